@@ -1,0 +1,1 @@
+"""haconform: spark_trace_check."""

@@ -1,0 +1,308 @@
+"""The requirement catalogue: loading, validating and querying `spec/requirements/*.toml`.
+
+Every normative statement of the seed documents (`../shared/seeds/`, listed in `spec/seeds.toml`) is one
+`Requirement`; parameters carry their default, unit and valid range; `Interpretation`s record where the
+seeds are vague or disagree and which reading the model takes. The TOML files are the single source: the
+models read parameter defaults from here rather than restating them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+SPEC_DIR = Path(__file__).resolve().parent
+REQUIREMENTS_DIR = SPEC_DIR / "requirements"
+SEEDS_FILE = SPEC_DIR / "seeds.toml"
+
+MECHANISMS = {
+    "sr": "Shadow redundancy (transport)",
+    "am": "Active Manager and best copy and server selection",
+    "pf": "Public folder replication",
+    "bf": "Public folder backfill, adding and deleting replicas",
+    "tr": "Trace format and mechanism-independent trace rules",
+}
+KINDS = ("behaviour", "invariant", "ordering", "timing", "parameter", "interoperability")
+ID_RE = re.compile(r"^(SR|AM|PF|BF|TR)-(\d{3}|P\d{2}|I\d{2})$")
+
+# Units a parameter may use; durations convert to milliseconds (the model's virtual time unit).
+DURATION_MS = {"ms": 1, "s": 1_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+OTHER_UNITS = ("count", "logs", "KB", "bool", "enum", "list")
+
+
+class CatalogueError(ValueError):
+    """A catalogue file is malformed; the message names the file, the entry and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    seed: str
+    section: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """A configurable value with its default, unit and valid range (durations in the unit given)."""
+
+    name: str
+    default: Any
+    unit: str
+    range: tuple[Any, Any] | None = None
+    values: tuple[str, ...] = ()
+    scope: str = ""
+
+    @property
+    def is_duration(self) -> bool:
+        return self.unit in DURATION_MS
+
+    def to_ms(self, value: int | float) -> int:
+        """Convert a value in this parameter's unit to integer milliseconds."""
+        if not self.is_duration:
+            raise CatalogueError(f"parameter {self.name} has unit {self.unit!r}, not a duration")
+        return int(round(value * DURATION_MS[self.unit]))
+
+    @property
+    def default_ms(self) -> int:
+        return self.to_ms(self.default)
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    id: str
+    mechanism: str
+    kind: str
+    statement: str
+    sources: tuple[Source, ...]
+    parameter: Parameter | None = None
+    origin: str = "seed"  # "seed", or "project" for TR- rules of the trace format itself
+    notes: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "mechanism": self.mechanism,
+            "kind": self.kind,
+            "statement": self.statement,
+            "sources": [{"seed": s.seed, "section": s.section} for s in self.sources],
+            "origin": self.origin,
+        }
+        if self.parameter is not None:
+            p = self.parameter
+            out["parameter"] = {
+                "name": p.name,
+                "default": p.default,
+                "unit": p.unit,
+                "range": list(p.range) if p.range is not None else None,
+                "values": list(p.values),
+                "scope": p.scope,
+            }
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Interpretation:
+    id: str
+    topic: str
+    sources: tuple[Source, ...]
+    reading: str
+    alternatives: str
+    requirements: tuple[str, ...] = ()
+    parameter: str = ""  # name of the parameter that selects the alternative, if any
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "topic": self.topic,
+            "sources": [{"seed": s.seed, "section": s.section} for s in self.sources],
+            "reading": self.reading,
+            "alternatives": self.alternatives,
+            "requirements": list(self.requirements),
+            "parameter": self.parameter,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SeedSection:
+    seed: str
+    section: str
+    out_of_scope: str = ""
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    requirements: dict[str, Requirement]
+    interpretations: dict[str, Interpretation]
+    sections: tuple[SeedSection, ...]
+    seeds: dict[str, str] = field(default_factory=dict)  # file name -> subject
+
+    def get(self, req_id: str) -> Requirement:
+        try:
+            return self.requirements[req_id]
+        except KeyError:
+            raise KeyError(f"unknown requirement ID {req_id!r}") from None
+
+    def has(self, req_id: str) -> bool:
+        return req_id in self.requirements
+
+    def param(self, name: str) -> Parameter:
+        for req in self.requirements.values():
+            if req.parameter is not None and req.parameter.name == name:
+                return req.parameter
+        raise KeyError(f"unknown parameter {name!r}")
+
+    def param_requirement(self, name: str) -> Requirement:
+        for req in self.requirements.values():
+            if req.parameter is not None and req.parameter.name == name:
+                return req
+        raise KeyError(f"unknown parameter {name!r}")
+
+    def parameters(self, mechanism: str | None = None) -> list[Parameter]:
+        return [
+            r.parameter
+            for r in self.requirements.values()
+            if r.parameter is not None and (mechanism is None or r.mechanism == mechanism)
+        ]
+
+    def by_mechanism(self, mechanism: str) -> list[Requirement]:
+        return [r for r in self.requirements.values() if r.mechanism == mechanism]
+
+
+def _sources(raw: Any, where: str) -> tuple[Source, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise CatalogueError(f"{where}: field 'sources' must be a non-empty list")
+    out = []
+    for i, s in enumerate(raw):
+        if not isinstance(s, dict) or not s.get("seed") or not s.get("section"):
+            raise CatalogueError(f"{where}: sources[{i}] needs non-empty 'seed' and 'section'")
+        out.append(Source(str(s["seed"]), str(s["section"])))
+    return tuple(out)
+
+
+def _parameter(raw: Any, where: str) -> Parameter:
+    if not isinstance(raw, dict):
+        raise CatalogueError(f"{where}: field 'parameter' must be a table")
+    for key in ("name", "default", "unit"):
+        if key not in raw:
+            raise CatalogueError(f"{where}: parameter lacks field {key!r}")
+    unit = raw["unit"]
+    if unit not in DURATION_MS and unit not in OTHER_UNITS:
+        raise CatalogueError(f"{where}: parameter unit {unit!r} is not one of {sorted(DURATION_MS)} {OTHER_UNITS}")
+    rng = raw.get("range")
+    return Parameter(
+        name=str(raw["name"]),
+        default=raw["default"],
+        unit=unit,
+        range=tuple(rng) if rng is not None else None,  # type: ignore[arg-type]
+        values=tuple(raw.get("values", ())),
+        scope=str(raw.get("scope", "")),
+    )
+
+
+def _requirement(raw: dict[str, Any], mechanism: str, where: str) -> Requirement:
+    rid = raw.get("id", "")
+    where = f"{where} requirement {rid or '?'}"
+    if not ID_RE.match(rid):
+        raise CatalogueError(f"{where}: field 'id' {rid!r} does not match {ID_RE.pattern}")
+    if rid.split("-")[0].lower() != mechanism:
+        raise CatalogueError(f"{where}: field 'id' prefix does not match the file's mechanism {mechanism!r}")
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise CatalogueError(f"{where}: field 'kind' {kind!r} is not one of {KINDS}")
+    statement = str(raw.get("statement", "")).strip()
+    if not statement:
+        raise CatalogueError(f"{where}: field 'statement' is empty")
+    param = _parameter(raw["parameter"], where) if "parameter" in raw else None
+    if (kind == "parameter") != (param is not None):
+        raise CatalogueError(f"{where}: kind 'parameter' and a 'parameter' table go together")
+    return Requirement(
+        id=rid,
+        mechanism=mechanism,
+        kind=kind,
+        statement=" ".join(statement.split()),
+        sources=_sources(raw.get("sources"), where),
+        parameter=param,
+        origin=str(raw.get("origin", "seed")),
+        notes=" ".join(str(raw.get("notes", "")).split()),
+    )
+
+
+def _interpretation(raw: dict[str, Any], where: str) -> Interpretation:
+    iid = raw.get("id", "")
+    where = f"{where} interpretation {iid or '?'}"
+    if not ID_RE.match(iid) or "-I" not in iid:
+        raise CatalogueError(f"{where}: field 'id' {iid!r} must look like XX-I01")
+    for key in ("topic", "reading", "alternatives"):
+        if not str(raw.get(key, "")).strip():
+            raise CatalogueError(f"{where}: field {key!r} is empty")
+    return Interpretation(
+        id=iid,
+        topic=" ".join(str(raw["topic"]).split()),
+        sources=_sources(raw.get("sources"), where),
+        reading=" ".join(str(raw["reading"]).split()),
+        alternatives=" ".join(str(raw["alternatives"]).split()),
+        requirements=tuple(raw.get("requirements", ())),
+        parameter=str(raw.get("parameter", "")),
+    )
+
+
+def load(spec_dir: Path | None = None) -> Catalogue:
+    """Read and validate the whole catalogue; raise `CatalogueError` naming file, entry and field."""
+    base = spec_dir or SPEC_DIR
+    requirements: dict[str, Requirement] = {}
+    interpretations: dict[str, Interpretation] = {}
+    for path in sorted((base / "requirements").glob("*.toml")):
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogueError(f"{path}: {exc}") from exc
+        mechanism = doc.get("mechanism")
+        if mechanism not in MECHANISMS:
+            raise CatalogueError(f"{path}: field 'mechanism' {mechanism!r} is not one of {sorted(MECHANISMS)}")
+        for raw in doc.get("requirement", []):
+            req = _requirement(raw, mechanism, str(path.name))
+            if req.id in requirements:
+                raise CatalogueError(f"{path.name}: duplicate requirement ID {req.id}")
+            requirements[req.id] = req
+        for raw in doc.get("interpretation", []):
+            interp = _interpretation(raw, str(path.name))
+            if interp.id in interpretations:
+                raise CatalogueError(f"{path.name}: duplicate interpretation ID {interp.id}")
+            interpretations[interp.id] = interp
+    seeds_doc = tomllib.loads((base / "seeds.toml").read_text(encoding="utf-8"))
+    seeds = {s["file"]: s["subject"] for s in seeds_doc.get("seed", [])}
+    sections = tuple(
+        SeedSection(seed=s["file"], section=sec["title"], out_of_scope=sec.get("out_of_scope", ""))
+        for s in seeds_doc.get("seed", [])
+        for sec in s.get("section", [])
+    )
+    return Catalogue(requirements, interpretations, sections, seeds)
+
+
+@lru_cache(maxsize=1)
+def catalogue() -> Catalogue:
+    """The shipped catalogue, loaded once."""
+    return load()
+
+
+def param_default(name: str) -> Any:
+    """Default value of a parameter as written in the catalogue (durations: see `param_ms`)."""
+    return catalogue().param(name).default
+
+
+def param_ms(name: str) -> int:
+    """Default of a duration parameter in milliseconds."""
+    return catalogue().param(name).default_ms
+
+
+def require(*req_ids: str) -> None:
+    """Assert at import time that the cited requirement IDs exist (used by models and checks)."""
+    cat = catalogue()
+    missing = [r for r in req_ids if not cat.has(r)]
+    if missing:
+        raise CatalogueError(f"cited requirement IDs not in the catalogue: {missing}")
