@@ -1,0 +1,151 @@
+"""Ordering and timing claims of public folder replication (seed 001_171cc7041818ad72.txt, and its
+translation 004_edc18663c15e61b0.txt).
+
+Sections: "Replication Status" and "Replication Status Thread" (a status message at most 36 hours after
+the last change), "Adding a Replica" (steps 1 and 2 in either order) and "Deleting a Replica" (delete now
+only after a confirming status message). The status thread runs at `offset + period * k` milliseconds
+after midnight GMT (the Unix epoch is a midnight GMT), so the schedule stays linear.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from spec.catalogue import param_ms
+from spec.claims.engine import MINUTE_MS, Claim, Env, Problem, fmt_ms
+from spec.claims.ids import PF_IDS
+
+CHANGES = 6  # change numbers modelled in a CNSet (bit i = change i present)
+ROUNDS = 3  # status request / status message rounds of a delete
+
+
+def _status_message(*, slack_ms: int = 0) -> Problem:
+    """A folder last changed at `last_change`; its status expiry is set to last_change + timeout; the
+    status thread generates the message at its first run at or after the expiry."""
+    e = Env()
+    timeout = e.param("ReplicationSendStatusTimeout")
+    period = e.param("ReplicationStatusThreadPeriod")
+    offset = e.param("ReplicationStatusThreadOffset")
+    change = e.at("last_change")
+    thread = e.grid("status_thread_run", offset, period)
+    e.assume(
+        "the thread run is the first at or after the expiry",
+        z3.And(thread >= change + timeout, thread - period < change + timeout),
+    )
+    delay = thread - change
+    e.show("delay", delay)
+    return e.problem(z3.And(delay >= timeout, delay <= timeout + period - slack_ms))
+
+
+def _replica_add(*, admin_on_content_replica: bool | None) -> Problem:
+    """Step 1: the server where the administrator made the change sends the hierarchy message on its next
+    hierarchy replication tick. Step 2: the new replica's server sends its status request as soon as it
+    knows it holds the replica (on the change if the change was made there, else on the hierarchy
+    message's arrival)."""
+    e = Env()
+    tree = e.param("ReplicationSendFolderTree")
+    change = e.at("admin_change")
+    on_content = e.bool("admin_on_content_replica_server")
+    if admin_on_content_replica is not None:
+        e.assume("where the administrator made the change", on_content == admin_on_content_replica)
+    offset = e.time("hierarchy_tick.offset")
+    e.assume("hierarchy tick offset within one period", z3.And(offset >= 0, offset < tree))
+    step1 = e.grid("step1_hierarchy_message", offset, tree)
+    e.assume(
+        "step 1 is the first hierarchy tick at or after the change",
+        z3.And(step1 >= change, step1 - tree < change),
+    )
+    latency = e.time("mail_latency")
+    e.assume("replication mail takes a non-negative time", latency >= 0)
+    step2 = e.time("step2_status_request")
+    e.assume(
+        "step 2 follows the moment the new replica's server learns of the change",
+        z3.If(on_content, step2 >= step1 + latency, step2 >= change),
+    )
+    return e.problem(step1 <= step2)
+
+
+def _replica_delete(*, confirming_only: bool) -> Problem:
+    """Bounded to a few rounds: the delete-pending server holds CNSet `deleted`; in round j a replica answers
+    with CNSet `answer_j`; the folder goes to delete now at `delete_now`. Claim: an answer at least as
+    current as the deleted replica arrived before delete now, so no change exists only on it."""
+    e = Env()
+    bv = lambda n: z3.BitVec(n, CHANGES)  # noqa: E731
+    deleted, remaining = bv("cnset.deleted"), bv("cnset.remaining_union")
+    e.show("cnset.deleted", deleted)
+    removed, delete_now = e.at("removed_from_replica_list"), e.time("delete_now")
+    covered = []
+    for j in range(ROUNDS):
+        req, ans = e.time(f"round{j}.status_request"), e.time(f"round{j}.status_message")
+        answer = bv(f"round{j}.cnset")
+        e.show(f"round{j}.cnset", answer)
+        e.assume(
+            f"round {j}: the request follows the removal and the answer follows the request",
+            z3.And(req > removed, ans > req),
+        )
+        e.assume(f"round {j}: the answering replica keeps its changes", answer & remaining == answer)
+        ok = answer & deleted == deleted
+        if confirming_only:
+            e.assume(
+                f"round {j}: an answer that is not at least as current triggers another request",
+                z3.Implies(z3.Not(ok), delete_now <= ans),
+            )
+        covered.append(z3.And(ok, ans < delete_now))
+    e.assume(
+        "delete now follows some status message", z3.Or([ans_before(e, j, delete_now) for j in range(ROUNDS)])
+    )
+    e.assume(
+        "delete now follows the last round's status message",
+        delete_now > z3.Int(f"round{ROUNDS - 1}.status_message"),
+    )
+    no_loss = deleted & remaining == deleted
+    return e.problem(z3.And(z3.Or(covered), no_loss))
+
+
+def ans_before(e: Env, j: int, t: z3.ArithRef) -> z3.BoolRef:
+    return z3.Int(f"round{j}.status_message") < t
+
+
+def claims() -> list[Claim]:
+    bound = fmt_ms(
+        param_ms("ReplicationSendStatusTimeout") + param_ms("ReplicationStatusThreadPeriod")
+    ).split(" ")[0]
+    return [
+        Claim(
+            "pf.status_message_36h",
+            PF_IDS["status_36h"],
+            "A status message is generated no earlier than ReplicationSendStatusTimeout and at most "
+            f"ReplicationSendStatusTimeout + the status thread period ({bound} by default) after the last "
+            f"change.",
+            lambda: _status_message(),
+            "proved",
+            "Tight: the upper bound cannot be lowered by one minute (a change just after a thread run).",
+            lambda: _status_message(slack_ms=MINUTE_MS),
+        ),
+        Claim(
+            "pf.replica_add.step1_before_step2",
+            PF_IDS["replica_add"],
+            "Adding a replica: the hierarchy message (step 1) always precedes the new server's status "
+            "request (step 2).",
+            lambda: _replica_add(admin_on_content_replica=None),
+            "refuted",
+            "When the administrator makes the change on a server with a content replica, step 1 precedes "
+            "step 2.",
+            lambda: _replica_add(admin_on_content_replica=True),
+            finding="As the seed itself says, the order of steps 1 and 2 depends on where the change is "
+            "made: on the "
+            "new replica's server the status request can go out before the next hierarchy tick.",
+        ),
+        Claim(
+            "pf.replica_delete.confirm_before_delete_now",
+            PF_IDS["replica_delete"],
+            "Deleting a replica: delete now comes only after a status message showing a replica at least as "
+            "current, "
+            "so no change is lost.",
+            lambda: _replica_delete(confirming_only=True),
+            "proved",
+            "Weakened (delete now after any status message): a change held only by the deleted replica is "
+            "lost.",
+            lambda: _replica_delete(confirming_only=False),
+        ),
+    ]

@@ -1,0 +1,16 @@
+"""Every claim, in a stable order, and running them all (used by `haconform prove` and the tests)."""
+
+from __future__ import annotations
+
+from spec.claims import am, bf, pf, sr
+from spec.claims.engine import Claim, ClaimResult, run_claim
+
+
+def all_claims() -> list[Claim]:
+    return [*sr.claims(), *pf.claims(), *bf.claims(), *am.claims()]
+
+
+def run_all(names: list[str] | None = None) -> list[ClaimResult]:
+    """Run every claim (or those whose name starts with one of `names`) with its twin."""
+    chosen = [c for c in all_claims() if not names or any(c.name.startswith(n) for n in names)]
+    return [run_claim(c) for c in chosen]
