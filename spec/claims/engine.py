@@ -161,6 +161,7 @@ class ClaimResult:
             "statement": c.statement,
             "expected": c.expected,
             "got": self.main.verdict,
+            "timeout_ms": c.timeout_ms,
             "seconds": round(self.main.seconds, 4),
             "counterexample": self.main.counterexample,
             "detail": self.main.detail,

@@ -1,0 +1,245 @@
+"""Required orderings of a trace under clock skew (issue 6, "Trace ordering under clock skew").
+
+Every node's recorded time is its true time plus an offset, |offset(n)| <= skew(n). A required ordering
+("event X happens before event Y", e.g. TR-003: a NET_SEND before the NET_RECV of the same wire) between
+X on node A at recorded time ta and Y on node B at tb holds in true time iff
+
+    offset(B) - offset(A) <= tb - ta          (a difference constraint between two nodes' offsets)
+
+so each instance gets one of four verdicts:
+
+- consistent: it holds for every offsets within the bounds (tb - ta >= skew(A) + skew(B));
+- violation: it fails for every offsets within the bounds (tb - ta < -(skew(A) + skew(B))), or the
+  earlier event is missing, or both are on one node and recorded out of order (one clock, no skew);
+- ambiguous: the bounds allow either order;
+- inconsistent: ambiguous on its own, but no single choice of offsets within the bounds explains it
+  together with the trace's other orderings (it is in an unsat core of the joint system).
+
+The report also gives the smallest skew, one bound for all nodes, that explains every cross-node
+instance (None when a cycle of orderings cannot be explained by any skew). Building formulas per event is
+what costs time, so instances are aggregated to the tightest bound per ordered pair of nodes first; the
+solver sees at most one constraint per pair (FIELD-NOTES, "z3, in practice"). The Spark checker calls
+`check_skew` per entity; `traces.schema.Event` objects or plain tuples
+`(event_id, node, ts_ms, kind, entity, attrs)` are accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import z3
+
+from spec.catalogue import require
+
+SkewVerdict = Literal["consistent", "violation", "ambiguous", "inconsistent"]
+SEVERITY: dict[str, int] = {"consistent": 0, "ambiguous": 1, "inconsistent": 2, "violation": 3}
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """`before` must happen before `after` for events of these kinds sharing `attrs[key]`."""
+
+    rule: str
+    requirement: str
+    before: str
+    after: str
+    key: str = "wire"
+    mechanism: str | None = None  # only events of this mechanism (ignored for plain tuples)
+    strict: bool = False  # strictly before (at least 1 ms of true time apart)
+
+
+NET_SEND_BEFORE_RECV = Ordering("net_send_before_recv", "TR-003", "NET_SEND", "NET_RECV", "wire", "core")
+DEFAULT_ORDERINGS: tuple[Ordering, ...] = (NET_SEND_BEFORE_RECV,)
+require(*{o.requirement for o in DEFAULT_ORDERINGS})
+
+
+@dataclass(frozen=True)
+class Instance:
+    rule: str
+    requirement: str
+    before_event: str | None
+    after_event: str
+    before_node: str | None
+    after_node: str
+    gap_ms: int | None  # recorded after-time minus recorded before-time
+    verdict: SkewVerdict
+    explanation: str
+
+
+@dataclass(frozen=True)
+class SkewReport:
+    instances: tuple[Instance, ...]
+    min_skew_ms: int | None
+    nodes: tuple[str, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> SkewVerdict:
+        worst = max((i.verdict for i in self.instances), key=SEVERITY.__getitem__, default="consistent")
+        return worst  # type: ignore[return-value]
+
+    def by_verdict(self, verdict: str) -> list[Instance]:
+        return [i for i in self.instances if i.verdict == verdict]
+
+
+def _row(ev: Any) -> tuple[str, str, int, str, str | None, Mapping[str, Any]]:
+    if isinstance(ev, tuple):
+        event_id, node, ts, kind, _entity, attrs = ev[:6]
+        return str(event_id), str(node), int(ts), str(kind), None, attrs or {}
+    return ev.event_id, ev.node, ev.ts_ms, ev.kind, ev.mechanism, ev.attrs
+
+
+def _bound(skew: int | Mapping[str, int], node: str) -> int:
+    if isinstance(skew, int):
+        return skew
+    if node in skew:
+        return int(skew[node])
+    if "*" in skew:
+        return int(skew["*"])
+    raise KeyError(f"no skew bound for node {node!r} (give one per node, or a '*' default)")
+
+
+def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mapping[str, int]) -> tuple:
+    """One instance: (Instance fields..., weight w of the constraint offset(B) - offset(A) <= w)."""
+    aid, bnode, bts = after[0], after[1], after[2]
+    if before is None:
+        return (
+            o,
+            None,
+            aid,
+            None,
+            bnode,
+            None,
+            "violation",
+            f"{o.after} {aid} on {bnode} has no {o.before} with the same {o.key}",
+            None,
+        )
+    eid, anode, ats = before[0], before[1], before[2]
+    gap = bts - ats
+    w = gap - 1 if o.strict else gap
+    slack = 0 if anode == bnode else _bound(skew, anode) + _bound(skew, bnode)
+    when = f"{gap} ms after" if gap >= 0 else f"{-gap} ms before"
+    where = f"{o.after} {aid} on {bnode} is recorded {when} {o.before} {eid} on {anode}"
+    clocks = "one clock" if anode == bnode else f"clocks at most {slack} ms apart"
+    if w >= slack:
+        verdict, why = "consistent", f"{where}; {clocks} cannot reverse that"
+    elif w < -slack:
+        verdict, why = "violation", f"{where}; {clocks} cannot explain it"
+    else:
+        verdict, why = "ambiguous", f"{where}; with {clocks} either order is possible"
+    return (o, eid, aid, anode, bnode, gap, verdict, why, w)
+
+
+def _instances(
+    rows: list[tuple], orderings: Sequence[Ordering], skew: int | Mapping[str, int]
+) -> list[tuple]:
+    out: list[tuple] = []
+    for o in orderings:
+        first: dict[Any, tuple] = {}
+        afters: list[tuple] = []
+        for r in rows:
+            if o.mechanism is not None and r[4] is not None and r[4] != o.mechanism:
+                continue
+            if r[3] == o.before:
+                k = r[5].get(o.key)
+                if k is not None and k not in first:
+                    first[k] = r
+            elif r[3] == o.after:
+                afters.append(r)
+        for r in afters:
+            out.append(_classify(o, first.get(r[5].get(o.key)), r, skew))
+    return out
+
+
+def _tightest(raw: list[tuple], verdicts: set[str]) -> dict[tuple[str, str], int]:
+    pairs: dict[tuple[str, str], int] = {}
+    for t in raw:
+        anode, bnode, verdict, w = t[3], t[4], t[6], t[8]
+        if w is None or anode == bnode or verdict not in verdicts:
+            continue
+        key = (anode, bnode)
+        if key not in pairs or w < pairs[key]:
+            pairs[key] = w
+    return pairs
+
+
+def _offsets(nodes: Iterable[str]) -> dict[str, z3.ArithRef]:
+    return {n: z3.Int(f"offset[{n}]") for n in nodes}
+
+
+def _conflicts(
+    pairs: dict[tuple[str, str], int], skew: int | Mapping[str, int]
+) -> dict[tuple[str, str], int]:
+    """Pairs in unsat cores of the joint system, each with the largest gap that still conflicts with the
+    satisfiable rest of the system (cores are removed until the rest is satisfiable)."""
+    nodes = sorted({n for p in pairs for n in p})
+    off = _offsets(nodes)
+    bounds = [z3.And(off[n] >= -_bound(skew, n), off[n] <= _bound(skew, n)) for n in nodes]
+    remaining, removed = dict(pairs), []
+    while True:
+        s = z3.Solver()
+        s.add(*bounds)
+        labels = {}
+        for (a, b), w in remaining.items():
+            lab = z3.Bool(f"{a}->{b}")
+            labels[str(lab)] = (a, b)
+            s.assert_and_track(off[b] - off[a] <= w, lab)
+        if s.check() != z3.unsat:
+            break
+        core = [labels[str(c)] for c in s.unsat_core()]
+        removed += core
+        for p in core:
+            del remaining[p]
+    out: dict[tuple[str, str], int] = {}
+    for a, b in removed:
+        opt = z3.Optimize()
+        opt.add(*bounds, *(off[y] - off[x] <= w for (x, y), w in remaining.items()))
+        h = opt.maximize(off[a] - off[b])
+        opt.check()
+        out[(a, b)] = -opt.upper(h).as_long() - 1  # gaps w below -max(offset(A) - offset(B)) conflict
+    return out
+
+
+def min_uniform_skew(pairs: dict[tuple[str, str], int]) -> int | None:
+    """Smallest single bound e with offsets in [-e, e] satisfying every pair constraint (None: none does)."""
+    if not pairs:
+        return 0
+    nodes = sorted({n for p in pairs for n in p})
+    off, eps = _offsets(nodes), z3.Int("skew")
+    opt = z3.Optimize()
+    opt.add(eps >= 0, *(z3.And(off[n] >= -eps, off[n] <= eps) for n in nodes))
+    opt.add(*(off[b] - off[a] <= w for (a, b), w in pairs.items()))
+    h = opt.minimize(eps)
+    if opt.check() != z3.sat:
+        return None
+    return opt.lower(h).as_long()
+
+
+def check_skew(
+    events: Iterable[Any],
+    skew: int | Mapping[str, int],
+    orderings: Sequence[Ordering] = DEFAULT_ORDERINGS,
+) -> SkewReport:
+    """Classify every instance of every required ordering in `events` under the skew bound(s)."""
+    rows = [_row(ev) for ev in events]
+    raw = _instances(rows, orderings, skew)
+    pair_min = _tightest(raw, {"ambiguous"})
+    conflicts = _conflicts(pair_min, skew)
+    instances = []
+    for o, eid, aid, anode, bnode, gap, verdict, why, w in raw:
+        pair = (anode, bnode)
+        if verdict == "ambiguous" and pair in conflicts and (w <= conflicts[pair] or w == pair_min[pair]):
+            verdict = "inconsistent"
+            others = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
+            why = (
+                f"{why}, but not together with the other orderings between {others}: no clock "
+                f"offsets within the bounds explain them all"
+            )
+        instances.append(Instance(o.rule, o.requirement, eid, aid, anode, bnode, gap, verdict, why))
+    counts = {v: 0 for v in SEVERITY}
+    for i in instances:
+        counts[i.verdict] += 1
+    nodes = tuple(sorted({r[1] for r in rows}))
+    return SkewReport(tuple(instances), min_uniform_skew(_tightest(raw, set(SEVERITY))), nodes, counts)
