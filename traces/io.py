@@ -87,6 +87,9 @@ def validate_row(row: Any) -> tuple[str, str] | None:
         return (name, "required field is missing")
     if err.validator == "additionalProperties" and not err.absolute_path:
         return (name, "unknown field")
+    path = [str(p) for p in err.absolute_path]
+    if len(path) > 1:  # report the top-level field; say where inside it the problem is
+        return (path[0], f"{'.'.join(path)}: {err.message}")
     return (name, err.message)
 
 
