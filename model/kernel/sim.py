@@ -1,0 +1,192 @@
+"""Discrete-event simulation kernel: virtual time, a stable scheduler, node lifecycle and the recorder.
+
+Virtual time is an integer number of milliseconds since the Unix epoch, UTC (so that wall-clock rules
+such as the public folder status thread at 00:15 and 12:15 GMT have a meaning); a run starts at
+`DEFAULT_START_MS` (2026-01-01T00:00:00Z) unless told otherwise. Events scheduled for the same
+millisecond run in the order they were scheduled: the queue key is (time, insertion number), a total and
+stable order. All randomness comes from the one `random.Random(seed)` held in `Simulator.rng`; nothing
+here reads a clock, sleeps or touches the global `random`, so the same seed gives the same trace.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.kernel.recorder import Recorder
+from traces.schema import Event
+
+MS = 1
+SECOND = 1_000
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+DAY = 24 * HOUR
+DEFAULT_START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+Lifecycle = Callable[[str, str], None]  # (node, "crash" | "restart" | "restart-new-storage")
+
+
+class SimulationError(RuntimeError):
+    """Misuse of the kernel (time going backwards, unknown node)."""
+
+
+@dataclass(order=True, slots=True)
+class _Item:
+    time_ms: int
+    order: int
+    fn: Callable[[], None] = field(compare=False)
+    node: str | None = field(compare=False, default=None)
+    incarnation: int = field(compare=False, default=0)
+    cancelled: bool = field(compare=False, default=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TimerHandle:
+    item: _Item
+
+    @property
+    def time_ms(self) -> int:
+        return self.item.time_ms
+
+
+@dataclass(slots=True)
+class NodeState:
+    up: bool = True
+    incarnation: int = 0  # bumps on every crash: timers of an old incarnation never fire
+    storage_epoch: int = 0  # bumps when the node comes back with new, empty storage
+
+
+class Simulator:
+    """The event loop every mechanism model runs on."""
+
+    def __init__(
+        self,
+        seed: int,
+        *,
+        trace_id: str,
+        mechanism: str,
+        config: Mapping[str, Any] | None = None,
+        start_ms: int = DEFAULT_START_MS,
+    ) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.now_ms = start_ms
+        self.start_ms = start_ms
+        self.mechanism = mechanism
+        self.recorder = Recorder(trace_id)
+        self._queue: list[_Item] = []
+        self._order = 0
+        self._nodes: dict[str, NodeState] = {}
+        self._lifecycle: list[Lifecycle] = []
+        self.steps = 0
+        cfg = json.dumps(dict(config or {}), sort_keys=True, separators=(",", ":"), default=str)
+        self.emit("sim", "core", trace_id, "TRACE_START", seed=seed, model=mechanism, config=cfg)
+
+    # --- scheduling -------------------------------------------------------------------------------
+    def at(self, time_ms: int, fn: Callable[[], None], *, node: str | None = None) -> TimerHandle:
+        """Run `fn` at `time_ms`; a timer tied to `node` is dropped if the node crashed meanwhile."""
+        if time_ms < self.now_ms:
+            raise SimulationError(f"cannot schedule at {time_ms} before now {self.now_ms}")
+        incarnation = self._node(node).incarnation if node is not None else 0
+        item = _Item(time_ms, self._order, fn, node, incarnation)
+        self._order += 1
+        heapq.heappush(self._queue, item)
+        return TimerHandle(item)
+
+    def after(self, delay_ms: int, fn: Callable[[], None], *, node: str | None = None) -> TimerHandle:
+        return self.at(self.now_ms + max(0, int(delay_ms)), fn, node=node)
+
+    def cancel(self, handle: TimerHandle | None) -> None:
+        if handle is not None:
+            handle.item.cancelled = True
+
+    def pending(self) -> int:
+        return sum(1 for item in self._queue if not item.cancelled)
+
+    def run(self, *, until_ms: int | None = None, max_steps: int | None = None) -> int:
+        """Process events in order until the queue empties, `until_ms` passes or `max_steps` ran."""
+        ran = 0
+        while self._queue:
+            if max_steps is not None and ran >= max_steps:
+                break
+            item = self._queue[0]
+            if until_ms is not None and item.time_ms > until_ms:
+                break
+            heapq.heappop(self._queue)
+            if item.cancelled or not self._live(item):
+                continue
+            self.now_ms = item.time_ms
+            item.fn()
+            ran += 1
+        if until_ms is not None and (max_steps is None or ran < max_steps):
+            self.now_ms = max(self.now_ms, until_ms)
+        self.steps += ran
+        return ran
+
+    def _live(self, item: _Item) -> bool:
+        if item.node is None:
+            return True
+        state = self._nodes[item.node]
+        return state.up and state.incarnation == item.incarnation
+
+    # --- nodes ------------------------------------------------------------------------------------
+    def add_node(self, name: str) -> None:
+        self._nodes.setdefault(name, NodeState())
+
+    def _node(self, name: str | None) -> NodeState:
+        try:
+            return self._nodes[name]  # type: ignore[index]
+        except KeyError:
+            raise SimulationError(f"unknown node {name!r}") from None
+
+    def nodes(self) -> list[str]:
+        return sorted(self._nodes)
+
+    def is_up(self, name: str) -> bool:
+        return self._node(name).up
+
+    def incarnation(self, name: str) -> int:
+        return self._node(name).incarnation
+
+    def storage_epoch(self, name: str) -> int:
+        return self._node(name).storage_epoch
+
+    def on_lifecycle(self, callback: Lifecycle) -> None:
+        self._lifecycle.append(callback)
+
+    def crash(self, name: str) -> None:
+        """Stop a node: its pending timers are dropped and messages to it are lost until it restarts."""
+        state = self._node(name)
+        if not state.up:
+            return
+        state.up = False
+        state.incarnation += 1
+        self.emit(name, "core", name, "CRASH")
+        for cb in self._lifecycle:
+            cb(name, "crash")
+
+    def restart(self, name: str, *, new_storage: bool = False) -> None:
+        """Bring a node back, with the storage it had or with new, empty storage (a new database)."""
+        state = self._node(name)
+        if state.up:
+            return
+        state.up = True
+        if new_storage:
+            state.storage_epoch += 1
+        self.emit(name, "core", name, "RESTART", storage="new" if new_storage else "same",
+                  storage_epoch=state.storage_epoch)
+        for cb in self._lifecycle:
+            cb(name, "restart-new-storage" if new_storage else "restart")
+
+    # --- recording --------------------------------------------------------------------------------
+    def emit(self, node: str, mechanism: str, entity: str, kind: str, **attrs: Any) -> Event:
+        """Record an observable event at the current virtual time."""
+        return self.recorder.emit(self.now_ms, node, mechanism, entity, kind, attrs)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.recorder.events
