@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'events':>8} {'seconds':>9} {'events/s':>10}  verdicts (min skew explaining all)")
     for r in run(sizes, repeats):
         print(
-            f"{r['events']:>8} {r['seconds']:>9.3f} {r['events_per_s']:>10.0f}  {r['counts']} "
-            f"({r['min_skew_ms']} ms)"
+            f"{r['events']:>8} {r['seconds']:>9.3f} {r['events_per_s']:>10.0f}  {r['counts']} ({r['min_skew_ms']} ms)"
         )
     return 0
 

@@ -64,18 +64,38 @@ def _initial_request(goal: str, *, aligned: bool = False) -> Problem:
     return e.problem(bound)
 
 
-def _within_five_minutes(*, zero_initial: bool) -> Problem:
-    """Remove-replica step 6: ExServ02 files entries on the status message and 'within five minutes'
-    (the ReplicationTimeout check period) sends the backfill request."""
+def _within_five_minutes(*, ladder: bool) -> Problem:
+    """Remove-replica step 6 (seed 003): ExServ02 files entries on the status message and 'within five
+    minutes' (one ReplicationTimeout check period) sends the backfill request. The catalogue's reading
+    (BF-I02) files changes held by a delete-pending replica with BackfillDeletePendingDelay; the twin
+    applies the ordinary ladder instead."""
     e = Env()
     period = e.param("ReplicationTimeout")
-    initial = e.param("BackfillInitialLocal", default=not zero_initial)
-    if zero_initial:
-        e.assume("(alternative reading) this backfill uses no initial time-out", initial == 0)
+    delay = e.param("BackfillInitialLocal" if ladder else "BackfillDeletePendingDelay")
     filed = e.at("status_message_received")
-    sent = _request_time(e, filed, initial)
+    sent = _request_time(e, filed, delay)
     e.show("delay", sent - filed)
-    return e.problem(sent - filed <= period)
+    return e.problem(sent - filed < period)
+
+
+SERVERS = 3  # backfill sources each holding part of the missing changes
+
+
+def _parallel_requests(*, sequential: bool) -> Problem:
+    """BF-017: once the initial time-out expires, requests go to every needed server together; earlier
+    versions asked one server at a time and waited a retry time-out in between."""
+    e = Env()
+    initial, period = e.param("BackfillInitialLocal"), e.param("ReplicationTimeout")
+    retry = e.param("BackfillLaterRetryLocal")
+    filed = e.at("entry_filed")
+    first = _request_time(e, filed, initial)
+    sent = [first] + [e.time(f"request{i}_sent") for i in range(1, SERVERS)]
+    for i in range(1, SERVERS):
+        if sequential:
+            e.assume(f"(earlier versions) request {i} waits a retry time-out", sent[i] >= sent[i - 1] + retry)
+        else:
+            e.assume(f"request {i} goes with the first", sent[i] == first)
+    return e.problem(z3.And(*(z3.And(t >= filed + initial, t < filed + initial + period) for t in sent)))
 
 
 def _retry_wait(*, remote_only: bool) -> Problem:
@@ -137,22 +157,16 @@ def _sort_claim(claim: str, order: tuple[str, ...]) -> Problem:
         e.assume("a is up, b is down", z3.And(z3.Not(a["down"]), b["down"]))
         return e.problem(lex_less(_key(a, order), _key(b, order)))
     if claim == "preferred_first":
-        e.assume(
-            "b is the preferred backfill server, a is not", z3.And(b["preferred"], z3.Not(a["preferred"]))
-        )
+        e.assume("b is the preferred backfill server, a is not", z3.And(b["preferred"], z3.Not(a["preferred"])))
         return e.problem(lex_less(_key(b, order), _key(a, order)))
     other = {"cost_over_version": "version", "cost_over_count": "changes"}[claim]
-    e.assume(
-        "both up, same preferred status", z3.And(a["down"] == b["down"], a["preferred"] == b["preferred"])
-    )
+    e.assume("both up, same preferred status", z3.And(a["down"] == b["down"], a["preferred"] == b["preferred"]))
     e.assume("a has the lower transport cost", a["cost"] < b["cost"])
     e.assume(f"b is better on {other}", b[other] > a[other])
     return e.problem(lex_less(_key(a, order), _key(b, order)))
 
 
-SEED_ORDER = (
-    FIELDS  # seed 003: status, preferred, transport cost, version (newest first), changes (most first)
-)
+SEED_ORDER = FIELDS  # seed 003: status, preferred, transport cost, version (newest first), changes (most first)
 VERSION_FIRST = ("down", "preferred", "version", "cost", "changes")
 COUNT_FIRST = ("down", "preferred", "changes", "cost", "version")
 
@@ -174,8 +188,7 @@ def claims() -> list[Claim]:
         Claim(
             "bf.initial_request.as_stated",
             ids["request_tick"],
-            "The backfill request is issued exactly when the entry times out (BackfillInitialLocal after "
-            "filing).",
+            "The backfill request is issued exactly when the entry times out (BackfillInitialLocal after filing).",
             lambda: _initial_request("stated"),
             "refuted",
             "When entries are filed on a check and the time-out falls on a check, it holds.",
@@ -200,15 +213,26 @@ def claims() -> list[Claim]:
             "bf.remove_replica.within_five_minutes",
             ids["within_five_minutes"],
             "Removing a replica (003, step 6): after the status message the backfill request follows within "
-            "five "
-            "minutes (one ReplicationTimeout period).",
-            lambda: _within_five_minutes(zero_initial=False),
-            "refuted",
-            "Only if this backfill skipped the initial time-out (an alternative reading) does it hold.",
-            lambda: _within_five_minutes(zero_initial=True),
-            finding="Contradicts the time-out ladder of the same seed: an entry filed on the status message "
-            "waits "
-            "the initial time-out first. Repaired bound as in bf.initial_request.repaired.",
+            "five minutes (one ReplicationTimeout period), reading BF-I02 (BackfillDeletePendingDelay).",
+            lambda: _within_five_minutes(ladder=False),
+            "proved",
+            "Under the ordinary time-out ladder (initial local time-out) the request waits hours, not minutes.",
+            lambda: _within_five_minutes(ladder=True),
+            finding="As written, seed 003's 'within five minutes' contradicts the ladder of the same seed "
+            "(an entry "
+            "waits its initial time-out, 6 h locally); it holds only with the catalogue's reading BF-I02, "
+            "which files changes held by a delete-pending replica with a zero delay.",
+        ),
+        Claim(
+            "bf.parallel_requests",
+            ids["parallel"],
+            f"Once the initial time-out expires, the requests to all {SERVERS} servers holding parts of the "
+            f"missing "
+            "changes go out together, within one ReplicationTimeout check.",
+            lambda: _parallel_requests(sequential=False),
+            "proved",
+            "Under earlier versions' one-server-at-a-time behaviour (a retry time-out between requests) it fails.",
+            lambda: _parallel_requests(sequential=True),
         ),
         Claim(
             "bf.add_replica.retry_after_24h",

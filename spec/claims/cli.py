@@ -39,9 +39,7 @@ def _prove(args: argparse.Namespace) -> int:
             if outcome.detail:
                 print(f"{'':<{width}}    {outcome.detail}")
     bad = [r.claim.name for r in results if not r.ok]
-    print(
-        f"\n{len(results) - len(bad)}/{len(results)} claims as expected" + (f"; differ: {bad}" if bad else "")
-    )
+    print(f"\n{len(results) - len(bad)}/{len(results)} claims as expected" + (f"; differ: {bad}" if bad else ""))
     return 1 if bad else 0
 
 
@@ -53,6 +51,7 @@ def _report_json(path: str, report: Any) -> dict[str, Any]:
             "requirements": list(c.requirements),
             "words": w,
         }
+
     return {
         "file": path,
         "valid": report.valid,
@@ -88,18 +87,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add `prove` and `validate-config` to an argparse sub-parser collection."""
-    p = subparsers.add_parser(
-        "prove", help="prove or refute every ordering and timing claim of the seeds (z3)"
-    )
+    p = subparsers.add_parser("prove", help="prove or refute every ordering and timing claim of the seeds (z3)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument(
-        "--only", action="append", metavar="PREFIX", help="only claims whose name starts with PREFIX"
-    )
+    p.add_argument("--only", action="append", metavar="PREFIX", help="only claims whose name starts with PREFIX")
     p.add_argument("-v", "--verbose", action="store_true", help="print counterexamples")
     p.set_defaults(func=_prove)
-    v = subparsers.add_parser(
-        "validate-config", help="check a deployment's settings against the seeds' constraints"
-    )
+    v = subparsers.add_parser("validate-config", help="check a deployment's settings against the seeds' constraints")
     v.add_argument("file", help="TOML or JSON file: catalogue parameter names to values")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     v.set_defaults(func=_validate)

@@ -144,10 +144,7 @@ CONSTRAINTS: tuple[Constraint, ...] = (
         "{BackfillInitialRemote} vs {BackfillInitialLocal}, {BackfillFirstRetryRemote} vs "
         "{BackfillFirstRetryLocal}, {BackfillLaterRetryRemote} vs {BackfillLaterRetryLocal}.",
         lambda v: z3.And(
-            *(
-                v[f"Backfill{r}Local"] <= v[f"Backfill{r}Remote"]
-                for r in ("Initial", "FirstRetry", "LaterRetry")
-            )
+            *(v[f"Backfill{r}Local"] <= v[f"Backfill{r}Remote"] for r in ("Initial", "FirstRetry", "LaterRetry"))
         ),
         "warning",
     ),
@@ -214,9 +211,7 @@ def _duration(p: Parameter, raw: Any) -> int:
     if m := _SPAN_RE.match(raw):
         days, h, mi, s = (int(x or 0) for x in m.groups())
         return ((days * 24 + h) * 60 + mi) * 60_000 + s * 1_000
-    raise TypeError(
-        f"cannot read {raw!r} as a duration (use e.g. '90s', '10min', '3h', '2d' or 'd.hh:mm:ss')"
-    )
+    raise TypeError(f"cannot read {raw!r} as a duration (use e.g. '90s', '10min', '3h', '2d' or 'd.hh:mm:ss')")
 
 
 def _value(p: Parameter, raw: Any) -> int | bool:
@@ -249,9 +244,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     try:
         doc = json.loads(text) if str(path).endswith(".json") else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(
-            f"{path}: not valid {'JSON' if str(path).endswith('.json') else 'TOML'}: {exc}"
-        ) from exc
+        raise ConfigError(f"{path}: not valid {'JSON' if str(path).endswith('.json') else 'TOML'}: {exc}") from exc
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected a table of parameter names to values")
     return _flatten(doc)
@@ -311,11 +304,7 @@ def check_config(settings: dict[str, Any]) -> ConfigReport:
     terms: V = {n: (z3.Bool(n) if isinstance(v, bool) else z3.Int(n)) for n, v in values.items()}
     words = {n: _show(params[n], v) for n, v in values.items()}
     errors = [c for c in CONSTRAINTS if c.severity == "error"]
-    errors += [
-        _range_constraint(p)
-        for p in params.values()
-        if p.range is not None and p.unit not in ("bool", "enum")
-    ]
+    errors += [_range_constraint(p) for p in params.values() if p.range is not None and p.unit not in ("bool", "enum")]
     remaining = {c.name: c for c in errors}
     violated: list[Constraint] = []
     while remaining:
@@ -331,9 +320,7 @@ def check_config(settings: dict[str, Any]) -> ConfigReport:
     model.add(*(terms[n] == v for n, v in values.items()))
     model.check()
     m = model.model()
-    warned = [
-        c for c in CONSTRAINTS if c.severity == "warning" and z3.is_false(m.eval(c.formula(terms), True))
-    ]
+    warned = [c for c in CONSTRAINTS if c.severity == "warning" and z3.is_false(m.eval(c.formula(terms), True))]
     fill = lambda c: c.words.format(**words)  # noqa: E731
     return ConfigReport(
         tuple((c, fill(c)) for c in violated),

@@ -220,9 +220,7 @@ def decide(problem: Problem, timeout_ms: int) -> Outcome:
         core = ", ".join(str(c) for c in solver.unsat_core())
         return Outcome("vacuous", time.perf_counter() - start, detail=f"assumptions unsatisfiable: {core}")
     if first == z3.unknown:
-        return Outcome(
-            "unknown", time.perf_counter() - start, detail=f"assumptions: {solver.reason_unknown()}"
-        )
+        return Outcome("unknown", time.perf_counter() - start, detail=f"assumptions: {solver.reason_unknown()}")
     solver.add(z3.Not(problem.goal))
     result = solver.check()
     elapsed = time.perf_counter() - start

@@ -9,35 +9,36 @@ from __future__ import annotations
 from spec.catalogue import require
 
 SR_IDS = {
-    "shadow_order": "SR-P09",
-    "shadow_attempts": "SR-P04",
-    "timeouts_mailbox": "SR-P06",
-    "timeouts_frontend": "SR-P07",
-    "timeouts_edge": "SR-P08",
-    "new_db": "SR-P13",
-    "same_db": "SR-P14",
-    "expiry": "SR-P16",
-    "auto_discard": "SR-P15",
+    "shadow_order": "SR-031",
+    "shadow_attempts": "SR-901",
+    "timeouts_mailbox": "SR-049",
+    "timeouts_frontend": "SR-049",
+    "timeouts_edge": "SR-049",
+    "new_db": "SR-071",
+    "same_db": "SR-074",
+    "expiry": "SR-066",
+    "auto_discard": "SR-064",
 }
 PF_IDS = {
-    "status_36h": "PF-P05",
-    "replica_add": "PF-P01",
-    "replica_delete": "PF-P04",
+    "status_36h": "PF-030",
+    "replica_add": "BF-026",
+    "replica_delete": "BF-032",
 }
 BF_IDS = {
-    "ladder": "BF-P01",
-    "request_tick": "BF-P01",
-    "within_five_minutes": "BF-P01",
-    "example_24h": "BF-P03",
-    "cost_over_version": "BF-P01",
-    "cost_over_count": "BF-P01",
-    "down_last": "BF-P01",
+    "ladder": "BF-005",
+    "request_tick": "BF-007",
+    "within_five_minutes": "BF-030",
+    "example_24h": "BF-027",
+    "parallel": "BF-017",
+    "cost_over_version": "BF-015",
+    "cost_over_count": "BF-016",
+    "down_last": "BF-011",
 }
 AM_IDS = {
-    "cql_primary": "AM-P01",
-    "lossless_ap": "AM-P01",
-    "lli_is_cql": "AM-P01",
-    "dial_monotone": "AM-P03",
+    "cql_primary": "AM-035",
+    "lossless_ap": "AM-036",
+    "lli_is_cql": "AM-035",
+    "dial_monotone": "AM-P01",
 }
 
 ALL_IDS = {

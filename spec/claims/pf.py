@@ -91,9 +91,7 @@ def _replica_delete(*, confirming_only: bool) -> Problem:
                 z3.Implies(z3.Not(ok), delete_now <= ans),
             )
         covered.append(z3.And(ok, ans < delete_now))
-    e.assume(
-        "delete now follows some status message", z3.Or([ans_before(e, j, delete_now) for j in range(ROUNDS)])
-    )
+    e.assume("delete now follows some status message", z3.Or([ans_before(e, j, delete_now) for j in range(ROUNDS)]))
     e.assume(
         "delete now follows the last round's status message",
         delete_now > z3.Int(f"round{ROUNDS - 1}.status_message"),
@@ -107,9 +105,7 @@ def ans_before(e: Env, j: int, t: z3.ArithRef) -> z3.BoolRef:
 
 
 def claims() -> list[Claim]:
-    bound = fmt_ms(
-        param_ms("ReplicationSendStatusTimeout") + param_ms("ReplicationStatusThreadPeriod")
-    ).split(" ")[0]
+    bound = fmt_ms(param_ms("ReplicationSendStatusTimeout") + param_ms("ReplicationStatusThreadPeriod")).split(" ")[0]
     return [
         Claim(
             "pf.status_message_36h",
@@ -129,8 +125,7 @@ def claims() -> list[Claim]:
             "request (step 2).",
             lambda: _replica_add(admin_on_content_replica=None),
             "refuted",
-            "When the administrator makes the change on a server with a content replica, step 1 precedes "
-            "step 2.",
+            "When the administrator makes the change on a server with a content replica, step 1 precedes step 2.",
             lambda: _replica_add(admin_on_content_replica=True),
             finding="As the seed itself says, the order of steps 1 and 2 depends on where the change is "
             "made: on the "
@@ -144,8 +139,7 @@ def claims() -> list[Claim]:
             "so no change is lost.",
             lambda: _replica_delete(confirming_only=True),
             "proved",
-            "Weakened (delete now after any status message): a change held only by the deleted replica is "
-            "lost.",
+            "Weakened (delete now after any status message): a change held only by the deleted replica is lost.",
             lambda: _replica_delete(confirming_only=False),
         ),
     ]

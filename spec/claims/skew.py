@@ -26,7 +26,7 @@ solver sees at most one constraint per pair (FIELD-NOTES, "z3, in practice"). Th
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import z3
@@ -66,6 +66,14 @@ class Instance:
     gap_ms: int | None  # recorded after-time minus recorded before-time
     verdict: SkewVerdict
     explanation: str
+    weight_ms: int | None = None  # w in offset(after_node) - offset(before_node) <= w (gap, minus 1 if strict)
+
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        """The ordered pair of nodes whose offsets this instance constrains (None: same node or unmatched)."""
+        if self.before_node is None or self.before_node == self.after_node or self.weight_ms is None:
+            return None
+        return (self.before_node, self.after_node)
 
 
 @dataclass(frozen=True)
@@ -101,21 +109,11 @@ def _bound(skew: int | Mapping[str, int], node: str) -> int:
     raise KeyError(f"no skew bound for node {node!r} (give one per node, or a '*' default)")
 
 
-def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mapping[str, int]) -> tuple:
-    """One instance: (Instance fields..., weight w of the constraint offset(B) - offset(A) <= w)."""
+def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mapping[str, int]) -> Instance:
     aid, bnode, bts = after[0], after[1], after[2]
     if before is None:
-        return (
-            o,
-            None,
-            aid,
-            None,
-            bnode,
-            None,
-            "violation",
-            f"{o.after} {aid} on {bnode} has no {o.before} with the same {o.key}",
-            None,
-        )
+        why = f"{o.after} {aid} on {bnode} has no {o.before} with the same {o.key}"
+        return Instance(o.rule, o.requirement, None, aid, None, bnode, None, "violation", why)
     eid, anode, ats = before[0], before[1], before[2]
     gap = bts - ats
     w = gap - 1 if o.strict else gap
@@ -129,13 +127,16 @@ def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mappi
         verdict, why = "violation", f"{where}; {clocks} cannot explain it"
     else:
         verdict, why = "ambiguous", f"{where}; with {clocks} either order is possible"
-    return (o, eid, aid, anode, bnode, gap, verdict, why, w)
+    return Instance(o.rule, o.requirement, eid, aid, anode, bnode, gap, verdict, why, w)  # type: ignore[arg-type]
 
 
-def _instances(
-    rows: list[tuple], orderings: Sequence[Ordering], skew: int | Mapping[str, int]
-) -> list[tuple]:
-    out: list[tuple] = []
+def classify(
+    events: Iterable[Any], skew: int | Mapping[str, int], orderings: Sequence[Ordering] = DEFAULT_ORDERINGS
+) -> list[Instance]:
+    """Step 1, per entity and without a solver: every instance of every ordering, classified as
+    consistent, violation or ambiguous on its own."""
+    rows = [_row(ev) for ev in events]
+    out: list[Instance] = []
     for o in orderings:
         first: dict[Any, tuple] = {}
         afters: list[tuple] = []
@@ -148,37 +149,46 @@ def _instances(
                     first[k] = r
             elif r[3] == o.after:
                 afters.append(r)
-        for r in afters:
-            out.append(_classify(o, first.get(r[5].get(o.key)), r, skew))
+        out.extend(_classify(o, first.get(r[5].get(o.key)), r, skew) for r in afters)
     return out
 
 
-def _tightest(raw: list[tuple], verdicts: set[str]) -> dict[tuple[str, str], int]:
+def pair_bounds(instances: Iterable[Instance], verdicts: Iterable[str] = ("ambiguous",)) -> dict[tuple[str, str], int]:
+    """Step 2: the tightest constraint per ordered pair of nodes (merge maps from several entities by
+    taking the minimum per pair; `merge_pair_bounds` does it)."""
+    wanted = set(verdicts)
     pairs: dict[tuple[str, str], int] = {}
-    for t in raw:
-        anode, bnode, verdict, w = t[3], t[4], t[6], t[8]
-        if w is None or anode == bnode or verdict not in verdicts:
+    for i in instances:
+        p = i.pair
+        if p is None or i.verdict not in wanted:
             continue
-        key = (anode, bnode)
-        if key not in pairs or w < pairs[key]:
-            pairs[key] = w
+        if p not in pairs or i.weight_ms < pairs[p]:  # type: ignore[operator]
+            pairs[p] = i.weight_ms  # type: ignore[assignment]
     return pairs
+
+
+def merge_pair_bounds(*maps: Mapping[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for m in maps:
+        for p, w in m.items():
+            out[p] = min(w, out.get(p, w))
+    return out
 
 
 def _offsets(nodes: Iterable[str]) -> dict[str, z3.ArithRef]:
     return {n: z3.Int(f"offset[{n}]") for n in nodes}
 
 
-def _conflicts(
-    pairs: dict[tuple[str, str], int], skew: int | Mapping[str, int]
+def conflicting_pairs(
+    pairs: Mapping[tuple[str, str], int], skew: int | Mapping[str, int]
 ) -> dict[tuple[str, str], int]:
-    """Pairs in unsat cores of the joint system, each with the largest gap that still conflicts with the
-    satisfiable rest of the system (cores are removed until the rest is satisfiable)."""
+    """Step 3 (solver): the pairs in unsat cores of the joint system, each with the largest weight that
+    still conflicts with the satisfiable rest (cores are removed until the rest is satisfiable)."""
     nodes = sorted({n for p in pairs for n in p})
     off = _offsets(nodes)
     bounds = [z3.And(off[n] >= -_bound(skew, n), off[n] <= _bound(skew, n)) for n in nodes]
     remaining, removed = dict(pairs), []
-    while True:
+    while remaining:
         s = z3.Solver()
         s.add(*bounds)
         labels = {}
@@ -198,11 +208,11 @@ def _conflicts(
         opt.add(*bounds, *(off[y] - off[x] <= w for (x, y), w in remaining.items()))
         h = opt.maximize(off[a] - off[b])
         opt.check()
-        out[(a, b)] = -opt.upper(h).as_long() - 1  # gaps w below -max(offset(A) - offset(B)) conflict
+        out[(a, b)] = -opt.upper(h).as_long() - 1  # weights below -max(offset(A) - offset(B)) conflict
     return out
 
 
-def min_uniform_skew(pairs: dict[tuple[str, str], int]) -> int | None:
+def min_uniform_skew(pairs: Mapping[tuple[str, str], int]) -> int | None:
     """Smallest single bound e with offsets in [-e, e] satisfying every pair constraint (None: none does)."""
     if not pairs:
         return 0
@@ -217,29 +227,47 @@ def min_uniform_skew(pairs: dict[tuple[str, str], int]) -> int | None:
     return opt.lower(h).as_long()
 
 
+def resolve(instances: Sequence[Instance], skew: int | Mapping[str, int]) -> SkewReport:
+    """Steps 2 and 3 for one trace: mark the ambiguous instances that conflict jointly as inconsistent and
+    compute the smallest uniform skew explaining every cross-node instance."""
+    tight = pair_bounds(instances)
+    conflicts = conflicting_pairs(tight, skew)
+    others = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
+    out = []
+    for i in instances:
+        p = i.pair
+        if i.verdict == "ambiguous" and p in conflicts and (i.weight_ms <= conflicts[p] or i.weight_ms == tight[p]):  # type: ignore[operator]
+            why = (
+                f"{i.explanation}, but not together with the other orderings between {others}: no clock "
+                "offsets within the bounds explain them all"
+            )
+            i = replace(i, verdict="inconsistent", explanation=why)
+        out.append(i)
+    counts = {v: 0 for v in SEVERITY}
+    for i in out:
+        counts[i.verdict] += 1
+    nodes = tuple(sorted({n for i in out for n in (i.before_node, i.after_node) if n is not None}))
+    return SkewReport(tuple(out), min_uniform_skew(pair_bounds(out, SEVERITY)), nodes, counts)
+
+
 def check_skew(
     events: Iterable[Any],
     skew: int | Mapping[str, int],
     orderings: Sequence[Ordering] = DEFAULT_ORDERINGS,
 ) -> SkewReport:
     """Classify every instance of every required ordering in `events` under the skew bound(s)."""
-    rows = [_row(ev) for ev in events]
-    raw = _instances(rows, orderings, skew)
-    pair_min = _tightest(raw, {"ambiguous"})
-    conflicts = _conflicts(pair_min, skew)
-    instances = []
-    for o, eid, aid, anode, bnode, gap, verdict, why, w in raw:
-        pair = (anode, bnode)
-        if verdict == "ambiguous" and pair in conflicts and (w <= conflicts[pair] or w == pair_min[pair]):
-            verdict = "inconsistent"
-            others = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
-            why = (
-                f"{why}, but not together with the other orderings between {others}: no clock "
-                f"offsets within the bounds explain them all"
-            )
-        instances.append(Instance(o.rule, o.requirement, eid, aid, anode, bnode, gap, verdict, why))
-    counts = {v: 0 for v in SEVERITY}
-    for i in instances:
-        counts[i.verdict] += 1
-    nodes = tuple(sorted({r[1] for r in rows}))
-    return SkewReport(tuple(instances), min_uniform_skew(_tightest(raw, set(SEVERITY))), nodes, counts)
+    return resolve(classify(events, skew, orderings), skew)
+
+
+def to_violations(report: SkewReport, trace_id: str, entity: str = "", mechanism: str = "core") -> list[Any]:
+    """Violations (`conformance.monitor.Violation`) for the instances that are definite violations or
+    jointly inconsistent; consistent and ambiguous instances are not violations."""
+    from conformance.monitor import Violation
+
+    out = []
+    for i in report.instances:
+        if i.verdict in ("violation", "inconsistent"):
+            rule = i.rule if i.verdict == "violation" else f"{i.rule}.skew_inconsistent"
+            ids = tuple(x for x in (i.before_event, i.after_event) if x is not None)
+            out.append(Violation(rule, i.requirement, trace_id, entity, ids, i.explanation, mechanism))
+    return out

@@ -81,9 +81,7 @@ def _shadow_attempts(*, bounded: bool) -> Problem:
     e = Env()
     ct = e.param("ReceiveConnectionTimeoutMailbox")
     idle = e.param("SendConnectionInactivityTimeout")
-    n = int(param_default("MaxRetriesForRemoteSiteShadow")) + int(
-        param_default("MaxRetriesForLocalSiteShadow")
-    )
+    n = int(param_default("MaxRetriesForRemoteSiteShadow")) + int(param_default("MaxRetriesForLocalSiteShadow"))
     attempts = [e.time(f"attempt{i}.duration") for i in range(n)]
     for i, a in enumerate(attempts):
         e.assume(
@@ -143,9 +141,7 @@ def _same_database(goal: str, *, restart_reading: bool = False, zero_latency: bo
     if restart_reading:
         j = e.int("heartbeats_since_contact")
         check = e.time("decision_check")
-        e.assume(
-            "(reading A) heartbeats restart from the last contact", z3.And(j >= 1, check == contact + hb * j)
-        )
+        e.assume("(reading A) heartbeats restart from the last contact", z3.And(j >= 1, check == contact + hb * j))
         e.assume(
             "the decision check is the first after the time span",
             z3.And(check >= contact + span, check - hb < contact + span),
@@ -268,8 +264,7 @@ def claims() -> list[Claim]:
         Claim(
             "sr.new_db_delay.repaired",
             ids["new_db"],
-            "A server back with a new database: messages wait less than ShadowHeartbeatFrequency + "
-            "SessionLatencyMax.",
+            "A server back with a new database: messages wait less than ShadowHeartbeatFrequency + SessionLatencyMax.",
             lambda: _new_database("repaired"),
             "proved",
             "Tight: the bound cannot be lowered by 1 ms.",
@@ -310,8 +305,7 @@ def claims() -> list[Claim]:
             "MessageExpirationTimeout.",
             lambda: _promote_before_expiry(defaults=True),
             "proved",
-            "Weakened (SafetyNetHoldTime and ShadowResubmitTimeSpan only within their ranges): expiry can "
-            "come first.",
+            "Weakened (SafetyNetHoldTime and ShadowResubmitTimeSpan only within their ranges): expiry can come first.",
             lambda: _promote_before_expiry(defaults=False),
         ),
         Claim(
@@ -322,8 +316,7 @@ def claims() -> list[Claim]:
             "ShadowMessageAutoDiscardInterval deletes them.",
             lambda: _discard_events_kept(defaults=True),
             "proved",
-            "Weakened (ranges only): discard events can be deleted before a silent shadow server promotes "
-            "itself.",
+            "Weakened (ranges only): discard events can be deleted before a silent shadow server promotes itself.",
             lambda: _discard_events_kept(defaults=False),
         ),
     ]

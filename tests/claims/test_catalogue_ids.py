@@ -39,7 +39,5 @@ def test_claim_ids_in_the_reserved_range_only_come_from_claims_files() -> None:
     for path in REQUIREMENTS_DIR.glob("*.toml"):
         if path.name.endswith("_claims.toml"):
             continue
-        assert "-9" not in "".join(
-            line for line in path.read_text().splitlines() if line.startswith("id = ")
-        ), path
+        assert "-9" not in "".join(line for line in path.read_text().splitlines() if line.startswith("id = ")), path
     assert Path(REQUIREMENTS_DIR).is_dir()
