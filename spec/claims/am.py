@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import z3
 
+from spec.catalogue import catalogue
 from spec.claims.bf import lex_less
 from spec.claims.engine import Claim, Env, Problem
 from spec.claims.ids import AM_IDS
@@ -76,6 +77,84 @@ def _dial(*, defaults: bool) -> Problem:
     return e.problem(z3.And(z3.Implies(mountable[0], mountable[1]), z3.Implies(mountable[1], mountable[2])))
 
 
+CONTENT_INDEX = ("Healthy", "Crawling", "Other")
+
+
+def _criteria_level(e: Env, name: str) -> tuple[z3.ArithRef, dict[str, z3.ArithRef]]:
+    """The first of the ten criteria sets (1..10) the copy meets (seed: 'Best copy selection process')."""
+    cq_below, rq_below = e.param("CriteriaCopyQueueLengthBelow"), e.param("CriteriaReplayQueueLengthBelow")
+    c = {
+        "ci": e.int(f"{name}.content_index"),
+        "cql": e.int(f"{name}.copy_queue_length"),
+        "rql": e.int(f"{name}.replay_queue_length"),
+    }
+    e.assume(
+        f"{name}: content index is 0 Healthy, 1 Crawling or 2 other; queues >= 0",
+        z3.And(c["ci"] >= 0, c["ci"] <= 2, c["cql"] >= 0, c["rql"] >= 0),
+    )
+    healthy, crawling = c["ci"] == 0, c["ci"] == 1
+    short_cq, short_rq = c["cql"] < cq_below, c["rql"] < rq_below
+    sets = [
+        z3.And(healthy, short_cq, short_rq),
+        z3.And(crawling, short_cq, short_rq),
+        z3.And(healthy, short_rq),
+        z3.And(crawling, short_rq),
+        short_rq,
+        z3.And(healthy, short_cq),
+        z3.And(crawling, short_cq),
+        healthy,
+        crawling,
+    ]
+    level: z3.ArithRef = z3.IntVal(10)
+    for k in range(len(sets), 0, -1):
+        level = z3.If(sets[k - 1], k, level)
+    e.show(f"{name}.criteria_set", level, plain=True)
+    return level, c
+
+
+def _criteria_claim(*, short_replay_queues: bool) -> Problem:
+    """Copy a has a healthy content index and a copy queue under the bound; copy b has neither. Is a
+    always tried first (a lower criteria set)?"""
+    e = Env()
+    level_a, a = _criteria_level(e, "a")
+    level_b, b = _criteria_level(e, "b")
+    e.assume(
+        "a: healthy content index, short copy queue",
+        z3.And(a["ci"] == 0, a["cql"] < catalogue().param("CriteriaCopyQueueLengthBelow").default),
+    )
+    e.assume(
+        "b: content index neither healthy nor crawling, long copy queue",
+        z3.And(b["ci"] == 2, b["cql"] >= catalogue().param("CriteriaCopyQueueLengthBelow").default),
+    )
+    if short_replay_queues:
+        rq = catalogue().param("CriteriaReplayQueueLengthBelow").default
+        e.assume("(strengthened) both replay queues under the bound", z3.And(a["rql"] < rq, b["rql"] < rq))
+    return e.problem(level_a < level_b)
+
+
+def _acll_before_mount(*, checked: bool) -> Problem:
+    """AM-024, AM-051: BCSS, then attempt copy last logs, then the missing logs are compared with the dial,
+    then the mount request; a copy over the dial's threshold is not mounted."""
+    e = Env()
+    steps = [e.at(n) for n in ("failure_detected", "bcss_run", "acll_done", "dial_compared")]
+    for a, b, label in zip(
+        steps, steps[1:], ("BCSS after detection", "ACLL after BCSS", "dial compared after ACLL"), strict=False
+    ):
+        e.assume(label, a < b)
+    mount = e.time("mount_request")
+    missing = e.int("missing_logs_after_acll")
+    limit = e.param("DialGoodAvailabilityMaxLogs")
+    e.assume("missing logs >= 0", missing >= 0)
+    if checked:
+        e.assume(
+            "the mount request follows the dial comparison, only within the threshold",
+            z3.And(mount > steps[3], missing <= limit),
+        )
+    else:
+        e.assume("(weakened) the mount request follows BCSS, whatever the missing logs", mount > steps[1])
+    return e.problem(z3.And(mount > steps[2], missing <= limit))
+
+
 def claims() -> list[Claim]:
     ids = AM_IDS
     return [
@@ -120,5 +199,31 @@ def claims() -> list[Claim]:
             "proved",
             "Weakened (thresholds only within their ranges): the dial values can be configured out of order.",
             lambda: _dial(defaults=False),
+        ),
+        Claim(
+            "am.criteria.healthy_short_queue_first",
+            ids["criteria_order"],
+            "A copy with a healthy content index and a short copy queue is always tried before a copy with neither.",
+            lambda: _criteria_claim(short_replay_queues=False),
+            "refuted",
+            "When both replay queues are under their bound, it holds.",
+            lambda: _criteria_claim(short_replay_queues=True),
+            finding="Not a seed sentence but a consequence of its ten criteria sets: the replay queue "
+            "outranks the "
+            "content index and the copy queue (set 5 comes before set 6), so a copy with a failed index and "
+            "a "
+            "long copy queue but a short replay queue is tried before a healthy one whose replay queue is "
+            "long.",
+        ),
+        Claim(
+            "am.acll_before_mount",
+            ids["acll_before_mount"],
+            "A mount request follows attempt copy last logs, and only for a copy whose missing logs are "
+            "within "
+            "the dial's threshold (GoodAvailability by default).",
+            lambda: _acll_before_mount(checked=True),
+            "proved",
+            "Weakened (mount right after BCSS): a copy can be mounted before ACLL or beyond the threshold.",
+            lambda: _acll_before_mount(checked=False),
         ),
     ]

@@ -46,9 +46,9 @@ def _request_time(e: Env, filed: z3.ArithRef, timeout: z3.ArithRef) -> z3.ArithR
     return sent
 
 
-def _initial_request(goal: str, *, aligned: bool = False) -> Problem:
+def _initial_request(goal: str, *, aligned: bool = False, timeout: str = "BackfillInitialLocal") -> Problem:
     e = Env()
-    initial, period = e.param("BackfillInitialLocal"), e.param("ReplicationTimeout")
+    initial, period = e.param(timeout), e.param("ReplicationTimeout")
     filed = e.at("entry_filed")
     sent = _request_time(e, filed, initial)
     if aligned:
@@ -208,6 +208,17 @@ def claims() -> list[Claim]:
             "Tight: the upper bound cannot be lowered by 1 ms.",
             lambda: _initial_request("tight"),
             repairs="bf.initial_request.as_stated",
+        ),
+        Claim(
+            "bf.new_replica_request",
+            ids["new_replica"],
+            "A new replica whose data is on the same site sends its backfill request at least "
+            "BackfillNewReplicaDelay and less than BackfillNewReplicaDelay + ReplicationTimeout after the "
+            "entry.",
+            lambda: _initial_request("repaired", timeout="BackfillNewReplicaDelay"),
+            "proved",
+            "Tight: the upper bound cannot be lowered by 1 ms.",
+            lambda: _initial_request("tight", timeout="BackfillNewReplicaDelay"),
         ),
         Claim(
             "bf.remove_replica.within_five_minutes",

@@ -56,10 +56,11 @@ def _chain(*names: str) -> Callable[[V], z3.BoolRef]:
 
 def _receive(role: str) -> Constraint:
     i, t = f"ReceiveConnectionInactivityTimeout{role}", f"ReceiveConnectionTimeout{role}"
+    ids = ("SR-049", catalogue().param_requirement(i).id, catalogue().param_requirement(t).id)
     return Constraint(
         f"sr.receive_connector_timeouts.{role.lower()}",
         "stated",
-        ("SR-P06", "SR-P09"),
+        ids,
         f"ConnectionInactivityTimeout of the {role} receive connector ({{{i}}}) must be smaller "
         f"than its ConnectionTimeout ({{{t}}}).",
         _lt(i, t),
@@ -71,7 +72,7 @@ def _backfill(side: str) -> Constraint:
     return Constraint(
         f"bf.timeout_ladder.{side.lower()}",
         "stated",
-        ("BF-P01", "BF-P03", "BF-P05"),
+        ("BF-005", *(catalogue().param_requirement(n).id for n in names)),
         f"Backfill time-outs ({side.lower()} routing group) must grow: initial ({{{names[0]}}}) < "
         f"first retry ({{{names[1]}}}) < later retries ({{{names[2]}}}).",
         _chain(*names),

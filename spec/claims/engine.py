@@ -37,6 +37,7 @@ class Problem:
     goal: z3.BoolRef
     show: tuple[tuple[str, z3.ExprRef], ...] = ()
     plain: frozenset[str] = frozenset()  # shown as plain numbers, not durations
+    prefer: tuple[z3.ArithRef, ...] = ()  # minimised (in order) to make a counterexample easier to read
 
 
 class Env:
@@ -47,6 +48,7 @@ class Env:
         self._show: list[tuple[str, z3.ExprRef]] = []
         self._plain: set[str] = set()
         self._pinned: dict[str, int] = {}
+        self._prefer: list[z3.ArithRef] = []
 
     def assume(self, label: str, expr: z3.BoolRef | bool) -> None:
         self._assumptions.append((label, z3.BoolVal(expr) if isinstance(expr, bool) else expr))
@@ -111,8 +113,12 @@ class Env:
         if plain:
             self._plain.add(name)
 
+    def prefer_small(self, term: z3.ArithRef) -> None:
+        """Ask for counterexamples with `term` as small as possible (readability only)."""
+        self._prefer.append(term)
+
     def problem(self, goal: z3.BoolRef) -> Problem:
-        return Problem(tuple(self._assumptions), goal, tuple(self._show), frozenset(self._plain))
+        return Problem(tuple(self._assumptions), goal, tuple(self._show), frozenset(self._plain), tuple(self._prefer))
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,7 @@ class Claim:
     timeout_ms: int = 10_000
     finding: str = ""  # for claims refuted as the seed states them: why, and where the repaired bound is
     repairs: str = ""  # name of the claim whose bound this claim repairs
+    covers: tuple[str, ...] = ()  # further requirement IDs the claim encodes (see spec/claims/ids.py)
 
     @property
     def twin_expected(self) -> str:
@@ -158,6 +165,7 @@ class ClaimResult:
         return {
             "claim": c.name,
             "requirement": c.requirement,
+            "covers": list(c.covers),
             "statement": c.statement,
             "expected": c.expected,
             "got": self.main.verdict,
@@ -227,8 +235,20 @@ def decide(problem: Problem, timeout_ms: int) -> Outcome:
     if result == z3.unsat:
         return Outcome("proved", elapsed)
     if result == z3.sat:
-        return Outcome("refuted", elapsed, _model_values(solver.model(), problem.show, problem.plain))
+        model = _readable_model(problem, timeout_ms) or solver.model()
+        return Outcome("refuted", elapsed, _model_values(model, problem.show, problem.plain))
     return Outcome("unknown", elapsed, detail=solver.reason_unknown())
+
+
+def _readable_model(problem: Problem, timeout_ms: int) -> z3.ModelRef | None:
+    if not problem.prefer:
+        return None
+    opt = z3.Optimize()
+    opt.set(timeout=timeout_ms)
+    opt.add(*(expr for _, expr in problem.assumptions), z3.Not(problem.goal))
+    for term in problem.prefer:
+        opt.minimize(term)
+    return opt.model() if opt.check() == z3.sat else None
 
 
 def run_claim(claim: Claim) -> ClaimResult:

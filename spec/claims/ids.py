@@ -23,6 +23,8 @@ PF_IDS = {
     "status_36h": "PF-030",
     "replica_add": "BF-026",
     "replica_delete": "BF-032",
+    "broadcast": "PF-023",
+    "expiry_reset": "PF-029",
 }
 BF_IDS = {
     "ladder": "BF-005",
@@ -30,6 +32,7 @@ BF_IDS = {
     "within_five_minutes": "BF-030",
     "example_24h": "BF-027",
     "parallel": "BF-017",
+    "new_replica": "BF-008",
     "cost_over_version": "BF-015",
     "cost_over_count": "BF-016",
     "down_last": "BF-011",
@@ -39,6 +42,26 @@ AM_IDS = {
     "lossless_ap": "AM-036",
     "lli_is_cql": "AM-035",
     "dial_monotone": "AM-P01",
+    "acll_before_mount": "AM-024",
+    "criteria_order": "AM-039",
+}
+
+# Further requirements a claim encodes besides the one it is filed under.
+COVERS = {
+    "sr.shadow_before_ack": ("SR-001", "SR-028", "SR-030"),
+    "sr.new_db_delay.as_stated": ("SR-055",),
+    "sr.new_db_delay.repaired": ("SR-055",),
+    "sr.same_db_delay.as_stated": ("SR-055", "SR-058"),
+    "sr.same_db_delay.repaired": ("SR-055", "SR-058"),
+    "sr.promote_before_safety_net_expiry": ("SR-058", "SR-067"),
+    "sr.discard_events_outlive_decision": ("SR-058",),
+    "pf.status_message_36h": ("PF-029",),
+    "pf.replica_add.step1_before_step2": ("BF-025",),
+    "pf.replica_delete.confirm_before_delete_now": ("BF-029", "BF-033"),
+    "bf.initial_request.repaired": ("BF-006",),
+    "bf.remove_replica.within_five_minutes": ("BF-007",),
+    "bf.add_replica.retry_after_24h": ("BF-005", "BF-019"),
+    "am.acll_before_mount": ("AM-051",),
 }
 
 ALL_IDS = {
@@ -47,4 +70,4 @@ ALL_IDS = {
     **{f"bf.{k}": v for k, v in BF_IDS.items()},
     **{f"am.{k}": v for k, v in AM_IDS.items()},
 }
-require(*ALL_IDS.values())
+require(*ALL_IDS.values(), *(r for ids in COVERS.values() for r in ids))

@@ -37,6 +37,45 @@ def _status_message(*, slack_ms: int = 0) -> Problem:
     return e.problem(z3.And(delay >= timeout, delay <= timeout + period - slack_ms))
 
 
+def _broadcast(period_param: str, *, slack_ms: int = 0) -> Problem:
+    """PF-023: an update is broadcast at the first replication event (a tick of the polling timer) at or
+    after it is made."""
+    e = Env()
+    period = e.param(period_param)
+    change = e.at("update_made")
+    offset = e.time("replication_event.offset")
+    e.assume("timer offset within one period", z3.And(offset >= 0, offset < period))
+    event = e.grid("replication_event", offset, period)
+    e.assume(
+        "the broadcast is the first replication event at or after the update",
+        z3.And(event >= change, event - period < change),
+    )
+    e.show("delay", event - change)
+    return e.problem(event - change < period - slack_ms)
+
+
+def _expiry_reset(*, short_gaps: bool) -> Problem:
+    """PF-029: each local change resets the folder's status expiry to ReplicationSendStatusTimeout later.
+    Three changes; a status thread run between the first and the last generates a message only if the
+    expiry of the latest change before it has passed."""
+    e = Env()
+    timeout = e.param("ReplicationSendStatusTimeout")
+    period, offset = e.param("ReplicationStatusThreadPeriod"), e.param("ReplicationStatusThreadOffset")
+    c = [e.at(f"change{i}") for i in range(3)]
+    e.assume("changes in order", z3.And(c[0] < c[1], c[1] < c[2]))
+    if short_gaps:
+        e.assume("changes come less than the timeout apart", z3.And(c[1] - c[0] < timeout, c[2] - c[1] < timeout))
+    run = e.grid("status_thread_run", offset, period)
+    e.assume("the run falls between the first and last change", z3.And(run > c[0], run < c[2]))
+    latest = z3.If(run > c[1], c[1], c[0])
+    sent = e.bool("status_message_generated")
+    e.assume(
+        "a status message is generated iff the expiry of the latest change has passed",
+        sent == (run >= latest + timeout),
+    )
+    return e.problem(z3.Not(sent))
+
+
 def _replica_add(*, admin_on_content_replica: bool | None) -> Problem:
     """Step 1: the server where the administrator made the change sends the hierarchy message on its next
     hierarchy replication tick. Step 2: the new replica's server sends its status request as soon as it
@@ -117,6 +156,34 @@ def claims() -> list[Claim]:
             "proved",
             "Tight: the upper bound cannot be lowered by one minute (a change just after a thread run).",
             lambda: _status_message(slack_ms=MINUTE_MS),
+        ),
+        Claim(
+            "pf.status_expiry_reset",
+            PF_IDS["expiry_reset"],
+            "While a folder keeps changing at intervals shorter than ReplicationSendStatusTimeout, no status "
+            "message is generated for it.",
+            lambda: _expiry_reset(short_gaps=True),
+            "proved",
+            "With a gap longer than the timeout between changes, a status message is generated in between.",
+            lambda: _expiry_reset(short_gaps=False),
+        ),
+        Claim(
+            "pf.hierarchy_broadcast_within_period",
+            PF_IDS["broadcast"],
+            "A hierarchy change is broadcast less than ReplicationSendFolderTree after it is made.",
+            lambda: _broadcast("ReplicationSendFolderTree"),
+            "proved",
+            "Tight: the bound cannot be lowered by 1 ms.",
+            lambda: _broadcast("ReplicationSendFolderTree", slack_ms=1),
+        ),
+        Claim(
+            "pf.content_broadcast_within_period",
+            PF_IDS["broadcast"],
+            "A content change is broadcast less than ReplicationSendAlways after it is made.",
+            lambda: _broadcast("ReplicationSendAlways"),
+            "proved",
+            "Tight: the bound cannot be lowered by 1 ms.",
+            lambda: _broadcast("ReplicationSendAlways", slack_ms=1),
         ),
         Claim(
             "pf.replica_add.step1_before_step2",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from spec.claims import am, bf, pf, sr
 from spec.claims.engine import Claim, ClaimResult, run_claim
+from spec.claims.ids import COVERS
 
 
 def all_claims() -> list[Claim]:
-    return [*sr.claims(), *pf.claims(), *bf.claims(), *am.claims()]
+    return [replace(c, covers=COVERS.get(c.name, ())) for c in (*sr.claims(), *pf.claims(), *bf.claims(), *am.claims())]
 
 
 def run_all(names: list[str] | None = None) -> list[ClaimResult]:

@@ -123,6 +123,8 @@ def _new_database(goal: str, *, zero_latency: bool = False) -> Problem:
     lat, lmax = _latency(e, zero=zero_latency)
     delay = tick + lat - back
     e.show("delay", delay)
+    e.prefer_small(lat)
+    e.prefer_small(-delay)
     bound = {"stated": delay <= hb, "repaired": delay < hb + lmax, "tight": delay < hb + lmax - 1}[goal]
     return e.problem(bound)
 
@@ -133,7 +135,7 @@ def _same_database(goal: str, *, restart_reading: bool = False, zero_latency: bo
     at which ShadowResubmitTimeSpan has passed since then."""
     e = Env()
     span, hb = e.param("ShadowResubmitTimeSpan"), e.param("ShadowHeartbeatFrequency")
-    failed, contact = e.at("failed_at"), e.time("last_contact")
+    failed, contact = e.at("failed_at"), e.at("last_contact")
     e.assume(
         "the last contact precedes the failure by less than one heartbeat period",
         z3.And(contact <= failed, failed - contact < hb),
@@ -151,6 +153,8 @@ def _same_database(goal: str, *, restart_reading: bool = False, zero_latency: bo
     lat, lmax = _latency(e, zero=restart_reading or zero_latency)
     delay = check + lat - failed
     e.show("delay", delay)
+    e.prefer_small(lat)
+    e.prefer_small(-delay)
     bound = {
         "stated": delay <= span,
         "repaired": delay < span + hb + lmax,
