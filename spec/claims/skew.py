@@ -179,33 +179,55 @@ def _offsets(nodes: Iterable[str]) -> dict[str, z3.ArithRef]:
     return {n: z3.Int(f"offset[{n}]") for n in nodes}
 
 
-def conflicting_pairs(
+def _system(
     pairs: Mapping[tuple[str, str], int], skew: int | Mapping[str, int]
-) -> dict[tuple[str, str], int]:
-    """Step 3 (solver): the pairs in unsat cores of the joint system, each with the largest weight that
-    still conflicts with the satisfiable rest (cores are removed until the rest is satisfiable)."""
+) -> tuple[dict[str, z3.ArithRef], list[z3.BoolRef], dict[tuple[str, str], z3.BoolRef]]:
     nodes = sorted({n for p in pairs for n in p})
     off = _offsets(nodes)
     bounds = [z3.And(off[n] >= -_bound(skew, n), off[n] <= _bound(skew, n)) for n in nodes]
+    constraint = {(a, b): off[b] - off[a] <= w for (a, b), w in pairs.items()}
+    return off, bounds, constraint
+
+
+def _minimal_core(
+    bounds: list[z3.BoolRef], constraint: Mapping[tuple[str, str], z3.BoolRef], core: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Deletion-based minimisation: drop every pair the core stays unsatisfiable without."""
+    kept = list(core)
+    for p in list(core):
+        trial = [q for q in kept if q != p]
+        s = z3.Solver()
+        s.add(*bounds, *(constraint[q] for q in trial))
+        if s.check() == z3.unsat:
+            kept = trial
+    return kept
+
+
+def conflicting_pairs(
+    pairs: Mapping[tuple[str, str], int], skew: int | Mapping[str, int]
+) -> dict[tuple[str, str], int]:
+    """Step 3 (solver): the pairs in minimal unsat cores of the joint system, each with the largest weight
+    that still conflicts with the satisfiable rest (cores are removed until the rest is satisfiable)."""
+    off, bounds, constraint = _system(pairs, skew)
     remaining, removed = dict(pairs), []
     while remaining:
         s = z3.Solver()
         s.add(*bounds)
         labels = {}
-        for (a, b), w in remaining.items():
-            lab = z3.Bool(f"{a}->{b}")
-            labels[str(lab)] = (a, b)
-            s.assert_and_track(off[b] - off[a] <= w, lab)
+        for p in remaining:
+            lab = z3.Bool(f"{p[0]}->{p[1]}")
+            labels[str(lab)] = p
+            s.assert_and_track(constraint[p], lab)
         if s.check() != z3.unsat:
             break
-        core = [labels[str(c)] for c in s.unsat_core()]
+        core = _minimal_core(bounds, constraint, [labels[str(c)] for c in s.unsat_core()])
         removed += core
         for p in core:
             del remaining[p]
     out: dict[tuple[str, str], int] = {}
     for a, b in removed:
         opt = z3.Optimize()
-        opt.add(*bounds, *(off[y] - off[x] <= w for (x, y), w in remaining.items()))
+        opt.add(*bounds, *(constraint[q] for q in remaining))
         h = opt.maximize(off[a] - off[b])
         opt.check()
         out[(a, b)] = -opt.upper(h).as_long() - 1  # weights below -max(offset(A) - offset(B)) conflict
@@ -227,22 +249,36 @@ def min_uniform_skew(pairs: Mapping[tuple[str, str], int]) -> int | None:
     return opt.lower(h).as_long()
 
 
+MAX_ROUNDS = 20
+
+
+def _mark(instances: list[Instance], skew: int | Mapping[str, int]) -> list[Instance]:
+    """Mark conflicting ambiguous instances, round after round, until the unmarked ones are jointly
+    explainable (so removing every inconsistent instance always leaves a trace the bounds explain)."""
+    for round_no in range(MAX_ROUNDS + 1):
+        tight = pair_bounds(instances)
+        conflicts = conflicting_pairs(tight, skew)
+        if not conflicts:
+            break
+        names = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
+        last = round_no == MAX_ROUNDS
+        for k, i in enumerate(instances):
+            p = i.pair
+            if i.verdict != "ambiguous" or p not in conflicts:
+                continue
+            if last or i.weight_ms <= conflicts[p] or i.weight_ms == tight[p]:  # type: ignore[operator]
+                why = (
+                    f"{i.explanation}, but not together with the orderings between {names}: no clock "
+                    "offsets within the bounds explain them all"
+                )
+                instances[k] = replace(i, verdict="inconsistent", explanation=why)
+    return instances
+
+
 def resolve(instances: Sequence[Instance], skew: int | Mapping[str, int]) -> SkewReport:
     """Steps 2 and 3 for one trace: mark the ambiguous instances that conflict jointly as inconsistent and
     compute the smallest uniform skew explaining every cross-node instance."""
-    tight = pair_bounds(instances)
-    conflicts = conflicting_pairs(tight, skew)
-    others = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
-    out = []
-    for i in instances:
-        p = i.pair
-        if i.verdict == "ambiguous" and p in conflicts and (i.weight_ms <= conflicts[p] or i.weight_ms == tight[p]):  # type: ignore[operator]
-            why = (
-                f"{i.explanation}, but not together with the other orderings between {others}: no clock "
-                "offsets within the bounds explain them all"
-            )
-            i = replace(i, verdict="inconsistent", explanation=why)
-        out.append(i)
+    out = _mark(list(instances), skew)
     counts = {v: 0 for v in SEVERITY}
     for i in out:
         counts[i.verdict] += 1
