@@ -96,7 +96,7 @@ def test_unusable_input_raises(spark, tmp_path):
     with pytest.raises(TraceFileError):
         check(spark, [str(tmp_path / "missing")])
     pq.write_table(pa.table({"x": [1]}), tmp_path / "wrong.parquet")
-    with pytest.raises(TraceFileError, match="wrong.parquet"):
+    with pytest.raises(TraceFileError, match=r"wrong\.parquet"):
         check(spark, [str(tmp_path / "wrong.parquet")])
 
 
