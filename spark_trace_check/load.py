@@ -88,6 +88,7 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Split rows (`value` JSON text, `file`, `line`) into typed events and quarantined rows."""
     allowed = "array({})".format(", ".join(f"'{n}'" for n in sorted(FIELD_ORDER)))
     checks = [
+        F.col("pre_problem"),
         F.when(F.col("v").isNull(), F.struct(F.lit("").alias("field"), F.lit("not valid JSON").alias("reason"))),
         F.when(~F.expr("schema_of_variant(v) like 'OBJECT<%'"),
                F.struct(F.lit("").alias("field"),
@@ -102,7 +103,7 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
     df = raw.withColumn("v", F.expr("try_parse_json(value)"))
     # First problem in a fixed order shared with traces.io.validate_row: not JSON, not an object,
     # unknown field, missing fields, then wrong types or values, fields in alphabetical order.
-    df = df.withColumn("problem", F.coalesce(*checks))
+    df = df.withColumn("problem", F.coalesce(*checks)).drop("pre_problem")
     good = df.where(F.col("problem").isNull()).select(
         F.expr("variant_get(v, '$.schema_version', 'int')").alias("schema_version"),
         F.expr("variant_get(v, '$.trace_id', 'string')").alias("trace_id"),
@@ -135,7 +136,8 @@ def _jsonl_rows(spark: SparkSession, files: list[str]) -> DataFrame:
     offsets = blocks.withColumn("offset", F.coalesce(F.sum("n").over(w), F.lit(0)))
     rows = raw.join(F.broadcast(offsets.select("uri", "block", "first_mid", "offset")), ["uri", "block"])
     rows = rows.withColumn("line", F.col("offset") + F.col("mid") - F.col("first_mid") + 1)
-    return rows.where(F.trim("value") != "").select("value", "uri", "line")
+    no_problem = F.lit(None).cast("struct<field:string,reason:string>")
+    return rows.where(F.trim("value") != "").select("value", no_problem.alias("pre_problem"), "uri", "line")
 
 
 def _parquet_rows(spark: SparkSession, files: list[str]) -> DataFrame:
@@ -146,12 +148,12 @@ def _parquet_rows(spark: SparkSession, files: list[str]) -> DataFrame:
     if missing:
         raise TraceFileError(f"{', '.join(files)}: Parquet lacks required column(s) {missing}")
     fields = ", ".join(f"'{n}', {n}" for n in FIELD_NAMES if n != "attrs")
-    value = F.expr(
-        f"case when attrs is not null and try_parse_json(attrs) is null then null "
-        f"else to_json(named_struct({fields}, 'attrs', try_parse_json(attrs))) end"
-    )
+    value = F.expr(f"to_json(named_struct({fields}, 'attrs', try_parse_json(attrs)))")
+    bad_attrs = F.when(F.expr("attrs is not null and try_parse_json(attrs) is null"),
+                       F.struct(F.lit("attrs").alias("field"), F.lit("not valid JSON").alias("reason")))
     return df.select(
         value.alias("value"),
+        bad_attrs.alias("pre_problem"),
         F.col("_metadata.file_path").alias("uri"),
         (F.col("_metadata.row_index") + 1).alias("line"),
     )

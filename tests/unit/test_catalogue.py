@@ -98,3 +98,15 @@ def test_loader_rejects_bad_entries_naming_file_and_field(tmp_path):
                    'sources = [{ seed = "a", section = "b" }]\n')
     with pytest.raises(CatalogueError, match="parameter"):
         load(tmp_path)
+
+
+def test_catalogue_is_dense_and_every_seed_is_cited():
+    cat = catalogue()
+    assert len(cat.requirements) > 100
+    cited = {s.seed for r in cat.requirements.values() for s in r.sources}
+    assert set(cat.seeds) <= cited
+    assert {r.mechanism for r in cat.requirements.values()} == {"sr", "am", "pf", "bf", "tr"}
+    for interp in cat.interpretations.values():
+        assert all(cat.has(r) for r in interp.requirements), interp.id
+        if interp.parameter:
+            cat.param(interp.parameter)  # a selectable alternative names a real parameter

@@ -92,7 +92,7 @@ def test_unusable_files_raise_naming_the_file(tmp_path):
         read_events(path)
     junk = tmp_path / "junk.parquet"
     junk.write_text("not parquet")
-    with pytest.raises(TraceFileError, match="junk.parquet"):
+    with pytest.raises(TraceFileError, match=r"junk\.parquet"):
         read_events(junk)
     with pytest.raises(TraceFileError, match="unknown trace format"):
         read_events(tmp_path / "t.csv")
