@@ -97,3 +97,18 @@ def test_fmt_ms() -> None:
 def test_run_all_filters_by_prefix() -> None:
     results = run_all(["pf."])
     assert results and all(r.claim.name.startswith("pf.") for r in results)
+
+
+@pytest.mark.unit
+def test_solver_time_out_is_unknown_and_fails_the_claim() -> None:
+    """Fermat for cubes is beyond the solver in 1 ms: the verdict must be 'unknown', never 'proved'."""
+
+    def hard():
+        e = Env()
+        x, y, z = e.int("x"), e.int("y"), e.int("z")
+        e.assume("positive", z3.And(x > 0, y > 0, z > 0))
+        return e.problem(x * x * x + y * y * y != z * z * z)
+
+    claim = Claim("fermat3", "SR-031", "no cubes sum to a cube", hard, "proved", "same", hard, timeout_ms=1)
+    result = run_claim(claim)
+    assert result.main.verdict == "unknown" and not result.ok
