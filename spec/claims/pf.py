@@ -105,42 +105,38 @@ def _replica_add(*, admin_on_content_replica: bool | None) -> Problem:
 
 
 def _replica_delete(*, confirming_only: bool) -> Problem:
-    """Bounded to a few rounds: the delete-pending server holds CNSet `deleted`; in round j a replica answers
-    with CNSet `answer_j`; the folder goes to delete now at `delete_now`. Claim: an answer at least as
-    current as the deleted replica arrived before delete now, so no change exists only on it."""
+    """Seed 001 "Deleting a Replica", steps 3-5: the delete-pending replica (CNSet `deleted`) sends status
+    requests, one round at a time, up to ROUNDS rounds; round `last` is the one after which it moves to
+    delete now. The rule: it continues while the answer is not at least as current, and stops on an answer
+    that is. The claim (BF-032, BF-033): delete now follows a confirming status message received after the
+    removal, so every change of the deleted replica is held by a remaining replica."""
     e = Env()
     bv = lambda n: z3.BitVec(n, CHANGES)  # noqa: E731
     deleted, remaining = bv("cnset.deleted"), bv("cnset.remaining_union")
     e.show("cnset.deleted", deleted)
-    removed, delete_now = e.at("removed_from_replica_list"), e.time("delete_now")
-    covered = []
+    removed, delete_now, last = e.at("removed_from_replica_list"), e.time("delete_now"), e.int("last_round")
+    e.assume("some round is the last", z3.And(last >= 0, last < ROUNDS))
+    previous_answer = removed
+    confirmed = []
     for j in range(ROUNDS):
-        req, ans = e.time(f"round{j}.status_request"), e.time(f"round{j}.status_message")
-        answer = bv(f"round{j}.cnset")
+        req, ans, answer = e.time(f"round{j}.status_request"), e.time(f"round{j}.status_message"), bv(f"round{j}.cnset")
         e.show(f"round{j}.cnset", answer)
         e.assume(
-            f"round {j}: the request follows the removal and the answer follows the request",
-            z3.And(req > removed, ans > req),
+            f"round {j}: request after the previous answer (or the removal), answer after the request",
+            z3.And(req > previous_answer, ans > req),
         )
-        e.assume(f"round {j}: the answering replica keeps its changes", answer & remaining == answer)
+        e.assume(f"round {j}: the answering replica remains and keeps its changes", answer & remaining == answer)
         ok = answer & deleted == deleted
         if confirming_only:
             e.assume(
-                f"round {j}: an answer that is not at least as current triggers another request",
-                z3.Implies(z3.Not(ok), delete_now <= ans),
+                f"round {j}: continue while not confirmed, stop once confirmed",
+                z3.If(j < last, z3.Not(ok), z3.Implies(last == j, ok)),
             )
-        covered.append(z3.And(ok, ans < delete_now))
-    e.assume("delete now follows some status message", z3.Or([ans_before(e, j, delete_now) for j in range(ROUNDS)]))
-    e.assume(
-        "delete now follows the last round's status message",
-        delete_now > z3.Int(f"round{ROUNDS - 1}.status_message"),
-    )
+        e.assume(f"round {j}: delete now follows the last round's answer", z3.Implies(last == j, delete_now > ans))
+        confirmed.append(z3.And(j <= last, ok, ans < delete_now, ans > removed))
+        previous_answer = ans
     no_loss = deleted & remaining == deleted
-    return e.problem(z3.And(z3.Or(covered), no_loss))
-
-
-def ans_before(e: Env, j: int, t: z3.ArithRef) -> z3.BoolRef:
-    return z3.Int(f"round{j}.status_message") < t
+    return e.problem(z3.And(z3.Or(confirmed), no_loss))
 
 
 def claims() -> list[Claim]:
