@@ -114,6 +114,7 @@ def _replica_delete(*, confirming_only: bool) -> Problem:
     bv = lambda n: z3.BitVec(n, CHANGES)  # noqa: E731
     deleted, remaining = bv("cnset.deleted"), bv("cnset.remaining_union")
     e.show("cnset.deleted", deleted)
+    e.show("cnset.remaining_union", remaining)
     removed, delete_now, last = e.at("removed_from_replica_list"), e.time("delete_now"), e.int("last_round")
     e.assume("some round is the last", z3.And(last >= 0, last < ROUNDS))
     previous_answer = removed
