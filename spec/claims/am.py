@@ -49,6 +49,19 @@ def _sort_claim(primary: str, *, lossless: bool) -> Problem:
     return e.problem(lex_less(_bcss_key(any_lossless, a), _bcss_key(any_lossless, b)))
 
 
+def _sort_rules(*, second_reading_all: bool) -> Problem:
+    """The seed's two sort rules: 'any value other than Lossless on all servers' (copy queue first) and
+    'Lossless on any server' (activation preference first). For every assignment of dials exactly one
+    applies. The twin reads the second rule as 'Lossless on all servers'."""
+    e = Env()
+    dials = [e.int(f"server{i}.dial") for i in range(HOSTS)]
+    for i, d in enumerate(dials):
+        e.assume(f"server{i}.dial is one of {DIALS} (0, 1, 2)", z3.And(d >= 0, d < len(DIALS)))
+    queue_first = z3.And([d != 0 for d in dials])
+    preference_first = z3.And([d == 0 for d in dials]) if second_reading_all else z3.Or([d == 0 for d in dials])
+    return e.problem(z3.Xor(queue_first, preference_first))
+
+
 def _inspected(*, shared_generation: bool) -> Problem:
     """Sorting by the highest LastLogInspected picks the lowest copy queue length when the copies see the
     same LastLogGenerated; 'from the copy's point of view' the generated log may differ per copy."""
@@ -225,5 +238,14 @@ def claims() -> list[Claim]:
             "proved",
             "Weakened (mount right after BCSS): a copy can be mounted before ACLL or beyond the threshold.",
             lambda: _acll_before_mount(checked=False),
+        ),
+        Claim(
+            "am.bcss.sort_rules_exhaustive",
+            ids["sort_rules"],
+            "For every combination of AutoDatabaseMountDial values, exactly one of the two sort rules applies.",
+            lambda: _sort_rules(second_reading_all=False),
+            "proved",
+            "Reading the Lossless rule as 'on all servers' leaves mixed dials with no rule.",
+            lambda: _sort_rules(second_reading_all=True),
         ),
     ]

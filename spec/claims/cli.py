@@ -19,10 +19,14 @@ from spec.claims.registry import run_all
 
 def _prove(args: argparse.Namespace) -> int:
     results = run_all(args.only or None)
-    if args.markdown:
-        from spec.claims.report import claims_table, constraints_table, coverage_table
+    if args.markdown or args.update_doc:
+        from spec.claims.report import DOC, claims_table, constraints_table, coverage_table, update_doc
 
-        print(claims_table(results), constraints_table(), coverage_table(), sep="\n\n")
+        tables = [claims_table(results), constraints_table(), coverage_table()]
+        if args.update_doc:
+            DOC.write_text(update_doc(DOC.read_text(encoding="utf-8"), tables), encoding="utf-8")
+        else:
+            print(*tables, sep="\n\n")
         return 0 if all(r.ok for r in results) else 1
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
@@ -96,6 +100,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--only", action="append", metavar="PREFIX", help="only claims whose name starts with PREFIX")
     p.add_argument("--markdown", action="store_true", help="print the tables of spec/CLAIMS.md")
+    p.add_argument("--update-doc", action="store_true", help="rewrite the tables in spec/CLAIMS.md")
     p.add_argument("-v", "--verbose", action="store_true", help="print counterexamples")
     p.set_defaults(func=_prove)
     v = subparsers.add_parser("validate-config", help="check a deployment's settings against the seeds' constraints")

@@ -43,6 +43,7 @@ AM_IDS = {
     "lli_is_cql": "AM-035",
     "dial_monotone": "AM-P01",
     "acll_before_mount": "AM-024",
+    "sort_rules": "AM-036",
     "criteria_order": "AM-039",
 }
 
@@ -62,6 +63,7 @@ COVERS = {
     "bf.remove_replica.within_five_minutes": ("BF-007",),
     "bf.add_replica.retry_after_24h": ("BF-005", "BF-019"),
     "am.acll_before_mount": ("AM-051",),
+    "am.bcss.sort_rules_exhaustive": ("AM-035",),
 }
 
 ALL_IDS = {

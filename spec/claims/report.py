@@ -3,11 +3,14 @@ document cannot drift from the code (a test compares them)."""
 
 from __future__ import annotations
 
-from spec.catalogue import catalogue
+from pathlib import Path
+
+from spec.catalogue import SPEC_DIR, catalogue
 from spec.claims.config import CONSTRAINTS
 from spec.claims.engine import ClaimResult
 from spec.claims.registry import all_claims
 
+DOC: Path = SPEC_DIR / "CLAIMS.md"
 CLAIM_KINDS = ("ordering", "timing")
 # Ordering or timing requirements with no z3 claim, and why.
 NOT_CLAIMS = {
@@ -50,3 +53,13 @@ def coverage_table() -> str:
             names = ", ".join(f"`{n}`" for n in by_req.get(r.id, [])) or NOT_CLAIMS.get(r.id, "(monitor only)")
             rows.append(f"| {r.id} | {r.kind} | {names} |")
     return "\n".join(rows)
+
+
+def update_doc(text: str, tables: list[str]) -> str:
+    """Replace each table in `text` (found by its header line, ending at a blank line) by its new version."""
+    for table in tables:
+        header = table.splitlines()[0]
+        start = text.index(header + "\n")
+        end = text.find("\n\n", start)
+        text = text[:start] + table + (text[end:] if end >= 0 else "\n")
+    return text

@@ -16,7 +16,7 @@ DOC = Path(__file__).resolve().parents[2] / "spec" / "CLAIMS.md"
 def test_claims_doc_tables_are_current() -> None:
     text = DOC.read_text(encoding="utf-8")
     for table in (claims_table(run_all()), constraints_table(), coverage_table()):
-        assert table in text, "spec/CLAIMS.md is stale: paste `haconform prove --markdown` into it"
+        assert table in text, "spec/CLAIMS.md is stale: run `haconform prove --update-doc`"
 
 
 @pytest.mark.unit
