@@ -180,16 +180,19 @@ CONSTRAINTS: tuple[Constraint, ...] = (
     Constraint(
         "sr.shadow_attempts_possible",
         "derived",
-        ("SR-P03", "SR-P04", "SR-P05"),
+        ("SR-P03", "SR-P04", "SR-P05", "SR-P18"),
         "With ShadowMessagePreference {ShadowMessagePreference} at least one shadow attempt must be allowed "
         "(MaxRetriesForRemoteSiteShadow {MaxRetriesForRemoteSiteShadow}, MaxRetriesForLocalSiteShadow "
-        "{MaxRetriesForLocalSiteShadow}).",
-        lambda v: z3.And(
-            z3.Implies(v["ShadowMessagePreference"] == 1, v["MaxRetriesForRemoteSiteShadow"] >= 1),
-            z3.Implies(v["ShadowMessagePreference"] == 2, v["MaxRetriesForLocalSiteShadow"] >= 1),
-            z3.Implies(
-                v["ShadowMessagePreference"] == 0,
-                v["MaxRetriesForRemoteSiteShadow"] + v["MaxRetriesForLocalSiteShadow"] >= 1,
+        "{MaxRetriesForLocalSiteShadow}, counted as {ShadowRetryCountMeaning}).",
+        lambda v: z3.Or(
+            v["ShadowRetryCountMeaning"] == 1,  # 'retries': a first try is always made
+            z3.And(
+                z3.Implies(v["ShadowMessagePreference"] == 1, v["MaxRetriesForRemoteSiteShadow"] >= 1),
+                z3.Implies(v["ShadowMessagePreference"] == 2, v["MaxRetriesForLocalSiteShadow"] >= 1),
+                z3.Implies(
+                    v["ShadowMessagePreference"] == 0,
+                    v["MaxRetriesForRemoteSiteShadow"] + v["MaxRetriesForLocalSiteShadow"] >= 1,
+                ),
             ),
         ),
         "warning",
@@ -197,6 +200,7 @@ CONSTRAINTS: tuple[Constraint, ...] = (
 )
 require(*{r for c in CONSTRAINTS for r in c.requirements})
 assert catalogue().param("ShadowMessagePreference").values == ("PreferRemote", "RemoteOnly", "LocalOnly")
+assert catalogue().param("ShadowRetryCountMeaning").values == ("attempts", "retries")
 
 _UNIT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|h|d)\s*$")
 _SPAN_RE = re.compile(r"^\s*(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})\s*$")
@@ -265,7 +269,13 @@ class ConfigReport:
 
 def _values(settings: dict[str, Any]) -> tuple[dict[str, int | bool], dict[str, Parameter]]:
     params = {p.name: p for p in catalogue().parameters() if p.unit != "list"}
-    problems = [f"unknown parameter {k!r} (not in the catalogue)" for k in settings if k not in params]
+    lists = {p.name for p in catalogue().parameters() if p.unit == "list"}
+    problems = [
+        f"unknown parameter {k!r} (not in the catalogue)" for k in settings if k not in params and k not in lists
+    ]
+    for k in lists & set(settings):
+        if not (isinstance(settings[k], list) and all(isinstance(x, str) for x in settings[k])):
+            problems.append(f"{k}: expected a list of names, got {settings[k]!r}")
     values: dict[str, int | bool] = {}
     for name, p in params.items():
         try:

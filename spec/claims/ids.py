@@ -57,6 +57,7 @@ COVERS = {
     "sr.promote_before_safety_net_expiry": ("SR-058", "SR-067"),
     "sr.discard_events_outlive_decision": ("SR-058",),
     "pf.status_message_36h": ("PF-029",),
+    "pf.status_message_36h.broadcast_anchor": ("PF-029",),
     "pf.replica_add.step1_before_step2": ("BF-025",),
     "pf.replica_delete.confirm_before_delete_now": ("BF-029", "BF-033"),
     "bf.initial_request.repaired": ("BF-006",),

@@ -19,6 +19,31 @@ CHANGES = 6  # change numbers modelled in a CNSet (bit i = change i present)
 ROUNDS = 3  # status request / status message rounds of a delete
 
 
+def _status_message_broadcast_anchor(*, extra: str | None) -> Problem:
+    """PF-P12 = last_broadcast: the expiry starts at the folder's next regular content broadcast (the
+    first ReplicationSendAlways event at or after the change), not at the change itself."""
+    e = Env()
+    timeout, always = e.param("ReplicationSendStatusTimeout"), e.param("ReplicationSendAlways")
+    period, offset = e.param("ReplicationStatusThreadPeriod"), e.param("ReplicationStatusThreadOffset")
+    change = e.at("last_change")
+    b_offset = e.time("content_event.offset")
+    e.assume("content event offset within one period", z3.And(b_offset >= 0, b_offset < always))
+    broadcast = e.grid("regular_broadcast", b_offset, always)
+    e.assume(
+        "the broadcast is the first content event at or after the change",
+        z3.And(broadcast >= change, broadcast - always < change),
+    )
+    thread = e.grid("status_thread_run", offset, period)
+    e.assume(
+        "the thread run is the first at or after the expiry",
+        z3.And(thread >= broadcast + timeout, thread - period < broadcast + timeout),
+    )
+    delay = thread - change
+    e.show("delay", delay)
+    e.prefer_small(-delay)
+    return e.problem(delay <= timeout + period + (always if extra else 0))
+
+
 def _status_message(*, slack_ms: int = 0) -> Problem:
     """A folder last changed at `last_change`; its status expiry is set to last_change + timeout; the
     status thread generates the message at its first run at or after the expiry."""
@@ -153,6 +178,22 @@ def claims() -> list[Claim]:
             "proved",
             "Tight: the upper bound cannot be lowered by one minute (a change just after a thread run).",
             lambda: _status_message(slack_ms=MINUTE_MS),
+        ),
+        Claim(
+            "pf.status_message_36h.broadcast_anchor",
+            PF_IDS["status_36h"],
+            "Reading the expiry as starting at the last regular broadcast (StatusExpiryAnchor = "
+            "last_broadcast), "
+            f"a status message still comes at most {bound} after the last change.",
+            lambda: _status_message_broadcast_anchor(extra=None),
+            "refuted",
+            "Repaired for that reading: at most the bound plus ReplicationSendAlways.",
+            lambda: _status_message_broadcast_anchor(extra="ReplicationSendAlways"),
+            finding="Under the alternative anchor of PF-I02 (Replication Process: '24 hours after the last "
+            "regular "
+            "replication broadcast') the seed's 36 hours is exceeded by up to one content replication "
+            "interval; "
+            "the catalogue's default anchor (the last local change) keeps the bound.",
         ),
         Claim(
             "pf.status_expiry_reset",
