@@ -127,3 +127,19 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["validate-config", "--json", str(bad)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["valid"] is False and doc["violated"][0]["constraint"] == "sr.receive_connector_timeouts.edge"
+
+
+@pytest.mark.unit
+def test_list_parameters_and_retry_count_meaning() -> None:
+    assert check_config({"PreferredBackfillServers": ["pf01"]}).valid
+    with pytest.raises(ConfigError, match="expected a list of names"):
+        check_config({"PreferredBackfillServers": "pf01"})
+    # 'retries': a first try is always made, so zero retries still allows one shadow attempt
+    report = check_config(
+        {
+            "ShadowMessagePreference": "RemoteOnly",
+            "MaxRetriesForRemoteSiteShadow": 0,
+            "ShadowRetryCountMeaning": "retries",
+        }
+    )
+    assert report.valid and not report.warnings
