@@ -63,8 +63,10 @@ def main() -> int:
             t = time.perf_counter()
         sp = check(spark, [str(corpus)], partitions=4)
         sp_s = time.perf_counter() - t
-        print(f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
-              f"{' (warm)' if args.warm else ' (incl. start-up)'}")
+        print(
+            f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
+            f"{' (warm)' if args.warm else ' (incl. start-up)'}"
+        )
         print(f"ratio spark/python throughput: {py_s / sp_s:.2f}")
         spark.stop()
     return 0

@@ -18,7 +18,8 @@ so each instance gets one of four verdicts:
 The report also gives the smallest skew, one bound for all nodes, that explains every cross-node
 instance (None when a cycle of orderings cannot be explained by any skew). Building formulas per event is
 what costs time, so instances are aggregated to the tightest bound per ordered pair of nodes first; the
-solver sees at most one constraint per pair (FIELD-NOTES, "z3, in practice"). The Spark checker calls
+solver sees at most one constraint per pair (FIELD-NOTES, "z3, in practice"), and only when a
+Bellman-Ford pass has found a conflict (`spec.claims.skew_graph`). The Spark checker calls
 `check_skew` per entity; `traces.schema.Event` objects or plain tuples
 `(event_id, node, ts_ms, kind, entity, attrs)` are accepted.
 """
@@ -29,9 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-import z3
-
 from spec.catalogue import require
+from spec.claims.skew_graph import conflicting_pairs, min_uniform_skew
 
 SkewVerdict = Literal["consistent", "violation", "ambiguous", "inconsistent"]
 SEVERITY: dict[str, int] = {"consistent": 0, "ambiguous": 1, "inconsistent": 2, "violation": 3}
@@ -175,80 +175,6 @@ def merge_pair_bounds(*maps: Mapping[tuple[str, str], int]) -> dict[tuple[str, s
     return out
 
 
-def _offsets(nodes: Iterable[str]) -> dict[str, z3.ArithRef]:
-    return {n: z3.Int(f"offset[{n}]") for n in nodes}
-
-
-def _system(
-    pairs: Mapping[tuple[str, str], int], skew: int | Mapping[str, int]
-) -> tuple[dict[str, z3.ArithRef], list[z3.BoolRef], dict[tuple[str, str], z3.BoolRef]]:
-    nodes = sorted({n for p in pairs for n in p})
-    off = _offsets(nodes)
-    bounds = [z3.And(off[n] >= -_bound(skew, n), off[n] <= _bound(skew, n)) for n in nodes]
-    constraint = {(a, b): off[b] - off[a] <= w for (a, b), w in pairs.items()}
-    return off, bounds, constraint
-
-
-def _minimal_core(
-    bounds: list[z3.BoolRef], constraint: Mapping[tuple[str, str], z3.BoolRef], core: list[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """Deletion-based minimisation: drop every pair the core stays unsatisfiable without."""
-    kept = list(core)
-    for p in list(core):
-        trial = [q for q in kept if q != p]
-        s = z3.Solver()
-        s.add(*bounds, *(constraint[q] for q in trial))
-        if s.check() == z3.unsat:
-            kept = trial
-    return kept
-
-
-def conflicting_pairs(
-    pairs: Mapping[tuple[str, str], int], skew: int | Mapping[str, int]
-) -> dict[tuple[str, str], int]:
-    """Step 3 (solver): the pairs in minimal unsat cores of the joint system, each with the largest weight
-    that still conflicts with the satisfiable rest (cores are removed until the rest is satisfiable)."""
-    off, bounds, constraint = _system(pairs, skew)
-    remaining, removed = dict(pairs), []
-    while remaining:
-        s = z3.Solver()
-        s.add(*bounds)
-        labels = {}
-        for p in remaining:
-            lab = z3.Bool(f"{p[0]}->{p[1]}")
-            labels[str(lab)] = p
-            s.assert_and_track(constraint[p], lab)
-        if s.check() != z3.unsat:
-            break
-        core = _minimal_core(bounds, constraint, [labels[str(c)] for c in s.unsat_core()])
-        removed += core
-        for p in core:
-            del remaining[p]
-    out: dict[tuple[str, str], int] = {}
-    for a, b in removed:
-        opt = z3.Optimize()
-        opt.add(*bounds, *(constraint[q] for q in remaining))
-        h = opt.maximize(off[a] - off[b])
-        opt.check()
-        out[(a, b)] = -opt.upper(h).as_long() - 1  # weights below -max(offset(A) - offset(B)) conflict
-    return out
-
-
-def min_uniform_skew(pairs: Mapping[tuple[str, str], int]) -> int | None:
-    """Smallest single bound e with offsets in [-e, e] satisfying every pair constraint (None: none does)."""
-    if not pairs:
-        return 0
-    nodes = sorted({n for p in pairs for n in p})
-    off, eps = _offsets(nodes), z3.Int("skew")
-    opt = z3.Optimize()
-    opt.add(eps >= 0, *(z3.And(off[n] >= -eps, off[n] <= eps) for n in nodes))
-    opt.add(*(off[b] - off[a] <= w for (a, b), w in pairs.items()))
-    h = opt.minimize(eps)
-    if opt.check() != z3.sat:
-        return None
-    return opt.lower(h).as_long()
-
-
 MAX_ROUNDS = 20
 
 
@@ -257,7 +183,7 @@ def _mark(instances: list[Instance], skew: int | Mapping[str, int]) -> list[Inst
     explainable (so removing every inconsistent instance always leaves a trace the bounds explain)."""
     for round_no in range(MAX_ROUNDS + 1):
         tight = pair_bounds(instances)
-        conflicts = conflicting_pairs(tight, skew)
+        conflicts = conflicting_pairs(tight, lambda n: _bound(skew, n))
         if not conflicts:
             break
         names = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
