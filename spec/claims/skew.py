@@ -17,10 +17,11 @@ so each instance gets one of four verdicts:
 
 The report also gives the smallest skew, one bound for all nodes, that explains every cross-node
 instance (None when a cycle of orderings cannot be explained by any skew). Building formulas per event is
-what costs time, so instances are aggregated to the tightest bound per ordered pair of nodes first; the
-solver sees at most one constraint per pair (FIELD-NOTES, "z3, in practice"), and only when a
-Bellman-Ford pass has found a conflict (`spec.claims.skew_graph`). The Spark checker calls
-`check_skew` per entity; `traces.schema.Event` objects or plain tuples
+what costs time (FIELD-NOTES, "z3, in practice"), so instances are aggregated to the tightest bound per
+ordered pair of nodes first and the joint step works on that small system of difference constraints
+(`spec.claims.skew_graph`: Bellman-Ford, negative cycles as minimal unsat cores; z3 is its tested
+reference). The Spark checker runs `classify` per entity, merges `pair_bounds` per trace and calls
+`resolve` once per trace; `check_skew` does all three. `traces.schema.Event` objects or plain tuples
 `(event_id, node, ts_ms, kind, entity, attrs)` are accepted.
 """
 
