@@ -41,9 +41,13 @@ def _prove(args: argparse.Namespace) -> int:
             f"{c.name:<{width}}  {c.requirement:<11}  {c.expected:<8}  {r.main.verdict:<8}  "
             f"{r.main.seconds * 1000:>5.0f}ms  {twin}{mark}"
         )
-        if args.verbose and r.main.counterexample:
+        if args.verbose:
+            pad = " " * (width + 4)
+            print(f"{pad}claim: {c.statement}")
+            print(f"{pad}assumes: " + f"\n{pad}         ".join(r.main.assumptions))
             for k, v in r.main.counterexample.items():
-                print(f"{'':<{width}}    {k} = {v}")
+                print(f"{pad}{k} = {v}")
+            print(f"{pad}twin: {c.twin_statement}")
         for outcome in (r.main, r.twin):
             if outcome.detail:
                 print(f"{'':<{width}}    {outcome.detail}")

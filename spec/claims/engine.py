@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import z3
@@ -148,6 +148,7 @@ class Outcome:
     seconds: float
     counterexample: dict[str, str] = field(default_factory=dict)
     detail: str = ""
+    assumptions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ class ClaimResult:
             "got": self.main.verdict,
             "timeout_ms": c.timeout_ms,
             "seconds": round(self.main.seconds, 4),
+            "assumptions": list(self.main.assumptions),
             "counterexample": self.main.counterexample,
             "detail": self.main.detail,
             "twin": {
@@ -178,6 +180,7 @@ class ClaimResult:
                 "expected": c.twin_expected,
                 "got": self.twin.verdict,
                 "seconds": round(self.twin.seconds, 4),
+                "assumptions": list(self.twin.assumptions),
                 "counterexample": self.twin.counterexample,
                 "detail": self.twin.detail,
             },
@@ -252,7 +255,11 @@ def _readable_model(problem: Problem, timeout_ms: int) -> z3.ModelRef | None:
 
 
 def run_claim(claim: Claim) -> ClaimResult:
-    return ClaimResult(claim, decide(claim.build(), claim.timeout_ms), decide(claim.twin(), claim.timeout_ms))
+    outcomes = []
+    for problem in (claim.build(), claim.twin()):
+        outcome = decide(problem, claim.timeout_ms)
+        outcomes.append(replace(outcome, assumptions=tuple(label for label, _ in problem.assumptions)))
+    return ClaimResult(claim, outcomes[0], outcomes[1])
 
 
 def maximise(problem: Problem, term: z3.ArithRef, timeout_ms: int = 10_000) -> int | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import z3
 
 from spec.catalogue import param_ms
-from spec.claims.engine import MINUTE_MS, Claim, Env, Problem, fmt_ms
+from spec.claims.engine import HOUR_MS, MINUTE_MS, Claim, Env, Problem
 from spec.claims.ids import PF_IDS
 
 CHANGES = 6  # change numbers modelled in a CNSet (bit i = change i present)
@@ -166,7 +166,7 @@ def _replica_delete(*, confirming_only: bool) -> Problem:
 
 
 def claims() -> list[Claim]:
-    bound = fmt_ms(param_ms("ReplicationSendStatusTimeout") + param_ms("ReplicationStatusThreadPeriod")).split(" ")[0]
+    bound = f"{(param_ms('ReplicationSendStatusTimeout') + param_ms('ReplicationStatusThreadPeriod')) // HOUR_MS} h"
     return [
         Claim(
             "pf.status_message_36h",
