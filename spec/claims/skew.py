@@ -179,6 +179,36 @@ def merge_pair_bounds(*maps: Mapping[tuple[str, str], int]) -> dict[tuple[str, s
 MAX_ROUNDS = 20
 
 
+def apply_conflicts(
+    instances: Sequence[Instance],
+    conflicts: Mapping[tuple[str, str], int],
+    tight: Mapping[tuple[str, str], int],
+    *,
+    all_on_pair: bool = False,
+) -> list[Instance]:
+    """Mark as inconsistent the ambiguous instances on a conflicting pair whose weight is at most the
+    pair's conflicting limit, or equal to the pair's tightest weight (which is on the core). Pure and
+    per instance, so a distributed checker can apply it after one joint step per trace."""
+    names = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
+    out = []
+    for i in instances:
+        p = i.pair
+        if (
+            i.verdict == "ambiguous"
+            and p in conflicts
+            and (
+                all_on_pair or i.weight_ms <= conflicts[p] or i.weight_ms == tight[p]  # type: ignore[operator]
+            )
+        ):
+            why = (
+                f"{i.explanation}, but not together with the orderings between {names}: no clock offsets "
+                "within the bounds explain them all"
+            )
+            i = replace(i, verdict="inconsistent", explanation=why)
+        out.append(i)
+    return out
+
+
 def _mark(instances: list[Instance], skew: int | Mapping[str, int]) -> list[Instance]:
     """Mark conflicting ambiguous instances, round after round, until the unmarked ones are jointly
     explainable (so removing every inconsistent instance always leaves a trace the bounds explain)."""
@@ -187,18 +217,7 @@ def _mark(instances: list[Instance], skew: int | Mapping[str, int]) -> list[Inst
         conflicts = conflicting_pairs(tight, lambda n: _bound(skew, n))
         if not conflicts:
             break
-        names = ", ".join(f"{x}->{y}" for x, y in list(conflicts)[:6])
-        last = round_no == MAX_ROUNDS
-        for k, i in enumerate(instances):
-            p = i.pair
-            if i.verdict != "ambiguous" or p not in conflicts:
-                continue
-            if last or i.weight_ms <= conflicts[p] or i.weight_ms == tight[p]:  # type: ignore[operator]
-                why = (
-                    f"{i.explanation}, but not together with the orderings between {names}: no clock "
-                    "offsets within the bounds explain them all"
-                )
-                instances[k] = replace(i, verdict="inconsistent", explanation=why)
+        instances = apply_conflicts(instances, conflicts, tight, all_on_pair=round_no == MAX_ROUNDS)
     return instances
 
 

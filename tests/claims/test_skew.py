@@ -10,6 +10,7 @@ import pytest
 
 from spec.claims.skew import (
     NET_SEND_BEFORE_RECV,
+    apply_conflicts,
     Ordering,
     check_skew,
     classify,
@@ -18,6 +19,7 @@ from spec.claims.skew import (
     resolve,
     to_violations,
 )
+from spec.claims.skew_graph import conflicting_pairs
 from traces.io import read_events
 from traces.schema import Event
 
@@ -34,7 +36,11 @@ def msg(wire: str, src: str, sent: int, dst: str, received: int) -> list[tuple]:
 
 
 def verdicts(report) -> list[str]:
-    return [i.verdict for i in report.instances]
+    return verdicts_of(report.instances)
+
+
+def verdicts_of(instances) -> list[str]:
+    return [i.verdict for i in instances]
 
 
 @pytest.mark.unit
@@ -132,6 +138,10 @@ def test_per_entity_then_per_trace_gives_the_same_answer() -> None:
     assert merged == pair_bounds(classify(events, 10))
     whole = resolve([i for p in parts for i in p], 10)
     assert sorted(verdicts(whole)) == sorted(verdicts(check_skew(events, 10)))
+    # the distributed form: one joint step per trace on the merged bounds, then a pure pass per entity
+    conflicts = conflicting_pairs(merged, lambda node: 10)
+    marked = [i for p in parts for i in apply_conflicts(p, conflicts, merged)]
+    assert sorted(verdicts_of(marked)) == sorted(verdicts(whole)) == ["consistent", "inconsistent", "inconsistent"]
 
 
 @pytest.mark.unit
