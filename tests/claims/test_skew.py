@@ -10,8 +10,8 @@ import pytest
 
 from spec.claims.skew import (
     NET_SEND_BEFORE_RECV,
-    apply_conflicts,
     Ordering,
+    apply_conflicts,
     check_skew,
     classify,
     merge_pair_bounds,
