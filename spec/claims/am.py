@@ -39,9 +39,17 @@ def _bcss_key(lossless: z3.BoolRef, c: dict[str, z3.ArithRef]) -> list[z3.ArithR
 
 
 def _sort_claim(primary: str, *, lossless: bool) -> Problem:
+    """AM-035/036/037: activation preference is the primary key when any server has Lossless or when an
+    administrator runs a lossless switchover without a target."""
     e = Env()
-    any_lossless = _lossless_anywhere(e)
-    e.assume("Lossless on some server" if lossless else "no server has Lossless", any_lossless == lossless)
+    switchover = e.bool("targetless_lossless_switchover")
+    any_lossless = z3.Or(_lossless_anywhere(e), switchover)
+    e.assume(
+        "Lossless on some server, or a targetless lossless switchover"
+        if lossless
+        else "no server has Lossless and no targetless lossless switchover",
+        any_lossless == lossless,
+    )
     a, b = _copy(e, "a"), _copy(e, "b")
     other = "ap" if primary == "cql" else "cql"
     e.assume(f"a is better on {primary}", a[primary] < b[primary])
@@ -60,6 +68,25 @@ def _sort_rules(*, second_reading_all: bool) -> Problem:
     queue_first = z3.And([d != 0 for d in dials])
     preference_first = z3.And([d == 0 for d in dials]) if second_reading_all else z3.Or([d == 0 for d in dials])
     return e.problem(z3.Xor(queue_first, preference_first))
+
+
+TIERS = ("All Healthy", "Up to Normal Healthy", "All Better than Source", "Same as Source")
+
+
+def _tiers(order: str) -> Problem:
+    """AM-027 with AM-I01: the candidates are tried by (tier, criteria set) under TierMajor, by (criteria
+    set, tier) under CriteriaMajor. Copy a's server passes a healthier tier than copy b's."""
+    e = Env()
+    ranks = {}
+    for name in ("a", "b"):
+        tier, crit = e.int(f"{name}.tier"), e.int(f"{name}.criteria_set")
+        e.assume(
+            f"{name}: tier 1..{len(TIERS)}, criteria set 1..10",
+            z3.And(tier >= 1, tier <= len(TIERS), crit >= 1, crit <= 10),
+        )
+        ranks[name] = [tier, crit] if order == "TierMajor" else [crit, tier]
+    e.assume("a's server passes a healthier tier than b's", z3.Int("a.tier") < z3.Int("b.tier"))
+    return e.problem(lex_less(ranks["a"], ranks["b"]))
 
 
 def _inspected(*, shared_generation: bool) -> Problem:
@@ -247,5 +274,17 @@ def claims() -> list[Claim]:
             "proved",
             "Reading the Lossless rule as 'on all servers' leaves mixed dials with no rule.",
             lambda: _sort_rules(second_reading_all=True),
+        ),
+        Claim(
+            "am.bcss.healthier_tier_first",
+            ids["tiers"],
+            "A copy whose server passes a healthier tier is tried before a copy on a less healthy server, "
+            "whatever "
+            f"their criteria sets (BcssTierCriteriaOrder = "
+            f"{catalogue().param('BcssTierCriteriaOrder').default}).",
+            lambda: _tiers(str(catalogue().param("BcssTierCriteriaOrder").default)),
+            "proved",
+            "Under the alternative reading CriteriaMajor (AM-I01) a better criteria set on a less healthy server wins.",
+            lambda: _tiers("CriteriaMajor"),
         ),
     ]

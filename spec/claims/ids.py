@@ -44,6 +44,7 @@ AM_IDS = {
     "dial_monotone": "AM-P01",
     "acll_before_mount": "AM-024",
     "sort_rules": "AM-036",
+    "tiers": "AM-027",
     "criteria_order": "AM-039",
 }
 
@@ -65,6 +66,9 @@ COVERS = {
     "bf.add_replica.retry_after_24h": ("BF-005", "BF-019"),
     "am.acll_before_mount": ("AM-051",),
     "am.bcss.sort_rules_exhaustive": ("AM-035",),
+    "am.bcss.lossless_preference_first": ("AM-037",),
+    "am.bcss.copy_queue_first": ("AM-037",),
+    "am.bcss.healthier_tier_first": ("AM-P07",),
 }
 
 ALL_IDS = {

@@ -17,8 +17,6 @@ NOT_CLAIMS = {
     "TR-003": "checked on traces under clock skew: `spec.claims.skew` (built-in ordering)",
     "TR-004": "one node's clock: no skew can excuse it; the skew check reports same-node inversions as violations",
     "AM-007": "an operator precondition, checked by the AM monitor on traces",
-    "AM-027": "the tier order is a definition of the selection; checked by the AM monitor",
-    "AM-037": "an administrator-initiated switchover: same sort key as AM-036 (am.bcss.lossless_preference_first)",
     "SR-065": "a retention period with nothing to compare it against; checked by the SR monitor",
 }
 
