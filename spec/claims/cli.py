@@ -3,7 +3,9 @@
 `register(subparsers)` adds both sub-commands to an argparse parser; each sets `func(args) -> int`, the
 exit status: prove gives 1 if any claim's or twin's verdict differs from its expectation (a time-out or a
 vacuous proof counts as different); validate-config gives 1 when a constraint is violated and 2 for an
-unreadable file, an unknown key or an ill-typed value.
+unreadable file, an unknown key or an ill-typed value. The claim and configuration modules are
+imported when a command runs, not when it is registered, so a problem in them (say a requirement ID
+gone from the catalogue) is reported by these two commands alone and never breaks the rest of the CLI.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import json
 import sys
 from typing import Any
 
-from spec.claims.config import ConfigError, check_config, load_config
-from spec.claims.registry import run_all
+from spec.catalogue import CatalogueError
 
 
 def _prove(args: argparse.Namespace) -> int:
+    try:
+        from spec.claims.registry import run_all
+    except CatalogueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     results = run_all(args.only or None)
     if args.markdown or args.update_doc:
         from spec.claims.report import DOC, claims_table, constraints_table, coverage_table, update_doc
@@ -76,6 +82,11 @@ def _report_json(path: str, report: Any) -> dict[str, Any]:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    try:
+        from spec.claims.config import ConfigError, check_config, load_config
+    except CatalogueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         report = check_config(load_config(args.file))
     except (ConfigError, OSError) as exc:

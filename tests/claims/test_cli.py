@@ -40,3 +40,13 @@ def test_haconform_cli_picks_up_the_commands(capsys: pytest.CaptureFixture[str])
 
     assert haconform(["prove", "--only", "am."]) == 0
     assert "am.dial.monotone" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_registering_imports_nothing_that_could_break_the_cli() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, spec.claims.cli; print(sorted(m for m in sys.modules if m.startswith('spec.claims')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['spec.claims', 'spec.claims.cli']"
