@@ -1,0 +1,71 @@
+"""The shadow redundancy trace monitor: replays recorded events through the same rules as the simulator.
+
+Seed 000, all sections; every rule is `rules.RULES` (rule name -> requirement ID). Scope is per entity:
+the checker hands the monitor one message's events (entity = network message ID) in sequence order, and
+the monitor folds them through `rules.step`, the function the simulator itself uses. Heartbeat entities
+(`hb:<shadow>><primary>`) carry no per-message rule and are judged valid. Verdicts: invalid on any
+breach; unknown when the trace is too incomplete to judge (the message's RECEIVE is missing, or there is
+no end-of-run SNAPSHOT, so the liveness rules SR-075 and SR-057 cannot be applied); valid otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from conformance.monitor import MonitorResult, Violation
+from model.sr import events as ev
+from model.sr import rules
+from model.sr.state import MessageView
+from spec.catalogue import param_default
+from traces.schema import Event
+
+
+def to_violation(e: Event, b: rules.Breach) -> Violation:
+    return Violation(b.rule, b.requirement, e.trace_id, e.entity, b.event_ids, b.explanation, ev.MECH)
+
+
+class Folder:
+    """Incremental fold of many messages' events (used by the stateful tests after every step)."""
+
+    def __init__(self, accept_variant: bool | None = None) -> None:
+        variant = param_default("AcceptRejectionVariant") if accept_variant is None else accept_variant
+        self.ctx = {"accept_variant": variant}
+        self.views: dict[str, MessageView] = {}
+        self.violations: list[Violation] = []
+
+    def feed(self, events: Iterable[Event]) -> list[Violation]:
+        found: list[Violation] = []
+        for e in events:
+            if e.mechanism != ev.MECH or e.entity.startswith("hb:"):
+                continue
+            view, breaches = rules.step(self.views.get(e.entity, MessageView()), e, self.ctx)
+            self.views[e.entity] = view
+            found.extend(to_violation(e, b) for b in breaches)
+        self.violations.extend(found)
+        return found
+
+
+class SrMonitor:
+    mechanism = ev.MECH
+    scope: Literal["entity", "trace"] = "entity"
+
+    def __init__(self, accept_variant: bool | None = None) -> None:
+        self.accept_variant = accept_variant
+
+    def check(self, events: Sequence[Event]) -> MonitorResult:
+        if not events or events[0].entity.startswith("hb:"):
+            return MonitorResult.of(())
+        folder = Folder(self.accept_variant)
+        violations = folder.feed(events)
+        notes = []
+        entity = events[0].entity
+        if events[0].kind != ev.RECEIVE:
+            notes.append(f"{entity}: the trace does not start with the message's RECEIVE")
+        if not any(e.kind == ev.SNAPSHOT for e in events):
+            notes.append(f"{entity}: no end-of-run SNAPSHOT, liveness (SR-075, SR-057) not judged")
+        return MonitorResult.of(violations, notes)
+
+
+def monitor() -> SrMonitor:
+    return SrMonitor()

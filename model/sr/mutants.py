@@ -1,0 +1,136 @@
+"""Planted bugs: one per invariant, each a `Policy` that breaks exactly one decision.
+
+Seed 000; each mutant names the rule (and so the requirement) the monitor and the stateful search must
+report. A mutant's simulate uses the same generator with a configuration, workload and timing chosen so
+that the bug has a chance to show (e.g. RejectMessageOnShadowFailure on for the rejection mutants).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.kernel.sim import MINUTE
+from model.sr import events as ev
+from model.sr.cluster import Policy, Timing
+from model.sr.sim import Workload, simulate
+from model.sr.state import SrConfig
+from traces.schema import Event
+
+
+class AckBeforeShadow(Policy):
+    def ack_early(self) -> bool:
+        return True
+
+
+class ShadowOutsideBoundary(Policy):
+    def in_boundary_only(self) -> bool:
+        return False
+
+
+class IgnorePreference(Policy):
+    def plan(self, cfg: SrConfig, in_dag: bool, multi_site: bool) -> tuple[str, ...]:
+        return ("local",) * cfg.max_local + ("remote",) * cfg.max_remote
+
+
+class AcceptWhenRejectRequired(Policy):
+    def outcome_on_failure(self, cfg: SrConfig) -> str:
+        return "accepted"
+
+
+class WrongRejectionText(Policy):
+    def rejection_text(self) -> str:
+        return "450 4.5.1 Message failed to be made redundant"
+
+
+class XshadowAdvertised(Policy):
+    def advertise_xshadow(self) -> bool:
+        return True
+
+
+class ShadowWhenDisabled(Policy):
+    def shadowing(self, cfg: SrConfig) -> bool:
+        return True
+
+
+class PrematureDiscard(Policy):
+    def discard_marks(self, fork: str, forks: Sequence[str]) -> list[str]:
+        return list(forks)
+
+
+class ReleaseBeforeAllForks(Policy):
+    def release_ready(self, forks: tuple[str, ...], notified: frozenset[str]) -> bool:
+        return bool(notified)
+
+
+class EarlyPromotion(Policy):
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return super().promotion_reason(now, last, cfg.replace(resubmit_ms=cfg.resubmit_ms // 10), original,
+                                        observed)
+
+
+class NeverPromote(Policy):
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return ""
+
+
+class ResubmitEverything(Policy):
+    def may_resubmit(self, fork: str) -> bool:
+        return True
+
+
+class NoDuplicateDetection(Policy):
+    def duplicate_detection(self) -> bool:
+        return False
+
+
+class DiscardsInMemory(Policy):
+    def persist_discards(self) -> bool:
+        return False
+
+
+class DoubleSend(Policy):
+    def sends_per_fork(self) -> int:
+        return 2
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    rule: str  # the rule the monitor must report
+    policy: type[Policy]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def simulate(self, seed: int, **opts: Any) -> list[Event]:
+        return simulate(seed, policy=self.policy(), trace_id=f"sr-{self.name}-s{seed}", **{**self.options, **opts})
+
+
+_REJECT = {"config": {"reject_on_failure": True}, "timing": Timing(stall_p=0.5)}
+_FAULTY = {"workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 10 * MINUTE)),
+           "timing": Timing(hop_slow_p=0.5)}
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    Mutant("ack-before-shadow", "shadow-before-ack", AckBeforeShadow),
+    Mutant("shadow-outside-boundary", "shadow-in-boundary", ShadowOutsideBoundary, {"layout": "mixed"}),
+    Mutant("ignore-preference", "shadow-placement", IgnorePreference, {"layout": "multi-site-dag"}),
+    Mutant("accept-when-reject-required", "reject-required", AcceptWhenRejectRequired, _REJECT),
+    Mutant("wrong-rejection-text", "rejection-text", WrongRejectionText, _REJECT),
+    Mutant("xshadow-advertised", "no-xshadow-advertised", XshadowAdvertised),
+    Mutant("shadow-when-disabled", "shadow-disabled", ShadowWhenDisabled, {"config": {"enabled": False}}),
+    Mutant("premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
+    Mutant("release-before-all-forks", "all-forks-before-release", ReleaseBeforeAllForks,
+           {"timing": Timing(hop_slow_p=0.5)}),
+    Mutant("early-promotion", "promotion-timing", EarlyPromotion, _FAULTY),
+    Mutant("never-promote", "no-loss", NeverPromote, _FAULTY),
+    Mutant("safetynet-resubmits-everything", "no-safetynet-resubmit-across-boundary", ResubmitEverything,
+           {"workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))}),
+    Mutant("no-duplicate-detection", "duplicate-hidden-from-mailbox", NoDuplicateDetection, _FAULTY),
+    Mutant("discards-in-memory", "shadow-released", DiscardsInMemory,
+           {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}}),
+    Mutant("double-send", "duplicates-documented", DoubleSend),
+)}
+assert ev.MECH == "sr"
+
+
+def simulators() -> dict[str, Callable[..., list[Event]]]:
+    return {name: m.simulate for name, m in MUTANTS.items()}
