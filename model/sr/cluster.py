@@ -12,7 +12,7 @@ folded through `rules.step` as it is recorded, so `self.breaches` is what the mo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from model.kernel.network import NetConfig, Network
@@ -20,6 +20,7 @@ from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import events as ev
 from model.sr import rules
+from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.state import MessageView, SrConfig, fork_kind
 
 Key = tuple[str, int]  # (message, instance)
@@ -29,8 +30,9 @@ class Policy:
     """The model's decisions; each mutant overrides exactly one method (see `mutants.py`)."""
 
     def plan(self, cfg: SrConfig, in_dag: bool, multi_site: bool) -> tuple[str, ...]:
-        return rules.attempt_plan(cfg.preference, in_dag, multi_site, cfg.max_remote, cfg.max_local,
-                                  cfg.retry_meaning)
+        return rules.attempt_plan(
+            cfg.preference, in_dag, multi_site, cfg.max_remote, cfg.max_local, cfg.retry_meaning
+        )
 
     def shadowing(self, cfg: SrConfig) -> bool:
         return cfg.enabled
@@ -56,7 +58,9 @@ class Policy:
     def release_ready(self, forks: tuple[str, ...], notified: frozenset[str]) -> bool:
         return rules.release_ready(forks, notified)
 
-    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+    def promotion_reason(
+        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
+    ) -> str:
         return rules.promotion_reason(now, last, cfg.resubmit_ms, original, observed)
 
     def may_resubmit(self, fork: str) -> bool:
@@ -70,37 +74,6 @@ class Policy:
 
     def sends_per_fork(self) -> int:
         return 1
-
-
-@dataclass
-class PrimaryRec:
-    forks: tuple[str, ...]
-    left: set[str]
-    shadow: str | None
-    via: str = "primary"
-
-
-@dataclass
-class ShadowRec:
-    primary: str
-    primary_db: str
-    forks: tuple[str, ...]
-    created_ms: int
-    notified: set[str] = field(default_factory=set)
-
-
-@dataclass
-class Server:
-    """A transport server's transport database (kept on disk) plus its running state."""
-
-    name: str
-    db: str
-    queue: dict[Key, PrimaryRec] = field(default_factory=dict)
-    shadows: dict[Key, ShadowRec] = field(default_factory=dict)
-    pending: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # discard status per shadow
-    last_query: dict[str, int] = field(default_factory=dict)
-    last_contact: dict[str, int] = field(default_factory=dict)
-    safetynet: dict[Key, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -130,16 +103,24 @@ class Timing:
     max_insts: int = 3
 
 
-class Cluster:
-    def __init__(self, sim: Simulator, topology: Topology, cfg: SrConfig, policy: Policy | None = None,
-                 timing: Timing | None = None) -> None:
+class Cluster(Maintenance):
+    def __init__(
+        self,
+        sim: Simulator,
+        topology: Topology,
+        cfg: SrConfig,
+        policy: Policy | None = None,
+        timing: Timing | None = None,
+    ) -> None:
         self.sim, self.topo, self.cfg = sim, topology, cfg.validate()
         self.pol = policy or Policy()
         self.t = timing or Timing()
         self.net = Network(sim, topology, NetConfig(latency_ms=(1, 50)))
         self.exchange = [n for n in topology.names() if topology.server(n).version == "2013"]
-        self.members = {n: (topology.boundary(n), topology.server(n).site, topology.server(n).version)
-                        for n in topology.names()}
+        self.members = {
+            n: (topology.boundary(n), topology.server(n).site, topology.server(n).version)
+            for n in topology.names()
+        }
         self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
         self.views: dict[str, MessageView] = {}
         self.breaches: list[tuple[str, rules.Breach]] = []
@@ -179,7 +160,9 @@ class Cluster:
             self.net.heal()
 
     # --- receiving and shadow creation (SR-027..SR-031, SR-039..SR-048) ------------------------------
-    def submit(self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1) -> None:
+    def submit(
+        self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1
+    ) -> None:
         """A sender opens an SMTP session to `primary` and transmits `msg` (SR-027)."""
         if not self.up(primary) or primary in self.isolated:
             self._sender_retry(msg, primary, forks, origin, inst)
@@ -187,16 +170,34 @@ class Cluster:
         s = self.topo.server(primary)
         in_dag, multi = bool(s.dag), bool(s.dag) and self.topo.dag_spans_sites(s.dag)
         plan = self.pol.plan(self.cfg, in_dag, multi)
-        self.emit(primary, msg, ev.RECEIVE, inst=inst, sender=f"{origin}-sender", origin=origin,
-                  boundary=self.members[primary][0], site=s.site, db=self.servers[primary].db, forks=list(forks),
-                  enabled=self.cfg.enabled, reject=self.cfg.reject_on_failure, pref=self.cfg.preference,
-                  in_dag=in_dag, multi_site=multi, max_remote=self.cfg.max_remote, max_local=self.cfg.max_local,
-                  meaning=self.cfg.retry_meaning, plan=list(plan), sender_xshadow=origin == "hub2010",
-                  xshadow_advertised=self.pol.advertise_xshadow())
+        self.emit(
+            primary,
+            msg,
+            ev.RECEIVE,
+            inst=inst,
+            sender=f"{origin}-sender",
+            origin=origin,
+            boundary=self.members[primary][0],
+            site=s.site,
+            db=self.servers[primary].db,
+            forks=list(forks),
+            enabled=self.cfg.enabled,
+            reject=self.cfg.reject_on_failure,
+            pref=self.cfg.preference,
+            in_dag=in_dag,
+            multi_site=multi,
+            max_remote=self.cfg.max_remote,
+            max_local=self.cfg.max_local,
+            meaning=self.cfg.retry_meaning,
+            plan=list(plan),
+            sender_xshadow=origin == "hub2010",
+            xshadow_advertised=self.pol.advertise_xshadow(),
+        )
         sess = Session(primary, tuple(forks), plan)
         self.sessions[(msg, inst)] = sess
-        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst),
-                                       node=primary)
+        sess.deadline = self.sim.after(
+            self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary
+        )
         if self.pol.shadowing(self.cfg):
             self._attempt(msg, inst)
         else:
@@ -207,31 +208,61 @@ class Cluster:
         n = sess.tries + 1
         if n > len(sess.plan):
             if not sess.plan:
-                self.emit(sess.primary, msg, ev.HAREDIRECTFAIL, inst=inst, shadow="",
-                          reason="no shadow attempts allowed", final=True, **{"try": 0})
+                self.emit(
+                    sess.primary,
+                    msg,
+                    ev.HAREDIRECTFAIL,
+                    inst=inst,
+                    shadow="",
+                    reason="no shadow attempts allowed",
+                    final=True,
+                    **{"try": 0},
+                )
             self._fail_final(msg, inst)
             return
         sess.tries = n
         p = sess.primary
         site_class = sess.plan[n - 1]
-        members = self.members if self.pol.in_boundary_only() else {
-            k: (self.members[p][0], v[1], v[2]) for k, v in self.members.items()}
+        members = (
+            self.members
+            if self.pol.in_boundary_only()
+            else {k: (self.members[p][0], v[1], v[2]) for k, v in self.members.items()}
+        )
         cands = rules.shadow_candidates(p, site_class, members, lambda x: x in self.servers)
         if not cands:
-            self.emit(p, msg, ev.HAREDIRECTFAIL, inst=inst, shadow="", reason="No suitable shadow servers",
-                      final=n == len(sess.plan), **{"try": n})
+            self.emit(
+                p,
+                msg,
+                ev.HAREDIRECTFAIL,
+                inst=inst,
+                shadow="",
+                reason="No suitable shadow servers",
+                final=n == len(sess.plan),
+                **{"try": n},
+            )
             self._attempt(msg, inst)
             return
         target = self.sim.rng.choice(cands)
         sess.shadow = target
-        self.emit(p, msg, ev.HAREDIRECT, inst=inst, shadow=target, site=site_class,
-                  shadow_site=self.members[target][1], site_of_primary=self.members[p][1], **{"try": n})
+        self.emit(
+            p,
+            msg,
+            ev.HAREDIRECT,
+            inst=inst,
+            shadow=target,
+            site=site_class,
+            shadow_site=self.members[target][1],
+            site_of_primary=self.members[p][1],
+            **{"try": n},
+        )
         self._query(p, target, "session")  # any session to a server carries XQUERYDISCARD (SR-054)
         if self.pol.ack_early():
             self._accept(msg, inst, redundant=False, acked=True)
         rng = self.sim.rng
         if rng.random() < self.t.stall_p:
-            sess.attempt = self.sim.after(self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p)
+            sess.attempt = self.sim.after(
+                self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p
+            )
             return
         lo, hi = self.t.shadow_ms
         delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
@@ -239,25 +270,55 @@ class Cluster:
 
     def _stalled(self, msg: str, inst: int) -> None:
         sess = self.sessions[(msg, inst)]
-        self.emit(sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="shadow",
-                  timeout="ConnectionInactivityTimeout")
-        self.emit(sess.primary, msg, ev.HAREDIRECTFAIL, inst=inst, shadow=sess.shadow, reason="timeout",
-                  final=sess.tries == len(sess.plan), **{"try": sess.tries})
+        self.emit(
+            sess.primary,
+            msg,
+            ev.SESSION_TIMEOUT,
+            inst=inst,
+            session="shadow",
+            timeout="ConnectionInactivityTimeout",
+        )
+        self.emit(
+            sess.primary,
+            msg,
+            ev.HAREDIRECTFAIL,
+            inst=inst,
+            shadow=sess.shadow,
+            reason="timeout",
+            final=sess.tries == len(sess.plan),
+            **{"try": sess.tries},
+        )
         self._attempt(msg, inst)
 
     def _shadow_done(self, msg: str, inst: int, target: str) -> None:
         sess = self.sessions[(msg, inst)]
         p = sess.primary
         if not self.reach(p, target):
-            self.emit(p, msg, ev.HAREDIRECTFAIL, inst=inst, shadow=target, reason="unreachable",
-                      final=sess.tries == len(sess.plan), **{"try": sess.tries})
+            self.emit(
+                p,
+                msg,
+                ev.HAREDIRECTFAIL,
+                inst=inst,
+                shadow=target,
+                reason="unreachable",
+                final=sess.tries == len(sess.plan),
+                **{"try": sess.tries},
+            )
             self._attempt(msg, inst)
             return
         srv = self.servers[target]
         srv.shadows[(msg, inst)] = ShadowRec(p, self.servers[p].db, sess.forks, self.sim.now_ms)
         srv.last_contact[p] = self.sim.now_ms
-        self.emit(target, msg, ev.HARECEIVE, inst=inst, primary=p, boundary=self.members[target][0],
-                  primary_db=self.servers[p].db, forks=list(sess.forks))
+        self.emit(
+            target,
+            msg,
+            ev.HARECEIVE,
+            inst=inst,
+            primary=p,
+            boundary=self.members[target][0],
+            primary_db=self.servers[p].db,
+            forks=list(sess.forks),
+        )
         self._schedule_expiry(target, (msg, inst))
         self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         if sess.done:
@@ -272,9 +333,19 @@ class Cluster:
         if sess.done:
             return
         self.sim.cancel(sess.attempt)
-        self.emit(sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
-        self.emit(sess.primary, msg, ev.HAREDIRECTFAIL, inst=inst, shadow=sess.shadow,
-                  reason="inbound session timed out", final=True, **{"try": sess.tries})
+        self.emit(
+            sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout"
+        )
+        self.emit(
+            sess.primary,
+            msg,
+            ev.HAREDIRECTFAIL,
+            inst=inst,
+            shadow=sess.shadow,
+            reason="inbound session timed out",
+            final=True,
+            **{"try": sess.tries},
+        )
         self._fail_final(msg, inst, session_open=False)
 
     def _fail_final(self, msg: str, inst: int, session_open: bool = True) -> None:
@@ -287,15 +358,24 @@ class Cluster:
         else:
             self._accept(msg, inst, redundant=False, acked=session_open)
 
-    def _accept(self, msg: str, inst: int, *, redundant: bool, acked: bool, shadow: str | None = None) -> None:
+    def _accept(
+        self, msg: str, inst: int, *, redundant: bool, acked: bool, shadow: str | None = None
+    ) -> None:
         sess = self.sessions[(msg, inst)]
         if sess.done:
             return
         sess.done = True
         self.sim.cancel(sess.deadline)
         p = sess.primary
-        self.emit(p, msg, ev.ACCEPT, inst=inst, redundant=redundant, acked=acked,
-                  response=ev.ACK_TEXT if acked else "")
+        self.emit(
+            p,
+            msg,
+            ev.ACCEPT,
+            inst=inst,
+            redundant=redundant,
+            acked=acked,
+            response=ev.ACK_TEXT if acked else "",
+        )
         self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow)
         for f in sess.forks:
             self._schedule_fork(p, (msg, inst), f)
@@ -308,8 +388,10 @@ class Cluster:
         boundary = self.members[primary][0]
         options = [n for n in self.exchange if self.members[n][0] == boundary]
         target = self.sim.rng.choice(options)
-        self.sim.after(self.sim.rng.randint(*self.t.retry_ms),
-                       lambda: self.submit(msg, target, forks, origin=origin, inst=inst))
+        self.sim.after(
+            self.sim.rng.randint(*self.t.retry_ms),
+            lambda: self.submit(msg, target, forks, origin=origin, inst=inst),
+        )
 
     # --- processing forks, discard status (SR-032, SR-037, SR-050, SR-051) ---------------------------
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None:
@@ -364,93 +446,6 @@ class Cluster:
                     self.emit(node, msg, ev.RESUBMIT, inst=inst, fork=f, source="SAFETYNET")
                     self._transmit(node, msg, inst, f, "safetynet")
 
-    # --- heartbeat, discard notifications, promotion (SR-053..SR-059, SR-064) ------------------------
-    def _start_heartbeat(self, node: str) -> None:
-        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), lambda: self._tick(node), node=node)
-
-    def _tick(self, node: str) -> None:
-        srv = self.servers[node]
-        for p in sorted({r.primary for r in srv.shadows.values()}):
-            self._query(node, p, "heartbeat")
-        self._auto_discard(srv)
-        self.sim.after(self.cfg.heartbeat_ms, lambda: self._tick(node), node=node)
-
-    def _query(self, shadow: str, primary: str, reason: str) -> None:
-        s = self.servers[shadow]
-        mine = sorted(k for k, r in s.shadows.items() if r.primary == primary)
-        if not mine:
-            return
-        now = self.sim.now_ms
-        ok = self.reach(shadow, primary)
-        p = self.servers[primary]
-        self.sim.emit(shadow, ev.MECH, ev.heartbeat_entity(shadow, primary), ev.XQUERYDISCARD, primary=primary,
-                      ok=ok, reason=reason, db=p.db if ok else None)
-        if ok:
-            s.last_contact[primary] = now
-        for key in mine:
-            rec = s.shadows[key]
-            last = max(s.last_contact.get(primary, rec.created_ms), rec.created_ms)
-            why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, p.db if ok else None)
-            if why:
-                self._promote(shadow, key, why, last, p.db if ok else None)
-        if ok:
-            p.last_query[shadow] = now
-            for msg, inst, fork in p.pending.pop(shadow, []):
-                self._notified(shadow, (msg, inst), fork)
-        elif self.cfg.promotion_check == "exactTimer":
-            self._exact_timer(shadow, primary)
-
-    def _exact_timer(self, shadow: str, primary: str) -> None:
-        """PromotionCheck = exactTimer (SR-I06): check again exactly when the resubmit span runs out."""
-        s = self.servers[shadow]
-        left = [r for r in s.shadows.values() if r.primary == primary]
-        if not left:
-            return
-        due = max(s.last_contact.get(primary, 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
-        if due > self.sim.now_ms and (shadow, primary, due) not in self.timers:
-            self.timers.add((shadow, primary, due))
-            self.sim.at(due, lambda: self._query(shadow, primary, "timer"), node=shadow)
-
-    def _notified(self, shadow: str, key: Key, fork: str) -> None:
-        s = self.servers[shadow]
-        rec = s.shadows.get(key)
-        if rec is None:
-            return
-        rec.notified.add(fork)
-        self.emit(shadow, key[0], ev.DISCARD_NOTIFY, inst=key[1], fork=fork, primary=rec.primary)
-        if self.pol.release_ready(rec.forks, frozenset(rec.notified)):
-            del s.shadows[key]
-            self.emit(shadow, key[0], ev.HADISCARD, inst=key[1], primary=rec.primary)
-            self._to_safetynet(shadow, key, rec.forks, "shadow")
-
-    def _promote(self, shadow: str, key: Key, reason: str, last: int, observed: str | None) -> None:
-        s = self.servers[shadow]
-        rec = s.shadows.pop(key)
-        self.emit(shadow, key[0], ev.PROMOTE, inst=key[1], primary=rec.primary, reason=reason,
-                  last_contact_ms=last, resubmit_ms=self.cfg.resubmit_ms, original_db=rec.primary_db,
-                  observed_db=observed)
-        left = [f for f in rec.forks if f not in rec.notified]
-        s.queue[key] = PrimaryRec(rec.forks, set(left), None, via="promoted")
-        for f in left:
-            self._schedule_fork(shadow, key, f)
-
-    def _auto_discard(self, srv: Server) -> None:
-        now = self.sim.now_ms
-        for shadow in sorted(srv.pending):
-            since = srv.last_query.setdefault(shadow, now)
-            if now - since >= self.cfg.auto_discard_ms:
-                for msg, inst, _ in srv.pending.pop(shadow):
-                    self.emit(srv.name, msg, ev.DISCARD_EXPIRE, inst=inst, shadow=shadow)
-
-    def _schedule_expiry(self, node: str, key: Key) -> None:
-        rec = self.servers[node].shadows[key]
-        after = self.cfg.safety_net_hold_ms + self.cfg.expiration_ms
-        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node)
-
-    def _expire(self, node: str, key: Key, after: int) -> None:
-        if self.servers[node].shadows.pop(key, None) is not None:
-            self.emit(node, key[0], ev.SHADOW_EXPIRE, inst=key[1], expire_after_ms=after)
-
     # --- outages (SR-057, SR-068..SR-072) ---------------------------------------------------------------
     def _lifecycle(self, node: str, what: str) -> None:
         if node not in self.servers:
@@ -476,7 +471,9 @@ class Cluster:
         for key in sorted(srv.shadows):
             self._schedule_expiry(node, key)
         for key in sorted(srv.safetynet):
-            self.sim.after(self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node)
+            self.sim.after(
+                self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node
+            )
         self._start_heartbeat(node)
 
     def snapshot(self, quiesced: bool) -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 MECH = "sr"
 
 # message-tracking event IDs
-RECEIVE = "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks, ...
+RECEIVE = (
+    "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks, ...
+)
 HAREDIRECT = "HAREDIRECT"  # primary opens a shadow session; attrs: inst, shadow, try, site, shadow_site
 HARECEIVE = "HARECEIVE"  # shadow stored the copy; attrs: inst, primary, boundary, primary_db, forks
 HAREDIRECTFAIL = "HAREDIRECTFAIL"  # an attempt failed; attrs: inst, shadow, reason, final
@@ -43,9 +45,28 @@ REJECTION_VARIANT = "450 4.5.1"  # SR-I09: later documentation; accepted only wi
 ACK_TEXT = "250 2.6.0 Queued mail for delivery"
 
 ALL_KINDS = (
-    RECEIVE, HAREDIRECT, HARECEIVE, HAREDIRECTFAIL, HADISCARD, SEND, DELIVER, DUPLICATEDELIVER, RESUBMIT,
-    SHADOW_ACK, ACCEPT, REJECT, SESSION_TIMEOUT, DISCARD_NOTIFY, DISCARD_EXPIRE, SAFETYNET,
-    SAFETYNET_EXPIRE, PROMOTE, SHADOW_EXPIRE, LOST, SNAPSHOT, XQUERYDISCARD,
+    RECEIVE,
+    HAREDIRECT,
+    HARECEIVE,
+    HAREDIRECTFAIL,
+    HADISCARD,
+    SEND,
+    DELIVER,
+    DUPLICATEDELIVER,
+    RESUBMIT,
+    SHADOW_ACK,
+    ACCEPT,
+    REJECT,
+    SESSION_TIMEOUT,
+    DISCARD_NOTIFY,
+    DISCARD_EXPIRE,
+    SAFETYNET,
+    SAFETYNET_EXPIRE,
+    PROMOTE,
+    SHADOW_EXPIRE,
+    LOST,
+    SNAPSHOT,
+    XQUERYDISCARD,
 )
 
 

@@ -16,10 +16,12 @@ from model.sr.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event
 
-FAIRNESS = ("every crashed server is eventually restarted (same or new storage), every partition heals, and "
-            "the run then continues for ShadowResubmitTimeSpan + 3 x ShadowHeartbeatFrequency plus the "
-            "slowest next hop and the sender's retries; at most one of a message's two copy holders "
-            "loses its transport database (SR-017)")
+FAIRNESS = (
+    "every crashed server is eventually restarted (same or new storage), every partition heals, and "
+    "the run then continues for ShadowResubmitTimeSpan + 3 x ShadowHeartbeatFrequency plus the "
+    "slowest next hop and the sender's retries; at most one of a message's two copy holders "
+    "loses its transport database (SR-017)"
+)
 
 
 @dataclass(frozen=True)
@@ -51,18 +53,28 @@ _TEXT = {
     "no-safetynet-resubmit-to-2010": "Safety Net never resubmits to an Exchange 2010 Hub",
     "duplicates-documented": "a second delivery happens only in a documented scenario",
     "duplicate-hidden-from-mailbox": "duplicates never reach Exchange mailbox users",
-    "shadow-expiry": "unacknowledged shadows expire no earlier than SafetyNetHoldTime + MessageExpirationTimeout",
-    "no-loss": "every accepted message reaches all its destinations unless both copy holders lost their database",
+    "shadow-expiry": "unacknowledged shadows expire no earlier than SafetyNetHoldTime + "
+    "MessageExpirationTimeout",
+    "no-loss": "every accepted message reaches all its destinations unless both copy holders lost "
+    "their database",
     "shadow-released": "every shadow of a fully processed message is eventually released (discard persisted)",
 }
-PROPERTIES = {name: Property(name, "eventually" if name in _EVENTUALLY else "always", req, _TEXT[name])
-              for name, req in RULES.items()}
+PROPERTIES = {
+    name: Property(name, "eventually" if name in _EVENTUALLY else "always", req, _TEXT[name])
+    for name, req in RULES.items()
+}
 require(*(p.requirement for p in PROPERTIES.values()))
 
 # `sometimes`: event kinds a healthy batch of runs must contain (the model can progress)
 SOMETIMES = {
-    ev.HARECEIVE: "SR-030", ev.HADISCARD: "SR-062", ev.PROMOTE: "SR-058", ev.DUPLICATEDELIVER: "SR-073",
-    ev.REJECT: "SR-020", ev.LOST: "SR-068", ev.RESUBMIT: "SR-033", ev.DISCARD_NOTIFY: "SR-056",
+    ev.HARECEIVE: "SR-030",
+    ev.HADISCARD: "SR-062",
+    ev.PROMOTE: "SR-058",
+    ev.DUPLICATEDELIVER: "SR-073",
+    ev.REJECT: "SR-020",
+    ev.LOST: "SR-068",
+    ev.RESUBMIT: "SR-033",
+    ev.DISCARD_NOTIFY: "SR-056",
 }
 require(*SOMETIMES.values())
 

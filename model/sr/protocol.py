@@ -52,12 +52,25 @@ class ShadowRedundancySystem(Protocol):
 class ModelSystem:
     """The reference model behind `ShadowRedundancySystem`."""
 
-    def __init__(self, seed: int, *, layout: str = "multi-site-dag", n_servers: int = 4, hub: bool = False,
-                 config: SrConfig | None = None, policy: Policy | None = None, timing: Timing | None = None,
-                 **cfg: Any) -> None:
+    def __init__(
+        self,
+        seed: int,
+        *,
+        layout: str = "multi-site-dag",
+        n_servers: int = 4,
+        hub: bool = False,
+        config: SrConfig | None = None,
+        policy: Policy | None = None,
+        timing: Timing | None = None,
+        **cfg: Any,
+    ) -> None:
         self.cfg = (config or SrConfig()).replace(**cfg)
-        self.sim = Simulator(seed, trace_id=f"sr-stateful-s{seed}", mechanism="sr",
-                             config={"layout": layout, "n_servers": n_servers, "sr": self.cfg.to_json()})
+        self.sim = Simulator(
+            seed,
+            trace_id=f"sr-stateful-s{seed}",
+            mechanism="sr",
+            config={"layout": layout, "n_servers": n_servers, "sr": self.cfg.to_json()},
+        )
         topo = build_topology(self.sim.rng, n_servers, layout, hub)
         self.timing = timing or Timing()
         self.cluster = Cluster(self.sim, topo, self.cfg, policy, self.timing)

@@ -62,8 +62,14 @@ class Breach:
 
 
 # --- decisions ----------------------------------------------------------------------------------------
-def attempt_plan(preference: str, in_dag: bool, multi_site: bool, max_remote: int, max_local: int,
-                 meaning: str = "attempts") -> tuple[str, ...]:
+def attempt_plan(
+    preference: str,
+    in_dag: bool,
+    multi_site: bool,
+    max_remote: int,
+    max_local: int,
+    meaning: str = "attempts",
+) -> tuple[str, ...]:
     """Site class ("remote"/"local") of each allowed shadow attempt, in order (SR-044..SR-047, SR-I03).
 
     Only a DAG spanning sites uses ShadowMessagePreference; elsewhere only local attempts (SR-047, SR-029).
@@ -76,8 +82,9 @@ def attempt_plan(preference: str, in_dag: bool, multi_site: bool, max_remote: in
     return {"PreferRemote": remote + local, "RemoteOnly": remote, "LocalOnly": local}[preference]
 
 
-def shadow_candidates(primary: str, site_class: str, members: Mapping[str, tuple[str, str, str]],
-                      usable: Callable[[str], bool]) -> list[str]:
+def shadow_candidates(
+    primary: str, site_class: str, members: Mapping[str, tuple[str, str, str]], usable: Callable[[str], bool]
+) -> list[str]:
     """Servers that may hold the shadow: same boundary, Exchange 2013, not the primary, in the site
     class asked for, and currently usable (SR-014, SR-015, SR-029). `members` maps server -> (boundary,
     site, version)."""
@@ -97,8 +104,9 @@ def failure_outcome(reject: bool) -> str:
     return "rejected" if reject else "accepted"
 
 
-def promotion_reason(now_ms: int, last_contact_ms: int, resubmit_ms: int, original_db: str,
-                     observed_db: str | None) -> str:
+def promotion_reason(
+    now_ms: int, last_contact_ms: int, resubmit_ms: int, original_db: str, observed_db: str | None
+) -> str:
     """Why a shadow server should take ownership now, or "" (SR-058, SR-059, SR-I06, SR-I11).
 
     `observed_db` is the primary's database ID seen in a successful session, None when unreachable."""
@@ -128,15 +136,30 @@ def _b(rule: str, evs: tuple[Event, ...], why: str) -> Breach:
 def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
     a = e.attrs
     plan = tuple(a.get("plan", ()))
-    iv = InstView(inst=a["inst"], primary=e.node, boundary=a["boundary"], db=str(a["db"]),
-                  forks=tuple(a["forks"]), received_ms=e.ts_ms, enabled=bool(a["enabled"]),
-                  reject=bool(a["reject"]), plan=plan)
+    iv = InstView(
+        inst=a["inst"],
+        primary=e.node,
+        boundary=a["boundary"],
+        db=str(a["db"]),
+        forks=tuple(a["forks"]),
+        received_ms=e.ts_ms,
+        enabled=bool(a["enabled"]),
+        reject=bool(a["reject"]),
+        plan=plan,
+    )
     out = []
-    expected = attempt_plan(a["pref"], a["in_dag"], a["multi_site"], a["max_remote"], a["max_local"],
-                            a.get("meaning", "attempts"))
+    expected = attempt_plan(
+        a["pref"], a["in_dag"], a["multi_site"], a["max_remote"], a["max_local"], a.get("meaning", "attempts")
+    )
     if plan != expected:
-        out.append(_b("shadow-placement", (e,), f"the shadow attempt plan {list(plan)} is not the one the "
-                      f"configuration prescribes, {list(expected)}"))
+        out.append(
+            _b(
+                "shadow-placement",
+                (e,),
+                f"the shadow attempt plan {list(plan)} is not the one the "
+                f"configuration prescribes, {list(expected)}",
+            )
+        )
     if a.get("xshadow_advertised"):
         out.append(_b("no-xshadow-advertised", (e,), "the 2013 server advertised XSHADOW to the sender"))
     return mv.with_inst(iv), out
@@ -146,37 +169,63 @@ def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
     a, out = e.attrs, []
     n = a["try"]
     if not iv.enabled:
-        out.append(_b("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false"))
+        out.append(
+            _b("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false")
+        )
     if not iv.inbound_open or iv.outcome:
-        out.append(_b("shadow-while-inbound-open", (e,), "the shadow session was opened after the sender's "
-                      "session had ended"))
+        out.append(
+            _b(
+                "shadow-while-inbound-open",
+                (e,),
+                "the shadow session was opened after the sender's session had ended",
+            )
+        )
     remote = a["shadow_site"] != a["site_of_primary"]
     if n != iv.tries + 1 or n > len(iv.plan) or iv.plan[n - 1] != ("remote" if remote else "local"):
-        out.append(_b("shadow-placement", (e,), f"shadow attempt {n} on {a['shadow']} "
-                      f"({'remote' if remote else 'local'} site) does not follow the plan {list(iv.plan)}"))
+        out.append(
+            _b(
+                "shadow-placement",
+                (e,),
+                f"shadow attempt {n} on {a['shadow']} "
+                f"({'remote' if remote else 'local'} site) does not follow the plan {list(iv.plan)}",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, tries=n, attempt_open=a["shadow"])), out
 
 
 def _hareceive(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if e.attrs["boundary"] != iv.boundary or e.node == iv.primary:
-        out.append(_b("shadow-in-boundary", (e,), f"the shadow is on {e.node} in {e.attrs['boundary']}, not "
-                      f"on another server of the primary's boundary {iv.boundary}"))
+        out.append(
+            _b(
+                "shadow-in-boundary",
+                (e,),
+                f"the shadow is on {e.node} in {e.attrs['boundary']}, not "
+                f"on another server of the primary's boundary {iv.boundary}",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, shadow=e.node, shadow_ms=e.ts_ms, shadow_state="held")), out
 
 
 def _shadow_ack(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if iv.shadow != e.attrs["shadow"]:
-        out.append(_b("shadow-ack-after-store", (e,), f"the primary took an acknowledgement from "
-                      f"{e.attrs['shadow']} which never recorded storing the shadow"))
+        out.append(
+            _b(
+                "shadow-ack-after-store",
+                (e,),
+                f"the primary took an acknowledgement from "
+                f"{e.attrs['shadow']} which never recorded storing the shadow",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, shadow_acked=True, attempt_open="")), out
 
 
 def _fail(mv: MessageView, iv: InstView, e: Event) -> Result:
     tries = max(iv.tries, int(e.attrs.get("try", 0)))
-    return mv.with_inst(dataclasses.replace(iv, failed=iv.failed or bool(e.attrs.get("final")),
-                                            attempt_open="", tries=tries)), []
+    return mv.with_inst(
+        dataclasses.replace(iv, failed=iv.failed or bool(e.attrs.get("final")), attempt_open="", tries=tries)
+    ), []
 
 
 def _timeout(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -189,11 +238,22 @@ def _accept(mv: MessageView, iv: InstView, e: Event) -> Result:
     out, acked = [], bool(e.attrs["acked"])
     settled = iv.failed or not iv.inbound_open or not iv.enabled
     if (e.attrs["redundant"] and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
-        out.append(_b("shadow-before-ack", (e,), "the primary accepted the message before the shadow server "
-                      "acknowledged the copy and before shadow creation had failed"))
+        out.append(
+            _b(
+                "shadow-before-ack",
+                (e,),
+                "the primary accepted the message before the shadow server "
+                "acknowledged the copy and before shadow creation had failed",
+            )
+        )
     elif not iv.shadow_acked and iv.enabled and iv.reject:
-        out.append(_b("reject-required", (e,), "the message was accepted without a shadow although "
-                      "RejectMessageOnShadowFailure is true"))
+        out.append(
+            _b(
+                "reject-required",
+                (e,),
+                "the message was accepted without a shadow although RejectMessageOnShadowFailure is true",
+            )
+        )
     iv = dataclasses.replace(iv, outcome="accepted", redundant=iv.shadow_acked)
     lic = mv.licences if acked else mv.licences | {"redelivery"}
     return dataclasses.replace(mv.with_inst(iv), licences=lic), out
@@ -205,8 +265,14 @@ def _reject(mv: MessageView, iv: InstView, e: Event, ctx: Mapping[str, Any]) -> 
     if not ok:
         out.append(_b("rejection-text", (e,), f"the rejection reads {text!r}, not {ev.REJECTION_TEXT!r}"))
     if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):
-        out.append(_b("failure-outcome", (e,), "the message was rejected although the configuration and the "
-                      "shadow outcome call for accepting it"))
+        out.append(
+            _b(
+                "failure-outcome",
+                (e,),
+                "the message was rejected although the configuration and the "
+                "shadow outcome call for accepting it",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, outcome="rejected")), out
 
 
@@ -214,14 +280,31 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
     fork, out = e.attrs["fork"], []
     seen = fork in mv.delivered
     if seen and not mv.licences:
-        out.append(_b("duplicates-documented", (e,), f"fork {fork} reached its destination twice with no "
-                      "sender redelivery, promotion or Safety Net resubmission to explain it"))
+        out.append(
+            _b(
+                "duplicates-documented",
+                (e,),
+                f"fork {fork} reached its destination twice with no "
+                "sender redelivery, promotion or Safety Net resubmission to explain it",
+            )
+        )
     if e.kind == ev.DELIVER and seen and fork_kind(fork) in {"mailbox", "journal"}:
-        out.append(_b("duplicate-hidden-from-mailbox", (e,), f"fork {fork} was delivered to mailbox users a "
-                      "second time instead of being caught by duplicate detection"))
+        out.append(
+            _b(
+                "duplicate-hidden-from-mailbox",
+                (e,),
+                f"fork {fork} was delivered to mailbox users a "
+                "second time instead of being caught by duplicate detection",
+            )
+        )
     if e.kind == ev.DUPLICATEDELIVER and not seen:
-        out.append(_b("duplicate-hidden-from-mailbox", (e,), f"fork {fork} was dropped as a duplicate but "
-                      "was never delivered before"))
+        out.append(
+            _b(
+                "duplicate-hidden-from-mailbox",
+                (e,),
+                f"fork {fork} was dropped as a duplicate but was never delivered before",
+            )
+        )
     if e.attrs.get("via") == "primary" and e.node == iv.primary:
         iv = dataclasses.replace(iv, processed=iv.processed | {fork})
     return dataclasses.replace(mv.with_inst(iv), delivered=mv.delivered | {fork}), out
@@ -230,8 +313,13 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
 def _notify(mv: MessageView, iv: InstView, e: Event) -> Result:
     fork, out = e.attrs["fork"], []
     if fork not in iv.processed:
-        out.append(_b("no-premature-discard", (e,), f"the shadow was told fork {fork} is complete before the "
-                      "primary processed it"))
+        out.append(
+            _b(
+                "no-premature-discard",
+                (e,),
+                f"the shadow was told fork {fork} is complete before the primary processed it",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, notified=iv.notified | {fork})), out
 
 
@@ -239,8 +327,13 @@ def _hadiscard(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if not release_ready(iv.forks, iv.notified):
         missing = sorted(set(iv.forks) - iv.notified)
-        out.append(_b("all-forks-before-release", (e,), f"the shadow was released while forks {missing} "
-                      "had no discard notification"))
+        out.append(
+            _b(
+                "all-forks-before-release",
+                (e,),
+                f"the shadow was released while forks {missing} had no discard notification",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, shadow_state="released")), out
 
 
@@ -248,8 +341,13 @@ def _safetynet(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if e.attrs["role"] == "primary":
         if e.node == iv.primary and not set(iv.forks) <= iv.processed:
-            out.append(_b("primary-keeps-copy", (e,), "the primary moved the message into Safety Net before "
-                          "every fork was processed"))
+            out.append(
+                _b(
+                    "primary-keeps-copy",
+                    (e,),
+                    "the primary moved the message into Safety Net before every fork was processed",
+                )
+            )
         return mv.with_inst(dataclasses.replace(iv, primary_done=True)), out
     return mv, out
 
@@ -259,11 +357,23 @@ def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
     if a["reason"] == "resubmit_timespan":
         late = e.ts_ms - max(a["last_contact_ms"], iv.shadow_ms)
         if late < a["resubmit_ms"]:
-            out.append(_b("promotion-timing", (e,), f"the shadow took ownership {late} ms after last reaching "
-                          f"the primary, before ShadowResubmitTimeSpan ({a['resubmit_ms']} ms)"))
+            out.append(
+                _b(
+                    "promotion-timing",
+                    (e,),
+                    f"the shadow took ownership {late} ms after last reaching "
+                    f"the primary, before ShadowResubmitTimeSpan ({a['resubmit_ms']} ms)",
+                )
+            )
     elif str(a["observed_db"]) == iv.db or str(a["original_db"]) != iv.db:
-        out.append(_b("promotion-db-change", (e,), "the shadow took ownership for a database ID change "
-                      f"although the primary's database is still {iv.db}"))
+        out.append(
+            _b(
+                "promotion-db-change",
+                (e,),
+                "the shadow took ownership for a database ID change "
+                f"although the primary's database is still {iv.db}",
+            )
+        )
     if iv.shadow_state != "held" or e.node != iv.shadow:
         out.append(_b("promotion-timing", (e,), f"{e.node} promoted a shadow it does not hold"))
     iv = dataclasses.replace(iv, shadow_state="promoted", promoted_ms=e.ts_ms)
@@ -274,11 +384,21 @@ def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
     fork, out = e.attrs["fork"], []
     kind = fork_kind(fork)
     if kind == "hub2010":
-        out.append(_b("no-safetynet-resubmit-to-2010", (e,), f"Safety Net resubmitted fork {fork} to an "
-                      "Exchange 2010 Hub"))
+        out.append(
+            _b(
+                "no-safetynet-resubmit-to-2010",
+                (e,),
+                f"Safety Net resubmitted fork {fork} to an Exchange 2010 Hub",
+            )
+        )
     elif kind in CROSSES_BOUNDARY:
-        out.append(_b("no-safetynet-resubmit-across-boundary", (e,), f"Safety Net resubmitted fork {fork}, "
-                      "which had already crossed the boundary"))
+        out.append(
+            _b(
+                "no-safetynet-resubmit-across-boundary",
+                (e,),
+                f"Safety Net resubmitted fork {fork}, which had already crossed the boundary",
+            )
+        )
     return dataclasses.replace(mv, licences=mv.licences | {"safetynet"}), out
 
 
@@ -286,8 +406,14 @@ def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     age = e.ts_ms - iv.shadow_ms
     if age < e.attrs["expire_after_ms"]:
-        out.append(_b("shadow-expiry", (e,), f"an unacknowledged shadow expired after {age} ms, before "
-                      "SafetyNetHoldTime + MessageExpirationTimeout"))
+        out.append(
+            _b(
+                "shadow-expiry",
+                (e,),
+                f"an unacknowledged shadow expired after {age} ms, before "
+                "SafetyNetHoldTime + MessageExpirationTimeout",
+            )
+        )
     return mv.with_inst(dataclasses.replace(iv, shadow_state="expired")), out
 
 
@@ -304,11 +430,23 @@ def _discard_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
 
 
 _INST_HANDLERS: dict[str, Callable[[MessageView, InstView, Event], Result]] = {
-    ev.HAREDIRECT: _haredirect, ev.HARECEIVE: _hareceive, ev.SHADOW_ACK: _shadow_ack,
-    ev.HAREDIRECTFAIL: _fail, ev.SESSION_TIMEOUT: _timeout, ev.ACCEPT: _accept,
-    ev.DELIVER: _process, ev.DUPLICATEDELIVER: _process, ev.SEND: _process, ev.DISCARD_NOTIFY: _notify,
-    ev.HADISCARD: _hadiscard, ev.SAFETYNET: _safetynet, ev.PROMOTE: _promote, ev.RESUBMIT: _resubmit,
-    ev.SHADOW_EXPIRE: _shadow_expire, ev.LOST: _lost, ev.DISCARD_EXPIRE: _discard_expire,
+    ev.HAREDIRECT: _haredirect,
+    ev.HARECEIVE: _hareceive,
+    ev.SHADOW_ACK: _shadow_ack,
+    ev.HAREDIRECTFAIL: _fail,
+    ev.SESSION_TIMEOUT: _timeout,
+    ev.ACCEPT: _accept,
+    ev.DELIVER: _process,
+    ev.DUPLICATEDELIVER: _process,
+    ev.SEND: _process,
+    ev.DISCARD_NOTIFY: _notify,
+    ev.HADISCARD: _hadiscard,
+    ev.SAFETYNET: _safetynet,
+    ev.PROMOTE: _promote,
+    ev.RESUBMIT: _resubmit,
+    ev.SHADOW_EXPIRE: _shadow_expire,
+    ev.LOST: _lost,
+    ev.DISCARD_EXPIRE: _discard_expire,
 }
 
 
@@ -342,10 +480,26 @@ def final_breaches(mv: MessageView, e: Event) -> list[Breach]:
         shadow_gone = iv.shadow_state in ("lost", "expired", "none", "released")
         excused = iv.primary_lost and (not iv.redundant or shadow_gone)
         if missing and not excused:
-            out.append(_b("no-loss", (e,), f"instance {iv.inst} was accepted but forks {missing} never reached "
-                          "their destination although at most one of its copies was destroyed"))
-        if (iv.shadow_state == "held" and set(iv.forks) <= iv.processed and not iv.primary_lost
-                and "auto-discard" not in mv.licences):
-            out.append(_b("shadow-released", (e,), f"instance {iv.inst} was fully processed but its shadow on "
-                          f"{iv.shadow} was never released"))
+            out.append(
+                _b(
+                    "no-loss",
+                    (e,),
+                    f"instance {iv.inst} was accepted but forks {missing} never reached "
+                    "their destination although at most one of its copies was destroyed",
+                )
+            )
+        if (
+            iv.shadow_state == "held"
+            and set(iv.forks) <= iv.processed
+            and not iv.primary_lost
+            and "auto-discard" not in mv.licences
+        ):
+            out.append(
+                _b(
+                    "shadow-released",
+                    (e,),
+                    f"instance {iv.inst} was fully processed but its shadow on "
+                    f"{iv.shadow} was never released",
+                )
+            )
     return out

@@ -22,14 +22,20 @@ from traces.schema import Event
 LAYOUTS = ("multi-site-dag", "single-site-dag", "no-dag", "mixed")
 
 
-def build_topology(rng: Any, n_servers: int = 5, layout: str | None = None, hub: bool | None = None) -> Topology:
+def build_topology(
+    rng: Any, n_servers: int = 5, layout: str | None = None, hub: bool | None = None
+) -> Topology:
     """Two sites; the layout decides DAG membership; optionally an Exchange 2010 Hub in site0."""
     layout = layout or rng.choice(LAYOUTS)
     servers = []
     for i in range(n_servers):
         site = f"site{i % 2}"
-        dag = {"multi-site-dag": "dag0", "single-site-dag": "dag0" if site == "site0" else None,
-               "no-dag": None, "mixed": "dag0" if i < n_servers - 1 else None}[layout]
+        dag = {
+            "multi-site-dag": "dag0",
+            "single-site-dag": "dag0" if site == "site0" else None,
+            "no-dag": None,
+            "mixed": "dag0" if i < n_servers - 1 else None,
+        }[layout]
         servers.append(Server(f"MBX{i + 1:02d}", site, dag=dag))
     if hub if hub is not None else rng.random() < 0.4:
         servers.append(Server("HUB2010", "site0", version="2010", role="hub"))
@@ -68,11 +74,17 @@ def _submit_all(cl: Cluster, wl: Workload) -> None:
     for i in range(wl.n_messages):
         primary = rng.choice(cl.exchange)
         roll = rng.random()
-        origin = "hub2010" if hubs and roll < 0.1 and topo.same_site(hubs[0], primary) else (
-            "submission" if roll < 0.3 else "outside")
+        origin = (
+            "hub2010"
+            if hubs and roll < 0.1 and topo.same_site(hubs[0], primary)
+            else ("submission" if roll < 0.3 else "outside")
+        )
         forks = random_forks(rng, topo, primary)
         msg = f"msg-{i:04d}"
-        cl.sim.after(rng.randint(0, wl.load_ms), lambda m=msg, p=primary, f=forks, o=origin: cl.submit(m, p, f, origin=o))
+        cl.sim.after(
+            rng.randint(0, wl.load_ms),
+            lambda m=msg, p=primary, f=forks, o=origin: cl.submit(m, p, f, origin=o),
+        )
 
 
 def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
@@ -98,7 +110,9 @@ def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
 
 def quiet_ms(cfg: SrConfig, timing: Timing) -> int:
     """Length of the fault-free tail: promotion bound, slow next hops and sender retries (fairness)."""
-    return cfg.resubmit_ms + 3 * cfg.heartbeat_ms + timing.hop_slow_ms[1] + 4 * timing.retry_ms[1] + 30 * MINUTE
+    return (
+        cfg.resubmit_ms + 3 * cfg.heartbeat_ms + timing.hop_slow_ms[1] + 4 * timing.retry_ms[1] + 30 * MINUTE
+    )
 
 
 def quiesce(cl: Cluster) -> None:
@@ -109,15 +123,28 @@ def quiesce(cl: Cluster) -> None:
             cl.sim.restart(n)
 
 
-def simulate(seed: int, *, n_servers: int = 5, layout: str | None = None, hub: bool | None = None,
-             config: Mapping[str, Any] | None = None, workload: Workload | None = None,
-             timing: Timing | None = None, policy: Policy | None = None, trace_id: str | None = None,
-             **cfg_overrides: Any) -> list[Event]:
+def simulate(
+    seed: int,
+    *,
+    n_servers: int = 5,
+    layout: str | None = None,
+    hub: bool | None = None,
+    config: Mapping[str, Any] | None = None,
+    workload: Workload | None = None,
+    timing: Timing | None = None,
+    policy: Policy | None = None,
+    trace_id: str | None = None,
+    **cfg_overrides: Any,
+) -> list[Event]:
     """One deterministic run: the same arguments give the same events."""
     cfg = SrConfig().replace(**{**dict(config or {}), **cfg_overrides})
     wl, timing = workload or Workload(), timing or Timing()
-    sim = Simulator(seed, trace_id=trace_id or f"sr-s{seed}", mechanism="sr",
-                    config={"n_servers": n_servers, "layout": layout, "sr": cfg.to_json()})
+    sim = Simulator(
+        seed,
+        trace_id=trace_id or f"sr-s{seed}",
+        mechanism="sr",
+        config={"n_servers": n_servers, "layout": layout, "sr": cfg.to_json()},
+    )
     topo = build_topology(sim.rng, n_servers, layout, hub)
     cl = Cluster(sim, topo, cfg, policy, timing)
     _submit_all(cl, wl)

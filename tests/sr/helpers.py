@@ -13,8 +13,11 @@ QUIET = Timing(stall_p=0.0, slow_p=0.0, ack_loss_p=0.0, hop_slow_p=0.0)
 
 
 def sr(events: Iterable[Event], kind: str | None = None, entity: str | None = None) -> list[Event]:
-    return [e for e in events if e.mechanism == "sr" and (kind is None or e.kind == kind)
-            and (entity is None or e.entity == entity)]
+    return [
+        e
+        for e in events
+        if e.mechanism == "sr" and (kind is None or e.kind == kind) and (entity is None or e.entity == entity)
+    ]
 
 
 def kinds(events: Iterable[Event], entity: str) -> list[str]:
@@ -28,6 +31,9 @@ def violations(events: Sequence[Event]) -> list:
 def report(events: Sequence[Event], limit: int = 60) -> str:
     """A short replayable listing (time offset, node, entity, kind, attrs) for failure messages."""
     start = events[0].ts_ms if events else 0
-    rows = [f"{(e.ts_ms - start) / 1000:>10.1f}s {e.node:<8} {e.entity:<14} {e.kind:<17} {e.attrs}"
-            for e in events if e.mechanism == "sr"][:limit]
+    rows = [
+        f"{(e.ts_ms - start) / 1000:>10.1f}s {e.node:<8} {e.entity:<14} {e.kind:<17} {e.attrs}"
+        for e in events
+        if e.mechanism == "sr"
+    ][:limit]
     return "\n".join(rows)

@@ -36,8 +36,12 @@ def test_shadow_creation_sequence() -> None:
     assert kinds(s.events(), "m1")[:5] == [ev.RECEIVE, ev.HAREDIRECT, ev.HARECEIVE, ev.SHADOW_ACK, ev.ACCEPT]
     redirect = sr(s.events(), ev.HAREDIRECT, "m1")[0]
     assert redirect.attrs["site"] == "remote" and redirect.attrs["shadow_site"] != "site0"
-    assert sr(s.events(), ev.ACCEPT, "m1")[0].attrs == {"inst": 1, "redundant": True, "acked": True,
-                                                        "response": ev.ACK_TEXT}
+    assert sr(s.events(), ev.ACCEPT, "m1")[0].attrs == {
+        "inst": 1,
+        "redundant": True,
+        "acked": True,
+        "response": ev.ACK_TEXT,
+    }
     s.finish()
     assert sr(s.events(), ev.HADISCARD, "m1")
     _clean(s)
@@ -60,7 +64,9 @@ def test_mailbox01_returns_with_new_database() -> None:
     assert promote[0].ts_ms - back <= HB  # the seed's bound, measured from the return (SR-I07)
     s.finish()
     assert {e.attrs["fork"] for e in sr(s.events(), entity="m1") if e.kind in ev.PROCESSING} == {
-        "mbx", "ext:contoso.example"}
+        "mbx",
+        "ext:contoso.example",
+    }
     _clean(s)
 
 
@@ -94,7 +100,9 @@ def test_timeout_after_shadow_was_made() -> None:
     s.advance(30 * MINUTE)
     accepts = sr(s.events(), ev.ACCEPT, "m1")
     assert [(a.attrs["inst"], a.attrs["redundant"], a.attrs["acked"]) for a in accepts] == [
-        (1, True, False), (2, True, False)]
+        (1, True, False),
+        (2, True, False),
+    ]
     assert sorted(e.attrs["inst"] for e in sr(s.events(), ev.HARECEIVE, "m1")) == [1, 2]
     s.finish()
     kinds_ = kinds(s.events(), "m1")
@@ -106,14 +114,17 @@ def test_timeout_after_shadow_was_made() -> None:
 @pytest.mark.parametrize("reject", [True, False])
 def test_no_shadow_server_reject_or_accept(reject: bool) -> None:
     """SR-019, SR-020, SR-048, SR-I13: MBX04 is alone in its site outside the DAG."""
-    s = ModelSystem(5, layout="mixed", timing=dataclasses.replace(QUIET, max_insts=1), reject_on_failure=reject)
+    s = ModelSystem(
+        5, layout="mixed", timing=dataclasses.replace(QUIET, max_insts=1), reject_on_failure=reject
+    )
     s.submit("m1", "MBX04", ["mbx"])
     s.advance(MINUTE)
     fails = sr(s.events(), ev.HAREDIRECTFAIL, "m1")
     assert [f.attrs["reason"] for f in fails] == ["No suitable shadow servers"] * 2
     if reject:
         assert [e.attrs["response"] for e in sr(s.events(), ev.REJECT, "m1")] == [
-            "451 4.4.0 Message failed to be made redundant"]
+            "451 4.4.0 Message failed to be made redundant"
+        ]
         assert not sr(s.events(), ev.ACCEPT, "m1")
     else:
         assert sr(s.events(), ev.ACCEPT, "m1")[0].attrs["redundant"] is False
@@ -130,8 +141,10 @@ def test_stalled_shadow_sessions_time_out() -> None:
     s.submit("m1", "MBX01", ["mbx"])
     s.advance(15 * MINUTE)
     outs = [(e.attrs["session"], e.ts_ms - start) for e in sr(s.events(), ev.SESSION_TIMEOUT, "m1")]
-    assert outs == [("shadow", param_ms("ReceiveConnectionInactivityTimeoutMailbox")),
-                    ("inbound", param_ms("ReceiveConnectionTimeoutMailbox"))]
+    assert outs == [
+        ("shadow", param_ms("ReceiveConnectionInactivityTimeoutMailbox")),
+        ("inbound", param_ms("ReceiveConnectionTimeoutMailbox")),
+    ]
     accept = sr(s.events(), ev.ACCEPT, "m1")[0]
     assert accept.attrs["redundant"] is False and accept.attrs["acked"] is False
     s.finish()
