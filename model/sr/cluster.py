@@ -75,6 +75,12 @@ class Policy:
     def sends_per_fork(self) -> int:
         return 1
 
+    def primary_done(self, left: set[str]) -> bool:
+        return not left
+
+    def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
+        return cfg.safety_net_hold_ms + cfg.expiration_ms
+
 
 @dataclass
 class Session:
@@ -412,7 +418,7 @@ class Cluster(Maintenance):
         if rec.shadow:
             for f in self.pol.discard_marks(fork, rec.forks):
                 self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f))
-        if not rec.left:
+        if self.pol.primary_done(rec.left):
             del self.servers[node].queue[key]
             self._to_safetynet(node, key, rec.forks, "primary")
 

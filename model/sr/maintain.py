@@ -167,11 +167,18 @@ class Maintenance:
 
     def _schedule_expiry(self, node: str, key: Key) -> None:
         rec = self.servers[node].shadows[key]
-        after = self.cfg.safety_net_hold_ms + self.cfg.expiration_ms
+        after = self.pol.shadow_lifetime_ms(self.cfg)
         self.sim.at(
             max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node
         )
 
     def _expire(self, node: str, key: Key, after: int) -> None:
         if self.servers[node].shadows.pop(key, None) is not None:
-            self.emit(node, key[0], ev.SHADOW_EXPIRE, inst=key[1], expire_after_ms=after)
+            self.emit(
+                node,
+                key[0],
+                ev.SHADOW_EXPIRE,
+                inst=key[1],
+                hold_ms=self.cfg.safety_net_hold_ms,
+                expiration_ms=self.cfg.expiration_ms,
+            )

@@ -100,6 +100,32 @@ class DoubleSend(Policy):
         return 2
 
 
+class PrimaryDropsEarly(Policy):
+    def primary_done(self, left: set[str]) -> bool:
+        return True
+
+
+class RejectWhenAcceptConfigured(Policy):
+    def outcome_on_failure(self, cfg: SrConfig) -> str:
+        return "rejected"
+
+
+class PromoteOnContact(Policy):
+    def promotion_reason(
+        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
+    ) -> str:
+        return (
+            "database_id"
+            if observed is not None
+            else super().promotion_reason(now, last, cfg, original, None)
+        )
+
+
+class EarlyShadowExpiry(Policy):
+    def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
+        return 10 * MINUTE
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -160,6 +186,15 @@ MUTANTS: dict[str, Mutant] = {
             {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}},
         ),
         Mutant("double-send", "duplicates-documented", DoubleSend),
+        Mutant("primary-drops-early", "primary-keeps-copy", PrimaryDropsEarly, also=("no-loss",)),
+        Mutant(
+            "reject-when-accept-configured",
+            "failure-outcome",
+            RejectWhenAcceptConfigured,
+            {"timing": Timing(stall_p=0.5)},
+        ),
+        Mutant("promote-on-contact", "promotion-db-change", PromoteOnContact),
+        Mutant("early-shadow-expiry", "shadow-expiry", EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
     )
 }
 assert ev.MECH == "sr"

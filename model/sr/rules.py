@@ -405,7 +405,7 @@ def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
 def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     age = e.ts_ms - iv.shadow_ms
-    if age < e.attrs["expire_after_ms"]:
+    if age < e.attrs["hold_ms"] + e.attrs["expiration_ms"]:
         out.append(
             _b(
                 "shadow-expiry",
