@@ -21,65 +21,10 @@ from model.kernel.topology import Topology
 from model.sr import events as ev
 from model.sr import rules
 from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.policy import Policy
 from model.sr.state import MessageView, SrConfig, fork_kind
 
 Key = tuple[str, int]  # (message, instance)
-
-
-class Policy:
-    """The model's decisions; each mutant overrides exactly one method (see `mutants.py`)."""
-
-    def plan(self, cfg: SrConfig, in_dag: bool, multi_site: bool) -> tuple[str, ...]:
-        return rules.attempt_plan(
-            cfg.preference, in_dag, multi_site, cfg.max_remote, cfg.max_local, cfg.retry_meaning
-        )
-
-    def shadowing(self, cfg: SrConfig) -> bool:
-        return cfg.enabled
-
-    def ack_early(self) -> bool:
-        return False
-
-    def in_boundary_only(self) -> bool:
-        return True
-
-    def outcome_on_failure(self, cfg: SrConfig) -> str:
-        return rules.failure_outcome(cfg.reject_on_failure)
-
-    def rejection_text(self) -> str:
-        return ev.REJECTION_TEXT
-
-    def advertise_xshadow(self) -> bool:
-        return False
-
-    def discard_marks(self, fork: str, forks: Sequence[str]) -> list[str]:
-        return [fork]
-
-    def release_ready(self, forks: tuple[str, ...], notified: frozenset[str]) -> bool:
-        return rules.release_ready(forks, notified)
-
-    def promotion_reason(
-        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
-    ) -> str:
-        return rules.promotion_reason(now, last, cfg.resubmit_ms, original, observed)
-
-    def may_resubmit(self, fork: str) -> bool:
-        return rules.safetynet_may_resubmit(fork)
-
-    def duplicate_detection(self) -> bool:
-        return True
-
-    def persist_discards(self) -> bool:
-        return True
-
-    def sends_per_fork(self) -> int:
-        return 1
-
-    def primary_done(self, left: set[str]) -> bool:
-        return not left
-
-    def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
-        return cfg.safety_net_hold_ms + cfg.expiration_ms
 
 
 @dataclass
@@ -135,6 +80,7 @@ class Cluster(Maintenance):
         self.ctx = {"accept_variant": cfg.accept_variant}
         self.isolated: set[str] = set()
         self.timers: set[tuple[str, str, int]] = set()
+        self.boot: dict[str, int] = {}
         sim.on_lifecycle(self._lifecycle)
         for n in self.exchange:
             self._start_heartbeat(n)

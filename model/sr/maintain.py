@@ -17,7 +17,7 @@ from model.sr import events as ev
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
-    from model.sr.cluster import Policy
+    from model.sr.policy import Policy
     from model.sr.state import SrConfig
 
 Key = tuple[str, int]  # (message, instance)
@@ -62,6 +62,7 @@ class Maintenance:
     pol: Policy
     servers: dict[str, Server]
     timers: set[tuple[str, str, int]]
+    boot: dict[str, int]
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None: ...  # provided by Cluster
 
@@ -72,6 +73,7 @@ class Maintenance:
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None: ...
 
     def _start_heartbeat(self, node: str) -> None:
+        self.boot[node] = self.sim.now_ms
         self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), lambda: self._tick(node), node=node)
 
     def _tick(self, node: str) -> None:
@@ -79,7 +81,7 @@ class Maintenance:
         for p in sorted({r.primary for r in srv.shadows.values()}):
             self._query(node, p, "heartbeat")
         self._auto_discard(srv)
-        self.sim.after(self.cfg.heartbeat_ms, lambda: self._tick(node), node=node)
+        self.sim.after(self.pol.heartbeat_period(self.cfg), lambda: self._tick(node), node=node)
 
     def _query(self, shadow: str, primary: str, reason: str) -> None:
         s = self.servers[shadow]
@@ -89,16 +91,6 @@ class Maintenance:
         now = self.sim.now_ms
         ok = self.reach(shadow, primary)
         p = self.servers[primary]
-        self.sim.emit(
-            shadow,
-            ev.MECH,
-            ev.heartbeat_entity(shadow, primary),
-            ev.XQUERYDISCARD,
-            primary=primary,
-            ok=ok,
-            reason=reason,
-            db=p.db if ok else None,
-        )
         if ok:
             s.last_contact[primary] = now
         for key in mine:
@@ -113,6 +105,20 @@ class Maintenance:
                 self._notified(shadow, (msg, inst), fork)
         elif self.cfg.promotion_check == "exactTimer":
             self._exact_timer(shadow, primary)
+        held = sum(1 for r in s.shadows.values() if r.primary == primary)
+        self.sim.emit(
+            shadow,
+            ev.MECH,
+            ev.heartbeat_entity(shadow, primary),
+            ev.XQUERYDISCARD,
+            primary=primary,
+            ok=ok,
+            reason=reason,
+            db=p.db if ok else None,
+            held=held,
+            boot_ms=self.boot[shadow],
+            heartbeat_ms=self.cfg.heartbeat_ms,
+        )
 
     def _exact_timer(self, shadow: str, primary: str) -> None:
         """PromotionCheck = exactTimer (SR-I06): check again exactly when the resubmit span runs out."""

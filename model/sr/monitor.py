@@ -3,7 +3,7 @@
 Seed 000, all sections; every rule is `rules.RULES` (rule name -> requirement ID). Scope is per entity:
 the checker hands the monitor one message's events (entity = network message ID) in sequence order, and
 the monitor folds them through `rules.step`, the function the simulator itself uses. Heartbeat entities
-(`hb:<shadow>><primary>`) carry no per-message rule and are judged valid. Verdicts: invalid on any
+(`hb:<shadow>><primary>`) are checked for the heartbeat frequency (SR-055). Verdicts: invalid on any
 breach; unknown when the trace is too incomplete to judge (the message's RECEIVE is missing, or there is
 no end-of-run SNAPSHOT, so the liveness rules SR-075 and SR-057 cannot be applied); valid otherwise.
 """
@@ -32,12 +32,19 @@ class Folder:
         variant = param_default("AcceptRejectionVariant") if accept_variant is None else accept_variant
         self.ctx = {"accept_variant": variant}
         self.views: dict[str, MessageView] = {}
+        self.last_query: dict[str, Event] = {}
         self.violations: list[Violation] = []
 
     def feed(self, events: Iterable[Event]) -> list[Violation]:
         found: list[Violation] = []
         for e in events:
-            if e.mechanism != ev.MECH or e.entity.startswith("hb:"):
+            if e.mechanism != ev.MECH:
+                continue
+            if e.entity.startswith("hb:"):
+                prev = self.last_query.get(e.entity)
+                self.last_query[e.entity] = e
+                if prev is not None:
+                    found.extend(to_violation(e, b) for b in rules.heartbeat_breaches([prev, e]))
                 continue
             view, breaches = rules.step(self.views.get(e.entity, MessageView()), e, self.ctx)
             self.views[e.entity] = view
@@ -54,12 +61,14 @@ class SrMonitor:
         self.accept_variant = accept_variant
 
     def check(self, events: Sequence[Event]) -> MonitorResult:
-        if not events or events[0].entity.startswith("hb:"):
+        if not events:
             return MonitorResult.of(())
         folder = Folder(self.accept_variant)
         violations = folder.feed(events)
         notes = []
         entity = events[0].entity
+        if entity.startswith("hb:"):
+            return MonitorResult.of(violations)
         if events[0].kind != ev.RECEIVE:
             notes.append(f"{entity}: the trace does not start with the message's RECEIVE")
         if not any(e.kind == ev.SNAPSHOT for e in events):

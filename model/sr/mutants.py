@@ -13,7 +13,8 @@ from typing import Any
 
 from model.kernel.sim import MINUTE
 from model.sr import events as ev
-from model.sr.cluster import Policy, Timing
+from model.sr.cluster import Timing
+from model.sr.policy import Policy
 from model.sr.sim import Workload, simulate
 from model.sr.state import SrConfig
 from traces.schema import Event
@@ -126,6 +127,11 @@ class EarlyShadowExpiry(Policy):
         return 10 * MINUTE
 
 
+class SlowHeartbeat(Policy):
+    def heartbeat_period(self, cfg: SrConfig) -> int:
+        return 2 * cfg.heartbeat_ms
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -186,6 +192,7 @@ MUTANTS: dict[str, Mutant] = {
             {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}},
         ),
         Mutant("double-send", "duplicates-documented", DoubleSend),
+        Mutant("slow-heartbeat", "heartbeat-frequency", SlowHeartbeat, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant("primary-drops-early", "primary-keeps-copy", PrimaryDropsEarly, also=("no-loss",)),
         Mutant(
             "reject-when-accept-configured",

@@ -57,6 +57,8 @@ _TEXT = {
     "MessageExpirationTimeout",
     "no-loss": "every accepted message reaches all its destinations unless both copy holders lost "
     "their database",
+    "heartbeat-frequency": "a shadow queries each primary it holds shadows for at least every "
+    "ShadowHeartbeatFrequency",
     "shadow-released": "every shadow of a fully processed message is eventually released (discard persisted)",
 }
 PROPERTIES = {

@@ -15,122 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from model.sr import events as ev
-from model.sr.state import CROSSES_BOUNDARY, MAILBOX_KINDS, InstView, MessageView, fork_kind
-from spec.catalogue import require
+from model.sr.breaches import RULES, Breach, breach  # noqa: F401  (RULES re-exported)
+from model.sr.decisions import (  # noqa: F401  (re-exported: the simulator calls them as rules.*)
+    attempt_plan,
+    failure_outcome,
+    promotion_reason,
+    release_ready,
+    safetynet_may_resubmit,
+    shadow_candidates,
+)
+from model.sr.liveness import final_breaches, heartbeat_breaches  # noqa: F401
+from model.sr.state import CROSSES_BOUNDARY, InstView, MessageView, fork_kind
 from traces.schema import Event
-
-RULES: dict[str, str] = {
-    "shadow-before-ack": "SR-031",
-    "reject-required": "SR-021",
-    "shadow-while-inbound-open": "SR-028",
-    "shadow-in-boundary": "SR-015",
-    "shadow-placement": "SR-044",
-    "shadow-disabled": "SR-018",
-    "shadow-ack-after-store": "SR-030",
-    "failure-outcome": "SR-040",
-    "rejection-text": "SR-020",
-    "no-xshadow-advertised": "SR-036",
-    "no-premature-discard": "SR-062",
-    "all-forks-before-release": "SR-063",
-    "primary-keeps-copy": "SR-007",
-    "promotion-timing": "SR-058",
-    "promotion-db-change": "SR-059",
-    "no-safetynet-resubmit-across-boundary": "SR-033",
-    "no-safetynet-resubmit-to-2010": "SR-038",
-    "duplicates-documented": "SR-076",
-    "duplicate-hidden-from-mailbox": "SR-073",
-    "shadow-expiry": "SR-066",
-    "no-loss": "SR-075",
-    "shadow-released": "SR-057",
-}
-require(*RULES.values(), "SR-045", "SR-046", "SR-047", "SR-016", "SR-029")
-
-
-@dataclass(frozen=True, slots=True)
-class Breach:
-    rule: str
-    event_ids: tuple[str, ...]
-    explanation: str
-
-    @property
-    def requirement(self) -> str:
-        return RULES[self.rule]
-
-
-# --- decisions ----------------------------------------------------------------------------------------
-def attempt_plan(
-    preference: str,
-    in_dag: bool,
-    multi_site: bool,
-    max_remote: int,
-    max_local: int,
-    meaning: str = "attempts",
-) -> tuple[str, ...]:
-    """Site class ("remote"/"local") of each allowed shadow attempt, in order (SR-044..SR-047, SR-I03).
-
-    Only a DAG spanning sites uses ShadowMessagePreference; elsewhere only local attempts (SR-047, SR-029).
-    """
-    extra = 1 if meaning == "retries" else 0
-    remote = ("remote",) * (max_remote + extra)
-    local = ("local",) * (max_local + extra)
-    if not (in_dag and multi_site):
-        return local
-    return {"PreferRemote": remote + local, "RemoteOnly": remote, "LocalOnly": local}[preference]
-
-
-def shadow_candidates(
-    primary: str, site_class: str, members: Mapping[str, tuple[str, str, str]], usable: Callable[[str], bool]
-) -> list[str]:
-    """Servers that may hold the shadow: same boundary, Exchange 2013, not the primary, in the site
-    class asked for, and currently usable (SR-014, SR-015, SR-029). `members` maps server -> (boundary,
-    site, version)."""
-    boundary, site, _ = members[primary]
-    out = []
-    for name in sorted(members):
-        b, s, version = members[name]
-        if name == primary or b != boundary or version != "2013" or not usable(name):
-            continue
-        if (site_class == "remote") == (s != site):
-            out.append(name)
-    return out
-
-
-def failure_outcome(reject: bool) -> str:
-    """What happens when no shadow can be made (SR-019, SR-040, SR-048)."""
-    return "rejected" if reject else "accepted"
-
-
-def promotion_reason(
-    now_ms: int, last_contact_ms: int, resubmit_ms: int, original_db: str, observed_db: str | None
-) -> str:
-    """Why a shadow server should take ownership now, or "" (SR-058, SR-059, SR-I06, SR-I11).
-
-    `observed_db` is the primary's database ID seen in a successful session, None when unreachable."""
-    if observed_db is not None:
-        return "database_id" if observed_db != original_db else ""
-    return "resubmit_timespan" if now_ms - last_contact_ms >= resubmit_ms else ""
-
-
-def safetynet_may_resubmit(fork: str) -> bool:
-    """Safety Net resubmits only to Exchange mailboxes inside the boundary (SR-033, SR-038)."""
-    return fork_kind(fork) in MAILBOX_KINDS
-
-
-def release_ready(forks: tuple[str, ...], notified: frozenset[str]) -> bool:
-    """The shadow may be released only once every fork is known to be processed (SR-062, SR-063)."""
-    return all(f in notified for f in forks)
-
 
 # --- the fold -----------------------------------------------------------------------------------------
 Result = tuple[MessageView, list[Breach]]
-
-
-def _b(rule: str, evs: tuple[Event, ...], why: str) -> Breach:
-    return Breach(rule, tuple(e.event_id for e in evs), why)
 
 
 def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
@@ -153,7 +55,7 @@ def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
     )
     if plan != expected:
         out.append(
-            _b(
+            breach(
                 "shadow-placement",
                 (e,),
                 f"the shadow attempt plan {list(plan)} is not the one the "
@@ -161,7 +63,7 @@ def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
             )
         )
     if a.get("xshadow_advertised"):
-        out.append(_b("no-xshadow-advertised", (e,), "the 2013 server advertised XSHADOW to the sender"))
+        out.append(breach("no-xshadow-advertised", (e,), "the 2013 server advertised XSHADOW to the sender"))
     return mv.with_inst(iv), out
 
 
@@ -170,11 +72,11 @@ def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
     n = a["try"]
     if not iv.enabled:
         out.append(
-            _b("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false")
+            breach("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false")
         )
     if not iv.inbound_open or iv.outcome:
         out.append(
-            _b(
+            breach(
                 "shadow-while-inbound-open",
                 (e,),
                 "the shadow session was opened after the sender's session had ended",
@@ -183,7 +85,7 @@ def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
     remote = a["shadow_site"] != a["site_of_primary"]
     if n != iv.tries + 1 or n > len(iv.plan) or iv.plan[n - 1] != ("remote" if remote else "local"):
         out.append(
-            _b(
+            breach(
                 "shadow-placement",
                 (e,),
                 f"shadow attempt {n} on {a['shadow']} "
@@ -197,7 +99,7 @@ def _hareceive(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if e.attrs["boundary"] != iv.boundary or e.node == iv.primary:
         out.append(
-            _b(
+            breach(
                 "shadow-in-boundary",
                 (e,),
                 f"the shadow is on {e.node} in {e.attrs['boundary']}, not "
@@ -211,7 +113,7 @@ def _shadow_ack(mv: MessageView, iv: InstView, e: Event) -> Result:
     out = []
     if iv.shadow != e.attrs["shadow"]:
         out.append(
-            _b(
+            breach(
                 "shadow-ack-after-store",
                 (e,),
                 f"the primary took an acknowledgement from "
@@ -239,7 +141,7 @@ def _accept(mv: MessageView, iv: InstView, e: Event) -> Result:
     settled = iv.failed or not iv.inbound_open or not iv.enabled
     if (e.attrs["redundant"] and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
         out.append(
-            _b(
+            breach(
                 "shadow-before-ack",
                 (e,),
                 "the primary accepted the message before the shadow server "
@@ -248,7 +150,7 @@ def _accept(mv: MessageView, iv: InstView, e: Event) -> Result:
         )
     elif not iv.shadow_acked and iv.enabled and iv.reject:
         out.append(
-            _b(
+            breach(
                 "reject-required",
                 (e,),
                 "the message was accepted without a shadow although RejectMessageOnShadowFailure is true",
@@ -263,10 +165,10 @@ def _reject(mv: MessageView, iv: InstView, e: Event, ctx: Mapping[str, Any]) -> 
     out, text = [], e.attrs["response"]
     ok = text == ev.REJECTION_TEXT or (ctx.get("accept_variant") and text.startswith(ev.REJECTION_VARIANT))
     if not ok:
-        out.append(_b("rejection-text", (e,), f"the rejection reads {text!r}, not {ev.REJECTION_TEXT!r}"))
+        out.append(breach("rejection-text", (e,), f"the rejection reads {text!r}, not {ev.REJECTION_TEXT!r}"))
     if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):
         out.append(
-            _b(
+            breach(
                 "failure-outcome",
                 (e,),
                 "the message was rejected although the configuration and the "
@@ -281,7 +183,7 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
     seen = fork in mv.delivered
     if seen and not mv.licences:
         out.append(
-            _b(
+            breach(
                 "duplicates-documented",
                 (e,),
                 f"fork {fork} reached its destination twice with no "
@@ -290,7 +192,7 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
         )
     if e.kind == ev.DELIVER and seen and fork_kind(fork) in {"mailbox", "journal"}:
         out.append(
-            _b(
+            breach(
                 "duplicate-hidden-from-mailbox",
                 (e,),
                 f"fork {fork} was delivered to mailbox users a "
@@ -299,7 +201,7 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
         )
     if e.kind == ev.DUPLICATEDELIVER and not seen:
         out.append(
-            _b(
+            breach(
                 "duplicate-hidden-from-mailbox",
                 (e,),
                 f"fork {fork} was dropped as a duplicate but was never delivered before",
@@ -314,7 +216,7 @@ def _notify(mv: MessageView, iv: InstView, e: Event) -> Result:
     fork, out = e.attrs["fork"], []
     if fork not in iv.processed:
         out.append(
-            _b(
+            breach(
                 "no-premature-discard",
                 (e,),
                 f"the shadow was told fork {fork} is complete before the primary processed it",
@@ -328,7 +230,7 @@ def _hadiscard(mv: MessageView, iv: InstView, e: Event) -> Result:
     if not release_ready(iv.forks, iv.notified):
         missing = sorted(set(iv.forks) - iv.notified)
         out.append(
-            _b(
+            breach(
                 "all-forks-before-release",
                 (e,),
                 f"the shadow was released while forks {missing} had no discard notification",
@@ -342,7 +244,7 @@ def _safetynet(mv: MessageView, iv: InstView, e: Event) -> Result:
     if e.attrs["role"] == "primary":
         if e.node == iv.primary and not set(iv.forks) <= iv.processed:
             out.append(
-                _b(
+                breach(
                     "primary-keeps-copy",
                     (e,),
                     "the primary moved the message into Safety Net before every fork was processed",
@@ -358,7 +260,7 @@ def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
         late = e.ts_ms - max(a["last_contact_ms"], iv.shadow_ms)
         if late < a["resubmit_ms"]:
             out.append(
-                _b(
+                breach(
                     "promotion-timing",
                     (e,),
                     f"the shadow took ownership {late} ms after last reaching "
@@ -367,7 +269,7 @@ def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
             )
     elif str(a["observed_db"]) == iv.db or str(a["original_db"]) != iv.db:
         out.append(
-            _b(
+            breach(
                 "promotion-db-change",
                 (e,),
                 "the shadow took ownership for a database ID change "
@@ -375,7 +277,7 @@ def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
             )
         )
     if iv.shadow_state != "held" or e.node != iv.shadow:
-        out.append(_b("promotion-timing", (e,), f"{e.node} promoted a shadow it does not hold"))
+        out.append(breach("promotion-timing", (e,), f"{e.node} promoted a shadow it does not hold"))
     iv = dataclasses.replace(iv, shadow_state="promoted", promoted_ms=e.ts_ms)
     return dataclasses.replace(mv.with_inst(iv), licences=mv.licences | {"promotion"}), out
 
@@ -385,7 +287,7 @@ def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
     kind = fork_kind(fork)
     if kind == "hub2010":
         out.append(
-            _b(
+            breach(
                 "no-safetynet-resubmit-to-2010",
                 (e,),
                 f"Safety Net resubmitted fork {fork} to an Exchange 2010 Hub",
@@ -393,7 +295,7 @@ def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
         )
     elif kind in CROSSES_BOUNDARY:
         out.append(
-            _b(
+            breach(
                 "no-safetynet-resubmit-across-boundary",
                 (e,),
                 f"Safety Net resubmitted fork {fork}, which had already crossed the boundary",
@@ -407,7 +309,7 @@ def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
     age = e.ts_ms - iv.shadow_ms
     if age < e.attrs["hold_ms"] + e.attrs["expiration_ms"]:
         out.append(
-            _b(
+            breach(
                 "shadow-expiry",
                 (e,),
                 f"an unacknowledged shadow expired after {age} ms, before "
@@ -465,41 +367,3 @@ def step(mv: MessageView, e: Event, ctx: Mapping[str, Any] | None = None) -> Res
         return _reject(mv, iv, e, ctx)
     handler = _INST_HANDLERS.get(e.kind)
     return handler(mv, iv, e) if handler else (mv, [])
-
-
-def final_breaches(mv: MessageView, e: Event) -> list[Breach]:
-    """Liveness at a quiesced end of run (SR-075, SR-057): fairness assumed = every crashed server was
-    restarted, partitions healed, and the run continued for ShadowResubmitTimeSpan plus two heartbeats."""
-    if not e.attrs.get("quiesced"):
-        return []
-    out = []
-    for iv in mv.insts:
-        if iv.outcome != "accepted":
-            continue
-        missing = sorted(set(iv.forks) - mv.delivered)
-        shadow_gone = iv.shadow_state in ("lost", "expired", "none", "released")
-        excused = iv.primary_lost and (not iv.redundant or shadow_gone)
-        if missing and not excused:
-            out.append(
-                _b(
-                    "no-loss",
-                    (e,),
-                    f"instance {iv.inst} was accepted but forks {missing} never reached "
-                    "their destination although at most one of its copies was destroyed",
-                )
-            )
-        if (
-            iv.shadow_state == "held"
-            and set(iv.forks) <= iv.processed
-            and not iv.primary_lost
-            and "auto-discard" not in mv.licences
-        ):
-            out.append(
-                _b(
-                    "shadow-released",
-                    (e,),
-                    f"instance {iv.inst} was fully processed but its shadow on "
-                    f"{iv.shadow} was never released",
-                )
-            )
-    return out
