@@ -261,6 +261,8 @@ class Cluster(Maintenance):
         srv = self.servers[target]
         srv.shadows[(msg, inst)] = ShadowRec(p, self.servers[p].db, sess.forks, self.sim.now_ms)
         srv.last_contact[p] = self.sim.now_ms
+        if not self.pol.store_before_ack():
+            self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         self.emit(
             target,
             msg,
@@ -272,7 +274,8 @@ class Cluster(Maintenance):
             forks=list(sess.forks),
         )
         self._schedule_expiry(target, (msg, inst))
-        self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
+        if self.pol.store_before_ack():
+            self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         if sess.done:
             return
         acked = self.sim.rng.random() >= self.t.ack_loss_p
@@ -284,10 +287,12 @@ class Cluster(Maintenance):
         sess = self.sessions[(msg, inst)]
         if sess.done:
             return
-        self.sim.cancel(sess.attempt)
         self.emit(
             sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout"
         )
+        if not self.pol.abort_on_inbound_timeout():
+            return
+        self.sim.cancel(sess.attempt)
         self.emit(
             sess.primary,
             msg,

@@ -132,6 +132,21 @@ class SlowHeartbeat(Policy):
         return 2 * cfg.heartbeat_ms
 
 
+class AckBeforeStore(Policy):
+    def store_before_ack(self) -> bool:
+        return False
+
+
+class ShadowAfterSenderGone(Policy):
+    def abort_on_inbound_timeout(self) -> bool:
+        return False
+
+
+class ResubmitToHub(Policy):
+    def may_resubmit(self, fork: str) -> bool:
+        return fork.startswith("hub:") or super().may_resubmit(fork)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -192,6 +207,19 @@ MUTANTS: dict[str, Mutant] = {
             {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}},
         ),
         Mutant("double-send", "duplicates-documented", DoubleSend),
+        Mutant("ack-before-store", "shadow-ack-after-store", AckBeforeStore),
+        Mutant(
+            "shadow-after-sender-gone",
+            "shadow-while-inbound-open",
+            ShadowAfterSenderGone,
+            {"timing": Timing(stall_p=0.8)},
+        ),
+        Mutant(
+            "safetynet-resubmits-to-hub",
+            "no-safetynet-resubmit-to-2010",
+            ResubmitToHub,
+            {"hub": True, "workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))},
+        ),
         Mutant("slow-heartbeat", "heartbeat-frequency", SlowHeartbeat, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant("primary-drops-early", "primary-keeps-copy", PrimaryDropsEarly, also=("no-loss",)),
         Mutant(

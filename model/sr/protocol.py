@@ -79,7 +79,14 @@ class ModelSystem:
         return list(self.cluster.exchange)
 
     def submit(self, msg: str, primary: str, forks: Sequence[str], origin: str = "outside") -> None:
-        self.cluster.submit(msg, primary, list(forks), origin=origin)
+        """Forks to an Exchange 2010 Hub are kept only when that Hub is in the primary's site (SR-037)."""
+        topo = self.cluster.topo
+        kept = [
+            f
+            for f in forks
+            if not f.startswith("hub:") or (f[4:] in topo.servers and topo.same_site(f[4:], primary))
+        ]
+        self.cluster.submit(msg, primary, kept or ["mbx"], origin=origin)
 
     def advance(self, ms: int) -> None:
         self.sim.run(until_ms=self.sim.now_ms + ms)

@@ -320,10 +320,10 @@ def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
 
 
 def _lost(mv: MessageView, iv: InstView, e: Event) -> Result:
-    if e.attrs["role"] == "primary":
+    if e.node == iv.shadow and iv.shadow_state in ("held", "promoted"):
+        iv = dataclasses.replace(iv, shadow_state="lost")  # the shadow copy, promoted or not
+    elif e.attrs["role"] == "primary":
         iv = dataclasses.replace(iv, primary_lost=True)
-    elif iv.shadow_state in ("held", "promoted"):
-        iv = dataclasses.replace(iv, shadow_state="lost")
     return dataclasses.replace(mv.with_inst(iv), lost_nodes=mv.lost_nodes | {e.node}), []
 
 

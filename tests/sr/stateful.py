@@ -21,7 +21,7 @@ from model.sr.sim import LAYOUTS
 from tests.sr.helpers import report
 
 Factory = Callable[[int, dict[str, Any]], ShadowRedundancySystem]
-FORKS = ["mbx", "ext:contoso.example", "dsn", "journal"]
+FORKS = ["mbx", "ext:contoso.example", "dsn", "journal", "hub:HUB2010"]  # hub forks kept only if possible
 STEPS_MS = [SECOND, 10 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 3 * HOUR + 10 * MINUTE]
 
 
@@ -37,6 +37,8 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             pref=st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
             enabled=st.sampled_from([True, True, True, False]),
             heartbeat_min=st.sampled_from([2, 30]),
+            hub=st.booleans(),
+            stall=st.sampled_from([0.0, 0.05, 0.6]),
             first=st.tuples(
                 st.integers(0, 7), st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)
             ),
@@ -49,6 +51,8 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             pref: str,
             enabled: bool,
             heartbeat_min: int,
+            hub: bool,
+            stall: float,
             first: tuple[int, list[str]],
         ) -> None:
             self.seed = seed
@@ -60,6 +64,8 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
                     "preference": pref,
                     "enabled": enabled,
                     "heartbeat_ms": heartbeat_min * MINUTE,
+                    "hub": hub,
+                    "stall_p": stall,  # the world's chance that a shadow session stalls (model-only)
                 },
             )
             self.folder = Folder()
@@ -101,6 +107,14 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             self.system.restart(self.last_primary, new_database=new)
 
         @precondition(lambda self: bool(self.last_primary))
+        @rule(ms=st.sampled_from(STEPS_MS))
+        def outage_of_last_primary(self, ms: int) -> None:
+            """A network card failure on the last primary for a while (seed: same-database scenario)."""
+            self.system.isolate(self.last_primary)
+            self.system.advance(ms)
+            self.system.heal()
+
+        @precondition(lambda self: bool(self.last_primary))
         @rule()
         def isolate_last_primary(self) -> None:
             self.system.isolate(self.last_primary)
@@ -121,6 +135,12 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
         @rule()
         def heal(self) -> None:
             self.system.heal()
+
+        @rule()
+        def resubmit_everywhere(self) -> None:
+            """A mailbox database failover: every server's Safety Net is asked to resubmit."""
+            for name in self.system.servers():
+                self.system.safetynet_resubmit(name)
 
         @precondition(lambda self: bool(self.last_primary))
         @rule()

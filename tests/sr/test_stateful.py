@@ -13,12 +13,12 @@ from model.sr.mutants import MUTANTS
 from model.sr.protocol import ModelSystem
 from tests.sr.stateful import machine_for
 
-TIMING = Timing(hop_slow_p=0.3)
-
 
 def _factory(policy: type[Policy] | None = None):
     def build(seed: int, options: dict[str, Any]) -> ModelSystem:
-        return ModelSystem(seed, policy=policy() if policy else None, timing=TIMING, **options)
+        opts = dict(options)
+        timing = Timing(hop_slow_p=0.3, stall_p=opts.pop("stall_p", 0.05))
+        return ModelSystem(seed, policy=policy() if policy else None, timing=timing, **opts)
 
     return build
 
