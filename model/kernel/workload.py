@@ -69,9 +69,13 @@ def simulate(seed: int, *, n_servers: int = 4, duration_ms: int = 20 * MINUTE, l
     return sim.events
 
 
-def _mutant(corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
+def _mutant(name: str, corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
+    """A mutant run: the clean run, corrupted, under its own trace ID so corpora can mix them."""
+    from traces.corpus import rename_trace
+
     def run(seed: int, **options: int) -> list[Event]:
-        return corrupt(simulate(seed, **options))
+        return corrupt(rename_trace(simulate(seed, **options), name))
+
     return run
 
 
@@ -107,11 +111,14 @@ def _no_start(events: list[Event]) -> list[Event]:
 
 
 MUTANTS = {
-    "recv-without-send": _mutant(_recv_without_send),
-    "clock-backwards": _mutant(_clock_backwards),
-    "seq-repeat": _mutant(_seq_repeat),
-    "event-id-repeat": _mutant(_id_repeat),
-    "no-trace-start": _mutant(_no_start),
+    name: _mutant(name, corrupt)
+    for name, corrupt in {
+        "recv-without-send": _recv_without_send,
+        "clock-backwards": _clock_backwards,
+        "seq-repeat": _seq_repeat,
+        "event-id-repeat": _id_repeat,
+        "no-trace-start": _no_start,
+    }.items()
 }
 
 NET = MechanismSpec(
