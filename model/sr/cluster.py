@@ -69,8 +69,7 @@ class Cluster(Maintenance):
         self.net = Network(sim, topology, NetConfig(latency_ms=(1, 50)))
         self.exchange = [n for n in topology.names() if topology.server(n).version == "2013"]
         self.members = {
-            n: (topology.boundary(n), topology.server(n).site, topology.server(n).version)
-            for n in topology.names()
+            n: (topology.boundary(n), topology.server(n).site, topology.server(n).version) for n in topology.names()
         }
         self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
         self.views: dict[str, MessageView] = {}
@@ -112,9 +111,7 @@ class Cluster(Maintenance):
             self.net.heal()
 
     # --- receiving and shadow creation (SR-027..SR-031, SR-039..SR-048) ------------------------------
-    def submit(
-        self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1
-    ) -> None:
+    def submit(self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1) -> None:
         """A sender opens an SMTP session to `primary` and transmits `msg` (SR-027)."""
         if not self.up(primary) or primary in self.isolated:
             self._sender_retry(msg, primary, forks, origin, inst)
@@ -147,9 +144,7 @@ class Cluster(Maintenance):
         )
         sess = Session(primary, tuple(forks), plan)
         self.sessions[(msg, inst)] = sess
-        sess.deadline = self.sim.after(
-            self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary
-        )
+        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary)
         if self.pol.shadowing(self.cfg):
             self._attempt(msg, inst)
         else:
@@ -212,9 +207,7 @@ class Cluster(Maintenance):
             self._accept(msg, inst, redundant=False, acked=True)
         rng = self.sim.rng
         if rng.random() < self.t.stall_p:
-            sess.attempt = self.sim.after(
-                self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p
-            )
+            sess.attempt = self.sim.after(self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p)
             return
         lo, hi = self.t.shadow_ms
         delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
@@ -287,9 +280,7 @@ class Cluster(Maintenance):
         sess = self.sessions[(msg, inst)]
         if sess.done:
             return
-        self.emit(
-            sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout"
-        )
+        self.emit(sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
         if not self.pol.abort_on_inbound_timeout():
             return
         self.sim.cancel(sess.attempt)
@@ -315,9 +306,7 @@ class Cluster(Maintenance):
         else:
             self._accept(msg, inst, redundant=False, acked=session_open)
 
-    def _accept(
-        self, msg: str, inst: int, *, redundant: bool, acked: bool, shadow: str | None = None
-    ) -> None:
+    def _accept(self, msg: str, inst: int, *, redundant: bool, acked: bool, shadow: str | None = None) -> None:
         sess = self.sessions[(msg, inst)]
         if sess.done:
             return
@@ -428,9 +417,7 @@ class Cluster(Maintenance):
         for key in sorted(srv.shadows):
             self._schedule_expiry(node, key)
         for key in sorted(srv.safetynet):
-            self.sim.after(
-                self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node
-            )
+            self.sim.after(self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node)
         self._start_heartbeat(node)
 
     def snapshot(self, quiesced: bool) -> None:

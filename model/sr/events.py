@@ -13,9 +13,7 @@ from __future__ import annotations
 MECH = "sr"
 
 # message-tracking event IDs
-RECEIVE = (
-    "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks, ...
-)
+RECEIVE = "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks, ...
 HAREDIRECT = "HAREDIRECT"  # primary opens a shadow session; attrs: inst, shadow, try, site, shadow_site
 HARECEIVE = "HARECEIVE"  # shadow stored the copy; attrs: inst, primary, boundary, primary_db, forks
 HAREDIRECTFAIL = "HAREDIRECTFAIL"  # an attempt failed; attrs: inst, shadow, reason, final

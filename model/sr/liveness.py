@@ -46,8 +46,7 @@ def final_breaches(mv: MessageView, e: Event) -> list[Breach]:
                 breach(
                     "shadow-released",
                     (e,),
-                    f"instance {iv.inst} was fully processed but its shadow on "
-                    f"{iv.shadow} was never released",
+                    f"instance {iv.inst} was fully processed but its shadow on {iv.shadow} was never released",
                 )
             )
     return out
@@ -62,11 +61,7 @@ def heartbeat_breaches(events: list[Event]) -> list[Breach]:
         if a.kind != ev.XQUERYDISCARD or b.kind != ev.XQUERYDISCARD:
             continue
         gap = b.ts_ms - a.ts_ms
-        if (
-            a.attrs.get("held")
-            and a.attrs.get("boot_ms") == b.attrs.get("boot_ms")
-            and gap > a.attrs["heartbeat_ms"]
-        ):
+        if a.attrs.get("held") and a.attrs.get("boot_ms") == b.attrs.get("boot_ms") and gap > a.attrs["heartbeat_ms"]:
             out.append(
                 breach(
                     "heartbeat-frequency",

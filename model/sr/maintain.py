@@ -174,9 +174,7 @@ class Maintenance:
     def _schedule_expiry(self, node: str, key: Key) -> None:
         rec = self.servers[node].shadows[key]
         after = self.pol.shadow_lifetime_ms(self.cfg)
-        self.sim.at(
-            max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node
-        )
+        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node)
 
     def _expire(self, node: str, key: Key, after: int) -> None:
         if self.servers[node].shadows.pop(key, None) is not None:

@@ -11,6 +11,7 @@ no end-of-run SNAPSHOT, so the liveness rules SR-075 and SR-057 cannot be applie
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Literal
 
 from conformance.monitor import MonitorResult, Violation
@@ -21,6 +22,11 @@ from spec.catalogue import param_default
 from traces.schema import Event
 
 
+@lru_cache(maxsize=1)
+def _default_variant() -> bool:
+    return bool(param_default("AcceptRejectionVariant"))
+
+
 def to_violation(e: Event, b: rules.Breach) -> Violation:
     return Violation(b.rule, b.requirement, e.trace_id, e.entity, b.event_ids, b.explanation, ev.MECH)
 
@@ -29,7 +35,7 @@ class Folder:
     """Incremental fold of many messages' events (used by the stateful tests after every step)."""
 
     def __init__(self, accept_variant: bool | None = None) -> None:
-        variant = param_default("AcceptRejectionVariant") if accept_variant is None else accept_variant
+        variant = _default_variant() if accept_variant is None else accept_variant
         self.ctx = {"accept_variant": variant}
         self.views: dict[str, MessageView] = {}
         self.last_query: dict[str, Event] = {}

@@ -66,18 +66,12 @@ class ReleaseBeforeAllForks(Policy):
 
 
 class EarlyPromotion(Policy):
-    def promotion_reason(
-        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
-    ) -> str:
-        return super().promotion_reason(
-            now, last, cfg.replace(resubmit_ms=cfg.resubmit_ms // 10), original, observed
-        )
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return super().promotion_reason(now, last, cfg.replace(resubmit_ms=cfg.resubmit_ms // 10), original, observed)
 
 
 class NeverPromote(Policy):
-    def promotion_reason(
-        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
-    ) -> str:
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
         return ""
 
 
@@ -112,14 +106,8 @@ class RejectWhenAcceptConfigured(Policy):
 
 
 class PromoteOnContact(Policy):
-    def promotion_reason(
-        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
-    ) -> str:
-        return (
-            "database_id"
-            if observed is not None
-            else super().promotion_reason(now, last, cfg, original, None)
-        )
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return "database_id" if observed is not None else super().promotion_reason(now, last, cfg, original, None)
 
 
 class EarlyShadowExpiry(Policy):
@@ -160,9 +148,7 @@ class Mutant:
         return (self.rule, *self.also)
 
     def simulate(self, seed: int, **opts: Any) -> list[Event]:
-        return simulate(
-            seed, policy=self.policy(), trace_id=f"sr-{self.name}-s{seed}", **{**self.options, **opts}
-        )
+        return simulate(seed, policy=self.policy(), trace_id=f"sr-{self.name}-s{seed}", **{**self.options, **opts})
 
 
 _REJECT = {"config": {"reject_on_failure": True}, "timing": Timing(stall_p=0.5)}
@@ -180,9 +166,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("wrong-rejection-text", "rejection-text", WrongRejectionText, _REJECT),
         Mutant("xshadow-advertised", "no-xshadow-advertised", XshadowAdvertised),
         Mutant("shadow-when-disabled", "shadow-disabled", ShadowWhenDisabled, {"config": {"enabled": False}}),
-        Mutant(
-            "premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}
-        ),
+        Mutant("premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant(
             "release-before-all-forks",
             "all-forks-before-release",

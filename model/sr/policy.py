@@ -46,9 +46,7 @@ class Policy:
     def release_ready(self, forks: tuple[str, ...], notified: frozenset[str]) -> bool:
         return decisions.release_ready(forks, notified)
 
-    def promotion_reason(
-        self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None
-    ) -> str:
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
         return decisions.promotion_reason(now, last, cfg.resubmit_ms, original, observed)
 
     def may_resubmit(self, fork: str) -> bool:

@@ -53,12 +53,9 @@ _TEXT = {
     "no-safetynet-resubmit-to-2010": "Safety Net never resubmits to an Exchange 2010 Hub",
     "duplicates-documented": "a second delivery happens only in a documented scenario",
     "duplicate-hidden-from-mailbox": "duplicates never reach Exchange mailbox users",
-    "shadow-expiry": "unacknowledged shadows expire no earlier than SafetyNetHoldTime + "
-    "MessageExpirationTimeout",
-    "no-loss": "every accepted message reaches all its destinations unless both copy holders lost "
-    "their database",
-    "heartbeat-frequency": "a shadow queries each primary it holds shadows for at least every "
-    "ShadowHeartbeatFrequency",
+    "shadow-expiry": "unacknowledged shadows expire no earlier than SafetyNetHoldTime + MessageExpirationTimeout",
+    "no-loss": "every accepted message reaches all its destinations unless both copy holders lost their database",
+    "heartbeat-frequency": "a shadow queries each primary it holds shadows for at least every ShadowHeartbeatFrequency",
     "shadow-released": "every shadow of a fully processed message is eventually released (discard persisted)",
 }
 PROPERTIES = {

@@ -82,9 +82,7 @@ class ModelSystem:
         """Forks to an Exchange 2010 Hub are kept only when that Hub is in the primary's site (SR-037)."""
         topo = self.cluster.topo
         kept = [
-            f
-            for f in forks
-            if not f.startswith("hub:") or (f[4:] in topo.servers and topo.same_site(f[4:], primary))
+            f for f in forks if not f.startswith("hub:") or (f[4:] in topo.servers and topo.same_site(f[4:], primary))
         ]
         self.cluster.submit(msg, primary, kept or ["mbx"], origin=origin)
 

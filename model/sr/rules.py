@@ -13,7 +13,6 @@ same Active Directory site". Two kinds of function live here:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +27,7 @@ from model.sr.decisions import (  # noqa: F401  (re-exported: the simulator call
     shadow_candidates,
 )
 from model.sr.liveness import final_breaches, heartbeat_breaches  # noqa: F401
-from model.sr.state import CROSSES_BOUNDARY, InstView, MessageView, fork_kind
+from model.sr.state import CROSSES_BOUNDARY, InstView, MessageView, evolve, fork_kind
 from traces.schema import Event
 
 # --- the fold -----------------------------------------------------------------------------------------
@@ -58,8 +57,7 @@ def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
             breach(
                 "shadow-placement",
                 (e,),
-                f"the shadow attempt plan {list(plan)} is not the one the "
-                f"configuration prescribes, {list(expected)}",
+                f"the shadow attempt plan {list(plan)} is not the one the configuration prescribes, {list(expected)}",
             )
         )
     if a.get("xshadow_advertised"):
@@ -71,9 +69,7 @@ def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
     a, out = e.attrs, []
     n = a["try"]
     if not iv.enabled:
-        out.append(
-            breach("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false")
-        )
+        out.append(breach("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false"))
     if not iv.inbound_open or iv.outcome:
         out.append(
             breach(
@@ -92,7 +88,7 @@ def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
                 f"({'remote' if remote else 'local'} site) does not follow the plan {list(iv.plan)}",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, tries=n, attempt_open=a["shadow"])), out
+    return mv.with_inst(evolve(iv, tries=n, attempt_open=a["shadow"])), out
 
 
 def _hareceive(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -106,7 +102,7 @@ def _hareceive(mv: MessageView, iv: InstView, e: Event) -> Result:
                 f"on another server of the primary's boundary {iv.boundary}",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, shadow=e.node, shadow_ms=e.ts_ms, shadow_state="held")), out
+    return mv.with_inst(evolve(iv, shadow=e.node, shadow_ms=e.ts_ms, shadow_state="held")), out
 
 
 def _shadow_ack(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -116,23 +112,20 @@ def _shadow_ack(mv: MessageView, iv: InstView, e: Event) -> Result:
             breach(
                 "shadow-ack-after-store",
                 (e,),
-                f"the primary took an acknowledgement from "
-                f"{e.attrs['shadow']} which never recorded storing the shadow",
+                f"the primary took an acknowledgement from {e.attrs['shadow']} which never recorded storing the shadow",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, shadow_acked=True, attempt_open="")), out
+    return mv.with_inst(evolve(iv, shadow_acked=True, attempt_open="")), out
 
 
 def _fail(mv: MessageView, iv: InstView, e: Event) -> Result:
     tries = max(iv.tries, int(e.attrs.get("try", 0)))
-    return mv.with_inst(
-        dataclasses.replace(iv, failed=iv.failed or bool(e.attrs.get("final")), attempt_open="", tries=tries)
-    ), []
+    return mv.with_inst(evolve(iv, failed=iv.failed or bool(e.attrs.get("final")), attempt_open="", tries=tries)), []
 
 
 def _timeout(mv: MessageView, iv: InstView, e: Event) -> Result:
     if e.attrs["session"] == "inbound":
-        iv = dataclasses.replace(iv, inbound_open=False)
+        iv = evolve(iv, inbound_open=False)
     return mv.with_inst(iv), []
 
 
@@ -156,9 +149,9 @@ def _accept(mv: MessageView, iv: InstView, e: Event) -> Result:
                 "the message was accepted without a shadow although RejectMessageOnShadowFailure is true",
             )
         )
-    iv = dataclasses.replace(iv, outcome="accepted", redundant=iv.shadow_acked)
+    iv = evolve(iv, outcome="accepted", redundant=iv.shadow_acked)
     lic = mv.licences if acked else mv.licences | {"redelivery"}
-    return dataclasses.replace(mv.with_inst(iv), licences=lic), out
+    return evolve(mv.with_inst(iv), licences=lic), out
 
 
 def _reject(mv: MessageView, iv: InstView, e: Event, ctx: Mapping[str, Any]) -> Result:
@@ -171,11 +164,10 @@ def _reject(mv: MessageView, iv: InstView, e: Event, ctx: Mapping[str, Any]) -> 
             breach(
                 "failure-outcome",
                 (e,),
-                "the message was rejected although the configuration and the "
-                "shadow outcome call for accepting it",
+                "the message was rejected although the configuration and the shadow outcome call for accepting it",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, outcome="rejected")), out
+    return mv.with_inst(evolve(iv, outcome="rejected")), out
 
 
 def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -208,8 +200,8 @@ def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
             )
         )
     if e.attrs.get("via") == "primary" and e.node == iv.primary:
-        iv = dataclasses.replace(iv, processed=iv.processed | {fork})
-    return dataclasses.replace(mv.with_inst(iv), delivered=mv.delivered | {fork}), out
+        iv = evolve(iv, processed=iv.processed | {fork})
+    return evolve(mv.with_inst(iv), delivered=mv.delivered | {fork}), out
 
 
 def _notify(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -222,7 +214,7 @@ def _notify(mv: MessageView, iv: InstView, e: Event) -> Result:
                 f"the shadow was told fork {fork} is complete before the primary processed it",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, notified=iv.notified | {fork})), out
+    return mv.with_inst(evolve(iv, notified=iv.notified | {fork})), out
 
 
 def _hadiscard(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -236,7 +228,7 @@ def _hadiscard(mv: MessageView, iv: InstView, e: Event) -> Result:
                 f"the shadow was released while forks {missing} had no discard notification",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, shadow_state="released")), out
+    return mv.with_inst(evolve(iv, shadow_state="released")), out
 
 
 def _safetynet(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -250,7 +242,7 @@ def _safetynet(mv: MessageView, iv: InstView, e: Event) -> Result:
                     "the primary moved the message into Safety Net before every fork was processed",
                 )
             )
-        return mv.with_inst(dataclasses.replace(iv, primary_done=True)), out
+        return mv.with_inst(evolve(iv, primary_done=True)), out
     return mv, out
 
 
@@ -272,14 +264,13 @@ def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
             breach(
                 "promotion-db-change",
                 (e,),
-                "the shadow took ownership for a database ID change "
-                f"although the primary's database is still {iv.db}",
+                f"the shadow took ownership for a database ID change although the primary's database is still {iv.db}",
             )
         )
     if iv.shadow_state != "held" or e.node != iv.shadow:
         out.append(breach("promotion-timing", (e,), f"{e.node} promoted a shadow it does not hold"))
-    iv = dataclasses.replace(iv, shadow_state="promoted", promoted_ms=e.ts_ms)
-    return dataclasses.replace(mv.with_inst(iv), licences=mv.licences | {"promotion"}), out
+    iv = evolve(iv, shadow_state="promoted", promoted_ms=e.ts_ms)
+    return evolve(mv.with_inst(iv), licences=mv.licences | {"promotion"}), out
 
 
 def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -301,7 +292,7 @@ def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
                 f"Safety Net resubmitted fork {fork}, which had already crossed the boundary",
             )
         )
-    return dataclasses.replace(mv, licences=mv.licences | {"safetynet"}), out
+    return evolve(mv, licences=mv.licences | {"safetynet"}), out
 
 
 def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
@@ -312,23 +303,22 @@ def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
             breach(
                 "shadow-expiry",
                 (e,),
-                f"an unacknowledged shadow expired after {age} ms, before "
-                "SafetyNetHoldTime + MessageExpirationTimeout",
+                f"an unacknowledged shadow expired after {age} ms, before SafetyNetHoldTime + MessageExpirationTimeout",
             )
         )
-    return mv.with_inst(dataclasses.replace(iv, shadow_state="expired")), out
+    return mv.with_inst(evolve(iv, shadow_state="expired")), out
 
 
 def _lost(mv: MessageView, iv: InstView, e: Event) -> Result:
     if e.node == iv.shadow and iv.shadow_state in ("held", "promoted"):
-        iv = dataclasses.replace(iv, shadow_state="lost")  # the shadow copy, promoted or not
+        iv = evolve(iv, shadow_state="lost")  # the shadow copy, promoted or not
     elif e.attrs["role"] == "primary":
-        iv = dataclasses.replace(iv, primary_lost=True)
-    return dataclasses.replace(mv.with_inst(iv), lost_nodes=mv.lost_nodes | {e.node}), []
+        iv = evolve(iv, primary_lost=True)
+    return evolve(mv.with_inst(iv), lost_nodes=mv.lost_nodes | {e.node}), []
 
 
 def _discard_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
-    return dataclasses.replace(mv, licences=mv.licences | {"auto-discard"}), []
+    return evolve(mv, licences=mv.licences | {"auto-discard"}), []
 
 
 _INST_HANDLERS: dict[str, Callable[[MessageView, InstView, Event], Result]] = {

@@ -22,9 +22,7 @@ from traces.schema import Event
 LAYOUTS = ("multi-site-dag", "single-site-dag", "no-dag", "mixed")
 
 
-def build_topology(
-    rng: Any, n_servers: int = 5, layout: str | None = None, hub: bool | None = None
-) -> Topology:
+def build_topology(rng: Any, n_servers: int = 5, layout: str | None = None, hub: bool | None = None) -> Topology:
     """Two sites; the layout decides DAG membership; optionally an Exchange 2010 Hub in site0."""
     layout = layout or rng.choice(LAYOUTS)
     servers = []
@@ -110,9 +108,7 @@ def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
 
 def quiet_ms(cfg: SrConfig, timing: Timing) -> int:
     """Length of the fault-free tail: promotion bound, slow next hops and sender retries (fairness)."""
-    return (
-        cfg.resubmit_ms + 3 * cfg.heartbeat_ms + timing.hop_slow_ms[1] + 4 * timing.retry_ms[1] + 30 * MINUTE
-    )
+    return cfg.resubmit_ms + 3 * cfg.heartbeat_ms + timing.hop_slow_ms[1] + 4 * timing.retry_ms[1] + 30 * MINUTE
 
 
 def quiesce(cl: Cluster) -> None:
