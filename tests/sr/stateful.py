@@ -39,9 +39,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             heartbeat_min=st.sampled_from([2, 30]),
             hub=st.booleans(),
             stall=st.sampled_from([0.0, 0.05, 0.6]),
-            first=st.tuples(
-                st.integers(0, 7), st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)
-            ),
+            first=st.tuples(st.integers(0, 7), st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)),
         )
         def setup(
             self,
@@ -78,9 +76,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             names = self.system.servers()
             return names[i % len(names)]
 
-        @rule(
-            i=st.integers(0, 7), forks=st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)
-        )
+        @rule(i=st.integers(0, 7), forks=st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True))
         def submit(self, i: int, forks: list[str]) -> None:
             self.n_msgs += 1
             self.last_primary = self._server(i)
@@ -153,9 +149,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             self.seen = len(events)
             if found:
                 self.failed = True
-                raise AssertionError(
-                    f"seed {self.seed}: " + "; ".join(map(str, found)) + "\n" + report(events)
-                )
+                raise AssertionError(f"seed {self.seed}: " + "; ".join(map(str, found)) + "\n" + report(events))
 
         @invariant()
         def safety(self) -> None:

@@ -33,17 +33,13 @@ def test_generated_traces_are_valid(options: dict) -> None:
     for seed in range(6):
         events = simulate(seed, **options)
         result = verdict(events, [SrMonitor()])
-        assert result.verdict is Verdict.VALID, (
-            f"seed {seed} {options}\n{result.violations}\n{report(events)}"
-        )
+        assert result.verdict is Verdict.VALID, f"seed {seed} {options}\n{result.violations}\n{report(events)}"
 
 
 @pytest.mark.unit
 def test_the_model_reaches_every_interesting_state() -> None:
     """`sometimes` properties over a small batch: the model promotes, rejects, loses copies, ..."""
-    seen = sum(
-        (reached(simulate(seed, reject_on_failure=seed % 2 == 1)) for seed in range(12)), start=reached([])
-    )
+    seen = sum((reached(simulate(seed, reject_on_failure=seed % 2 == 1)) for seed in range(12)), start=reached([]))
     assert set(SOMETIMES) <= set(seen), set(SOMETIMES) - set(seen)
 
 
@@ -107,11 +103,7 @@ def test_tampered_trace_is_caught() -> None:
     ack = next(e for e in events if e.kind == "SHADOW_ACK")
     acc = next(e for e in events if e.kind == "ACCEPT" and e.entity == ack.entity and e.seq > ack.seq)
     swapped = [
-        dataclasses.replace(e, seq=acc.seq)
-        if e is ack
-        else dataclasses.replace(e, seq=ack.seq)
-        if e is acc
-        else e
+        dataclasses.replace(e, seq=acc.seq) if e is ack else dataclasses.replace(e, seq=ack.seq) if e is acc else e
         for e in events
     ]
     swapped.sort(key=lambda e: e.seq)

@@ -114,9 +114,7 @@ def test_timeout_after_shadow_was_made() -> None:
 @pytest.mark.parametrize("reject", [True, False])
 def test_no_shadow_server_reject_or_accept(reject: bool) -> None:
     """SR-019, SR-020, SR-048, SR-I13: MBX04 is alone in its site outside the DAG."""
-    s = ModelSystem(
-        5, layout="mixed", timing=dataclasses.replace(QUIET, max_insts=1), reject_on_failure=reject
-    )
+    s = ModelSystem(5, layout="mixed", timing=dataclasses.replace(QUIET, max_insts=1), reject_on_failure=reject)
     s.submit("m1", "MBX04", ["mbx"])
     s.advance(MINUTE)
     fails = sr(s.events(), ev.HAREDIRECTFAIL, "m1")
