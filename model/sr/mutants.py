@@ -51,6 +51,8 @@ class XshadowAdvertised(Policy):
 
 
 class ShadowWhenDisabled(Policy):
+    """Shadow attempts despite ShadowRedundancyEnabled false; when they fail the message is even rejected."""
+
     def shadowing(self, cfg: SrConfig) -> bool:
         return True
 
@@ -165,7 +167,13 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("accept-when-reject-required", "reject-required", AcceptWhenRejectRequired, _REJECT),
         Mutant("wrong-rejection-text", "rejection-text", WrongRejectionText, _REJECT),
         Mutant("xshadow-advertised", "no-xshadow-advertised", XshadowAdvertised),
-        Mutant("shadow-when-disabled", "shadow-disabled", ShadowWhenDisabled, {"config": {"enabled": False}}),
+        Mutant(
+            "shadow-when-disabled",
+            "shadow-disabled",
+            ShadowWhenDisabled,
+            {"config": {"enabled": False}},
+            also=("failure-outcome",),
+        ),
         Mutant("premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant(
             "release-before-all-forks",

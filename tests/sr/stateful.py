@@ -82,6 +82,13 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             self.last_primary = self._server(i)
             self.system.submit(f"m{self.n_msgs}", self.last_primary, forks)
 
+        @rule(i=st.integers(0, 7), fork=st.sampled_from(FORKS[:4]))
+        def exchange_2010_traffic(self, i: int, fork: str) -> None:
+            """A message from the site's Exchange 2010 Hub that also goes back to it (SR-036, SR-037)."""
+            self.n_msgs += 1
+            self.last_primary = self._server(i)
+            self.system.submit(f"m{self.n_msgs}", self.last_primary, [fork, "hub:HUB2010"], origin="hub2010")
+
         @rule(ms=st.sampled_from(STEPS_MS))
         def advance(self, ms: int) -> None:
             self.system.advance(ms)

@@ -29,7 +29,7 @@ TestModelMachine = pytest.mark.model(TestModelMachine)
 
 # Finding, not shrinking: the search stops at the first failing example (the step list is printed).
 SEARCH = settings(
-    max_examples=1000,
+    max_examples=2000,
     stateful_step_count=20,
     deadline=None,
     database=None,
