@@ -40,6 +40,24 @@ def build_topology(rng: Any, n_servers: int = 5, layout: str | None = None, hub:
     return Topology(servers, [("site0", "site1", 10)])
 
 
+def config_warnings(cfg: SrConfig, topo: Topology) -> list[str]:
+    """SR-023 (advisory): rejecting on shadow failure where a boundary has a single 2013 server refuses
+    every message received there. Returned, not raised: the seed only advises against it."""
+    if not (cfg.enabled and cfg.reject_on_failure):
+        return []
+    out = []
+    for name in topo.names():
+        if topo.server(name).version != "2013":
+            continue
+        peers = [n for n in topo.boundary_members(name) if n != name and topo.server(n).version == "2013"]
+        if not peers:
+            out.append(
+                f"SR-023: RejectMessageOnShadowFailure is true but {name} has no other Exchange 2013 "
+                f"server in its boundary {topo.boundary(name)}; every message it receives is refused"
+            )
+    return out
+
+
 def random_forks(rng: Any, topo: Topology, primary: str) -> list[str]:
     """The forks of a message: mailbox recipients, outside next hops, a 2010 Hub, DSN, journal (SR-063)."""
     forks = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from model.sr.decisions import attempt_plan, promotion_reason, safetynet_may_resubmit, shadow_candidates
+from model.sr.sim import build_topology, config_warnings
 from model.sr.state import ConfigError, SrConfig
 
 R, L = "remote", "local"
@@ -63,3 +64,13 @@ def test_inactivity_must_be_below_connection_timeout() -> None:
     cfg = SrConfig().validate()
     with pytest.raises(ConfigError, match="SR-049"):
         cfg.replace(recv_inactivity_ms=cfg.recv_timeout_ms)
+
+
+@pytest.mark.unit
+def test_reject_without_peers_is_warned() -> None:
+    """SR-023 (advisory) and its twin: the same topology without RejectMessageOnShadowFailure is quiet."""
+    import random
+
+    topo = build_topology(random.Random(0), 4, "mixed", False)
+    assert [w.split()[5] for w in config_warnings(SrConfig(reject_on_failure=True), topo)] == ["MBX04"]
+    assert config_warnings(SrConfig(), topo) == []
