@@ -108,3 +108,15 @@ def test_tampered_trace_is_caught() -> None:
     ]
     swapped.sort(key=lambda e: e.seq)
     assert "shadow-before-ack" in {v.rule for v in violations(swapped)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options", CONFIGS, ids=lambda o: ",".join(o) or "defaults")
+def test_many_generated_traces_are_valid(options: dict) -> None:
+    """The deep version: 100 heavier runs per configuration (faults every 1-5 minutes)."""
+    from model.sr.sim import Workload
+
+    for seed in range(100):
+        events = simulate(seed, workload=Workload(n_messages=60, fault_gap_ms=(60_000, 300_000)), **options)
+        result = verdict(events, [SrMonitor()])
+        assert result.verdict is Verdict.VALID, f"seed {seed} {options}\n{result.violations}\n{report(events)}"
