@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "no-loss": "SR-075",
     "shadow-released": "SR-057",
     "heartbeat-frequency": "SR-055",
+    "queue-expiry": "SR-067",
 }
 require(*RULES.values(), "SR-045", "SR-046", "SR-047", "SR-016", "SR-029")
 

@@ -322,11 +322,29 @@ class Cluster(Maintenance):
             acked=acked,
             response=ev.ACK_TEXT if acked else "",
         )
-        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow)
+        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow, since_ms=self.sim.now_ms)
         for f in sess.forks:
             self._schedule_fork(p, (msg, inst), f)
+        self._schedule_queue_expiry(p, (msg, inst))
         if not acked:
             self._sender_retry(msg, p, sess.forks, "outside", inst + 1)  # SR-042
+
+    def _schedule_queue_expiry(self, node: str, key: Key) -> None:
+        due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
+        self.sim.at(max(self.sim.now_ms, due), lambda: self._queue_expire(node, key), node=node)
+
+    def _queue_expire(self, node: str, key: Key) -> None:
+        """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
+        rec = self.servers[node].queue.get(key)
+        if rec is None or not rec.left:
+            return
+        left = sorted(rec.left)
+        self.emit(
+            node, key[0], ev.FAIL, inst=key[1], forks=left, reason="expired", expiration_ms=self.cfg.expiration_ms
+        )
+        if rec.shadow:
+            self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f) for f in left)
+        del self.servers[node].queue[key]
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
         if inst > self.t.max_insts:
@@ -414,6 +432,7 @@ class Cluster(Maintenance):
         for key, rec in sorted(srv.queue.items()):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)
+            self._schedule_queue_expiry(node, key)
         for key in sorted(srv.shadows):
             self._schedule_expiry(node, key)
         for key in sorted(srv.safetynet):

@@ -21,6 +21,7 @@ HADISCARD = "HADISCARD"  # shadow released after every fork's discard notificati
 SEND = "SEND"  # a fork left for a next hop; attrs: inst, fork, next_hop, via
 DELIVER = "DELIVER"  # a fork delivered to Exchange mailboxes; attrs: inst, fork, via
 DUPLICATEDELIVER = "DUPLICATEDELIVER"  # duplicate detected and hidden at the mailbox; attrs as DELIVER
+FAIL = "FAIL"  # queued forks expired (MessageExpirationTimeout); attrs: inst, forks, reason, expiration_ms
 RESUBMIT = "RESUBMIT"  # Safety Net resubmission of a fork; attrs: inst, fork
 # the model's own kinds
 SHADOW_ACK = "SHADOW_ACK"  # primary got the shadow's acknowledgement; attrs: inst, shadow
@@ -52,6 +53,7 @@ ALL_KINDS = (
     DELIVER,
     DUPLICATEDELIVER,
     RESUBMIT,
+    FAIL,
     SHADOW_ACK,
     ACCEPT,
     REJECT,

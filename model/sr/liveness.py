@@ -24,7 +24,7 @@ def final_breaches(mv: MessageView, e: Event) -> list[Breach]:
     for iv in mv.insts:
         if iv.outcome != "accepted":
             continue
-        missing = sorted(set(iv.forks) - mv.delivered)
+        missing = sorted(set(iv.forks) - mv.delivered - iv.expired)
         shadow_gone = iv.shadow_state in ("lost", "expired", "none", "released")
         excused = iv.primary_lost and (not iv.redundant or shadow_gone)
         if missing and not excused:

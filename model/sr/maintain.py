@@ -29,6 +29,7 @@ class PrimaryRec:
     left: set[str]
     shadow: str | None
     via: str = "primary"
+    since_ms: int = 0  # when the message entered this queue (MessageExpirationTimeout, SR-067)
 
 
 @dataclass
@@ -69,6 +70,8 @@ class Maintenance:
     def reach(self, a: str, b: str) -> bool: ...  # provided by Cluster
 
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None: ...  # provided by Cluster
+
+    def _schedule_queue_expiry(self, node: str, key: Key) -> None: ...  # provided by Cluster
 
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None: ...
 
@@ -159,9 +162,10 @@ class Maintenance:
             observed_db=observed,
         )
         left = [f for f in rec.forks if f not in rec.notified]
-        s.queue[key] = PrimaryRec(rec.forks, set(left), None, via="promoted")
+        s.queue[key] = PrimaryRec(rec.forks, set(left), None, via="promoted", since_ms=rec.created_ms)
         for f in left:
             self._schedule_fork(shadow, key, f)
+        self._schedule_queue_expiry(shadow, key)
 
     def _auto_discard(self, srv: Server) -> None:
         now = self.sim.now_ms

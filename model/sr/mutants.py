@@ -137,6 +137,11 @@ class ResubmitToHub(Policy):
         return fork.startswith("hub:") or super().may_resubmit(fork)
 
 
+class EarlyQueueExpiry(Policy):
+    def queue_lifetime_ms(self, cfg: SrConfig) -> int:
+        return 10 * MINUTE
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -221,6 +226,7 @@ MUTANTS: dict[str, Mutant] = {
             {"timing": Timing(stall_p=0.5)},
         ),
         Mutant("promote-on-contact", "promotion-db-change", PromoteOnContact),
+        Mutant("early-queue-expiry", "queue-expiry", EarlyQueueExpiry, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant("early-shadow-expiry", "shadow-expiry", EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
     )
 }

@@ -70,6 +70,9 @@ class Policy:
     def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
         return cfg.safety_net_hold_ms + cfg.expiration_ms
 
+    def queue_lifetime_ms(self, cfg: SrConfig) -> int:
+        return cfg.expiration_ms
+
     def store_before_ack(self) -> bool:
         return True
 

@@ -56,6 +56,7 @@ _TEXT = {
     "shadow-expiry": "unacknowledged shadows expire no earlier than SafetyNetHoldTime + MessageExpirationTimeout",
     "no-loss": "every accepted message reaches all its destinations unless both copy holders lost their database",
     "heartbeat-frequency": "a shadow queries each primary it holds shadows for at least every ShadowHeartbeatFrequency",
+    "queue-expiry": "queued forks expire no earlier than MessageExpirationTimeout after arrival",
     "shadow-released": "every shadow of a fully processed message is eventually released (discard persisted)",
 }
 PROPERTIES = {

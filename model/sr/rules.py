@@ -317,6 +317,22 @@ def _lost(mv: MessageView, iv: InstView, e: Event) -> Result:
     return evolve(mv.with_inst(iv), lost_nodes=mv.lost_nodes | {e.node}), []
 
 
+def _queue_fail(mv: MessageView, iv: InstView, e: Event) -> Result:
+    """Queued forks expired (SR-067): never before MessageExpirationTimeout after the message arrived."""
+    forks, out = frozenset(e.attrs["forks"]), []
+    age = e.ts_ms - iv.received_ms
+    if age < e.attrs["expiration_ms"]:
+        out.append(
+            breach(
+                "queue-expiry",
+                (e,),
+                f"forks {sorted(forks)} expired {age} ms after the message arrived, before MessageExpirationTimeout",
+            )
+        )
+    processed = iv.processed | forks if e.node == iv.primary else iv.processed
+    return mv.with_inst(evolve(iv, expired=iv.expired | forks, processed=processed)), out
+
+
 def _discard_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
     return evolve(mv, licences=mv.licences | {"auto-discard"}), []
 
@@ -339,6 +355,7 @@ _INST_HANDLERS: dict[str, Callable[[MessageView, InstView, Event], Result]] = {
     ev.SHADOW_EXPIRE: _shadow_expire,
     ev.LOST: _lost,
     ev.DISCARD_EXPIRE: _discard_expire,
+    ev.FAIL: _queue_fail,
 }
 
 

@@ -120,6 +120,7 @@ class InstView:
     promoted_ms: int = 0
     primary_lost: bool = False
     primary_done: bool = False  # primary moved the message into Safety Net
+    expired: frozenset[str] = frozenset()  # forks failed by MessageExpirationTimeout (SR-067)
 
 
 @dataclass(frozen=True, slots=True)

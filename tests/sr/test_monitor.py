@@ -24,6 +24,7 @@ CONFIGS = [
     {"hub": True, "heartbeat_ms": 30 * 60_000},
     {"enabled": False},
     {"auto_discard_ms": 3_600_000, "resubmit_ms": 1_800_000},
+    {"expiration_ms": 1_200_000},
 ]
 
 
