@@ -4,8 +4,9 @@ Seed 000, all sections; every rule is `rules.RULES` (rule name -> requirement ID
 the checker hands the monitor one message's events (entity = network message ID) in sequence order, and
 the monitor folds them through `rules.step`, the function the simulator itself uses. Heartbeat entities
 (`hb:<shadow>><primary>`) are checked for the heartbeat frequency (SR-055). Verdicts: invalid on any
-breach; unknown when the trace is too incomplete to judge (the message's RECEIVE is missing, or there is
-no end-of-run SNAPSHOT, so the liveness rules SR-075 and SR-057 cannot be applied); valid otherwise.
+breach; unknown when the trace is too incomplete to judge (the message's RECEIVE is missing, an event's
+attributes cannot be read, or there is no end-of-run SNAPSHOT, so the liveness rules SR-075 and SR-057
+cannot be applied); valid otherwise. A malformed event never crashes the checker.
 """
 
 from __future__ import annotations
@@ -40,23 +41,29 @@ class Folder:
         self.views: dict[str, MessageView] = {}
         self.last_query: dict[str, Event] = {}
         self.violations: list[Violation] = []
+        self.malformed: list[str] = []  # events the rules could not read (missing or mistyped attributes)
 
     def feed(self, events: Iterable[Event]) -> list[Violation]:
         found: list[Violation] = []
         for e in events:
             if e.mechanism != ev.MECH:
                 continue
-            if e.entity.startswith("hb:"):
-                prev = self.last_query.get(e.entity)
-                self.last_query[e.entity] = e
-                if prev is not None:
-                    found.extend(to_violation(e, b) for b in rules.heartbeat_breaches([prev, e]))
-                continue
-            view, breaches = rules.step(self.views.get(e.entity, MessageView()), e, self.ctx)
-            self.views[e.entity] = view
-            found.extend(to_violation(e, b) for b in breaches)
+            try:
+                found.extend(self._one(e))
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped")
+
         self.violations.extend(found)
         return found
+
+    def _one(self, e: Event) -> list[Violation]:
+        if e.entity.startswith("hb:"):
+            prev = self.last_query.get(e.entity)
+            self.last_query[e.entity] = e
+            return [to_violation(e, b) for b in rules.heartbeat_breaches([prev, e])] if prev is not None else []
+        view, breaches = rules.step(self.views.get(e.entity, MessageView()), e, self.ctx)
+        self.views[e.entity] = view
+        return [to_violation(e, b) for b in breaches]
 
 
 class SrMonitor:
@@ -71,10 +78,10 @@ class SrMonitor:
             return MonitorResult.of(())
         folder = Folder(self.accept_variant)
         violations = folder.feed(events)
-        notes = []
+        notes = list(folder.malformed)
         entity = events[0].entity
         if entity.startswith("hb:"):
-            return MonitorResult.of(violations)
+            return MonitorResult.of(violations, notes)
         if events[0].kind != ev.RECEIVE:
             notes.append(f"{entity}: the trace does not start with the message's RECEIVE")
         if not any(e.kind == ev.SNAPSHOT for e in events):

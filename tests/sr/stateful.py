@@ -154,9 +154,10 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             events = self.system.events()
             found = self.folder.feed(events[self.seen :])
             self.seen = len(events)
-            if found:
+            if found or self.folder.malformed:
                 self.failed = True
-                raise AssertionError(f"seed {self.seed}: " + "; ".join(map(str, found)) + "\n" + report(events))
+                why = [*map(str, found), *self.folder.malformed]
+                raise AssertionError(f"seed {self.seed}: " + "; ".join(why) + "\n" + report(events))
 
         @invariant()
         def safety(self) -> None:

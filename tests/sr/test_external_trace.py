@@ -38,8 +38,10 @@ STORY = [
 
 
 def _trace(rows) -> list[Event]:
-    return [Event("ext-1", i, f"ext-1:{i}", T0 + dt, node, "sr", "<id-42@contoso.example>", kind, attrs)
-            for i, (dt, node, kind, attrs) in enumerate(rows)]
+    return [
+        Event("ext-1", i, f"ext-1:{i}", T0 + dt, node, "sr", "<id-42@contoso.example>", kind, attrs)
+        for i, (dt, node, kind, attrs) in enumerate(rows)
+    ]
 
 
 @pytest.mark.unit
@@ -65,9 +67,23 @@ def test_discard_before_the_external_hop_is_caught() -> None:
 
 @pytest.mark.unit
 def test_rejection_with_another_text_is_caught() -> None:
-    rows = [*STORY[:2],
-            (300_005, "EX01", "HAREDIRECTFAIL", {"inst": 1, "shadow": "EX02", "try": 6, "reason": "timeout",
-                                                  "final": True}),
-            (300_006, "EX01", "REJECT", {"inst": 1, "response": "450 4.5.1 Message failed to be made redundant"})]
+    rows = [
+        *STORY[:2],
+        (
+            300_005,
+            "EX01",
+            "HAREDIRECTFAIL",
+            {"inst": 1, "shadow": "EX02", "try": 6, "reason": "timeout", "final": True},
+        ),
+        (300_006, "EX01", "REJECT", {"inst": 1, "response": "450 4.5.1 Message failed to be made redundant"}),
+    ]
     found = SrMonitor().check(_trace(rows)).violations
     assert {v.rule for v in found} == {"rejection-text"}
+
+
+@pytest.mark.unit
+def test_unreadable_attributes_make_the_verdict_unknown_not_a_crash() -> None:
+    rows = [(dt, node, kind, dict(attrs)) for dt, node, kind, attrs in STORY]
+    del rows[1][3]["try"]  # an implementation that does not record the attempt number
+    result = SrMonitor().check(_trace(rows))
+    assert result.verdict is Verdict.UNKNOWN and "unreadable" in result.notes[0]
