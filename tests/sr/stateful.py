@@ -39,6 +39,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             heartbeat_min=st.sampled_from([2, 30]),
             hub=st.booleans(),
             stall=st.sampled_from([0.0, 0.05, 0.6]),
+            n_servers=st.integers(2, 6),
             first=st.tuples(st.integers(0, 7), st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)),
         )
         def setup(
@@ -51,6 +52,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
             heartbeat_min: int,
             hub: bool,
             stall: float,
+            n_servers: int,
             first: tuple[int, list[str]],
         ) -> None:
             self.seed = seed
@@ -63,6 +65,7 @@ def machine_for(factory: Factory) -> type[RuleBasedStateMachine]:
                     "enabled": enabled,
                     "heartbeat_ms": heartbeat_min * MINUTE,
                     "hub": hub,
+                    "n_servers": n_servers,
                     "stall_p": stall,  # the world's chance that a shadow session stalls (model-only)
                 },
             )
