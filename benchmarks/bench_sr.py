@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.check import run_monitor  # noqa: E402
-from model.sr.monitor import SrMonitor  # noqa: E402
-from model.sr.sim import Workload, simulate  # noqa: E402
+from conformance.check import run_monitor
+from model.sr.monitor import SrMonitor
+from model.sr.sim import Workload, simulate
 
 
 def main(argv: list[str] | None = None) -> int:
