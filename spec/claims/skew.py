@@ -40,20 +40,50 @@ SEVERITY: dict[str, int] = {"consistent": 0, "ambiguous": 1, "inconsistent": 2, 
 
 @dataclass(frozen=True)
 class Ordering:
-    """`before` must happen before `after` for events of these kinds sharing `attrs[key]`."""
+    """`before` must happen before `after` for events of these kinds with the same key: one attribute, or
+    several (`"entity"` names the event's entity). `where` keeps only the `after` events whose attributes
+    have these values."""
 
     rule: str
     requirement: str
     before: str
     after: str
-    key: str = "wire"
+    key: str | tuple[str, ...] = "wire"
     mechanism: str | None = None  # only events of this mechanism (ignored for plain tuples)
     strict: bool = False  # strictly before (at least 1 ms of true time apart)
+    where: tuple[tuple[str, Any], ...] = ()
+
+    def key_of(self, entity: str, attrs: Mapping[str, Any]) -> Any:
+        names = (self.key,) if isinstance(self.key, str) else self.key
+        values = tuple(entity if n == "entity" else attrs.get(n) for n in names)
+        if any(v is None for v in values):
+            return None
+        return values[0] if len(values) == 1 else values
+
+    def selects(self, attrs: Mapping[str, Any]) -> bool:
+        return all(attrs.get(k) == v for k, v in self.where)
 
 
 NET_SEND_BEFORE_RECV = Ordering("net_send_before_recv", "TR-003", "NET_SEND", "NET_RECV", "wire", "core")
+# Seed 000 (SR-031, SR-001): the primary acknowledges a message as made redundant only after the shadow
+# server received its copy; HARECEIVE is recorded by the shadow, ACCEPT by the primary: two clocks.
+SHADOW_BEFORE_ACCEPT = Ordering(
+    "shadow_received_before_accept",
+    "SR-031",
+    "HARECEIVE",
+    "ACCEPT",
+    ("entity", "inst"),
+    "sr",
+    where=(("redundant", True),),
+)
+# SR-030: the shadow acknowledges its copy after storing it (HARECEIVE on the shadow, SHADOW_ACK on the
+# primary when the acknowledgement arrives).
+SHADOW_STORED_BEFORE_ACK = Ordering(
+    "shadow_stored_before_ack", "SR-030", "HARECEIVE", "SHADOW_ACK", ("entity", "inst"), "sr"
+)
+SR_ORDERINGS: tuple[Ordering, ...] = (SHADOW_BEFORE_ACCEPT, SHADOW_STORED_BEFORE_ACK)
 DEFAULT_ORDERINGS: tuple[Ordering, ...] = (NET_SEND_BEFORE_RECV,)
-require(*{o.requirement for o in DEFAULT_ORDERINGS})
+require(*{o.requirement for o in (*DEFAULT_ORDERINGS, *SR_ORDERINGS)})
 
 
 @dataclass(frozen=True)
@@ -93,11 +123,11 @@ class SkewReport:
         return [i for i in self.instances if i.verdict == verdict]
 
 
-def _row(ev: Any) -> tuple[str, str, int, str, str | None, Mapping[str, Any]]:
+def _row(ev: Any) -> tuple[str, str, int, str, str | None, Mapping[str, Any], str]:
     if isinstance(ev, tuple):
-        event_id, node, ts, kind, _entity, attrs = ev[:6]
-        return str(event_id), str(node), int(ts), str(kind), None, attrs or {}
-    return ev.event_id, ev.node, ev.ts_ms, ev.kind, ev.mechanism, ev.attrs
+        event_id, node, ts, kind, entity, attrs = ev[:6]
+        return str(event_id), str(node), int(ts), str(kind), None, attrs or {}, str(entity)
+    return ev.event_id, ev.node, ev.ts_ms, ev.kind, ev.mechanism, ev.attrs, ev.entity
 
 
 def _bound(skew: int | Mapping[str, int], node: str) -> int:
@@ -145,12 +175,12 @@ def classify(
             if o.mechanism is not None and r[4] is not None and r[4] != o.mechanism:
                 continue
             if r[3] == o.before:
-                k = r[5].get(o.key)
+                k = o.key_of(r[6], r[5])
                 if k is not None and k not in first:
                     first[k] = r
-            elif r[3] == o.after:
+            elif r[3] == o.after and o.selects(r[5]):
                 afters.append(r)
-        out.extend(_classify(o, first.get(r[5].get(o.key)), r, skew) for r in afters)
+        out.extend(_classify(o, first.get(o.key_of(r[6], r[5])), r, skew) for r in afters)
     return out
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from spec.claims.skew import (
+    DEFAULT_ORDERINGS,
     NET_SEND_BEFORE_RECV,
+    SR_ORDERINGS,
     Ordering,
     apply_conflicts,
     check_skew,
@@ -146,8 +148,13 @@ def test_per_entity_then_per_trace_gives_the_same_answer() -> None:
 
 @pytest.mark.unit
 def test_sample_corpus() -> None:
-    clean = check_skew(read_events(sorted((SAMPLES / "clean").glob("net*.jsonl"))[0]).events, 0)
-    assert clean.counts["violation"] == clean.counts["inconsistent"] == 0 and clean.counts["consistent"] > 0
+    """Simulated traces share one clock: with skew 0 every send precedes its receive in every clean sample."""
+    clean = sorted((SAMPLES / "clean").glob("*.*"))
+    assert clean
+    for path in clean:
+        report = check_skew(read_events(path).events, 0, (*DEFAULT_ORDERINGS, *SR_ORDERINGS))
+        assert report.counts["violation"] == report.counts["inconsistent"] == report.counts["ambiguous"] == 0, path
+        assert report.counts["consistent"] > 0 and report.min_skew_ms == 0, path
     mutant = check_skew(read_events(sorted((SAMPLES / "mutants").glob("net--recv-without-send*.jsonl"))[0]).events, 0)
     assert mutant.counts["violation"] >= 1
 
@@ -164,3 +171,28 @@ def test_hundred_thousand_events_in_seconds() -> None:
     report = check_skew(trace, 50)
     assert time.perf_counter() - start < 10
     assert len(report.instances) == 50_000 and report.counts["violation"] == 10
+
+
+@pytest.mark.unit
+def test_shadow_orderings_key_on_message_and_instance() -> None:
+    """SR-031 across two clocks: the primary's redundant ACCEPT must follow the shadow's HARECEIVE."""
+
+    def ev(eid: str, node: str, ts: int, kind: str, **attrs) -> tuple:
+        return (eid, node, ts, kind, "msg-1", {"inst": 1, **attrs})
+
+    ok = [
+        ev("h", "shadow", 1_000, "HARECEIVE"),
+        ev("k", "primary", 1_050, "SHADOW_ACK"),
+        ev("a", "primary", 1_050, "ACCEPT", redundant=True),
+    ]
+    assert verdicts(check_skew(ok, 10, SR_ORDERINGS)) == ["consistent", "consistent"]
+    early = [ev("a", "primary", 900, "ACCEPT", redundant=True), ev("h", "shadow", 1_000, "HARECEIVE")]
+    (bad,) = check_skew(early, 10, SR_ORDERINGS).instances
+    assert bad.verdict == "violation" and bad.requirement == "SR-031"
+    unshadowed = [ev("a", "primary", 900, "ACCEPT", redundant=False), ev("h", "shadow", 1_000, "HARECEIVE")]
+    assert check_skew(unshadowed, 10, SR_ORDERINGS).instances == ()
+    other_instance = [
+        ev("h", "shadow", 1_000, "HARECEIVE"),
+        ("a", "primary", 1_050, "ACCEPT", "msg-1", {"inst": 2, "redundant": True}),
+    ]
+    assert verdicts(check_skew(other_instance, 10, SR_ORDERINGS)) == ["violation"]  # no HARECEIVE of inst 2
