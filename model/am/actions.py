@@ -228,6 +228,7 @@ def generate_logs(w: World, db: str, n: int, lags: Mapping[str, int]) -> Result:
         return tx.world()
     lgen = d.lgen + n
     tx.set_lgen(db, lgen)
+    tx.set_copy(db, d.active or "", lli=lgen)  # the active copy holds every log it generated
     for s, c in sorted(d.copies.items()):
         if s != d.active and c.status in (HEALTHY,) and w.reachable(d.active or "", s):
             tx.set_copy(db, s, lli=max(c.lli, lgen - max(0, lags.get(s, 0))))

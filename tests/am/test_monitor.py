@@ -1,0 +1,117 @@
+"""The monitor: round trips on generated traces, mutants caught with the right rule, tampered traces,
+determinism, the registry and the trace files (seed 002; rules in `model/am/monitor.py`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conformance.check import check_events
+from conformance.monitor import Verdict
+from model.am.monitor import AmMonitor
+from model.am.mutants import MUTANTS, SIMULATORS
+from model.am.sim import simulate
+from traces.schema import Event
+
+pytestmark = pytest.mark.model
+
+
+def as_events(outs: list) -> list[Event]:
+    """Wrap (entity, kind, attrs) triples into Events the monitor accepts (time and ids made up)."""
+    return [Event(schema_version=1, trace_id="t", seq=i, event_id=f"t-{i}", ts_ms=i, node="n",
+                  mechanism="am", entity=entity, kind=kind, attrs=attrs)
+            for i, (entity, kind, attrs) in enumerate(outs)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generated_traces_are_valid(seed: int) -> None:
+    events = simulate(seed, steps=250)
+    result = AmMonitor().check(events)
+    assert result.verdict == Verdict.VALID, f"seed {seed}: " + "\n".join(map(str, result.violations[:5]))
+
+
+@pytest.mark.parametrize("bcss", [{"order": "CriteriaMajor"}, {"up_to_normal": "NormalOnly"},
+                                  {"require_status": False}, {"dial_scope": "MostRestrictive"},
+                                  {"responder": "Healthy"}, {"below_source": True}])
+def test_alternative_readings_round_trip(bcss: dict) -> None:
+    """Each interpretation's alternative, recorded in TRACE_START, is judged by the same reading."""
+    for seed in range(3):
+        events = simulate(seed, steps=200, bcss=bcss)
+        assert AmMonitor().check(events).verdict == Verdict.VALID, (seed, bcss)
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
+    _, rule, requirement = MUTANTS[name]
+    for seed in range(40):
+        found = [v for v in AmMonitor().check(SIMULATORS[name](seed, steps=250)).violations
+                 if v.rule == rule]
+        if found:
+            assert found[0].requirement == requirement and found[0].event_ids and found[0].explanation
+            return
+    pytest.fail(f"mutant {name} not caught by rule {rule} in 40 seeds")
+
+
+def _tamper(events: list[Event], kind: str, **attrs) -> list[Event]:
+    i = next(i for i, e in enumerate(events) if e.kind == kind and (kind != "ACTIVE_MOVE" or e.seq > 40))
+    e = events[i]
+    return [*events[:i], dataclasses.replace(e, attrs={**e.attrs, **attrs}), *events[i + 1:]]
+
+
+def _first_seed_with(kind: str) -> list[Event]:
+    for seed in range(20):
+        events = simulate(seed, steps=250)
+        if sum(e.kind == kind for e in events) > 3:
+            return events
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind,attrs,rule", [
+    ("ACTIVE_MOVE", {"by": "MBX-ROGUE"}, "only-pam-activates"),
+    ("LOCATION_QUERY", {"answer": "MBX-NOWHERE"}, "location-answer"),
+    ("ACLL_END", {"ok": False, "missing": 0, "lli": 10**9}, "acll-source"),
+])
+def test_tampered_trace_is_invalid(kind: str, attrs: dict, rule: str) -> None:
+    events = _tamper(_first_seed_with(kind), kind, **attrs)
+    assert rule in {v.rule for v in AmMonitor().check(events).violations}
+
+
+def test_dropped_dismount_breaks_one_active_copy() -> None:
+    for seed in range(30):
+        events = simulate(seed, steps=250)
+        drops = [i for i, e in enumerate(events)
+                 if e.kind == "DISMOUNTED" and e.attrs["reason"] in ("switchover", "responder")]
+        for i in drops:
+            rest = events[:i] + events[i + 1:]
+            if "one-active-copy" in {v.rule for v in AmMonitor().check(rest).violations}:
+                return
+    pytest.fail("dropping a dismount never produced two mounted copies")
+
+
+def test_determinism() -> None:
+    a, b, c = simulate(11, steps=150), simulate(11, steps=150), simulate(12, steps=150)
+    assert [e.to_json() if hasattr(e, "to_json") else e for e in a] == \
+        [e.to_json() if hasattr(e, "to_json") else e for e in b]
+    assert a != c
+
+
+def test_registry_and_check_events() -> None:
+    from model.registry import get
+
+    spec = get("am")
+    events = spec.simulate(3, steps=120)
+    assert check_events(events) == []
+    bad = SIMULATORS["sam-activates"](1, steps=250)
+    assert any(v.rule == "only-pam-activates" for v in check_events(bad))
+
+
+def test_trace_file_round_trip(tmp_path) -> None:
+    from traces.io import read_events, write_events
+
+    events = simulate(5, steps=150)
+    for name in ("t.jsonl", "t.parquet"):
+        write_events(tmp_path / name, events)
+        back = read_events(tmp_path / name).events
+        assert AmMonitor().check(back).verdict == Verdict.VALID
+        assert len(back) == len(events)
