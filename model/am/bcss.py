@@ -151,12 +151,6 @@ def health_tier(target: Health, source: Health, opts: Options) -> int | None:
     return BELOW_SOURCE_TIER if opts.below_source else None
 
 
-def passes_tier(tier: int, target: Health, source: Health, opts: Options) -> bool:
-    return {1: lambda: _all_healthy(target), 2: lambda: _up_to_normal(target, opts.up_to_normal),
-            3: lambda: better_than(target, source), 4: lambda: same_as(target, source),
-            BELOW_SOURCE_TIER: lambda: opts.below_source}[tier]()
-
-
 def responder_ok(target: Health, source: Health, component: str, opts: Options) -> bool:
     """AM-032 with AM-I11: the triggering component is better on the target (or Healthy there)."""
     if opts.responder == "Healthy":
@@ -217,33 +211,42 @@ def sort_candidates(cands: list[CopyState], snap: Snapshot, mode: str) -> list[C
 
 
 def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None = None) -> Selection:
-    """The ordered list of copies BCSS would try, each with the (tier, criteria set) that admitted it."""
-    opts = opts or Options()
+    """The ordered list of copies BCSS would try, each with the (tier, criteria set) that admitted it.
+
+    Literally (AM-I01, TierMajor): for each tier in order, for each criteria set in order, take the
+    sorted candidates on a server passing that tier and meeting that set, skipping those already taken.
+    A copy is therefore taken at (its best tier, its best set) (CriteriaMajor: (best set, best tier)),
+    and copies taken at the same pair keep the sort order; that is how it is computed here.
+    """
+    opts = opts or default_options()
     trigger = trigger or Trigger()
     cands, excluded = candidates(snap, trigger, opts)
     mode = sort_mode(snap, trigger)
     ordered = sort_candidates(cands, snap, mode)
     src = snap.health_of(snap.source)
-    tiers = [1, 2, 3, 4] + ([BELOW_SOURCE_TIER] if opts.below_source else [])
-    pairs = ([(t, s) for t in tiers for s in CRITERIA] if opts.order == "TierMajor"
-             else [(t, s) for s in CRITERIA for t in tiers])
-    chosen: list[Choice] = []
-    seen: set[str] = set()
     lgen = snap.last_log_generated
-    for tier, n in pairs:
-        for c in ordered:
-            if c.server in seen or not meets(c, n, lgen, opts):
-                continue
-            if not passes_tier(tier, snap.health_of(c.server), src, opts):
-                continue
-            seen.add(c.server)
-            chosen.append(Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference))
-    for c in ordered:
-        if c.server not in seen:
-            why = "meets no criteria set (AM-050)" if not meets(c, 10, lgen, opts) else \
-                "server passes no health tier (AM-I04)"
+    placed: list[tuple[tuple[int, int], int, Choice]] = []
+    for rank, c in enumerate(ordered):
+        tier = health_tier(snap.health_of(c.server), src, opts)
+        n = next((n for n in CRITERIA if meets(c, n, lgen, opts)), None)
+        if tier is None or n is None:
+            why = "meets no criteria set (AM-050)" if n is None else "server passes no health tier (AM-I04)"
             excluded.append((c.server, why))
-    return Selection(tuple(chosen), tuple(excluded), mode)
+            continue
+        key = (tier, n) if opts.order == "TierMajor" else (n, tier)
+        placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference)))
+    placed.sort(key=lambda p: (p[0], p[1]))
+    return Selection(tuple(p[2] for p in placed), tuple(excluded), mode)
+
+
+_DEFAULT: list[Options] = []
+
+
+def default_options() -> Options:
+    """The catalogue's defaults, read once."""
+    if not _DEFAULT:
+        _DEFAULT.append(Options())
+    return _DEFAULT[0]
 
 
 # ---- ACLL and the dial (AM-023, AM-024, AM-I08, AM-I09) ----------------------------------------------
