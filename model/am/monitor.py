@@ -27,7 +27,7 @@ RULES = {
     "pam-before-maintenance": "AM-007", "only-pam-activates": "AM-008", "one-active-copy": "AM-009",
     "location-answer": "AM-019", "standalone-no-failover": "AM-002", "mount-outside-bcss": "AM-022",
     "acll-source": "AM-023", "dial": "AM-024", "never-blocked": "AM-034", "selection-order": "AM-039",
-    "responder-target": "AM-032", "acll-before-mount": "AM-051",
+    "responder-target": "AM-032", "acll-before-mount": "AM-051", "sam-asks-pam": "AM-013",
 }
 require(*RULES.values())
 
@@ -74,6 +74,7 @@ class Replay:
         self.last_run: dict[str, Run] = {}
         self.mounted: dict[str, dict[str, Event]] = {}
         self.pending: dict[str, Trigger] = {}  # the trigger the last FAILURE/SWITCHOVER implies
+        self.unasked: dict[str, Event] = {}  # a SAM's failure report not yet passed to the PAM
         self.out: list[Violation] = []
         self.trace = ""
 
@@ -174,6 +175,10 @@ class Replay:
         if not self._is_pam(pam):
             self.v("only-pam-activates", e, f"{pam} runs BCSS for {e.entity} but the PAM is "
                    f"{self.w.pam or 'nobody'}: only the PAM chooses the copy to activate")
+        unasked = self.unasked.pop(e.entity, None)
+        if unasked is not None:
+            self.v("sam-asks-pam", e, f"the SAM on {unasked.attrs['server']} reported a failure of {e.entity} "
+                   "but BCSS started without its request reaching the PAM", unasked)
         trigger = self.pending.pop(e.entity, Trigger())
         if (trigger.kind, trigger.component, trigger.lossless) != (
                 a["trigger"], a.get("component"), bool(a.get("lossless"))):
@@ -192,6 +197,12 @@ class Replay:
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
         self.pending[e.entity] = Trigger("responder", a["component"]) if responder else Trigger()
+        if a["role"] == "SAM":
+            self.unasked[e.entity] = e
+
+    def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
+        if self._is_pam(a["pam"]):
+            self.unasked.pop(e.entity, None)
 
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))

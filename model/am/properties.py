@@ -35,6 +35,8 @@ PROPERTIES: tuple[Property, ...] = (
              "the PAM is a member of the partition holding a majority of the DAG"),
     Property("only-pam-activates", "AM-008", "always", "only-pam-activates",
              "every change of the active designation and every BCSS run is made by the PAM, never a SAM"),
+    Property("sam-asks-pam", "AM-013", "always", "sam-asks-pam",
+             "a failure a SAM detects reaches the PAM as a failover request before BCSS runs"),
     Property("mount-within-dial", "AM-024", "always", "dial",
              "a copy is mounted only if its missing logs after ACLL are within the dial's threshold"),
     Property("never-blocked", "AM-034", "always", "never-blocked",

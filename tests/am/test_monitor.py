@@ -89,6 +89,27 @@ def test_dropped_dismount_breaks_one_active_copy() -> None:
     pytest.fail("dropping a dismount never produced two mounted copies")
 
 
+@pytest.mark.parametrize("kind,rule", [("FAILOVER_REQUEST", "sam-asks-pam"),
+                                       ("ACLL_END", "acll-before-mount"), ("PAM_RELEASE", "single-pam")])
+def test_dropped_event_is_caught(kind: str, rule: str) -> None:
+    """Dropping one recorded step of the protocol leaves a trace the monitor rejects with that rule."""
+    for seed in range(30):
+        events = simulate(seed, steps=250)
+        for i in [i for i, e in enumerate(events) if e.kind == kind][:5]:
+            if rule in {v.rule for v in AmMonitor().check(events[:i] + events[i + 1:]).violations}:
+                return
+    pytest.fail(f"dropping {kind} never gave {rule}")
+
+
+def test_golden_counts() -> None:
+    """Pinned behaviour (as stateright pins state counts): a change in the model shows up here."""
+    from collections import Counter
+
+    counts = Counter(e.kind for e in simulate(7, steps=120))
+    assert counts["BCSS_START"] == counts["BCSS_END"]
+    assert dict(counts) == GOLDEN
+
+
 def test_determinism() -> None:
     a, b, c = simulate(11, steps=150), simulate(11, steps=150), simulate(12, steps=150)
     assert [e.to_json() if hasattr(e, "to_json") else e for e in a] == \
@@ -115,3 +136,12 @@ def test_trace_file_round_trip(tmp_path) -> None:
         back = read_events(tmp_path / name).events
         assert AmMonitor().check(back).verdict == Verdict.VALID
         assert len(back) == len(events)
+
+
+GOLDEN = {
+    "TRACE_START": 1, "DAG_VIEW": 23, "PAM_ACQUIRE": 5, "SERVER_DIAL": 7, "SERVER_HEALTH": 46, "DB_CREATE": 4,
+    "COPY_STATE": 86, "ACTIVE_MOVE": 7, "MOUNT_START": 10, "MOUNTED": 9, "LOGS": 26, "SWITCHOVER": 1,
+    "DISMOUNTED": 7, "BCSS_START": 6, "ACLL_START": 4, "ACLL_END": 4, "BCSS_END": 6, "PAM_RELEASE": 4,
+    "CRASH": 3, "MAINTENANCE": 1, "MOUNT_FAIL": 1, "FAILURE": 1, "FAILOVER_REQUEST": 1, "RESTART": 3,
+    "LOCATION_QUERY": 2,
+}
