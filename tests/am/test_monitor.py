@@ -41,6 +41,19 @@ def test_alternative_readings_round_trip(bcss: dict) -> None:
         assert AmMonitor().check(events).verdict == Verdict.VALID, (seed, bcss)
 
 
+def test_reading_matters() -> None:
+    """A trace made under CriteriaMajor, judged without its recorded reading (TierMajor), fails: the
+    monitor really recomputes the order rather than trusting the trace."""
+    for seed in range(40):
+        events = simulate(seed, steps=300, bcss={"order": "CriteriaMajor"})
+        start = events[0]
+        stripped = [dataclasses.replace(start, attrs={**start.attrs, "config": "{}"}), *events[1:]]
+        assert AmMonitor().check(events).verdict == Verdict.VALID
+        if any(v.rule == "selection-order" for v in AmMonitor().check(stripped).violations):
+            return
+    pytest.fail("no seed distinguishes the two readings")
+
+
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
     _, rule, requirement = MUTANTS[name]
