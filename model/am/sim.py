@@ -145,10 +145,12 @@ class Driver:
         return self.sys.move_pam(self.rng.choice(self.layout.members))
 
     def maintenance(self) -> list[Out]:
+        """The PAM is moved first (recorded), then the server goes down (AM-007)."""
         s = self.rng.choice(self.layout.members)
+        record(self.sim, self.layout.dag, self.sys.maintenance(s))
         if self.sim.is_up(s):
             self.sim.crash(s)
-        return self.sys.maintenance(s)
+        return []
 
     def query(self) -> list[Out]:
         return self.sys.query(self._db(), self._server())

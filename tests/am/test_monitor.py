@@ -125,9 +125,24 @@ def test_golden_counts() -> None:
 
 def test_determinism() -> None:
     a, b, c = simulate(11, steps=150), simulate(11, steps=150), simulate(12, steps=150)
-    assert [e.to_json() if hasattr(e, "to_json") else e for e in a] == \
-        [e.to_json() if hasattr(e, "to_json") else e for e in b]
-    assert a != c
+    assert [e.to_json() for e in a] == [e.to_json() for e in b]
+    assert [e.to_json() for e in a] != [e.to_json() for e in c]
+
+
+def test_determinism_across_hash_seeds() -> None:
+    """Byte-identical traces whatever PYTHONHASHSEED is (no set or dict order leaks into the trace)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, json; from model.am.sim import simulate; "
+            "print(hashlib.sha256(json.dumps([e.to_json() for e in simulate(5, steps=200)], "
+            "sort_keys=True).encode()).hexdigest())")
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                              env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": root}).stdout
+               for h in (1, 2)}
+    assert len(digests) == 1
 
 
 def test_registry_and_check_events() -> None:
