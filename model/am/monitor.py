@@ -61,7 +61,13 @@ class AmMonitor:
     scope: Literal["entity", "trace"] = "trace"
 
     def check(self, events: Sequence[Event]) -> MonitorResult:
-        return MonitorResult.of(Replay(_opts(events)).feed(events))
+        replay = Replay(_opts(events))
+        try:
+            return MonitorResult.of(replay.feed(events))
+        except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+            at = replay.current
+            where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
+            return MonitorResult.of(replay.out, [f"am monitor stopped at {where}: {type(exc).__name__} {exc}"])
 
 
 class Replay:
@@ -76,7 +82,7 @@ class Replay:
         self.pending: dict[str, Trigger] = {}  # the trigger the last FAILURE/SWITCHOVER implies
         self.unasked: dict[str, Event] = {}  # a SAM's failure report not yet passed to the PAM
         self.out: list[Violation] = []
-        self.trace = ""
+        self.current: Event | None = None
 
     def v(self, rule: str, e: Event, why: str, *others: Event) -> None:
         ids = (*(o.event_id for o in others), e.event_id)
@@ -87,7 +93,7 @@ class Replay:
         for e in events:
             if e.mechanism != "am":
                 continue
-            last = e
+            last = self.current = e
             getattr(self, "on_" + e.kind.lower(), self.on_other)(e, e.attrs)
         if last is not None:
             self.check_pam(last, "at the end of the trace")

@@ -123,6 +123,13 @@ def test_golden_counts() -> None:
     assert dict(counts) == GOLDEN
 
 
+def test_truncated_trace_is_unknown_not_a_crash() -> None:
+    events = simulate(4, steps=100)
+    cut = [e for e in events if e.kind != "DB_CREATE"]
+    result = AmMonitor().check(cut)
+    assert result.verdict == Verdict.UNKNOWN and "stopped at" in result.notes[0]
+
+
 def test_determinism() -> None:
     a, b, c = simulate(11, steps=150), simulate(11, steps=150), simulate(12, steps=150)
     assert [e.to_json() for e in a] == [e.to_json() for e in b]
