@@ -180,3 +180,16 @@ GOLDEN = {
     "CRASH": 3, "MAINTENANCE": 1, "MOUNT_FAIL": 1, "FAILURE": 1, "FAILOVER_REQUEST": 1, "RESTART": 3,
     "LOCATION_QUERY": 2,
 }
+
+
+def test_explain_names_tier_set_and_exclusions(tmp_path) -> None:
+    from model.am.explain import explain, main
+    from traces.io import write_events
+
+    events = simulate(3, steps=200)
+    lines = explain(events)
+    runs = [ln for ln in lines if ": BCSS by " in ln]
+    assert len(runs) == sum(e.kind == "BCSS_START" for e in events)
+    assert any("criteria set" in ln and "tier" in ln for ln in lines)
+    write_events(tmp_path / "t.jsonl", events)
+    assert main([str(tmp_path / "t.jsonl"), "--db", "DB1"]) == 0
