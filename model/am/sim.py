@@ -156,12 +156,30 @@ class Driver:
         return self.sys.query(self._db(), self._server())
 
 
+def converge(system: ModelSystem, layout: Layout) -> list[Out]:
+    """The liveness phase: faults stop (heal, restart, repair, health restored, mounts succeed).
+
+    Fairness assumption of property `failover-mounts` (AM-020): after this, every database is mounted
+    on exactly one copy and the DAG has a PAM."""
+    env = system.env
+    env.mount_fail, env.acll_short = 0.0, 0.0
+    outs: list[Out] = []
+    for s in layout.members + layout.standalone:
+        outs += system.restart(s)
+        for comp, _ in COMPONENTS:
+            outs += system.set_health(s, comp, C_HEALTHY)
+    for db, servers in sorted(layout.copies.items()):
+        for s in servers:
+            outs += system.set_copy(db, s, status=HEALTHY, blocked=False, suspended=False)
+    return outs + system.heal()  # the last view change: standalone servers remount their own databases
+
+
 def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 3, standalone: int = 1,
              flaws: frozenset[str] = frozenset(), bcss: Mapping[str, Any] | None = None,
-             mount_fail: float = 0.15) -> list[Event]:
+             mount_fail: float = 0.15, liveness: bool = False) -> list[Event]:
     """Run `steps` random inputs against a random DAG; deterministic in `seed`."""
     config = {"steps": steps, "members": members, "databases": databases, "standalone": standalone,
-              "mount_fail": mount_fail, "flaws": sorted(flaws), "bcss": dict(bcss or {})}
+              "mount_fail": mount_fail, "liveness": liveness, "flaws": sorted(flaws), "bcss": dict(bcss or {})}
     sim = Simulator(seed, trace_id=f"am-s{seed}" + ("-" + "-".join(sorted(flaws)) if flaws else ""),
                     mechanism="am", config=config)
     layout = Layout.random(sim.rng, members, databases, standalone)
@@ -179,6 +197,9 @@ def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 
 
     sim.after(MINUTE, lambda: tick(steps))
     sim.run()
+    if liveness:
+        sim.after(MINUTE, lambda: record(sim, layout.dag, converge(system, layout)))
+        sim.run()
     return sim.events
 
 

@@ -154,3 +154,33 @@ def test_lossless_switchover_uses_preference() -> None:
     assert r.sys.mounted("DB1") == {"MBX2"}
     r("switchover", "DB1", False)  # not lossless, GoodAvailability everywhere: copy queue first
     assert r.sys.mounted("DB1") == {"MBX1"} and r.violations() == []
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("seed", range(10))
+def test_liveness_after_faults_stop(seed: int) -> None:
+    """Property failover-mounts (AM-020) and pam-moves-with-quorum (AM-006) under their fairness
+    assumption: after the random phase, faults stop; every database ends mounted once, with one PAM."""
+    from model.am.monitor import AmMonitor
+    from model.am.sim import simulate
+
+    events = simulate(seed, steps=300, liveness=True)
+    replay = Replay(Options())
+    assert replay.feed(events) == [], f"seed {seed}"
+    assert AmMonitor().check(events).violations == ()
+    assert len(replay.w.claims) == 1
+    for db, mounted in replay.mounted.items():
+        assert len(mounted) == 1, f"seed {seed}: {db} mounted on {sorted(mounted)} after the liveness phase"
+
+
+@pytest.mark.model
+def test_liveness_twin_without_the_fair_phase() -> None:
+    """The twin that must fail: without the liveness phase some run ends with a database unmounted."""
+    from model.am.sim import simulate
+
+    for seed in range(10):
+        replay = Replay(Options())
+        replay.feed(simulate(seed, steps=300))
+        if any(len(m) != 1 for m in replay.mounted.values()):
+            return
+    pytest.fail("every run converged even without the fair phase: the liveness test proves nothing")
