@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from traces.io import TraceFileError, expand_paths
-from traces.schema import KIND_PATTERN, MECHANISMS, SCHEMA_VERSION
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION, arrow_schema
 
 _INT = r"(BIGINT|INT|SMALLINT|TINYINT|DECIMAL\(\d+,0\))"
 _ATTR_TYPE = rf"(STRING|{_INT}|BOOLEAN|VOID|ARRAY<(STRING|{_INT}|VOID)>)"
@@ -141,12 +143,7 @@ def _jsonl_rows(spark: SparkSession, files: list[str]) -> DataFrame:
 
 
 def _parquet_rows(spark: SparkSession, files: list[str]) -> DataFrame:
-    from traces.schema import FIELD_NAMES
-
-    df = spark.read.parquet(*files)
-    missing = [n for n in FIELD_NAMES if n not in df.columns]
-    if missing:
-        raise TraceFileError(f"{', '.join(files)}: Parquet lacks required column(s) {missing}")
+    df = spark.read.parquet(*files).select(*FIELD_NAMES, "_metadata")
     fields = ", ".join(f"'{n}', {n}" for n in FIELD_NAMES if n != "attrs")
     value = F.expr(f"to_json(named_struct({fields}, 'attrs', try_parse_json(attrs)))")
     bad_attrs = F.when(F.expr("attrs is not null and try_parse_json(attrs) is null"),
@@ -169,13 +166,20 @@ def load(spark: SparkSession, paths: list[str]) -> Loaded:
     parts = []
     if jsonl:
         parts.append(_jsonl_rows(spark, jsonl))
-    for f in parquet:  # one by one, so a file with the wrong columns is named
-        try:
-            parts.append(_parquet_rows(spark, [f]))
-        except Exception as exc:  # AnalysisException and friends: the file is not usable Parquet
-            if isinstance(exc, TraceFileError):
-                raise
-            raise TraceFileError(f"{f}: not a readable Parquet trace: {str(exc).splitlines()[0]}") from exc
+    if parquet:
+        for f in parquet:  # schemas from the footers alone, so that a file with the wrong columns is named
+            try:
+                schema = pq.read_schema(f)
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise TraceFileError(f"{f}: not a readable Parquet file: {exc}") from exc
+            missing = [n for n in FIELD_NAMES if n not in schema.names]
+            if missing:
+                raise TraceFileError(f"{f}: Parquet file lacks required column(s) {missing}")
+            for want in arrow_schema():
+                got = schema.field(want.name).type
+                if got != want.type and not (pa.types.is_integer(got) and pa.types.is_integer(want.type)):
+                    raise TraceFileError(f"{f}: column {want.name!r} has type {got}, expected {want.type}")
+        parts.append(_parquet_rows(spark, parquet))
     raw = parts[0]
     for p in parts[1:]:
         raw = raw.unionByName(p)

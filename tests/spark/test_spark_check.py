@@ -98,6 +98,10 @@ def test_unusable_input_raises(spark, tmp_path):
     pq.write_table(pa.table({"x": [1]}), tmp_path / "wrong.parquet")
     with pytest.raises(TraceFileError, match=r"wrong\.parquet"):
         check(spark, [str(tmp_path / "wrong.parquet")])
+    typed = pa.table({n: pa.array(["x"]) for n in arrow_schema().names})
+    pq.write_table(typed, tmp_path / "typed.parquet")
+    with pytest.raises(TraceFileError, match=r"typed\.parquet: column 'schema_version' has type string"):
+        check(spark, [str(tmp_path / "typed.parquet")])
 
 
 def test_cli_exit_codes_and_report_files(tmp_path, spark):
