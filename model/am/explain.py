@@ -3,7 +3,8 @@
 Seed 002, "Best copy selection process". For every `BCSS_START` of a trace, the monitor's replay state
 at that point is turned into a snapshot and `select()` is asked again; the result lists each copy in the
 order BCSS may try it with its health tier and criteria set, the copies left out with the reason, and
-what the trace then did. Usage: `python -m model.am.explain TRACE.jsonl [--db DB1]`.
+what the trace then did. Usage: `python -m model.am.explain TRACE.jsonl [--db DB1]`, or
+`python -m model.am.explain request.json` for one snapshot in the JSON form of `codec.py`.
 """
 
 from __future__ import annotations
@@ -47,9 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from traces.io import read_events
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("trace")
+    ap.add_argument("trace", help="a trace (.jsonl/.parquet), or a request .json {snapshot, trigger}")
     ap.add_argument("--db", default=None, help="only this database")
     args = ap.parse_args(argv)
+    if args.trace.endswith(".json"):
+        import json
+
+        from model.am.codec import answer
+
+        with open(args.trace, encoding="utf-8") as fh:
+            print(json.dumps(answer(json.load(fh)), indent=2))
+        return 0
     print("\n".join(explain(read_events(args.trace).events, args.db)))
     return 0
 

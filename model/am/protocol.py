@@ -16,9 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from model.am import actions as act
 from model.am import events as ev
-from model.am.bcss import Options
+from model.am.bcss import Options, select
 from model.am.rules import DbState, Out, Tx, World, _mount, copy_attrs
-from model.am.state import COMPONENTS, CopyState, Health
+from model.am.state import COMPONENTS, CopyState, Health, Snapshot, Trigger
 from spec.catalogue import param_default, require
 
 require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
@@ -46,6 +46,24 @@ class ActiveManagerSystem(Protocol):
     def query(self, db: str, server: str) -> list[Out]: ...
     def pams(self) -> frozenset[str]: ...
     def mounted(self, db: str) -> frozenset[str]: ...
+
+
+@runtime_checkable
+class BestCopySelector(Protocol):
+    """Just the BCSS decision: the servers, in the order they would be tried (AM-039). An implementation
+    of this alone can be compared with `bcss.select` on any snapshot (`tests/am/test_selector.py`)."""
+
+    def select(self, snapshot: Snapshot, trigger: Trigger) -> Sequence[str]: ...
+
+
+class ReferenceSelector:
+    """`bcss.select` behind the `BestCopySelector` interface."""
+
+    def __init__(self, opts: Options | None = None) -> None:
+        self.opts = opts
+
+    def select(self, snapshot: Snapshot, trigger: Trigger) -> Sequence[str]:
+        return select(snapshot, trigger, self.opts).servers
 
 
 @dataclass

@@ -193,3 +193,17 @@ def test_explain_names_tier_set_and_exclusions(tmp_path) -> None:
     assert any("criteria set" in ln and "tier" in ln for ln in lines)
     write_events(tmp_path / "t.jsonl", events)
     assert main([str(tmp_path / "t.jsonl"), "--db", "DB1"]) == 0
+
+
+def test_explain_a_json_snapshot(tmp_path, capsys) -> None:
+    import json
+
+    from model.am.codec import snapshot_to_json
+    from model.am.explain import main
+    from tests.am.helpers import copy, snap
+
+    (tmp_path / "r.json").write_text(json.dumps({"snapshot": snapshot_to_json(snap(copy("A", cq=12))),
+                                                 "trigger": {"kind": "failure"}}))
+    assert main([str(tmp_path / "r.json")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["order"][0]["server"] == "A" and out["order"][0]["criteria_set"] == 3
