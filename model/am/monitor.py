@@ -61,7 +61,10 @@ class AmMonitor:
     scope: Literal["entity", "trace"] = "trace"
 
     def check(self, events: Sequence[Event]) -> MonitorResult:
-        replay = Replay(_opts(events))
+        try:
+            replay = Replay(_opts(events))
+        except (TypeError, ValueError) as exc:
+            return MonitorResult.of((), [f"am monitor: unusable BCSS options in TRACE_START: {exc}"])
         try:
             return MonitorResult.of(replay.feed(events))
         except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on

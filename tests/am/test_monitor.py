@@ -130,6 +130,13 @@ def test_truncated_trace_is_unknown_not_a_crash() -> None:
     assert result.verdict == Verdict.UNKNOWN and "stopped at" in result.notes[0]
 
 
+def test_unusable_options_are_unknown() -> None:
+    events = simulate(4, steps=50)
+    start = events[0]
+    bad = [dataclasses.replace(start, attrs={**start.attrs, "config": '{"bcss": {"nonsense": 1}}'}), *events[1:]]
+    assert AmMonitor().check(bad).verdict == Verdict.UNKNOWN
+
+
 def test_determinism() -> None:
     a, b, c = simulate(11, steps=150), simulate(11, steps=150), simulate(12, steps=150)
     assert [e.to_json() for e in a] == [e.to_json() for e in b]
