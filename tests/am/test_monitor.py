@@ -90,6 +90,20 @@ def test_tampered_trace_is_invalid(kind: str, attrs: dict, rule: str) -> None:
     assert rule in {v.rule for v in AmMonitor().check(events).violations}
 
 
+def test_standalone_failover_is_caught() -> None:
+    """AM-002: the same events on a database declared standalone are a violation."""
+    for seed in range(20):
+        events = simulate(seed, steps=250)
+        runs = {e.entity for e in events if e.kind == "BCSS_START"}
+        if runs:
+            db = sorted(runs)[0]
+            bad = [dataclasses.replace(e, attrs={**e.attrs, "dag": None})
+                   if e.kind == "DB_CREATE" and e.entity == db else e for e in events]
+            assert "standalone-no-failover" in {v.rule for v in AmMonitor().check(bad).violations}
+            return
+    pytest.fail("no BCSS run in 20 seeds")
+
+
 def test_dropped_dismount_breaks_one_active_copy() -> None:
     for seed in range(30):
         events = simulate(seed, steps=250)
@@ -103,7 +117,9 @@ def test_dropped_dismount_breaks_one_active_copy() -> None:
 
 
 @pytest.mark.parametrize("kind,rule", [("FAILOVER_REQUEST", "sam-asks-pam"),
-                                       ("ACLL_END", "acll-before-mount"), ("PAM_RELEASE", "single-pam")])
+                                       ("ACLL_END", "acll-before-mount"), ("PAM_RELEASE", "single-pam"),
+                                       ("PAM_ACQUIRE", "pam-moves-with-quorum"),
+                                       ("BCSS_START", "mount-outside-bcss")])
 def test_dropped_event_is_caught(kind: str, rule: str) -> None:
     """Dropping one recorded step of the protocol leaves a trace the monitor rejects with that rule."""
     for seed in range(30):
@@ -214,3 +230,38 @@ def test_explain_a_json_snapshot(tmp_path, capsys) -> None:
     assert main([str(tmp_path / "r.json")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["order"][0]["server"] == "A" and out["order"][0]["criteria_set"] == 3
+
+
+# Every monitor rule and the test that makes it fire (its twin that must fail).
+TWINS = {
+    "single-pam": "test_each_mutant_is_caught_with_its_rule[second-pam-after-partition], test_dropped_event_is_caught",
+    "pam-owns-quorum": "test_minority_pam_breaks_quorum_ownership",
+    "pam-moves-with-quorum": "test_dropped_event_is_caught[PAM_ACQUIRE]",
+    "pam-before-maintenance": "test_each_mutant_is_caught_with_its_rule[no-pam-move-before-maintenance]",
+    "only-pam-activates": "test_each_mutant_is_caught_with_its_rule[sam-activates], test_tampered_trace_is_invalid",
+    "one-active-copy": "test_dropped_dismount_breaks_one_active_copy",
+    "location-answer": "test_tampered_trace_is_invalid[LOCATION_QUERY]",
+    "standalone-no-failover": "test_standalone_failover_is_caught",
+    "mount-outside-bcss": "test_dropped_event_is_caught[BCSS_START]",
+    "acll-source": "test_tampered_trace_is_invalid[ACLL_END]",
+    "dial": "test_each_mutant_is_caught_with_its_rule[activate-without-dial]",
+    "never-blocked": "test_each_mutant_is_caught_with_its_rule[ignore-blocked]",
+    "selection-order": "test_each_mutant_is_caught_with_its_rule[wrong-order], test_reading_matters",
+    "responder-target": "test_each_mutant_is_caught_with_its_rule[ignore-responder-constraint]",
+    "acll-before-mount": "test_dropped_event_is_caught[ACLL_END]",
+    "sam-asks-pam": "test_dropped_event_is_caught[FAILOVER_REQUEST]",
+}
+
+
+def test_every_rule_has_a_twin() -> None:
+    from model.am.monitor import RULES
+
+    assert set(TWINS) == set(RULES)
+
+
+def test_minority_pam_breaks_quorum_ownership() -> None:
+    for seed in range(20):
+        rules = {v.rule for v in AmMonitor().check(SIMULATORS["second-pam-after-partition"](seed)).violations}
+        if "pam-owns-quorum" in rules:
+            return
+    pytest.fail("a PAM cut off from quorum was never reported")
