@@ -205,3 +205,20 @@ def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 
 
 def options_json(opts: Options) -> dict[str, Any]:
     return asdict(opts)
+
+
+def shortest_failing(seed: int, fails: Callable[[list[Event]], bool], steps: int, **opts: Any) -> int | None:
+    """The fewest steps with which `simulate(seed, steps=k, **opts)` still fails, or None if `steps` passes.
+
+    A run with k steps is a prefix of the run with more (same seed, same draws), so failing is monotone in
+    k and a binary search finds the shortest replay: `simulate(seed, steps=k, ...)` is the step list."""
+    if not fails(simulate(seed, steps=steps, **opts)):
+        return None
+    lo, hi = 0, steps  # simulate(seed, steps=lo) passes (0 steps: only the boot), steps=hi fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(simulate(seed, steps=mid, **opts)):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -11,7 +11,7 @@ from conformance.check import check_events
 from conformance.monitor import Verdict
 from model.am.monitor import AmMonitor
 from model.am.mutants import MUTANTS, SIMULATORS
-from model.am.sim import simulate
+from model.am.sim import shortest_failing, simulate
 from traces.schema import Event
 
 pytestmark = pytest.mark.model
@@ -28,7 +28,9 @@ def as_events(outs: list) -> list[Event]:
 def test_generated_traces_are_valid(seed: int) -> None:
     events = simulate(seed, steps=250)
     result = AmMonitor().check(events)
-    assert result.verdict == Verdict.VALID, f"seed {seed}: " + "\n".join(map(str, result.violations[:5]))
+    if result.verdict != Verdict.VALID:
+        k = shortest_failing(seed, lambda ev: AmMonitor().check(ev).verdict != Verdict.VALID, 250)
+        pytest.fail(f"replay: simulate({seed}, steps={k}) -> " + "\n".join(map(str, result.violations[:5])))
 
 
 @pytest.mark.parametrize("bcss", [{"order": "CriteriaMajor"}, {"up_to_normal": "NormalOnly"},
@@ -56,12 +58,18 @@ def test_reading_matters() -> None:
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
-    _, rule, requirement = MUTANTS[name]
+    flaw, rule, requirement = MUTANTS[name]
     for seed in range(40):
         found = [v for v in AmMonitor().check(SIMULATORS[name](seed, steps=250)).violations
                  if v.rule == rule]
         if found:
             assert found[0].requirement == requirement and found[0].event_ids and found[0].explanation
+            k = shortest_failing(seed, lambda ev: any(v.rule == rule for v in AmMonitor().check(ev).violations),
+                                 250, flaws=frozenset({flaw}))
+            assert k is not None and k <= 250  # the replay: simulate(seed, steps=k, flaws={flaw})
+            last = simulate(seed, steps=k, flaws=frozenset({flaw}))
+            assert not any(v.rule == rule for v in AmMonitor().check(
+                simulate(seed, steps=k - 1, flaws=frozenset({flaw}))).violations) and last
             return
     pytest.fail(f"mutant {name} not caught by rule {rule} in 40 seeds")
 
