@@ -20,6 +20,7 @@ from model.am.monitor import Replay
 from model.am.mutants import MUTANTS
 from model.am.protocol import ActiveManagerSystem, Layout, ModelSystem, RngEnv
 from model.am.state import COMPONENTS, DIALS
+from tests.am.test_bcss_properties import options
 from traces.schema import Event
 
 MEMBERS = ("MBX1", "MBX2", "MBX3", "MBX4", "MBX5")
@@ -43,17 +44,17 @@ class AmMachine(RuleBasedStateMachine):
     flaws: frozenset[str] = frozenset()
     watch: frozenset[str] | None = None  # only these monitor rules fail the run (None: every rule)
 
-    def make_system(self, layout: Layout, seed: int) -> ActiveManagerSystem:
-        return ModelSystem(layout, RngEnv(random.Random(seed), mount_fail=0.2), self.flaws)
+    def make_system(self, layout: Layout, seed: int, opts: Options) -> ActiveManagerSystem:
+        return ModelSystem(layout, RngEnv(random.Random(seed), mount_fail=0.2), self.flaws, opts=opts)
 
-    @initialize(seed=st.integers(0, 2**16))
-    def start(self, seed: int) -> None:
+    @initialize(seed=st.integers(0, 2**16), opts=st.one_of(st.just(Options()), options))
+    def start(self, seed: int, opts: Options) -> None:
         rng = random.Random(seed)
         copies = {db: tuple(rng.sample(MEMBERS, rng.randint(2, 5))) for db in DBS[:3]}
         layout = Layout("DAG1", MEMBERS, ("MBXS1",), {**copies, "SDB1": ("MBXS1",)})
         self.layout = layout
-        self.sys = self.make_system(layout, seed)
-        self.replay = Replay(Options())
+        self.sys = self.make_system(layout, seed, opts)
+        self.replay = Replay(opts)  # the monitor judges by the reading the system was built with
         self.seq = 0
         self.feed(getattr(self.sys, "initial", []))
 
