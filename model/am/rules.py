@@ -175,7 +175,7 @@ def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env
     ok = dial_allows(missing, snap, target, tx.opts) or "no_dial" in tx.flaws
     tx.set_copy(db, target, lli=lli)
     tx.emit(db, ev.ACLL_END, server=target, lli_before=copy.lli, lli=lli, missing=missing,
-            threshold=dial_threshold(snap, target, tx.opts), ok=ok)
+            threshold=dial_threshold(snap, target, tx.opts), ok=ok, op=314 if ok else 313)
     if not ok:
         return False
     if tx.w.dbs[db].active != target:
