@@ -176,7 +176,8 @@ def converge(system: ModelSystem, layout: Layout) -> list[Out]:
 
 def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 3, standalone: int = 1,
              flaws: frozenset[str] = frozenset(), bcss: Mapping[str, Any] | None = None,
-             mount_fail: float = 0.15, liveness: bool = False) -> list[Event]:
+             mount_fail: float = 0.15, liveness: bool = False,
+             prelude: Callable[[ModelSystem, Layout], list[Out]] | None = None) -> list[Event]:
     """Run `steps` random inputs against a random DAG; deterministic in `seed`."""
     config = {"steps": steps, "members": members, "databases": databases, "standalone": standalone,
               "mount_fail": mount_fail, "liveness": liveness, "flaws": sorted(flaws), "bcss": dict(bcss or {})}
@@ -188,6 +189,8 @@ def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 
     opts = Options().with_(**dict(bcss or {}))
     system = ModelSystem(layout, RngEnv(sim.rng, mount_fail), flaws, opts=opts)
     record(sim, layout.dag, system.initial)
+    if prelude is not None:  # a scripted opening (mutants use it to reach their flaw), then random steps
+        sim.after(SECOND, lambda: record(sim, layout.dag, prelude(system, layout)))
     driver = Driver(sim, system, layout)
 
     def tick(left: int) -> None:
@@ -214,7 +217,9 @@ def shortest_failing(seed: int, fails: Callable[[list[Event]], bool], steps: int
     k and a binary search finds the shortest replay: `simulate(seed, steps=k, ...)` is the step list."""
     if not fails(simulate(seed, steps=steps, **opts)):
         return None
-    lo, hi = 0, steps  # simulate(seed, steps=lo) passes (0 steps: only the boot), steps=hi fails
+    if fails(simulate(seed, steps=0, **opts)):
+        return 0  # the boot (and any scripted prelude) alone fails
+    lo, hi = 0, steps  # simulate(seed, steps=lo) passes, steps=hi fails
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fails(simulate(seed, steps=mid, **opts)):

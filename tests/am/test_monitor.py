@@ -10,7 +10,7 @@ import pytest
 from conformance.check import check_events
 from conformance.monitor import Verdict
 from model.am.monitor import AmMonitor
-from model.am.mutants import MUTANTS, SIMULATORS
+from model.am.mutants import MUTANTS, PRELUDES, SIMULATORS
 from model.am.sim import shortest_failing, simulate
 from traces.schema import Event
 
@@ -64,12 +64,12 @@ def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
                  if v.rule == rule]
         if found:
             assert found[0].requirement == requirement and found[0].event_ids and found[0].explanation
-            k = shortest_failing(seed, lambda ev: any(v.rule == rule for v in AmMonitor().check(ev).violations),
-                                 250, flaws=frozenset({flaw}))
-            assert k is not None and k <= 250  # the replay: simulate(seed, steps=k, flaws={flaw})
-            last = simulate(seed, steps=k, flaws=frozenset({flaw}))
-            assert not any(v.rule == rule for v in AmMonitor().check(
-                simulate(seed, steps=k - 1, flaws=frozenset({flaw}))).violations) and last
+            def fails(ev: list[Event]) -> bool:
+                return any(v.rule == rule for v in AmMonitor().check(ev).violations)
+
+            k = shortest_failing(seed, fails, 250, flaws=frozenset({flaw}), prelude=PRELUDES[flaw])
+            assert k is not None and fails(SIMULATORS[name](seed, steps=k))  # the replay
+            assert k == 0 or not fails(SIMULATORS[name](seed, steps=k - 1))
             return
     pytest.fail(f"mutant {name} not caught by rule {rule} in 40 seeds")
 
@@ -265,6 +265,30 @@ def test_every_rule_has_a_twin() -> None:
     from model.am.monitor import RULES
 
     assert set(TWINS) == set(RULES)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_clean_traces_of_the_sample_corpus_are_valid(seed: int) -> None:
+    assert AmMonitor().check(simulate(seed)).verdict == Verdict.VALID
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_trace_of_the_sample_corpus_carries_its_violation(name: str) -> None:
+    """`haconform samples` writes each mutant with seed 1 and default options: it must show its rule."""
+    from traces.corpus import MUTANT_SEED
+
+    _, rule, _ = MUTANTS[name]
+    assert rule in {v.rule for v in AmMonitor().check(SIMULATORS[name](MUTANT_SEED)).violations}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_without_prelude_is_found_by_random_steps(name: str) -> None:
+    """The flaw, not the scripted prelude, is what the monitor catches: random steps alone find it too."""
+    flaw, rule, _ = MUTANTS[name]
+    for seed in range(40):
+        if rule in {v.rule for v in AmMonitor().check(simulate(seed, steps=250, flaws=frozenset({flaw}))).violations}:
+            return
+    pytest.fail(f"{name} never caught without its prelude")
 
 
 def test_minority_pam_breaks_quorum_ownership() -> None:
