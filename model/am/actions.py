@@ -57,7 +57,8 @@ def _server_states(tx: Tx, env: Env) -> None:
                     dismount(tx, db, "server_down", SERVICE_DOWN)
                 tx.set_copy(db, s, status=SERVICE_DOWN)
             elif d.dag is not None and s not in q and d.active == s and d.mounted:
-                if not ("second_pam" in tx.flaws and s in w.claims):
+                keeps = ("second_pam" in tx.flaws and s in w.claims) or "minority_keeps_mounted" in tx.flaws
+                if not keeps:  # mutants: a cut-off server keeps serving its databases
                     dismount(tx, db, "lost_quorum", DISMOUNTED)
             elif c.status == SERVICE_DOWN:
                 tx.set_copy(db, s, status=DISMOUNTED if d.active == s else HEALTHY)
@@ -235,9 +236,13 @@ def generate_logs(w: World, db: str, n: int, lags: Mapping[str, int]) -> Result:
     return tx.world()
 
 
-def query(w: World, db: str, server: str) -> Result:
+def query(w: World, db: str, server: str, flaws: frozenset[str] = frozenset()) -> Result:
     """A SAM answers where the active copy is: the copy mounted last (AM-011, AM-019)."""
-    tx = Tx(w)
+    tx = Tx(w, flaws)
+    d = w.dbs[db]
+    answer = d.last_mounted
+    if "stale_location" in flaws:  # mutant: answers from configuration (the preferred copy)
+        answer = min(d.copies.values(), key=lambda c: c.preference).server
     if server in w.up:
-        tx.emit(db, ev.LOCATION_QUERY, server=server, answer=w.dbs[db].last_mounted)
+        tx.emit(db, ev.LOCATION_QUERY, server=server, answer=answer)
     return tx.world()

@@ -28,6 +28,10 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "wrong-order": ("wrong_order", "selection-order", "AM-039"),
     "ignore-responder-constraint": ("ignore_responder", "responder-target", "AM-032"),
     "no-pam-move-before-maintenance": ("no_pam_move", "pam-before-maintenance", "AM-007"),
+    "lossless-ignored-in-sort": ("lossless_ignored", "selection-order", "AM-039"),
+    "mount-without-acll": ("skip_acll", "acll-before-mount", "AM-051"),
+    "stale-location-answer": ("stale_location", "location-answer", "AM-019"),
+    "minority-keeps-mounted": ("minority_keeps_mounted", "one-active-copy", "AM-009"),
 }
 require(*(req for _, _, req in MUTANTS.values()))
 
@@ -90,10 +94,35 @@ def _maintain_the_pam(s: ModelSystem, layout: Layout) -> list[Out]:
     return s.maintenance(sorted(s.pams())[0]) if s.pams() else []
 
 
+def _lossless_somewhere_then_fail(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    servers = layout.copies[db]
+    lags = {m: 2 * (len(servers) - i) for i, m in enumerate(servers)}  # low preference, short queue
+    outs = s.set_dial(servers[-1], "Lossless") + s.generate_logs(db, 30, lags)
+    return outs + s.fail_database(db)
+
+
+def _fail_active(s: ModelSystem, layout: Layout) -> list[Out]:
+    return s.fail_database(_db(layout))
+
+
+def _move_then_ask(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    return s.switchover(db, False) + s.query(db, layout.members[0])
+
+
+def _cut_off_the_active(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    active = s.world.dbs[db].active or ""
+    return _active_on_a_sam(s, layout, db) + s.partition([[active]])
+
+
 PRELUDES: dict[str, Callable[[ModelSystem, Layout], list[Out]]] = {
     "no_dial": _lagging_then_crash, "sam_activates": _sam_failure, "ignore_blocked": _all_passives_blocked,
     "second_pam": _partition_the_pam, "wrong_order": _uneven_copies_fail,
     "ignore_responder": _responder_nowhere_better, "no_pam_move": _maintain_the_pam,
+    "lossless_ignored": _lossless_somewhere_then_fail, "skip_acll": _fail_active,
+    "stale_location": _move_then_ask, "minority_keeps_mounted": _cut_off_the_active,
 }
 
 

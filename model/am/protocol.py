@@ -209,4 +209,4 @@ class ModelSystem:
         return self._apply(act.generate_logs(self.world, db, n, lags))
 
     def query(self, db: str, server: str) -> list[Out]:
-        return self._apply(act.query(self.world, db, server))
+        return self._apply(act.query(self.world, db, server, self.flaws))

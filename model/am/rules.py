@@ -151,7 +151,10 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     if "ignore_blocked" in tx.flaws:
         snap = replace(snap, copies=tuple(c.with_(blocked=False, suspended=False) for c in snap.copies))
     used = Trigger("failure") if "ignore_responder" in tx.flaws else trigger  # mutant: no AM-032 filter
-    sel = select(snap, used, tx.opts)
+    seen = snap
+    if "lossless_ignored" in tx.flaws:  # mutant: sorts as if no server were Lossless (AM-036)
+        seen = replace(snap, dials={s: "GoodAvailability" for s in snap.dials})
+    sel = select(seen, used, tx.opts)
     order = sel.order[::-1] if "wrong_order" in tx.flaws else sel.order
     tx.emit(db, ev.BCSS_START, pam=by, trigger=trigger.kind, component=trigger.component,
             lossless=trigger.lossless, source=source, sort=sel.sort,
@@ -168,6 +171,8 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
 def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env, by: str) -> bool:
     d = tx.w.dbs[db]
     copy = d.copies[target]
+    if "skip_acll" in tx.flaws:  # mutant: mounts straight away when the copy queue is within the dial
+        return dial_allows(d.lgen - copy.lli, snap, target, tx.opts) and _mount_request(tx, db, target, env, by)
     tx.emit(db, ev.ACLL_START, server=target, source=source)
     src_ok = source != "" and source in tx.w.up and tx.w.reachable(target, source)
     lli = acll(copy, env.source_last_log(db, d.lgen) if src_ok else None)
@@ -176,8 +181,11 @@ def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env
     tx.set_copy(db, target, lli=lli)
     tx.emit(db, ev.ACLL_END, server=target, lli_before=copy.lli, lli=lli, missing=missing,
             threshold=dial_threshold(snap, target, tx.opts), ok=ok, op=314 if ok else 313)
-    if not ok:
-        return False
+    return ok and _mount_request(tx, db, target, env, by)
+
+
+def _mount_request(tx: Tx, db: str, target: str, env: Env, by: str) -> bool:
+    """Step 5: designate the copy active and ask the store to mount it; False when it does not mount."""
     if tx.w.dbs[db].active != target:
         tx.emit(db, ev.ACTIVE_MOVE, src=tx.w.dbs[db].active, dst=target, by=by)
         tx.set_db(db, active=target)
