@@ -99,7 +99,7 @@ class Layout:
         alone = tuple(f"MBXS{i + 1}" for i in range(standalone))
         copies: dict[str, tuple[str, ...]] = {}
         for i in range(databases):
-            k = rng.randint(min(2, members), members)
+            k = rng.randint(min(3, members), members)
             copies[f"DB{i + 1}"] = tuple(rng.sample(names, k))
         for i, s in enumerate(alone):
             copies[f"SDB{i + 1}"] = (s,)

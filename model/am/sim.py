@@ -174,7 +174,7 @@ def converge(system: ModelSystem, layout: Layout) -> list[Out]:
     return outs + system.heal()  # the last view change: standalone servers remount their own databases
 
 
-def simulate(seed: int, *, steps: int = 200, members: int = 4, databases: int = 3, standalone: int = 1,
+def simulate(seed: int, *, steps: int = 200, members: int = 5, databases: int = 3, standalone: int = 1,
              flaws: frozenset[str] = frozenset(), bcss: Mapping[str, Any] | None = None,
              mount_fail: float = 0.15, liveness: bool = False,
              prelude: Callable[[ModelSystem, Layout], list[Out]] | None = None) -> list[Event]:
