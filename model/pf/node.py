@@ -68,6 +68,7 @@ class Store:
         self.hindex: dict[str, list[Change]] = {}
         self.views: dict[str, View] = {}
         self.local_only: set[str] = set()
+        self.first_request: set[str] = set()
 
     @property
     def origin(self) -> str:
@@ -136,6 +137,10 @@ class Store:
             self._remove(fid)
             self._hier_change(fid, "replica", f"{self.name}:removed")
         self._broadcast(HIERARCHY)
+        for fid in sorted(self.first_request):
+            if fid in self.replicas and self.replicas[fid].state == DELETE_PENDING:
+                self._status_request(fid, requires_response=True)
+        self.first_request.clear()
         self.sim.after(self.p.hierarchy_interval_ms, self.tick_hierarchy, node=self.name)
 
     def tick_content(self) -> None:
@@ -249,7 +254,7 @@ class Store:
     def _enter_delete_pending(self, fid: str) -> None:
         self.replicas[fid] = R.enter_delete_pending(self.replicas[fid])
         self.emit(fid, "DELETE_PENDING")
-        self._status_request(fid, requires_response=True)
+        self.first_request.add(fid)  # sent after the next hierarchy broadcast (BF-029 steps 2-3)
         self._maybe_delete_now(fid, "")
 
     def _maybe_delete_now(self, fid: str, by: str) -> None:

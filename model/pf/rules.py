@@ -149,7 +149,7 @@ def receive(
     rows = dict(rep.rows)
     rows[sender] = replace(rep.row(sender), cnset=sender_cnset, down=False, last_heard_ms=now)
     entries = tuple(replace(e, cns=e.cns - cnset) for e in rep.backfill)
-    rep = replace(rep, cnset=cnset, rows=rows, backfill=tuple(e for e in entries if e.cns))
+    rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(e for e in entries if e.cns)), ctx)
     filed = None
     missing = sender_cnset - rep.cnset - rep.pending()
     if missing and rep.state == ACTIVE:
@@ -176,15 +176,36 @@ def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
 
 
 def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) -> Entry:
-    p = ctx.params
     local = is_local(rep, missing, ctx)
     if rep.view.get(sender) == DELETE_PENDING:
-        delay = p.delete_pending_delay_ms
-    elif rep.new_replica and local:
-        delay = p.new_replica_delay_ms
+        cause = "delete_pending"
     else:
-        delay = p.initial_local_ms if local else p.initial_remote_ms
-    return Entry(missing, now + delay, 0, local)
+        cause = "new_replica" if rep.new_replica else "gap"
+    return Entry(missing, now + entry_delay(0, local, cause, ctx.params), 0, local, base_ms=now, cause=cause)
+
+
+def entry_delay(requests_sent: int, local: bool, cause: str, p: Params) -> int:
+    """The wait of an entry: the initial time-out before the first request (15 minutes for a new replica
+    whose data are local, BF-008; the delete-pending delay, BF-I02), then the retry ladder (BF-005)."""
+    if requests_sent == 0:
+        if cause == "delete_pending":
+            return p.delete_pending_delay_ms
+        if cause == "new_replica" and local:
+            return p.new_replica_delay_ms
+        return p.initial_local_ms if local else p.initial_remote_ms
+    return retry_delay(requests_sent, local, p)
+
+
+def relocalise(rep: Replica, ctx: Ctx) -> Replica:
+    """An entry filed as remote becomes local once a store of the own routing group is known to hold
+    some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
+    entries = []
+    for e in rep.backfill:
+        if not e.local and is_local(rep, e.cns, ctx):
+            due = min(e.due_ms, e.base_ms + entry_delay(e.attempt, True, e.cause, ctx.params))
+            e = replace(e, local=True, due_ms=due)
+        entries.append(e)
+    return replace(rep, backfill=tuple(entries))
 
 
 def retry_delay(requests_sent: int, local: bool, p: Params) -> int:
@@ -267,15 +288,10 @@ def backfill_tick(
         sent = e.attempt + (1 if chosen else 0)
         for s, _ in chosen:
             rows[s] = replace(rows.get(s, Row()), last_backfill_ms=now)
+        wait = entry_delay(max(sent, 1), local, e.cause, ctx.params)
+        asked = tuple(s for s, _ in chosen)
         entries.append(
-            Entry(
-                e.cns,
-                now + retry_delay(max(sent, 1), local, ctx.params),
-                sent,
-                local,
-                tuple(s for s, _ in chosen),
-                now,
-            )
+            replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now)
         )
         requests.extend(chosen)
     new_flag = rep.new_replica and not requests

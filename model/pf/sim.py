@@ -314,3 +314,32 @@ def simulate(
     c.sim.run(until_ms=start + bound)
     c.end(start, bound)
     return c.events
+
+
+def build_fixed(
+    seed: int,
+    servers: list[tuple[str, str, str]],
+    links: list[tuple[str, str, int]] | None = None,
+    *,
+    latency_ms: tuple[int, int] = (SECOND, 2 * MINUTE),
+    loss: float = 0.0,
+    duplicate: float = 0.0,
+    params: Params | None = None,
+    rules: Rules = RULES,
+    store_class: type[Store] = Store,
+) -> Cluster:
+    """A cluster on a given topology: `servers` as (name, routing group, version), for scenarios."""
+    sim = Simulator(seed, trace_id=f"pf-fixed-s{seed}", mechanism="pf", config={"servers": len(servers)})
+    topo = Topology([Server(n, g, version=v, role="public") for n, g, v in servers], links or [])
+    cluster = Cluster(
+        sim,
+        topo,
+        NetConfig(latency_ms=latency_ms, loss=loss, duplicate=duplicate),
+        params=params,
+        rules=rules,
+        store_class=store_class,
+        preferred=(),
+    )
+    for name, _, _ in servers:
+        cluster.add_store(name)
+    return cluster

@@ -131,6 +131,8 @@ class Entry:
     local: bool = True
     asked: tuple[str, ...] = ()
     asked_ms: int = -1
+    base_ms: int = 0  # when the current wait started (filing, or the last request)
+    cause: str = "gap"  # gap | new_replica | delete_pending: which initial delay applies
 
 
 @dataclass(frozen=True, slots=True)
