@@ -81,6 +81,8 @@ class Cluster:
 
     # --- administration and clients --------------------------------------------------------------------
     def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
+        if not self.sim.is_up(via):
+            return ""
         self._fid += 1
         store = self.stores[via]
         if not replicating:  # Restrictions and Views (PF-004): local folders, no hierarchy entry
@@ -135,6 +137,8 @@ class Cluster:
 
     def backup(self, store: str) -> str:
         s = self.stores[store]
+        if not self.sim.is_up(store):
+            return ""
         backup_id = f"{store}-b{len(self.backups) + 1}"
         self.backups[store] = (backup_id, s.snapshot())
         for fid in sorted(s.replicas):
