@@ -7,6 +7,7 @@ Events must be given in recording order (file order), which is what TR-001 is ab
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -29,15 +30,15 @@ def _v(rule: str, trace: str, entity: str, ids: Iterable[str], why: str) -> Viol
 def core_violations(events: Sequence[Event]) -> list[Violation]:
     """Check the mechanism-independent rules over a corpus given in recording order."""
     out: list[Violation] = []
-    seen_ids: dict[str, Event] = {}
+    by_id: dict[str, list[Event]] = defaultdict(list)
     by_trace: dict[str, list[Event]] = defaultdict(list)
     for e in events:
-        first = seen_ids.setdefault(e.event_id, e)
-        if first is not e:
-            out.append(_v("event-id-unique", e.trace_id, e.entity, (first.event_id,),
-                          f"event ID {e.event_id} is used by seq {first.seq} of trace {first.trace_id} "
-                          f"and again by seq {e.seq} of trace {e.trace_id}"))
+        by_id[e.event_id].append(e)
         by_trace[e.trace_id].append(e)
+    for event_id, same in by_id.items():
+        if len(same) > 1:
+            out.append(_v("event-id-unique", same[0].trace_id, same[0].entity, (event_id,),
+                          f"event ID {event_id} appears {len(same)} times"))
     for trace_id in sorted(by_trace):
         out.extend(_trace_rules(trace_id, by_trace[trace_id]))
     return out
@@ -49,7 +50,7 @@ def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     if start.kind != "TRACE_START" or start.seq != 0:
         out.append(_v("trace-start", trace_id, start.entity, (start.event_id,),
                       f"the trace begins with {start.kind} at seq {start.seq}, not TRACE_START at seq 0"))
-    for prev, cur in zip(evs, evs[1:], strict=False):
+    for prev, cur in itertools.pairwise(evs):
         if cur.seq <= prev.seq:
             out.append(_v("seq-strictly-increasing", trace_id, cur.entity, (prev.event_id, cur.event_id),
                           f"seq {cur.seq} is recorded after seq {prev.seq}"))

@@ -94,7 +94,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_samples(args: argparse.Namespace) -> int:
-    from traces.samples import regenerate
+    from traces.corpus import regenerate
 
     for path in regenerate(Path(args.out)):
         print(f"wrote {path}", file=sys.stderr)
@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="spark (default) or the pure-Python reference checker")
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
     p.set_defaults(func=_cmd_check)
 
     for name in EXTRA_COMMAND_MODULES:

@@ -63,7 +63,7 @@ class Parameter:
         """Convert a value in this parameter's unit to integer milliseconds."""
         if not self.is_duration:
             raise CatalogueError(f"parameter {self.name} has unit {self.unit!r}, not a duration")
-        return int(round(value * DURATION_MS[self.unit]))
+        return round(value * DURATION_MS[self.unit])
 
     @property
     def default_ms(self) -> int:

@@ -36,12 +36,12 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("trace_id", "string", "Identifies one trace (one run or one recorded log)."),
     FieldSpec("seq", "integer", "Per-trace sequence number, strictly increasing in recording order.", pa.int64()),
     FieldSpec("event_id", "string", "Corpus-wide unique event identifier."),
-    FieldSpec("ts_ms", "integer", "Timestamp in milliseconds since the Unix epoch, UTC, by the node's clock.", pa.int64()),
+    FieldSpec("ts_ms", "integer", "Milliseconds since the Unix epoch, UTC, by the node's clock.", pa.int64()),
     FieldSpec("node", "string", "The server that recorded the event."),
     FieldSpec("mechanism", "string", "core | sr | am | pf: the mechanism whose rules govern the event."),
     FieldSpec("entity", "string", "The entity the event concerns: message, database, folder, node or wire."),
     FieldSpec("kind", "string", "Event kind, e.g. HAREDIRECT, NET_SEND, MOUNT_SUCCESS."),
-    FieldSpec("attrs", "object", "Typed attributes of the event (JSON object; a JSON string in Parquet)."),
+    FieldSpec("attrs", "object", "Typed attributes: scalars or homogeneous arrays (JSON text in Parquet)."),
 )
 FIELD_NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = FIELD_NAMES  # every field is required; attrs may be an empty object
@@ -54,14 +54,19 @@ def json_schema() -> dict[str, Any]:
     for f in FIELDS:
         props[f.name] = {"type": f.json_type, "description": f.description}
     props["schema_version"]["const"] = SCHEMA_VERSION
-    props["seq"]["minimum"] = 0
-    props["ts_ms"]["minimum"] = 0
+    for name in ("seq", "ts_ms"):
+        props[name]["minimum"] = 0
+        props[name]["maximum"] = 2**63 - 1
     for name in ("trace_id", "event_id", "node"):
         props[name]["minLength"] = 1
     props["mechanism"]["enum"] = list(MECHANISMS)
     props["kind"]["pattern"] = KIND_PATTERN
     props["attrs"]["additionalProperties"] = {
-        "anyOf": [attr_scalar, {"type": "array", "items": {"type": ["string", "integer"]}}]
+        "anyOf": [
+            attr_scalar,
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "items": {"type": "integer"}},
+        ]
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -13,10 +13,12 @@ from traces.schema import Event
 
 
 def _clean(value: Any) -> Any:
-    """Attribute values are JSON scalars or lists of strings/integers (see the schema)."""
+    """Attribute values are JSON scalars, lists of integers, or lists of strings (see the schema)."""
     if isinstance(value, (tuple, list, set, frozenset)):
         items = sorted(value) if isinstance(value, (set, frozenset)) else list(value)
-        return [v if isinstance(v, (str, int)) else str(v) for v in items]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            return items
+        return [str(v) for v in items]  # arrays are homogeneous: all integers or all strings
     if value is None or isinstance(value, (str, int, bool)):
         return value
     return str(value)

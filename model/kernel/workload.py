@@ -69,9 +69,16 @@ def simulate(seed: int, *, n_servers: int = 4, duration_ms: int = 20 * MINUTE, l
     return sim.events
 
 
-def _mutant(corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
+def _mutant(name: str, corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
+    """A mutant run: the clean run, corrupted, under its own trace ID so corpora can mix them."""
+
     def run(seed: int, **options: int) -> list[Event]:
-        return corrupt(simulate(seed, **options))
+        clean = simulate(seed, **options)
+        trace = f"{clean[0].trace_id}~{name}"
+        renamed = [dataclasses.replace(e, trace_id=trace, event_id=trace + e.event_id[len(e.trace_id):],
+                                       entity=trace if e.entity == e.trace_id else e.entity) for e in clean]
+        return corrupt(renamed)
+
     return run
 
 
@@ -107,11 +114,14 @@ def _no_start(events: list[Event]) -> list[Event]:
 
 
 MUTANTS = {
-    "recv-without-send": _mutant(_recv_without_send),
-    "clock-backwards": _mutant(_clock_backwards),
-    "seq-repeat": _mutant(_seq_repeat),
-    "event-id-repeat": _mutant(_id_repeat),
-    "no-trace-start": _mutant(_no_start),
+    name: _mutant(name, corrupt)
+    for name, corrupt in {
+        "recv-without-send": _recv_without_send,
+        "clock-backwards": _clock_backwards,
+        "seq-repeat": _seq_repeat,
+        "event-id-repeat": _id_repeat,
+        "no-trace-start": _no_start,
+    }.items()
 }
 
 NET = MechanismSpec(

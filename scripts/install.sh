@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install haconform and everything it needs, then run the main job on the shipped sample corpus.
+#   bash scripts/install.sh            install, then `haconform check traces/samples/clean`
+#   bash scripts/install.sh --no-run   install only (used by .ci/run)
+# Spark needs a Java runtime (17 or newer): when `java` is missing this script installs Debian's
+# openjdk-17-jre-headless with apt-get (as root, or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run=1
+[ "${1:-}" = "--no-run" ] && run=0
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "install: no Java runtime found; installing openjdk-17-jre-headless (Spark needs Java 17+)" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+java -version 2>&1 | head -1 >&2
+
+PYTHON="${PYTHON:-python3}"
+echo "install: pip install -e '.[dev]' with $($PYTHON --version)" >&2
+$PYTHON -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+
+if [ "$run" = 1 ]; then
+  echo "install: running the main job: haconform check traces/samples/clean --out out/check" >&2
+  $PYTHON -m conformance check traces/samples/clean --out out/check
+fi

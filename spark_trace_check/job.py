@@ -1,0 +1,98 @@
+"""`haconform check`: the Spark job. Read, validate and quarantine, check core rules and monitors, report.
+
+Progress goes to stderr one line per phase; Spark's own logging is kept to errors (see `session`).
+The report (summary.json, violations.jsonl with the events involved, quarantine.jsonl) is the same as
+the pure-Python engine's, so the two can be compared on any corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
+from spark_trace_check.load import load
+from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
+from spark_trace_check.rules import core_violations
+from traces.io import TraceFileError
+from traces.schema import FIELD_NAMES
+
+DEFAULT_CAP = 100_000
+
+
+def _progress(enabled: bool, t0: float, message: str) -> None:
+    if enabled:
+        print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _attach_events(events: DataFrame, violations: list[dict]) -> None:
+    ids = sorted({i for v in violations for i in v["event_ids"]})
+    if not ids:
+        return
+    spark = events.sparkSession
+    wanted = spark.createDataFrame([(i,) for i in ids], "event_id string")
+    rows: dict[str, list[dict]] = {}
+    cols = [c for c in FIELD_NAMES]
+    for r in events.join(F.broadcast(wanted), "event_id").select(*cols).orderBy("trace_id", "seq").collect():
+        row = r.asDict()
+        row["attrs"] = __import__("json").loads(row["attrs"])
+        rows.setdefault(row["event_id"], []).append(row)
+    for v in violations:
+        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
+
+
+def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: int = DEFAULT_CAP,
+          progress: bool = False) -> CheckOutcome:
+    t0 = time.monotonic()
+    loaded = load(spark, paths)
+    _progress(progress, t0, f"reading {len(loaded.files)} trace file(s)")
+    events = loaded.events.persist()
+    quarantine = loaded.quarantine.persist()
+    n_good, n_bad = events.count(), quarantine.count()
+    _progress(progress, t0, f"validated {n_good + n_bad} rows: {n_good} to check, {n_bad} quarantined")
+    by_mech = {r["mechanism"]: r["count"] for r in events.groupBy("mechanism").count().collect()}
+    found = core_violations(events)
+    mon, names = monitor_violations(events, partitions)
+    if mon is not None:
+        found = found.unionByName(mon)
+    rows = [r.asDict(recursive=True) for r in found.collect()]
+    _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
+    unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
+    violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
+    written = violations[:cap]
+    _attach_events(events, written)
+    q_rows = [r.asDict() for r in quarantine.orderBy("file", "line").limit(cap).collect()]
+    events.unpersist()
+    quarantine.unpersist()
+    return CheckOutcome(
+        engine="spark", files=loaded.files, rows_read=n_good + n_bad, rows_quarantined=n_bad,
+        quarantine=q_rows, violations_total=len(violations), violations=written,
+        violations_by_rule=count_rules(violations),
+        unknown=[{"mechanism": r["mechanism"], "note": r["explanation"]} for r in unknown][:cap],
+        unknown_total=len(unknown), events_by_mechanism=by_mech, monitors=names,
+    )
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from spark_trace_check.session import build_session
+
+    partitions = args.partitions or 2 * (os.cpu_count() or 2)
+    progress = not args.quiet
+    if progress:
+        print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
+    spark = build_session(args.master, partitions=partitions)
+    try:
+        outcome = check(spark, args.paths, partitions=partitions, progress=progress)
+    except TraceFileError as exc:
+        print(f"haconform check: input unusable: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    finally:
+        pass
+    code = write_outcome(outcome, args.out, strict=getattr(args, "strict", False))
+    spark.stop()
+    return code
