@@ -55,9 +55,7 @@ class _Replay:
         if why:
             req = P.PROPERTIES[rule].requirement
             ids = (*(m.event_id for m in more), ev.event_id)
-            self.violations.append(
-                Violation(rule, req, ev.trace_id, ev.entity, ids, f"{ev.node}: {why}", MECH)
-            )
+            self.violations.append(Violation(rule, req, ev.trace_id, ev.entity, ids, f"{ev.node}: {why}", MECH))
 
     def run(self) -> MonitorResult:
         handlers: dict[str, Callable[[Event], None]] = {
@@ -79,8 +77,13 @@ class _Replay:
         }
         for ev in self.events:
             handler = handlers.get(ev.kind)
-            if handler is not None:
+            if handler is None:
+                continue
+            try:
                 handler(ev)
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:  # a partial or foreign trace
+                self.notes.append(f"{ev.event_id}: cannot replay {ev.kind} ({type(exc).__name__}: {exc})")
+                return MonitorResult.of(self.violations, self.notes)
         self.convergence()
         return MonitorResult.of(self.violations, self.notes)
 
@@ -91,9 +94,7 @@ class _Replay:
     def replica_create(self, ev: Event) -> None:
         a = ev.attrs
         self.ctxs[ev.node] = Ctx.decode(ev.node, a["costs"], a["versions"], a["preferred"], a["params"])
-        self.reps[ev.node] = R.new_replica(
-            self.fid, ev.node, a["origin"], self.views.get(ev.node, {}), new=a["new"]
-        )
+        self.reps[ev.node] = R.new_replica(self.fid, ev.node, a["origin"], self.views.get(ev.node, {}), new=a["new"])
 
     def replica_view(self, ev: Event) -> None:
         view = _view(ev.attrs["replicas"])
@@ -112,13 +113,9 @@ class _Replay:
     def send(self, ev: Event) -> None:
         a, rep = ev.attrs, self.reps.get(ev.node)
         if self.replicating is False:
-            self.flag(
-                "non-replicating-folder", ev, f"sent a {a['type']} message for a folder that never replicates"
-            )
+            self.flag("non-replicating-folder", ev, f"sent a {a['type']} message for a folder that never replicates")
         foreign = [c for c in a["cns"] if c not in self.changes]
-        self.flag(
-            "packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder"
-        )
+        self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
         known = {k: v for k, v in self.changes.items()}
         msg = msg_from_attrs(ev.node, self.fid, {**a, "cns": [c for c in a["cns"] if c in known]}, known)
         self.sends[msg.msg_id] = (msg, ev)
@@ -190,6 +187,7 @@ class _Replay:
             m.requires_response,
             ev.ts_ms,
             self.ctxs[ev.node],
+            sent_ms=pair[1].ts_ms,
         )
 
     # --- timers ----------------------------------------------------------------------------------------
@@ -198,15 +196,12 @@ class _Replay:
         if rep is None:
             return
         recorded = [
-            (s, CNSet.decode(c.split("|") if c else []))
-            for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
+            (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
         ]
         asked = CNSet()
         for _, cns in recorded:
             asked = asked | cns
-        self.flag(
-            "backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held"
-        )
+        self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
         due = CNSet()
         for e in rep.backfill:
             if R.entry_due(e, ev.ts_ms):
@@ -215,9 +210,7 @@ class _Replay:
         new_rep, expected = R.backfill_tick(rep, ev.ts_ms, self.ctxs[ev.node])
         if early:
             pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
-            self.flag(
-                "backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})"
-            )
+            self.flag("backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})")
         elif [(s, c) for s, c in recorded] != expected:
             self.flag(
                 "backfill-source-order",
@@ -236,8 +229,7 @@ class _Replay:
             self.flag(
                 "status-expiry",
                 ev,
-                f"status broadcast at {ev.ts_ms} with expiry {rep.expiry_ms} "
-                "(not due, or not a status thread run)",
+                f"status broadcast at {ev.ts_ms} with expiry {rep.expiry_ms} (not due, or not a status thread run)",
             )
         self.reps[ev.node] = R.status_sent(rep)
 

@@ -85,11 +85,7 @@ class Store:
     def _send(self, fid: str, code: int, recipients: tuple[str, ...], **kw: Any) -> Msg:
         self.msgs += 1
         rep = self.replicas[fid]
-        cnset = (
-            kw.pop("cnset")
-            if "cnset" in kw
-            else self.c.rules.extras.get("message_cnset", lambda r: r.cnset)(rep)
-        )
+        cnset = kw.pop("cnset") if "cnset" in kw else self.c.rules.extras.get("message_cnset", lambda r: r.cnset)(rep)
         msg = Msg(f"{self.origin}/{self.msgs}", code, fid, self.name, recipients, cnset, **kw)
         self.emit(fid, "REPL_SEND", **send_attrs(msg))
         for r in recipients:
@@ -207,9 +203,7 @@ class Store:
     def _status_request(self, fid: str, *, requires_response: bool) -> None:
         recipients = self.c.rules.others(self.replicas[fid])
         if recipients:
-            self._send(
-                fid, STATUS_REQ, recipients, requires_response=requires_response, reason="status_request"
-            )
+            self._send(fid, STATUS_REQ, recipients, requires_response=requires_response, reason="status_request")
 
     # --- the hierarchy view (PF-025, BF-021, BF-028) ---------------------------------------------------
     def _index(self, changes: list[Change]) -> None:
@@ -288,6 +282,7 @@ class Store:
             now,
             self.ctx,
             self.c.rules,
+            sent_ms=env.sent_ms,
         )
         self.replicas[fid] = rep
         new = [c for c in msg.changes if c.cn in react.applied]
@@ -362,9 +357,7 @@ class Store:
             self.emit(fid, "CLIENT_ACCESS", outcome="served", target=self.name)
             return self.name
         view = self.views.get(fid, {})
-        targets = sorted(
-            (self.ctx.costs.get(s, 10**9), s) for s, st in view.items() if st == ACTIVE and s != self.name
-        )
+        targets = sorted((self.ctx.costs.get(s, 10**9), s) for s, st in view.items() if st == ACTIVE and s != self.name)
         target = targets[0][1] if targets else ""
         self.emit(fid, "CLIENT_ACCESS", outcome="redirect" if target else "unavailable", target=target)
         return target

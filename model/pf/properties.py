@@ -41,13 +41,9 @@ PROPERTIES: dict[str, Property] = {
             "always",
             "a message carries hierarchy updates only for 1-1, content updates of its own folder only",
         ),
-        Property(
-            "packing-limits", "PF-011", "always", "at most 20 folders / 500 deletes / 100 items, 300 KB"
-        ),
+        Property("packing-limits", "PF-011", "always", "at most 20 folders / 500 deletes / 100 items, 300 KB"),
         Property("cnset-carried", "PF-013", "always", "every message carries the sender's current CNSet"),
-        Property(
-            "content-to-replicas-only", "PF-016", "always", "content goes only to replicas of the folder"
-        ),
+        Property("content-to-replicas-only", "PF-016", "always", "content goes only to replicas of the folder"),
         Property("non-replicating-folder", "PF-004", "always", "Restrictions and Views never replicate"),
         Property(
             "status-strict-subset",
@@ -55,9 +51,7 @@ PROPERTIES: dict[str, Property] = {
             "always",
             "a status answer only to a strict-subset requester (or a delete-pending one)",
         ),
-        Property(
-            "status-expiry", "PF-029", "always", "an expiry status only at a thread run after the expiry"
-        ),
+        Property("status-expiry", "PF-029", "always", "an expiry status only at a thread run after the expiry"),
         Property("backfill-before-timeout", "BF-006", "always", "no backfill request before its time-out"),
         Property("backfill-without-gap", "BF-002", "always", "no request for change numbers already held"),
         Property("backfill-source-order", "BF-011", "always", "sources chosen by the five keys, in order"),
@@ -123,11 +117,7 @@ def cnset_carried(recorded: CNSet, actual: CNSet) -> str | None:
 
 def content_to_replicas(recipients: Sequence[str], allowed: Sequence[str]) -> str | None:
     extra = sorted(set(recipients) - set(allowed))
-    return (
-        None
-        if not extra
-        else f"sent to {extra}, which are not replicas of the folder (replicas: {list(allowed)})"
-    )
+    return None if not extra else f"sent to {extra}, which are not replicas of the folder (replicas: {list(allowed)})"
 
 
 def status_answer(requester: CNSet, own: CNSet, requires_response: bool) -> str | None:
@@ -155,9 +145,7 @@ def no_content_loss(own: CNSet, others: Mapping[str, CNSet]) -> str | None:
         union = union | c
     lost = own - union
     return (
-        None
-        if not lost
-        else f"deleting this replica loses {lost}: no other active replica ({sorted(others)}) holds it"
+        None if not lost else f"deleting this replica loses {lost}: no other active replica ({sorted(others)}) holds it"
     )
 
 

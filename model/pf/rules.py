@@ -141,13 +141,19 @@ def receive(
     now: int,
     ctx: Ctx,
     rules: Rules | None = None,
+    sent_ms: int | None = None,
 ) -> tuple[Replica, Reaction]:
-    """Apply one received replication message to the receiver's replica of the folder."""
+    """Apply one received replication message to the receiver's replica of the folder: new changes, the
+    sender's row of the state table (its CNSet, average transmission time), backfill entries."""
     r = rules or RULES
     applied = carried - rep.cnset if msg_code in DATA_CODES else EMPTY
     cnset = rep.cnset | applied
     rows = dict(rep.rows)
-    rows[sender] = replace(rep.row(sender), cnset=sender_cnset, down=False, last_heard_ms=now)
+    row = rep.row(sender)
+    transit = row.avg_transit_ms
+    if sent_ms is not None:
+        transit = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
+    rows[sender] = replace(row, cnset=sender_cnset, down=False, last_heard_ms=now, avg_transit_ms=transit)
     entries = tuple(replace(e, cns=e.cns - cnset) for e in rep.backfill)
     rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(e for e in entries if e.cns)), ctx)
     filed = None
@@ -177,10 +183,9 @@ def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
 
 def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) -> Entry:
     local = is_local(rep, missing, ctx)
+    cause = "new_replica" if rep.new_replica else "gap"
     if rep.view.get(sender) == DELETE_PENDING:
         cause = "delete_pending"
-    else:
-        cause = "new_replica" if rep.new_replica else "gap"
     return Entry(missing, now + entry_delay(0, local, cause, ctx.params), 0, local, base_ms=now, cause=cause)
 
 
@@ -290,9 +295,7 @@ def backfill_tick(
             rows[s] = replace(rows.get(s, Row()), last_backfill_ms=now)
         wait = entry_delay(max(sent, 1), local, e.cause, ctx.params)
         asked = tuple(s for s, _ in chosen)
-        entries.append(
-            replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now)
-        )
+        entries.append(replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
         requests.extend(chosen)
     new_flag = rep.new_replica and not requests
     return replace(rep, rows=rows, backfill=tuple(entries), new_replica=new_flag), requests

@@ -56,9 +56,7 @@ class Cluster:
     # --- membership ----------------------------------------------------------------------------------
     def _ctx(self, name: str) -> Ctx:
         names = self.topology.names()
-        costs = {
-            s: c for s in names if s != name and (c := self.topology.transport_cost(name, s)) is not None
-        }
+        costs = {s: c for s in names if s != name and (c := self.topology.transport_cost(name, s)) is not None}
         versions = {s: VERSIONS.get(self.topology.server(s).version, 0) for s in names}
         return Ctx(name, costs, versions, self.preferred, self.params)
 
@@ -116,11 +114,7 @@ class Cluster:
     def remove_replica(self, fid: str, server: str, via: str) -> bool:
         s = self.stores[via]
         view = s.views.get(fid, {})
-        if (
-            not self.sim.is_up(via)
-            or view.get(server) != ACTIVE
-            or sum(st == ACTIVE for st in view.values()) < 2
-        ):
+        if not self.sim.is_up(via) or view.get(server) != ACTIVE or sum(st == ACTIVE for st in view.values()) < 2:
             return False  # the last active replica cannot be removed (BF-I11)
         s.local_change(HIERARCHY, "replica", target=fid, detail=f"{server}:delete_pending")
         return True
@@ -286,9 +280,7 @@ def workload(c: Cluster, duration_ms: int) -> None:
         elif roll < 0.9:
             c.client_access(store, fid)
         else:
-            c.create_folder(store, f"f{c.sim.now_ms % 997}") if len(c.folders) < 6 else c.client_access(
-                store, fid
-            )
+            c.create_folder(store, f"f{c.sim.now_ms % 997}") if len(c.folders) < 6 else c.client_access(store, fid)
 
 
 def simulate(

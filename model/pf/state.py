@@ -39,9 +39,7 @@ class Params:
     status_offset_ms: int = field(default_factory=lambda: _ms("ReplicationStatusThreadOffset"))
     backfill_check_ms: int = field(default_factory=lambda: _ms("ReplicationTimeout"))
     folder_count_limit: int = field(default_factory=lambda: param_default("ReplicationFolderCountLimit"))
-    deleted_folder_limit: int = field(
-        default_factory=lambda: param_default("ReplicationDeletedFolderCountLimit")
-    )
+    deleted_folder_limit: int = field(default_factory=lambda: param_default("ReplicationDeletedFolderCountLimit"))
     message_count_limit: int = field(default_factory=lambda: param_default("ReplicationMessageCountLimit"))
     message_size_limit_kb: int = field(default_factory=lambda: param_default("ReplicationMessageSizeLimit"))
     initial_local_ms: int = field(default_factory=lambda: _ms("BackfillInitialLocal"))
@@ -52,19 +50,13 @@ class Params:
     later_retry_remote_ms: int = field(default_factory=lambda: _ms("BackfillLaterRetryRemote"))
     new_replica_delay_ms: int = field(default_factory=lambda: _ms("BackfillNewReplicaDelay"))
     delete_pending_delay_ms: int = field(default_factory=lambda: _ms("BackfillDeletePendingDelay"))
-    delete_requires_all: bool = field(
-        default_factory=lambda: bool(param_default("DeleteRequiresAllReplicas"))
-    )
+    delete_requires_all: bool = field(default_factory=lambda: bool(param_default("DeleteRequiresAllReplicas")))
     status_anchor: str = field(default_factory=lambda: str(param_default("StatusExpiryAnchor")))
 
     def overrides(self) -> dict[str, Any]:
         """The values that differ from the catalogue defaults (recorded in the trace)."""
         base = Params()
-        return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(base, f.name)
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
 
     def to_json(self) -> str:
         return json.dumps(self.overrides(), sort_keys=True, separators=(",", ":"))
@@ -118,6 +110,7 @@ class Row:
     down: bool = False
     last_heard_ms: int = -1
     last_backfill_ms: int = -1
+    avg_transit_ms: int = -1  # average transmission time of replication mail from this replica
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +145,7 @@ class Ctx:
         return [f"{s}={v}" for s, v in sorted(self.versions.items())]
 
     @staticmethod
-    def decode(
-        store: str, costs: list[str], versions: list[str], preferred: list[str], params: str | None
-    ) -> Ctx:
+    def decode(store: str, costs: list[str], versions: list[str], preferred: list[str], params: str | None) -> Ctx:
         def table(items: list[str]) -> dict[str, int]:
             return {k: int(v) for k, _, v in (i.partition("=") for i in items)}
 

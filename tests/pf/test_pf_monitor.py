@@ -30,7 +30,8 @@ def test_generated_traces_are_valid(seed: int) -> None:
     events = simulate(seed)
     result = verdict(events, [PFMonitor()])
     assert result.verdict == "valid", (
-        f"seed {seed}: {[str(v) for v in result.violations[:3]]} {result.notes[:3]}"
+        f"seed {seed} (replay: python -m conformance simulate pf --seed {seed} "
+        f"--out t.jsonl): {[str(v) for v in result.violations[:3]]} {result.notes[:3]}"
     )
     assert any(e.kind == "END" for e in events), "the run must reach its convergence check"
 
@@ -45,9 +46,7 @@ def test_every_mutant_is_found_by_its_rule(name: str) -> None:
         seen |= rules
         if EXPECTED[name] in rules:
             return
-    pytest.fail(
-        f"mutant {name}: rule {EXPECTED[name]} not found in seeds {list(SEEDS)}; found {sorted(seen)}"
-    )
+    pytest.fail(f"mutant {name}: rule {EXPECTED[name]} not found in seeds {list(SEEDS)}; found {sorted(seen)}")
 
 
 @pytest.mark.unit
@@ -82,3 +81,49 @@ def test_violations_name_rule_requirement_and_events() -> None:
     v = next(v for v in check_events(events, [PFMonitor()]) if v.rule == "delete-now-after-status")
     ids = {e.event_id for e in events}
     assert v.requirement == "BF-032" and v.mechanism == "pf" and set(v.event_ids) <= ids and v.explanation
+
+
+@pytest.mark.model
+def test_the_model_sometimes_does_everything() -> None:
+    """'Sometimes' properties: across a few seeds every phase of the protocol happens at least once, so a
+    model that stopped progressing (and made every invariant hold vacuously) would fail here."""
+    kinds: set[str] = set()
+    reasons: set[str] = set()
+    for seed in range(1, 7):
+        for e in simulate(seed):
+            kinds.add(e.kind)
+            if e.kind == "REPL_SEND":
+                reasons.add(e.attrs["reason"])
+            if e.kind == "BACKFILL" and e.attrs["requests"]:
+                kinds.add("BACKFILL+requests")
+            if e.kind == "CLIENT_ACCESS":
+                kinds.add(f"CLIENT_{e.attrs['outcome']}")
+    assert {
+        "DELETE_NOW",
+        "REPLICA_REMOVED",
+        "BACKFILL+requests",
+        "STATUS_EXPIRED",
+        "RESTORE",
+        "BACKUP",
+        "CLIENT_redirect",
+        "CLIENT_served",
+        "BACKFILL_FILE",
+        "END",
+        "NET_DROP",
+    } <= kinds, kinds
+    assert {
+        "broadcast",
+        "status_request",
+        "status_reply",
+        "backfill",
+        "backfill_response",
+        "expiry",
+        "push",
+    } <= reasons, reasons
+
+
+@pytest.mark.unit
+def test_a_partial_trace_is_unknown_not_a_crash() -> None:
+    events = [e for e in simulate(2) if e.kind != "REPLICA_CREATE"]
+    result = verdict(events, [PFMonitor()])
+    assert result.verdict == "unknown" and result.notes

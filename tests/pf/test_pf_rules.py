@@ -136,3 +136,18 @@ def test_backfill_tick_waits_for_time_out_and_marks_silent_servers_down() -> Non
     rep = replace(rep, rows={**rep.rows, "y": Row(_set(1, 2))})
     rep, req = R.backfill_tick(rep, 18 * HOUR, ctx)
     assert rep.rows["x"].down and req == [("y", _set(1, 2))]
+
+
+@pytest.mark.unit
+def test_missing_updates_arriving_during_the_wait_leave_the_array() -> None:
+    """BF-004: an entry shrinks as its changes arrive and disappears when all have; a request for
+    changes the responder lacks gets an empty reply (BF-018)."""
+    ctx = Ctx("me", {"x": 0}, {"x": 2003}, (), P)
+    rep = R.new_replica("1-2", "me", "me#0", {"me": ACTIVE, "x": ACTIVE}, new=False)
+    rep, _ = R.receive(rep, 0x10, "x", _set(1, 2, 3), CNSet(), CNSet(), False, 0, ctx)
+    rep, react = R.receive(rep, 0x4, "x", _set(1, 2, 3), _set(1, 2), CNSet(), False, 10, ctx)
+    assert react.applied == _set(1, 2) and rep.backfill[0].cns == _set(3) and react.filed is None
+    rep, _ = R.receive(rep, 0x4, "x", _set(1, 2, 3), _set(3), CNSet(), False, 20, ctx)
+    assert rep.backfill == ()
+    _, react = R.receive(rep, 0x8, "x", _set(1, 2, 3), CNSet(), _set(7, 8), False, 30, ctx)
+    assert react.backfill_reply == CNSet() and react.backfill_reply is not None

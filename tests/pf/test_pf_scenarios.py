@@ -75,9 +75,7 @@ def test_add_replica_sequence_of_seed_003() -> None:
     s4 = first(ev, s3.seq, sends("ExServ01", STATUS_REQ, fid), "step 4: status request")
     s5 = first(ev, s4.seq, sends("ExServ02", STATUS, fid, "ExServ01"), "step 5: status message")
     assert len(s5.attrs["cnset"]) == 1 and s5.attrs["reply_to"] == s4.attrs["msg"]
-    s6 = first(
-        ev, s5.seq, lambda e: e.kind == "BACKFILL_FILE" and e.node == "ExServ01", "step 6: backfill entry"
-    )
+    s6 = first(ev, s5.seq, lambda e: e.kind == "BACKFILL_FILE" and e.node == "ExServ01", "step 6: backfill entry")
     s7 = first(ev, s6.seq, sends("ExServ01", BACKFILL_REQ, fid), "step 7: backfill request")
     assert s7.attrs["recipients"] == ["ExServ02"], "the local server comes before the remote one"
     assert s7.ts_ms >= s6.ts_ms + 15 * MINUTE - 2 * MINUTE  # new replica, local data: 15 min (BF-008)
@@ -154,10 +152,7 @@ def test_remove_replica_sequence_of_seed_003() -> None:
         ev,
         s6.seq,
         lambda e: (
-            e.kind == "REPL_SEND"
-            and e.node == "ExServ01"
-            and e.entity == fid
-            and e.attrs["code"] == CONTENT_REPL
+            e.kind == "REPL_SEND" and e.node == "ExServ01" and e.entity == fid and e.attrs["code"] == CONTENT_REPL
         ),
         "step 7: ExServ01 sends what ExServ02 lacks",
     )
@@ -203,11 +198,53 @@ def test_new_store_backfills_the_hierarchy_and_restore_from_backup_recovers() ->
     assert c.cnset("ExServ02", fid) == c.cnset("ExServ01", fid)
     c.restore("ExServ02")
     assert c.cnset("ExServ02", fid) < c.cnset("ExServ01", fid)
-    c.topology.servers["ExServ03"] = c.topology.servers["ExServ02"].__class__(
-        "ExServ03", "rg0", version="2003"
-    )
+    c.topology.servers["ExServ03"] = c.topology.servers["ExServ02"].__class__("ExServ03", "rg0", version="2003")
     c.add_store("ExServ03")
     c.advance(8 * HOUR)
     assert c.cnset("ExServ02", fid) == c.cnset("ExServ01", fid)
     assert c.cnset("ExServ03", HIERARCHY) == c.cnset("ExServ01", HIERARCHY)
+    assert_clean(c)
+
+
+@pytest.mark.model
+def test_status_message_after_24_hours_and_within_36() -> None:
+    """PF-029, PF-030: a change just after the 12:15 GMT run gets its status message at the run after its
+    24 h expiry: 36 hours later; a later change resets the expiry."""
+    c = build_fixed(5, TWO)
+    fid = c.create_folder("ExServ01", "F")
+    c.add_replica(fid, "ExServ02", via="ExServ01")
+    c.advance(12 * HOUR + 15 * MINUTE - c.sim.now_ms % (24 * HOUR))  # to 12:15 GMT
+    c.advance(1)
+    c.post("ExServ01", fid, 1)
+    t_change = c.sim.now_ms
+    c.advance(12 * HOUR)
+    c.post("ExServ01", fid, 1)  # resets the expiry
+    t_reset = c.sim.now_ms
+    c.advance(40 * HOUR)
+    expired = [e for e in c.events if e.kind == "STATUS_EXPIRED" and e.entity == fid and e.node == "ExServ01"]
+    assert len(expired) == 1
+    assert expired[0].ts_ms - t_reset == 36 * HOUR - 1 and expired[0].ts_ms - t_change > 36 * HOUR
+    assert first(c.events, expired[0].seq, sends("ExServ01", STATUS, fid, "ExServ02"), "status broadcast")
+    assert_clean(c)
+
+
+@pytest.mark.model
+def test_large_backfill_is_answered_by_several_responses_to_the_requester_only() -> None:
+    """BF-018: one request, several responses (the packing limits), each addressed to the requester."""
+    c = build_fixed(6, THREE, LINKS)
+    fid = c.create_folder("ExServ02", "Big")
+    c.add_replica(fid, "ExServ03", via="ExServ02")
+    c.advance(20 * MINUTE)
+    for _ in range(5):
+        c.post("ExServ02", fid, 200)
+    c.advance(HOUR)
+    mark = len(c.events)
+    c.add_replica(fid, "ExServ01", via="ExServ02")
+    c.advance(2 * HOUR)
+    req = first(c.events, mark, sends("ExServ01", BACKFILL_REQ, fid), "backfill request")
+    responses = [
+        e for e in c.events if e.seq > req.seq and e.kind == "REPL_SEND" and e.attrs["reply_to"] == req.attrs["msg"]
+    ]
+    assert len(responses) == 5 and all(e.attrs["recipients"] == ["ExServ01"] for e in responses)
+    assert c.cnset("ExServ01", fid) == c.cnset("ExServ02", fid)
     assert_clean(c)

@@ -83,9 +83,7 @@ def make_machine(factory: Factory) -> type[RuleBasedStateMachine]:
         def remove_replica(self, fid: str, server: str, via: str) -> None:
             self.system.remove_replica(fid, server, via)
 
-        @rule(
-            fid=folders, src=st.sampled_from(STORES), dst=st.sampled_from(STORES), via=st.sampled_from(STORES)
-        )
+        @rule(fid=folders, src=st.sampled_from(STORES), dst=st.sampled_from(STORES), via=st.sampled_from(STORES))
         def move_replica(self, fid: str, src: str, dst: str, via: str) -> None:
             """Moving a replica (seed 001, "Deleting a Replica"): add the new one, remove the old one."""
             self.system.add_replica(fid, dst, via)
@@ -165,6 +163,4 @@ def test_stateful_search_finds_mutant(name: str) -> None:
     with pytest.raises(AssertionError) as info:
         run_state_machine_as_test(machine, settings=budget)
     rule_name = EXPECTED[name]
-    assert rule_name in str(info.value) or (rule_name == "convergence" and "PF-035" in str(info.value)), str(
-        info.value
-    )
+    assert rule_name in str(info.value) or (rule_name == "convergence" and "PF-035" in str(info.value)), str(info.value)
