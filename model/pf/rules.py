@@ -161,11 +161,9 @@ def receive(
     if missing and rep.state == ACTIVE:
         filed = r.file_entry(rep, missing, sender, now, ctx)
         rep = replace(rep, backfill=(*rep.backfill, filed))
-    answer = (
-        msg_code == STATUS_REQ
-        and rep.state != DELETE_NOW
-        and r.should_answer(sender_cnset, rep.cnset, requires_response)
-    )
+    # only an active replica answers a delete-pending replica's request (BF-I14)
+    answering = rep.state == ACTIVE if requires_response else rep.state != DELETE_NOW
+    answer = msg_code == STATUS_REQ and answering and r.should_answer(sender_cnset, rep.cnset, requires_response)
     reply = request & rep.cnset if msg_code == BACKFILL_REQ else None
     push, ready = EMPTY, False
     if msg_code == STATUS and rep.state == DELETE_PENDING:

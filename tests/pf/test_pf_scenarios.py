@@ -248,3 +248,26 @@ def test_large_backfill_is_answered_by_several_responses_to_the_requester_only()
     assert len(responses) == 5 and all(e.attrs["recipients"] == ["ExServ01"] for e in responses)
     assert c.cnset("ExServ01", fid) == c.cnset("ExServ02", fid)
     assert_clean(c)
+
+
+@pytest.mark.model
+def test_two_replicas_removed_at_once_keep_the_content() -> None:
+    """BF-I14 (found by the model's own search): A and B are removed at the same time, each on its own
+    store, where the replica list still shows the other as active. Neither may delete on the other's word;
+    the content survives until a new replica takes it."""
+    c = build_fixed(7, THREE, LINKS)
+    fid = c.create_folder("ExServ01", "Both")
+    c.add_replica(fid, "ExServ02", via="ExServ01")
+    c.advance(HOUR)
+    for _ in range(3):
+        c.post("ExServ01", fid, 5)
+    c.advance(HOUR)
+    held = c.cnset("ExServ01", fid)
+    assert c.remove_replica(fid, "ExServ01", via="ExServ01")
+    assert c.remove_replica(fid, "ExServ02", via="ExServ02")
+    c.advance(6 * HOUR)
+    assert set(c.replicas(fid).values()) == {"delete_pending"}
+    assert c.add_replica(fid, "ExServ03", via="ExServ03")
+    c.advance(24 * HOUR)
+    assert c.replicas(fid) == {"ExServ03": "active"} and held <= c.cnset("ExServ03", fid)
+    assert_clean(c)
