@@ -21,6 +21,10 @@ class PublicFolderSystem(Protocol):
         """Create a folder on store `via`; returns its FID."""
         ...
 
+    def modify_folder(self, via: str, fid: str, what: str = "description") -> bool:
+        """A hierarchy modification made on store `via` (rename, permissions, description, ...)."""
+        ...
+
     def post(self, store: str, fid: str, size_kb: int) -> bool:
         """A client posts an item to the store's replica; False if the store cannot take it."""
         ...

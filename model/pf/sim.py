@@ -95,6 +95,13 @@ class Cluster:
         self.folders.append(fid)
         return fid
 
+    def modify_folder(self, via: str, fid: str, what: str = "description") -> bool:
+        """A hierarchy modification (rename, permissions, description, schedule...: PF-025)."""
+        if not self.sim.is_up(via) or not self.stores[via].views.get(fid):
+            return False
+        self.stores[via].local_change(HIERARCHY, "modify", target=fid, detail=what)
+        return True
+
     def post(self, store: str, fid: str, size_kb: int) -> bool:
         s = self.stores[store]
         if not self.sim.is_up(store) or (fid not in s.replicas and fid not in s.local_only):
@@ -279,8 +286,13 @@ def workload(c: Cluster, duration_ms: int) -> None:
             c.restore(store)
         elif roll < 0.9:
             c.client_access(store, fid)
+        elif roll < 0.94:
+            c.modify_folder(store, fid, rng.choice(("rename", "permissions", "description", "schedule")))
+        elif len(c.folders) < 6:
+            tree = rng.choice(("IPM", "NON_IPM"))  # site folders replicate like ordinary ones (PF-005)
+            c.create_folder(store, f"f{c.sim.now_ms % 997}", tree=tree)
         else:
-            c.create_folder(store, f"f{c.sim.now_ms % 997}") if len(c.folders) < 6 else c.client_access(store, fid)
+            c.client_access(store, fid)
 
 
 def simulate(
