@@ -47,6 +47,8 @@ class _Replay:
         self.ctxs: dict[str, Ctx] = {}
         self.views: dict[str, dict[str, str]] = {}
         self.backups: dict[tuple[str, str], Replica] = {}
+        self.pending_since: dict[str, int] = {}  # store -> seq of its DELETE_PENDING
+        self.restored: dict[str, int] = {}  # store -> seq of its last RESTORE
         self.ends: list[Event] = []
         self.violations: list[Violation] = []
         self.notes: list[str] = []
@@ -235,6 +237,7 @@ class _Replay:
 
     # --- the replica lifecycle --------------------------------------------------------------------------
     def delete_pending(self, ev: Event) -> None:
+        self.pending_since[ev.node] = ev.seq
         if ev.node in self.reps:
             self.reps[ev.node] = R.enter_delete_pending(self.reps[ev.node])
 
@@ -249,7 +252,9 @@ class _Replay:
             P.delete_after_status(rep.statuses, rep.view, rep.cnset, ev.node, p),
         )
         others = {s: r.cnset for s, r in self.reps.items() if s != ev.node and r.state == ACTIVE}
-        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others))
+        since = self.pending_since.get(ev.node, -1)
+        confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
+        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
         self.reps[ev.node] = R.delete_now(rep)
 
     def removed(self, ev: Event) -> None:
@@ -260,6 +265,7 @@ class _Replay:
             self.backups[(ev.node, ev.attrs["backup"])] = self.reps[ev.node]
 
     def restore(self, ev: Event) -> None:
+        self.restored[ev.node] = ev.seq
         snap = self.backups.get((ev.node, ev.attrs["backup"]))
         if not ev.attrs["present"]:
             self.reps.pop(ev.node, None)

@@ -139,14 +139,17 @@ def delete_after_status(
     )
 
 
-def no_content_loss(own: CNSet, others: Mapping[str, CNSet]) -> str | None:
+def no_content_loss(own: CNSet, others: Mapping[str, CNSet], restored: Mapping[str, CNSet] | None = None) -> str | None:
+    """BF-033 at delete now. `restored` holds the statuses of replicas that confirmed and were then
+    restored from an older backup: changes they confirmed are lost by the restore, not by the deletion
+    (BF-I15)."""
     union = CNSet()
-    for c in others.values():
+    for c in (*others.values(), *(restored or {}).values()):
         union = union | c
     lost = own - union
-    return (
-        None if not lost else f"deleting this replica loses {lost}: no other active replica ({sorted(others)}) holds it"
-    )
+    if not lost:
+        return None
+    return f"deleting this replica loses {lost}: no other active replica ({sorted(others)}) holds it"
 
 
 def converged(cnsets: Mapping[str, CNSet]) -> str | None:
