@@ -8,6 +8,7 @@ the pure-Python engine's, so the two can be compared on any corpus.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -37,10 +38,9 @@ def _attach_events(events: DataFrame, violations: list[dict]) -> None:
     spark = events.sparkSession
     wanted = spark.createDataFrame([(i,) for i in ids], "event_id string")
     rows: dict[str, list[dict]] = {}
-    cols = [c for c in FIELD_NAMES]
-    for r in events.join(F.broadcast(wanted), "event_id").select(*cols).orderBy("trace_id", "seq").collect():
+    for r in events.join(F.broadcast(wanted), "event_id").select(*FIELD_NAMES).orderBy("trace_id", "seq").collect():
         row = r.asDict()
-        row["attrs"] = __import__("json").loads(row["attrs"])
+        row["attrs"] = json.loads(row["attrs"])
         rows.setdefault(row["event_id"], []).append(row)
     for v in violations:
         v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
@@ -52,7 +52,7 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     loaded = load(spark, paths)
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s)")
     events = loaded.events.persist()
-    quarantine = loaded.quarantine.persist()
+    quarantine = loaded.quarantine
     n_good, n_bad = events.count(), quarantine.count()
     _progress(progress, t0, f"validated {n_good + n_bad} rows: {n_good} to check, {n_bad} quarantined")
     by_mech = {r["mechanism"]: r["count"] for r in events.groupBy("mechanism").count().collect()}
@@ -68,7 +68,7 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     _attach_events(events, written)
     q_rows = [r.asDict() for r in quarantine.orderBy("file", "line").limit(cap).collect()]
     events.unpersist()
-    quarantine.unpersist()
+    loaded.validated.unpersist()
     return CheckOutcome(
         engine="spark", files=loaded.files, rows_read=n_good + n_bad, rows_quarantined=n_bad,
         quarantine=q_rows, violations_total=len(violations), violations=written,
@@ -90,9 +90,8 @@ def run_check(args: argparse.Namespace) -> int:
         outcome = check(spark, args.paths, partitions=partitions, progress=progress)
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
+        spark.stop()
         return EXIT_UNUSABLE
-    finally:
-        pass
     code = write_outcome(outcome, args.out, strict=getattr(args, "strict", False))
     spark.stop()
     return code

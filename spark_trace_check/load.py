@@ -64,6 +64,7 @@ class Loaded:
     events: DataFrame
     quarantine: DataFrame
     files: list[str]
+    validated: DataFrame  # persisted; unpersist when done
 
 
 def _missing(name: str) -> Column:
@@ -86,8 +87,11 @@ def _invalid(name: str, json_type: str, check: str, reason: str) -> Column:
     )
 
 
-def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Split rows (`value` JSON text, `file`, `line`) into typed events and quarantined rows."""
+def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Split rows (`value` JSON text, `file`, `line`) into typed events and quarantined rows.
+
+    Returns (events, quarantine, validated): both splits read the persisted `validated` frame, which the
+    caller unpersists when done, so the input is parsed once."""
     allowed = "array({})".format(", ".join(f"'{n}'" for n in sorted(FIELD_ORDER)))
     checks = [
         F.col("pre_problem"),
@@ -105,7 +109,7 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
     df = raw.withColumn("v", F.expr("try_parse_json(value)"))
     # First problem in a fixed order shared with traces.io.validate_row: not JSON, not an object,
     # unknown field, missing fields, then wrong types or values, fields in alphabetical order.
-    df = df.withColumn("problem", F.coalesce(*checks)).drop("pre_problem")
+    df = df.withColumn("problem", F.coalesce(*checks)).drop("pre_problem").persist()
     good = df.where(F.col("problem").isNull()).select(
         F.expr("variant_get(v, '$.schema_version', 'int')").alias("schema_version"),
         F.expr("variant_get(v, '$.trace_id', 'string')").alias("trace_id"),
@@ -123,7 +127,7 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
         "file", "line", F.col("problem.field").alias("field"), F.col("problem.reason").alias("reason"),
         F.substring("value", 1, 2000).alias("raw"),
     )
-    return good, bad
+    return good, bad, df
 
 
 def _jsonl_rows(spark: SparkSession, files: list[str]) -> DataFrame:
@@ -188,5 +192,5 @@ def load(spark: SparkSession, paths: list[str]) -> Loaded:
     raw = raw.withColumn("uri_key", F.expr("regexp_replace(uri, '^file:/+', 'file:///')"))
     raw = raw.join(F.broadcast(rank), "uri_key", "left").withColumn("file", F.coalesce("file", "uri"))
     raw = raw.withColumn("file_rank", F.coalesce("file_rank", F.lit(len(files))))
-    good, bad = validate(raw)
-    return Loaded(good, bad, files)
+    good, bad, validated = validate(raw)
+    return Loaded(good, bad, files, validated)

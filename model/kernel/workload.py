@@ -71,13 +71,10 @@ def simulate(seed: int, *, n_servers: int = 4, duration_ms: int = 20 * MINUTE, l
 
 def _mutant(name: str, corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
     """A mutant run: the clean run, corrupted, under its own trace ID so corpora can mix them."""
+    from traces.corpus import rename_trace
 
     def run(seed: int, **options: int) -> list[Event]:
-        clean = simulate(seed, **options)
-        trace = f"{clean[0].trace_id}~{name}"
-        renamed = [dataclasses.replace(e, trace_id=trace, event_id=trace + e.event_id[len(e.trace_id):],
-                                       entity=trace if e.entity == e.trace_id else e.entity) for e in clean]
-        return corrupt(renamed)
+        return corrupt(rename_trace(simulate(seed, **options), name))
 
     return run
 
