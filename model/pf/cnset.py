@@ -113,19 +113,31 @@ class CNSet:
         return self | CNSet.of([cn])
 
     def __or__(self, other: CNSet) -> CNSet:
+        if not other.parts or other is self:
+            return self
+        if not self.parts:
+            return other
         by: dict[str, list[Range]] = {}
         for origin, ranges in (*self.parts, *other.parts):
             by.setdefault(origin, []).extend(ranges)
         return CNSet._build(by)
 
     def __sub__(self, other: CNSet) -> CNSet:
+        if not self.parts or not other.parts:
+            return self
+        if other is self:
+            return EMPTY
         theirs = other._map()
         return CNSet._build({o: _minus(r, theirs.get(o, ())) for o, r in self.parts})
 
     def __and__(self, other: CNSet) -> CNSet:
+        if not self.parts or not other.parts:
+            return EMPTY
         return self - (self - other)
 
     def issubset(self, other: CNSet) -> bool:
+        if not self.parts or self == other:
+            return True
         return not (self - other)
 
     def __le__(self, other: CNSet) -> bool:

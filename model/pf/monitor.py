@@ -118,8 +118,8 @@ class _Replay:
             self.flag("non-replicating-folder", ev, f"sent a {a['type']} message for a folder that never replicates")
         foreign = [c for c in a["cns"] if c not in self.changes]
         self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
-        known = {k: v for k, v in self.changes.items()}
-        msg = msg_from_attrs(ev.node, self.fid, {**a, "cns": [c for c in a["cns"] if c in known]}, known)
+        carried = [c for c in a["cns"] if c in self.changes]
+        msg = msg_from_attrs(ev.node, self.fid, {**a, "cns": carried}, self.changes)
         self.sends[msg.msg_id] = (msg, ev)
         wrong_kind = (msg.code in HIER_CODES) != (self.fid == HIERARCHY) and msg.code in (
             *HIER_CODES,

@@ -191,8 +191,10 @@ class Store:
 
     def _broadcast(self, fid: str) -> None:
         rep = self.replicas[fid]
+        if not rep.unsent or fid in self.local_only:
+            return
         recipients = self.c.rules.others(rep)
-        if not rep.unsent or not recipients or fid in self.local_only:
+        if not recipients:
             return
         rep, cns = R.take_unsent(rep, self.sim.now_ms, self.p)
         self.replicas[fid] = rep

@@ -1,7 +1,7 @@
 """The interface an implementation of public folder replication offers to the conformance tests.
 
 `model.pf.sim.Cluster` implements it; an external implementation (or an adapter speaking to one) can
-implement the same methods and be driven by the Hypothesis state machine in `tests/pf/test_pf_stateful.py`
+implement the same methods and be driven by the Hypothesis state machine of `model/pf/harness.py`
 (`make_machine(factory)`), which checks its trace with the monitor and its state for convergence (PF-035).
 """
 

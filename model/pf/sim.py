@@ -21,7 +21,7 @@ from model.pf.cnset import CNSet
 from model.pf.node import Store
 from model.pf.properties import convergence_bound_ms, touch_gap_ms
 from model.pf.rules import RULES, Rules
-from model.pf.state import ACTIVE, HIERARCHY, Ctx, Params
+from model.pf.state import ACTIVE, HIERARCHY, Ctx, Params, default_params
 from spec.catalogue import param_default, require
 
 require("PF-001", "PF-002", "PF-003", "PF-004", "PF-005", "PF-006", "PF-035", "BF-024")
@@ -44,7 +44,7 @@ class Cluster:
         store_class: type[Store] = Store,
     ) -> None:
         self.sim, self.topology, self.rules, self.store_class = sim, topology, rules, store_class
-        self.params = params or Params()
+        self.params = params or default_params()
         self.net = Network(sim, topology, net_config)
         self.preferred = tuple(param_default("PreferredBackfillServers")) if preferred is None else preferred
         self.stores: dict[str, Store] = {}

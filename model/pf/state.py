@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from model.pf.cnset import CN, EMPTY, CNSet
@@ -55,7 +56,7 @@ class Params:
 
     def overrides(self) -> dict[str, Any]:
         """The values that differ from the catalogue defaults (recorded in the trace)."""
-        base = Params()
+        base = default_params()
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
 
     def to_json(self) -> str:
@@ -63,7 +64,13 @@ class Params:
 
     @staticmethod
     def from_json(text: str | None) -> Params:
-        return replace(Params(), **json.loads(text)) if text else Params()
+        return replace(default_params(), **json.loads(text)) if text else default_params()
+
+
+@lru_cache(maxsize=1)
+def default_params() -> Params:
+    """The catalogue defaults (read once)."""
+    return Params()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +143,7 @@ class Ctx:
     costs: Mapping[str, int]
     versions: Mapping[str, int]
     preferred: tuple[str, ...] = ()
-    params: Params = field(default_factory=Params)
+    params: Params = field(default_factory=lambda: default_params())
 
     def encode_costs(self) -> list[str]:
         return [f"{s}={c}" for s, c in sorted(self.costs.items())]

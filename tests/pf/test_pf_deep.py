@@ -9,6 +9,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.check import verdict
 from model.kernel.sim import HOUR
+from model.pf.harness import make_machine, model_factory
 from model.pf.monitor import PFMonitor
 from model.pf.sim import simulate
 
@@ -33,8 +34,6 @@ def test_harsh_runs_stay_valid(name: str) -> None:
 
 @pytest.mark.slow
 def test_stateful_model_deep() -> None:
-    from test_pf_stateful import make_machine, model_factory
-
     run_state_machine_as_test(
         make_machine(model_factory()),
         settings=settings(
