@@ -130,3 +130,20 @@ def test_a_partial_trace_is_unknown_not_a_crash() -> None:
     events = [e for e in simulate(2) if e.kind != "REPLICA_CREATE"]
     result = verdict(events, [PFMonitor()])
     assert result.verdict == "unknown" and result.notes
+
+
+@pytest.mark.model
+def test_overridden_parameters_travel_in_the_trace() -> None:
+    """Non-default values (here tiny packing limits) are recorded in REPLICA_CREATE and the monitor
+    judges by them: the model stays valid, and ignoring the limit is caught."""
+    from dataclasses import replace
+
+    from model.pf.mutants import RULE_MUTANTS
+    from model.pf.state import Params
+
+    small = replace(Params(), message_count_limit=2, message_size_limit_kb=20, folder_count_limit=1)
+    events = simulate(3, params=small)
+    assert any(e.kind == "REPLICA_CREATE" and '"message_count_limit":2' in e.attrs["params"] for e in events)
+    assert verdict(events, [PFMonitor()]).verdict == "valid"
+    bad = simulate(3, params=small, rules=RULE_MUTANTS["ignore-size-limit"])
+    assert "packing-limits" in {v.rule for v in check_events(bad, [PFMonitor()])}
