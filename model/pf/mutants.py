@@ -153,6 +153,7 @@ _RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
         _rules(extras={"status_cnset": lambda own, req: own | req}),
     ),
     "answer-non-subset": ("status-strict-subset", _rules(should_answer=lambda req, own, rr: True)),
+    "pending-confirms-pending": ("no-content-loss", _rules(may_answer=lambda state, rr: state != "delete_now")),
     "ignore-backfill-timeout": ("backfill-before-timeout", _rules(entry_due=lambda e, now: True)),
     "request-held-changes": ("backfill-without-gap", _rules(file_entry=_file_held)),
     "version-before-cost": ("backfill-source-order", _rules(select_sources=_version_first)),
@@ -181,8 +182,10 @@ _STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
     "response-to-all": ("backfill-response-addressing", _ResponseToAll),
 }
 
+_SCENARIO = {"pending-confirms-pending": {"concurrent_removal": True}}  # needs a rare interleaving
+
 MUTANTS: dict[str, Callable[..., list]] = {
-    **{name: partial(simulate, rules=rules) for name, (_, rules) in _RULE_MUTANTS.items()},
+    **{name: partial(simulate, rules=rules, **_SCENARIO.get(name, {})) for name, (_, rules) in _RULE_MUTANTS.items()},
     **{name: partial(simulate, store_class=cls) for name, (_, cls) in _STORE_MUTANTS.items()},
 }
 EXPECTED: dict[str, str] = {

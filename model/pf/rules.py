@@ -101,6 +101,11 @@ def should_answer(requester: CNSet, own: CNSet, requires_response: bool) -> bool
     return requires_response or requester < own
 
 
+def may_answer(state: str, requires_response: bool) -> bool:
+    """Only an active replica answers a delete-pending replica's request (BF-I14)."""
+    return state == ACTIVE if requires_response else state != DELETE_NOW
+
+
 def is_thread_time(now: int, p: Params) -> bool:
     return (now - p.status_offset_ms) % p.status_period_ms == 0
 
@@ -161,9 +166,11 @@ def receive(
     if missing and rep.state == ACTIVE:
         filed = r.file_entry(rep, missing, sender, now, ctx)
         rep = replace(rep, backfill=(*rep.backfill, filed))
-    # only an active replica answers a delete-pending replica's request (BF-I14)
-    answering = rep.state == ACTIVE if requires_response else rep.state != DELETE_NOW
-    answer = msg_code == STATUS_REQ and answering and r.should_answer(sender_cnset, rep.cnset, requires_response)
+    answer = (
+        msg_code == STATUS_REQ
+        and r.may_answer(rep.state, requires_response)
+        and r.should_answer(sender_cnset, rep.cnset, requires_response)
+    )
     reply = request & rep.cnset if msg_code == BACKFILL_REQ else None
     push, ready = EMPTY, False
     if msg_code == STATUS and rep.state == DELETE_PENDING:
@@ -336,6 +343,7 @@ class Rules:
     """The replaceable decision points; a mutant swaps exactly one of them."""
 
     should_answer: Callable[[CNSet, CNSet, bool], bool] = should_answer
+    may_answer: Callable[[str, bool], bool] = may_answer
     file_entry: Callable[..., Entry] = file_entry
     entry_due: Callable[[Entry, int], bool] = entry_due
     select_sources: Callable[[CNSet, Sequence[Candidate]], list[tuple[str, CNSet]]] = select_sources

@@ -295,6 +295,20 @@ def workload(c: Cluster, duration_ms: int) -> None:
             c.client_access(store, fid)
 
 
+def remove_two_at_once(c: Cluster) -> str:
+    """A folder on two stores, each removed on its own store before the other hears of it (BF-I14)."""
+    a, b = sorted(c.stores)[:2]
+    fid = c.create_folder(a, "pair")
+    c.add_replica(fid, b, via=a)
+    c.advance(HOUR)
+    for _ in range(3):
+        c.post(a, fid, 5)
+    c.advance(HOUR)
+    c.remove_replica(fid, a, via=a)
+    c.remove_replica(fid, b, via=b)
+    return fid
+
+
 def simulate(
     seed: int,
     *,
@@ -305,8 +319,10 @@ def simulate(
     rules: Rules = RULES,
     params: Params | None = None,
     store_class: type[Store] = Store,
+    concurrent_removal: bool = False,
 ) -> list:
-    """A deterministic run: workload with faults, then a quiescent phase long enough for convergence."""
+    """A deterministic run: workload with faults, then a quiescent phase long enough for convergence.
+    `concurrent_removal` starts with a folder whose two replicas are removed at once (BF-I14)."""
     c = build(
         seed,
         n_stores=n_stores,
@@ -316,6 +332,8 @@ def simulate(
         rules=rules,
         store_class=store_class,
     )
+    if concurrent_removal:
+        remove_two_at_once(c)
     workload(c, duration_ms)
     start = c.quiesce()
     bound = convergence_bound_ms(c.params, c.net.config.latency_ms[1])

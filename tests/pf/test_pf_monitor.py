@@ -27,7 +27,7 @@ def test_same_seed_same_trace_different_seed_different_trace() -> None:
 @pytest.mark.model
 @pytest.mark.parametrize("seed", SEEDS)
 def test_generated_traces_are_valid(seed: int) -> None:
-    events = simulate(seed)
+    events = simulate(seed, concurrent_removal=seed % 2 == 0)
     result = verdict(events, [PFMonitor()])
     assert result.verdict == "valid", (
         f"seed {seed} (replay: python -m conformance simulate pf --seed {seed} "

@@ -12,8 +12,10 @@ import pytest
 
 from conformance.check import check_events
 from model.kernel.sim import HOUR, MINUTE
+from model.pf.cnset import CNSet
 from model.pf.events import BACKFILL_REQ, BACKFILL_RESP_CONTENT, CONTENT_REPL, HIER_REPL, STATUS, STATUS_REQ
 from model.pf.monitor import PFMonitor
+from model.pf.mutants import RULE_MUTANTS
 from model.pf.sim import Cluster, build_fixed
 from model.pf.state import HIERARCHY
 from traces.schema import Event
@@ -251,11 +253,8 @@ def test_large_backfill_is_answered_by_several_responses_to_the_requester_only()
 
 
 @pytest.mark.model
-def test_two_replicas_removed_at_once_keep_the_content() -> None:
-    """BF-I14 (found by the model's own search): A and B are removed at the same time, each on its own
-    store, where the replica list still shows the other as active. Neither may delete on the other's word;
-    the content survives until a new replica takes it."""
-    c = build_fixed(7, THREE, LINKS)
+def _remove_both(**kw: object) -> tuple[Cluster, str, CNSet]:
+    c = build_fixed(7, THREE, LINKS, **kw)  # type: ignore[arg-type]
     fid = c.create_folder("ExServ01", "Both")
     c.add_replica(fid, "ExServ02", via="ExServ01")
     c.advance(HOUR)
@@ -266,6 +265,23 @@ def test_two_replicas_removed_at_once_keep_the_content() -> None:
     assert c.remove_replica(fid, "ExServ01", via="ExServ01")
     assert c.remove_replica(fid, "ExServ02", via="ExServ02")
     c.advance(6 * HOUR)
+    return c, fid, held
+
+
+@pytest.mark.model
+def test_seed_literal_reading_loses_content_when_two_replicas_are_removed_at_once() -> None:
+    """The twin of BF-I14: when a delete-pending replica also answers, both delete and the content is lost."""
+    c, fid, _held = _remove_both(rules=RULE_MUTANTS["pending-confirms-pending"])
+    assert "ExServ02" not in c.replicas(fid)  # deleted on the word of a replica that was itself leaving
+    assert "no-content-loss" in {v.rule for v in check_events(c.events, [PFMonitor()])}
+
+
+@pytest.mark.model
+def test_two_replicas_removed_at_once_keep_the_content() -> None:
+    """BF-I14 (found by the model's own search): A and B are removed at the same time, each on its own
+    store, where the replica list still shows the other as active. Neither may delete on the other's word;
+    the content survives until a new replica takes it."""
+    c, fid, held = _remove_both()
     assert set(c.replicas(fid).values()) == {"delete_pending"}
     assert c.add_replica(fid, "ExServ03", via="ExServ03")
     c.advance(24 * HOUR)
