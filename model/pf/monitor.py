@@ -140,6 +140,9 @@ class _Replay:
         if msg.reason in ("broadcast", "expiry", "status_request", "push"):
             self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, R.others(rep)))
         if msg.reason == "broadcast":
+            self.flag(
+                "no-empty-broadcast", ev, not msg.changes and f"a regular {a['type']} broadcast carries no update"
+            )
             expiry = ev.ts_ms + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
             self.reps[ev.node] = replace(rep, unsent=rep.unsent - msg.carried, expiry_ms=expiry)
         elif msg.reply_to:

@@ -133,6 +133,17 @@ class _EarlyStatus(Store):
         super().tick_status()
 
 
+class _BroadcastWhenIdle(Store):
+    """PF-024 twin: every content replication event sends a message, even with nothing to replicate."""
+
+    def tick_content(self) -> None:
+        for fid, rep in sorted(self.replicas.items()):
+            recipients = R.others(rep)
+            if fid != HIERARCHY and rep.state == ACTIVE and not rep.unsent and recipients:
+                self._send(fid, CONTENT_REPL, recipients, reason="broadcast")
+        super().tick_content()
+
+
 class _ResponseToAll(Store):
     """BF-018 twin: backfill responses are addressed to every replica, not only the requester."""
 
@@ -180,6 +191,7 @@ _STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
     "redirect-to-pending": ("redirect-to-active-replica", _RedirectToPending),
     "status-before-expiry": ("status-expiry", _EarlyStatus),
     "response-to-all": ("backfill-response-addressing", _ResponseToAll),
+    "broadcast-when-idle": ("no-empty-broadcast", _BroadcastWhenIdle),
 }
 
 _SCENARIO = {"pending-confirms-pending": {"concurrent_removal": True}}  # needs a rare interleaving

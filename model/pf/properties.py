@@ -45,6 +45,7 @@ PROPERTIES: dict[str, Property] = {
         Property("cnset-carried", "PF-013", "always", "every message carries the sender's current CNSet"),
         Property("content-to-replicas-only", "PF-016", "always", "content goes only to replicas of the folder"),
         Property("non-replicating-folder", "PF-004", "always", "Restrictions and Views never replicate"),
+        Property("no-empty-broadcast", "PF-024", "always", "a replication event with nothing to send sends nothing"),
         Property(
             "status-strict-subset",
             "PF-021",

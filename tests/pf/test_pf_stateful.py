@@ -31,6 +31,7 @@ SEARCHED = {
     "stale-cnset": False,
     "status-before-expiry": False,
     "status-claims-requester-set": False,
+    "broadcast-when-idle": False,
 }
 # not searched here (found by the seed search of test_pf_monitor.py): version-before-cost needs a rare
 # combination of holders; replicate-local-folder needs a Restrictions folder, which the protocol does not expose
