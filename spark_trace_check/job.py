@@ -68,7 +68,6 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     _attach_events(events, written)
     q_rows = [r.asDict() for r in quarantine.orderBy("file", "line").limit(cap).collect()]
     events.unpersist()
-    loaded.validated.unpersist()
     return CheckOutcome(
         engine="spark", files=loaded.files, rows_read=n_good + n_bad, rows_quarantined=n_bad,
         quarantine=q_rows, violations_total=len(violations), violations=written,

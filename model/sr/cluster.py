@@ -1,0 +1,445 @@
+"""The transport servers of one organisation, driven by the kernel: the executable side of the rules.
+
+Seed 000: "How shadow messages are created" (SR-027..SR-031), "SMTP timeouts" (SR-039..SR-048), "How
+shadow messages are maintained" (SR-050..SR-067), "Message processing after an outage" (SR-068..SR-076),
+Exchange 2010 coexistence (SR-036..SR-038). Each server's transport database (queues, shadow queues,
+discard notifications, Safety Net) survives a restart with the same storage and is lost with a new one;
+its database ID is derived from the kernel's storage epoch. Every decision goes through `Policy`, whose
+methods call the pure functions of `rules.py`; the mutants override one method each. Every event is
+folded through `rules.step` as it is recorded, so `self.breaches` is what the monitor would report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from model.kernel.network import NetConfig, Network
+from model.kernel.sim import MINUTE, SECOND, Simulator
+from model.kernel.topology import Topology
+from model.sr import events as ev
+from model.sr import rules
+from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.policy import Policy
+from model.sr.state import MessageView, SrConfig, fork_kind
+
+Key = tuple[str, int]  # (message, instance)
+
+
+@dataclass
+class Session:
+    primary: str
+    forks: tuple[str, ...]
+    plan: tuple[str, ...]
+    tries: int = 0
+    attempt: Any = None
+    deadline: Any = None
+    shadow: str = ""
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Random latencies of the simulated world (not seed parameters)."""
+
+    shadow_ms: tuple[int, int] = (20, 2 * SECOND)
+    stall_p: float = 0.05  # a shadow session stalls and times out (ConnectionInactivityTimeout)
+    slow_p: float = 0.05  # a shadow session transfers slowly (up to 6 min)
+    ack_loss_p: float = 0.03  # the 250 to the sender is lost: the sender's session times out
+    hop_ms: tuple[int, int] = (100, 5 * SECOND)
+    hop_slow_p: float = 0.1
+    hop_slow_ms: tuple[int, int] = (5 * MINUTE, 60 * MINUTE)
+    retry_ms: tuple[int, int] = (MINUTE, 10 * MINUTE)
+    max_insts: int = 3
+
+
+class Cluster(Maintenance):
+    def __init__(
+        self,
+        sim: Simulator,
+        topology: Topology,
+        cfg: SrConfig,
+        policy: Policy | None = None,
+        timing: Timing | None = None,
+    ) -> None:
+        self.sim, self.topo, self.cfg = sim, topology, cfg.validate()
+        self.pol = policy or Policy()
+        self.t = timing or Timing()
+        self.net = Network(sim, topology, NetConfig(latency_ms=(1, 50)))
+        self.exchange = [n for n in topology.names() if topology.server(n).version == "2013"]
+        self.members = {
+            n: (topology.boundary(n), topology.server(n).site, topology.server(n).version) for n in topology.names()
+        }
+        self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
+        self.views: dict[str, MessageView] = {}
+        self.breaches: list[tuple[str, rules.Breach]] = []
+        self.sessions: dict[Key, Session] = {}
+        self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
+        self.ctx = {"accept_variant": cfg.accept_variant}
+        self.isolated: set[str] = set()
+        self.timers: set[tuple[str, str, int]] = set()
+        self.boot: dict[str, int] = {}
+        sim.on_lifecycle(self._lifecycle)
+        for n in self.exchange:
+            self._start_heartbeat(n)
+
+    # --- recording --------------------------------------------------------------------------------
+    def _db(self, name: str) -> str:
+        return f"{name}-db{self.sim.storage_epoch(name)}"
+
+    def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None:
+        e = self.sim.emit(node, ev.MECH, msg, kind, **attrs)
+        view, found = rules.step(self.views.get(msg, MessageView()), e, self.ctx)
+        self.views[msg] = view
+        self.breaches.extend((msg, b) for b in found)
+
+    def up(self, name: str) -> bool:
+        return self.sim.is_up(name)
+
+    def reach(self, a: str, b: str) -> bool:
+        return self.up(a) and self.up(b) and a not in self.isolated and b not in self.isolated
+
+    def isolate(self, node: str) -> None:
+        """A network card failure: the server runs but nobody reaches it (SR-069)."""
+        self.isolated.add(node)
+        self.net.partition(*([n] for n in sorted(self.isolated)))
+
+    def heal(self) -> None:
+        if self.isolated:
+            self.isolated.clear()
+            self.net.heal()
+
+    # --- receiving and shadow creation (SR-027..SR-031, SR-039..SR-048) ------------------------------
+    def submit(self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1) -> None:
+        """A sender opens an SMTP session to `primary` and transmits `msg` (SR-027)."""
+        if not self.up(primary) or primary in self.isolated:
+            self._sender_retry(msg, primary, forks, origin, inst)
+            return
+        s = self.topo.server(primary)
+        in_dag, multi = bool(s.dag), bool(s.dag) and self.topo.dag_spans_sites(s.dag)
+        plan = self.pol.plan(self.cfg, in_dag, multi)
+        self.emit(
+            primary,
+            msg,
+            ev.RECEIVE,
+            inst=inst,
+            sender=f"{origin}-sender",
+            origin=origin,
+            boundary=self.members[primary][0],
+            site=s.site,
+            db=self.servers[primary].db,
+            forks=list(forks),
+            enabled=self.cfg.enabled,
+            reject=self.cfg.reject_on_failure,
+            pref=self.cfg.preference,
+            in_dag=in_dag,
+            multi_site=multi,
+            max_remote=self.cfg.max_remote,
+            max_local=self.cfg.max_local,
+            meaning=self.cfg.retry_meaning,
+            plan=list(plan),
+            sender_xshadow=origin == "hub2010",
+            xshadow_advertised=self.pol.advertise_xshadow(),
+        )
+        sess = Session(primary, tuple(forks), plan)
+        self.sessions[(msg, inst)] = sess
+        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary)
+        if self.pol.shadowing(self.cfg):
+            self._attempt(msg, inst)
+        else:
+            self._accept(msg, inst, redundant=False, acked=True)
+
+    def _attempt(self, msg: str, inst: int) -> None:
+        sess = self.sessions[(msg, inst)]
+        n = sess.tries + 1
+        if n > len(sess.plan):
+            if not sess.plan:
+                self.emit(
+                    sess.primary,
+                    msg,
+                    ev.HAREDIRECTFAIL,
+                    inst=inst,
+                    shadow="",
+                    reason="no shadow attempts allowed",
+                    final=True,
+                    **{"try": 0},
+                )
+            self._fail_final(msg, inst)
+            return
+        sess.tries = n
+        p = sess.primary
+        site_class = sess.plan[n - 1]
+        members = (
+            self.members
+            if self.pol.in_boundary_only()
+            else {k: (self.members[p][0], v[1], v[2]) for k, v in self.members.items()}
+        )
+        cands = rules.shadow_candidates(p, site_class, members, lambda x: x in self.servers)
+        if not cands:
+            self.emit(
+                p,
+                msg,
+                ev.HAREDIRECTFAIL,
+                inst=inst,
+                shadow="",
+                reason="No suitable shadow servers",
+                final=n == len(sess.plan),
+                **{"try": n},
+            )
+            self._attempt(msg, inst)
+            return
+        target = self.sim.rng.choice(cands)
+        sess.shadow = target
+        self.emit(
+            p,
+            msg,
+            ev.HAREDIRECT,
+            inst=inst,
+            shadow=target,
+            site=site_class,
+            shadow_site=self.members[target][1],
+            site_of_primary=self.members[p][1],
+            **{"try": n},
+        )
+        self._query(p, target, "session")  # any session to a server carries XQUERYDISCARD (SR-054)
+        if self.pol.ack_early():
+            self._accept(msg, inst, redundant=False, acked=True)
+        rng = self.sim.rng
+        if rng.random() < self.t.stall_p:
+            sess.attempt = self.sim.after(self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p)
+            return
+        lo, hi = self.t.shadow_ms
+        delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
+        sess.attempt = self.sim.after(delay, lambda: self._shadow_done(msg, inst, target), node=p)
+
+    def _stalled(self, msg: str, inst: int) -> None:
+        sess = self.sessions[(msg, inst)]
+        self.emit(
+            sess.primary,
+            msg,
+            ev.SESSION_TIMEOUT,
+            inst=inst,
+            session="shadow",
+            timeout="ConnectionInactivityTimeout",
+        )
+        self.emit(
+            sess.primary,
+            msg,
+            ev.HAREDIRECTFAIL,
+            inst=inst,
+            shadow=sess.shadow,
+            reason="timeout",
+            final=sess.tries == len(sess.plan),
+            **{"try": sess.tries},
+        )
+        self._attempt(msg, inst)
+
+    def _shadow_done(self, msg: str, inst: int, target: str) -> None:
+        sess = self.sessions[(msg, inst)]
+        p = sess.primary
+        if not self.reach(p, target):
+            self.emit(
+                p,
+                msg,
+                ev.HAREDIRECTFAIL,
+                inst=inst,
+                shadow=target,
+                reason="unreachable",
+                final=sess.tries == len(sess.plan),
+                **{"try": sess.tries},
+            )
+            self._attempt(msg, inst)
+            return
+        srv = self.servers[target]
+        srv.shadows[(msg, inst)] = ShadowRec(p, self.servers[p].db, sess.forks, self.sim.now_ms)
+        srv.last_contact[p] = self.sim.now_ms
+        if not self.pol.store_before_ack():
+            self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
+        self.emit(
+            target,
+            msg,
+            ev.HARECEIVE,
+            inst=inst,
+            primary=p,
+            boundary=self.members[target][0],
+            primary_db=self.servers[p].db,
+            forks=list(sess.forks),
+        )
+        self._schedule_expiry(target, (msg, inst))
+        if self.pol.store_before_ack():
+            self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
+        if sess.done:
+            return
+        acked = self.sim.rng.random() >= self.t.ack_loss_p
+        if not acked:
+            self.emit(p, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
+        self._accept(msg, inst, redundant=True, acked=acked, shadow=target)
+
+    def _inbound_timeout(self, msg: str, inst: int) -> None:
+        sess = self.sessions[(msg, inst)]
+        if sess.done:
+            return
+        self.emit(sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
+        if not self.pol.abort_on_inbound_timeout():
+            return
+        self.sim.cancel(sess.attempt)
+        self.emit(
+            sess.primary,
+            msg,
+            ev.HAREDIRECTFAIL,
+            inst=inst,
+            shadow=sess.shadow,
+            reason="inbound session timed out",
+            final=True,
+            **{"try": sess.tries},
+        )
+        self._fail_final(msg, inst, session_open=False)
+
+    def _fail_final(self, msg: str, inst: int, session_open: bool = True) -> None:
+        sess = self.sessions[(msg, inst)]
+        if self.pol.outcome_on_failure(self.cfg) == "rejected":
+            sess.done = True
+            self.sim.cancel(sess.deadline)
+            self.emit(sess.primary, msg, ev.REJECT, inst=inst, response=self.pol.rejection_text())
+            self._sender_retry(msg, sess.primary, sess.forks, "outside", inst + 1)
+        else:
+            self._accept(msg, inst, redundant=False, acked=session_open)
+
+    def _accept(self, msg: str, inst: int, *, redundant: bool, acked: bool, shadow: str | None = None) -> None:
+        sess = self.sessions[(msg, inst)]
+        if sess.done:
+            return
+        sess.done = True
+        self.sim.cancel(sess.deadline)
+        p = sess.primary
+        self.emit(
+            p,
+            msg,
+            ev.ACCEPT,
+            inst=inst,
+            redundant=redundant,
+            acked=acked,
+            response=ev.ACK_TEXT if acked else "",
+        )
+        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow, since_ms=self.sim.now_ms)
+        for f in sess.forks:
+            self._schedule_fork(p, (msg, inst), f)
+        self._schedule_queue_expiry(p, (msg, inst))
+        if not acked:
+            self._sender_retry(msg, p, sess.forks, "outside", inst + 1)  # SR-042
+
+    def _schedule_queue_expiry(self, node: str, key: Key) -> None:
+        due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
+        self.sim.at(max(self.sim.now_ms, due), lambda: self._queue_expire(node, key), node=node)
+
+    def _queue_expire(self, node: str, key: Key) -> None:
+        """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
+        rec = self.servers[node].queue.get(key)
+        if rec is None or not rec.left:
+            return
+        left = sorted(rec.left)
+        self.emit(
+            node, key[0], ev.FAIL, inst=key[1], forks=left, reason="expired", expiration_ms=self.cfg.expiration_ms
+        )
+        if rec.shadow:
+            self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f) for f in left)
+        del self.servers[node].queue[key]
+
+    def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
+        if inst > self.t.max_insts:
+            return
+        boundary = self.members[primary][0]
+        options = [n for n in self.exchange if self.members[n][0] == boundary]
+        target = self.sim.rng.choice(options)
+        self.sim.after(
+            self.sim.rng.randint(*self.t.retry_ms),
+            lambda: self.submit(msg, target, forks, origin=origin, inst=inst),
+        )
+
+    # --- processing forks, discard status (SR-032, SR-037, SR-050, SR-051) ---------------------------
+    def _schedule_fork(self, node: str, key: Key, fork: str) -> None:
+        rng = self.sim.rng
+        rng_ms = self.t.hop_slow_ms if rng.random() < self.t.hop_slow_p else self.t.hop_ms
+        self.sim.after(rng.randint(*rng_ms), lambda: self._process(node, key, fork), node=node)
+
+    def _process(self, node: str, key: Key, fork: str) -> None:
+        rec = self.servers[node].queue.get(key)
+        if rec is None or fork not in rec.left:
+            return
+        msg, inst = key
+        if node in self.isolated:  # the next hop cannot be reached: the queue retries later
+            self._schedule_fork(node, key, fork)
+            return
+        self._transmit(node, msg, inst, fork, rec.via)
+        rec.left.discard(fork)
+        if rec.shadow:
+            for f in self.pol.discard_marks(fork, rec.forks):
+                self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f))
+        if self.pol.primary_done(rec.left):
+            del self.servers[node].queue[key]
+            self._to_safetynet(node, key, rec.forks, "primary")
+
+    def _transmit(self, node: str, msg: str, inst: int, fork: str, via: str) -> None:
+        kind = fork_kind(fork)
+        if kind in ("mailbox", "journal"):
+            dup = (msg, fork) in self.mailstore and self.pol.duplicate_detection()
+            self.mailstore.add((msg, fork))
+            self.emit(node, msg, ev.DUPLICATEDELIVER if dup else ev.DELIVER, inst=inst, fork=fork, via=via)
+        else:
+            hop = fork.split(":", 1)[1] if ":" in fork else "sender"
+            for _ in range(self.pol.sends_per_fork()):
+                self.emit(node, msg, ev.SEND, inst=inst, fork=fork, next_hop=hop, via=via)
+
+    def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None:
+        self.servers[node].safetynet[key] = forks
+        self.emit(node, key[0], ev.SAFETYNET, inst=key[1], role=role)
+        self.sim.after(self.cfg.safety_net_hold_ms, lambda: self._safetynet_expire(node, key), node=node)
+
+    def _safetynet_expire(self, node: str, key: Key) -> None:
+        if self.servers[node].safetynet.pop(key, None) is not None:
+            self.emit(node, key[0], ev.SAFETYNET_EXPIRE, inst=key[1])
+
+    def safetynet_resubmit(self, node: str) -> None:
+        """A mailbox database failover asks Safety Net on `node` to resubmit (SR-033, SR-038)."""
+        if not self.up(node):
+            return
+        for (msg, inst), forks in sorted(self.servers[node].safetynet.items()):
+            for f in forks:
+                if self.pol.may_resubmit(f):
+                    self.emit(node, msg, ev.RESUBMIT, inst=inst, fork=f, source="SAFETYNET")
+                    self._transmit(node, msg, inst, f, "safetynet")
+
+    # --- outages (SR-057, SR-068..SR-072) ---------------------------------------------------------------
+    def _lifecycle(self, node: str, what: str) -> None:
+        if node not in self.servers:
+            return
+        srv = self.servers[node]
+        if what == "crash":
+            for key, sess in sorted(self.sessions.items()):
+                if sess.primary == node and not sess.done:  # the sender's session dies with the server
+                    sess.done = True
+                    self._sender_retry(key[0], node, sess.forks, "outside", key[1] + 1)
+            return
+        if what == "restart-new-storage":
+            for key in sorted(srv.queue):
+                self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
+            for key in sorted(srv.shadows):
+                self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
+            self.servers[node] = srv = Server(node, self._db(node))
+        elif not self.pol.persist_discards():
+            srv.pending.clear()
+        for key, rec in sorted(srv.queue.items()):
+            for f in sorted(rec.left):
+                self._schedule_fork(node, key, f)
+            self._schedule_queue_expiry(node, key)
+        for key in sorted(srv.shadows):
+            self._schedule_expiry(node, key)
+        for key in sorted(srv.safetynet):
+            self.sim.after(self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node)
+        self._start_heartbeat(node)
+
+    def snapshot(self, quiesced: bool) -> None:
+        """Harness record closing the run, one per message (read by the liveness rules)."""
+        for msg in sorted(self.views):
+            self.emit("sim", msg, ev.SNAPSHOT, quiesced=quiesced)

@@ -1,0 +1,237 @@
+"""Planted bugs: one per invariant, each a `Policy` that breaks exactly one decision.
+
+Seed 000; each mutant names the rule (and so the requirement) the monitor and the stateful search must
+report. A mutant's simulate uses the same generator with a configuration, workload and timing chosen so
+that the bug has a chance to show (e.g. RejectMessageOnShadowFailure on for the rejection mutants).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.kernel.sim import MINUTE
+from model.sr import events as ev
+from model.sr.cluster import Timing
+from model.sr.policy import Policy
+from model.sr.sim import Workload, simulate
+from model.sr.state import SrConfig
+from traces.schema import Event
+
+
+class AckBeforeShadow(Policy):
+    def ack_early(self) -> bool:
+        return True
+
+
+class ShadowOutsideBoundary(Policy):
+    def in_boundary_only(self) -> bool:
+        return False
+
+
+class IgnorePreference(Policy):
+    def plan(self, cfg: SrConfig, in_dag: bool, multi_site: bool) -> tuple[str, ...]:
+        return ("local",) * cfg.max_local + ("remote",) * cfg.max_remote
+
+
+class AcceptWhenRejectRequired(Policy):
+    def outcome_on_failure(self, cfg: SrConfig) -> str:
+        return "accepted"
+
+
+class WrongRejectionText(Policy):
+    def rejection_text(self) -> str:
+        return "450 4.5.1 Message failed to be made redundant"
+
+
+class XshadowAdvertised(Policy):
+    def advertise_xshadow(self) -> bool:
+        return True
+
+
+class ShadowWhenDisabled(Policy):
+    """Shadow attempts despite ShadowRedundancyEnabled false; when they fail the message is even rejected."""
+
+    def shadowing(self, cfg: SrConfig) -> bool:
+        return True
+
+
+class PrematureDiscard(Policy):
+    def discard_marks(self, fork: str, forks: Sequence[str]) -> list[str]:
+        return list(forks)
+
+
+class ReleaseBeforeAllForks(Policy):
+    def release_ready(self, forks: tuple[str, ...], notified: frozenset[str]) -> bool:
+        return bool(notified)
+
+
+class EarlyPromotion(Policy):
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return super().promotion_reason(now, last, cfg.replace(resubmit_ms=cfg.resubmit_ms // 10), original, observed)
+
+
+class NeverPromote(Policy):
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return ""
+
+
+class ResubmitEverything(Policy):
+    def may_resubmit(self, fork: str) -> bool:
+        return True
+
+
+class NoDuplicateDetection(Policy):
+    def duplicate_detection(self) -> bool:
+        return False
+
+
+class DiscardsInMemory(Policy):
+    def persist_discards(self) -> bool:
+        return False
+
+
+class DoubleSend(Policy):
+    def sends_per_fork(self) -> int:
+        return 2
+
+
+class PrimaryDropsEarly(Policy):
+    def primary_done(self, left: set[str]) -> bool:
+        return True
+
+
+class RejectWhenAcceptConfigured(Policy):
+    def outcome_on_failure(self, cfg: SrConfig) -> str:
+        return "rejected"
+
+
+class PromoteOnContact(Policy):
+    def promotion_reason(self, now: int, last: int, cfg: SrConfig, original: str, observed: str | None) -> str:
+        return "database_id" if observed is not None else super().promotion_reason(now, last, cfg, original, None)
+
+
+class EarlyShadowExpiry(Policy):
+    def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
+        return 10 * MINUTE
+
+
+class SlowHeartbeat(Policy):
+    def heartbeat_period(self, cfg: SrConfig) -> int:
+        return 2 * cfg.heartbeat_ms
+
+
+class AckBeforeStore(Policy):
+    def store_before_ack(self) -> bool:
+        return False
+
+
+class ShadowAfterSenderGone(Policy):
+    def abort_on_inbound_timeout(self) -> bool:
+        return False
+
+
+class ResubmitToHub(Policy):
+    def may_resubmit(self, fork: str) -> bool:
+        return fork.startswith("hub:") or super().may_resubmit(fork)
+
+
+class EarlyQueueExpiry(Policy):
+    def queue_lifetime_ms(self, cfg: SrConfig) -> int:
+        return 10 * MINUTE
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    rule: str  # the rule the monitor must report
+    policy: type[Policy]
+    options: dict[str, Any] = field(default_factory=dict)
+    also: tuple[str, ...] = ()  # other rules that equally expose this bug in some runs
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return (self.rule, *self.also)
+
+    def simulate(self, seed: int, **opts: Any) -> list[Event]:
+        return simulate(seed, policy=self.policy(), trace_id=f"sr-{self.name}-s{seed}", **{**self.options, **opts})
+
+
+_REJECT = {"config": {"reject_on_failure": True}, "timing": Timing(stall_p=0.5)}
+_FAULTY = {
+    "workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 10 * MINUTE)),
+    "timing": Timing(hop_slow_p=0.5),
+}
+MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("ack-before-shadow", "shadow-before-ack", AckBeforeShadow),
+        Mutant("shadow-outside-boundary", "shadow-in-boundary", ShadowOutsideBoundary, {"layout": "mixed"}),
+        Mutant("ignore-preference", "shadow-placement", IgnorePreference, {"layout": "multi-site-dag"}),
+        Mutant("accept-when-reject-required", "reject-required", AcceptWhenRejectRequired, _REJECT),
+        Mutant("wrong-rejection-text", "rejection-text", WrongRejectionText, _REJECT),
+        Mutant("xshadow-advertised", "no-xshadow-advertised", XshadowAdvertised),
+        Mutant(
+            "shadow-when-disabled",
+            "shadow-disabled",
+            ShadowWhenDisabled,
+            {"config": {"enabled": False}},
+            also=("failure-outcome",),
+        ),
+        Mutant("premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant(
+            "release-before-all-forks",
+            "all-forks-before-release",
+            ReleaseBeforeAllForks,
+            {"timing": Timing(hop_slow_p=0.5)},
+        ),
+        Mutant("early-promotion", "promotion-timing", EarlyPromotion, _FAULTY),
+        # a shadow that never promotes either loses the message (new database before processing) or is
+        # never released (new database after processing: the discard notifications went with it)
+        Mutant("never-promote", "no-loss", NeverPromote, _FAULTY, also=("shadow-released",)),
+        Mutant(
+            "safetynet-resubmits-everything",
+            "no-safetynet-resubmit-across-boundary",
+            ResubmitEverything,
+            {"workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))},
+        ),
+        Mutant("no-duplicate-detection", "duplicate-hidden-from-mailbox", NoDuplicateDetection, _FAULTY),
+        Mutant(
+            "discards-in-memory",
+            "shadow-released",
+            DiscardsInMemory,
+            {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}},
+        ),
+        Mutant("double-send", "duplicates-documented", DoubleSend),
+        Mutant("ack-before-store", "shadow-ack-after-store", AckBeforeStore),
+        Mutant(
+            "shadow-after-sender-gone",
+            "shadow-while-inbound-open",
+            ShadowAfterSenderGone,
+            {"timing": Timing(stall_p=0.8)},
+        ),
+        Mutant(
+            "safetynet-resubmits-to-hub",
+            "no-safetynet-resubmit-to-2010",
+            ResubmitToHub,
+            {"hub": True, "workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))},
+        ),
+        Mutant("slow-heartbeat", "heartbeat-frequency", SlowHeartbeat, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("primary-drops-early", "primary-keeps-copy", PrimaryDropsEarly, also=("no-loss",)),
+        Mutant(
+            "reject-when-accept-configured",
+            "failure-outcome",
+            RejectWhenAcceptConfigured,
+            {"timing": Timing(stall_p=0.5)},
+        ),
+        Mutant("promote-on-contact", "promotion-db-change", PromoteOnContact),
+        Mutant("early-queue-expiry", "queue-expiry", EarlyQueueExpiry, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("early-shadow-expiry", "shadow-expiry", EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
+    )
+}
+assert ev.MECH == "sr"
+
+
+def simulators() -> dict[str, Callable[..., list[Event]]]:
+    return {name: m.simulate for name, m in MUTANTS.items()}
