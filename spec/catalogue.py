@@ -306,3 +306,11 @@ def require(*req_ids: str) -> None:
     missing = [r for r in req_ids if not cat.has(r)]
     if missing:
         raise CatalogueError(f"cited requirement IDs not in the catalogue: {missing}")
+
+
+def cite(*ids: str) -> None:
+    """Like `require`, but also accepts interpretation IDs (XX-INN)."""
+    cat = catalogue()
+    missing = [i for i in ids if not cat.has(i) and i not in cat.interpretations]
+    if missing:
+        raise CatalogueError(f"cited IDs not in the catalogue: {missing}")

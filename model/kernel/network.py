@@ -64,6 +64,12 @@ class Network:
         self.sim.add_node(node)
         self._handlers[node] = handler
 
+    def set_config(self, config: NetConfig) -> None:
+        """Change latency, loss or duplication from now on (recorded, so the trace shows the change)."""
+        self.config = config
+        self.sim.emit("sim", "core", "network", "NET_CONFIG", latency_ms=list(config.latency_ms),
+                      loss_ppm=round(config.loss * 1_000_000), duplicate_ppm=round(config.duplicate * 1_000_000))
+
     # --- partitions -------------------------------------------------------------------------------
     def partition(self, *groups: Iterable[str]) -> None:
         """Split the network: nodes in different groups cannot reach each other; unlisted nodes form

@@ -52,6 +52,15 @@ class Topology:
             self.graph.add_edge(a, b, cost=int(cost))
         self._cost = dict(nx.all_pairs_dijkstra_path_length(self.graph, weight="cost"))
 
+    def add_server(self, server: Server) -> None:
+        """Provision a new server (for example a new public folder store) into an existing site."""
+        if server.name in self.servers:
+            raise TopologyError(f"duplicate server {server.name!r}")
+        self.servers[server.name] = server
+        if server.group not in self.graph:
+            self.graph.add_node(server.group)
+            self._cost = dict(nx.all_pairs_dijkstra_path_length(self.graph, weight="cost"))
+
     def names(self) -> list[str]:
         return sorted(self.servers)
 

@@ -110,3 +110,11 @@ def test_catalogue_is_dense_and_every_seed_is_cited():
         assert all(cat.has(r) for r in interp.requirements), interp.id
         if interp.parameter:
             cat.param(interp.parameter)  # a selectable alternative names a real parameter
+
+
+def test_cite_accepts_requirements_and_interpretations_and_rejects_unknown():
+    from spec.catalogue import cite
+
+    cite("SR-P13", next(iter(catalogue().interpretations)))
+    with pytest.raises(CatalogueError, match="XX-I99"):
+        cite("XX-I99")

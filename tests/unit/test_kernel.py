@@ -144,3 +144,19 @@ def test_same_seed_gives_byte_identical_traces_and_different_seeds_differ(tmp_pa
         write_events(c, simulate(12, duration_ms=10 * MINUTE))
         assert a.read_bytes() == b.read_bytes()
         assert a.read_bytes() != c.read_bytes()
+
+
+def test_network_config_change_is_recorded_and_applies():
+    sim, net, got = _two_servers(1, NetConfig(latency_ms=(1, 1)))
+    net.set_config(NetConfig(latency_ms=(1, 1), loss=1.0))
+    net.send("a", "b", {}, mechanism="core", entity="x", kind="PING")
+    sim.run()
+    assert got == [] and sim.events[1].kind == "NET_CONFIG" and sim.events[1].attrs["loss_ppm"] == 1_000_000
+
+
+def test_add_server_joins_the_topology():
+    topo = Topology([Server("a", "s1")], [("s1", "s2", 7)])
+    topo.add_server(Server("b", "s2"))
+    assert topo.transport_cost("a", "b") == 7
+    with pytest.raises(Exception, match="duplicate"):
+        topo.add_server(Server("b", "s2"))

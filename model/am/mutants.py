@@ -1,0 +1,136 @@
+"""Planted bugs, one per invariant of `properties.py`: each must be caught by the monitor.
+
+Seed 002. A mutant is the reference generator run with one flaw switched on in the shared rules
+(`rules.py`, `actions.py`); the flaw names and the property each one breaks are listed in `MUTANTS`.
+Each mutant opens with a short scripted prelude that leads the system to the situation its flaw
+concerns (then the random steps follow), so that every mutant trace, whatever the seed, shows the
+violation its name announces (the shipped sample corpus relies on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from model.am.protocol import Layout, ModelSystem
+from model.am.rules import Out
+from model.am.sim import simulate
+from spec.catalogue import require
+from traces.schema import Event
+
+# mutant name -> (flaw, the monitor rule that must catch it, requirement ID)
+MUTANTS: dict[str, tuple[str, str, str]] = {
+    "activate-without-dial": ("no_dial", "dial", "AM-024"),
+    "sam-activates": ("sam_activates", "only-pam-activates", "AM-008"),
+    "ignore-blocked": ("ignore_blocked", "never-blocked", "AM-034"),
+    "second-pam-after-partition": ("second_pam", "single-pam", "AM-005"),
+    "wrong-order": ("wrong_order", "selection-order", "AM-039"),
+    "ignore-responder-constraint": ("ignore_responder", "responder-target", "AM-032"),
+    "no-pam-move-before-maintenance": ("no_pam_move", "pam-before-maintenance", "AM-007"),
+    "lossless-ignored-in-sort": ("lossless_ignored", "selection-order", "AM-039"),
+    "mount-without-acll": ("skip_acll", "acll-before-mount", "AM-051"),
+    "stale-location-answer": ("stale_location", "location-answer", "AM-019"),
+    "minority-keeps-mounted": ("minority_keeps_mounted", "one-active-copy", "AM-009"),
+}
+require(*(req for _, _, req in MUTANTS.values()))
+
+
+def _db(layout: Layout) -> str:
+    """The DAG database with the most copies (ties: the first by name)."""
+    dag_dbs = [db for db, servers in sorted(layout.copies.items()) if servers[0] in layout.members]
+    return max(dag_dbs, key=lambda db: len(layout.copies[db]))
+
+
+def _active_on_a_sam(s: ModelSystem, layout: Layout, db: str) -> list[Out]:
+    active, pams = s.world.dbs[db].active, s.pams()
+    if active is None or active not in pams:
+        return []
+    return s.move_pam(next(m for m in layout.members if m != active))
+
+
+def _lagging_then_crash(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    outs = s.generate_logs(db, 40, dict.fromkeys(layout.members, 25))
+    return outs + s.crash(s.world.dbs[db].active or "")
+
+
+def _sam_failure(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    return _active_on_a_sam(s, layout, db) + s.fail_database(db)
+
+
+def _all_passives_blocked(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    active = s.world.dbs[db].active
+    outs: list[Out] = []
+    for server in layout.copies[db]:
+        if server != active:
+            outs += s.set_copy(db, server, suspended=True)
+    return outs + s.fail_database(db)
+
+
+def _partition_the_pam(s: ModelSystem, layout: Layout) -> list[Out]:
+    return s.partition([sorted(s.pams())])
+
+
+def _uneven_copies_fail(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    lags = {m: 2 * i for i, m in enumerate(layout.copies[db])}
+    return s.generate_logs(db, 30, lags) + s.fail_database(db)
+
+
+def _responder_nowhere_better(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    source = s.world.dbs[db].active or ""
+    outs: list[Out] = []
+    for m in layout.members:
+        if m != source:
+            outs += s.set_health(m, "OutlookWeb", "Unhealthy")
+    return outs + s.responder_failover(source, "OutlookWeb")
+
+
+def _maintain_the_pam(s: ModelSystem, layout: Layout) -> list[Out]:
+    return s.maintenance(sorted(s.pams())[0]) if s.pams() else []
+
+
+def _lossless_somewhere_then_fail(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    servers = layout.copies[db]
+    lags = {m: 2 * (len(servers) - i) for i, m in enumerate(servers)}  # low preference, short queue
+    outs = s.set_dial(servers[-1], "Lossless") + s.generate_logs(db, 30, lags)
+    return outs + s.fail_database(db)
+
+
+def _fail_active(s: ModelSystem, layout: Layout) -> list[Out]:
+    return s.fail_database(_db(layout))
+
+
+def _move_then_ask(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    return s.switchover(db, False) + s.query(db, layout.members[0])
+
+
+def _cut_off_the_active(s: ModelSystem, layout: Layout) -> list[Out]:
+    db = _db(layout)
+    active = s.world.dbs[db].active or ""
+    return _active_on_a_sam(s, layout, db) + s.partition([[active]])
+
+
+PRELUDES: dict[str, Callable[[ModelSystem, Layout], list[Out]]] = {
+    "no_dial": _lagging_then_crash, "sam_activates": _sam_failure, "ignore_blocked": _all_passives_blocked,
+    "second_pam": _partition_the_pam, "wrong_order": _uneven_copies_fail,
+    "ignore_responder": _responder_nowhere_better, "no_pam_move": _maintain_the_pam,
+    "lossless_ignored": _lossless_somewhere_then_fail, "skip_acll": _fail_active,
+    "stale_location": _move_then_ask, "minority_keeps_mounted": _cut_off_the_active,
+}
+
+
+def _mutant(flaw: str, seed: int, **opts: Any) -> list[Event]:
+    opts.setdefault("prelude", PRELUDES[flaw])
+    return simulate(seed, flaws=frozenset({flaw}), **opts)
+
+
+SIMULATORS: dict[str, Callable[..., list[Event]]] = {
+    name: partial(_mutant, flaw) for name, (flaw, _, _) in MUTANTS.items()
+}

@@ -1,0 +1,212 @@
+"""The interface an Active Manager implementation offers to the conformance suite, and the model's own.
+
+Seed 002, all sections. `ActiveManagerSystem` is a `typing.Protocol`: an external implementation (or an
+adapter driving a real DAG in a lab) implements it and the Hypothesis state machine in
+`tests/am/test_stateful.py` drives it with failures, switchovers and partitions, checking the invariants
+of `properties.py` on the events it records after every step. `ModelSystem` is the reference
+implementation: the pure rules of `rules.py`/`actions.py` with an injected environment.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
+
+from model.am import actions as act
+from model.am import events as ev
+from model.am.bcss import Options, select
+from model.am.rules import DbState, Out, Tx, World, _mount, copy_attrs
+from model.am.state import COMPONENTS, CopyState, Health, Snapshot, Trigger
+from spec.catalogue import param_default, require
+
+require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
+
+
+@runtime_checkable
+class ActiveManagerSystem(Protocol):
+    """Inputs an operator or the world applies, and what can be observed. Every call returns the
+    events recorded while handling it, as (entity, kind, attrs) triples in order."""
+
+    def crash(self, server: str) -> list[Out]: ...
+    def restart(self, server: str) -> list[Out]: ...
+    def partition(self, groups: Sequence[Sequence[str]]) -> list[Out]: ...
+    def heal(self) -> list[Out]: ...
+    def fail_database(self, db: str) -> list[Out]: ...
+    def fail_store(self, server: str) -> list[Out]: ...
+    def responder_failover(self, server: str, component: str) -> list[Out]: ...
+    def switchover(self, db: str, lossless: bool) -> list[Out]: ...
+    def move_pam(self, to: str) -> list[Out]: ...
+    def maintenance(self, server: str) -> list[Out]: ...
+    def set_health(self, server: str, component: str, state: str) -> list[Out]: ...
+    def set_dial(self, server: str, dial: str) -> list[Out]: ...
+    def set_copy(self, db: str, server: str, **changes: Any) -> list[Out]: ...
+    def generate_logs(self, db: str, n: int, lags: Mapping[str, int]) -> list[Out]: ...
+    def query(self, db: str, server: str) -> list[Out]: ...
+    def pams(self) -> frozenset[str]: ...
+    def mounted(self, db: str) -> frozenset[str]: ...
+
+
+@runtime_checkable
+class BestCopySelector(Protocol):
+    """Just the BCSS decision: the servers, in the order they would be tried (AM-039). An implementation
+    of this alone can be compared with `bcss.select` on any snapshot (`tests/am/test_selector.py`)."""
+
+    def select(self, snapshot: Snapshot, trigger: Trigger) -> Sequence[str]: ...
+
+
+class ReferenceSelector:
+    """`bcss.select` behind the `BestCopySelector` interface."""
+
+    def __init__(self, opts: Options | None = None) -> None:
+        self.opts = opts
+
+    def select(self, snapshot: Snapshot, trigger: Trigger) -> Sequence[str]:
+        return select(snapshot, trigger, self.opts).servers
+
+
+@dataclass
+class RngEnv:
+    """The environment drawn from the run's one seeded generator."""
+
+    rng: random.Random
+    mount_fail: float = 0.15
+    acll_short: float = 0.2
+
+    def choose(self, options: Sequence[str]) -> str:
+        return self.rng.choice(list(options))
+
+    def mount_ok(self, db: str, server: str) -> bool:
+        return self.rng.random() >= self.mount_fail
+
+    def source_last_log(self, db: str, lgen: int) -> int:
+        return lgen if self.rng.random() >= self.acll_short else max(0, lgen - self.rng.randint(1, 20))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The shape of a generated DAG: members, standalone servers, databases and their copies."""
+
+    dag: str
+    members: tuple[str, ...]
+    standalone: tuple[str, ...]
+    copies: Mapping[str, tuple[str, ...]]  # database -> servers in activation preference order
+
+    @staticmethod
+    def random(rng: random.Random, members: int = 4, databases: int = 3, standalone: int = 1) -> Layout:
+        names = tuple(f"MBX{i + 1}" for i in range(members))
+        alone = tuple(f"MBXS{i + 1}" for i in range(standalone))
+        copies: dict[str, tuple[str, ...]] = {}
+        for i in range(databases):
+            k = rng.randint(min(3, members), members)
+            copies[f"DB{i + 1}"] = tuple(rng.sample(names, k))
+        for i, s in enumerate(alone):
+            copies[f"SDB{i + 1}"] = (s,)
+        return Layout("DAG1", names, alone, copies)
+
+
+class ModelSystem:
+    """The reference implementation of `ActiveManagerSystem` (optionally with planted flaws)."""
+
+    def __init__(self, layout: Layout, env: Any, flaws: frozenset[str] = frozenset(),
+                 dials: Mapping[str, str] | None = None, opts: Options | None = None) -> None:
+        self.layout, self.env, self.flaws = layout, env, flaws
+        servers = layout.members + layout.standalone
+        dial = param_default("AutoDatabaseMountDial")
+        w = World(layout.dag, layout.members, frozenset(servers), (frozenset(servers),),
+                  dials={s: (dials or {}).get(s, dial) for s in servers},
+                  health={s: Health.uniform() for s in servers}, standalone=layout.standalone,
+                  opts=opts or Options())
+        self.world = w
+        self.initial: list[Out] = self._boot()
+
+    def _boot(self) -> list[Out]:
+        tx = Tx(self.world, self.flaws)
+        act._emit_view(tx)
+        act._elect(tx, self.env)
+        for s in sorted(tx.w.dials):
+            tx.emit(tx.w.dag, ev.SERVER_DIAL, server=s, dial=tx.w.dials[s])
+            for comp, prio in COMPONENTS:
+                tx.emit(tx.w.dag, ev.SERVER_HEALTH, server=s, component=comp, priority=prio, state="Healthy")
+        for db, servers in sorted(self.layout.copies.items()):
+            dag = None if servers[0] in self.layout.standalone else self.layout.dag
+            copies = {s: CopyState(s, preference=i + 1) for i, s in enumerate(servers)}
+            tx.w = replace(tx.w, dbs={**tx.w.dbs, db: DbState(db, dag, copies)})
+            tx.emit(db, ev.DB_CREATE, dag=dag, servers=list(servers))
+            for c in copies.values():
+                tx.emit(db, ev.COPY_STATE, **copy_attrs(c))
+            by = servers[0] if dag is None else tx.w.pam
+            if dag is not None:
+                tx.emit(db, ev.ACTIVE_MOVE, src=None, dst=servers[0], by=by)
+            tx.set_db(db, active=servers[0])
+            tx.emit(db, ev.MOUNT_START, server=servers[0], by=by)
+            _mount(tx, db, servers[0])
+        self.world = tx.w
+        return tx.outs
+
+    def _apply(self, result: tuple[World, list[Out]]) -> list[Out]:
+        self.world, outs = result
+        return outs
+
+    # --- observers --------------------------------------------------------------------------------
+    def pams(self) -> frozenset[str]:
+        return self.world.claims
+
+    def mounted(self, db: str) -> frozenset[str]:
+        d = self.world.dbs[db]
+        return frozenset(s for s, c in d.copies.items() if c.status == "Mounted")
+
+    # --- inputs -----------------------------------------------------------------------------------
+    def crash(self, server: str) -> list[Out]:
+        w = self.world
+        return self._apply(act.change_view(w, w.up - {server}, w.groups, self.env, self.flaws))
+
+    def restart(self, server: str) -> list[Out]:
+        w = self.world
+        return self._apply(act.change_view(w, w.up | {server}, w.groups, self.env, self.flaws))
+
+    def partition(self, groups: Sequence[Sequence[str]]) -> list[Out]:
+        w = self.world
+        listed = {s for g in groups for s in g}
+        rest = [frozenset(s for s in w.members + w.standalone if s not in listed)]
+        parts = [frozenset(g) for g in groups if g] + [g for g in rest if g]
+        return self._apply(act.change_view(w, w.up, parts, self.env, self.flaws))
+
+    def heal(self) -> list[Out]:
+        w = self.world
+        return self._apply(act.change_view(w, w.up, (frozenset(w.members + w.standalone),), self.env,
+                                           self.flaws))
+
+    def fail_database(self, db: str) -> list[Out]:
+        return self._apply(act.fail_database(self.world, db, self.env, self.flaws))
+
+    def fail_store(self, server: str) -> list[Out]:
+        return self._apply(act.fail_store(self.world, server, self.env, self.flaws))
+
+    def responder_failover(self, server: str, component: str) -> list[Out]:
+        return self._apply(act.responder_failover(self.world, server, component, self.env, self.flaws))
+
+    def switchover(self, db: str, lossless: bool) -> list[Out]:
+        return self._apply(act.switchover(self.world, db, lossless, self.env, self.flaws))
+
+    def move_pam(self, to: str) -> list[Out]:
+        return self._apply(act.move_pam(self.world, to, self.flaws))
+
+    def maintenance(self, server: str) -> list[Out]:
+        return self._apply(act.maintenance(self.world, server, self.env, self.flaws))
+
+    def set_health(self, server: str, component: str, state: str) -> list[Out]:
+        return self._apply(act.set_health(self.world, server, component, state))
+
+    def set_dial(self, server: str, dial: str) -> list[Out]:
+        return self._apply(act.set_dial(self.world, server, dial))
+
+    def set_copy(self, db: str, server: str, **changes: Any) -> list[Out]:
+        return self._apply(act.set_copy(self.world, db, server, self.env, **changes))
+
+    def generate_logs(self, db: str, n: int, lags: Mapping[str, int]) -> list[Out]:
+        return self._apply(act.generate_logs(self.world, db, n, lags))
+
+    def query(self, db: str, server: str) -> list[Out]:
+        return self._apply(act.query(self.world, db, server, self.flaws))

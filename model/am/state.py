@@ -1,0 +1,161 @@
+"""State of the Active Manager model: copies, servers, health, snapshots (frozen dataclasses).
+
+Seed 002, sections "Exchange Server Active Manager" (roles, one active copy, cluster database) and
+"Best copy selection process" (the copy attributes BCSS reads: status, copy and replay queue lengths,
+LastLogInspected, content index, activation preference, blocked, reachable). Requirement IDs: AM-009,
+AM-016, AM-026, AM-034, AM-038; interpretations AM-I02 (copy queue from LastLogInspected) and AM-I03
+(component state ranking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from spec.catalogue import require
+
+require("AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
+
+# Copy statuses (Get-MailboxDatabaseCopyStatus); the issue's list plus the transient ones.
+HEALTHY = "Healthy"
+DISCONNECTED_AND_HEALTHY = "DisconnectedAndHealthy"
+DISCONNECTED_AND_RESYNCHRONIZING = "DisconnectedAndResynchronizing"
+SEEDING_SOURCE = "SeedingSource"
+FAILED = "Failed"
+SUSPENDED = "Suspended"
+FAILED_AND_SUSPENDED = "FailedAndSuspended"
+MOUNTED = "Mounted"
+DISMOUNTED = "Dismounted"
+SERVICE_DOWN = "ServiceDown"
+INITIALIZING = "Initializing"
+RESYNCHRONIZING = "Resynchronizing"
+COPY_STATUSES = (
+    HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING, SEEDING_SOURCE, FAILED, SUSPENDED,
+    FAILED_AND_SUSPENDED, MOUNTED, DISMOUNTED, SERVICE_DOWN, INITIALIZING, RESYNCHRONIZING,
+)
+# AM-038: the statuses a copy must have to be activated.
+ACCEPTABLE_STATUSES = frozenset(
+    {HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING, SEEDING_SOURCE}
+)
+
+# Content index states.
+CI_HEALTHY = "Healthy"
+CI_CRAWLING = "Crawling"
+CI_FAILED = "Failed"
+CI_STATES = (CI_HEALTHY, CI_CRAWLING, CI_FAILED, "Suspended", "Unknown")
+
+# AutoDatabaseMountDial values (AM-P01).
+LOSSLESS = "Lossless"
+GOOD_AVAILABILITY = "GoodAvailability"
+BEST_AVAILABILITY = "BestAvailability"
+DIALS = (LOSSLESS, GOOD_AVAILABILITY, BEST_AVAILABILITY)
+
+# Managed-availability component states, ranked (AM-I03), and priorities (AM-I05).
+C_HEALTHY = "Healthy"
+C_DEGRADED = "Degraded"
+C_UNHEALTHY = "Unhealthy"
+STATE_RANK = MappingProxyType({C_HEALTHY: 2, C_DEGRADED: 1, C_UNHEALTHY: 0})
+PRIORITY_RANK = MappingProxyType({"High": 2, "Normal": 1, "Low": 0})
+# The monitoring components every server runs, with their priority.
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("OutlookWeb", "High"),
+    ("ActiveSync", "Normal"),
+    ("Transport", "High"),
+    ("Search", "Low"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CopyState:
+    """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02)."""
+
+    server: str
+    status: str = HEALTHY
+    lli: int = 0
+    replay_queue: int = 0
+    content_index: str = CI_HEALTHY
+    preference: int = 1
+    blocked: bool = False  # AutoActivationPolicy Blocked on the server (administrative block)
+    suspended: bool = False  # ActivationSuspended on the copy (administrative block)
+    reachable: bool = True
+
+    def copy_queue(self, last_log_generated: int) -> int:
+        """Copy queue length derived from LastLogInspected (AM-I02), never below zero."""
+        return max(0, last_log_generated - self.lli)
+
+    @property
+    def administratively_blocked(self) -> bool:
+        return self.blocked or self.suspended
+
+    def with_(self, **changes: object) -> CopyState:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """Managed-availability state of one server: component -> (priority, state)."""
+
+    components: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def state(self, component: str) -> str:
+        entry = self.components.get(component)
+        return entry[1] if entry else C_UNHEALTHY  # AM-I03: a missing component counts as Unhealthy
+
+    def rank(self, component: str) -> int:
+        return STATE_RANK[self.state(component)]
+
+    @staticmethod
+    def uniform(state: str = C_HEALTHY) -> Health:
+        return Health({name: (prio, state) for name, prio in COMPONENTS})
+
+    def set(self, component: str, state: str) -> Health:
+        prio = self.components.get(component, (dict(COMPONENTS).get(component, "Normal"), state))[0]
+        new = dict(self.components)
+        new[component] = (prio, state)
+        return Health(new)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything BCSS reads about one database at the moment it runs.
+
+    `source` is the server hosting the affected (active) copy; `copies` includes it. `dials` maps every
+    server hosting a copy to its AutoDatabaseMountDial; `health` maps servers to their components.
+    """
+
+    database: str
+    source: str
+    last_log_generated: int
+    copies: tuple[CopyState, ...]
+    dials: Mapping[str, str] = field(default_factory=dict)
+    health: Mapping[str, Health] = field(default_factory=dict)
+
+    def copy(self, server: str) -> CopyState:
+        for c in self.copies:
+            if c.server == server:
+                return c
+        raise KeyError(f"{self.database} has no copy on {server}")
+
+    def dial(self, server: str) -> str:
+        from spec.catalogue import param_default
+
+        return self.dials.get(server, param_default("AutoDatabaseMountDial"))
+
+    def health_of(self, server: str) -> Health:
+        return self.health.get(server, Health())
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """Why BCSS runs (AM-021): a detected failure, a responder, or a targetless switchover."""
+
+    kind: str = "failure"  # "failure" | "responder" | "switchover"
+    component: str | None = None  # the monitoring component whose responder triggered the failover
+    lossless: bool = False  # a lossless targetless switchover (AM-037)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("failure", "responder", "switchover"):
+            raise ValueError(f"unknown trigger kind {self.kind!r}")
+        if self.kind == "responder" and not self.component:
+            raise ValueError("a responder trigger names its component")

@@ -1,0 +1,177 @@
+"""Change numbers and change number sets (CNSets) as compact range sets per originating store.
+
+Seed 001, "Change Numbers": every update gets a change number; a CNSet is a set of change numbers and
+every replication message carries the sender's complete CNSet of the folder (PF-012, PF-013). A change
+number is modelled as (originator, counter) where the originator is a store instance `server#epoch`
+(interpretation PF-I07: a store restored from backup continues as a new originator instance, so it never
+reissues a change number). A `CNSet` keeps, per originator, sorted disjoint inclusive ranges of counters.
+Its text form `srv01#0:1-5,7` is what the trace records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+Range = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class CN:
+    """One change number: the originating store instance and its counter (1, 2, ...)."""
+
+    origin: str
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.origin}:{self.n}"
+
+    @staticmethod
+    def parse(text: str) -> CN:
+        origin, _, n = text.rpartition(":")
+        return CN(origin, int(n))
+
+
+def _normalise(ranges: Iterable[Range]) -> tuple[Range, ...]:
+    """Sort and merge overlapping or adjacent ranges."""
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if lo > hi:
+            continue
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return tuple((a, b) for a, b in out)
+
+
+def _minus(a: tuple[Range, ...], b: tuple[Range, ...]) -> tuple[Range, ...]:
+    out: list[Range] = []
+    for lo, hi in a:
+        cur = lo
+        for blo, bhi in b:
+            if bhi < cur or blo > hi:
+                continue
+            if blo > cur:
+                out.append((cur, blo - 1))
+            cur = max(cur, bhi + 1)
+            if cur > hi:
+                break
+        if cur <= hi:
+            out.append((cur, hi))
+    return tuple(out)
+
+
+def _size(ranges: tuple[Range, ...]) -> int:
+    return sum(hi - lo + 1 for lo, hi in ranges)
+
+
+@dataclass(frozen=True, slots=True)
+class CNSet:
+    """An immutable set of change numbers; `parts` is sorted by originator, ranges merged."""
+
+    parts: tuple[tuple[str, tuple[Range, ...]], ...] = ()
+
+    @staticmethod
+    def of(cns: Iterable[CN]) -> CNSet:
+        by: dict[str, list[Range]] = {}
+        for cn in cns:
+            by.setdefault(cn.origin, []).append((cn.n, cn.n))
+        return CNSet._build(by)
+
+    @staticmethod
+    def _build(by: dict[str, Iterable[Range]]) -> CNSet:
+        parts = []
+        for origin in sorted(by):
+            ranges = _normalise(by[origin])
+            if ranges:
+                parts.append((origin, ranges))
+        return CNSet(tuple(parts))
+
+    def _map(self) -> dict[str, tuple[Range, ...]]:
+        return dict(self.parts)
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def __len__(self) -> int:
+        return sum(_size(r) for _, r in self.parts)
+
+    def __iter__(self) -> Iterator[CN]:
+        for origin, ranges in self.parts:
+            for lo, hi in ranges:
+                for n in range(lo, hi + 1):
+                    yield CN(origin, n)
+
+    def __contains__(self, cn: object) -> bool:
+        if not isinstance(cn, CN):
+            return False
+        ranges = self._map().get(cn.origin, ())
+        return any(lo <= cn.n <= hi for lo, hi in ranges)
+
+    def add(self, cn: CN) -> CNSet:
+        return self | CNSet.of([cn])
+
+    def __or__(self, other: CNSet) -> CNSet:
+        if not other.parts or other is self:
+            return self
+        if not self.parts:
+            return other
+        by: dict[str, list[Range]] = {}
+        for origin, ranges in (*self.parts, *other.parts):
+            by.setdefault(origin, []).extend(ranges)
+        return CNSet._build(by)
+
+    def __sub__(self, other: CNSet) -> CNSet:
+        if not self.parts or not other.parts:
+            return self
+        if other is self:
+            return EMPTY
+        theirs = other._map()
+        return CNSet._build({o: _minus(r, theirs.get(o, ())) for o, r in self.parts})
+
+    def __and__(self, other: CNSet) -> CNSet:
+        if not self.parts or not other.parts:
+            return EMPTY
+        return self - (self - other)
+
+    def issubset(self, other: CNSet) -> bool:
+        if not self.parts or self == other:
+            return True
+        return not (self - other)
+
+    def __le__(self, other: CNSet) -> bool:
+        return self.issubset(other)
+
+    def __lt__(self, other: CNSet) -> bool:
+        """Strict subset (seed 001, status request messages)."""
+        return self.issubset(other) and bool(other - self)
+
+    def __ge__(self, other: CNSet) -> bool:
+        return other.issubset(self)
+
+    def __gt__(self, other: CNSet) -> bool:
+        return other < self
+
+    def encode(self) -> list[str]:
+        """Text form, one string per originator: `origin:1-5,7`."""
+        return [
+            f"{origin}:" + ",".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+            for origin, ranges in self.parts
+        ]
+
+    @staticmethod
+    def decode(items: Iterable[str] | None) -> CNSet:
+        by: dict[str, list[Range]] = {}
+        for item in items or ():
+            origin, _, text = item.rpartition(":")
+            for piece in text.split(","):
+                lo, _, hi = piece.partition("-")
+                by.setdefault(origin, []).append((int(lo), int(hi or lo)))
+        return CNSet._build(by)
+
+    def __str__(self) -> str:
+        return "{" + " ".join(self.encode()) + "}"
+
+
+EMPTY = CNSet()

@@ -1,0 +1,208 @@
+"""Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
+
+A mutant replaces exactly one decision point: a field of `rules.Rules`, or one method of `node.Store`.
+`MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED` names the rule that must find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from model.pf import rules as R
+from model.pf.cnset import CNSet
+from model.pf.events import CONTENT_REPL, response_code
+from model.pf.node import Store
+from model.pf.sim import simulate
+from model.pf.state import ACTIVE, HIERARCHY, Entry, Msg
+
+
+def _version_first(missing: CNSet, cands: Any) -> list[tuple[str, CNSet]]:
+    """BF-011 twin: version sorts before transport cost (the pre-2003 emphasis)."""
+    out, left = [], missing
+    for c in sorted(
+        (c for c in cands if c.count > 0),
+        key=lambda c: (c.down, not c.preferred, -c.version, c.cost, -c.count, c.server),
+    ):
+        take = c.cnset & left
+        if take:
+            out.append((c.server, take))
+            left = left - take
+    return out
+
+
+def _file_held(rep: Any, missing: CNSet, sender: str, now: int, ctx: Any) -> Entry:
+    """BF-002 twin: the entry also lists change numbers the store already holds."""
+    e = R.file_entry(rep, missing, sender, now, ctx)
+    return replace(e, cns=e.cns | rep.cnset)
+
+
+def _never_backfill(rep: Any, missing: CNSet, sender: str, now: int, ctx: Any) -> Entry:
+    """PF-035 twin: missing changes are filed but never requested (backfill switched off)."""
+    return Entry(missing, now + 10**13, 0, True)
+
+
+class _PackTwoFolders(Store):
+    """PF-010 twin: the content of two folders goes out in one content replication message."""
+
+    def tick_content(self) -> None:
+        ready = [
+            f
+            for f, r in sorted(self.replicas.items())
+            if f != HIERARCHY and r.state == ACTIVE and r.unsent and R.others(r)
+        ]
+        if len(ready) >= 2:
+            first, second = ready[:2]
+            changes: list[Any] = []
+            for fid in (first, second):
+                rep, cns = R.take_unsent(self.replicas[fid], self.sim.now_ms, self.p)
+                self.replicas[fid] = rep
+                changes.extend(self.data[fid][cn] for cn in cns)
+            self._send(
+                first,
+                CONTENT_REPL,
+                R.others(self.replicas[first]),
+                changes=tuple(changes),
+                reason="broadcast",
+            )
+        super().tick_content()
+
+
+class _ContentToAll(Store):
+    """PF-016 twin: content replication addressed to every store of the hierarchy."""
+
+    def _broadcast(self, fid: str) -> None:
+        rep = self.replicas[fid]
+        if fid == HIERARCHY or not rep.unsent:
+            return super()._broadcast(fid)
+        rep, cns = R.take_unsent(rep, self.sim.now_ms, self.p)
+        self.replicas[fid] = rep
+        everyone = tuple(s for s in sorted(self.c.stores) if s != self.name)
+        for batch in R.pack([self.data[fid][cn] for cn in cns], False, self.p):
+            self._send(fid, CONTENT_REPL, everyone, changes=batch, reason="broadcast")
+
+
+class _ReplicateLocal(Store):
+    """PF-004 twin: a Restrictions/Views folder is replicated like an ordinary one."""
+
+    def tick_content(self) -> None:
+        for fid in sorted(self.local_only):
+            changes = tuple(self.data.get(fid, {}).values())
+            others = tuple(s for s in sorted(self.c.stores) if s != self.name)
+            if changes and others:
+                self.msgs += 1
+                msg = Msg(
+                    f"{self.origin}/{self.msgs}",
+                    CONTENT_REPL,
+                    fid,
+                    self.name,
+                    others,
+                    CNSet.of(c.cn for c in changes),
+                    changes,
+                    reason="broadcast",
+                )
+                from model.pf.events import send_attrs
+
+                self.emit(fid, "REPL_SEND", **send_attrs(msg))
+                self.data[fid] = {}
+        super().tick_content()
+
+
+class _RedirectToPending(Store):
+    """BF-035 twin: clients are referred to a replica in delete pending state."""
+
+    def client_access(self, fid: str) -> str:
+        view = self.views.get(fid, {})
+        pending = sorted(s for s, st in view.items() if st != ACTIVE and s != self.name)
+        pending += sorted(s for s in self.c.stores if s not in view and s != self.name)
+        if pending:
+            self.emit(fid, "CLIENT_ACCESS", outcome="redirect", target=pending[0])
+            return pending[0]
+        return super().client_access(fid)
+
+
+class _EarlyStatus(Store):
+    """PF-029 twin: the status thread broadcasts for every folder changed since the last run."""
+
+    def tick_status(self) -> None:
+        for fid, rep in list(self.replicas.items()):
+            if rep.expiry_ms is not None and rep.state == ACTIVE:
+                self.replicas[fid] = replace(rep, expiry_ms=self.sim.now_ms)
+        super().tick_status()
+
+
+class _BroadcastWhenIdle(Store):
+    """PF-024 twin: every content replication event sends a message, even with nothing to replicate."""
+
+    def tick_content(self) -> None:
+        for fid, rep in sorted(self.replicas.items()):
+            recipients = R.others(rep)
+            if fid != HIERARCHY and rep.state == ACTIVE and not rep.unsent and recipients:
+                self._send(fid, CONTENT_REPL, recipients, reason="broadcast")
+        super().tick_content()
+
+
+class _ResponseToAll(Store):
+    """BF-018 twin: backfill responses are addressed to every replica, not only the requester."""
+
+    def _send(self, fid: str, code: int, recipients: tuple[str, ...], **kw: Any) -> Msg:
+        if code == response_code(fid):
+            recipients = tuple(sorted({*recipients, *R.others(self.replicas[fid])}))
+        return super()._send(fid, code, recipients, **kw)
+
+
+def _rules(**kw: Any) -> R.Rules:
+    return replace(R.RULES, **kw)
+
+
+_RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
+    "delete-without-status": ("delete-now-after-status", _rules(delete_ready=lambda rep, p: True)),
+    "status-claims-requester-set": (
+        "no-content-loss",
+        _rules(extras={"status_cnset": lambda own, req: own | req}),
+    ),
+    "answer-non-subset": ("status-strict-subset", _rules(should_answer=lambda req, own, rr: True)),
+    "pending-confirms-pending": ("no-content-loss", _rules(may_answer=lambda state, rr: state != "delete_now")),
+    "ignore-backfill-timeout": ("backfill-before-timeout", _rules(entry_due=lambda e, now: True)),
+    "request-held-changes": ("backfill-without-gap", _rules(file_entry=_file_held)),
+    "version-before-cost": ("backfill-source-order", _rules(select_sources=_version_first)),
+    "ignore-size-limit": (
+        "packing-limits",
+        _rules(pack=lambda changes, h, p: [tuple(changes)] if changes else []),
+    ),
+    "stale-cnset": (
+        "cnset-carried",
+        _rules(
+            extras={
+                "message_cnset": lambda r: (
+                    r.cnset - r.unsent - CNSet.of(c for c in r.cnset if c.origin.startswith(r.store + "#"))
+                )
+            }
+        ),
+    ),
+    "never-backfill": ("convergence", _rules(file_entry=_never_backfill)),
+}
+_STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
+    "pack-two-folders": ("packing-separation", _PackTwoFolders),
+    "content-to-all-stores": ("content-to-replicas-only", _ContentToAll),
+    "replicate-local-folder": ("non-replicating-folder", _ReplicateLocal),
+    "redirect-to-pending": ("redirect-to-active-replica", _RedirectToPending),
+    "status-before-expiry": ("status-expiry", _EarlyStatus),
+    "response-to-all": ("backfill-response-addressing", _ResponseToAll),
+    "broadcast-when-idle": ("no-empty-broadcast", _BroadcastWhenIdle),
+}
+
+_SCENARIO = {"pending-confirms-pending": {"concurrent_removal": True}}  # needs a rare interleaving
+
+MUTANTS: dict[str, Callable[..., list]] = {
+    **{name: partial(simulate, rules=rules, **_SCENARIO.get(name, {})) for name, (_, rules) in _RULE_MUTANTS.items()},
+    **{name: partial(simulate, store_class=cls) for name, (_, cls) in _STORE_MUTANTS.items()},
+}
+EXPECTED: dict[str, str] = {
+    **{name: rule for name, (rule, _) in _RULE_MUTANTS.items()},
+    **{name: rule for name, (rule, _) in _STORE_MUTANTS.items()},
+}
+RULE_MUTANTS = {name: rules for name, (_, rules) in _RULE_MUTANTS.items()}
+STORE_MUTANTS = {name: cls for name, (_, cls) in _STORE_MUTANTS.items()}

@@ -1,0 +1,187 @@
+"""State of the public folder model: parameters, changes, messages and one store's replica of a folder.
+
+Seed 001, "Replication State Tables": every replicated folder (the hierarchy 1-1 included) has one row per
+replica; the local row holds the change number last broadcast, the locally owned CNSet, the backfill
+array and the time of the next status broadcast; each remote row the CNSet last received from that
+replica, and the last time a backfill request was sent to it (PF-032). `Replica` is that set of rows as
+one store sees it. Everything here is a frozen dataclass; dict fields are never mutated after
+construction (the rules build new ones).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from typing import Any
+
+from model.pf.cnset import CN, EMPTY, CNSet
+from spec.catalogue import param_default, param_ms, require
+
+require("PF-032", "PF-012", "BF-005", "PF-011", "PF-P12", "BF-P08", "BF-P09", "BF-P10")
+
+HIERARCHY = "1-1"  # FID of the hierarchy folder (PF-007)
+ACTIVE, DELETE_PENDING, DELETE_NOW = "active", "delete_pending", "delete_now"
+
+
+def _ms(name: str) -> int:
+    return param_ms(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """Every timing and packing value the rules use; defaults come from the catalogue."""
+
+    hierarchy_interval_ms: int = field(default_factory=lambda: _ms("ReplicationSendFolderTree"))
+    content_interval_ms: int = field(default_factory=lambda: _ms("ReplicationSendAlways"))
+    status_timeout_ms: int = field(default_factory=lambda: _ms("ReplicationSendStatusTimeout"))
+    status_period_ms: int = field(default_factory=lambda: _ms("ReplicationStatusThreadPeriod"))
+    status_offset_ms: int = field(default_factory=lambda: _ms("ReplicationStatusThreadOffset"))
+    backfill_check_ms: int = field(default_factory=lambda: _ms("ReplicationTimeout"))
+    folder_count_limit: int = field(default_factory=lambda: param_default("ReplicationFolderCountLimit"))
+    deleted_folder_limit: int = field(default_factory=lambda: param_default("ReplicationDeletedFolderCountLimit"))
+    message_count_limit: int = field(default_factory=lambda: param_default("ReplicationMessageCountLimit"))
+    message_size_limit_kb: int = field(default_factory=lambda: param_default("ReplicationMessageSizeLimit"))
+    initial_local_ms: int = field(default_factory=lambda: _ms("BackfillInitialLocal"))
+    initial_remote_ms: int = field(default_factory=lambda: _ms("BackfillInitialRemote"))
+    first_retry_local_ms: int = field(default_factory=lambda: _ms("BackfillFirstRetryLocal"))
+    first_retry_remote_ms: int = field(default_factory=lambda: _ms("BackfillFirstRetryRemote"))
+    later_retry_local_ms: int = field(default_factory=lambda: _ms("BackfillLaterRetryLocal"))
+    later_retry_remote_ms: int = field(default_factory=lambda: _ms("BackfillLaterRetryRemote"))
+    new_replica_delay_ms: int = field(default_factory=lambda: _ms("BackfillNewReplicaDelay"))
+    delete_pending_delay_ms: int = field(default_factory=lambda: _ms("BackfillDeletePendingDelay"))
+    delete_requires_all: bool = field(default_factory=lambda: bool(param_default("DeleteRequiresAllReplicas")))
+    status_anchor: str = field(default_factory=lambda: str(param_default("StatusExpiryAnchor")))
+
+    def overrides(self) -> dict[str, Any]:
+        """The values that differ from the catalogue defaults (recorded in the trace)."""
+        base = default_params()
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.overrides(), sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def from_json(text: str | None) -> Params:
+        return replace(default_params(), **json.loads(text)) if text else default_params()
+
+
+@lru_cache(maxsize=1)
+def default_params() -> Params:
+    """The catalogue defaults (read once)."""
+    return Params()
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One update with its change number (PF-012). For folder 1-1 `target` is the folder changed and
+    `detail` what changed (`replica=<server>:<state>`, `create=<name>`, `delete`, `modify`)."""
+
+    cn: CN
+    op: str  # post | edit | delete (items); create | replica | delete | modify (hierarchy)
+    mid: str = ""
+    size_kb: int = 1
+    target: str = ""
+    detail: str = ""
+    stamp: int = 0  # ts_ms when made: orders concurrent hierarchy changes (last writer wins)
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """One replication message, addressed to one or more stores (PF-008); `cnset` is the sender's CNSet
+    of the folder at sending (PF-013)."""
+
+    msg_id: str
+    code: int
+    fid: str
+    sender: str
+    recipients: tuple[str, ...]
+    cnset: CNSet
+    changes: tuple[Change, ...] = ()
+    request: CNSet = EMPTY  # backfill request: the change numbers asked for
+    requires_response: bool = False  # status request from a delete-pending replica (PF-I05)
+    reply_to: str = ""
+    reason: str = ""
+
+    @property
+    def carried(self) -> CNSet:
+        return CNSet.of(c.cn for c in self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A remote row of the replication state table (PF-032)."""
+
+    cnset: CNSet = EMPTY
+    down: bool = False
+    last_heard_ms: int = -1
+    last_backfill_ms: int = -1
+    avg_transit_ms: int = -1  # average transmission time of replication mail from this replica
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A backfill array entry (BF-003): missing change numbers, when the next request is due, how many
+    requests were sent, whether the content is in the local routing group, and whom the last asked."""
+
+    cns: CNSet
+    due_ms: int
+    attempt: int = 0
+    local: bool = True
+    asked: tuple[str, ...] = ()
+    asked_ms: int = -1
+    base_ms: int = 0  # when the current wait started (filing, or the last request)
+    cause: str = "gap"  # gap | new_replica | delete_pending: which initial delay applies
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """What a store knows of its environment: transport costs, versions, preferred backfill servers."""
+
+    store: str
+    costs: Mapping[str, int]
+    versions: Mapping[str, int]
+    preferred: tuple[str, ...] = ()
+    params: Params = field(default_factory=lambda: default_params())
+
+    def encode_costs(self) -> list[str]:
+        return [f"{s}={c}" for s, c in sorted(self.costs.items())]
+
+    def encode_versions(self) -> list[str]:
+        return [f"{s}={v}" for s, v in sorted(self.versions.items())]
+
+    @staticmethod
+    def decode(store: str, costs: list[str], versions: list[str], preferred: list[str], params: str | None) -> Ctx:
+        def table(items: list[str]) -> dict[str, int]:
+            return {k: int(v) for k, _, v in (i.partition("=") for i in items)}
+
+        return Ctx(store, table(costs), table(versions), tuple(preferred), Params.from_json(params))
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """One store's replica of one folder: the local row plus the remote rows (PF-032)."""
+
+    fid: str
+    store: str
+    origin: str
+    cnset: CNSet = EMPTY
+    unsent: CNSet = EMPTY  # local changes not yet broadcast ("change number last broadcast")
+    state: str = ACTIVE
+    expiry_ms: int | None = None
+    rows: Mapping[str, Row] = field(default_factory=dict)
+    backfill: tuple[Entry, ...] = ()
+    statuses: Mapping[str, CNSet] = field(default_factory=dict)  # received while delete pending
+    new_replica: bool = False
+    view: Mapping[str, str] = field(default_factory=dict)  # this store's copy of the replica list
+
+    def row(self, server: str) -> Row:
+        return self.rows.get(server, Row())
+
+    def pending(self) -> CNSet:
+        """Every change number already filed in the backfill array."""
+        out = EMPTY
+        for e in self.backfill:
+            out = out | e.cns
+        return out
