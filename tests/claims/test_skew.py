@@ -154,7 +154,9 @@ def test_sample_corpus() -> None:
     for path in clean:
         report = check_skew(read_events(path).events, 0, (*DEFAULT_ORDERINGS, *SR_ORDERINGS))
         assert report.counts["violation"] == report.counts["inconsistent"] == report.counts["ambiguous"] == 0, path
-        assert report.counts["consistent"] > 0 and report.min_skew_ms == 0, path
+        assert report.min_skew_ms == 0, path
+        if path.name.startswith(("net", "sr")):  # traces with network or shadow-creation events
+            assert report.counts["consistent"] > 0, path
     mutant = check_skew(read_events(sorted((SAMPLES / "mutants").glob("net--recv-without-send*.jsonl"))[0]).events, 0)
     assert mutant.counts["violation"] >= 1
 
