@@ -41,3 +41,17 @@ def test_claim_ids_in_the_reserved_range_only_come_from_claims_files() -> None:
             continue
         assert "-9" not in "".join(line for line in path.read_text().splitlines() if line.startswith("id = ")), path
     assert Path(REQUIREMENTS_DIR).is_dir()
+
+
+@pytest.mark.unit
+def test_every_id_cited_in_the_claims_package_and_doc_exists() -> None:
+    """Requirement and interpretation IDs named in spec/claims/*.py and spec/CLAIMS.md are all in the catalogue."""
+    import re
+
+    from spec.catalogue import SPEC_DIR, cite
+
+    texts = [p.read_text(encoding="utf-8") for p in (SPEC_DIR / "claims").glob("*.py")]
+    texts.append((SPEC_DIR / "CLAIMS.md").read_text(encoding="utf-8"))
+    ids = sorted({m for t in texts for m in re.findall(r"\b(?:SR|AM|PF|BF|TR)-(?:I?\d{2,3}|P\d{2})\b", t)})
+    assert len(ids) > 40
+    cite(*ids)
