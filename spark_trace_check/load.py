@@ -12,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from traces.io import TraceFileError, expand_paths
-from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION, arrow_schema
+from traces.io import TraceFileError, check_parquet_schema, expand_paths
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION
 
 _INT = r"(BIGINT|INT|SMALLINT|TINYINT|DECIMAL\(\d+,0\))"
 _ATTR_TYPE = rf"(STRING|{_INT}|BOOLEAN|VOID|ARRAY<(STRING|{_INT}|VOID)>)"
@@ -190,18 +188,8 @@ def load(spark: SparkSession, paths: list[str]) -> Loaded:
     if jsonl:
         parts.append(_jsonl_rows(spark, jsonl))
     if parquet:
-        for f in parquet:  # schemas from the footers alone, so that a file with the wrong columns is named
-            try:
-                schema = pq.read_schema(f)
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise TraceFileError(f"{f}: not a readable Parquet file: {exc}") from exc
-            missing = [n for n in FIELD_NAMES if n not in schema.names]
-            if missing:
-                raise TraceFileError(f"{f}: Parquet file lacks required column(s) {missing}")
-            for want in arrow_schema():
-                got = schema.field(want.name).type
-                if got != want.type and not (pa.types.is_integer(got) and pa.types.is_integer(want.type)):
-                    raise TraceFileError(f"{f}: column {want.name!r} has type {got}, expected {want.type}")
+        for f in parquet:  # footers only, so that a file with wrong columns is named before Spark reads
+            check_parquet_schema(f)
         parts.append(_parquet_rows(spark, parquet))
     raw = parts[0]
     for p in parts[1:]:
