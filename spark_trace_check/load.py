@@ -12,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from traces.io import TraceFileError, expand_paths
-from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION, arrow_schema
+from traces.io import TraceFileError, check_parquet_schema, expand_paths
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION
 
 _INT = r"(BIGINT|INT|SMALLINT|TINYINT|DECIMAL\(\d+,0\))"
 _ATTR_TYPE = rf"(STRING|{_INT}|BOOLEAN|VOID|ARRAY<(STRING|{_INT}|VOID)>)"
@@ -99,7 +97,6 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
     the caller persists the narrow, typed events it reuses."""
     allowed = "array({})".format(", ".join(f"'{n}'" for n in sorted(FIELD_ORDER)))
     checks = [
-        F.col("pre_problem"),
         F.when(F.col("v").isNull(), F.struct(F.lit("").alias("field"), F.lit("not valid JSON").alias("reason"))),
         F.when(~F.expr("schema_of_variant(v) like 'OBJECT<%'"),
                F.struct(F.lit("").alias("field"),
@@ -127,8 +124,7 @@ def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
     # unknown field, missing fields, then wrong types or values, fields in alphabetical order.
     # Valid rows take the one-pattern fast path; only the others pay for the field-by-field diagnosis.
     diagnose = F.coalesce(*checks)
-    problem = F.when(F.col("pre_problem").isNull() & fast_ok, F.lit(None)).otherwise(diagnose)
-    df = df.withColumn("problem", problem).drop("pre_problem")
+    df = df.withColumn("problem", F.when(fast_ok, F.lit(None)).otherwise(diagnose))
     good = df.where(F.col("problem").isNull()).select(
         F.expr("variant_get(v, '$.schema_version', 'int')").alias("schema_version"),
         F.expr("variant_get(v, '$.trace_id', 'string')").alias("trace_id"),
@@ -161,22 +157,55 @@ def _jsonl_rows(spark: SparkSession, files: list[str]) -> DataFrame:
     offsets = blocks.withColumn("offset", F.coalesce(F.sum("n").over(w), F.lit(0)))
     rows = raw.join(F.broadcast(offsets.select("uri", "block", "first_mid", "offset")), ["uri", "block"])
     rows = rows.withColumn("line", F.col("offset") + F.col("mid") - F.col("first_mid") + 1)
-    no_problem = F.lit(None).cast("struct<field:string,reason:string>")
-    return rows.where(F.trim("value") != "").select("value", no_problem.alias("pre_problem"), "uri", "line")
+    return rows.where(F.trim("value") != "").select("value", "uri", "line")
 
 
 def _parquet_rows(spark: SparkSession, files: list[str]) -> DataFrame:
-    df = spark.read.parquet(*files).select(*FIELD_NAMES, "_metadata")
-    fields = ", ".join(f"'{n}', {n}" for n in FIELD_NAMES if n != "attrs")
-    value = F.expr(f"to_json(named_struct({fields}, 'attrs', try_parse_json(attrs)))")
-    bad_attrs = F.when(F.expr("attrs is not null and try_parse_json(attrs) is null"),
-                       F.struct(F.lit("attrs").alias("field"), F.lit("not valid JSON").alias("reason")))
-    return df.select(
-        value.alias("value"),
-        bad_attrs.alias("pre_problem"),
-        F.col("_metadata.file_path").alias("uri"),
-        (F.col("_metadata.row_index") + 1).alias("line"),
-    )
+    return spark.read.parquet(*files).select(
+        *FIELD_NAMES, F.col("_metadata.file_path").alias("uri"), (F.col("_metadata.row_index") + 1).alias("line"))
+
+
+def validate_columns(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Parquet rows are typed already: check nulls and values column by column, in the same order as
+    `validate` (missing fields, then wrong values, alphabetical), with no JSON round trip."""
+    mechanisms = ", ".join(f"'{m}'" for m in MECHANISMS)
+
+    def problem(cond: str, name: str, reason: str) -> Column:
+        return F.when(F.expr(cond), F.struct(F.lit(name).alias("field"), F.lit(reason).alias("reason")))
+
+    a = "try_parse_json(attrs)"
+    invalid = [
+        problem(f"{a} is null", "attrs", "not valid JSON"),
+        problem(f"not (schema_of_variant({a}) like 'OBJECT<%')", "attrs", "expected object"),
+        problem(f"not (schema_of_variant({a}) rlike {_lit(ATTRS_SCHEMA_RE)})", "attrs", dict(
+            (r[0], r[3]) for r in FIELD_RULES)["attrs"]),
+        problem("length(event_id) = 0", "event_id", "must be a non-empty string"),
+        problem(f"not (kind rlike {_lit(KIND_PATTERN)})", "kind", f"must match {KIND_PATTERN}"),
+        problem(f"mechanism not in ({mechanisms})", "mechanism", f"must be one of {list(MECHANISMS)}"),
+        problem("length(node) = 0", "node", "must be a non-empty string"),
+        problem(f"schema_version != {SCHEMA_VERSION}", "schema_version", f"must be {SCHEMA_VERSION}"),
+        problem("seq < 0", "seq", "must be >= 0"),
+        problem("length(trace_id) = 0", "trace_id", "must be a non-empty string"),
+        problem("ts_ms < 0", "ts_ms", "must be >= 0"),
+    ]
+    missing = [problem(f"{name} is null", name, "required field is missing") for name in FIELD_ORDER]
+    df = df.withColumn("problem", F.coalesce(*missing, *invalid))
+    good = df.where(F.col("problem").isNull()).select(
+        F.col("schema_version").cast("int"), "trace_id", F.col("seq").cast("bigint"), "event_id",
+        F.col("ts_ms").cast("bigint"), "node", "mechanism", "entity", "kind", "attrs", "file", "line", "file_rank")
+    bad = df.where(F.col("problem").isNotNull()).select(
+        "file", "line", F.col("problem.field").alias("field"), F.col("problem.reason").alias("reason"),
+        F.substring(F.to_json(F.struct(*FIELD_NAMES)), 1, 2000).alias("raw"))
+    return good, bad
+
+
+def _with_files(spark: SparkSession, raw: DataFrame, files: list[str]) -> DataFrame:
+    """Name each row's file as the user gave it, and rank files in the order they were given."""
+    rank = spark.createDataFrame([(Path(f).as_uri(), i, f) for i, f in enumerate(files)],
+                                 "uri_key string, file_rank int, file string")
+    raw = raw.withColumn("uri_key", F.expr("regexp_replace(uri, '^file:/+', 'file:///')"))
+    raw = raw.join(F.broadcast(rank), "uri_key", "left").withColumn("file", F.coalesce("file", "uri"))
+    return raw.withColumn("file_rank", F.coalesce("file_rank", F.lit(len(files))))
 
 
 def load(spark: SparkSession, paths: list[str]) -> Loaded:
@@ -186,30 +215,18 @@ def load(spark: SparkSession, paths: list[str]) -> Loaded:
         raise TraceFileError(f"no trace files (.jsonl, .ndjson, .parquet) under {', '.join(paths)}")
     jsonl = [f for f in files if not f.endswith(".parquet")]
     parquet = [f for f in files if f.endswith(".parquet")]
-    parts = []
+    goods, bads = [], []
     if jsonl:
-        parts.append(_jsonl_rows(spark, jsonl))
+        good, bad = validate(_with_files(spark, _jsonl_rows(spark, jsonl), files))
+        goods.append(good)
+        bads.append(bad)
     if parquet:
-        for f in parquet:  # schemas from the footers alone, so that a file with the wrong columns is named
-            try:
-                schema = pq.read_schema(f)
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise TraceFileError(f"{f}: not a readable Parquet file: {exc}") from exc
-            missing = [n for n in FIELD_NAMES if n not in schema.names]
-            if missing:
-                raise TraceFileError(f"{f}: Parquet file lacks required column(s) {missing}")
-            for want in arrow_schema():
-                got = schema.field(want.name).type
-                if got != want.type and not (pa.types.is_integer(got) and pa.types.is_integer(want.type)):
-                    raise TraceFileError(f"{f}: column {want.name!r} has type {got}, expected {want.type}")
-        parts.append(_parquet_rows(spark, parquet))
-    raw = parts[0]
-    for p in parts[1:]:
-        raw = raw.unionByName(p)
-    rank = spark.createDataFrame([(Path(f).as_uri(), i, f) for i, f in enumerate(files)],
-                                 "uri_key string, file_rank int, file string")
-    raw = raw.withColumn("uri_key", F.expr("regexp_replace(uri, '^file:/+', 'file:///')"))
-    raw = raw.join(F.broadcast(rank), "uri_key", "left").withColumn("file", F.coalesce("file", "uri"))
-    raw = raw.withColumn("file_rank", F.coalesce("file_rank", F.lit(len(files))))
-    good, bad = validate(raw)
+        for f in parquet:  # footers only, so that a file with wrong columns is named before Spark reads
+            check_parquet_schema(f)
+        good, bad = validate_columns(_with_files(spark, _parquet_rows(spark, parquet), files))
+        goods.append(good)
+        bads.append(bad)
+    good, bad = goods[0], bads[0]
+    if len(goods) > 1:
+        good, bad = good.unionByName(goods[1]), bad.unionByName(bads[1])
     return Loaded(good, bad, files)

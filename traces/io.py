@@ -131,15 +131,25 @@ def read_jsonl(path: Path | str) -> ReadResult:
     return result
 
 
-def read_parquet(path: Path | str) -> ReadResult:
-    path = Path(path)
+def check_parquet_schema(path: Path | str) -> None:
+    """From the footer alone: the file is Parquet, has every column, each of a usable type."""
     try:
-        table = pq.read_table(path)
+        schema = pq.read_schema(path)
     except (OSError, pa.ArrowInvalid) as exc:
         raise TraceFileError(f"{path}: not a readable Parquet file: {exc}") from exc
-    missing = [name for name in FIELD_NAMES if name not in table.column_names]
+    missing = [name for name in FIELD_NAMES if name not in schema.names]
     if missing:
         raise TraceFileError(f"{path}: Parquet file lacks required column(s) {missing}")
+    for want in arrow_schema():
+        got = schema.field(want.name).type
+        if got != want.type and not (pa.types.is_integer(got) and pa.types.is_integer(want.type)):
+            raise TraceFileError(f"{path}: column {want.name!r} has type {got}, expected {want.type}")
+
+
+def read_parquet(path: Path | str) -> ReadResult:
+    path = Path(path)
+    check_parquet_schema(path)
+    table = pq.read_table(path)
     result = ReadResult()
     for rowno, row in enumerate(table.select(list(FIELD_NAMES)).to_pylist(), start=1):
         result.rows_read += 1
