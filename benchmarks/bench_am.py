@@ -28,13 +28,23 @@ def random_snapshot(rng: random.Random, n: int) -> Snapshot:
     servers = [f"MBX{i}" for i in range(n)]
     lgen = 1000
     copies = tuple(
-        CopyState(s, status=rng.choice(COPY_STATUSES[:4] * 3 + COPY_STATUSES), lli=lgen - rng.randint(0, 30),
-                  replay_queue=rng.randint(0, 80), content_index=rng.choice(CI_STATES),
-                  preference=i + 1, blocked=rng.random() < 0.1, suspended=rng.random() < 0.05,
-                  reachable=rng.random() > 0.1)
-        for i, s in enumerate(servers))
-    health = {s: Health({c: (p, rng.choice(("Healthy", "Healthy", "Degraded", "Unhealthy")))
-                         for c, p in COMPONENTS}) for s in servers}
+        CopyState(
+            s,
+            status=rng.choice(COPY_STATUSES[:4] * 3 + COPY_STATUSES),
+            lli=lgen - rng.randint(0, 30),
+            replay_queue=rng.randint(0, 80),
+            content_index=rng.choice(CI_STATES),
+            preference=i + 1,
+            blocked=rng.random() < 0.1,
+            suspended=rng.random() < 0.05,
+            reachable=rng.random() > 0.1,
+        )
+        for i, s in enumerate(servers)
+    )
+    health = {
+        s: Health({c: (p, rng.choice(("Healthy", "Healthy", "Degraded", "Unhealthy"))) for c, p in COMPONENTS})
+        for s in servers
+    }
     return Snapshot("DB", servers[0], lgen, copies, {s: rng.choice(DIALS) for s in servers}, health)
 
 

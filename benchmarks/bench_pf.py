@@ -48,8 +48,10 @@ def main() -> int:
         n_events += len(events)
         n_entities += len(results)
         n_violations += sum(len(r.violations) for r in results)
-    print(f"pf benchmark: {seeds} seeds, {stores} stores, {args.hours} h faulty + quiescent phase, loss {args.loss}"
-          + (f", mutant {args.mutant}" if args.mutant else ""))
+    print(
+        f"pf benchmark: {seeds} seeds, {stores} stores, {args.hours} h faulty + quiescent phase, loss {args.loss}"
+        + (f", mutant {args.mutant}" if args.mutant else "")
+    )
     print(f"  events      {n_events:>10,}   folders checked {n_entities:,}   violations {n_violations}")
     print(f"  simulator   {sim_s:>9.2f} s   {n_events / sim_s:>12,.0f} events/s")
     print(f"  monitor     {mon_s:>9.2f} s   {n_events / mon_s:>12,.0f} events/s")

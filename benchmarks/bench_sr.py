@@ -38,10 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     results = run_monitor(SrMonitor(), events)
     t_mon = time.perf_counter() - t0
     invalid = sum(1 for r in results if r.violations)
-    print(f"simulator: {seeds} runs x {messages} messages, {len(events)} events in {t_sim:.2f} s "
-          f"= {len(events) / t_sim:,.0f} events/s")
-    print(f"monitor:   {n_sr} sr events in {len(results)} entity groups in {t_mon:.2f} s "
-          f"= {n_sr / t_mon:,.0f} events/s (grouping included); invalid groups: {invalid}")
+    print(
+        f"simulator: {seeds} runs x {messages} messages, {len(events)} events in {t_sim:.2f} s "
+        f"= {len(events) / t_sim:,.0f} events/s"
+    )
+    print(
+        f"monitor:   {n_sr} sr events in {len(results)} entity groups in {t_mon:.2f} s "
+        f"= {n_sr / t_mon:,.0f} events/s (grouping included); invalid groups: {invalid}"
+    )
     return 1 if invalid else 0
 
 
