@@ -154,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
+    p.add_argument("--skew", type=int, metavar="MS", help="also check cross-server orderings by timestamp, "
+                   "allowing each clock to be off by up to MS milliseconds (spec/claims/skew.py)")
     p.set_defaults(func=_cmd_check)
 
     for name in EXTRA_COMMAND_MODULES:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from conformance.check import core_violations, run_monitor
 from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
+from conformance.skew_monitor import SkewMonitor
 from traces.io import TraceFileError, expand_paths, read_events
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
 
 
-def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP) -> CheckOutcome:
+def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None = None) -> CheckOutcome:
     from model.registry import mechanisms
 
     files = [str(p.resolve()) for p in expand_paths(paths)]
@@ -36,11 +37,12 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP) -> CheckOutcome:
     violations = [v.to_json() for v in core_violations(events)]
     unknown: list[dict] = []
     names = []
-    for name, spec in mechanisms().items():
-        if spec.monitor is None:
-            continue
+    runs = [(n, s.monitor()) for n, s in mechanisms().items() if s.monitor is not None]
+    if skew_ms is not None:
+        runs.append(("skew", SkewMonitor(skew_ms)))
+    for name, monitor in runs:
         names.append(name)
-        for res in run_monitor(spec.monitor(), events):
+        for res in run_monitor(monitor, events):
             violations.extend(v.to_json() for v in res.violations)
             if res.verdict.value == "unknown":
                 unknown.extend({"mechanism": name, "note": n} for n in res.notes)
@@ -62,7 +64,7 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP) -> CheckOutcome:
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        outcome = check_paths(args.paths)
+        outcome = check_paths(args.paths, skew_ms=args.skew)
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -8,6 +8,7 @@ the pure-Python engine's, so the two can be compared on any corpus.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
+from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import load
 from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
 from spark_trace_check.rules import core_violations
@@ -47,7 +49,7 @@ def _attach_events(events: DataFrame, violations: list[dict]) -> None:
 
 
 def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: int = DEFAULT_CAP,
-          progress: bool = False) -> CheckOutcome:
+          progress: bool = False, skew_ms: int | None = None) -> CheckOutcome:
     t0 = time.monotonic()
     loaded = load(spark, paths)
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s)")
@@ -57,7 +59,10 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     _progress(progress, t0, f"validated {n_good + n_bad} rows: {n_good} to check, {n_bad} quarantined")
     by_mech = {r["mechanism"]: r["count"] for r in events.groupBy("mechanism").count().collect()}
     found = core_violations(events)
-    mon, names = monitor_violations(events, partitions)
+    extra = []
+    if skew_ms is not None:
+        extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
+    mon, names = monitor_violations(events, partitions, extra)
     if mon is not None:
         found = found.unionByName(mon)
     rows = [r.asDict(recursive=True) for r in found.collect()]
@@ -86,7 +91,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
     spark = build_session(args.master, partitions=partitions)
     try:
-        outcome = check(spark, args.paths, partitions=partitions, progress=progress)
+        outcome = check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
         spark.stop()

@@ -10,13 +10,13 @@ pure-Python checker runs (`conformance.check.run_monitor`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from conformance.monitor import Verdict
+from conformance.monitor import Monitor, Verdict
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
 from traces.schema import FIELD_NAMES, Event
 
@@ -43,13 +43,13 @@ def _to_batch(rows: list[dict]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=_VIOLATION_SCHEMA)
 
 
-def make_runner(mechanism: str, scope: str):
-    """The mapInArrow function for one registered mechanism's monitor."""
+def make_runner(mechanism: str, scope: str, factory: Callable[[], Monitor] | None = None):
+    """The mapInArrow function for one monitor: a registered mechanism's, or one made by `factory`."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from model.registry import get
 
-        monitor = get(mechanism).monitor()  # type: ignore[misc]
+        monitor = factory() if factory is not None else get(mechanism).monitor()  # type: ignore[misc]
         group: list[Event] = []
         key: tuple[str, ...] | None = None
         last: tuple | None = None
@@ -85,23 +85,25 @@ def make_runner(mechanism: str, scope: str):
     return run
 
 
-def monitor_violations(events: DataFrame, partitions: int) -> tuple[DataFrame | None, list[str]]:
-    """Violations of every registered monitor, and the names of the monitors run."""
+def monitor_violations(
+    events: DataFrame, partitions: int, extra: Sequence[tuple[str, Callable[[], Monitor]]] = ()
+) -> tuple[DataFrame | None, list[str]]:
+    """Violations of every registered monitor and of the `extra` (name, factory) ones, and their names."""
     from model.registry import mechanisms
 
     cols = list(FIELD_NAMES)
     result: DataFrame | None = None
     names: list[str] = []
-    for name, spec in mechanisms().items():
-        if spec.monitor is None:
-            continue
-        scope = spec.monitor().scope
+    runs = [(n, s.monitor, s.records) for n, s in mechanisms().items() if s.monitor is not None]
+    runs += [(n, f, f().mechanism) for n, f in extra]
+    for name, factory, records in runs:
+        scope = factory().scope
         names.append(name)
         if scope == "trace":
             df = events.select(*cols).repartition(partitions, "trace_id").sortWithinPartitions("trace_id", "seq")
         else:
-            df = (events.where(F.col("mechanism") == spec.records).select(*cols)
+            df = (events.where(F.col("mechanism") == records).select(*cols)
                   .repartition(partitions, "trace_id", "entity").sortWithinPartitions("trace_id", "entity", "seq"))
-        found = df.mapInArrow(make_runner(name, scope), VIOLATION_DDL).select(*VIOLATION_COLUMNS)
+        found = df.mapInArrow(make_runner(name, scope, factory), VIOLATION_DDL).select(*VIOLATION_COLUMNS)
         result = found if result is None else result.unionByName(found)
     return result, names

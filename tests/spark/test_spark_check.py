@@ -116,3 +116,15 @@ def test_cli_exit_codes_and_report_files(tmp_path, spark):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["violations_by_rule"][0]["requirement"] == "TR-003"
     assert main(["check", str(tmp_path / "nothing-here"), "--out", str(out), "--quiet"]) == 2
+
+
+def test_skew_check_agrees_between_engines(spark, tmp_path):
+    from tests.unit.test_skew_check import shifted
+
+    write_events(tmp_path / "shifted.jsonl", shifted(3_600_000))
+    write_events(tmp_path / "clean.jsonl", simulate(2))
+    sp = check(spark, [str(tmp_path)], skew_ms=50)
+    py = check_paths([str(tmp_path)], skew_ms=50)
+    assert sp.summary() | {"engine": ""} == py.summary() | {"engine": ""}
+    assert {r["requirement"] for r in sp.violations_by_rule} == {"TR-003"}
+    assert "skew" in sp.monitors
