@@ -89,13 +89,14 @@ def run_check(args: argparse.Namespace) -> int:
     progress = not args.quiet
     if progress:
         print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
+    owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
     spark = build_session(args.master, partitions=partitions)
     try:
         outcome = check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
-        spark.stop()
         return EXIT_UNUSABLE
-    code = write_outcome(outcome, args.out, strict=getattr(args, "strict", False))
-    spark.stop()
-    return code
+    finally:
+        if owned:
+            spark.stop()
+    return write_outcome(outcome, args.out, strict=getattr(args, "strict", False))
