@@ -25,6 +25,9 @@ ZERO = "\x00zero"  # the reference node z (not a valid node name in a trace)
 
 
 Edge = tuple[str, str, int, "tuple[str, str] | None"]  # from, to, weight, the pair (None: a bound edge)
+# Why Bellman-Ford by hand rather than networkx: networkx.find_negative_cycle raised "Negative cycle is
+# detected but not found" on systems from this module's property tests (tried; networkx 3.6), and the
+# cycle extraction below also needs the pair that labels each edge.
 
 
 def _relax(nodes: list[str], edges: list[Edge], dist: dict[str, float]) -> tuple[dict, list[str]]:
