@@ -83,8 +83,9 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False,
-                  stream: TextIO = sys.stdout) -> int:
-    """Write the report files and a short readable verdict; return the exit status."""
+                  stream: TextIO | None = None) -> int:
+    """Write the report files and a short readable verdict (to stdout unless `stream`); return the exit status."""
+    stream = stream or sys.stdout  # looked up per call, so a replaced sys.stdout is honoured
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = outcome.summary()
