@@ -101,15 +101,7 @@ def run_monitor(monitor: Monitor, events: Sequence[Event]) -> list[MonitorResult
 
 def check_events(events: Sequence[Event], monitors: Sequence[Monitor] | None = None) -> list[Violation]:
     """Core rules plus every monitor (default: all registered) over events in recording order."""
-    if monitors is None:
-        from model.registry import monitors as registered
-
-        monitors = registered()
-    out = core_violations(events)
-    for m in monitors:
-        for result in run_monitor(m, events):
-            out.extend(result.violations)
-    return out
+    return list(verdict(events, monitors).violations)
 
 
 def verdict(events: Sequence[Event], monitors: Sequence[Monitor] | None = None) -> MonitorResult:

@@ -73,12 +73,3 @@ class Monitor(Protocol):
     scope: Literal["entity", "trace"]
 
     def check(self, events: Sequence[Event]) -> MonitorResult: ...
-
-
-def combine(results: Iterable[MonitorResult]) -> MonitorResult:
-    violations: list[Violation] = []
-    notes: list[str] = []
-    for r in results:
-        violations.extend(r.violations)
-        notes.extend(r.notes)
-    return MonitorResult.of(violations, notes)

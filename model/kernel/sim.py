@@ -104,9 +104,6 @@ class Simulator:
         if handle is not None:
             handle.item.cancelled = True
 
-    def pending(self) -> int:
-        return sum(1 for item in self._queue if not item.cancelled)
-
     def run(self, *, until_ms: int | None = None, max_steps: int | None = None) -> int:
         """Process events in order until the queue empties, `until_ms` passes or `max_steps` ran."""
         ran = 0

@@ -30,18 +30,27 @@ Edge = tuple[str, str, int, "tuple[str, str] | None"]  # from, to, weight, the p
 # cycle extraction below also needs the pair that labels each edge.
 
 
+Parents = dict[str, tuple[str, "tuple[str, str] | None"]]  # node -> (previous node, the pair of that edge)
+
+
+def _round(edges: list[Edge], dist: dict[str, float], parent: Parents) -> list[str]:
+    """One Bellman-Ford round: relax every edge; return the nodes whose distance dropped."""
+    changed = []
+    for a, b, w, key in edges:
+        if dist[a] + w < dist[b]:
+            dist[b] = dist[a] + w
+            parent[b] = (a, key)
+            changed.append(b)
+    return changed
+
+
 def _relax(nodes: list[str], edges: list[Edge], dist: dict[str, float]) -> tuple[dict, list[str]]:
     """Bellman-Ford rounds; returns the parent edges and the nodes still relaxed in the last round
     (empty when the distances converged, i.e. when no negative cycle is reachable)."""
     parent: dict[str, tuple[str, tuple[str, str] | None]] = {}
     changed: list[str] = []
     for _ in range(len(nodes) + 1):  # paths have fewer than len(nodes) edges; one more round detects a cycle
-        changed = []
-        for a, b, w, key in edges:
-            if dist[a] + w < dist[b]:
-                dist[b] = dist[a] + w
-                parent[b] = (a, key)
-                changed.append(b)
+        changed = _round(edges, dist, parent)
         if not changed:
             break
     return parent, changed
@@ -87,12 +96,7 @@ def _negative_cycles(nodes: list[str], edges: list[Edge]) -> list[set[tuple[str,
     dist: dict[str, float] = dict.fromkeys(nodes, 0)
     parent: dict[str, tuple[str, tuple[str, str] | None]] = {}
     for _ in range(len(nodes) + 1):
-        changed = []
-        for a, b, w, key in edges:
-            if dist[a] + w < dist[b]:
-                dist[b] = dist[a] + w
-                parent[b] = (a, key)
-                changed.append(b)
+        changed = _round(edges, dist, parent)
         if not changed:
             return []
         cycles = _parent_cycles(parent, changed)
