@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from conformance.monitor import Monitor, MonitorResult, Verdict, Violation
-from traces.schema import Event
+from traces.schema import Event, is_context_kind
 
 CORE_RULES = {
     "seq-strictly-increasing": "TR-001",
@@ -90,12 +90,24 @@ def group_for(monitor: Monitor, events: Sequence[Event]) -> list[list[Event]]:
     return [sorted(groups[k], key=lambda e: e.seq) for k in sorted(groups)]
 
 
-def run_monitor(monitor: Monitor, events: Sequence[Event]) -> list[MonitorResult]:
+def trace_contexts(events: Iterable[Event]) -> dict[str, list[Event]]:
+    """Each trace's context events (TRACE_START and `*_CONFIG`), in sequence order."""
+    found: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        if is_context_kind(e.kind):
+            found[e.trace_id].append(e)
+    return {t: sorted(evs, key=lambda e: e.seq) for t, evs in found.items()}
+
+
+def run_monitor(monitor: Monitor, events: Sequence[Event],
+                contexts: dict[str, list[Event]] | None = None) -> list[MonitorResult]:
+    """Run one monitor over every group it judges; each group gets its trace's context events."""
+    contexts = trace_contexts(events) if contexts is None else contexts
     results = []
     for group in group_for(monitor, events):
         if monitor.scope == "trace" and not any(e.mechanism == monitor.mechanism for e in group):
             continue
-        results.append(monitor.check(group))
+        results.append(monitor.check(group, contexts.get(group[0].trace_id, [])))
     return results
 
 
@@ -111,8 +123,9 @@ def verdict(events: Sequence[Event], monitors: Sequence[Monitor] | None = None) 
 
         monitors = registered()
     results = [MonitorResult.of(core_violations(events))]
+    contexts = trace_contexts(events)
     for m in monitors:
-        results.extend(run_monitor(m, events))
+        results.extend(run_monitor(m, events, contexts))
     violations = [v for r in results for v in r.violations]
     notes = [n for r in results for n in r.notes if r.verdict is Verdict.UNKNOWN]
     return MonitorResult.of(violations, notes)

@@ -67,9 +67,12 @@ class Monitor(Protocol):
 
     `scope == "entity"`: `check` receives the events of one (trace_id, mechanism, entity), in sequence
     order. `scope == "trace"`: it receives every event of one trace (all mechanisms, core included).
+    Either way `context` holds the trace's context events (`traces.schema.is_context_kind`: TRACE_START
+    and the `*_CONFIG` events) in sequence order: the recorded configuration every duration a rule
+    compares must come from, never from the event being judged.
     """
 
     mechanism: str
     scope: Literal["entity", "trace"]
 
-    def check(self, events: Sequence[Event]) -> MonitorResult: ...
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult: ...

@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from conformance.check import core_violations, run_monitor
+from conformance.check import core_violations, run_monitor, trace_contexts
 from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
 from conformance.skew_monitor import SkewMonitor
 from traces.io import TraceFileError, expand_paths, read_events
@@ -40,9 +40,10 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None
     runs = [(n, s.monitor()) for n, s in mechanisms().items() if s.monitor is not None]
     if skew_ms is not None:
         runs.append(("skew", SkewMonitor(skew_ms)))
+    contexts = trace_contexts(events)
     for name, monitor in runs:
         names.append(name)
-        for res in run_monitor(monitor, events):
+        for res in run_monitor(monitor, events, contexts):
             violations.extend(v.to_json() for v in res.violations)
             if res.verdict.value == "unknown":
                 unknown.extend({"mechanism": name, "note": n} for n in res.notes)

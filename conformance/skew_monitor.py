@@ -30,7 +30,7 @@ class SkewMonitor:
         if not self.orderings:
             self.orderings = (*DEFAULT_ORDERINGS, *SR_ORDERINGS)
 
-    def check(self, events: Sequence[Event]) -> MonitorResult:
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         from spec.claims.skew import check_skew, to_violations
 
         if not events:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from conformance.monitor import Monitor, Verdict
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
-from traces.schema import FIELD_NAMES, Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, FIELD_NAMES, Event
 
 _VIOLATION_SCHEMA = pa.schema([
     ("rule", pa.string()), ("requirement", pa.string()), ("mechanism", pa.string()), ("trace_id", pa.string()),
@@ -43,13 +43,39 @@ def _to_batch(rows: list[dict]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=_VIOLATION_SCHEMA)
 
 
-def make_runner(mechanism: str, scope: str, factory: Callable[[], Monitor] | None = None):
+def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
+    """Each trace's context rows (TRACE_START and `*_CONFIG` events), collected once on the driver.
+
+    They are few per trace (a start and the configuration changes), so they travel to the workers with
+    the monitor function instead of being joined onto every row.
+    """
+    rows = (events.where((F.col("kind") == CONTEXT_START) | F.col("kind").endswith(CONTEXT_SUFFIX))
+            .select(*FIELD_NAMES).collect())
+    found: dict[str, list[dict]] = {}
+    for r in rows:
+        found.setdefault(r["trace_id"], []).append(r.asDict())
+    for evs in found.values():
+        evs.sort(key=lambda row: row["seq"])
+    return found
+
+
+def make_runner(mechanism: str, scope: str, factory: Callable[[], Monitor] | None = None,
+                context_rows: dict[str, list[dict]] | None = None):
     """The mapInArrow function for one monitor: a registered mechanism's, or one made by `factory`."""
+    context_rows = context_rows or {}
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from model.registry import get
 
         monitor = factory() if factory is not None else get(mechanism).monitor()  # type: ignore[misc]
+        contexts: dict[str, list[Event]] = {}
+
+        def context_of(trace_id: str) -> list[Event]:
+            if trace_id not in contexts:
+                contexts[trace_id] = [Event.from_row({**row, "attrs": json.loads(row["attrs"])})
+                                      for row in context_rows.get(trace_id, [])]
+            return contexts[trace_id]
+
         group: list[Event] = []
         key: tuple[str, ...] | None = None
         last: tuple | None = None
@@ -57,7 +83,7 @@ def make_runner(mechanism: str, scope: str, factory: Callable[[], Monitor] | Non
 
         def flush() -> None:
             if group and (scope == "entity" or any(e.mechanism == monitor.mechanism for e in group)):
-                result = monitor.check(group)
+                result = monitor.check(group, context_of(group[0].trace_id))
                 out.extend(v.to_json() for v in result.violations)
                 if result.verdict is Verdict.UNKNOWN:
                     out.extend(unknown_row(mechanism, group[0], note) for note in result.notes)
@@ -96,6 +122,7 @@ def monitor_violations(
     names: list[str] = []
     runs = [(n, s.monitor, s.records) for n, s in mechanisms().items() if s.monitor is not None]
     runs += [(n, f, f().mechanism) for n, f in extra]
+    context_rows = trace_context_rows(events) if runs else {}
     for name, factory, records in runs:
         scope = factory().scope
         names.append(name)
@@ -104,6 +131,6 @@ def monitor_violations(
         else:
             df = (events.where(F.col("mechanism") == records).select(*cols)
                   .repartition(partitions, "trace_id", "entity").sortWithinPartitions("trace_id", "entity", "seq"))
-        found = df.mapInArrow(make_runner(name, scope, factory), VIOLATION_DDL).select(*VIOLATION_COLUMNS)
+        found = df.mapInArrow(make_runner(name, scope, factory, context_rows), VIOLATION_DDL).select(*VIOLATION_COLUMNS)
         result = found if result is None else result.unionByName(found)
     return result, names

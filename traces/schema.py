@@ -18,6 +18,16 @@ import pyarrow as pa
 SCHEMA_VERSION = 1
 MECHANISMS = ("core", "sr", "am", "pf")
 KIND_PATTERN = r"^[A-Za-z][A-Za-z0-9_.:-]*$"
+# The trace's context: its TRACE_START (seed and configuration) and every configuration event recorded
+# during the run (kinds ending in `_CONFIG`, e.g. the kernel's NET_CONFIG). Every monitor receives the
+# context of the trace it judges, whatever its scope, so durations come from the recorded configuration.
+CONTEXT_START = "TRACE_START"
+CONTEXT_SUFFIX = "_CONFIG"
+
+
+def is_context_kind(kind: str) -> bool:
+    """True for TRACE_START and configuration events (`*_CONFIG`)."""
+    return kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)
 SCHEMA_PATH = Path(__file__).resolve().parent / "event.schema.json"
 
 AttrValue = str | int | bool | None | list[str | int]

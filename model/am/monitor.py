@@ -60,7 +60,7 @@ class AmMonitor:
     mechanism = "am"
     scope: Literal["entity", "trace"] = "trace"
 
-    def check(self, events: Sequence[Event]) -> MonitorResult:
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         try:
             replay = Replay(_opts(events))
         except (TypeError, ValueError) as exc:

@@ -308,7 +308,7 @@ class PFMonitor:
     mechanism = MECH
     scope: Literal["entity", "trace"] = "entity"
 
-    def check(self, events: Sequence[Event]) -> MonitorResult:
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         return _Replay(events).run()
 
 

@@ -73,7 +73,7 @@ class SrMonitor:
     def __init__(self, accept_variant: bool | None = None) -> None:
         self.accept_variant = accept_variant
 
-    def check(self, events: Sequence[Event]) -> MonitorResult:
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         if not events:
             return MonitorResult.of(())
         folder = Folder(self.accept_variant)

@@ -128,3 +128,28 @@ def test_skew_check_agrees_between_engines(spark, tmp_path):
     assert sp.summary() | {"engine": ""} == py.summary() | {"engine": ""}
     assert {r["requirement"] for r in sp.violations_by_rule} == {"TR-003"}
     assert "skew" in sp.monitors
+
+
+def test_monitor_groups_get_the_trace_context_as_in_python(spark):
+    from conformance.check import run_monitor
+    from spark_trace_check.load import load
+    from spark_trace_check.monitors import monitor_violations
+    from tests.unit.context_probe import ContextProbe
+    from tests.unit.test_monitor_context import traces
+
+    events = traces()
+    results = run_monitor(ContextProbe(), events)
+    py = sorted((v.trace_id, v.entity, v.explanation) for r in results for v in r.violations)
+    loaded = load(spark, [str(_write(events))])
+    found, _ = monitor_violations(loaded.events, 2, [("probe", ContextProbe)])
+    sp = sorted((r["trace_id"], r["entity"], r["explanation"]) for r in found.collect() if r["rule"] == "probe")
+    assert sp == py and any("NET_CONFIG" in x[2] for x in sp)
+
+
+def _write(events):
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp()) / "ctx.jsonl"
+    write_events(path, events)
+    return path
