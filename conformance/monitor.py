@@ -14,6 +14,26 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from traces.schema import Event
 
+RuleKind = Literal["always", "eventually", "sometimes"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of a mechanism's rules table (`model/<mechanism>/rules.py`: `RULES`, keyed by name).
+
+    `always`: a safety rule checked at every step; `eventually`: a liveness rule judged at the end of a run
+    under the fairness the mechanism's README states; `sometimes`: a reachability check (a run that never
+    reaches it is suspicious, never a violation). `params` names the catalogue parameters (IDs such as
+    `SR-P13`) whose recorded values bound the rule, so that every parameter that bounds observable
+    behaviour can be traced to the rule that checks it.
+    """
+
+    name: str
+    requirement: str
+    kind: RuleKind
+    statement: str
+    params: tuple[str, ...] = ()
+
 
 class Verdict(StrEnum):
     VALID = "valid"
