@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from conformance.monitor import Monitor, MonitorResult, Verdict, Violation
 from traces.schema import Event, is_context_kind
@@ -79,14 +79,17 @@ def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     return out
 
 
+def group_key(scope: str, e: Event) -> tuple[str, ...]:
+    """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope."""
+    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
+
+
 def group_for(monitor: Monitor, events: Sequence[Event]) -> list[list[Event]]:
-    """Split events the way the Spark job does: by trace, and by (mechanism, entity) for entity scope."""
+    """Split events the way both engines do: by trace, and by (trace, mechanism, entity) for entity scope."""
     groups: dict[tuple[str, ...], list[Event]] = defaultdict(list)
     for e in events:
-        if monitor.scope == "trace":
-            groups[(e.trace_id,)].append(e)
-        elif e.mechanism == monitor.mechanism:
-            groups[(e.trace_id, e.entity)].append(e)
+        if monitor.scope == "trace" or e.mechanism == monitor.mechanism:
+            groups[group_key(monitor.scope, e)].append(e)
     return [sorted(groups[k], key=lambda e: e.seq) for k in sorted(groups)]
 
 
@@ -99,16 +102,84 @@ def trace_contexts(events: Iterable[Event]) -> dict[str, list[Event]]:
     return {t: sorted(evs, key=lambda e: e.seq) for t, evs in found.items()}
 
 
+def judge_group(monitor: Monitor, group: Sequence[Event], context: Sequence[Event]) -> MonitorResult | None:
+    """One monitor over one group; None when a trace-scope group holds nothing of the monitor's mechanism."""
+    if monitor.scope == "trace" and not any(e.mechanism == monitor.mechanism for e in group):
+        return None
+    return monitor.check(group, context)
+
+
+Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
+
+
+class ScopeStream:
+    """Every monitor of one scope in one pass over events that arrive in (group key, seq) order.
+
+    Both engines use it: the Python engine feeds its sorted events, the Spark engine the rows of one
+    `mapInArrow` partition. One group is held in memory at a time; entity groups go only to the monitors
+    of their mechanism. Rows out of order raise `OrderBroken` (the Spark plan's sort is not a contract).
+    """
+
+    def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]],
+                 context_of: Callable[[str], Sequence[Event]]) -> None:
+        self.scope, self.runs, self.context_of = scope, list(runs), context_of
+        self.by_mechanism: dict[str, list[tuple[str, Monitor]]] = defaultdict(list)
+        for name, monitor in self.runs:
+            self.by_mechanism[monitor.mechanism].append((name, monitor))
+        self.group: list[Event] = []
+        self.key: tuple[str, ...] | None = None
+        self.last: tuple | None = None
+
+    def feed(self, e: Event) -> list[Judged]:
+        key = group_key(self.scope, e)
+        position = (*key, e.seq)
+        if self.last is not None and position < self.last:
+            raise OrderBroken(f"{self.scope} scope: event {position} arrived after {self.last}")
+        self.last = position
+        out: list[Judged] = []
+        if key != self.key:
+            out = self.close()
+            self.key = key
+        self.group.append(e)
+        return out
+
+    def close(self) -> list[Judged]:
+        group, self.group = self.group, []
+        if not group:
+            return []
+        runs = self.runs if self.scope == "trace" else self.by_mechanism.get(group[0].mechanism, [])
+        context = self.context_of(group[0].trace_id)
+        out = []
+        for name, monitor in runs:
+            result = judge_group(monitor, group, context)
+            if result is not None:
+                out.append((name, group[0], result))
+        return out
+
+
+class OrderBroken(RuntimeError):
+    """Rows reached a monitor out of (key, seq) order: the plan no longer sorts as assumed."""
+
+
+def run_scope(runs: Sequence[tuple[str, Monitor]], scope: str, events: Sequence[Event],
+              contexts: dict[str, list[Event]] | None = None) -> list[Judged]:
+    """Every monitor of one scope over a corpus in memory, in one pass (the Python driver of ScopeStream)."""
+    contexts = trace_contexts(events) if contexts is None else contexts
+    mechanisms = {m.mechanism for _, m in runs}
+    chosen = events if scope == "trace" else [e for e in events if e.mechanism in mechanisms]
+    ordered = sorted(chosen, key=lambda e: (*group_key(scope, e), e.seq))
+    stream = ScopeStream(scope, runs, lambda t: contexts.get(t, []))
+    out: list[Judged] = []
+    for e in ordered:
+        out.extend(stream.feed(e))
+    out.extend(stream.close())
+    return out
+
+
 def run_monitor(monitor: Monitor, events: Sequence[Event],
                 contexts: dict[str, list[Event]] | None = None) -> list[MonitorResult]:
     """Run one monitor over every group it judges; each group gets its trace's context events."""
-    contexts = trace_contexts(events) if contexts is None else contexts
-    results = []
-    for group in group_for(monitor, events):
-        if monitor.scope == "trace" and not any(e.mechanism == monitor.mechanism for e in group):
-            continue
-        results.append(monitor.check(group, contexts.get(group[0].trace_id, [])))
-    return results
+    return [result for _, _, result in run_scope([("", monitor)], monitor.scope, events, contexts)]
 
 
 def check_events(events: Sequence[Event], monitors: Sequence[Monitor] | None = None) -> list[Violation]:

@@ -1,10 +1,11 @@
-"""Run the mechanism monitors inside Spark, streaming one entity (or one trace) at a time.
+"""Run the mechanism monitors inside Spark: one shuffle per scope, every monitor of that scope in one pass.
 
 `repartition(N, key).sortWithinPartitions(key, seq).mapInArrow(fn)`: the fastest ordered per-entity form
-measured in the field notes, and it never holds more than one group in memory. Groups are cut at key
-changes and carried across Arrow batches. The order seen inside `fn` is planner behaviour, not a
-contract, so `fn` checks it and fails loudly if it breaks. The monitors are the same objects the
-pure-Python checker runs (`conformance.check.run_monitor`).
+measured in the field notes, and it never holds more than one group in memory. The grouping and the
+monitor runs are the engine's own `conformance.check.ScopeStream`, the same object the Python engine
+drives, so the two engines cannot group differently. The order seen inside `fn` is planner behaviour,
+not a contract: `ScopeStream` checks it and fails loudly if it breaks. Rows become `Event`s column-wise
+(one `to_pydict` per batch, `attrs` parsed once), without an intermediate dict per row.
 """
 
 from __future__ import annotations
@@ -16,31 +17,57 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from conformance.check import Judged, OrderBroken, ScopeStream
 from conformance.monitor import Monitor, Verdict
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, FIELD_NAMES, Event
 
-_VIOLATION_SCHEMA = pa.schema([
-    ("rule", pa.string()), ("requirement", pa.string()), ("mechanism", pa.string()), ("trace_id", pa.string()),
-    ("entity", pa.string()), ("event_ids", pa.list_(pa.string())), ("explanation", pa.string()),
-])
+__all__ = ["UNKNOWN_RULE", "OrderBroken", "monitor_violations", "trace_context_rows"]
 
-
+_VIOLATION_SCHEMA = pa.schema(
+    [
+        ("rule", pa.string()),
+        ("requirement", pa.string()),
+        ("mechanism", pa.string()),
+        ("trace_id", pa.string()),
+        ("entity", pa.string()),
+        ("event_ids", pa.list_(pa.string())),
+        ("explanation", pa.string()),
+    ]
+)
 UNKNOWN_RULE = "__unknown__"
+Factory = Callable[[], Monitor]
 
 
-def unknown_row(mechanism: str, first: Event, note: str) -> dict:
+def unknown_row(name: str, first: Event, note: str) -> dict:
     """A monitor could not judge a group: carried beside the violations, counted apart."""
-    return {"rule": UNKNOWN_RULE, "requirement": "", "mechanism": mechanism, "trace_id": first.trace_id,
-            "entity": first.entity, "event_ids": [], "explanation": note}
+    return {
+        "rule": UNKNOWN_RULE,
+        "requirement": "",
+        "mechanism": name,
+        "trace_id": first.trace_id,
+        "entity": first.entity,
+        "event_ids": [],
+        "explanation": note,
+    }
 
 
-class OrderBroken(RuntimeError):
-    """Rows reached a monitor out of (key, seq) order: the plan no longer sorts as assumed."""
+def result_rows(judged: Sequence[Judged]) -> list[dict]:
+    """Violation rows and unknown rows of judged groups, in the report's row shape."""
+    out: list[dict] = []
+    for name, first, result in judged:
+        out.extend(v.to_json() for v in result.violations)
+        if result.verdict is Verdict.UNKNOWN:
+            out.extend(unknown_row(name, first, note) for note in result.notes)
+    return out
 
 
-def _to_batch(rows: list[dict]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist(rows, schema=_VIOLATION_SCHEMA)
+def batch_events(batch: pa.RecordBatch) -> Iterator[Event]:
+    """The rows of an Arrow batch (columns FIELD_NAMES, attrs as JSON text) as Events, column-wise."""
+    cols = batch.to_pydict()
+    loads = json.loads
+    for sv, trace, seq, eid, ts, node, mech, entity, kind, attrs in zip(*(cols[n] for n in FIELD_NAMES), strict=True):
+        yield Event(trace, seq, eid, ts, node, mech, entity, kind, loads(attrs), sv)
 
 
 def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
@@ -49,8 +76,11 @@ def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
     They are few per trace (a start and the configuration changes), so they travel to the workers with
     the monitor function instead of being joined onto every row.
     """
-    rows = (events.where((F.col("kind") == CONTEXT_START) | F.col("kind").endswith(CONTEXT_SUFFIX))
-            .select(*FIELD_NAMES).collect())
+    rows = (
+        events.where((F.col("kind") == CONTEXT_START) | F.col("kind").endswith(CONTEXT_SUFFIX))
+        .select(*FIELD_NAMES)
+        .collect()
+    )
     found: dict[str, list[dict]] = {}
     for r in rows:
         found.setdefault(r["trace_id"], []).append(r.asDict())
@@ -59,78 +89,77 @@ def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
     return found
 
 
-def make_runner(mechanism: str, scope: str, factory: Callable[[], Monitor] | None = None,
-                context_rows: dict[str, list[dict]] | None = None):
-    """The mapInArrow function for one monitor: a registered mechanism's, or one made by `factory`."""
-    context_rows = context_rows or {}
+def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]]):
+    """The mapInArrow function running every (name, factory) monitor of one scope in one pass."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from model.registry import get
-
-        monitor = factory() if factory is not None else get(mechanism).monitor()  # type: ignore[misc]
         contexts: dict[str, list[Event]] = {}
 
         def context_of(trace_id: str) -> list[Event]:
             if trace_id not in contexts:
-                contexts[trace_id] = [Event.from_row({**row, "attrs": json.loads(row["attrs"])})
-                                      for row in context_rows.get(trace_id, [])]
+                contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
             return contexts[trace_id]
 
-        group: list[Event] = []
-        key: tuple[str, ...] | None = None
-        last: tuple | None = None
+        stream = ScopeStream(scope, [(name, factory()) for name, factory in runs], context_of)
         out: list[dict] = []
-
-        def flush() -> None:
-            if group and (scope == "entity" or any(e.mechanism == monitor.mechanism for e in group)):
-                result = monitor.check(group, context_of(group[0].trace_id))
-                out.extend(v.to_json() for v in result.violations)
-                if result.verdict is Verdict.UNKNOWN:
-                    out.extend(unknown_row(mechanism, group[0], note) for note in result.notes)
-
         for batch in batches:
-            for row in batch.to_pylist():
-                row["attrs"] = json.loads(row["attrs"])
-                event = Event.from_row(row)
-                k = (event.trace_id,) if scope == "trace" else (event.trace_id, event.entity)
-                position = (*k, event.seq)
-                if last is not None and position < last:
-                    raise OrderBroken(f"monitor {mechanism}: row {position} arrived after {last}")
-                last = position
-                if k != key:
-                    flush()
-                    group, key = [], k
-                group.append(event)
+            for event in batch_events(batch):
+                judged = stream.feed(event)
+                if judged:
+                    out.extend(result_rows(judged))
             if len(out) >= 1000:
-                yield _to_batch(out)
+                yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
                 out = []
-        flush()
+        out.extend(result_rows(stream.close()))
         if out:
-            yield _to_batch(out)
+            yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
 
     return run
 
 
+def _registered(name: str) -> Factory:
+    def make() -> Monitor:
+        from model.registry import get
+
+        return get(name).monitor()  # type: ignore[misc]
+
+    return make
+
+
 def monitor_violations(
-    events: DataFrame, partitions: int, extra: Sequence[tuple[str, Callable[[], Monitor]]] = ()
+    events: DataFrame, partitions: int, extra: Sequence[tuple[str, Factory]] = ()
 ) -> tuple[DataFrame | None, list[str]]:
-    """Violations of every registered monitor and of the `extra` (name, factory) ones, and their names."""
+    """Violations of every registered monitor and of the `extra` (name, factory) ones, and their names.
+
+    One shuffle per scope: the entity-scope monitors share one `mapInArrow` pass over the rows of their
+    mechanisms keyed by (trace, mechanism, entity); the trace-scope ones share one pass keyed by trace.
+    """
     from model.registry import mechanisms
 
+    runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
+    names = [name for name, _ in runs]
+    by_scope: dict[str, list[tuple[str, Factory]]] = {}
+    records: set[str] = set()
+    for name, factory in runs:
+        monitor = factory()
+        by_scope.setdefault(monitor.scope, []).append((name, factory))
+        if monitor.scope == "entity":
+            records.add(monitor.mechanism)
+    context_rows = trace_context_rows(events) if runs else {}
     cols = list(FIELD_NAMES)
     result: DataFrame | None = None
-    names: list[str] = []
-    runs = [(n, s.monitor, s.records) for n, s in mechanisms().items() if s.monitor is not None]
-    runs += [(n, f, f().mechanism) for n, f in extra]
-    context_rows = trace_context_rows(events) if runs else {}
-    for name, factory, records in runs:
-        scope = factory().scope
-        names.append(name)
+    for scope, scope_runs in sorted(by_scope.items()):
         if scope == "trace":
             df = events.select(*cols).repartition(partitions, "trace_id").sortWithinPartitions("trace_id", "seq")
         else:
-            df = (events.where(F.col("mechanism") == records).select(*cols)
-                  .repartition(partitions, "trace_id", "entity").sortWithinPartitions("trace_id", "entity", "seq"))
-        found = df.mapInArrow(make_runner(name, scope, factory, context_rows), VIOLATION_DDL).select(*VIOLATION_COLUMNS)
+            keys = ("trace_id", "mechanism", "entity")
+            df = (
+                events.where(F.col("mechanism").isin(sorted(records)))
+                .select(*cols)
+                .repartition(partitions, *keys)
+                .sortWithinPartitions(*keys, "seq")
+            )
+        found = df.mapInArrow(make_scope_runner(scope, scope_runs, context_rows), VIOLATION_DDL)
+        found = found.select(*VIOLATION_COLUMNS)
         result = found if result is None else result.unionByName(found)
     return result, names
