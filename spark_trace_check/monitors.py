@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from conformance.check import Judged, OrderBroken, ScopeStream
 from conformance.monitor import Monitor, Verdict
+from spark_trace_check.cluster import ship_code
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, FIELD_NAMES, Event
 
@@ -136,6 +137,7 @@ def monitor_violations(
     """
     from model.registry import mechanisms
 
+    ship_code(events.sparkSession)  # the Python workers of a real cluster import the monitors from it
     runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
     names = [name for name, _ in runs]
     by_scope: dict[str, list[tuple[str, Factory]]] = {}
