@@ -181,3 +181,18 @@ def test_spec_id_shows_citations_and_where_the_default_stands(capsys):
     assert doc["default_source"]["source"] == "none" and "AM-I09" in doc["default_source"]["value_from"]
     assert main(["spec", "SR-031", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cited_by"]["claims"]
+
+
+def test_a_rules_table_of_rule_is_read_as_structured_citations(monkeypatch):
+    import model.sr.rules as sr_rules
+
+    table = {"only-rule": Rule("only-rule", "SR-031", "always", "ack after the shadow's ack", ("SR-P13", "SR-P14"))}
+    monkeypatch.setattr(sr_rules, "RULES", table, raising=False)
+    assert rules_table("sr") == (table, "table")
+    cov = collect(catalogue(), packages=("sr",))
+    assert cov.tables == {"sr": "table"}
+    where = "model/sr/rules.py RULES['only-rule']"
+    assert [c.where for c in cov.of("SR-031") if c.category == "rules"] == [where]
+    assert [c.where for c in cov.of("SR-P14") if c.category == "rules"] == [where]
+    monkeypatch.setattr(sr_rules, "RULES", {"x": "SR-031"}, raising=False)
+    assert rules_table("sr")[0] is None and "not yet a dict" in rules_table("sr")[1]
