@@ -17,7 +17,7 @@ from pathlib import Path
 from spec.catalogue import KINDS, MECHANISMS, catalogue
 
 # Modules that add subcommands of their own: each exports register(subparsers).
-EXTRA_COMMAND_MODULES = ("spec.claims.cli",)
+EXTRA_COMMAND_MODULES = ("spec.claims.cli", "conformance.coverage_cli")
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:
@@ -36,11 +36,33 @@ def _cmd_spec(args: argparse.Namespace) -> int:
             print(f"haconform spec: unknown requirement ID {args.id!r}", file=sys.stderr)
             return 2
         entry = cat.requirements.get(args.id) or cat.interpretations[args.id]
+        doc = entry.to_json()
+        if args.id in cat.param_sources:
+            doc["default_source"] = cat.param_sources[args.id].to_json()
+        cited: dict[str, list[dict[str, str]]] = {}
+        if args.id in cat.requirements and not args.no_citations:
+            from spec.coverage import collect
+
+            for cit in collect(cat).of(args.id):
+                cited.setdefault(cit.category, []).append(cit.to_json())
+            doc["cited_by"] = cited
         if args.json:
-            print(json.dumps(entry.to_json(), indent=2, ensure_ascii=False))
-        else:
-            for key, value in entry.to_json().items():
+            print(json.dumps(doc, indent=2, ensure_ascii=False))
+            return 0
+        for key, value in doc.items():
+            if key not in ("default_source", "cited_by"):
                 print(f"{key:>12}: {value}")
+        src = doc.get("default_source")
+        if src and src["source"] == "none":
+            print(f"{'default from':>12}: no seed gives it: {src['reason']} Value from: {src['value_from']}")
+        elif src:
+            for pin in src["pins"]:
+                print(f"{'default at':>12}: {pin['seed']}:{pin['line']}: {pin['text']!r} ({pin['reading']})")
+        if "cited_by" in doc:
+            print(f"{'cited by':>12}: {sum(map(len, cited.values())) or 'nothing'}")
+            for category, cits in cited.items():
+                for c in cits:
+                    print(f"{category:>12}  {c['where']}" + (f"  {c['detail'][:80]}" if c["detail"] else ""))
         return 0
     reqs = [r for r in cat.requirements.values()
             if (not args.mechanism or r.mechanism == args.mechanism) and (not args.kind or r.kind == args.kind)]
@@ -124,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="only this mechanism")
     p.add_argument("--kind", choices=KINDS, help="only this kind")
     p.add_argument("--interpretations", action="store_true", help="list the recorded interpretations")
+    p.add_argument("--no-citations", action="store_true", help="with ID: do not look for what cites it")
     p.set_defaults(func=_cmd_spec)
 
     p = sub.add_parser("simulate", help="run a model and write a trace", description="Run a mechanism "

@@ -8,16 +8,21 @@ models read parameter defaults from here rather than restating them.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spec.param_sources import ParamSource
 
 SPEC_DIR = Path(__file__).resolve().parent
 REQUIREMENTS_DIR = SPEC_DIR / "requirements"
 SEEDS_FILE = SPEC_DIR / "seeds.toml"
+PARAM_SOURCES_FILE = "param_sources.toml"  # where each parameter's default stands in the seeds (spec/param_sources.py)
 
 MECHANISMS = {
     "sr": "Shadow redundancy (transport)",
@@ -140,6 +145,7 @@ class Catalogue:
     interpretations: dict[str, Interpretation]
     sections: tuple[SeedSection, ...]
     seeds: dict[str, str] = field(default_factory=dict)  # file name -> subject
+    param_sources: dict[str, ParamSource] = field(default_factory=dict)  # parameter ID -> where its default stands
 
     def get(self, req_id: str) -> Requirement:
         try:
@@ -281,7 +287,29 @@ def load(spec_dir: Path | None = None) -> Catalogue:
         for s in seeds_doc.get("seed", [])
         for sec in s.get("section", [])
     )
-    return Catalogue(requirements, interpretations, sections, seeds)
+    from spec.param_sources import load_param_sources  # imports this module: loaded here, not at the top
+
+    sources = load_param_sources(base / PARAM_SOURCES_FILE, seeds)
+    for pid in sources:
+        if pid not in requirements or requirements[pid].parameter is None:
+            raise CatalogueError(f"{PARAM_SOURCES_FILE} param {pid}: not a parameter requirement of the catalogue")
+    return Catalogue(requirements, interpretations, sections, seeds, sources)
+
+
+def seeds_dir() -> Path | None:
+    """Where the seed documents are: `$HACONFORM_SEEDS`, else `shared/seeds` beside the checkout or an ancestor.
+
+    The main checkout finds `../shared/seeds`; a git worktree nested deeper finds the same directory higher up.
+    None when there is none (an installed copy without the seeds).
+    """
+    env = os.environ.get("HACONFORM_SEEDS")
+    if env:
+        return Path(env)
+    for parent in SPEC_DIR.parent.parents:
+        candidate = parent / "shared" / "seeds"
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 @lru_cache(maxsize=1)

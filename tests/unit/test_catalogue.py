@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from spec.catalogue import ID_RE, KINDS, CatalogueError, catalogue, load
+from spec.catalogue import ID_RE, KINDS, CatalogueError, catalogue, load, seeds_dir
 
 pytestmark = pytest.mark.unit
-SEEDS_DIR = Path(os.environ.get("HACONFORM_SEEDS", Path(__file__).resolve().parents[3] / "shared" / "seeds"))
+SEEDS_DIR = seeds_dir() or Path("shared/seeds")
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -86,16 +85,22 @@ def test_loader_rejects_bad_entries_naming_file_and_field(tmp_path):
     (tmp_path / "requirements").mkdir()
     (tmp_path / "seeds.toml").write_text("")
     bad = tmp_path / "requirements" / "sr.toml"
-    bad.write_text('mechanism = "sr"\n[[requirement]]\nid = "SR-001"\nkind = "wish"\nstatement = "x"\n'
-                   'sources = [{ seed = "a", section = "b" }]\n')
+    bad.write_text(
+        'mechanism = "sr"\n[[requirement]]\nid = "SR-001"\nkind = "wish"\nstatement = "x"\n'
+        'sources = [{ seed = "a", section = "b" }]\n'
+    )
     with pytest.raises(CatalogueError, match=r"sr.toml requirement SR-001: field 'kind'"):
         load(tmp_path)
-    bad.write_text('mechanism = "sr"\n[[requirement]]\nid = "AM-001"\nkind = "behaviour"\nstatement = "x"\n'
-                   'sources = [{ seed = "a", section = "b" }]\n')
+    bad.write_text(
+        'mechanism = "sr"\n[[requirement]]\nid = "AM-001"\nkind = "behaviour"\nstatement = "x"\n'
+        'sources = [{ seed = "a", section = "b" }]\n'
+    )
     with pytest.raises(CatalogueError, match="prefix"):
         load(tmp_path)
-    bad.write_text('mechanism = "sr"\n[[requirement]]\nid = "SR-001"\nkind = "parameter"\nstatement = "x"\n'
-                   'sources = [{ seed = "a", section = "b" }]\n')
+    bad.write_text(
+        'mechanism = "sr"\n[[requirement]]\nid = "SR-001"\nkind = "parameter"\nstatement = "x"\n'
+        'sources = [{ seed = "a", section = "b" }]\n'
+    )
     with pytest.raises(CatalogueError, match="parameter"):
         load(tmp_path)
 
