@@ -22,7 +22,7 @@ IMPORTED_KIND = "IMPORT_START"
 SIMULATED_ONLY = frozenset({"recv-after-send", "trace-start"})
 RULE_SETS = {
     "core": "TR-001 seq-strictly-increasing, TR-002 event-id-unique, TR-004 node-clock-monotonic, "
-            "TR-005 schema-conformance: every trace",
+    "TR-005 schema-conformance: every trace",
     "simulated": "TR-003 recv-after-send, TR-006 trace-start: traces that do not begin with IMPORT_START",
     "msgtrk": "the imported-log monitor (TR-008, SR-I22..SR-I24): traces that begin with IMPORT_START",
 }
@@ -43,7 +43,8 @@ def spark_simulated(ev: Any) -> Any:
     from pyspark.sql import functions as F
 
     first = ev.groupBy("trace_id").agg(
-        F.min_by(F.struct("mechanism", "kind"), F.struct("file_rank", "line")).alias("f"))
+        F.min_by(F.struct("mechanism", "kind"), F.struct("file_rank", "line")).alias("f")
+    )
     imported = first.where((F.col("f.mechanism") == IMPORTED_MECHANISM) & (F.col("f.kind") == IMPORTED_KIND))
     return ev.join(F.broadcast(imported.select("trace_id")), "trace_id", "left_anti")
 
@@ -53,6 +54,9 @@ def summary_rule_sets(events_by_mechanism: dict[str, int], monitors: list[str]) 
     imported = events_by_mechanism.get(IMPORTED_MECHANISM, 0) > 0
     simulated = any(n for m, n in events_by_mechanism.items() if m != IMPORTED_MECHANISM)
     applied = ["core"] + (["simulated"] if simulated else []) + (["msgtrk"] if imported else [])
-    return {"applied": applied, "descriptions": {k: RULE_SETS[k] for k in applied},
-            "not_applied": sorted(set(RULE_SETS) - set(applied)),
-            "cross_server_orders_judged": "skew" in monitors}
+    return {
+        "applied": applied,
+        "descriptions": {k: RULE_SETS[k] for k in applied},
+        "not_applied": sorted(set(RULE_SETS) - set(applied)),
+        "cross_server_orders_judged": "skew" in monitors,
+    }

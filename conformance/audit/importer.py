@@ -31,13 +31,47 @@ MECHANISM = "msgtrk"
 IMPORT_KIND = "IMPORT_START"
 IMPORT_NODE = "import"
 # Event IDs of the documented list (FIELD-NOTES); anything else is kept, marked unknown and counted.
-KNOWN_EVENTS = frozenset({
-    "HAREDIRECT", "HARECEIVE", "HADISCARD", "HAREDIRECTFAIL", "RESUBMIT", "RESUBMITDEFER", "RESUBMITFAIL",
-    "DUPLICATEDELIVER", "DUPLICATEEXPAND", "DUPLICATEREDIRECT", "RECEIVE", "SEND", "DELIVER", "AGENTINFO",
-    "DEFER", "DSN", "EXPAND", "FAIL", "NOTIFYMAPI", "NOTIFYSHADOW", "SUBMIT", "TRANSFER", "BADMAIL", "DROP",
-    "POISONMESSAGE", "PROCESS", "REDIRECT", "RESOLVE", "ROUTING", "SUBMITDEFER", "SUBMITFAIL", "SUBMITDROP",
-    "HATRANSFER", "INITMESSAGECREATED", "MODERATORAPPROVE", "MODERATORREJECT", "MODERATOREXPIRE",
-})
+KNOWN_EVENTS = frozenset(
+    {
+        "HAREDIRECT",
+        "HARECEIVE",
+        "HADISCARD",
+        "HAREDIRECTFAIL",
+        "RESUBMIT",
+        "RESUBMITDEFER",
+        "RESUBMITFAIL",
+        "DUPLICATEDELIVER",
+        "DUPLICATEEXPAND",
+        "DUPLICATEREDIRECT",
+        "RECEIVE",
+        "SEND",
+        "DELIVER",
+        "AGENTINFO",
+        "DEFER",
+        "DSN",
+        "EXPAND",
+        "FAIL",
+        "NOTIFYMAPI",
+        "NOTIFYSHADOW",
+        "SUBMIT",
+        "TRANSFER",
+        "BADMAIL",
+        "DROP",
+        "POISONMESSAGE",
+        "PROCESS",
+        "REDIRECT",
+        "RESOLVE",
+        "ROUTING",
+        "SUBMITDEFER",
+        "SUBMITFAIL",
+        "SUBMITDROP",
+        "HATRANSFER",
+        "INITMESSAGECREATED",
+        "MODERATORAPPROVE",
+        "MODERATORREJECT",
+        "MODERATOREXPIRE",
+    }
+)
 _KIND_RE = re.compile(KIND_PATTERN)
 _INTERNAL_ID = re.compile(r"InternalId\s*=\s*(\d+)", re.I)
 _HOSTNAME = re.compile(r"Hostname\s*=\s*([A-Za-z0-9][A-Za-z0-9.\-]*)", re.I)
@@ -153,17 +187,32 @@ def _dedupe(rows: list[LogRow]) -> tuple[list[LogRow], list[str]]:
 
 def _attrs(r: LogRow, node: str, names: Names) -> dict[str, Any]:
     event = r.get("event-id").strip().upper()
-    a: dict[str, Any] = {"src_file": r.file, "src_line": r.line, "layout": r.layout, "event": event,
-                         "known": event in KNOWN_EVENTS}
-    for col, key in (("source", "source"), ("internal-message-id", "internal_id"), ("message-id", "message_id"),
-                     ("network-message-id", "network_message_id"), ("source-context", "source_context"),
-                     ("connector-id", "connector"), ("sender-address", "sender"), ("date-time", "logged_time")):
+    a: dict[str, Any] = {
+        "src_file": r.file,
+        "src_line": r.line,
+        "layout": r.layout,
+        "event": event,
+        "known": event in KNOWN_EVENTS,
+    }
+    for col, key in (
+        ("source", "source"),
+        ("internal-message-id", "internal_id"),
+        ("message-id", "message_id"),
+        ("network-message-id", "network_message_id"),
+        ("source-context", "source_context"),
+        ("connector-id", "connector"),
+        ("sender-address", "sender"),
+        ("date-time", "logged_time"),
+    ):
         if r.get(col):
             a[key] = r.get(col)
     if r.get("client-hostname"):
         a["client"] = names.norm(r.get("client-hostname"))
-    for col, key in (("recipient-address", "recipients"), ("recipient-status", "recipient_status"),
-                     ("reference", "reference")):
+    for col, key in (
+        ("recipient-address", "recipients"),
+        ("recipient-status", "recipient_status"),
+        ("reference", "reference"),
+    ):
         items = split_multi(r.get(col))
         if items:
             a[key] = items
@@ -258,8 +307,10 @@ def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> 
         "servers": sorted(coverage),
         "server_aliases": sorted(f"{k}={v}" for k, v in names.aliases.items() if k != v),
         "coverage": [f"{n}={lo}..{hi}" for n, (lo, hi) in sorted(coverage.items())],
-        "boundaries": [f"{b}=" + ",".join(sorted({names.norm(s) for s in servers}))
-                       for b, servers in sorted(config.boundaries.items())],
+        "boundaries": [
+            f"{b}=" + ",".join(sorted({names.norm(s) for s in servers}))
+            for b, servers in sorted(config.boundaries.items())
+        ],
         "reject_on_shadow_failure": param_default("RejectMessageOnShadowFailure") if reject is None else reject,
         "reject_on_shadow_failure_from": "catalogue default (SR-P02)" if reject is None else "import option",
         "accept_rejection_variant": param_default("AcceptRejectionVariant") if variant is None else variant,

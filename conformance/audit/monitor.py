@@ -67,8 +67,13 @@ class Config:
             node, _, span = item.partition("=")
             lo, _, hi = span.partition("..")
             cover[node] = (int(lo), int(hi))
-        return Config(bounds, bool(a.get("reject_on_shadow_failure")), bool(a.get("accept_rejection_variant")),
-                      int(a.get("shadow_resubmit_ms", 0)), cover)
+        return Config(
+            bounds,
+            bool(a.get("reject_on_shadow_failure")),
+            bool(a.get("accept_rejection_variant")),
+            int(a.get("shadow_resubmit_ms", 0)),
+            cover,
+        )
 
     def boundary_of(self, server: str) -> frozenset[str] | None:
         """The servers of `server`'s boundary (SR-006), or None when no configured boundary holds it."""
@@ -88,8 +93,17 @@ class _Judge:
 
     def bad(self, rule: str, entity: str, evs: Sequence[Event], why: str) -> None:
         lines = ", ".join(where(e) for e in evs)
-        self.violations.append(Violation(rule, RULES[rule], self.trace, entity, tuple(e.event_id for e in evs),
-                                          f"{why} (log lines {lines})", MECHANISM))
+        self.violations.append(
+            Violation(
+                rule,
+                RULES[rule],
+                self.trace,
+                entity,
+                tuple(e.event_id for e in evs),
+                f"{why} (log lines {lines})",
+                MECHANISM,
+            )
+        )
 
     def covers(self, server: str, ts: int) -> bool:
         lo_hi = self.cfg.coverage.get(server)
@@ -110,10 +124,16 @@ class AuditMonitor:
             return MonitorResult.of(())
         first = events[0]
         if first.kind != IMPORT_KIND or first.mechanism != MECHANISM:
-            v = Violation("msgtrk-import-start-first", "TR-008", first.trace_id, ours[0].entity,
-                          (first.event_id, ours[0].event_id),
-                          f"the trace holds imported log rows but begins with {first.kind}, not {IMPORT_KIND}: "
-                          "its rule set cannot be decided", MECHANISM)
+            v = Violation(
+                "msgtrk-import-start-first",
+                "TR-008",
+                first.trace_id,
+                ours[0].entity,
+                (first.event_id, ours[0].event_id),
+                f"the trace holds imported log rows but begins with {first.kind}, not {IMPORT_KIND}: "
+                "its rule set cannot be decided",
+                MECHANISM,
+            )
             return MonitorResult.of((v,))
         judge = _Judge(first.trace_id, Config.of(first))
         by_entity: dict[str, list[Event]] = defaultdict(list)
@@ -131,17 +151,23 @@ def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]])
     a = start.attrs
     shadowed = sum(1 for evs in by_entity.values() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs))
     if shadowed:
-        judge.notes.append(f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
-                           f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
-                           "sender is not in message tracking logs, only in the SMTP protocol log (SR-I24)")
+        judge.notes.append(
+            f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
+            f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
+            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I24)"
+        )
     if a.get("lines_quarantined"):
         shown = "; ".join(a.get("quarantine", [])[:5])
-        judge.notes.append(f"{judge.trace}: {a['lines_quarantined']} log line(s) could not be read and were not "
-                           f"judged (TR-007): {shown}")
+        judge.notes.append(
+            f"{judge.trace}: {a['lines_quarantined']} log line(s) could not be read and were not "
+            f"judged (TR-007): {shown}"
+        )
     if shadowed and not judge.cfg.boundaries:
-        judge.notes.append(f"{judge.trace}: no transport high availability boundaries were given at import "
-                           "(--boundary): shadow placement and resubmission across boundaries not judged "
-                           "(SR-015, SR-025, SR-033)")
+        judge.notes.append(
+            f"{judge.trace}: no transport high availability boundaries were given at import "
+            "(--boundary): shadow placement and resubmission across boundaries not judged "
+            "(SR-015, SR-025, SR-033)"
+        )
 
 
 def _judge_entity(j: _Judge, entity: str, evs: list[Event]) -> None:
@@ -150,53 +176,81 @@ def _judge_entity(j: _Judge, entity: str, evs: list[Event]) -> None:
     hops = [e for e in prim if e.kind in NEXT_HOP]
     bound = j.cfg.boundary_of(primary) if j.cfg.boundaries else None
     if j.cfg.boundaries and bound is None and any(e.kind == "HAREDIRECT" for e in prim):
-        j.notes.append(f"{entity}: primary {primary} is in no configured boundary: placement not judged "
-                       f"(log line {where(prim[0])})")
+        j.notes.append(
+            f"{entity}: primary {primary} is in no configured boundary: placement not judged "
+            f"(log line {where(prim[0])})"
+        )
     for h in (e for e in prim if e.kind == "HAREDIRECT"):
         _judge_redirect(j, entity, primary, h, evs, hops, bound)
     for f in (e for e in prim if e.kind == "HAREDIRECTFAIL"):
         _judge_failure(j, entity, f, prim)
     if bound is not None:
         for r in (e for e in evs if e.kind == "RESUBMIT" and e.node not in bound):
-            j.bad("msgtrk-resubmit-across-boundary", entity, [r],
-                  f"{r.node} resubmits the message of primary {primary} but is outside its boundary "
-                  f"({', '.join(sorted(bound))})")
+            j.bad(
+                "msgtrk-resubmit-across-boundary",
+                entity,
+                [r],
+                f"{r.node} resubmits the message of primary {primary} but is outside its boundary "
+                f"({', '.join(sorted(bound))})",
+            )
         for s in (e for e in hops if e.attrs.get("next_hop") and e.attrs["next_hop"] not in bound):
-            for r in (e for e in prim if e.kind == "RESUBMIT" and e.attrs.get("source") == "SAFETYNET"
-                      and e.ts_ms > s.ts_ms):
-                j.bad("msgtrk-safetynet-after-boundary-exit", entity, [s, r],
-                      f"{primary} resubmits from Safety Net after it sent the message across the boundary "
-                      f"to {s.attrs['next_hop']}")
+            for r in (
+                e for e in prim if e.kind == "RESUBMIT" and e.attrs.get("source") == "SAFETYNET" and e.ts_ms > s.ts_ms
+            ):
+                j.bad(
+                    "msgtrk-safetynet-after-boundary-exit",
+                    entity,
+                    [s, r],
+                    f"{primary} resubmits from Safety Net after it sent the message across the boundary "
+                    f"to {s.attrs['next_hop']}",
+                )
 
 
-def _judge_redirect(j: _Judge, entity: str, primary: str, h: Event, evs: list[Event], hops: list[Event],
-                    bound: frozenset[str] | None) -> None:
+def _judge_redirect(
+    j: _Judge, entity: str, primary: str, h: Event, evs: list[Event], hops: list[Event], bound: frozenset[str] | None
+) -> None:
     problem = h.attrs.get("pair_problem")
     shadow, iid = h.attrs.get("shadow"), h.attrs.get("shadow_internal_id")
     if problem or not shadow or not iid:
-        j.notes.append(f"{entity}: HAREDIRECT at {where(h)} cannot be paired with the shadow's rows: "
-                       f"{problem or 'shadow or InternalId missing'}")
+        j.notes.append(
+            f"{entity}: HAREDIRECT at {where(h)} cannot be paired with the shadow's rows: "
+            f"{problem or 'shadow or InternalId missing'}"
+        )
         return
     if shadow == primary:
         j.bad("msgtrk-shadow-on-other-server", entity, [h], f"{primary} made its shadow on itself")
     elif bound is not None and shadow not in bound:
-        j.bad("msgtrk-shadow-in-boundary", entity, [h],
-              f"{primary} made the shadow on {shadow}, outside its boundary ({', '.join(sorted(bound))})")
+        j.bad(
+            "msgtrk-shadow-in-boundary",
+            entity,
+            [h],
+            f"{primary} made the shadow on {shadow}, outside its boundary ({', '.join(sorted(bound))})",
+        )
     early = [s for s in hops if s.ts_ms < h.ts_ms]
     if early:
-        j.bad("msgtrk-shadow-before-next-hop", entity, [early[0], h],
-              f"{primary} passed the message to its next hop ({early[0].kind}) "
-              f"{h.ts_ms - early[0].ts_ms} ms before it recorded the shadow's acknowledgement (HAREDIRECT)")
+        j.bad(
+            "msgtrk-shadow-before-next-hop",
+            entity,
+            [early[0], h],
+            f"{primary} passed the message to its next hop ({early[0].kind}) "
+            f"{h.ts_ms - early[0].ts_ms} ms before it recorded the shadow's acknowledgement (HAREDIRECT)",
+        )
     rows = [e for e in evs if e.node == shadow and e.attrs.get("internal_id") == iid]
     received = [e for e in rows if e.kind == "HARECEIVE"]
     if not received:
         if j.covers(shadow, h.ts_ms):
-            j.bad("msgtrk-shadow-unconfirmed", entity, [h],
-                  f"{primary} recorded the shadow's acknowledgement from {shadow} (InternalId {iid}), but {shadow}'s "
-                  "log covers that time and has no HARECEIVE of it")
+            j.bad(
+                "msgtrk-shadow-unconfirmed",
+                entity,
+                [h],
+                f"{primary} recorded the shadow's acknowledgement from {shadow} (InternalId {iid}), but {shadow}'s "
+                "log covers that time and has no HARECEIVE of it",
+            )
         else:
-            j.notes.append(f"{entity}: HAREDIRECT at {where(h)} names shadow {shadow} (InternalId {iid}), whose log "
-                           "was not imported or does not cover that time: the shadow side is not judged")
+            j.notes.append(
+                f"{entity}: HAREDIRECT at {where(h)} names shadow {shadow} (InternalId {iid}), whose log "
+                "was not imported or does not cover that time: the shadow side is not judged"
+            )
     first_hop = hops[0] if hops else None
     for r in received[:1]:
         if first_hop is not None:
@@ -206,22 +260,34 @@ def _judge_redirect(j: _Judge, entity: str, primary: str, h: Event, evs: list[Ev
         if first_hop is not None:
             j.cross.append(("msgtrk-discard-after-next-hop", first_hop, d, entity))
         elif j.cfg.coverage.get(primary, (0, -1))[1] > d.ts_ms + 60_000:
-            j.bad("msgtrk-discard-after-next-hop", entity, [h, d],
-                  f"{shadow} discarded the shadow, but {primary}'s log, which runs on past that time, shows no "
-                  "next hop (SEND, SENDEXTERNAL or DELIVER) of the message")
+            j.bad(
+                "msgtrk-discard-after-next-hop",
+                entity,
+                [h, d],
+                f"{shadow} discarded the shadow, but {primary}'s log, which runs on past that time, shows no "
+                "next hop (SEND, SENDEXTERNAL or DELIVER) of the message",
+            )
         else:
-            j.notes.append(f"{entity}: HADISCARD at {where(d)} and no next hop in {primary}'s log, which ends "
-                           "too soon after it to tell")
+            j.notes.append(
+                f"{entity}: HADISCARD at {where(d)} and no next hop in {primary}'s log, which ends "
+                "too soon after it to tell"
+            )
     for p in (e for e in rows if e.kind == "RESUBMIT" and e.attrs.get("source") == "REDUNDANCY"):
         gone = [d for d in discards if d.ts_ms < p.ts_ms]
         if gone:
-            j.bad("msgtrk-promotion-after-discard", entity, [gone[0], p],
-                  f"{shadow} promoted (RESUBMIT, source REDUNDANCY) a shadow it had already discarded")
+            j.bad(
+                "msgtrk-promotion-after-discard",
+                entity,
+                [gone[0], p],
+                f"{shadow} promoted (RESUBMIT, source REDUNDANCY) a shadow it had already discarded",
+            )
         elif received and p.ts_ms < received[0].ts_ms + j.cfg.span_ms:
-            j.notes.append(f"{entity}: {shadow} promoted the shadow at {where(p)}, "
-                           f"{p.ts_ms - received[0].ts_ms} ms after receiving it, before ShadowResubmitTimeSpan "
-                           f"({j.cfg.span_ms} ms): conformant only if {primary} returned with a new transport "
-                           "database (SR-059), which the tracking log does not show (SR-I23)")
+            j.notes.append(
+                f"{entity}: {shadow} promoted the shadow at {where(p)}, "
+                f"{p.ts_ms - received[0].ts_ms} ms after receiving it, before ShadowResubmitTimeSpan "
+                f"({j.cfg.span_ms} ms): conformant only if {primary} returned with a new transport "
+                "database (SR-059), which the tracking log does not show (SR-I23)"
+            )
 
 
 def _statuses(e: Event) -> list[str]:
@@ -236,21 +302,35 @@ def _judge_failure(j: _Judge, entity: str, f: Event, prim: list[Event]) -> None:
     rejections = [(e, t) for e in after for t in _statuses(e)]
     if not j.cfg.reject:
         for e, text in rejections[:1]:
-            j.bad("msgtrk-shadow-failure-accept", entity, [f, e],
-                  f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
-                  f"({text!r}) instead of accepted without redundancy")
+            j.bad(
+                "msgtrk-shadow-failure-accept",
+                entity,
+                [f, e],
+                f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
+                f"({text!r}) instead of accepted without redundancy",
+            )
         return
     for s in (e for e in after if e.kind in NEXT_HOP):
-        j.bad("msgtrk-shadow-failure-reject", entity, [f, s],
-              f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})")
+        j.bad(
+            "msgtrk-shadow-failure-reject",
+            entity,
+            [f, s],
+            f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})",
+        )
     for e, text in rejections:
         ok = "451 4.4.0" in text or (j.cfg.variant and "450 4.5.1" in text)
         if not ok:
-            j.bad("msgtrk-rejection-text", entity, [f, e],
-                  f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'")
+            j.bad(
+                "msgtrk-rejection-text",
+                entity,
+                [f, e],
+                f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'",
+            )
     if not rejections and not any(e.kind in NEXT_HOP for e in after):
-        j.notes.append(f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
-                       "is not in the tracking log (SR-I24)")
+        j.notes.append(
+            f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
+            "is not in the tracking log (SR-I24)"
+        )
 
 
 def _cross_server(j: _Judge, skew_ms: int | None) -> None:
@@ -266,8 +346,10 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
         return
     if skew_ms is None:
         reversed_ = sum(1 for _, b, a, _ in pairs if a.ts_ms < b.ts_ms)
-        j.notes.append(f"{j.trace}: {len(pairs)} cross-server order(s) (shadow made before the next hop, discard "
-                       f"after it; {reversed_} recorded in reverse) not judged: give a clock-skew bound with --skew")
+        j.notes.append(
+            f"{j.trace}: {len(pairs)} cross-server order(s) (shadow made before the next hop, discard "
+            f"after it; {reversed_} recorded in reverse) not judged: give a clock-skew bound with --skew"
+        )
         return
     from spec.claims.skew import classify, resolve
 
@@ -278,12 +360,24 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
         entity = entity_of.get(inst.after_event, "")
         if inst.verdict in ("violation", "inconsistent"):
             rule = inst.rule if inst.verdict == "violation" else f"{inst.rule}.skew_inconsistent"
-            evs = [e for _, b, a, _ in pairs for e in (b, a)
-                   if (b.event_id, a.event_id) == (inst.before_event, inst.after_event)]
+            evs = [
+                e
+                for _, b, a, _ in pairs
+                for e in (b, a)
+                if (b.event_id, a.event_id) == (inst.before_event, inst.after_event)
+            ]
             lines = ", ".join(where(e) for e in evs[:2])
-            j.violations.append(Violation(rule, inst.requirement, j.trace, entity,
-                                          tuple(x for x in (inst.before_event, inst.after_event) if x),
-                                          f"{inst.explanation} (log lines {lines})", MECHANISM))
+            j.violations.append(
+                Violation(
+                    rule,
+                    inst.requirement,
+                    j.trace,
+                    entity,
+                    tuple(x for x in (inst.before_event, inst.after_event) if x),
+                    f"{inst.explanation} (log lines {lines})",
+                    MECHANISM,
+                )
+            )
         elif inst.verdict == "ambiguous":
             j.notes.append(f"{entity}: {inst.explanation} (skew {skew_ms} ms)")
 

@@ -44,8 +44,7 @@ class Quarantined:
     column: int = 0  # 1-based character column; 0 when the line as a whole is at fault
 
     def to_json(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "column": self.column, "field": self.field,
-                "reason": self.reason}
+        return {"file": self.file, "line": self.line, "column": self.column, "field": self.field, "reason": self.reason}
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}: field {self.field!r}: {self.reason}"
@@ -178,8 +177,11 @@ def _data_row(text: str, file: str, line: int, columns: list[str], layout: str) 
         raise _FieldError("date-time", starts["date-time"], str(exc)) from None
     rec, status = split_multi(values.get("recipient-address", "")), split_multi(values.get("recipient-status", ""))
     if status and rec and len(status) != len(rec):
-        raise _FieldError("recipient-status", starts["recipient-status"],
-                          f"{len(status)} statuses for {len(rec)} recipients: they must stay aligned")
+        raise _FieldError(
+            "recipient-status",
+            starts["recipient-status"],
+            f"{len(status)} statuses for {len(rec)} recipients: they must stay aligned",
+        )
     return LogRow(file, line, layout, values, ts)
 
 
@@ -208,7 +210,7 @@ def parse_file(path: Path, label: str, result: ParseResult) -> None:
             continue
         if text.startswith("#"):
             if text.startswith("#Fields:"):
-                columns = [c.strip() for c in text[len("#Fields:"):].split(",")]
+                columns = [c.strip() for c in text[len("#Fields:") :].split(",")]
                 layout = layout_of(columns)
                 result.layouts[label] = layout
                 missing = [c for c in REQUIRED_COLUMNS if c not in columns]
