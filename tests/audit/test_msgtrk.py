@@ -46,10 +46,22 @@ def test_full_flow_in_each_layout_pairs_by_internal_id_and_is_clean(tmp_path, la
 
 def test_quirks_bom_crlf_quotes_multivalue_locale_times(tmp_path):
     status = "'[{LED=250 2.1.5 OK};{LRT=02.04.2023 18:54:01}]';550 5.1.1 unknown, sorry"
-    rows = [line("2016", date_time=t(0), server_hostname="MBX1", source="SMTP", event_id="RECEIVE",
-                 internal_message_id="7", message_id=MID, message_subject='He said "hi", then left',
-                 recipient_address="a@x.com;a@x.com", recipient_status=status, return_path="<>",
-                 client_ip="fe80::1%3")]
+    rows = [
+        line(
+            "2016",
+            date_time=t(0),
+            server_hostname="MBX1",
+            source="SMTP",
+            event_id="RECEIVE",
+            internal_message_id="7",
+            message_id=MID,
+            message_subject='He said "hi", then left',
+            recipient_address="a@x.com;a@x.com",
+            recipient_status=status,
+            return_path="<>",
+            client_ip="fe80::1%3",
+        )
+    ]
     logs.write(tmp_path / "MSGTRK1.LOG", "2016", rows, bom=True, crlf=True)
     parsed = parse_logs([str(tmp_path)])
     assert parsed.quarantine == [] and len(parsed.rows) == 1
@@ -67,11 +79,19 @@ def test_split_helpers():
 
 def test_malformed_lines_are_quarantined_with_file_line_column(tmp_path):
     good = line("2013", date_time=t(0), server_hostname="MBX1", event_id="RECEIVE", internal_message_id="1")
-    bad_time = line("2013", date_time="02.04.2023 18:54:01", server_hostname="MBX1", event_id="RECEIVE",
-                    internal_message_id="2")
+    bad_time = line(
+        "2013", date_time="02.04.2023 18:54:01", server_hostname="MBX1", event_id="RECEIVE", internal_message_id="2"
+    )
     unclosed = good.replace("MBX1", '"MBX1', 1)
-    misaligned = line("2013", date_time=t(1), server_hostname="MBX1", event_id="DELIVER", internal_message_id="3",
-                      recipient_address="a@x;b@x", recipient_status="250 ok;250 ok;250 ok")
+    misaligned = line(
+        "2013",
+        date_time=t(1),
+        server_hostname="MBX1",
+        event_id="DELIVER",
+        internal_message_id="3",
+        recipient_address="a@x;b@x",
+        recipient_status="250 ok;250 ok;250 ok",
+    )
     logs.write(tmp_path / "MSGTRK9.LOG", "2013", [good, bad_time, unclosed, misaligned, "a,b"])
     parsed = parse_logs([str(tmp_path)])
     assert len(parsed.rows) == 1 and parsed.reconciles()
@@ -104,6 +124,7 @@ def test_missing_fields_line_column_is_unusable(tmp_path):
 
 
 # ---- each rule and its twin ------------------------------------------------------------------------------
+
 
 def test_discard_before_next_hop_across_skewed_clocks(tmp_path):
     # the shadow's clock runs 300 ms behind: within a 400 ms bound a 200 ms gap is not a violation ...
@@ -150,8 +171,15 @@ def test_shadow_unconfirmed_when_its_log_covers_the_time(tmp_path):
 
 
 def _resubmit(at: int, server: str, iid: str, source: str) -> str:
-    return line("2016", date_time=t(at), server_hostname=server, source=source, event_id="RESUBMIT",
-                internal_message_id=iid, message_id=MID)
+    return line(
+        "2016",
+        date_time=t(at),
+        server_hostname=server,
+        source=source,
+        event_id="RESUBMIT",
+        internal_message_id=iid,
+        message_id=MID,
+    )
 
 
 def test_promotion_after_discard_and_early_promotion_is_unknown(tmp_path):
@@ -165,8 +193,7 @@ def test_promotion_after_discard_and_early_promotion_is_unknown(tmp_path):
 
 def test_resubmission_across_boundary_and_safetynet_after_exit(tmp_path):
     p, s = logs.flow(send_at=5000, discard_at=9000)
-    events, _, _ = _import(tmp_path / "a", [*p, _resubmit(9900, "mbx1", "101", "SAFETYNET")], s,
-                           boundaries=BOUNDARY)
+    events, _, _ = _import(tmp_path / "a", [*p, _resubmit(9900, "mbx1", "101", "SAFETYNET")], s, boundaries=BOUNDARY)
     assert "msgtrk-safetynet-after-boundary-exit" in _rules(events)
     events, _, _ = _import(tmp_path / "b", p, s, boundaries=BOUNDARY)
     assert not _rules(events)
@@ -177,26 +204,58 @@ def test_resubmission_across_boundary_and_safetynet_after_exit(tmp_path):
 
 
 def _failure_flow(after: list[str]) -> list[str]:
-    return [line("2016", date_time=t(0), server_hostname="mbx1", event_id="RECEIVE", internal_message_id="101",
-                 custom_data="S:Replication=Failed"),
-            line("2016", date_time=t(5), server_hostname="mbx1", event_id="HAREDIRECTFAIL",
-                 internal_message_id="101", source_context="No suitable shadow servers"), *after]
+    return [
+        line(
+            "2016",
+            date_time=t(0),
+            server_hostname="mbx1",
+            event_id="RECEIVE",
+            internal_message_id="101",
+            custom_data="S:Replication=Failed",
+        ),
+        line(
+            "2016",
+            date_time=t(5),
+            server_hostname="mbx1",
+            event_id="HAREDIRECTFAIL",
+            internal_message_id="101",
+            source_context="No suitable shadow servers",
+        ),
+        *after,
+    ]
 
 
 def test_haredirectfail_accept_and_reject(tmp_path):
-    send = line("2016", date_time=t(90), client_hostname="mbx1", server_hostname="edge", event_id="SEND",
-                internal_message_id="101")
-    fail = line("2016", date_time=t(90), server_hostname="mbx1", event_id="FAIL", internal_message_id="101",
-                recipient_status="451 4.4.0 Message failed to be made redundant")
+    send = line(
+        "2016",
+        date_time=t(90),
+        client_hostname="mbx1",
+        server_hostname="edge",
+        event_id="SEND",
+        internal_message_id="101",
+    )
+    fail = line(
+        "2016",
+        date_time=t(90),
+        server_hostname="mbx1",
+        event_id="FAIL",
+        internal_message_id="101",
+        recipient_status="451 4.4.0 Message failed to be made redundant",
+    )
     wrong = fail.replace("451 4.4.0", "450 4.5.1")
-    cases = [(False, [send], set()), (False, [fail], {"msgtrk-shadow-failure-accept"}),
-             (True, [fail], set()), (True, [send], {"msgtrk-shadow-failure-reject"}),
-             (True, [wrong], {"msgtrk-rejection-text"})]
+    cases = [
+        (False, [send], set()),
+        (False, [fail], {"msgtrk-shadow-failure-accept"}),
+        (True, [fail], set()),
+        (True, [send], {"msgtrk-shadow-failure-reject"}),
+        (True, [wrong], {"msgtrk-rejection-text"}),
+    ]
     for i, (reject, after, expected) in enumerate(cases):
         events, _, _ = _import(tmp_path / str(i), _failure_flow(after), [], reject_on_shadow_failure=reject)
         assert _rules(events) == expected, (reject, expected)
-    events, _, _ = _import(tmp_path / "v", _failure_flow([wrong]), [], reject_on_shadow_failure=True,
-                           accept_rejection_variant=True)
+    events, _, _ = _import(
+        tmp_path / "v", _failure_flow([wrong]), [], reject_on_shadow_failure=True, accept_rejection_variant=True
+    )
     assert not _rules(events)
 
 

@@ -17,12 +17,33 @@ from tests.audit import logs
 pytestmark = pytest.mark.unit
 
 COPIES = [
-    {"Name": "DB01\\MBX1", "Status": "Mounted", "CopyQueueLength": 0, "ReplayQueueLength": 0,
-     "ActivationPreference": 1, "ContentIndexState": "Healthy", "LastInspectedLogTime": "02.04.2023 18:54:01"},
-    {"Name": "DB01\\MBX2", "Status": "Healthy", "CopyQueueLength": 4, "ReplayQueueLength": 2,
-     "ActivationPreference": 2, "ContentIndexState": "Healthy", "LastInspectedLogTime": "02.04.2023 18:53:59"},
-    {"Name": "DB01\\MBX3", "Status": "Healthy", "CopyQueueLength": 1, "ReplayQueueLength": 0,
-     "ActivationPreference": 3, "ContentIndexState": "Healthy", "LastInspectedLogTime": "02.04.2023 18:54:00"},
+    {
+        "Name": "DB01\\MBX1",
+        "Status": "Mounted",
+        "CopyQueueLength": 0,
+        "ReplayQueueLength": 0,
+        "ActivationPreference": 1,
+        "ContentIndexState": "Healthy",
+        "LastInspectedLogTime": "02.04.2023 18:54:01",
+    },
+    {
+        "Name": "DB01\\MBX2",
+        "Status": "Healthy",
+        "CopyQueueLength": 4,
+        "ReplayQueueLength": 2,
+        "ActivationPreference": 2,
+        "ContentIndexState": "Healthy",
+        "LastInspectedLogTime": "02.04.2023 18:53:59",
+    },
+    {
+        "Name": "DB01\\MBX3",
+        "Status": "Healthy",
+        "CopyQueueLength": 1,
+        "ReplayQueueLength": 0,
+        "ActivationPreference": 3,
+        "ContentIndexState": "Healthy",
+        "LastInspectedLogTime": "02.04.2023 18:54:00",
+    },
 ]
 
 
@@ -33,8 +54,10 @@ def _write(tmp_path: Path, form: str, copies: list[dict]) -> Path:
     elif form == "csv":
         path = tmp_path / "status.csv"
         keys = list(copies[0])
-        lines = ["#TYPE Microsoft.Exchange.Management.SystemConfigurationTasks.DatabaseCopyStatusEntry",
-                 ",".join(f'"{k}"' for k in keys)]
+        lines = [
+            "#TYPE Microsoft.Exchange.Management.SystemConfigurationTasks.DatabaseCopyStatusEntry",
+            ",".join(f'"{k}"' for k in keys),
+        ]
         lines += [",".join(f'"{c.get(k, "")}"' for k in keys) for c in copies]
         path.write_text("\r\n".join(lines) + "\r\n")
     else:
@@ -89,8 +112,22 @@ def _check_report(tmp_path: Path) -> tuple[Path, Path, int]:
     trace = tmp_path / "t.parquet"
     assert main(["import", "msgtrk", str(tmp_path / "logs"), "--out", str(trace)]) == 0
     html, junit = tmp_path / "report.html", tmp_path / "junit.xml"
-    status = main(["check", str(trace), "--engine", "python", "--skew", "100", "--out", str(tmp_path / "out"),
-                   "--html", str(html), "--junit", str(junit)])
+    status = main(
+        [
+            "check",
+            str(trace),
+            "--engine",
+            "python",
+            "--skew",
+            "100",
+            "--out",
+            str(tmp_path / "out"),
+            "--html",
+            str(html),
+            "--junit",
+            str(junit),
+        ]
+    )
     return html, junit, status
 
 
@@ -113,14 +150,26 @@ def test_check_html_and_junit_from_imported_logs(tmp_path):
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; "
-                    "scripts/install.sh installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; scripts/install.sh installs it)"
+)
 def test_timeline_is_drawn_in_headless_chromium(tmp_path):
     html, _, _ = _check_report(tmp_path)
     profile = tmp_path / "profile"
-    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--user-data-dir={profile}", "--dump-dom", html.resolve().as_uri()]
+    argv = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+        html.resolve().as_uri(),
+    ]
     dom = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
     # the script ran in the browser: the SVG exists only in the rendered DOM, not in the file
     assert '<svg class="timeline"' not in html.read_text() and '<svg class="timeline"' in dom
