@@ -11,6 +11,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
+from conformance import rulesets
 from conformance.monitor import Monitor, MonitorResult, Verdict, Violation
 from traces.schema import Event, is_context_kind
 
@@ -47,7 +48,8 @@ def core_violations(events: Sequence[Event]) -> list[Violation]:
 def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     out: list[Violation] = []
     start = evs[0]
-    if start.kind != "TRACE_START" or start.seq != 0:
+    simulated = rulesets.applies("trace-start", start)  # TR-008: imported logs skip TR-003/TR-006
+    if simulated and (start.kind != "TRACE_START" or start.seq != 0):
         out.append(_v("trace-start", trace_id, start.entity, (start.event_id,),
                       f"the trace begins with {start.kind} at seq {start.seq}, not TRACE_START at seq 0"))
     for prev, cur in itertools.pairwise(evs):
@@ -64,6 +66,8 @@ def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
                           f"node {e.node} records ts {e.ts_ms} after ts {prev.ts_ms}: its clock went back "
                           f"{prev.ts_ms - e.ts_ms} ms"))
         last_by_node[e.node] = e
+        if not simulated:
+            continue
         if e.kind == "NET_SEND":
             sends.setdefault(e.attrs.get("wire"), e)
         elif e.kind == "NET_RECV":

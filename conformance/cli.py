@@ -17,7 +17,7 @@ from pathlib import Path
 from spec.catalogue import KINDS, MECHANISMS, catalogue
 
 # Modules that add subcommands of their own: each exports register(subparsers).
-EXTRA_COMMAND_MODULES = ("spec.claims.cli", "conformance.coverage_cli")
+EXTRA_COMMAND_MODULES = ("spec.claims.cli", "conformance.coverage_cli", "conformance.audit.cli")
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:
@@ -128,7 +128,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         from conformance.pycheck import run_check
     else:
         from spark_trace_check.job import run_check
-    return run_check(args)
+    from conformance.audit.cli import post_check
+
+    return post_check(args, run_check(args))  # summary's rule sets, then --html/--junit from the report
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
     p.add_argument("--skew", type=int, metavar="MS", help="also check cross-server orderings by timestamp, "
                    "allowing each clock to be off by up to MS milliseconds (spec/claims/skew.py)")
+    from conformance.audit.cli import add_check_options
+
+    add_check_options(p)
     p.set_defaults(func=_cmd_check)
 
     for name in EXTRA_COMMAND_MODULES:

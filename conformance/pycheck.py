@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from conformance.audit import extra_monitors
 from conformance.check import core_violations, run_monitor, trace_contexts
 from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
 from conformance.skew_monitor import SkewMonitor
@@ -38,6 +39,7 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None
     unknown: list[dict] = []
     names = []
     runs = [(n, s.monitor()) for n, s in mechanisms().items() if s.monitor is not None]
+    runs += [(n, factory()) for n, factory in extra_monitors(skew_ms)]  # imported logs (conformance.audit)
     if skew_ms is not None:
         runs.append(("skew", SkewMonitor(skew_ms)))
     contexts = trace_contexts(events)

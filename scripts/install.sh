@@ -20,6 +20,20 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 java -version 2>&1 | head -1 >&2
 
+# The HTML report's test renders the page in a real headless browser: install Debian's chromium when missing
+# (also with --no-run, the CI path). Without it that one test is skipped with the reason.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "install: chromium not found; installing Debian's chromium (the HTML report test renders in it)" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  if $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq chromium >/dev/null; then
+    echo "install: $(chromium --version 2>/dev/null || echo chromium installed)" >&2
+  else
+    echo "install: could not install chromium; the browser test will be skipped" >&2
+  fi
+fi
+
 PYTHON="${PYTHON:-python3}"
 echo "install: pip install -e '.[dev]' with $($PYTHON --version)" >&2
 $PYTHON -m pip install --quiet --disable-pip-version-check -e ".[dev]"

@@ -17,6 +17,7 @@ import time
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from conformance.audit import extra_monitors
 from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
 from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import load
@@ -59,7 +60,7 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     _progress(progress, t0, f"validated {n_good + n_bad} rows: {n_good} to check, {n_bad} quarantined")
     by_mech = {r["mechanism"]: r["count"] for r in events.groupBy("mechanism").count().collect()}
     found = core_violations(events)
-    extra = []
+    extra = extra_monitors(skew_ms)  # imported logs (conformance.audit)
     if skew_ms is not None:
         extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
     mon, names = monitor_violations(events, partitions, extra)

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 SCHEMA_VERSION = 1
-MECHANISMS = ("core", "sr", "am", "pf")
+MECHANISMS = ("core", "sr", "am", "pf", "msgtrk")  # msgtrk: imported Exchange message tracking logs
 KIND_PATTERN = r"^[A-Za-z][A-Za-z0-9_.:-]*$"
 # The trace's context: its TRACE_START (seed and configuration) and every configuration event recorded
 # during the run (kinds ending in `_CONFIG`, e.g. the kernel's NET_CONFIG). Every monitor receives the
@@ -48,7 +48,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("event_id", "string", "Corpus-wide unique event identifier."),
     FieldSpec("ts_ms", "integer", "Milliseconds since the Unix epoch, UTC, by the node's clock.", pa.int64()),
     FieldSpec("node", "string", "The server that recorded the event."),
-    FieldSpec("mechanism", "string", "core | sr | am | pf: the mechanism whose rules govern the event."),
+    FieldSpec("mechanism", "string", "core | sr | am | pf | msgtrk: the mechanism whose rules govern the event."),
     FieldSpec("entity", "string", "The entity the event concerns: message, database, folder, node or wire."),
     FieldSpec("kind", "string", "Event kind, e.g. HAREDIRECT, NET_SEND, MOUNT_SUCCESS."),
     FieldSpec("attrs", "object", "Typed attributes: scalars or homogeneous arrays (JSON text in Parquet)."),

@@ -1,0 +1,290 @@
+"""`haconform import msgtrk|copystatus`, `haconform explain`, `haconform report`, and the `check --html/--junit`
+post-step. Exit statuses as everywhere (COMMON): 0 clean, 1 violations or quarantined lines, 2 unusable input
+or usage, 3 internal error. Output files are written atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+
+EXIT_INTERNAL = 3
+
+
+def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        name, sep, servers = item.partition("=")
+        if not sep or not name or not servers:
+            raise ValueError(f"--boundary expects NAME=SERVER,SERVER,..., got {item!r}")
+        out[name] = tuple(s for s in servers.split(",") if s)
+    return out
+
+
+def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
+    from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
+    from conformance.audit.msgtrk import LogFileError, expand_logs, parse_logs
+    from traces.io import TraceFileError, write_events
+
+    try:
+        config = ImportConfig(
+            _parse_boundaries(args.boundary),
+            args.reject_on_shadow_failure,
+            args.accept_rejection_variant,
+            args.shadow_resubmit_ms,
+            args.trace_id,
+        )
+        files = [label for _, label in expand_logs(args.paths)]
+        parsed = parse_logs(args.paths)
+    except (LogFileError, ValueError, OSError) as exc:
+        print(f"haconform import msgtrk: input unusable: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    events, start = build_trace(parsed, config, files)
+    out = Path(args.out)
+    target = out / f"{events[0].trace_id}.parquet" if out.suffix not in (".parquet", ".jsonl", ".ndjson") else out
+    try:
+        _atomic_write(target, lambda tmp: write_events(tmp, events))
+    except TraceFileError as exc:
+        print(f"haconform import msgtrk: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    qpath = target.with_name(target.stem + ".quarantine.jsonl")
+    rows = quarantine_rows(parsed.quarantine)
+    _atomic_write(
+        qpath, lambda tmp: tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+    )
+    print(
+        f"haconform import msgtrk: {len(files)} file(s), {parsed.data_lines} line(s) read: "
+        f"{start['rows_imported']} imported, {start['duplicates_dropped']} exact duplicate(s) dropped, "
+        f"{start['lines_quarantined']} quarantined; {start['unknown_events_total']} row(s) with event IDs "
+        f"outside the documented list kept ({', '.join(start['unknown_event_ids']) or 'none'}); "
+        f"servers: {', '.join(start['servers']) or 'none'}",
+        file=sys.stderr,
+    )
+    for q in parsed.quarantine[:5]:
+        print(f"  quarantined {q}", file=sys.stderr)
+    print(
+        f"wrote {len(events)} events (trace {events[0].trace_id}) to {target}; quarantine in {qpath}", file=sys.stderr
+    )
+    return EXIT_VIOLATIONS if parsed.quarantine else EXIT_CLEAN
+
+
+def _cmd_import_copystatus(args: argparse.Namespace) -> int:
+    from conformance.audit.copystatus import CopyStatusError, read_copy_status, snapshot_json
+
+    try:
+        snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
+    except (CopyStatusError, OSError) as exc:
+        print(f"haconform import copystatus: input unusable: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    text = json.dumps(snapshot_json(snap), indent=2) + "\n"
+    if args.out:
+        _atomic_write(Path(args.out), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        print(f"wrote the BCSS snapshot of {snap.database} to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_CLEAN
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from conformance.audit.copystatus import CopyStatusError, explain_file
+
+    try:
+        lines = explain_file(
+            Path(args.file),
+            dial=args.dial,
+            trigger=args.trigger,
+            preferences=args.preference,
+            source=args.source,
+            as_json=args.json,
+        )
+    except (CopyStatusError, OSError) as exc:
+        print(f"haconform explain: input unusable: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    print("\n".join(lines))
+    return EXIT_CLEAN
+
+
+def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str] | None = None) -> int:
+    """Write the HTML page and/or the JUnit file from a written check report directory."""
+    from conformance.audit.html import load_report, render_html
+    from conformance.audit.junit import render_junit
+
+    report = load_report(out_dir, traces)
+    if html:
+        page = render_html(report)
+        _atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))
+        print(f"wrote {html}", file=sys.stderr)
+    if junit:
+        xml = render_junit(report)
+        _atomic_write(Path(junit), lambda tmp: tmp.write_text(xml, encoding="utf-8"))
+        print(f"wrote {junit}", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def post_check(args: argparse.Namespace, status: int) -> int:
+    """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
+    if status not in (EXIT_CLEAN, EXIT_VIOLATIONS):
+        return status
+    from conformance.rulesets import summary_rule_sets
+
+    out = Path(args.out)
+    summary_path = out / "summary.json"
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        summary["rule_sets"] = summary_rule_sets(summary.get("events_by_mechanism", {}), summary.get("monitors", []))
+        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        _atomic_write(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        if getattr(args, "html", None) or getattr(args, "junit", None):
+            render(out, args.html, args.junit, args.paths if args.html else None)
+    except Exception as exc:  # an internal error is never a verdict
+        print(f"haconform check: internal error while writing the report: {exc!r}", file=sys.stderr)
+        return EXIT_INTERNAL
+    return status
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    out = Path(args.out_dir)
+    if not (out / "summary.json").is_file():
+        print(f"haconform report: {out} holds no summary.json (run haconform check --out {out} first)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    html = args.html or str(out / "report.html")
+    try:
+        return render(out, html, args.junit, args.traces or None)
+    except (ValueError, KeyError) as exc:
+        print(f"haconform report: input unusable: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+
+def add_check_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (haconform report)")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML file: one test case per rule")
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "import",
+        help="import real Exchange logs",
+        description="Import real logs: message "
+        "tracking logs into a trace, or a Get-MailboxDatabaseCopyStatus export into a BCSS snapshot.",
+    )
+    isub = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    m = isub.add_parser(
+        "msgtrk",
+        help="MSGTRK*.LOG message tracking logs -> a trace",
+        description="Read message "
+        "tracking logs (2010, 2013, 2016/2019 layouts, by each file's #Fields line) into one trace "
+        "(mechanism msgtrk). Malformed lines are quarantined with file, line and column (exit 1).",
+    )
+    m.add_argument("paths", nargs="+", help="log files or directories (searched for MSGTRK*.LOG)")
+    m.add_argument("--out", required=True, help="a .parquet/.jsonl file, or a directory (dataset) to write into")
+    m.add_argument(
+        "--boundary",
+        action="append",
+        default=[],
+        metavar="NAME=SRV,SRV",
+        help="a transport high availability boundary (DAG or site) and its servers; repeatable",
+    )
+    m.add_argument(
+        "--reject-on-shadow-failure",
+        type=_bool,
+        default=None,
+        metavar="BOOL",
+        help="the organisation's RejectMessageOnShadowFailure (default: the catalogue's, SR-P02)",
+    )
+    m.add_argument(
+        "--accept-rejection-variant",
+        type=_bool,
+        default=None,
+        metavar="BOOL",
+        help="accept '450 4.5.1' as the rejection text (SR-P20)",
+    )
+    m.add_argument(
+        "--shadow-resubmit-ms",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="ShadowResubmitTimeSpan in ms (default: the catalogue's, SR-P14)",
+    )
+    m.add_argument("--trace-id", help="trace ID (default: msgtrk-<hash of the rows>)")
+    m.set_defaults(func=_cmd_import_msgtrk)
+    c = isub.add_parser(
+        "copystatus",
+        help="Get-MailboxDatabaseCopyStatus export -> a BCSS snapshot (JSON)",
+        description="Read Format-List text, Export-Csv CSV or ConvertTo-Json output.",
+    )
+    _copy_options(c)
+    c.add_argument("--out", help="write the snapshot JSON here (default: stdout)")
+    c.set_defaults(func=_cmd_import_copystatus)
+
+    e = sub.add_parser(
+        "explain",
+        help="which copy BCSS tries first, and why",
+        description="Which database copy "
+        "best copy and server selection would try first, in what order, and why (tier, criteria "
+        "set, exclusions with requirement IDs), from a Get-MailboxDatabaseCopyStatus export.",
+    )
+    _copy_options(e)
+    e.add_argument(
+        "--dial",
+        choices=("Lossless", "GoodAvailability", "BestAvailability"),
+        help="AutoDatabaseMountDial of every server (default: the catalogue's, AM-P01)",
+    )
+    e.add_argument(
+        "--trigger",
+        default="failure",
+        metavar="KIND",
+        help="failure (default), switchover, lossless-switchover, or responder:COMPONENT",
+    )
+    e.add_argument("--json", action="store_true", help="print the selection as JSON")
+    e.set_defaults(func=_cmd_explain)
+
+    r = sub.add_parser(
+        "report",
+        help="a self-contained HTML page from a check report directory",
+        description="Render summary.json, violations.jsonl, quarantine.jsonl and unknown.jsonl of a "
+        "`haconform check --out DIR` as one HTML page (no network needed) and optionally JUnit XML.",
+    )
+    r.add_argument("out_dir", help="the check report directory")
+    r.add_argument("--html", metavar="FILE", help="the page (default OUT_DIR/report.html)")
+    r.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
+    r.add_argument("--traces", nargs="*", metavar="PATH", help="the checked traces: draw each violated entity whole")
+    r.set_defaults(func=_cmd_report)
+
+
+def _copy_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="the export: .txt (Format-List), .csv (Export-Csv) or .json (ConvertTo-Json)")
+    p.add_argument(
+        "--preference",
+        action="append",
+        default=[],
+        metavar="SERVER=N",
+        help="ActivationPreference of a copy when the export lacks it (it comes from Get-MailboxDatabase)",
+    )
+    p.add_argument("--source", help="the server whose copy failed (default: the copy whose Status is Mounted)")

@@ -1,0 +1,229 @@
+"""`Get-MailboxDatabaseCopyStatus` exports -> a BCSS snapshot, and "why this copy?" (`haconform explain`).
+
+Seed 002, "Best copy selection process" (AM-033..AM-050); FIELD-NOTES, "The real formats a user has". Three
+forms are read: `Format-List` text (`Name : DB01\\MBX1` blocks separated by blank lines), CSV from
+`Export-Csv` (an optional `#TYPE` line first), and `ConvertTo-Json` (one object or a list). Values that
+PowerShell prints as numbers or strings are both accepted. A field BCSS needs and the export lacks gives an
+error naming the field and the copy; a default is used only where the catalogue records one
+(AutoDatabaseMountDial, AM-P01). ActivationPreference has no catalogue default: older versions do not print it
+(it comes from `Get-MailboxDatabase`), so it must then be given with `--preference SERVER=N`.
+
+The export says nothing about managed-availability health: every server gets the same (empty) health, so the
+health tiers (AM-027..AM-031) cannot tell servers apart, and the explanation says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from model.am.bcss import Options, Selection, select
+from model.am.codec import selection_to_json, snapshot_to_json
+from model.am.state import CopyState, Snapshot, Trigger
+from spec.catalogue import param_default, require
+
+require("AM-033", "AM-034", "AM-035", "AM-036", "AM-038", "AM-039", "AM-050", "AM-P01")
+
+NEEDED = ("Name", "Status", "CopyQueueLength", "ReplayQueueLength", "ContentIndexState")
+
+
+class CopyStatusError(ValueError):
+    """The export cannot be used; the message names the file, the copy and the field."""
+
+
+def _records_list(text: str) -> list[dict[str, str]]:
+    records: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    last = ""
+    for raw in text.splitlines():
+        if not raw.strip():
+            if current:
+                records.append(current)
+                current, last = {}, ""
+            continue
+        key, sep, value = raw.partition(":")
+        if sep and key.strip() and not raw[0].isspace() and " " not in key.strip():
+            last = key.strip()
+            current[last] = value.strip()
+        elif last:  # a wrapped continuation line
+            current[last] += " " + raw.strip()
+    if current:
+        records.append(current)
+    return records
+
+
+def parse_export(path: Path) -> list[dict[str, Any]]:
+    """The copies of an export as dicts of field -> value, whichever of the three forms it is in."""
+    text = path.read_text(encoding="utf-8-sig")
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            doc = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise CopyStatusError(f"{path}: line {exc.lineno}, column {exc.colno}: not JSON: {exc.msg}") from None
+        return [dict(d) for d in (doc if isinstance(doc, list) else [doc])]
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#TYPE")]
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first.startswith('"') or ("," in first and ":" not in first.split(",")[0]):
+        return list(csv.DictReader(io.StringIO("\n".join(lines))))
+    return _records_list(text)
+
+
+def _int(rec: dict[str, Any], field: str, where: str) -> int:
+    value = rec.get(field)
+    if value is None or value == "":
+        raise CopyStatusError(f"{where}: field {field} is missing")
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise CopyStatusError(f"{where}: field {field} is {value!r}, not a whole number") from None
+
+
+def _bool(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")
+
+
+def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | None = None) -> Snapshot:
+    """One database's copies as a BCSS snapshot (`model.am.state.Snapshot`)."""
+    given = {}
+    for item in preferences:
+        server, sep, n = item.partition("=")
+        if not sep or not n.strip().isdigit():
+            raise CopyStatusError(f"--preference expects SERVER=N, got {item!r}")
+        given[server.strip().lower()] = int(n)
+    records = parse_export(path)
+    if not records:
+        raise CopyStatusError(f"{path}: no database copies found")
+    rows = []
+    for i, rec in enumerate(records, start=1):
+        label = f"{path}: copy {i}"
+        for field in NEEDED:
+            if rec.get(field) in (None, ""):
+                hint = " (print it with Format-List *, or Select-Object it before Export-Csv)"
+                raise CopyStatusError(f"{label}: field {field} is missing{hint}")
+        name = str(rec["Name"])
+        if "\\" not in name:
+            raise CopyStatusError(f"{label}: field Name is {name!r}, not DATABASE\\SERVER")
+        db, server = name.split("\\", 1)
+        label = f"{path}: copy {name}"
+        pref = rec.get("ActivationPreference")
+        if pref in (None, ""):
+            if server.lower() not in given:
+                raise CopyStatusError(
+                    f"{label}: field ActivationPreference is missing and the catalogue records no default for it; "
+                    f"it comes from Get-MailboxDatabase (ActivationPreference): give it with --preference "
+                    f"{server}=N"
+                )
+            pref = given[server.lower()]
+        status = str(rec["Status"]).strip()
+        rows.append(
+            (
+                db,
+                server,
+                status,
+                _int(rec, "CopyQueueLength", label),
+                _int(rec, "ReplayQueueLength", label),
+                str(rec["ContentIndexState"]).strip(),
+                int(str(pref)),
+                _bool(rec.get("ActivationSuspended")),
+                str(rec.get("AutoActivationPolicy", "")).strip() == "Blocked",
+            )
+        )
+    dbs = sorted({r[0] for r in rows})
+    if len(dbs) != 1:
+        raise CopyStatusError(f"{path}: copies of {len(dbs)} databases ({', '.join(dbs)}): export one database")
+    mounted = [r[1] for r in rows if r[2] == "Mounted"]
+    src = source or (mounted[0] if mounted else None)
+    if src is None:
+        raise CopyStatusError(f"{path}: no copy has Status Mounted: name the failed source copy with --source")
+    if src.lower() not in {r[1].lower() for r in rows}:
+        raise CopyStatusError(f"{path}: --source {src} is not a server holding a copy of {dbs[0]}")
+    src = next(r[1] for r in rows if r[1].lower() == src.lower())
+    lgen = max(r[3] for r in rows)  # copy queues are given directly: lli = lgen - CopyQueueLength (AM-I02)
+    copies = tuple(
+        CopyState(
+            server=r[1],
+            status=r[2],
+            lli=lgen - r[3],
+            replay_queue=r[4],
+            content_index=r[5],
+            preference=r[6],
+            suspended=r[7],
+            blocked=r[8],
+        )
+        for r in rows
+    )
+    return Snapshot(dbs[0], src, lgen, copies)
+
+
+def parse_trigger(text: str) -> Trigger:
+    if text == "lossless-switchover":
+        return Trigger("switchover", None, True)
+    if text.startswith("responder:"):
+        return Trigger("responder", text.split(":", 1)[1])
+    if text in ("failure", "switchover"):
+        return Trigger(text)
+    raise CopyStatusError(
+        f"--trigger {text!r}: expected failure, switchover, lossless-switchover or responder:COMPONENT"
+    )
+
+
+def snapshot_json(snap: Snapshot) -> dict[str, Any]:
+    return snapshot_to_json(snap)
+
+
+def explain_snapshot(snap: Snapshot, dial: str | None, trigger: Trigger, opts: Options | None = None) -> Selection:
+    if dial is not None:
+        snap = Snapshot(
+            snap.database,
+            snap.source,
+            snap.last_log_generated,
+            snap.copies,
+            {c.server: dial for c in snap.copies},
+            snap.health,
+        )
+    return select(snap, trigger, opts)
+
+
+def explain_file(
+    path: Path,
+    *,
+    dial: str | None = None,
+    trigger: str = "failure",
+    preferences: Sequence[str] = (),
+    source: str | None = None,
+    as_json: bool = False,
+) -> list[str]:
+    snap = read_copy_status(path, preferences, source)
+    trig = parse_trigger(trigger)
+    sel = explain_snapshot(snap, dial, trig)
+    used_dial = dial or f"{param_default('AutoDatabaseMountDial')} (catalogue default, AM-P01)"
+    if as_json:
+        doc = selection_to_json(sel) | {
+            "database": snap.database,
+            "source": snap.source,
+            "dial": used_dial,
+            "trigger": trigger,
+        }
+        return [json.dumps(doc, indent=2)]
+    sort_req = "AM-036" if sel.sort == "ActivationPreference" else "AM-035"
+    lines = [
+        f"{snap.database}: the active copy on {snap.source} is lost ({trigger}); dial {used_dial}",
+        f"candidates sorted by {sel.sort} ({sort_req}), then taken tier by tier and criteria set by criteria "
+        "set (AM-039)",
+    ]
+    if sel.order:
+        lines.append(f"BCSS tries {sel.order[0].server} first:")
+    lines += [f"  {i}. {c.why()}" for i, c in enumerate(sel.order, start=1)] or [
+        "  no copy meets any criteria set: BCSS activates nothing (AM-050)"
+    ]
+    lines += [f"  left out: {server}: {why}" for server, why in sel.excluded]
+    lines.append(
+        "note: managed-availability health is not in Get-MailboxDatabaseCopyStatus; every server is "
+        "given the same health, so the tiers (AM-027..AM-031) do not tell them apart"
+    )
+    return lines

@@ -1,0 +1,337 @@
+"""Message tracking log rows -> one imported trace (mechanism `msgtrk`), paired across servers.
+
+FIELD-NOTES, "What real message tracking logs show about shadow redundancy"; seed 000, "How shadow messages
+are created" (interpretation SR-I22). The trace begins with an `IMPORT_START` event (the imported-log marker
+of TR-008) that records what was read and the configuration the monitor judges by. Every other event is one
+log row, in time order (ties by server, file, line), with its provenance (`src_file`, `src_line`, TR-007).
+
+Entities are built from the logs' own identifiers, never from timing: a row belongs to `<server>/<internal-id>`
+of the server that wrote it; a TRANSFER's `reference` joins a bifurcated child to its parent; the primary's
+HAREDIRECT names the shadow server and the shadow's InternalId in its source-context, and the shadow's rows
+with that internal-message-id (HARECEIVE, HADISCARD, RESUBMIT) join the primary's entity. Server names are
+normalised to their short form (lower case) unless two domains share a short name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
+from spec.catalogue import param_default, require
+from traces.schema import KIND_PATTERN, Event
+
+require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
+
+MECHANISM = "msgtrk"
+IMPORT_KIND = "IMPORT_START"
+IMPORT_NODE = "import"
+# Event IDs of the documented list (FIELD-NOTES); anything else is kept, marked unknown and counted.
+KNOWN_EVENTS = frozenset(
+    {
+        "HAREDIRECT",
+        "HARECEIVE",
+        "HADISCARD",
+        "HAREDIRECTFAIL",
+        "RESUBMIT",
+        "RESUBMITDEFER",
+        "RESUBMITFAIL",
+        "DUPLICATEDELIVER",
+        "DUPLICATEEXPAND",
+        "DUPLICATEREDIRECT",
+        "RECEIVE",
+        "SEND",
+        "DELIVER",
+        "AGENTINFO",
+        "DEFER",
+        "DSN",
+        "EXPAND",
+        "FAIL",
+        "NOTIFYMAPI",
+        "NOTIFYSHADOW",
+        "SUBMIT",
+        "TRANSFER",
+        "BADMAIL",
+        "DROP",
+        "POISONMESSAGE",
+        "PROCESS",
+        "REDIRECT",
+        "RESOLVE",
+        "ROUTING",
+        "SUBMITDEFER",
+        "SUBMITFAIL",
+        "SUBMITDROP",
+        "HATRANSFER",
+        "INITMESSAGECREATED",
+        "MODERATORAPPROVE",
+        "MODERATORREJECT",
+        "MODERATOREXPIRE",
+    }
+)
+_KIND_RE = re.compile(KIND_PATTERN)
+_INTERNAL_ID = re.compile(r"InternalId\s*=\s*(\d+)", re.I)
+_HOSTNAME = re.compile(r"Hostname\s*=\s*([A-Za-z0-9][A-Za-z0-9.\-]*)", re.I)
+_LEADING_HOST = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9.\-]*)\s*=\s*\d{3}\b")
+CAP = 1000  # at most this many entries per list in IMPORT_START (the counts are always complete)
+
+
+@dataclass(frozen=True)
+class ImportConfig:
+    """The configuration the monitor judges imported logs by (recorded in IMPORT_START)."""
+
+    boundaries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # name -> servers (any spelling)
+    reject_on_shadow_failure: bool | None = None  # None: the catalogue default (SR-P02)
+    accept_rejection_variant: bool | None = None  # None: the catalogue default (SR-P20)
+    shadow_resubmit_ms: int | None = None  # None: the catalogue default (SR-P14)
+    trace_id: str | None = None
+
+
+class Names:
+    """Short vs fully qualified server names: `mbx1` and `MBX1.contoso.com` are one server."""
+
+    def __init__(self, seen: set[str]) -> None:
+        shorts: dict[str, set[str]] = {}
+        for name in seen:
+            n = name.strip().lower().rstrip(".")
+            if n:
+                shorts.setdefault(n.split(".")[0], set()).add(n)
+        self._clash = {s for s, full in shorts.items() if len({f for f in full if "." in f}) > 1}
+        self.aliases: dict[str, str] = {}
+        for s, full in shorts.items():
+            for f in full:
+                self.aliases[f] = f if s in self._clash and "." in f else s
+
+    def norm(self, name: str) -> str:
+        n = name.strip().lower().rstrip(".")
+        if not n:
+            return ""
+        return self.aliases.get(n, n if n.split(".")[0] in self._clash else n.split(".")[0])
+
+
+def parse_redirect(context: str) -> tuple[str | None, str | None, str]:
+    """(shadow host, shadow InternalId, problem) from a HAREDIRECT source-context, leniently (FIELD-NOTES)."""
+    iid = _INTERNAL_ID.search(context)
+    host = _HOSTNAME.search(context)
+    lead = _LEADING_HOST.match(context)
+    problems = []
+    if iid is None:
+        problems.append("no InternalId in source-context")
+    shadow = host.group(1) if host else lead.group(1) if lead else None
+    if shadow is None:
+        problems.append("no shadow host name in source-context")
+    elif host and lead and host.group(1).lower() != lead.group(1).lower():
+        problems.append(f"source-context names two shadow hosts ({lead.group(1)}, {host.group(1)})")
+    return shadow, iid.group(1) if iid else None, "; ".join(problems)
+
+
+def _custom(row: LogRow) -> tuple[list[str], str | None]:
+    items = split_multi(row.get("custom-data"))
+    repl = next((i.split("=", 1)[1] for i in items if i.lower().startswith("s:replication=")), None)
+    return items, repl
+
+
+def _server_names(rows: list[LogRow]) -> set[str]:
+    seen: set[str] = set()
+    for r in rows:
+        seen.update((r.get("server-hostname"), r.get("client-hostname")))
+        if r.get("event-id").upper() == "HAREDIRECT":
+            shadow, _, _ = parse_redirect(r.get("source-context"))
+            if shadow:
+                seen.add(shadow)
+    return seen
+
+
+def _file_servers(rows: list[LogRow]) -> dict[str, str]:
+    """The server that wrote each file: the most common server-hostname in it (for rows that leave it empty)."""
+    counts: dict[str, Counter[str]] = {}
+    for r in rows:
+        if r.get("server-hostname") and r.get("event-id").strip().upper() not in NEXT_HOP_SEND:
+            counts.setdefault(r.file, Counter())[r.get("server-hostname")] += 1
+    return {f: c.most_common(1)[0][0] for f, c in counts.items()}
+
+
+NEXT_HOP_SEND = frozenset({"SEND", "SENDEXTERNAL"})
+
+
+def _logging_server(r: LogRow, names: Names, by_file: dict[str, str]) -> str:
+    """The server that wrote a row. For SEND rows `server-hostname` is the remote next hop and
+    `client-hostname` the local server; a HAREDIRECT naming its own shadow as server is read the same way."""
+    event = r.get("event-id").strip().upper()
+    server, client = r.get("server-hostname"), r.get("client-hostname")
+    if event in NEXT_HOP_SEND and client:
+        server = client
+    elif event == "HAREDIRECT" and client:
+        shadow, _, _ = parse_redirect(r.get("source-context"))
+        if shadow and names.norm(shadow) == names.norm(server):
+            server = client
+    return names.norm(server or by_file.get(r.file, "")) or f"unknown-server:{r.file}"
+
+
+def _dedupe(rows: list[LogRow]) -> tuple[list[LogRow], list[str]]:
+    """Drop exact duplicate rows (log shippers repeat rows), keeping the first; say which lines were dropped."""
+    first: dict[tuple, LogRow] = {}
+    kept, dropped = [], []
+    for r in sorted(rows, key=lambda r: (r.file, r.line)):
+        key = tuple(sorted(r.cells.items()))
+        if key in first:
+            dropped.append(f"{r.file}:{r.line} repeats {first[key].file}:{first[key].line}")
+        else:
+            first[key] = r
+            kept.append(r)
+    return kept, dropped
+
+
+def _attrs(r: LogRow, node: str, names: Names) -> dict[str, Any]:
+    event = r.get("event-id").strip().upper()
+    a: dict[str, Any] = {
+        "src_file": r.file,
+        "src_line": r.line,
+        "layout": r.layout,
+        "event": event,
+        "known": event in KNOWN_EVENTS,
+    }
+    for col, key in (
+        ("source", "source"),
+        ("internal-message-id", "internal_id"),
+        ("message-id", "message_id"),
+        ("network-message-id", "network_message_id"),
+        ("source-context", "source_context"),
+        ("connector-id", "connector"),
+        ("sender-address", "sender"),
+        ("date-time", "logged_time"),
+    ):
+        if r.get(col):
+            a[key] = r.get(col)
+    if r.get("client-hostname"):
+        a["client"] = names.norm(r.get("client-hostname"))
+    for col, key in (
+        ("recipient-address", "recipients"),
+        ("recipient-status", "recipient_status"),
+        ("reference", "reference"),
+    ):
+        items = split_multi(r.get(col))
+        if items:
+            a[key] = items
+    custom, repl = _custom(r)
+    if custom:
+        a["custom"] = custom
+    if repl is not None:
+        a["replication"] = repl if repl.lower() in ("failed", "disabled") else names.norm(repl)
+    if event == "HAREDIRECT":
+        shadow, iid, problem = parse_redirect(r.get("source-context"))
+        if shadow:
+            a["shadow"] = names.norm(shadow)
+        if iid:
+            a["shadow_internal_id"] = iid
+        if problem:
+            a["pair_problem"] = problem
+    return a
+
+
+def _entities(rows: list[tuple[LogRow, str, dict[str, Any]]]) -> list[str]:
+    """The entity of every row, from internal-message-ids, TRANSFER references and HAREDIRECT pairing."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def root(k: tuple[str, str]) -> tuple[str, str]:
+        seen = set()
+        while k in parent and k not in seen:
+            seen.add(k)
+            k = parent[k]
+        return k
+
+    for _, node, a in rows:
+        iid = a.get("internal_id")
+        if iid is None:
+            continue
+        if a["event"] == "TRANSFER" and a.get("reference"):
+            parent.setdefault((node, iid), (node, a["reference"][0]))
+        if a["event"] == "HAREDIRECT" and a.get("shadow") and a.get("shadow_internal_id"):
+            parent.setdefault((a["shadow"], a["shadow_internal_id"]), (node, iid))
+    out = []
+    for r, node, a in rows:
+        iid = a.get("internal_id")
+        if iid is None:
+            out.append(f"row:{r.file}:{r.line}")
+            continue
+        top = root((node, iid))
+        a["primary"] = top[0]
+        a["role"] = "primary" if top[0] == node else "shadow"
+        out.append(f"{top[0]}/{top[1]}")
+    return out
+
+
+def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> tuple[list[Event], dict[str, Any]]:
+    """The imported trace and its IMPORT_START attributes (also returned, for the command's own report)."""
+    rows, dropped = _dedupe(parsed.rows)
+    names = Names(_server_names(rows) | {s for b in config.boundaries.values() for s in b})
+    by_file = _file_servers(rows)
+    placed = []
+    for r in rows:
+        node = _logging_server(r, names, by_file)
+        a = _attrs(r, node, names)
+        if a["event"] in NEXT_HOP_SEND and r.get("server-hostname"):
+            a["next_hop"] = names.norm(r.get("server-hostname"))
+        placed.append((r, node, a))
+    placed.sort(key=lambda p: (p[0].ts_ms, p[1], p[0].file, p[0].line))
+    entities = _entities(placed)
+    digest = hashlib.sha256()
+    for r, node, _ in placed:
+        digest.update(f"{r.file}\0{r.line}\0{node}\0{r.ts_ms}\n".encode())
+    trace = config.trace_id or f"msgtrk-{digest.hexdigest()[:12]}"
+    counts = Counter(a["event"] for _, _, a in placed)
+    unknown = sorted((e, n) for e, n in counts.items() if e not in KNOWN_EVENTS)
+    coverage: dict[str, list[int]] = {}
+    for r, node, _ in placed:
+        lo_hi = coverage.setdefault(node, [r.ts_ms, r.ts_ms])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], r.ts_ms), max(lo_hi[1], r.ts_ms)
+    reject = config.reject_on_shadow_failure
+    variant = config.accept_rejection_variant
+    span = config.shadow_resubmit_ms
+    start_attrs: dict[str, Any] = {
+        "origin": "Exchange message tracking log",
+        "files": files[:CAP],
+        "layouts": [f"{f}: {lay}" for f, lay in sorted(parsed.layouts.items())][:CAP],
+        "lines_read": parsed.data_lines,
+        "rows_imported": len(placed),
+        "duplicates_dropped": len(dropped),
+        "duplicate_lines": dropped[:CAP],
+        "lines_quarantined": len(parsed.quarantine),
+        "quarantine": [str(q) for q in parsed.quarantine[:CAP]],
+        "event_counts": [f"{e}={n}" for e, n in sorted(counts.items())],
+        "unknown_event_ids": [f"{e}={n}" for e, n in unknown],
+        "unknown_events_total": sum(n for _, n in unknown),
+        "servers": sorted(coverage),
+        "server_aliases": sorted(f"{k}={v}" for k, v in names.aliases.items() if k != v),
+        "coverage": [f"{n}={lo}..{hi}" for n, (lo, hi) in sorted(coverage.items())],
+        "boundaries": [
+            f"{b}=" + ",".join(sorted({names.norm(s) for s in servers}))
+            for b, servers in sorted(config.boundaries.items())
+        ],
+        "reject_on_shadow_failure": param_default("RejectMessageOnShadowFailure") if reject is None else reject,
+        "reject_on_shadow_failure_from": "catalogue default (SR-P02)" if reject is None else "import option",
+        "accept_rejection_variant": param_default("AcceptRejectionVariant") if variant is None else variant,
+        "shadow_resubmit_ms": _span_default() if span is None else span,
+    }
+    first_ts = placed[0][0].ts_ms if placed else 0
+    events = [Event(trace, 0, f"{trace}:0", first_ts, IMPORT_NODE, MECHANISM, trace, IMPORT_KIND, start_attrs)]
+    for seq, ((r, node, a), entity) in enumerate(zip(placed, entities, strict=True), start=1):
+        kind = a["event"] if _KIND_RE.match(a["event"]) else "UNREADABLE_EVENT_ID"
+        events.append(Event(trace, seq, f"{trace}:{r.file}:{r.line}", r.ts_ms, node, MECHANISM, entity, kind, a))
+    return events, start_attrs
+
+
+def _span_default() -> int:
+    from spec.catalogue import catalogue
+
+    for req in catalogue().requirements.values():
+        if req.parameter is not None and req.parameter.name == "ShadowResubmitTimeSpan":
+            return req.parameter.default_ms
+    raise KeyError("ShadowResubmitTimeSpan is not in the catalogue")
+
+
+def quarantine_rows(items: list[Quarantined]) -> list[dict[str, object]]:
+    return [q.to_json() for q in sorted(items, key=lambda q: (q.file, q.line))]

@@ -1,0 +1,62 @@
+"""Which rule sets apply to a trace, decided from its first event (requirement TR-008).
+
+A trace whose first event (in recording order) is the `IMPORT_START` of mechanism `msgtrk` is an imported
+log (`haconform import msgtrk`): the rules that only make sense for simulated traces (TR-003 NET_SEND/NET_RECV
+pairing, TR-006 TRACE_START) do not apply to it; every other trace is held to every core rule. The audit
+monitor (`conformance.audit.monitor`) flags a trace holding imported rows that does not begin with the marker,
+so the decision cannot be dodged. Both engines call this module: `conformance.check._trace_rules` and
+`spark_trace_check.rules.core_violations`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spec.catalogue import require
+from traces.schema import Event
+
+require("TR-003", "TR-006", "TR-008")
+
+IMPORTED_MECHANISM = "msgtrk"
+IMPORTED_KIND = "IMPORT_START"
+SIMULATED_ONLY = frozenset({"recv-after-send", "trace-start"})
+RULE_SETS = {
+    "core": "TR-001 seq-strictly-increasing, TR-002 event-id-unique, TR-004 node-clock-monotonic, "
+    "TR-005 schema-conformance: every trace",
+    "simulated": "TR-003 recv-after-send, TR-006 trace-start: traces that do not begin with IMPORT_START",
+    "msgtrk": "the imported-log monitor (TR-008, SR-I22..SR-I24): traces that begin with IMPORT_START",
+}
+
+
+def is_imported(first: Event) -> bool:
+    """Whether a trace whose first recorded event is `first` is an imported log."""
+    return first.mechanism == IMPORTED_MECHANISM and first.kind == IMPORTED_KIND
+
+
+def applies(rule: str, first: Event) -> bool:
+    """Whether core rule `rule` applies to the trace that begins with `first`."""
+    return not (rule in SIMULATED_ONLY and is_imported(first))
+
+
+def spark_simulated(ev: Any) -> Any:
+    """The rows of the traces that are not imported logs (Spark DataFrame with `file_rank` and `line`)."""
+    from pyspark.sql import functions as F
+
+    first = ev.groupBy("trace_id").agg(
+        F.min_by(F.struct("mechanism", "kind"), F.struct("file_rank", "line")).alias("f")
+    )
+    imported = first.where((F.col("f.mechanism") == IMPORTED_MECHANISM) & (F.col("f.kind") == IMPORTED_KIND))
+    return ev.join(F.broadcast(imported.select("trace_id")), "trace_id", "left_anti")
+
+
+def summary_rule_sets(events_by_mechanism: dict[str, int], monitors: list[str]) -> dict[str, Any]:
+    """What the check summary says about the rule sets that applied (written by `haconform check`)."""
+    imported = events_by_mechanism.get(IMPORTED_MECHANISM, 0) > 0
+    simulated = any(n for m, n in events_by_mechanism.items() if m != IMPORTED_MECHANISM)
+    applied = ["core"] + (["simulated"] if simulated else []) + (["msgtrk"] if imported else [])
+    return {
+        "applied": applied,
+        "descriptions": {k: RULE_SETS[k] for k in applied},
+        "not_applied": sorted(set(RULE_SETS) - set(applied)),
+        "cross_server_orders_judged": "skew" in monitors,
+    }
