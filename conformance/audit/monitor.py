@@ -118,7 +118,7 @@ class AuditMonitor:
     mechanism: str = MECHANISM
     scope: Literal["entity", "trace"] = "trace"
 
-    def check(self, events: Sequence[Event]) -> MonitorResult:
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         ours = [e for e in events if e.mechanism == MECHANISM]
         if not ours:
             return MonitorResult.of(())
