@@ -41,6 +41,7 @@ class Folder:
         self.receives: set[str] = set()
         self.orphans: set[str] = set()
         self.snapshots: set[str] = set()
+        self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
 
     def feed(self, events: Iterable[Event]) -> list[Violation]:
         found: list[Violation] = []
@@ -52,8 +53,11 @@ class Folder:
             try:
                 breaches = step(self.world, e)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped")
+                self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped, and "
+                                      f"{e.entity} is not judged from there on")  # fmt: skip
+                self.broken.add(e.entity)
                 continue
+            breaches = [b for b in breaches if (b.entity or e.entity) not in self.broken]
             if self.accept_variant is not None and e.kind in ("TRACE_START", ev.SR_CONFIG):
                 self.world.cfg = self.world.cfg.replace(accept_variant=self.accept_variant)
             found.extend(to_violation(e, b) for b in breaches)
