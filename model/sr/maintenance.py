@@ -13,7 +13,7 @@ from model.sr import events as ev
 from model.sr.decisions import release_ready
 from model.sr.rules import Breach, breach
 from model.sr.state import CROSSES_BOUNDARY, MAILBOX_KINDS, fork_kind
-from model.sr.world import LOST, QUEUED, SHADOW, Inst, World
+from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
 
 NEVER = -(2**62)
@@ -30,6 +30,7 @@ def _owe(w: World, iv: Inst, forks: set[str], now: int) -> None:
 def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
     fork, out, m = e.attrs["fork"], [], w.msgs[iv.msg]
     copy = iv.copies[e.node]
+    out += _overdue(w, iv, e)
     if copy.state == QUEUED:
         via = "promoted" if copy.promoted else "primary"
         if fork not in copy.left:
@@ -62,10 +63,37 @@ def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
     return out
 
 
+def late(w: World, node: str, due: int, now: int) -> bool:
+    """After its due time, unless done at the moment the server came back from an outage that spanned it."""
+    boot = w.boot.get(node)
+    return now > due and not (boot is not None and boot >= due and now == boot)
+
+
+def _overdue(w: World, iv: Inst, e: Event) -> list[Breach]:
+    """Upper bounds seen while the run goes on: a copy used after it should have expired (SR-065..SR-067)."""
+    copy, cfg = iv.copies[e.node], w.cfg
+    if copy.state == QUEUED:
+        age = e.ts_ms - (iv.shadow_ms if copy.promoted else copy.since_ms)
+        if age > cfg.expiration_ms:
+            return [breach("queue-expiry", (e,), f"{e.node} used its queued copy {age} ms after the queue took "
+                           f"it, after MessageExpirationTimeout ({cfg.expiration_ms} ms) had expired it")]  # fmt: skip
+    elif copy.state == SAFETYNET and e.ts_ms - copy.since_ms > cfg.safety_net_hold_ms:
+        return [breach("safetynet-hold", (e,), f"{e.node} used its Safety Net copy {e.ts_ms - copy.since_ms} ms "
+                       f"after it entered, after SafetyNetHoldTime ({cfg.safety_net_hold_ms} ms)")]  # fmt: skip
+    elif copy.state == SHADOW and e.ts_ms - iv.shadow_ms > cfg.safety_net_hold_ms + cfg.expiration_ms:
+        return [breach("shadow-expiry", (e,), f"{e.node} used an unacknowledged shadow {e.ts_ms - iv.shadow_ms} ms "
+                       "after it was made, after SafetyNetHoldTime + MessageExpirationTimeout")]  # fmt: skip
+    return []
+
+
 def _fail(w: World, iv: Inst, e: Event) -> list[Breach]:
     """Queued forks expired (SR-067): no earlier than MessageExpirationTimeout after RECEIVE."""
     copy, out = iv.copies[e.node], []
     left, exp = set(copy.left), w.cfg.expiration_ms
+    due = max(copy.since_ms, (iv.shadow_ms if copy.promoted else copy.since_ms) + exp)  # promoted: SR-I21
+    if late(w, e.node, due, e.ts_ms):
+        out.append(breach("queue-expiry", (e,), f"forks {sorted(left)} expired {e.ts_ms - due} ms after "
+                          "MessageExpirationTimeout had run out"))  # fmt: skip
     if set(e.attrs.get("forks", left)) != left:
         out.append(breach("primary-record-as-derived", (e,), f"FAIL names forks {e.attrs['forks']}, the queue "
                           f"still held {sorted(left)}"))  # fmt: skip
@@ -84,7 +112,7 @@ def _fail(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 
 def _notify(w: World, iv: Inst, e: Event) -> list[Breach]:
-    fork, out, s, p = e.attrs["fork"], [], e.node, iv.primary
+    fork, out, s, p = e.attrs["fork"], _overdue(w, iv, e), e.node, iv.primary
     if e.attrs.get("primary", p) != p:
         out.append(breach("shadow-record-as-derived", (e,), f"the notification names primary "
                           f"{e.attrs['primary']}, the shadow was made for {p}"))  # fmt: skip
@@ -127,14 +155,14 @@ def _safetynet(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 def _safetynet_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
     held, hold = e.ts_ms - iv.copies[e.node].since_ms, w.cfg.safety_net_hold_ms
-    if held < hold:
+    if held < hold or late(w, e.node, iv.copies[e.node].since_ms + hold, e.ts_ms):
         return [breach("safetynet-hold", (e,), f"{e.node} removed the message from Safety Net after {held} ms, "
-                       f"before SafetyNetHoldTime ({hold} ms)")]  # fmt: skip
+                       f"not at SafetyNetHoldTime ({hold} ms)")]  # fmt: skip
     return []
 
 
 def _resubmit(w: World, iv: Inst, e: Event) -> list[Breach]:
-    fork, out = e.attrs["fork"], []
+    fork, out = e.attrs["fork"], _overdue(w, iv, e)
     kind = fork_kind(fork)
     if kind == "hub2010":
         out.append(breach("no-safetynet-resubmit-to-2010", (e,), f"Safety Net resubmitted fork {fork} to an "
@@ -150,7 +178,7 @@ def _resubmit(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 
 def _promote(w: World, iv: Inst, e: Event) -> list[Breach]:
-    a, out, s, p = e.attrs, [], e.node, iv.primary
+    a, out, s, p = e.attrs, _overdue(w, iv, e), e.node, iv.primary
     pair, span = (s, p), w.cfg.resubmit_ms
     since = e.ts_ms - w.contact.get(pair, iv.shadow_ms)
     reasons = set()
@@ -190,8 +218,8 @@ def _promote(w: World, iv: Inst, e: Event) -> list[Breach]:
 def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
     a, out, cfg = e.attrs, [], w.cfg
     age, life = e.ts_ms - iv.shadow_ms, cfg.safety_net_hold_ms + cfg.expiration_ms
-    if age < life:
-        out.append(breach("shadow-expiry", (e,), f"an unacknowledged shadow expired after {age} ms, before "
+    if age < life or late(w, e.node, iv.shadow_ms + life, e.ts_ms):
+        out.append(breach("shadow-expiry", (e,), f"an unacknowledged shadow expired after {age} ms, not at "
                           f"SafetyNetHoldTime + MessageExpirationTimeout ({life} ms)"))  # fmt: skip
     if a.get("hold_ms", cfg.safety_net_hold_ms) != cfg.safety_net_hold_ms or (
         a.get("expiration_ms", cfg.expiration_ms) != cfg.expiration_ms
