@@ -22,9 +22,9 @@ from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
 from model.sr import events as ev
-from model.sr.rules import Breach
 from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.policy import Policy
+from model.sr.rules import Breach
 from model.sr.state import SrConfig, fork_kind
 from model.sr.step import step
 from model.sr.world import World

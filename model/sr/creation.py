@@ -107,13 +107,15 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Breach]:
     if iv.attempt_open != s:
         out.append(breach("shadow-copy-transition", (e,), f"{s} stored a shadow although no shadow session to it "
                           "was open"))  # fmt: skip
-    if w.knows(s, iv.primary) and (w.boundary(s) != w.boundary(iv.primary) or s == iv.primary or w.topo[s][2] != "2013"):  # type: ignore[index]
+    if w.knows(s, iv.primary) and (
+        w.boundary(s) != w.boundary(iv.primary) or s == iv.primary or w.topo[s][2] != "2013"
+    ):  # type: ignore[index]
         out.append(breach("shadow-in-boundary", (e,), f"the shadow is on {s} in {w.boundary(s)}, not on another "
                           f"server of the primary's boundary {w.boundary(iv.primary)}"))  # fmt: skip
     out += _topology(w, e, s, a.get("boundary"), None)
     if a.get("primary", iv.primary) != iv.primary or ("forks" in a and tuple(a["forks"]) != iv.forks):
         out.append(breach("shadow-record-as-derived", (e,), f"the shadow records primary {a.get('primary')} and forks "
-                          f"{a.get('forks')}, the message came to {iv.primary} with forks {list(iv.forks)}"))  # fmt: skip
+                          f"{a.get('forks')}, the message came to {iv.primary} with {list(iv.forks)}"))  # fmt: skip
     why = w.db_consistent(iv.primary, a.get("primary_db"))
     if why:
         out.append(breach("database-id-as-recorded", (e,), why))

@@ -54,11 +54,11 @@ def end_of_run(w: World, e: Event) -> list[Breach]:
                                   "MessageExpirationTimeout"))  # fmt: skip
             if copy.state == SAFETYNET and age > cfg.safety_net_hold_ms:
                 out.append(breach("safetynet-hold", (e,), f"{node} still holds the message in Safety Net {age} ms "
-                                  f"after it entered, beyond SafetyNetHoldTime ({cfg.safety_net_hold_ms} ms)"))  # fmt: skip
+                                  f"after it entered, beyond SafetyNetHoldTime"))  # fmt: skip
             since = iv.shadow_ms if copy.promoted else copy.since_ms
             if copy.state == QUEUED and copy.left and e.ts_ms - since > cfg.expiration_ms:
                 out.append(breach("queue-expiry", (e,), f"forks {sorted(copy.left)} are still queued on {node} "
-                                  f"{e.ts_ms - since} ms after the queue took them, beyond MessageExpirationTimeout"))  # fmt: skip
+                                  f"{e.ts_ms - since} ms after its queue took them, past the expiry"))  # fmt: skip
         out += _liveness(w, iv, m.delivered, m.licences, e)
     return out
 
@@ -75,8 +75,11 @@ def _liveness(w: World, iv, delivered: set[str], licences: set[str], e: Event) -
     if missing and not excused:
         out.append(breach("no-loss", (e,), f"instance {iv.inst} was accepted but forks {missing} never reached "
                           "their destination although at most one of its copies was destroyed"))  # fmt: skip
-    if shadow_state == SHADOW and set(iv.forks) <= iv.processed and not iv.primary_lost and (
-        "auto-discard" not in licences
+    if (
+        shadow_state == SHADOW
+        and set(iv.forks) <= iv.processed
+        and not iv.primary_lost
+        and ("auto-discard" not in licences)
     ):
         out.append(breach("shadow-released", (e,), f"instance {iv.inst} was fully processed but its shadow on "
                           f"{iv.shadow} was never released"))  # fmt: skip

@@ -49,7 +49,9 @@ class Server:
     db: str
     queue: dict[Key, PrimaryRec] = field(default_factory=dict)
     shadows: dict[Key, ShadowRec] = field(default_factory=dict)
-    pending: dict[str, list[tuple[str, int, str, int]]] = field(default_factory=dict)  # per shadow: msg, inst, fork, queued at
+    pending: dict[str, list[tuple[str, int, str, int]]] = field(
+        default_factory=dict
+    )  # per shadow: msg, inst, fork, queued at
     last_query: dict[str, int] = field(default_factory=dict)
     last_contact: dict[str, int] = field(default_factory=dict)
     safetynet: dict[Key, tuple[tuple[str, ...], int]] = field(default_factory=dict)  # forks, entered at

@@ -258,7 +258,7 @@ def _discard_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
     quiet, interval = e.ts_ms - max(w.last_ok.get((s, p), NEVER), queued), w.cfg.auto_discard_ms
     if quiet < interval:
         out.append(breach("auto-discard-interval", (e,), f"{p} deleted discard events for {s} which had queried "
-                          f"it {quiet} ms before, less than ShadowMessageAutoDiscardInterval ({interval} ms)"))  # fmt: skip
+                          f"it {quiet} ms before, within the auto-discard interval ({interval} ms)"))  # fmt: skip
     w.msgs[iv.msg].licences.add("auto-discard")
     return out
 
@@ -279,7 +279,7 @@ def query(w: World, e: Event) -> list[Breach]:
         base = max(w.last_query.get(pair, NEVER), w.held_since.get(pair, NEVER), w.boot.get(s, NEVER))
         if e.ts_ms - base > hb:
             out.append(breach("heartbeat-frequency", (e,), f"{s} waited {e.ts_ms - base} ms before querying {p} "
-                              f"while holding shadows for it, more than ShadowHeartbeatFrequency ({hb} ms)"))  # fmt: skip
+                              f"while holding shadows for it, over ShadowHeartbeatFrequency ({hb} ms)"))  # fmt: skip
     if a.get("heartbeat_ms", hb) != hb:
         out.append(breach("config-as-recorded", (e,), f"XQUERYDISCARD records heartbeat_ms {a['heartbeat_ms']}, "
                           f"the configuration says {hb}"))  # fmt: skip

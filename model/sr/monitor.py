@@ -114,4 +114,3 @@ class SrMonitor:
 
 def monitor() -> SrMonitor:
     return SrMonitor()
-

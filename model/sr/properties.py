@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from model.sr import events as ev
 from conformance.monitor import Rule
+from model.sr import events as ev
 from model.sr.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event

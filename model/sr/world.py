@@ -163,9 +163,7 @@ class World:
 
     # --- recorded faults --------------------------------------------------------------------------------
     def reach(self, a: str, b: str) -> bool:
-        return (
-            self.up.get(a, True) and self.up.get(b, True) and self.group.get(a, -1) == self.group.get(b, -1)
-        )
+        return self.up.get(a, True) and self.up.get(b, True) and self.group.get(a, -1) == self.group.get(b, -1)
 
     def db_consistent(self, server: str, name: Any) -> str:
         """'' when `name` may be the database ID of `server`'s current transport database, else why not."""

@@ -23,7 +23,12 @@ RECEIVE = {
 }  # fmt: skip
 TOPOLOGY = {"EX01": {"site": "Redmond", "dag": "DAG1"}, "EX02": {"site": "Dublin", "dag": "DAG1"}}
 CONTEXT = [
-    (0, "harness", "TRACE_START", {"seed": 0, "model": "sr", "config": json.dumps({"sr": {"reject_on_failure": True}})}),
+    (
+        0,
+        "harness",
+        "TRACE_START",
+        {"seed": 0, "model": "sr", "config": json.dumps({"sr": {"reject_on_failure": True}})},
+    ),
     (0, "harness", "SR_CONFIG", {"topology": json.dumps(TOPOLOGY)}),
 ]
 STORY = [

@@ -24,14 +24,18 @@ def f1_valid_story() -> list[Event]:
 def f1_receive_restates_other_config() -> list[Event]:
     t = Trace("f1-reject", reject_on_failure=True).received(0, "EX01", F)
     t.events[-1].attrs["reject"] = False  # the RECEIVE claims the configuration it was judged under
-    return t.shadowed(0.1, "EX01", "EX02", F).delivered(1, "EX01", F).released(1.5, "EX02", "EX01", F).snapshot(60).events
+    return (
+        t.shadowed(0.1, "EX01", "EX02", F).delivered(1, "EX01", F).released(1.5, "EX02", "EX01", F).snapshot(60).events
+    )
 
 
 def f1_promotion_excused_by_own_last_contact() -> list[Event]:
     """The shadow claims it last reached the primary 4 hours ago; the trace shows a session 10 minutes ago."""
     t = Trace("f1-contact", heartbeat_ms=DAY * 60_000).received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F)
     t.query(50, "EX02", "EX01", db="EX01-a").crash(55, "EX01").query(60, "EX02", "EX01", ok=False)
-    return t.ev(60, "EX02", "PROMOTE", primary="EX01", reason="resubmit_timespan", last_contact_ms=-4 * 3_600_000).events
+    return t.ev(
+        60, "EX02", "PROMOTE", primary="EX01", reason="resubmit_timespan", last_contact_ms=-4 * 3_600_000
+    ).events
 
 
 def f1_successful_session_with_a_crashed_primary() -> list[Event]:
@@ -96,13 +100,13 @@ def f2_heartbeat_too_slow() -> list[Event]:
 
 def f2_unacknowledged_shadow_never_expires() -> list[Event]:
     t = Trace("f2-shadow-late", safety_net_hold_ms=30 * 60_000, expiration_ms=30 * 60_000, heartbeat_ms=DAY * 60_000)
-    t.received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F).ev(30.2, "EX01", "FAIL", forks=F, reason="expired")
+    t.received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F).ev(30.13, "EX01", "FAIL", forks=F, reason="expired")
     return t.snapshot(120).events
 
 
 def f2_unacknowledged_shadow_expires_on_time() -> list[Event]:
     t = Trace("f2-shadow-ok", safety_net_hold_ms=30 * 60_000, expiration_ms=30 * 60_000, heartbeat_ms=DAY * 60_000)
-    t.received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F).ev(30.2, "EX01", "FAIL", forks=F, reason="expired")
+    t.received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F).ev(30.13, "EX01", "FAIL", forks=F, reason="expired")
     return t.ev(60.11, "EX02", "SHADOW_EXPIRE").snapshot(120).events
 
 
