@@ -1,7 +1,7 @@
 """Message tracking log rows -> one imported trace (mechanism `msgtrk`), paired across servers.
 
 FIELD-NOTES, "What real message tracking logs show about shadow redundancy"; seed 000, "How shadow messages
-are created" (interpretation SR-I22). The trace begins with an `IMPORT_START` event (the imported-log marker
+are created" (interpretation SR-I26). The trace begins with an `IMPORT_START` event (the imported-log marker
 of TR-008) that records what was read and the configuration the monitor judges by. Every other event is one
 log row, in time order (ties by server, file, line), with its provenance (`src_file`, `src_line`, TR-007).
 

@@ -3,7 +3,7 @@
 
 Seed 000 ("How shadow messages are created", "How shadow messages are maintained", "SMTP timeouts", "Message
 processing after an outage", "Messages sent outside a transport high availability boundary"), read for
-tracking logs as interpretations SR-I22, SR-I23 and SR-I24. It judges from the configuration recorded in the
+tracking logs as interpretations SR-I26, SR-I27 and SR-I28. It judges from the configuration recorded in the
 trace's IMPORT_START (boundaries, RejectMessageOnShadowFailure, ShadowResubmitTimeSpan) and the rows it has
 seen; orders between two servers' clocks are judged only under a clock-skew bound (`--skew`), with the
 existing skew check (`spec.claims.skew`), one joint system per trace. Every violation and note names the
@@ -154,7 +154,7 @@ def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]])
         judge.notes.append(
             f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
             f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
-            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I24)"
+            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I28)"
         )
     if a.get("lines_quarantined"):
         shown = "; ".join(a.get("quarantine", [])[:5])
@@ -286,7 +286,7 @@ def _judge_redirect(
                 f"{entity}: {shadow} promoted the shadow at {where(p)}, "
                 f"{p.ts_ms - received[0].ts_ms} ms after receiving it, before ShadowResubmitTimeSpan "
                 f"({j.cfg.span_ms} ms): conformant only if {primary} returned with a new transport "
-                "database (SR-059), which the tracking log does not show (SR-I23)"
+                "database (SR-059), which the tracking log does not show (SR-I27)"
             )
 
 
@@ -329,7 +329,7 @@ def _judge_failure(j: _Judge, entity: str, f: Event, prim: list[Event]) -> None:
     if not rejections and not any(e.kind in NEXT_HOP for e in after):
         j.notes.append(
             f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
-            "is not in the tracking log (SR-I24)"
+            "is not in the tracking log (SR-I28)"
         )
 
 

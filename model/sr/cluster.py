@@ -5,12 +5,14 @@ shadow messages are maintained" (SR-050..SR-067), "Message processing after an o
 Exchange 2010 coexistence (SR-036..SR-038). Each server's transport database (queues, shadow queues,
 discard notifications, Safety Net) survives a restart with the same storage and is lost with a new one;
 its database ID is derived from the kernel's storage epoch. Every decision goes through `Policy`, whose
-methods call the pure functions of `rules.py`; the mutants override one method each. Every event is
-folded through `rules.step` as it is recorded, so `self.breaches` is what the monitor would report.
+methods call the pure functions of `decisions.py`; the mutants override one method each. Every recorded
+event (the kernel's faults included) is folded through `step.step` into `self.world`, the monitor's own
+state, so `self.breaches` is what the monitor would report. The topology is recorded as `SR_CONFIG`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +20,14 @@ from typing import Any
 from model.kernel.network import NetConfig, Network
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
+from model.sr import decisions
 from model.sr import events as ev
-from model.sr import rules
 from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.policy import Policy
-from model.sr.state import MessageView, SrConfig, fork_kind
+from model.sr.rules import Breach
+from model.sr.state import SrConfig, fork_kind
+from model.sr.step import step
+from model.sr.world import World
 
 Key = tuple[str, int]  # (message, instance)
 
@@ -72,15 +77,17 @@ class Cluster(Maintenance):
             n: (topology.boundary(n), topology.server(n).site, topology.server(n).version) for n in topology.names()
         }
         self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
-        self.views: dict[str, MessageView] = {}
-        self.breaches: list[tuple[str, rules.Breach]] = []
+        self.world = World(self.cfg)
+        self._folded = 0
+        self.breaches: list[tuple[str, Breach]] = []
         self.sessions: dict[Key, Session] = {}
         self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
-        self.ctx = {"accept_variant": cfg.accept_variant}
         self.isolated: set[str] = set()
         self.timers: set[tuple[str, str, int]] = set()
         self.boot: dict[str, int] = {}
         sim.on_lifecycle(self._lifecycle)
+        servers = {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topology.servers.items())}
+        self.emit("sim", "config", ev.SR_CONFIG, topology=json.dumps(servers, sort_keys=True, separators=(",", ":")))
         for n in self.exchange:
             self._start_heartbeat(n)
 
@@ -89,10 +96,15 @@ class Cluster(Maintenance):
         return f"{name}-db{self.sim.storage_epoch(name)}"
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None:
-        e = self.sim.emit(node, ev.MECH, msg, kind, **attrs)
-        view, found = rules.step(self.views.get(msg, MessageView()), e, self.ctx)
-        self.views[msg] = view
-        self.breaches.extend((msg, b) for b in found)
+        self.sim.emit(node, ev.MECH, msg, kind, **attrs)
+        self.fold()
+
+    def fold(self) -> None:
+        """Fold every event recorded since the last call (the kernel's CRASH/RESTART/PARTITION included)."""
+        events = self.sim.events
+        for e in events[self._folded :]:
+            self.breaches.extend((e.entity, b) for b in step(self.world, e))
+        self._folded = len(events)
 
     def up(self, name: str) -> bool:
         return self.sim.is_up(name)
@@ -118,7 +130,7 @@ class Cluster(Maintenance):
             return
         s = self.topo.server(primary)
         in_dag, multi = bool(s.dag), bool(s.dag) and self.topo.dag_spans_sites(s.dag)
-        plan = self.pol.plan(self.cfg, in_dag, multi)
+        plan = self.pol.plan(self.cfg.replace(preference=self.cfg.preference_of(primary)), in_dag, multi)
         self.emit(
             primary,
             msg,
@@ -130,15 +142,6 @@ class Cluster(Maintenance):
             site=s.site,
             db=self.servers[primary].db,
             forks=list(forks),
-            enabled=self.cfg.enabled,
-            reject=self.cfg.reject_on_failure,
-            pref=self.cfg.preference,
-            in_dag=in_dag,
-            multi_site=multi,
-            max_remote=self.cfg.max_remote,
-            max_local=self.cfg.max_local,
-            meaning=self.cfg.retry_meaning,
-            plan=list(plan),
             sender_xshadow=origin == "hub2010",
             xshadow_advertised=self.pol.advertise_xshadow(),
         )
@@ -175,7 +178,7 @@ class Cluster(Maintenance):
             if self.pol.in_boundary_only()
             else {k: (self.members[p][0], v[1], v[2]) for k, v in self.members.items()}
         )
-        cands = rules.shadow_candidates(p, site_class, members, lambda x: x in self.servers)
+        cands = decisions.shadow_candidates(p, site_class, members, lambda x: x in self.servers)
         if not cands:
             self.emit(
                 p,
@@ -207,7 +210,8 @@ class Cluster(Maintenance):
             self._accept(msg, inst, redundant=False, acked=True)
         rng = self.sim.rng
         if rng.random() < self.t.stall_p:
-            sess.attempt = self.sim.after(self.cfg.recv_inactivity_ms, lambda: self._stalled(msg, inst), node=p)
+            idle = self.pol.shadow_idle_ms(self.cfg)
+            sess.attempt = self.sim.after(idle, lambda: self._stalled(msg, inst), node=p)
             return
         lo, hi = self.t.shadow_ms
         delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
@@ -230,10 +234,13 @@ class Cluster(Maintenance):
             inst=inst,
             shadow=sess.shadow,
             reason="timeout",
-            final=sess.tries == len(sess.plan),
+            final=sess.tries == len(sess.plan) or self.cfg.shadow_timeout_ends == "creation",
             **{"try": sess.tries},
         )
-        self._attempt(msg, inst)
+        if self.cfg.shadow_timeout_ends == "creation":  # SR-I18, SR-P21: the time-out ends shadow creation
+            self._fail_final(msg, inst)
+        else:
+            self._attempt(msg, inst)
 
     def _shadow_done(self, msg: str, inst: int, target: str) -> None:
         sess = self.sessions[(msg, inst)]
@@ -271,9 +278,7 @@ class Cluster(Maintenance):
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         if sess.done:
             return
-        acked = self.sim.rng.random() >= self.t.ack_loss_p
-        if not acked:
-            self.emit(p, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
+        acked = self.sim.rng.random() >= self.t.ack_loss_p  # a lost 250: the sender will transmit again
         self._accept(msg, inst, redundant=True, acked=acked, shadow=target)
 
     def _inbound_timeout(self, msg: str, inst: int) -> None:
@@ -339,11 +344,10 @@ class Cluster(Maintenance):
         if rec is None or not rec.left:
             return
         left = sorted(rec.left)
-        self.emit(
-            node, key[0], ev.FAIL, inst=key[1], forks=left, reason="expired", expiration_ms=self.cfg.expiration_ms
-        )
+        self.emit(node, key[0], ev.FAIL, inst=key[1], forks=left, reason="expired")
         if rec.shadow:
-            self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f) for f in left)
+            now = self.sim.now_ms
+            self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f, now) for f in left)
         del self.servers[node].queue[key]
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
@@ -375,7 +379,7 @@ class Cluster(Maintenance):
         rec.left.discard(fork)
         if rec.shadow:
             for f in self.pol.discard_marks(fork, rec.forks):
-                self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f))
+                self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f, self.sim.now_ms))
         if self.pol.primary_done(rec.left):
             del self.servers[node].queue[key]
             self._to_safetynet(node, key, rec.forks, "primary")
@@ -392,9 +396,14 @@ class Cluster(Maintenance):
                 self.emit(node, msg, ev.SEND, inst=inst, fork=fork, next_hop=hop, via=via)
 
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None:
-        self.servers[node].safetynet[key] = forks
+        self.servers[node].safetynet[key] = (forks, self.sim.now_ms)
         self.emit(node, key[0], ev.SAFETYNET, inst=key[1], role=role)
-        self.sim.after(self.cfg.safety_net_hold_ms, lambda: self._safetynet_expire(node, key), node=node)
+        self._schedule_safetynet_expiry(node, key)
+
+    def _schedule_safetynet_expiry(self, node: str, key: Key) -> None:
+        """SafetyNetHoldTime (SR-065) counts from the entry; a restart does not restart the clock."""
+        due = self.servers[node].safetynet[key][1] + self.pol.safetynet_hold_ms(self.cfg)
+        self.sim.at(max(self.sim.now_ms, due), lambda: self._safetynet_expire(node, key), node=node)
 
     def _safetynet_expire(self, node: str, key: Key) -> None:
         if self.servers[node].safetynet.pop(key, None) is not None:
@@ -404,7 +413,7 @@ class Cluster(Maintenance):
         """A mailbox database failover asks Safety Net on `node` to resubmit (SR-033, SR-038)."""
         if not self.up(node):
             return
-        for (msg, inst), forks in sorted(self.servers[node].safetynet.items()):
+        for (msg, inst), (forks, _) in sorted(self.servers[node].safetynet.items()):
             for f in forks:
                 if self.pol.may_resubmit(f):
                     self.emit(node, msg, ev.RESUBMIT, inst=inst, fork=f, source="SAFETYNET")
@@ -436,10 +445,10 @@ class Cluster(Maintenance):
         for key in sorted(srv.shadows):
             self._schedule_expiry(node, key)
         for key in sorted(srv.safetynet):
-            self.sim.after(self.cfg.safety_net_hold_ms, lambda k=key: self._safetynet_expire(node, k), node=node)
+            self._schedule_safetynet_expiry(node, key)
         self._start_heartbeat(node)
 
     def snapshot(self, quiesced: bool) -> None:
         """Harness record closing the run, one per message (read by the liveness rules)."""
-        for msg in sorted(self.views):
+        for msg in sorted(self.world.msgs):
             self.emit("sim", msg, ev.SNAPSHOT, quiesced=quiesced)

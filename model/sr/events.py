@@ -13,7 +13,7 @@ from __future__ import annotations
 MECH = "sr"
 
 # message-tracking event IDs
-RECEIVE = "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks, ...
+RECEIVE = "RECEIVE"  # primary got the message data; attrs: inst, sender, origin, boundary, site, db, forks
 HAREDIRECT = "HAREDIRECT"  # primary opens a shadow session; attrs: inst, shadow, try, site, shadow_site
 HARECEIVE = "HARECEIVE"  # shadow stored the copy; attrs: inst, primary, boundary, primary_db, forks
 HAREDIRECTFAIL = "HAREDIRECTFAIL"  # an attempt failed; attrs: inst, shadow, reason, final
@@ -36,7 +36,8 @@ PROMOTE = "PROMOTE"  # shadow took ownership; attrs: inst, primary, reason, last
 SHADOW_EXPIRE = "SHADOW_EXPIRE"  # shadow expired (SR-066); attrs: inst, hold_ms, expiration_ms
 LOST = "LOST"  # copy destroyed with its transport database; attrs: inst, role
 SNAPSHOT = "SNAPSHOT"  # harness record at the end of a run; attrs: quiesced
-XQUERYDISCARD = "XQUERYDISCARD"  # heartbeat entity; attrs: primary, ok, reason, db, notifications
+XQUERYDISCARD = "XQUERYDISCARD"  # heartbeat entity; attrs: primary, ok, reason, db, held
+SR_CONFIG = "SR_CONFIG"  # context record: attrs topology (server -> site, dag, version) and/or sr (settings)
 
 PROCESSING = (DELIVER, DUPLICATEDELIVER, SEND)
 REJECTION_TEXT = "451 4.4.0 Message failed to be made redundant"  # SR-020, exact
@@ -67,6 +68,7 @@ ALL_KINDS = (
     LOST,
     SNAPSHOT,
     XQUERYDISCARD,
+    SR_CONFIG,
 )
 
 

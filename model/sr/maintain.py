@@ -49,10 +49,12 @@ class Server:
     db: str
     queue: dict[Key, PrimaryRec] = field(default_factory=dict)
     shadows: dict[Key, ShadowRec] = field(default_factory=dict)
-    pending: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # discard status per shadow
+    pending: dict[str, list[tuple[str, int, str, int]]] = field(
+        default_factory=dict
+    )  # per shadow: msg, inst, fork, queued at
     last_query: dict[str, int] = field(default_factory=dict)
     last_contact: dict[str, int] = field(default_factory=dict)
-    safetynet: dict[Key, tuple[str, ...]] = field(default_factory=dict)
+    safetynet: dict[Key, tuple[tuple[str, ...], int]] = field(default_factory=dict)  # forks, entered at
 
 
 class Maintenance:
@@ -96,6 +98,17 @@ class Maintenance:
         p = self.servers[primary]
         if ok:
             s.last_contact[primary] = now
+        # the query is recorded first: what it observed (success, database ID) explains what follows
+        self.emit(
+            shadow,
+            ev.heartbeat_entity(shadow, primary),
+            ev.XQUERYDISCARD,
+            primary=primary,
+            ok=ok,
+            reason=reason,
+            db=p.db if ok else None,
+            held=len(mine),
+        )
         for key in mine:
             rec = s.shadows[key]
             last = max(s.last_contact.get(primary, rec.created_ms), rec.created_ms)
@@ -104,24 +117,10 @@ class Maintenance:
                 self._promote(shadow, key, why, last, p.db if ok else None)
         if ok:
             p.last_query[shadow] = now
-            for msg, inst, fork in p.pending.pop(shadow, []):
+            for msg, inst, fork, _ in p.pending.pop(shadow, []):
                 self._notified(shadow, (msg, inst), fork)
         elif self.cfg.promotion_check == "exactTimer":
             self._exact_timer(shadow, primary)
-        held = sum(1 for r in s.shadows.values() if r.primary == primary)
-        self.sim.emit(
-            shadow,
-            ev.MECH,
-            ev.heartbeat_entity(shadow, primary),
-            ev.XQUERYDISCARD,
-            primary=primary,
-            ok=ok,
-            reason=reason,
-            db=p.db if ok else None,
-            held=held,
-            boot_ms=self.boot[shadow],
-            heartbeat_ms=self.cfg.heartbeat_ms,
-        )
 
     def _exact_timer(self, shadow: str, primary: str) -> None:
         """PromotionCheck = exactTimer (SR-I06): check again exactly when the resubmit span runs out."""
@@ -157,7 +156,6 @@ class Maintenance:
             primary=rec.primary,
             reason=reason,
             last_contact_ms=last,
-            resubmit_ms=self.cfg.resubmit_ms,
             original_db=rec.primary_db,
             observed_db=observed,
         )
@@ -168,12 +166,18 @@ class Maintenance:
         self._schedule_queue_expiry(shadow, key)
 
     def _auto_discard(self, srv: Server) -> None:
-        now = self.sim.now_ms
+        """SR-064, SR-I23: a queued discard event is deleted once the shadow has not queried for
+        ShadowMessageAutoDiscardInterval since the later of its last query and the event's queueing."""
+        now, interval = self.sim.now_ms, self.pol.auto_discard_ms(self.cfg)
         for shadow in sorted(srv.pending):
-            since = srv.last_query.setdefault(shadow, now)
-            if now - since >= self.cfg.auto_discard_ms:
-                for msg, inst, _ in srv.pending.pop(shadow):
+            last = srv.last_query.get(shadow, -interval)
+            keep = []
+            for msg, inst, fork, at in srv.pending[shadow]:
+                if now - max(last, at) >= interval:
                     self.emit(srv.name, msg, ev.DISCARD_EXPIRE, inst=inst, shadow=shadow)
+                else:
+                    keep.append((msg, inst, fork, at))
+            srv.pending[shadow] = keep
 
     def _schedule_expiry(self, node: str, key: Key) -> None:
         rec = self.servers[node].shadows[key]
@@ -182,11 +186,4 @@ class Maintenance:
 
     def _expire(self, node: str, key: Key, after: int) -> None:
         if self.servers[node].shadows.pop(key, None) is not None:
-            self.emit(
-                node,
-                key[0],
-                ev.SHADOW_EXPIRE,
-                inst=key[1],
-                hold_ms=self.cfg.safety_net_hold_ms,
-                expiration_ms=self.cfg.expiration_ms,
-            )
+            self.emit(node, key[0], ev.SHADOW_EXPIRE, inst=key[1])

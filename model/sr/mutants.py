@@ -137,6 +137,36 @@ class ResubmitToHub(Policy):
         return fork.startswith("hub:") or super().may_resubmit(fork)
 
 
+class ShortSafetyNetHold(Policy):
+    def safetynet_hold_ms(self, cfg: SrConfig) -> int:
+        return cfg.safety_net_hold_ms // 2
+
+
+class LongSafetyNetHold(Policy):
+    def safetynet_hold_ms(self, cfg: SrConfig) -> int:
+        return cfg.safety_net_hold_ms * 3
+
+
+class EarlyAutoDiscard(Policy):
+    def auto_discard_ms(self, cfg: SrConfig) -> int:
+        return cfg.auto_discard_ms // 4
+
+
+class ShortShadowIdle(Policy):
+    def shadow_idle_ms(self, cfg: SrConfig) -> int:
+        return cfg.shadow_idle_ms() // 2
+
+
+class LateQueueExpiry(Policy):
+    def queue_lifetime_ms(self, cfg: SrConfig) -> int:
+        return cfg.expiration_ms * 4
+
+
+class LateShadowExpiry(Policy):
+    def shadow_lifetime_ms(self, cfg: SrConfig) -> int:
+        return (cfg.safety_net_hold_ms + cfg.expiration_ms) * 4
+
+
 class EarlyQueueExpiry(Policy):
     def queue_lifetime_ms(self, cfg: SrConfig) -> int:
         return 10 * MINUTE
@@ -228,6 +258,25 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("promote-on-contact", "promotion-db-change", PromoteOnContact),
         Mutant("early-queue-expiry", "queue-expiry", EarlyQueueExpiry, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant("early-shadow-expiry", "shadow-expiry", EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
+    )
+}
+# Issue 9, family 2: the model behaving with one duration while the recorded configuration says another.
+# Kept out of MUTANTS: the stateful search runs with the default (multi-day) durations, which no run reaches.
+_SHORT = {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE}
+PARAMETER_MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("short-safetynet-hold", "safetynet-hold", ShortSafetyNetHold, {"config": _SHORT}),
+        Mutant("long-safetynet-hold", "safetynet-hold", LongSafetyNetHold, {"config": _SHORT}),
+        Mutant(
+            "early-auto-discard",
+            "auto-discard-interval",
+            EarlyAutoDiscard,
+            {"config": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE}, **_FAULTY},
+        ),
+        Mutant("short-shadow-idle", "session-timeout", ShortShadowIdle, {"timing": Timing(stall_p=0.5)}),
+        Mutant("late-queue-expiry", "queue-expiry", LateQueueExpiry, {"config": _SHORT, **_FAULTY}),
+        Mutant("late-shadow-expiry", "shadow-expiry", LateShadowExpiry, {"config": _SHORT, **_FAULTY}),
     )
 }
 assert ev.MECH == "sr"

@@ -73,6 +73,15 @@ class Policy:
     def queue_lifetime_ms(self, cfg: SrConfig) -> int:
         return cfg.expiration_ms
 
+    def safetynet_hold_ms(self, cfg: SrConfig) -> int:
+        return cfg.safety_net_hold_ms
+
+    def auto_discard_ms(self, cfg: SrConfig) -> int:
+        return cfg.auto_discard_ms
+
+    def shadow_idle_ms(self, cfg: SrConfig) -> int:
+        return cfg.shadow_idle_ms()
+
     def store_before_ack(self) -> bool:
         return True
 

@@ -1,376 +1,131 @@
-"""Pure transition rules of shadow redundancy, shared by the simulator and the monitor.
+"""The rules table of shadow redundancy: every rule the monitor can report, as `conformance.monitor.Rule`.
 
-Seed 000: "How shadow messages are created", "SMTP timeouts", "How shadow messages are maintained",
-"Message processing after an outage", "Shadow redundancy with Exchange 2010 Hub Transport servers in the
-same Active Directory site". Two kinds of function live here:
-
-- decisions (`attempt_plan`, `shadow_candidates`, `promotion_reason`, ...) that the simulator calls to
-  choose what to do; and
-- `step(view, event)`, which folds one recorded event into a `MessageView` and returns the rules the
-  event breaks. The simulator folds its own events through `step` (so its state is the monitor's state)
-  and the monitor folds a recorded trace through it. No I/O, no clock, no randomness.
+Seed 000, all sections. Each row names the requirement it enforces, its kind (`always`: checked at every
+step of the fold in `step.py`; `eventually`: judged at a quiesced end-of-run SNAPSHOT under the fairness of
+`properties.FAIRNESS`) and the catalogue parameters whose recorded values bound it (`Rule.params`). The
+parameters no trace can show are listed with a reason in `spec/observability/sr.toml`. Rows are grouped by
+what they guard: message creation, maintenance, state changes (`step.TRANSITIONS`), parameters, and the
+records that restate something the monitor derives itself (issue 9, family 1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
 
-from model.sr import events as ev
-from model.sr.breaches import RULES, Breach, breach  # noqa: F401  (RULES re-exported)
-from model.sr.decisions import (  # noqa: F401  (re-exported: the simulator calls them as rules.*)
-    attempt_plan,
-    failure_outcome,
-    promotion_reason,
-    release_ready,
-    safetynet_may_resubmit,
-    shadow_candidates,
-)
-from model.sr.liveness import final_breaches, heartbeat_breaches  # noqa: F401
-from model.sr.state import CROSSES_BOUNDARY, InstView, MessageView, evolve, fork_kind
+from conformance.monitor import Rule
+from spec.catalogue import require
 from traces.schema import Event
 
-# --- the fold -----------------------------------------------------------------------------------------
-Result = tuple[MessageView, list[Breach]]
+_ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
+    # creation (SR-018..SR-048)
+    ("shadow-before-ack", "SR-031", "always",
+     "the sender is acknowledged only after the shadow server acknowledged the copy, or after creation failed", ()),
+    ("reject-required", "SR-021", "always",
+     "with RejectMessageOnShadowFailure no message is accepted without a shadow", ("SR-P02",)),
+    ("shadow-while-inbound-open", "SR-028", "always",
+     "the shadow session is opened while the sender's session is open", ()),
+    ("shadow-in-boundary", "SR-015", "always",
+     "the shadow lives on another Exchange 2013 server of the primary's boundary (recorded topology)", ()),
+    ("shadow-placement", "SR-044", "always",
+     "shadow attempts follow the plan derived from the recorded ShadowMessagePreference of the primary, the retry "
+     "counts and the topology; an attempt is skipped only when the topology has no eligible server",
+     ("SR-P03", "SR-P04", "SR-P05", "SR-P18", "SR-P21")),
+    ("shadow-disabled", "SR-018", "always", "no shadow is made when shadow redundancy is disabled", ("SR-P01",)),
+    ("shadow-ack-after-store", "SR-030", "always", "a shadow acknowledgement follows the shadow's store", ()),
+    ("failure-outcome", "SR-040", "always",
+     "a failed shadow leads to reject or accept exactly as configured", ("SR-P01", "SR-P02")),
+    ("rejection-text", "SR-020", "always",
+     "the rejection is exactly 451 4.4.0 Message failed to be made redundant", ("SR-P20",)),
+    ("no-xshadow-advertised", "SR-036", "always", "a 2013 server never advertises XSHADOW", ()),
+    ("session-timeout", "SR-039", "always",
+     "a shadow session times out no earlier than min(Send, Receive ConnectionInactivityTimeout) after it opened; "
+     "the sender's session no earlier than min(ConnectionInactivityTimeout, ConnectionTimeout) after RECEIVE",
+     ("SR-P06", "SR-P09", "SR-P12")),
+    # maintenance (SR-050..SR-067)
+    ("no-premature-discard", "SR-062", "always",
+     "a fork's discard notification follows its processing by the primary", ()),
+    ("discard-by-query", "SR-053", "always",
+     "a discard notification arrives only in answer to a successful XQUERYDISCARD of that primary", ()),
+    ("all-forks-before-release", "SR-063", "always",
+     "the shadow is released only after every fork's discard notification", ()),
+    ("primary-keeps-copy", "SR-007", "always", "the primary keeps its copy until every fork is processed", ()),
+    ("promotion-timing", "SR-058", "always",
+     "a shadow takes ownership for ShadowResubmitTimeSpan only when it has not reached the primary (derived from "
+     "the recorded sessions and faults) for that long and the primary is unreachable", ("SR-P14",)),
+    ("promotion-db-change", "SR-059", "always",
+     "a database-ID promotion needs a successful session that saw the primary's new transport database", ()),
+    ("promotion-overdue", "SR-058", "always",
+     "after a failed session to a primary unreached for ShadowResubmitTimeSpan, no shadow for it stays unpromoted",
+     ("SR-P14",)),
+    ("heartbeat-frequency", "SR-055", "always",
+     "a running shadow server queries each primary it holds shadows for at least every ShadowHeartbeatFrequency",
+     ("SR-P13",)),
+    ("no-safetynet-resubmit-across-boundary", "SR-033", "always",
+     "Safety Net never resubmits what crossed the boundary", ()),
+    ("no-safetynet-resubmit-to-2010", "SR-038", "always", "Safety Net never resubmits to an Exchange 2010 Hub", ()),
+    ("duplicates-documented", "SR-076", "always", "a second delivery happens only in a documented scenario", ()),
+    ("duplicate-hidden-from-mailbox", "SR-073", "always", "duplicates never reach Exchange mailbox users", ()),
+    # parameters that bound how long something is kept (issue 9, family 2)
+    ("shadow-expiry", "SR-066", "always",
+     "an unacknowledged shadow expires SafetyNetHoldTime + MessageExpirationTimeout after it was made: not "
+     "earlier, and not later than a quiesced end of run", ("SR-P16", "SR-P17")),
+    ("queue-expiry", "SR-067", "always",
+     "queued forks expire no earlier than MessageExpirationTimeout after RECEIVE, and none is still queued at a "
+     "quiesced end of run more than MessageExpirationTimeout after its queue took it", ("SR-P17",)),
+    ("safetynet-hold", "SR-065", "always",
+     "a processed message stays in Safety Net SafetyNetHoldTime: removed not earlier, and not still there later "
+     "at a quiesced end of run", ("SR-P16",)),
+    ("auto-discard-interval", "SR-064", "always",
+     "a primary deletes queued discard events only after the shadow server has not queried it for "
+     "ShadowMessageAutoDiscardInterval", ("SR-P15",)),
+    # state changes outside the protocol (issue 9, family 3): `step.TRANSITIONS`
+    ("primary-copy-transition", "SR-027", "always",
+     "the primary copy (receiving, queued, refused, failed) changes only by the events of step.TRANSITIONS", ()),
+    ("shadow-copy-transition", "SR-008", "always",
+     "a shadow copy is stored only when asked for and leaves the shadow queue only by release, promotion, expiry "
+     "or loss (step.TRANSITIONS)", ()),
+    ("safetynet-transition", "SR-012", "always",
+     "a copy enters Safety Net only once processed or released, and is resubmitted or removed only from there", ()),
+    ("discard-queue-transition", "SR-011", "always",
+     "a discard notification or deletion concerns a discard event the primary queued and still holds", ()),
+    # records that restate what the monitor derives (issue 9, family 1)
+    ("config-as-recorded", "SR-077", "always",
+     "a record restating a setting shows the recorded configuration's value", ()),
+    ("topology-as-recorded", "SR-006", "always",
+     "a record naming a boundary or a site agrees with the recorded topology", ()),
+    ("database-id-as-recorded", "SR-068", "always",
+     "a server's database ID changes exactly when it restarts with a new transport database", ()),
+    ("primary-record-as-derived", "SR-060", "always",
+     "the primary's records (attempt numbers, final failures, reachability, which copy delivered) agree with the "
+     "events seen", ()),
+    ("shadow-record-as-derived", "SR-061", "always",
+     "the shadow's records (its primary, forks, shadows held, last contact, session success) agree with the "
+     "events and recorded faults seen", ()),
+    # end of run
+    ("no-loss", "SR-075", "eventually",
+     "every accepted message reaches all its destinations unless both copy holders lost their database", ()),
+    ("shadow-released", "SR-057", "eventually",
+     "every shadow of a fully processed message is eventually released (discard persisted)", ()),
+)  # fmt: skip
+
+RULES: dict[str, Rule] = {name: Rule(name, req, kind, text, params) for name, req, kind, text, params in _ROWS}  # type: ignore[arg-type]
+require(*(r.requirement for r in RULES.values()), "SR-045", "SR-046", "SR-047", "SR-016", "SR-029")
+require(*(p for r in RULES.values() for p in r.params))
 
 
-def _receive(mv: MessageView, e: Event, ctx: Mapping[str, Any]) -> Result:
-    a = e.attrs
-    plan = tuple(a.get("plan", ()))
-    iv = InstView(
-        inst=a["inst"],
-        primary=e.node,
-        boundary=a["boundary"],
-        db=str(a["db"]),
-        forks=tuple(a["forks"]),
-        received_ms=e.ts_ms,
-        enabled=bool(a["enabled"]),
-        reject=bool(a["reject"]),
-        plan=plan,
-    )
-    out = []
-    expected = attempt_plan(
-        a["pref"], a["in_dag"], a["multi_site"], a["max_remote"], a["max_local"], a.get("meaning", "attempts")
-    )
-    if plan != expected:
-        out.append(
-            breach(
-                "shadow-placement",
-                (e,),
-                f"the shadow attempt plan {list(plan)} is not the one the configuration prescribes, {list(expected)}",
-            )
-        )
-    if a.get("xshadow_advertised"):
-        out.append(breach("no-xshadow-advertised", (e,), "the 2013 server advertised XSHADOW to the sender"))
-    return mv.with_inst(iv), out
+@dataclass(frozen=True, slots=True)
+class Breach:
+    rule: str
+    event_ids: tuple[str, ...]
+    explanation: str
+    entity: str = ""  # the entity the breach belongs to when not the judged event's (e.g. a heartbeat pair)
+
+    @property
+    def requirement(self) -> str:
+        return RULES[self.rule].requirement
 
 
-def _haredirect(mv: MessageView, iv: InstView, e: Event) -> Result:
-    a, out = e.attrs, []
-    n = a["try"]
-    if not iv.enabled:
-        out.append(breach("shadow-disabled", (e,), "a shadow attempt was made with ShadowRedundancyEnabled false"))
-    if not iv.inbound_open or iv.outcome:
-        out.append(
-            breach(
-                "shadow-while-inbound-open",
-                (e,),
-                "the shadow session was opened after the sender's session had ended",
-            )
-        )
-    remote = a["shadow_site"] != a["site_of_primary"]
-    if n != iv.tries + 1 or n > len(iv.plan) or iv.plan[n - 1] != ("remote" if remote else "local"):
-        out.append(
-            breach(
-                "shadow-placement",
-                (e,),
-                f"shadow attempt {n} on {a['shadow']} "
-                f"({'remote' if remote else 'local'} site) does not follow the plan {list(iv.plan)}",
-            )
-        )
-    return mv.with_inst(evolve(iv, tries=n, attempt_open=a["shadow"])), out
-
-
-def _hareceive(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out = []
-    if e.attrs["boundary"] != iv.boundary or e.node == iv.primary:
-        out.append(
-            breach(
-                "shadow-in-boundary",
-                (e,),
-                f"the shadow is on {e.node} in {e.attrs['boundary']}, not "
-                f"on another server of the primary's boundary {iv.boundary}",
-            )
-        )
-    return mv.with_inst(evolve(iv, shadow=e.node, shadow_ms=e.ts_ms, shadow_state="held")), out
-
-
-def _shadow_ack(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out = []
-    if iv.shadow != e.attrs["shadow"]:
-        out.append(
-            breach(
-                "shadow-ack-after-store",
-                (e,),
-                f"the primary took an acknowledgement from {e.attrs['shadow']} which never recorded storing the shadow",
-            )
-        )
-    return mv.with_inst(evolve(iv, shadow_acked=True, attempt_open="")), out
-
-
-def _fail(mv: MessageView, iv: InstView, e: Event) -> Result:
-    tries = max(iv.tries, int(e.attrs.get("try", 0)))
-    return mv.with_inst(evolve(iv, failed=iv.failed or bool(e.attrs.get("final")), attempt_open="", tries=tries)), []
-
-
-def _timeout(mv: MessageView, iv: InstView, e: Event) -> Result:
-    if e.attrs["session"] == "inbound":
-        iv = evolve(iv, inbound_open=False)
-    return mv.with_inst(iv), []
-
-
-def _accept(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out, acked = [], bool(e.attrs["acked"])
-    settled = iv.failed or not iv.inbound_open or not iv.enabled
-    if (e.attrs["redundant"] and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
-        out.append(
-            breach(
-                "shadow-before-ack",
-                (e,),
-                "the primary accepted the message before the shadow server "
-                "acknowledged the copy and before shadow creation had failed",
-            )
-        )
-    elif not iv.shadow_acked and iv.enabled and iv.reject:
-        out.append(
-            breach(
-                "reject-required",
-                (e,),
-                "the message was accepted without a shadow although RejectMessageOnShadowFailure is true",
-            )
-        )
-    iv = evolve(iv, outcome="accepted", redundant=iv.shadow_acked)
-    lic = mv.licences if acked else mv.licences | {"redelivery"}
-    return evolve(mv.with_inst(iv), licences=lic), out
-
-
-def _reject(mv: MessageView, iv: InstView, e: Event, ctx: Mapping[str, Any]) -> Result:
-    out, text = [], e.attrs["response"]
-    ok = text == ev.REJECTION_TEXT or (ctx.get("accept_variant") and text.startswith(ev.REJECTION_VARIANT))
-    if not ok:
-        out.append(breach("rejection-text", (e,), f"the rejection reads {text!r}, not {ev.REJECTION_TEXT!r}"))
-    if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):
-        out.append(
-            breach(
-                "failure-outcome",
-                (e,),
-                "the message was rejected although the configuration and the shadow outcome call for accepting it",
-            )
-        )
-    return mv.with_inst(evolve(iv, outcome="rejected")), out
-
-
-def _process(mv: MessageView, iv: InstView, e: Event) -> Result:
-    fork, out = e.attrs["fork"], []
-    seen = fork in mv.delivered
-    if seen and not mv.licences:
-        out.append(
-            breach(
-                "duplicates-documented",
-                (e,),
-                f"fork {fork} reached its destination twice with no "
-                "sender redelivery, promotion or Safety Net resubmission to explain it",
-            )
-        )
-    if e.kind == ev.DELIVER and seen and fork_kind(fork) in {"mailbox", "journal"}:
-        out.append(
-            breach(
-                "duplicate-hidden-from-mailbox",
-                (e,),
-                f"fork {fork} was delivered to mailbox users a "
-                "second time instead of being caught by duplicate detection",
-            )
-        )
-    if e.kind == ev.DUPLICATEDELIVER and not seen:
-        out.append(
-            breach(
-                "duplicate-hidden-from-mailbox",
-                (e,),
-                f"fork {fork} was dropped as a duplicate but was never delivered before",
-            )
-        )
-    if e.attrs.get("via") == "primary" and e.node == iv.primary:
-        iv = evolve(iv, processed=iv.processed | {fork})
-    return evolve(mv.with_inst(iv), delivered=mv.delivered | {fork}), out
-
-
-def _notify(mv: MessageView, iv: InstView, e: Event) -> Result:
-    fork, out = e.attrs["fork"], []
-    if fork not in iv.processed:
-        out.append(
-            breach(
-                "no-premature-discard",
-                (e,),
-                f"the shadow was told fork {fork} is complete before the primary processed it",
-            )
-        )
-    return mv.with_inst(evolve(iv, notified=iv.notified | {fork})), out
-
-
-def _hadiscard(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out = []
-    if not release_ready(iv.forks, iv.notified):
-        missing = sorted(set(iv.forks) - iv.notified)
-        out.append(
-            breach(
-                "all-forks-before-release",
-                (e,),
-                f"the shadow was released while forks {missing} had no discard notification",
-            )
-        )
-    return mv.with_inst(evolve(iv, shadow_state="released")), out
-
-
-def _safetynet(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out = []
-    if e.attrs["role"] == "primary":
-        if e.node == iv.primary and not set(iv.forks) <= iv.processed:
-            out.append(
-                breach(
-                    "primary-keeps-copy",
-                    (e,),
-                    "the primary moved the message into Safety Net before every fork was processed",
-                )
-            )
-        return mv.with_inst(evolve(iv, primary_done=True)), out
-    return mv, out
-
-
-def _promote(mv: MessageView, iv: InstView, e: Event) -> Result:
-    a, out = e.attrs, []
-    if a["reason"] == "resubmit_timespan":
-        late = e.ts_ms - max(a["last_contact_ms"], iv.shadow_ms)
-        if late < a["resubmit_ms"]:
-            out.append(
-                breach(
-                    "promotion-timing",
-                    (e,),
-                    f"the shadow took ownership {late} ms after last reaching "
-                    f"the primary, before ShadowResubmitTimeSpan ({a['resubmit_ms']} ms)",
-                )
-            )
-    elif str(a["observed_db"]) == iv.db or str(a["original_db"]) != iv.db:
-        out.append(
-            breach(
-                "promotion-db-change",
-                (e,),
-                f"the shadow took ownership for a database ID change although the primary's database is still {iv.db}",
-            )
-        )
-    if iv.shadow_state != "held" or e.node != iv.shadow:
-        out.append(breach("promotion-timing", (e,), f"{e.node} promoted a shadow it does not hold"))
-    iv = evolve(iv, shadow_state="promoted", promoted_ms=e.ts_ms)
-    return evolve(mv.with_inst(iv), licences=mv.licences | {"promotion"}), out
-
-
-def _resubmit(mv: MessageView, iv: InstView, e: Event) -> Result:
-    fork, out = e.attrs["fork"], []
-    kind = fork_kind(fork)
-    if kind == "hub2010":
-        out.append(
-            breach(
-                "no-safetynet-resubmit-to-2010",
-                (e,),
-                f"Safety Net resubmitted fork {fork} to an Exchange 2010 Hub",
-            )
-        )
-    elif kind in CROSSES_BOUNDARY:
-        out.append(
-            breach(
-                "no-safetynet-resubmit-across-boundary",
-                (e,),
-                f"Safety Net resubmitted fork {fork}, which had already crossed the boundary",
-            )
-        )
-    return evolve(mv, licences=mv.licences | {"safetynet"}), out
-
-
-def _shadow_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
-    out = []
-    age = e.ts_ms - iv.shadow_ms
-    if age < e.attrs["hold_ms"] + e.attrs["expiration_ms"]:
-        out.append(
-            breach(
-                "shadow-expiry",
-                (e,),
-                f"an unacknowledged shadow expired after {age} ms, before SafetyNetHoldTime + MessageExpirationTimeout",
-            )
-        )
-    return mv.with_inst(evolve(iv, shadow_state="expired")), out
-
-
-def _lost(mv: MessageView, iv: InstView, e: Event) -> Result:
-    if e.node == iv.shadow and iv.shadow_state in ("held", "promoted"):
-        iv = evolve(iv, shadow_state="lost")  # the shadow copy, promoted or not
-    elif e.attrs["role"] == "primary":
-        iv = evolve(iv, primary_lost=True)
-    return evolve(mv.with_inst(iv), lost_nodes=mv.lost_nodes | {e.node}), []
-
-
-def _queue_fail(mv: MessageView, iv: InstView, e: Event) -> Result:
-    """Queued forks expired (SR-067): never before MessageExpirationTimeout after the message arrived."""
-    forks, out = frozenset(e.attrs["forks"]), []
-    age = e.ts_ms - iv.received_ms
-    if age < e.attrs["expiration_ms"]:
-        out.append(
-            breach(
-                "queue-expiry",
-                (e,),
-                f"forks {sorted(forks)} expired {age} ms after the message arrived, before MessageExpirationTimeout",
-            )
-        )
-    processed = iv.processed | forks if e.node == iv.primary else iv.processed
-    return mv.with_inst(evolve(iv, expired=iv.expired | forks, processed=processed)), out
-
-
-def _discard_expire(mv: MessageView, iv: InstView, e: Event) -> Result:
-    return evolve(mv, licences=mv.licences | {"auto-discard"}), []
-
-
-_INST_HANDLERS: dict[str, Callable[[MessageView, InstView, Event], Result]] = {
-    ev.HAREDIRECT: _haredirect,
-    ev.HARECEIVE: _hareceive,
-    ev.SHADOW_ACK: _shadow_ack,
-    ev.HAREDIRECTFAIL: _fail,
-    ev.SESSION_TIMEOUT: _timeout,
-    ev.ACCEPT: _accept,
-    ev.DELIVER: _process,
-    ev.DUPLICATEDELIVER: _process,
-    ev.SEND: _process,
-    ev.DISCARD_NOTIFY: _notify,
-    ev.HADISCARD: _hadiscard,
-    ev.SAFETYNET: _safetynet,
-    ev.PROMOTE: _promote,
-    ev.RESUBMIT: _resubmit,
-    ev.SHADOW_EXPIRE: _shadow_expire,
-    ev.LOST: _lost,
-    ev.DISCARD_EXPIRE: _discard_expire,
-    ev.FAIL: _queue_fail,
-}
-
-
-def step(mv: MessageView, e: Event, ctx: Mapping[str, Any] | None = None) -> Result:
-    """Fold one per-message event into the view; return the new view and the rules it breaks."""
-    ctx = ctx or {}
-    if e.kind == ev.RECEIVE:
-        return _receive(mv, e, ctx)
-    if e.kind == ev.SNAPSHOT:
-        return mv, final_breaches(mv, e)
-    inst = e.attrs.get("inst")
-    iv = mv.inst(inst) if inst is not None else None
-    if iv is None:
-        return mv, []  # unknown kind, or an instance whose RECEIVE is not in the trace (judged unknown)
-    if e.kind == ev.REJECT:
-        return _reject(mv, iv, e, ctx)
-    handler = _INST_HANDLERS.get(e.kind)
-    return handler(mv, iv, e) if handler else (mv, [])
+def breach(rule: str, evs: tuple[Event, ...], why: str) -> Breach:
+    if rule not in RULES:
+        raise KeyError(f"rule {rule!r} is not in model.sr.rules.RULES")
+    return Breach(rule, tuple(e.event_id for e in evs), why)

@@ -2,8 +2,8 @@
 
 Seed 000 ("Shadow redundancy components", "How shadow messages are created", "How shadow messages are
 maintained"). The configuration reads every default from the catalogue (SR-P01..SR-P20); nothing here
-restates a default. `MessageView` is what the transition rules (`rules.py`) fold a message's events
-into: the simulator keeps one per message and the monitor rebuilds the same one from a recorded trace.
+restates a default. What the monitor and the generator fold events into
+is `step.World` (built on the recorded configuration and topology).
 """
 
 from __future__ import annotations
@@ -75,69 +75,49 @@ class SrConfig:
     recv_inactivity_ms: int = _ms("ReceiveConnectionInactivityTimeoutMailbox")
     recv_timeout_ms: int = _ms("ReceiveConnectionTimeoutMailbox")
     send_inactivity_ms: int = _ms("SendConnectionInactivityTimeout")
+    shadow_timeout_ends: str = _d("ShadowSessionTimeoutEnds")
+    # SR-I01: ShadowMessagePreference is per server (Set-TransportService); servers not named use `preference`
+    preference_by_server: dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> SrConfig:
         if self.recv_inactivity_ms >= self.recv_timeout_ms:
             raise ConfigError("SR-049: ConnectionInactivityTimeout must be smaller than ConnectionTimeout")
-        if self.preference not in ("PreferRemote", "RemoteOnly", "LocalOnly"):
-            raise ConfigError(f"SR-P03: unknown ShadowMessagePreference {self.preference!r}")
+        for pref in (self.preference, *self.preference_by_server.values()):
+            if pref not in ("PreferRemote", "RemoteOnly", "LocalOnly"):
+                raise ConfigError(f"SR-P03: unknown ShadowMessagePreference {pref!r}")
+        if self.shadow_timeout_ends not in ("attempt", "creation"):
+            raise ConfigError(f"SR-P21: unknown ShadowSessionTimeoutEnds {self.shadow_timeout_ends!r}")
         if self.heartbeat_ms <= 0 or self.resubmit_ms <= 0:
             raise ConfigError("SR-P13/SR-P14: heartbeat and resubmit intervals must be positive")
         return self
+
+    def preference_of(self, server: str) -> str:
+        """The ShadowMessagePreference of one server (SR-I01)."""
+        return self.preference_by_server.get(server, self.preference)
+
+    def shadow_idle_ms(self) -> int:
+        """How long a stalled primary-to-shadow session stays open: the first of the primary's Send connector
+        and the shadow's Receive connector inactivity time-outs to run out closes it (SR-039, SR-I22)."""
+        return min(self.send_inactivity_ms, self.recv_inactivity_ms)
+
+    def inbound_min_ms(self) -> int:
+        """The earliest the sender's session may time out after its data arrived (SR-039, SR-I22)."""
+        return min(self.recv_inactivity_ms, self.recv_timeout_ms)
+
+    @classmethod
+    def from_json(cls, data: Any) -> SrConfig:
+        """The `sr` section of a recorded configuration; keys not recorded take the catalogue default and
+        unknown keys are an error naming them."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"the recorded sr configuration is {type(data).__name__}, not an object")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"unknown keys in the recorded sr configuration: {unknown}")
+        return cls(**data).validate()
 
     def replace(self, **changes: Any) -> SrConfig:
         return dataclasses.replace(self, **changes).validate()
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class InstView:
-    """One delivery attempt of a message by its sender (`inst`), as the rules see it."""
-
-    inst: int
-    primary: str
-    boundary: str
-    db: str
-    forks: tuple[str, ...]
-    received_ms: int
-    enabled: bool
-    reject: bool
-    plan: tuple[str, ...]  # site class allowed for each shadow attempt, in order (SR-044..SR-047)
-    tries: int = 0
-    attempt_open: str = ""  # shadow server of the attempt in progress
-    shadow: str = ""  # server that stored the shadow (HARECEIVE)
-    shadow_ms: int = 0
-    shadow_acked: bool = False
-    failed: bool = False  # every allowed attempt failed (final HAREDIRECTFAIL)
-    inbound_open: bool = True
-    outcome: str = ""  # "" | "accepted" | "rejected"
-    redundant: bool = False
-    processed: frozenset[str] = frozenset()  # forks completed by the primary (discard status, SR-050)
-    notified: frozenset[str] = frozenset()  # forks the shadow got discard notifications for
-    shadow_state: str = "none"  # none | held | released | promoted | expired | lost
-    promoted_ms: int = 0
-    primary_lost: bool = False
-    primary_done: bool = False  # primary moved the message into Safety Net
-    expired: frozenset[str] = frozenset()  # forks failed by MessageExpirationTimeout (SR-067)
-
-
-@dataclass(frozen=True, slots=True)
-class MessageView:
-    """Everything the rules know about one message (entity = network message ID)."""
-
-    insts: tuple[InstView, ...] = ()
-    delivered: frozenset[str] = frozenset()  # forks delivered or sent at least once
-    licences: frozenset[str] = frozenset()  # documented reasons for duplicates seen so far (SR-076)
-    lost_nodes: frozenset[str] = frozenset()
-
-    def inst(self, n: int) -> InstView | None:
-        for i in self.insts:
-            if i.inst == n:
-                return i
-        return None
-
-    def with_inst(self, view: InstView) -> MessageView:
-        others = tuple(i for i in self.insts if i.inst != view.inst)
-        return evolve(self, insts=(*others, view))

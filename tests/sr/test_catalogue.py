@@ -44,7 +44,12 @@ def test_every_id_cited_in_the_package_exists() -> None:
     cited = set()
     for path in PKG.glob("*.py"):
         cited |= set(re.findall(r"\bSR-(?:\d{3}|P\d{2})\b", path.read_text()))
-    cited |= set(RULES.values()) | {p.requirement for p in PROPERTIES.values()} | set(SOMETIMES.values())
+    cited |= (
+        {r.requirement for r in RULES.values()}
+        | {q for r in RULES.values() for q in r.params}
+        | {p.requirement for p in PROPERTIES.values()}
+        | set(SOMETIMES.values())
+    )
     missing = sorted(c for c in cited if not cat.has(c))
     assert not missing, missing
     assert all(not 900 <= int(c[3:]) <= 999 for c in cited if c[3:].isdigit())

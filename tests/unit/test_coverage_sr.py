@@ -7,6 +7,7 @@ public registry and the event kinds of `model/sr/README.md`, so it survives a re
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import pytest
@@ -129,9 +130,10 @@ def test_sr002_whether_the_sender_supports_shadow_redundancy_does_not_matter(tra
     """SR-002: a shadow is tried for every message, from senders with and without XSHADOW alike."""
     tried = defaultdict(bool)
     for events in traces.values():
+        enabled = json.loads(events[0].attrs["config"])["sr"]["enabled"]  # the recorded configuration
         attempts = {_key(e) for e in events if e.kind in ("HAREDIRECT", "HAREDIRECTFAIL")}
         for e in events:
-            if e.kind == "RECEIVE" and e.attrs["enabled"]:
+            if e.kind == "RECEIVE" and enabled:
                 assert _key(e) in attempts, e
                 tried[e.attrs["sender_xshadow"]] = True
     assert tried[True] and tried[False], "both kinds of sender should occur"

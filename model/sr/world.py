@@ -1,0 +1,197 @@
+"""What the shadow redundancy fold knows: the recorded configuration and topology, the recorded faults, and
+the copies of every message. The generator and the monitor keep the same `World` (`step.py` changes it).
+
+Seed 000, "Shadow redundancy components" (copies, shadow queues, discard status, Safety Net), "Requirements
+for shadow redundancy" and "How shadow messages are created" (boundaries, SR-006), "How shadow messages are
+maintained" (last contact, heartbeats). Everything here is derived from the recorded context (`TRACE_START`
+`config.sr`, `SR_CONFIG` events with `topology` and/or `sr`) and from events already seen (the kernel's
+CRASH / RESTART / PARTITION / HEAL records, the shadow sessions): never from the event being judged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.sr.decisions import attempt_plan
+from model.sr.state import ConfigError, SrConfig
+
+# Where a copy of one delivery attempt sits on one server (the states of `step.TRANSITIONS`).
+ABSENT, RECEIVING, QUEUED, REFUSED, ABORTED, FAILED = "absent", "receiving", "queued", "refused", "aborted", "failed"
+SHADOW, RELEASED, EXPIRED, SAFETYNET, GONE, LOST = "shadow", "released", "expired", "safetynet", "gone", "lost"
+HOLDER = {  # which family of rules a state belongs to (the rule reported for a change the table forbids)
+    RECEIVING: "primary-copy-transition",
+    QUEUED: "primary-copy-transition",
+    REFUSED: "primary-copy-transition",
+    ABORTED: "primary-copy-transition",
+    FAILED: "primary-copy-transition",
+    SHADOW: "shadow-copy-transition",
+    RELEASED: "shadow-copy-transition",
+    EXPIRED: "shadow-copy-transition",
+    SAFETYNET: "safetynet-transition",
+    GONE: "safetynet-transition",
+}
+
+Pair = tuple[str, str]  # (shadow server, primary server)
+Key = tuple[str, int]  # (network message ID, instance)
+
+
+@dataclass
+class Copy:
+    state: str
+    since_ms: int  # when it entered its current place (queue: acceptance or shadow creation; Safety Net: entry)
+    left: set[str] = field(default_factory=set)  # forks still queued (QUEUED)
+    promoted: bool = False
+    resubmitted: set[str] = field(default_factory=set)  # forks Safety Net was asked to resubmit, not yet sent
+
+
+@dataclass
+class Inst:
+    """One delivery attempt of a message by its sender (`inst`), judged under the configuration at RECEIVE."""
+
+    msg: str
+    inst: int
+    primary: str
+    received_ms: int
+    forks: tuple[str, ...]
+    enabled: bool
+    reject: bool
+    plan: tuple[str, ...] | None  # None: no recorded topology, the plan cannot be derived
+    timeout_ends: str
+    tries: int = 0
+    attempt_open: str = ""
+    attempt_ms: int = 0
+    shadow: str = ""
+    shadow_ms: int = 0
+    shadow_epoch: int = 0  # the primary's storage generation when the shadow was made (its database ID)
+    shadow_acked: bool = False
+    failed: bool = False
+    inbound_open: bool = True
+    outcome: str = ""
+    redundant: bool = False
+    processed: set[str] = field(default_factory=set)  # forks completed by the primary's own queue
+    notified: set[str] = field(default_factory=set)
+    expired: set[str] = field(default_factory=set)
+    copies: dict[str, Copy] = field(default_factory=dict)
+    primary_lost: bool = False
+    shadow_lost: bool = False
+
+    def state(self, node: str) -> str:
+        c = self.copies.get(node)
+        return c.state if c else ABSENT
+
+
+@dataclass
+class Msg:
+    insts: dict[int, Inst] = field(default_factory=dict)
+    delivered: set[str] = field(default_factory=set)
+    licences: set[str] = field(default_factory=set)  # documented reasons for duplicates seen so far (SR-076)
+
+
+class World:
+    """The fold's state for one trace; see the module docstring."""
+
+    def __init__(self, cfg: SrConfig | None = None) -> None:
+        self.cfg = cfg or SrConfig()
+        self.topo: dict[str, tuple[str, str | None, str]] | None = None  # server -> (site, dag, version)
+        self.notes: list[str] = []
+        self.up: dict[str, bool] = {}
+        self.boot: dict[str, int] = {}
+        self.epoch: dict[str, int] = {}
+        self.group: dict[str, int] = {}
+        self.db_names: dict[tuple[str, int], str] = {}
+        self.db_owner: dict[str, tuple[str, int]] = {}
+        self.contact: dict[Pair, int] = {}  # last successful session between shadow and primary
+        self.last_query: dict[Pair, int] = {}
+        self.last_ok: dict[Pair, int] = {}
+        self.observed_epoch: dict[Pair, int] = {}
+        self.held: dict[Pair, set[Key]] = {}
+        self.held_since: dict[Pair, int] = {}
+        self.owed: dict[Pair, dict[tuple[str, int, str], int]] = {}  # (primary, shadow) -> queued discard events
+        self.msgs: dict[str, Msg] = {}
+        self.due: list[tuple[int, str, str, Any]] = []  # failed queries after which nothing may stay held
+        self.end_checked = False
+
+    # --- recorded context -------------------------------------------------------------------------------
+    def configure(self, kind: str, attrs: dict[str, Any]) -> None:
+        """TRACE_START (`config` is JSON with an `sr` section) or SR_CONFIG (`topology`, `sr`)."""
+        try:
+            if kind == "TRACE_START":
+                cfg = json.loads(attrs.get("config") or "{}")
+                sr, topo = cfg.get("sr"), cfg.get("sr_topology")
+            else:
+                sr, topo = attrs.get("sr"), attrs.get("topology")
+                sr, topo = (json.loads(x) if isinstance(x, str) else x for x in (sr, topo))
+            if sr is not None:
+                merged = {**self.cfg.to_json(), **sr} if kind != "TRACE_START" else sr
+                self.cfg = SrConfig.from_json(merged)
+            if topo is not None:
+                self.topo = {n: (s["site"], s.get("dag"), str(s.get("version", "2013"))) for n, s in topo.items()}
+        except (ConfigError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            self.notes.append(f"{kind}: the recorded configuration cannot be read ({exc}); defaults assumed")
+
+    # --- topology (SR-006, SR-014, SR-015, SR-047) ----------------------------------------------------------
+    def knows(self, *servers: str) -> bool:
+        return self.topo is not None and all(s in self.topo for s in servers)
+
+    def site(self, server: str) -> str:
+        return self.topo[server][0]  # type: ignore[index]
+
+    def boundary(self, server: str) -> str:
+        site, dag, _ = self.topo[server]  # type: ignore[index]
+        return f"dag:{dag}" if dag else f"site:{site}"
+
+    def plan_for(self, primary: str) -> tuple[str, ...] | None:
+        if not self.knows(primary):
+            return None
+        _, dag, _ = self.topo[primary]  # type: ignore[index]
+        multi = bool(dag) and len({s for s, d, _ in self.topo.values() if d == dag}) > 1  # type: ignore[union-attr]
+        c = self.cfg
+        return attempt_plan(c.preference_of(primary), bool(dag), multi, c.max_remote, c.max_local, c.retry_meaning)
+
+    def eligible(self, primary: str, site_class: str) -> list[str]:
+        """Every server the seed allows as the shadow for this attempt: the model's choice is one of them."""
+        if not self.knows(primary):
+            return []
+        b, site = self.boundary(primary), self.site(primary)
+        return [
+            n
+            for n, (s, _, version) in sorted(self.topo.items())  # type: ignore[union-attr]
+            if n != primary and version == "2013" and self.boundary(n) == b and (s != site) == (site_class == "remote")
+        ]
+
+    # --- recorded faults --------------------------------------------------------------------------------
+    def reach(self, a: str, b: str) -> bool:
+        return self.up.get(a, True) and self.up.get(b, True) and self.group.get(a, -1) == self.group.get(b, -1)
+
+    def db_consistent(self, server: str, name: Any) -> str:
+        """'' when `name` may be the database ID of `server`'s current transport database, else why not."""
+        if name is None:
+            return ""
+        key, name = (server, self.epoch.get(server, 0)), str(name)
+        known, owner = self.db_names.get(key), self.db_owner.get(name)
+        if known is None and owner is None:
+            self.db_names[key], self.db_owner[name] = name, key
+            return ""
+        if known == name:
+            return ""
+        if known is not None:
+            return f"{server}'s current transport database was recorded as {known}, not {name}"
+        return f"database ID {name} belonged to {owner[0]}'s earlier transport database, not {server}'s current one"
+
+    # --- shadows held (SR-061) ----------------------------------------------------------------------------
+    def hold(self, pair: Pair, key: Key, now: int) -> None:
+        held = self.held.setdefault(pair, set())
+        if not held:
+            self.held_since[pair] = now
+        held.add(key)
+
+    def unhold(self, pair: Pair, key: Key) -> None:
+        self.held.get(pair, set()).discard(key)
+
+    def held_count(self, pair: Pair) -> int:
+        return len(self.held.get(pair, ()))
+
+    def msg(self, name: str) -> Msg:
+        return self.msgs.setdefault(name, Msg())
