@@ -1,0 +1,65 @@
+"""Benchmark corpora: simulated traces of every registered mechanism, replicated to any size.
+
+Simulating 10^7 events takes minutes; the checkers' cost does not depend on whether two traces share a
+seed, so a pool of simulated traces (seeds 1..K, round-robin over the mechanisms) is written once and then
+copied under new trace IDs (`<trace>~r<k>`, event IDs renamed the same way) with pyarrow until the corpus
+holds the requested number of events. Files are Parquet, one per trace copy batch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from model.registry import mechanisms
+from traces.io import write_events
+
+POOL_EVENTS = 200_000
+
+
+def simulated_pool(directory: Path, target: int) -> int:
+    """Simulate traces until `target` events; one Parquet file per trace. Returns the number of events."""
+    directory.mkdir(parents=True, exist_ok=True)
+    specs = list(mechanisms().values())
+    total, seed = 0, 1
+    while total < target:
+        spec = specs[seed % len(specs)]
+        events = spec.simulate(seed)
+        write_events(directory / f"{spec.name}-s{seed}.parquet", events)
+        total += len(events)
+        seed += 1
+    return total
+
+
+def _renamed(table: pa.Table, suffix: str) -> pa.Table:
+    trace = pc.binary_join_element_wise(table["trace_id"], pa.scalar(suffix), "")
+    event_id = pc.binary_join_element_wise(table["event_id"], pa.scalar(suffix), "")
+    table = table.set_column(table.schema.get_field_index("trace_id"), "trace_id", trace)
+    return table.set_column(table.schema.get_field_index("event_id"), "event_id", event_id)
+
+
+def build_corpus(directory: Path, target: int, *, files_per_copy: int = 1) -> int:
+    """A corpus of at least `target` events: the simulated pool, then renamed copies of it."""
+    pool_dir = directory / "_pool"
+    simulated_pool(pool_dir, min(target, POOL_EVENTS))
+    tables = [pq.read_table(p) for p in sorted(pool_dir.glob("*.parquet"))]
+    merged = pa.concat_tables(tables)
+    total, copy = 0, 0
+    while total < target:
+        table = merged if copy == 0 else _renamed(merged, f"~r{copy}")
+        for i, part in enumerate(_split(table, files_per_copy)):
+            pq.write_table(part, directory / f"copy{copy:05d}-{i}.parquet")
+        total += table.num_rows
+        copy += 1
+    for p in pool_dir.iterdir():
+        p.unlink()
+    pool_dir.rmdir()
+    return total
+
+
+def _split(table: pa.Table, parts: int) -> list[pa.Table]:
+    size = -(-table.num_rows // parts)
+    return [table.slice(i * size, size) for i in range(parts) if i * size < table.num_rows]
