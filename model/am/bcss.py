@@ -9,6 +9,7 @@ AM-I02, AM-I03, AM-I04, AM-I05, AM-I06, AM-I07, AM-I08, AM-I11, AM-I12.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -91,6 +92,7 @@ class Choice:
     copy_queue: int
     replay_queue: int
     preference: int
+    key: tuple[int, ...] = ()  # (tier, set) in the configured order, then the seed's sort keys (no server)
 
     def why(self) -> str:
         tier = TIERS.get(self.tier, ("below source (fallback)", "AM-027"))[0]
@@ -203,11 +205,16 @@ def sort_mode(snap: Snapshot, trigger: Trigger) -> str:
     return "CopyQueue"
 
 
-def sort_candidates(cands: list[CopyState], snap: Snapshot, mode: str) -> list[CopyState]:
-    lgen = snap.last_log_generated
+def sort_key(c: CopyState, snap: Snapshot, mode: str) -> tuple[int, ...]:
+    """The keys the seed names (AM-035..AM-037): copy queue then activation preference, or preference only."""
     if mode == "ActivationPreference":
-        return sorted(cands, key=lambda c: (c.preference, c.server))
-    return sorted(cands, key=lambda c: (c.copy_queue(lgen), c.preference, c.server))
+        return (c.preference,)
+    return (c.copy_queue(snap.last_log_generated), c.preference)
+
+
+def sort_candidates(cands: list[CopyState], snap: Snapshot, mode: str) -> list[CopyState]:
+    """Sorted by the seed's keys; the server name is the model's own tie-break (one allowed choice)."""
+    return sorted(cands, key=lambda c: (*sort_key(c, snap, mode), c.server))
 
 
 def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None = None) -> Selection:
@@ -234,9 +241,30 @@ def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None 
             excluded.append((c.server, why))
             continue
         key = (tier, n) if opts.order == "TierMajor" else (n, tier)
-        placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference)))
+        full = (*key, *sort_key(c, snap, mode))
+        placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference,
+                                         full)))
     placed.sort(key=lambda p: (p[0], p[1]))
     return Selection(tuple(p[2] for p in placed), tuple(excluded), mode)
+
+
+# ---- the choices the seed leaves open (copies equal on every key it names) -----------------------------
+
+def allowed_next(order: Sequence[Choice], tried: Collection[str]) -> tuple[Choice, ...]:
+    """The copies BCSS may try next: among those not yet tried, every one equal on all the seed's keys
+    to the first (the model's server-name tie-break picks one of them; any is conformant, AM-039)."""
+    rest = [c for c in order if c.server not in tried]
+    return tuple(c for c in rest if c.key == rest[0].key) if rest else ()
+
+
+def is_allowed_order(order: Sequence[Choice], servers: Sequence[str]) -> bool:
+    """Whether `servers` lists exactly the copies of `order`, each once, in an order the seed allows."""
+    tried: list[str] = []
+    for s in servers:
+        if s not in {c.server for c in allowed_next(order, tried)}:
+            return False
+        tried.append(s)
+    return len(tried) == len(order)
 
 
 _DEFAULT: list[Options] = []

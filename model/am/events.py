@@ -17,8 +17,11 @@ DAG_VIEW = "DAG_VIEW"  # members, up, groups ("A+B" strings): connectivity as th
 PAM_ACQUIRE = "PAM_ACQUIRE"  # server, quorum
 PAM_RELEASE = "PAM_RELEASE"  # server, reason
 SERVER_HEALTH = "SERVER_HEALTH"  # server, component, priority, state
-SERVER_DIAL = "SERVER_DIAL"  # server, dial
 MAINTENANCE = "MAINTENANCE"  # server taken offline by an administrator
+
+# configuration (a `*_CONFIG` kind: every monitor receives it as context, whatever its scope)
+AM_CONFIG = "AM_CONFIG"  # server, dial (AutoDatabaseMountDial) | database, server, blocked, suspended
+SERVER_DIAL = AM_CONFIG  # the old name of the dial event
 
 # database entity
 DB_CREATE = "DB_CREATE"  # dag (None: standalone), servers
@@ -42,7 +45,7 @@ OP_IDS = {
     MOUNT_START: 300, MOUNT_FAIL: 301, MOUNTED: 302, DISMOUNTED: 305, ACTIVE_MOVE: 306,
     ACLL_START: 312, BCSS_START: 334, BCSS_END: 335,
 }
-DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, SERVER_DIAL, MAINTENANCE})
+DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, AM_CONFIG, MAINTENANCE})
 
 
 def encode_group(group: frozenset[str] | set[str]) -> str:

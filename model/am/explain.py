@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Sequence
 
 from model.am.bcss import select
-from model.am.monitor import Replay, _opts
-from model.am.rules import snapshot
+from model.am.decide import snapshot
+from model.am.monitor import Config, Replay
 from model.am.state import Trigger
 from spec.catalogue import require
 from traces.schema import Event
@@ -24,7 +24,8 @@ require("AM-039", "AM-034", "AM-050")
 
 def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
     """One paragraph per BCSS run: trigger, sort, the ordered candidates and the exclusions."""
-    replay = Replay(_opts(events))
+    cfg = Config.from_events([e for e in events if e.kind == "TRACE_START" or e.kind.endswith("_CONFIG")])
+    replay = Replay(cfg.opts, cfg.thresholds_recorded)
     lines: list[str] = []
     for e in events:
         if e.mechanism != "am":
@@ -39,8 +40,7 @@ def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
         elif e.kind in ("ACLL_END", "MOUNT_FAIL", "MOUNTED", "BCSS_END") and (db is None or e.entity == db):
             detail = {k: v for k, v in e.attrs.items() if k != "op"}
             lines.append(f"    {e.kind} {detail}")
-        replay.current = e
-        getattr(replay, "on_" + e.kind.lower(), replay.on_other)(e, e.attrs)
+        replay.step(e)
     return lines
 
 

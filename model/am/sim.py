@@ -15,8 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 from model.am.bcss import Options
+from model.am.decide import Out
 from model.am.protocol import Layout, ModelSystem, RngEnv
-from model.am.rules import Out
 from model.am.state import (
     C_DEGRADED,
     C_HEALTHY,
@@ -179,14 +179,14 @@ def simulate(seed: int, *, steps: int = 200, members: int = 5, databases: int = 
              mount_fail: float = 0.15, liveness: bool = False,
              prelude: Callable[[ModelSystem, Layout], list[Out]] | None = None) -> list[Event]:
     """Run `steps` random inputs against a random DAG; deterministic in `seed`."""
+    opts = Options().with_(**dict(bcss or {}))
     config = {"steps": steps, "members": members, "databases": databases, "standalone": standalone,
-              "mount_fail": mount_fail, "liveness": liveness, "flaws": sorted(flaws), "bcss": dict(bcss or {})}
+              "mount_fail": mount_fail, "liveness": liveness, "flaws": sorted(flaws), "bcss": options_json(opts)}
     sim = Simulator(seed, trace_id=f"am-s{seed}" + ("-" + "-".join(sorted(flaws)) if flaws else ""),
                     mechanism="am", config=config)
     layout = Layout.random(sim.rng, members, databases, standalone)
     for s in layout.members + layout.standalone:
         sim.add_node(s)
-    opts = Options().with_(**dict(bcss or {}))
     system = ModelSystem(layout, RngEnv(sim.rng, mount_fail), flaws, opts=opts)
     record(sim, layout.dag, system.initial)
     if prelude is not None:  # a scripted opening (mutants use it to reach their flaw), then random steps
@@ -207,7 +207,9 @@ def simulate(seed: int, *, steps: int = 200, members: int = 5, databases: int = 
 
 
 def options_json(opts: Options) -> dict[str, Any]:
-    return asdict(opts)
+    """Every BCSS option in force, the dial thresholds included: the monitor reads them back from
+    TRACE_START (the seed gives no thresholds, AM-I09, so a trace must record the ones it ran under)."""
+    return {k: [list(t) for t in v] if k == "thresholds" else v for k, v in asdict(opts).items()}
 
 
 def shortest_failing(seed: int, fails: Callable[[list[Event]], bool], steps: int, **opts: Any) -> int | None:

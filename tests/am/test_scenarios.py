@@ -169,8 +169,8 @@ def test_liveness_after_faults_stop(seed: int) -> None:
     assert replay.feed(events) == [], f"seed {seed}"
     assert AmMonitor().check(events).violations == ()
     assert len(replay.w.claims) == 1
-    for db, mounted in replay.mounted.items():
-        assert len(mounted) == 1, f"seed {seed}: {db} mounted on {sorted(mounted)} after the liveness phase"
+    for db, d in replay.w.dbs.items():
+        assert len(d.on) == 1, f"seed {seed}: {db} mounted on {sorted(d.on)} after the liveness phase"
 
 
 @pytest.mark.model
@@ -181,6 +181,6 @@ def test_liveness_twin_without_the_fair_phase() -> None:
     for seed in range(10):
         replay = Replay(Options())
         replay.feed(simulate(seed, steps=300))
-        if any(len(m) != 1 for m in replay.mounted.values()):
+        if any(len(d.on) != 1 for d in replay.w.dbs.values()):
             return
     pytest.fail("every run converged even without the fair phase: the liveness test proves nothing")
