@@ -17,14 +17,25 @@ from model.am.decide import Env, Tx, _mount, dismount, failover_all, run_bcss
 from model.am.state import DISMOUNTED, FAILED, HEALTHY, MOUNTED, SERVICE_DOWN, Trigger, World
 from spec.catalogue import require
 
-require("AM-002", "AM-005", "AM-006", "AM-007", "AM-010", "AM-011", "AM-012", "AM-013", "AM-019",
-        "AM-021", "AM-032", "AM-037")
+require(
+    "AM-002",
+    "AM-005",
+    "AM-006",
+    "AM-007",
+    "AM-010",
+    "AM-011",
+    "AM-012",
+    "AM-013",
+    "AM-019",
+    "AM-021",
+    "AM-032",
+    "AM-037",
+)
 
 Result = tuple[World, list]
 
 
-def _emit_view(tx: Tx, dag: str, members: Sequence[str], up: frozenset[str],
-               groups: Sequence[frozenset[str]]) -> None:
+def _emit_view(tx: Tx, dag: str, members: Sequence[str], up: frozenset[str], groups: Sequence[frozenset[str]]) -> None:
     tx.emit(dag, ev.DAG_VIEW, members=list(members), up=sorted(up), groups=[ev.encode_group(g) for g in groups])
 
 
@@ -64,8 +75,9 @@ def _server_states(tx: Tx, env: Env) -> None:
             _mount(tx, db, d.active)  # AM-002: the standalone Active Manager mounts its own database
 
 
-def change_view(w: World, up: frozenset[str], groups: Sequence[frozenset[str]], env: Env,
-                flaws: frozenset[str] = frozenset()) -> Result:
+def change_view(
+    w: World, up: frozenset[str], groups: Sequence[frozenset[str]], env: Env, flaws: frozenset[str] = frozenset()
+) -> Result:
     """Crash, restart, partition or heal: record the view, move the PAM with quorum, fail over."""
     tx = Tx(w, flaws)
     _emit_view(tx, w.dag, w.members, frozenset(up), tuple(groups))
@@ -87,8 +99,7 @@ def _move_off(tx: Tx, db: str, trigger: Trigger, env: Env, by: str, reason: str)
         _mount(tx, db, source)
 
 
-def fail_database(w: World, db: str, env: Env, flaws: frozenset[str] = frozenset(),
-                  what: str = "database") -> Result:
+def fail_database(w: World, db: str, env: Env, flaws: frozenset[str] = frozenset(), what: str = "database") -> Result:
     """The local AM (SAM, or the PAM in its SAM duties) detects a failure of a mounted database."""
     tx = Tx(w, flaws)
     _fail_one(tx, db, env, what)
@@ -129,8 +140,7 @@ def fail_store(w: World, server: str, env: Env, flaws: frozenset[str] = frozense
     return tx.world()
 
 
-def responder_failover(w: World, server: str, component: str, env: Env,
-                       flaws: frozenset[str] = frozenset()) -> Result:
+def responder_failover(w: World, server: str, component: str, env: Env, flaws: frozenset[str] = frozenset()) -> Result:
     """A monitoring component's Failover responder on `server` moves its databases away (AM-032)."""
     tx = Tx(w, flaws)
     _health(tx, server, component, "Unhealthy")
@@ -139,8 +149,15 @@ def responder_failover(w: World, server: str, component: str, env: Env,
         d = tx.w.dbs[db]
         if d.dag is None or d.active != server or not d.mounted or pam is None:
             continue
-        tx.emit(db, ev.FAILURE, server=server, what="responder", component=component, detector=server,
-                role="PAM" if server == pam else "SAM")
+        tx.emit(
+            db,
+            ev.FAILURE,
+            server=server,
+            what="responder",
+            component=component,
+            detector=server,
+            role="PAM" if server == pam else "SAM",
+        )
         if server != pam:
             tx.emit(db, ev.FAILOVER_REQUEST, server=server, pam=pam)
         _move_off(tx, db, Trigger("responder", component), env, pam, "responder")
@@ -186,8 +203,9 @@ def maintenance(w: World, server: str, env: Env, flaws: frozenset[str] = frozens
 
 def _health(tx: Tx, server: str, component: str, state: str) -> None:
     h = tx.w.health[server].set(component, state)
-    tx.emit(tx.w.dag, ev.SERVER_HEALTH, server=server, component=component,
-            priority=h.components[component][0], state=state)
+    tx.emit(
+        tx.w.dag, ev.SERVER_HEALTH, server=server, component=component, priority=h.components[component][0], state=state
+    )
 
 
 def set_health(w: World, server: str, component: str, state: str) -> Result:

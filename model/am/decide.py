@@ -21,8 +21,26 @@ from model.am.bcss import Options, acll, dial_allows, dial_threshold, select
 from model.am.state import DISMOUNTED, MOUNTED, CopyState, Snapshot, Trigger, World
 from spec.catalogue import require
 
-require("AM-002", "AM-005", "AM-006", "AM-007", "AM-008", "AM-009", "AM-010", "AM-011", "AM-012",
-        "AM-013", "AM-014", "AM-019", "AM-021", "AM-022", "AM-023", "AM-024", "AM-025", "AM-051")
+require(
+    "AM-002",
+    "AM-005",
+    "AM-006",
+    "AM-007",
+    "AM-008",
+    "AM-009",
+    "AM-010",
+    "AM-011",
+    "AM-012",
+    "AM-013",
+    "AM-014",
+    "AM-019",
+    "AM-021",
+    "AM-022",
+    "AM-023",
+    "AM-024",
+    "AM-025",
+    "AM-051",
+)
 
 Out = tuple[str, str, dict[str, Any]]  # (entity, kind, attrs)
 
@@ -71,21 +89,36 @@ class Tx:
 
 
 def copy_attrs(c: CopyState) -> dict[str, Any]:
-    return {"server": c.server, "status": c.status, "lli": c.lli, "rq": c.replay_queue,
-            "ci": c.content_index, "pref": c.preference, "blocked": c.blocked, "suspended": c.suspended}
+    return {
+        "server": c.server,
+        "status": c.status,
+        "lli": c.lli,
+        "rq": c.replay_queue,
+        "ci": c.content_index,
+        "pref": c.preference,
+        "blocked": c.blocked,
+        "suspended": c.suspended,
+    }
 
 
 def snapshot(w: World, db: str, pam: str | None) -> Snapshot:
     """What the PAM sees of a database: reachability is relative to the PAM's side of any partition."""
     d = w.dbs[db]
-    copies = tuple(c.with_(reachable=pam is not None and w.reachable(pam, c.server))
-                   for _, c in sorted(d.copies.items()))
-    return Snapshot(db, d.active or "", d.lgen, copies,
-                    {s: w.dials[s] for s in d.copies if s in w.dials},
-                    {s: w.health[s] for s in d.copies if s in w.health})
+    copies = tuple(
+        c.with_(reachable=pam is not None and w.reachable(pam, c.server)) for _, c in sorted(d.copies.items())
+    )
+    return Snapshot(
+        db,
+        d.active or "",
+        d.lgen,
+        copies,
+        {s: w.dials[s] for s in d.copies if s in w.dials},
+        {s: w.health[s] for s in d.copies if s in w.health},
+    )
 
 
 # ---- the BCSS run: steps 2..5 (AM-022..AM-025, AM-051) -----------------------------------------------
+
 
 def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     """The PAM (`by`) selects, then for each copy in order: ACLL, dial comparison, mount, fall through."""
@@ -100,9 +133,17 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
         seen = replace(snap, dials={s: "GoodAvailability" for s in snap.dials})
     sel = select(seen, used, tx.opts)
     order = sel.order[::-1] if "wrong_order" in tx.flaws else sel.order
-    tx.emit(db, ev.BCSS_START, pam=by, trigger=trigger.kind, component=trigger.component,
-            lossless=trigger.lossless, source=source, sort=sel.sort,
-            order=[ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order])
+    tx.emit(
+        db,
+        ev.BCSS_START,
+        pam=by,
+        trigger=trigger.kind,
+        component=trigger.component,
+        lossless=trigger.lossless,
+        source=source,
+        sort=sel.sort,
+        order=[ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order],
+    )
     for choice in order:
         if _attempt(tx, db, choice.server, source, snap, env, by):
             tx.emit(db, ev.BCSS_END, outcome="mounted", server=choice.server)
@@ -121,8 +162,17 @@ def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env
     missing = max(0, d.lgen - lli)
     ok = dial_allows(missing, snap, target, tx.opts) or "no_dial" in tx.flaws
     tx.set_copy(db, target, lli=lli)
-    tx.emit(db, ev.ACLL_END, server=target, lli_before=copy.lli, lli=lli, missing=missing,
-            threshold=dial_threshold(snap, target, tx.opts), ok=ok, op=314 if ok else 313)
+    tx.emit(
+        db,
+        ev.ACLL_END,
+        server=target,
+        lli_before=copy.lli,
+        lli=lli,
+        missing=missing,
+        threshold=dial_threshold(snap, target, tx.opts),
+        ok=ok,
+        op=314 if ok else 313,
+    )
     return ok and _mount_request(tx, db, target, env, by)
 
 

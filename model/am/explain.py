@@ -1,4 +1,4 @@
-""""Why this copy?": the BCSS decisions of a recorded trace, recomputed and explained.
+""" "Why this copy?": the BCSS decisions of a recorded trace, recomputed and explained.
 
 Seed 002, "Best copy selection process". For every `BCSS_START` of a trace, the monitor's replay state
 at that point is turned into a snapshot and `select()` is asked again; the result lists each copy in the
@@ -33,8 +33,10 @@ def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
         if e.kind == "BCSS_START" and (db is None or e.entity == db):
             trigger = replay.pending.get(e.entity, Trigger())
             sel = select(snapshot(replay.w, e.entity, e.attrs["pam"]), trigger, replay.opts)
-            lines.append(f"{e.event_id} {e.entity}: BCSS by {e.attrs['pam']} ({trigger.kind}"
-                         f"{' ' + str(trigger.component) if trigger.component else ''}), sort {sel.sort}")
+            lines.append(
+                f"{e.event_id} {e.entity}: BCSS by {e.attrs['pam']} ({trigger.kind}"
+                f"{' ' + str(trigger.component) if trigger.component else ''}), sort {sel.sort}"
+            )
             lines += [f"  {i + 1}. {c.why()}" for i, c in enumerate(sel.order)] or ["  no candidate (AM-050)"]
             lines += [f"  left out: {server}: {why}" for server, why in sel.excluded]
         elif e.kind in ("ACLL_END", "MOUNT_FAIL", "MOUNTED", "BCSS_END") and (db is None or e.entity == db):

@@ -71,8 +71,7 @@ class Config:
             if e.kind == "TRACE_START":
                 cfg = json.loads(str(e.attrs.get("config") or "{}"))
                 bcss = cfg.get("bcss") or {}
-                opts = Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v
-                                          for k, v in bcss.items()})
+                opts = Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
                 return Config(opts, "thresholds" in bcss)
         return Config(Options(), False)
 
@@ -98,8 +97,9 @@ class AmMonitor:
         except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
             at = replay.current
             where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
-            return MonitorResult.of(replay.out, [*replay.notes,
-                                                 f"am monitor stopped at {where}: {type(exc).__name__} {exc}"])
+            return MonitorResult.of(
+                replay.out, [*replay.notes, f"am monitor stopped at {where}: {type(exc).__name__} {exc}"]
+            )
         return MonitorResult.of(replay.out, replay.notes)
 
 
@@ -154,15 +154,22 @@ class Replay:
             return
         q = self.w.quorum() or frozenset()
         for c in sorted(self.w.claims - q):
-            self.v("pam-owns-quorum", e, f"{c} still acts as PAM {when} though it is not in the quorum "
-                   f"({', '.join(sorted(q)) or 'none'})")
+            self.v(
+                "pam-owns-quorum",
+                e,
+                f"{c} still acts as PAM {when} though it is not in the quorum ({', '.join(sorted(q)) or 'none'})",
+            )
         if q and not self.w.claims & q:
             self.v("pam-moves-with-quorum", e, f"the quorum ({', '.join(sorted(q))}) has no PAM {when}")
 
     def check_minority(self, db: str, e: Event, when: str) -> None:
         for s in minority_mounted(self.w, db):
-            self.v("minority-mount", e, f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
-                   f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)")
+            self.v(
+                "minority-mount",
+                e,
+                f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
+                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)",
+            )
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
         self.check_pam(e, "when the next cluster view arrives")
@@ -175,14 +182,18 @@ class Replay:
         if self.w.claims - {s}:
             self.v("single-pam", e, f"{s} becomes PAM while {', '.join(sorted(self.w.claims - {s}))} still is")
         if s not in q:
-            self.v("pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum "
-                   f"({', '.join(sorted(q)) or 'none'})")
+            self.v(
+                "pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum ({', '.join(sorted(q)) or 'none'})"
+            )
         why = step.pam_fault(self.w, e.kind, s, None)
         if why:
             self.v("pam-transition", e, why)
         if "quorum" in a and sorted(a["quorum"]) != sorted(q):
-            self.v("role-record", e, f"PAM_ACQUIRE records quorum {sorted(a['quorum'])} but the recorded view "
-                   f"makes it {sorted(q)}")
+            self.v(
+                "role-record",
+                e,
+                f"PAM_ACQUIRE records quorum {sorted(a['quorum'])} but the recorded view makes it {sorted(q)}",
+            )
 
     def on_pam_release(self, e: Event, a: dict[str, Any]) -> None:
         why = step.pam_fault(self.w, e.kind, a["server"], a.get("reason"))
@@ -191,8 +202,12 @@ class Replay:
 
     def on_maintenance(self, e: Event, a: dict[str, Any]) -> None:
         if a["server"] in self.w.claims:
-            self.v("pam-before-maintenance", e, f"{a['server']} is taken offline for maintenance while it "
-                   "is still the PAM; the PAM must be moved first")
+            self.v(
+                "pam-before-maintenance",
+                e,
+                f"{a['server']} is taken offline for maintenance while it "
+                "is still the PAM; the PAM must be moved first",
+            )
 
     # --- database events ----------------------------------------------------------------------------
     def db(self, name: str) -> DbState:
@@ -207,8 +222,12 @@ class Replay:
         for k in ("blocked", "suspended"):
             configured = bool(getattr(old, k)) if old is not None else False
             if k in a and bool(a[k]) != configured:
-                self.v("copy-config-record", e, f"the copy of {e.entity} on {s} reports {k}={a[k]} but the "
-                       f"recorded configuration (AM_CONFIG) makes it {configured}")
+                self.v(
+                    "copy-config-record",
+                    e,
+                    f"the copy of {e.entity} on {s} reports {k}={a[k]} but the "
+                    f"recorded configuration (AM_CONFIG) makes it {configured}",
+                )
 
     # --- roles, failures and triggers (AM-003, AM-012, AM-013, AM-021) --------------------------------
     def _role(self, d: DbState, server: str) -> str:
@@ -222,15 +241,22 @@ class Replay:
         self.pending[e.entity] = Trigger("responder", a["component"]) if responder else Trigger()
         role = self._role(self.db(e.entity), a["server"])
         if a.get("role") != role:
-            self.v("role-record", e, f"the failure on {a['server']} is recorded as detected by a {a.get('role')} "
-                   f"but the recorded PAM changes make {a['server']} {role}")
+            self.v(
+                "role-record",
+                e,
+                f"the failure on {a['server']} is recorded as detected by a {a.get('role')} "
+                f"but the recorded PAM changes make {a['server']} {role}",
+            )
         if role == "SAM":
             self.unasked[e.entity] = e
 
     def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
         if a["pam"] != self.w.pam:
-            self.v("role-record", e, f"{a['server']} addresses its failover request to {a['pam']} but the PAM "
-                   f"is {self.w.pam or 'nobody'}")
+            self.v(
+                "role-record",
+                e,
+                f"{a['server']} addresses its failover request to {a['pam']} but the PAM is {self.w.pam or 'nobody'}",
+            )
         if self._is_pam(a["pam"]):
             self.unasked.pop(e.entity, None)
 
@@ -244,23 +270,42 @@ class Replay:
     def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
         d = self.db(e.entity)
         if d.dag is None:
-            self.v("standalone-no-failover", e, f"BCSS runs for standalone database {e.entity}, which "
-                   "has no other copy and no PAM")
+            self.v(
+                "standalone-no-failover",
+                e,
+                f"BCSS runs for standalone database {e.entity}, which has no other copy and no PAM",
+            )
             return
         pam = a["pam"]
         if not self._is_pam(pam):
-            self.v("only-pam-activates", e, f"{pam} runs BCSS for {e.entity} but the PAM is "
-                   f"{self.w.pam or 'nobody'}: only the PAM chooses the copy to activate")
+            self.v(
+                "only-pam-activates",
+                e,
+                f"{pam} runs BCSS for {e.entity} but the PAM is "
+                f"{self.w.pam or 'nobody'}: only the PAM chooses the copy to activate",
+            )
         self.check_minority(e.entity, e, "when the PAM starts BCSS")
         unasked = self.unasked.pop(e.entity, None)
         if unasked is not None:
-            self.v("sam-asks-pam", e, f"the SAM on {unasked.attrs['server']} reported a failure of {e.entity} "
-                   "but BCSS started without its request reaching the PAM", unasked)
+            self.v(
+                "sam-asks-pam",
+                e,
+                f"the SAM on {unasked.attrs['server']} reported a failure of {e.entity} "
+                "but BCSS started without its request reaching the PAM",
+                unasked,
+            )
         trigger = self.pending.pop(e.entity, Trigger())
         if (trigger.kind, trigger.component, trigger.lossless) != (
-                a["trigger"], a.get("component"), bool(a.get("lossless"))):
-            self.v("bcss-record", e, f"BCSS records trigger {a['trigger']}/{a.get('component')} but the "
-                   f"preceding events make it {trigger.kind}/{trigger.component}")
+            a["trigger"],
+            a.get("component"),
+            bool(a.get("lossless")),
+        ):
+            self.v(
+                "bcss-record",
+                e,
+                f"BCSS records trigger {a['trigger']}/{a.get('component')} but the "
+                f"preceding events make it {trigger.kind}/{trigger.component}",
+            )
         if "source" in a and (a["source"] or None) != d.active:
             self.v("bcss-record", e, f"BCSS records source {a['source']} but the active copy is on {d.active}")
         snap = snapshot(self.w, e.entity, pam)
@@ -268,17 +313,23 @@ class Replay:
         unrecorded = self._dials_unrecorded(snap)
         judged = not unrecorded
         if unrecorded:
-            self.note(f"AutoDatabaseMountDial of {', '.join(unrecorded)} not recorded (AM_CONFIG): BCSS runs of "
-                      f"{e.entity} are not judged on order or dial")
+            self.note(
+                f"AutoDatabaseMountDial of {', '.join(unrecorded)} not recorded (AM_CONFIG): BCSS runs of "
+                f"{e.entity} are not judged on order or dial"
+            )
         if not self.thresholds_recorded:
-            self.note("dial thresholds not recorded in TRACE_START config.bcss.thresholds (the seed gives none, "
-                      "AM-I09): the dial (AM-024) is not judged")
+            self.note(
+                "dial thresholds not recorded in TRACE_START config.bcss.thresholds (the seed gives none, "
+                "AM-I09): the dial (AM-024) is not judged"
+            )
         recorded = self._recorded_order(e, a, sel.order) if judged else None
         if judged and "sort" in a and a["sort"] != sel.sort:
-            self.v("bcss-record", e, f"BCSS records sort {a['sort']} but the recorded dials and trigger make it "
-                   f"{sel.sort}")
-        self.runs[e.entity] = Run(e, snap, trigger, pam, sel.order, recorded, judged,
-                                  judged and self.thresholds_recorded)
+            self.v(
+                "bcss-record", e, f"BCSS records sort {a['sort']} but the recorded dials and trigger make it {sel.sort}"
+            )
+        self.runs[e.entity] = Run(
+            e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded
+        )
 
     def _recorded_order(self, e: Event, a: dict[str, Any], order: tuple[Choice, ...]) -> tuple[str, ...] | None:
         """The run's own list when it is one the seed allows (with the right tier and set for each copy)."""
@@ -287,8 +338,9 @@ class Replay:
         entries = [str(x).split(":") for x in a["order"]]
         servers = tuple(x[0] for x in entries)
         by_server = {c.server: ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order}
-        if is_allowed_order(order, servers) and all(by_server[s] == str(x) for s, x in zip(servers, a["order"],
-                                                                                        strict=True)):
+        if is_allowed_order(order, servers) and all(
+            by_server[s] == str(x) for s, x in zip(servers, a["order"], strict=True)
+        ):
             return servers
         want = ", ".join(c.why() for c in order) or "no copy"
         self.v("bcss-record", e, f"BCSS records the list {list(a['order'])}, not an order the seed allows: {want}")
@@ -311,8 +363,12 @@ class Replay:
                 nxt = " or ".join(allowed) or "no further copy"
                 self._order_broken(run, e, f"attempt {i + 1} of this BCSS run is {s}, allowed: {nxt}")
             elif run.recorded is not None and run.recorded[i] != s:
-                self._order_broken(run, e, f"attempt {i + 1} is {s} but the run's own list has "
-                                   f"{run.recorded[i]} there (AM-I12: the list is computed once)")
+                self._order_broken(
+                    run,
+                    e,
+                    f"attempt {i + 1} is {s} but the run's own list has "
+                    f"{run.recorded[i]} there (AM-I12: the list is computed once)",
+                )
         run.tried.append(s)
         run.lli_before[s] = self.db(e.entity).copies[s].lli
 
@@ -326,40 +382,65 @@ class Replay:
         src = run.snap.source
         src_ok = src in self.w.up and self.w.reachable(s, src)
         if a["lli"] > d.lgen or (not src_ok and a["lli"] > before):
-            self.v("acll-source", e, f"ACLL brought {s} to log {a['lli']} from {before} although the source "
-                   f"{src or '?'} {'is unreachable' if not src_ok else 'only generated ' + str(d.lgen)}")
+            self.v(
+                "acll-source",
+                e,
+                f"ACLL brought {s} to log {a['lli']} from {before} although the source "
+                f"{src or '?'} {'is unreachable' if not src_ok else 'only generated ' + str(d.lgen)}",
+            )
         if d.copies[s].lli != a["lli"]:
-            self.v("acll-record", e, f"ACLL_END says {s} reached log {a['lli']} but its recorded copy state "
-                   f"says {d.copies[s].lli}")
+            self.v(
+                "acll-record",
+                e,
+                f"ACLL_END says {s} reached log {a['lli']} but its recorded copy state says {d.copies[s].lli}",
+            )
         missing = max(0, d.lgen - a["lli"])
         if "lli_before" in a and a["lli_before"] != before:
-            self.v("acll-record", e, f"ACLL_END says {s} started at log {a['lli_before']}, its copy state said "
-                   f"{before}")
+            self.v(
+                "acll-record", e, f"ACLL_END says {s} started at log {a['lli_before']}, its copy state said {before}"
+            )
         if "missing" in a and a["missing"] != missing:
-            self.v("acll-record", e, f"ACLL_END says {s} misses {a['missing']} logs; the last log generated "
-                   f"({d.lgen}) and its LastLogInspected ({a['lli']}) make it {missing} (AM-I02)")
+            self.v(
+                "acll-record",
+                e,
+                f"ACLL_END says {s} misses {a['missing']} logs; the last log generated "
+                f"({d.lgen}) and its LastLogInspected ({a['lli']}) make it {missing} (AM-I02)",
+            )
         if not run.dial_known:
             return
         threshold = dial_threshold(run.snap, s, self.opts)
         allowed = dial_allows(missing, run.snap, s, self.opts)
         run.acll_ok[s] = allowed
         if "threshold" in a and a["threshold"] != threshold:
-            self.v("acll-record", e, f"ACLL_END records threshold {a['threshold']} for {s} but the configured "
-                   f"dial ({run.snap.dial(s)}) and thresholds make it {threshold}")
+            self.v(
+                "acll-record",
+                e,
+                f"ACLL_END records threshold {a['threshold']} for {s} but the configured "
+                f"dial ({run.snap.dial(s)}) and thresholds make it {threshold}",
+            )
         if allowed and not a["ok"]:
             self.v("dial", e, f"{s} was passed over with {missing} missing logs, within its dial's {threshold}")
         elif not allowed and a["ok"]:
-            self.v("acll-record", e, f"ACLL_END says {s} passes the dial with {missing} missing logs, over "
-                   f"its dial's {threshold}")
+            self.v(
+                "acll-record",
+                e,
+                f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}",
+            )
 
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d = self.db(e.entity)
         if d.dag is not None and not self._is_pam(a["by"]):
-            self.v("only-pam-activates", e, f"{a['by']} moves the active copy of {e.entity} to "
-                   f"{a['dst']} but the PAM is {self.w.pam or 'nobody'}")
+            self.v(
+                "only-pam-activates",
+                e,
+                f"{a['by']} moves the active copy of {e.entity} to {a['dst']} but the PAM is {self.w.pam or 'nobody'}",
+            )
         if a.get("src") != d.active:
-            self.v("active-record", e, f"the active designation of {e.entity} moves from {a.get('src')} but it "
-                   f"is on {d.active}")
+            self.v(
+                "active-record",
+                e,
+                f"the active designation of {e.entity} moves from {a.get('src')} but it is on {d.active}",
+            )
 
     # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
     def _mount_table(self, e: Event, s: str) -> None:
@@ -370,28 +451,41 @@ class Replay:
     def _outside_quorum(self, e: Event, s: str, what: str) -> None:
         d = self.db(e.entity)
         if d.dag is not None and s not in (self.w.quorum() or frozenset()):
-            self.v("minority-mount", e, f"{what} {e.entity} on {s}, which is outside the quorum "
-                   f"({', '.join(sorted(self.w.quorum() or ())) or 'none'})")
+            self.v(
+                "minority-mount",
+                e,
+                f"{what} {e.entity} on {s}, which is outside the quorum "
+                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'})",
+            )
 
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
         s, d, run = a["server"], self.db(e.entity), self.runs.get(e.entity)
         self._mount_table(e, s)
         if s != d.active:
-            self.v("mount-not-active", e, f"a mount of {e.entity} is requested on {s} but the active "
-                   f"designation is on {d.active}")
+            self.v(
+                "mount-not-active",
+                e,
+                f"a mount of {e.entity} is requested on {s} but the active designation is on {d.active}",
+            )
         if d.dag is None:
             return
         self._outside_quorum(e, s, "a mount is requested for")
         if not self._is_pam(a["by"]):
-            self.v("only-pam-activates", e, f"{a['by']} asks the store to mount {e.entity} on {s} but the "
-                   f"PAM is {self.w.pam or 'nobody'}")
+            self.v(
+                "only-pam-activates",
+                e,
+                f"{a['by']} asks the store to mount {e.entity} on {s} but the PAM is {self.w.pam or 'nobody'}",
+            )
         if run is not None:
             self._check_mount_in_run(run, e, s)
         elif a.get("remount"):
             last = self.last_run.get(e.entity)
             if last is None or last.trigger.kind == "failure" or s != last.snap.source:
-                self.v("mount-outside-bcss", e, f"{s} is remounted without a preceding switchover or "
-                       "responder run whose source it was")
+                self.v(
+                    "mount-outside-bcss",
+                    e,
+                    f"{s} is remounted without a preceding switchover or responder run whose source it was",
+                )
         elif d.last_mounted is not None:
             self.v("mount-outside-bcss", e, f"{e.entity} is mounted on {s} outside any BCSS run")
 
@@ -404,8 +498,13 @@ class Replay:
             self.v("acll-before-mount", e, f"{s} is mounted without attempt copy last logs first", run.start)
         elif s in run.acll_ok and not run.acll_ok[s]:
             d = self.db(e.entity)
-            self.v("dial", e, f"{s} is mounted with {d.lgen - d.copies[s].lli} missing logs, "
-                   f"over its dial's {dial_threshold(run.snap, s, self.opts)}", run.start)
+            self.v(
+                "dial",
+                e,
+                f"{s} is mounted with {d.lgen - d.copies[s].lli} missing logs, "
+                f"over its dial's {dial_threshold(run.snap, s, self.opts)}",
+                run.start,
+            )
 
     def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])
@@ -415,17 +514,20 @@ class Replay:
         self._mount_table(e, s)
         others = sorted(d.on - {s})
         if others:
-            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on "
-                   f"{', '.join(others)}")
+            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on {', '.join(others)}")
         self._outside_quorum(e, s, "the store mounts")
         run = self.runs.get(e.entity)
         if run is not None and run.trigger.kind == "responder":
             comp = run.trigger.component or ""
             src, tgt = run.snap.health_of(run.snap.source), run.snap.health_of(s)
             if not responder_ok(tgt, src, comp, self.opts):
-                self.v("responder-target", e, f"a {comp} responder failover lands on {s}, where {comp} is "
-                       f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
-                       run.start)
+                self.v(
+                    "responder-target",
+                    e,
+                    f"a {comp} responder failover lands on {s}, where {comp} is "
+                    f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
+                    run.start,
+                )
 
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])
@@ -439,11 +541,14 @@ class Replay:
             return
         left = [c.server for c in run.expected if c.server not in run.tried]
         if left:
-            self._order_broken(run, e, f"the run gives up ({a['outcome']}) without trying "
-                               f"{', '.join(left)}")
+            self._order_broken(run, e, f"the run gives up ({a['outcome']}) without trying {', '.join(left)}")
 
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted
         if a["answer"] != want:
-            self.v("location-answer", e, f"{a['server']} says the active copy of {e.entity} is on "
-                   f"{a['answer']}, but the copy mounted last is on {want}")
+            self.v(
+                "location-answer",
+                e,
+                f"{a['server']} says the active copy of {e.entity} is on "
+                f"{a['answer']}, but the copy mounted last is on {want}",
+            )

@@ -118,11 +118,17 @@ def _cut_off_the_active(s: ModelSystem, layout: Layout) -> list[Out]:
 
 
 PRELUDES: dict[str, Callable[[ModelSystem, Layout], list[Out]]] = {
-    "no_dial": _lagging_then_crash, "sam_activates": _sam_failure, "ignore_blocked": _all_passives_blocked,
-    "second_pam": _partition_the_pam, "wrong_order": _uneven_copies_fail,
-    "ignore_responder": _responder_nowhere_better, "no_pam_move": _maintain_the_pam,
-    "lossless_ignored": _lossless_somewhere_then_fail, "skip_acll": _fail_active,
-    "stale_location": _move_then_ask, "minority_keeps_mounted": _cut_off_the_active,
+    "no_dial": _lagging_then_crash,
+    "sam_activates": _sam_failure,
+    "ignore_blocked": _all_passives_blocked,
+    "second_pam": _partition_the_pam,
+    "wrong_order": _uneven_copies_fail,
+    "ignore_responder": _responder_nowhere_better,
+    "no_pam_move": _maintain_the_pam,
+    "lossless_ignored": _lossless_somewhere_then_fail,
+    "skip_acll": _fail_active,
+    "stale_location": _move_then_ask,
+    "minority_keeps_mounted": _cut_off_the_active,
 }
 
 

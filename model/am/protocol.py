@@ -109,8 +109,14 @@ class Layout:
 class ModelSystem:
     """The reference implementation of `ActiveManagerSystem` (optionally with planted flaws)."""
 
-    def __init__(self, layout: Layout, env: Any, flaws: frozenset[str] = frozenset(),
-                 dials: Mapping[str, str] | None = None, opts: Options | None = None) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        env: Any,
+        flaws: frozenset[str] = frozenset(),
+        dials: Mapping[str, str] | None = None,
+        opts: Options | None = None,
+    ) -> None:
         self.layout, self.env, self.flaws = layout, env, flaws
         self.world = replace(EMPTY_WORLD, opts=opts or Options())
         self.initial: list[Out] = self._boot(dials or {})

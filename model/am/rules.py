@@ -19,75 +19,167 @@ ORDER = ("AM-P01", "AM-P05", "AM-P06", "AM-P07", "AM-P08", "AM-P09", "AM-P11", "
 _ROWS = (
     # --- PAM and quorum (AM-005..AM-007) ---
     Rule("single-pam", "AM-005", "always", "at most one member of the DAG acts as PAM"),
-    Rule("pam-owns-quorum", "AM-005", "always",
-         "the PAM is a member of the partition holding a strict majority of the DAG (AM-I13)"),
-    Rule("pam-moves-with-quorum", "AM-006", "eventually",
-         "once a view with a quorum is recorded, a member of that quorum is PAM before the next view "
-         "(fairness: the reaction to a view is recorded before the next view)"),
-    Rule("pam-transition", "AM-006", "always",
-         "the PAM role changes only as step.PAM_TABLE allows: released for lost quorum only by a server "
-         "outside the quorum, or moved by an administrator; never released by a server that is not PAM"),
-    Rule("pam-before-maintenance", "AM-007", "always",
-         "the server taken offline for maintenance is not the PAM at that moment"),
-    Rule("role-record", "AM-003", "always",
-         "what an event restates about roles (PAM_ACQUIRE's quorum, FAILURE's role, FAILOVER_REQUEST's PAM) "
-         "equals what the recorded views and PAM changes make it"),
+    Rule(
+        "pam-owns-quorum",
+        "AM-005",
+        "always",
+        "the PAM is a member of the partition holding a strict majority of the DAG (AM-I13)",
+    ),
+    Rule(
+        "pam-moves-with-quorum",
+        "AM-006",
+        "eventually",
+        "once a view with a quorum is recorded, a member of that quorum is PAM before the next view "
+        "(fairness: the reaction to a view is recorded before the next view)",
+    ),
+    Rule(
+        "pam-transition",
+        "AM-006",
+        "always",
+        "the PAM role changes only as step.PAM_TABLE allows: released for lost quorum only by a server "
+        "outside the quorum, or moved by an administrator; never released by a server that is not PAM",
+    ),
+    Rule(
+        "pam-before-maintenance",
+        "AM-007",
+        "always",
+        "the server taken offline for maintenance is not the PAM at that moment",
+    ),
+    Rule(
+        "role-record",
+        "AM-003",
+        "always",
+        "what an event restates about roles (PAM_ACQUIRE's quorum, FAILURE's role, FAILOVER_REQUEST's PAM) "
+        "equals what the recorded views and PAM changes make it",
+    ),
     # --- the active copy (AM-008, AM-009, AM-016, AM-019) ---
-    Rule("only-pam-activates", "AM-008", "always",
-         "every change of the active designation, every mount request and every BCSS run of a DAG database "
-         "is made by the PAM, never a SAM"),
-    Rule("sam-asks-pam", "AM-013", "always",
-         "a failure a SAM detects reaches the PAM as a failover request before BCSS runs"),
-    Rule("one-active-copy", "AM-009", "always",
-         "at most one copy of each database is mounted at any time, through PAM moves, crashes and partitions"),
-    Rule("mount-transition", "AM-025", "always",
-         "a copy's mount state changes only as step.MOUNT_TABLE allows: mounted only after a mount request, "
-         "dismounted only when mounted, a mount failure only for a pending request"),
-    Rule("mount-not-active", "AM-009", "always",
-         "a mount request names the copy holding the active designation: the designation moves first"),
-    Rule("minority-mount", "AM-009", "always",
-         "a DAG database is never mounted on a server outside the quorum (AM-I13): no mount request or "
-         "mount there, and a copy left mounted there is dismounted before the majority next acts"),
-    Rule("copy-status-transition", "AM-016", "always",
-         "a copy's reported status changes only as step.STATUS_TABLE allows: Mounted follows a mount, leaving "
-         "Mounted follows a dismount, ServiceDown follows the view, other changes only while the server runs"),
-    Rule("active-record", "AM-016", "always",
-         "an ACTIVE_MOVE's source is the copy that holds the active designation"),
-    Rule("copy-config-record", "AM-034", "always",
-         "the activation policy a COPY_STATE restates (blocked, suspended) is the one configured (AM_CONFIG)"),
-    Rule("location-answer", "AM-019", "always",
-         "a SAM's answer to where a database is active names the copy mounted last"),
+    Rule(
+        "only-pam-activates",
+        "AM-008",
+        "always",
+        "every change of the active designation, every mount request and every BCSS run of a DAG database "
+        "is made by the PAM, never a SAM",
+    ),
+    Rule(
+        "sam-asks-pam",
+        "AM-013",
+        "always",
+        "a failure a SAM detects reaches the PAM as a failover request before BCSS runs",
+    ),
+    Rule(
+        "one-active-copy",
+        "AM-009",
+        "always",
+        "at most one copy of each database is mounted at any time, through PAM moves, crashes and partitions",
+    ),
+    Rule(
+        "mount-transition",
+        "AM-025",
+        "always",
+        "a copy's mount state changes only as step.MOUNT_TABLE allows: mounted only after a mount request, "
+        "dismounted only when mounted, a mount failure only for a pending request",
+    ),
+    Rule(
+        "mount-not-active",
+        "AM-009",
+        "always",
+        "a mount request names the copy holding the active designation: the designation moves first",
+    ),
+    Rule(
+        "minority-mount",
+        "AM-009",
+        "always",
+        "a DAG database is never mounted on a server outside the quorum (AM-I13): no mount request or "
+        "mount there, and a copy left mounted there is dismounted before the majority next acts",
+    ),
+    Rule(
+        "copy-status-transition",
+        "AM-016",
+        "always",
+        "a copy's reported status changes only as step.STATUS_TABLE allows: Mounted follows a mount, leaving "
+        "Mounted follows a dismount, ServiceDown follows the view, other changes only while the server runs",
+    ),
+    Rule("active-record", "AM-016", "always", "an ACTIVE_MOVE's source is the copy that holds the active designation"),
+    Rule(
+        "copy-config-record",
+        "AM-034",
+        "always",
+        "the activation policy a COPY_STATE restates (blocked, suspended) is the one configured (AM_CONFIG)",
+    ),
+    Rule(
+        "location-answer",
+        "AM-019",
+        "always",
+        "a SAM's answer to where a database is active names the copy mounted last",
+    ),
     Rule("standalone-no-failover", "AM-002", "always", "no BCSS run for a database outside any DAG"),
     # --- BCSS (AM-022..AM-051) ---
-    Rule("mount-outside-bcss", "AM-022", "always",
-         "after its first mount a DAG database is mounted only by a BCSS run, or remounted on the source "
-         "after a switchover or responder run found nothing"),
-    Rule("acll-source", "AM-023", "always",
-         "ACLL brings a copy no further than the logs generated, and not at all from an unreachable source"),
-    Rule("dial", "AM-024", "always",
-         "a copy is mounted only if its missing logs after ACLL are within the recorded dial's threshold, "
-         "and a copy within it is not passed over", DIAL),
-    Rule("acll-record", "AM-024", "always",
-         "what ACLL_END restates (logs before, missing logs, threshold, verdict) equals what the recorded "
-         "copy states, last log and configured dials and thresholds make it", DIAL),
+    Rule(
+        "mount-outside-bcss",
+        "AM-022",
+        "always",
+        "after its first mount a DAG database is mounted only by a BCSS run, or remounted on the source "
+        "after a switchover or responder run found nothing",
+    ),
+    Rule(
+        "acll-source",
+        "AM-023",
+        "always",
+        "ACLL brings a copy no further than the logs generated, and not at all from an unreachable source",
+    ),
+    Rule(
+        "dial",
+        "AM-024",
+        "always",
+        "a copy is mounted only if its missing logs after ACLL are within the recorded dial's threshold, "
+        "and a copy within it is not passed over",
+        DIAL,
+    ),
+    Rule(
+        "acll-record",
+        "AM-024",
+        "always",
+        "what ACLL_END restates (logs before, missing logs, threshold, verdict) equals what the recorded "
+        "copy states, last log and configured dials and thresholds make it",
+        DIAL,
+    ),
     Rule("never-blocked", "AM-034", "always", "a blocked, suspended or unreachable copy is never activated"),
-    Rule("selection-order", "AM-039", "always",
-         "the copies tried follow an order the seed allows (copies equal on every sort key in any order), "
-         "and a run gives up only after trying them all", ORDER),
-    Rule("bcss-record", "AM-039", "always",
-         "what BCSS_START restates (trigger, source, sort, the ordered list) equals what the preceding events "
-         "make it; the recorded list is one of the orders the seed allows", ORDER),
-    Rule("responder-target", "AM-032", "always",
-         "a failover started by a component's responder lands on a server healthier in that component",
-         ("AM-P11",)),
-    Rule("acll-before-mount", "AM-051", "always",
-         "within a BCSS run, ACLL for a copy is recorded before the mount request for it"),
+    Rule(
+        "selection-order",
+        "AM-039",
+        "always",
+        "the copies tried follow an order the seed allows (copies equal on every sort key in any order), "
+        "and a run gives up only after trying them all",
+        ORDER,
+    ),
+    Rule(
+        "bcss-record",
+        "AM-039",
+        "always",
+        "what BCSS_START restates (trigger, source, sort, the ordered list) equals what the preceding events "
+        "make it; the recorded list is one of the orders the seed allows",
+        ORDER,
+    ),
+    Rule(
+        "responder-target",
+        "AM-032",
+        "always",
+        "a failover started by a component's responder lands on a server healthier in that component",
+        ("AM-P11",),
+    ),
+    Rule(
+        "acll-before-mount",
+        "AM-051",
+        "always",
+        "within a BCSS run, ACLL for a copy is recorded before the mount request for it",
+    ),
 )
 RULES: dict[str, Rule] = {r.name: r for r in _ROWS}
 require(*(r.requirement for r in _ROWS), *(p for r in _ROWS for p in r.params))
 
 
 # ---- state-level invariants, one statement each (used by the monitor and by check_world) --------------
+
 
 def doubly_mounted(w: World) -> list[tuple[str, list[str]]]:
     """AM-009: databases mounted on more than one copy."""

@@ -41,10 +41,16 @@ def _db(w: World, name: str, **changes: Any) -> World:
 
 # ---- one transition per event kind -------------------------------------------------------------------
 
+
 def view(w: World, entity: str, a: Attrs) -> World:
     """DAG_VIEW: membership, who is up, who reaches whom (quorum is derived from it, AM-I13)."""
-    return replace(w, dag=entity, members=tuple(a["members"]), up=frozenset(a["up"]),
-                   groups=tuple(ev.decode_group(g) for g in a["groups"]))
+    return replace(
+        w,
+        dag=entity,
+        members=tuple(a["members"]),
+        up=frozenset(a["up"]),
+        groups=tuple(ev.decode_group(g) for g in a["groups"]),
+    )
 
 
 def pam_acquire(w: World, entity: str, a: Attrs) -> World:
@@ -83,8 +89,7 @@ def copy_state(w: World, entity: str, a: Attrs) -> World:
     `suspended`) is configuration and comes from AM_CONFIG; the event only restates it."""
     d = w.dbs[entity]
     old = d.copies.get(a["server"], CopyState(a["server"]))
-    c = old.with_(status=a["status"], lli=a["lli"], replay_queue=a["rq"], content_index=a["ci"],
-                  preference=a["pref"])
+    c = old.with_(status=a["status"], lli=a["lli"], replay_queue=a["rq"], content_index=a["ci"], preference=a["pref"])
     return _db(w, entity, copies={**d.copies, c.server: c})
 
 
@@ -118,10 +123,20 @@ def bcss_end(w: World, entity: str, a: Attrs) -> World:
 
 
 STEPS: dict[str, Callable[[World, str, Attrs], World]] = {
-    ev.DAG_VIEW: view, ev.PAM_ACQUIRE: pam_acquire, ev.PAM_RELEASE: pam_release, ev.SERVER_HEALTH: health,
-    ev.AM_CONFIG: config, ev.DB_CREATE: db_create, ev.COPY_STATE: copy_state, ev.LOGS: logs,
-    ev.ACTIVE_MOVE: active_move, ev.MOUNT_START: mount_start, ev.MOUNT_FAIL: mount_fail,
-    ev.MOUNTED: mounted, ev.DISMOUNTED: dismounted, ev.BCSS_END: bcss_end,
+    ev.DAG_VIEW: view,
+    ev.PAM_ACQUIRE: pam_acquire,
+    ev.PAM_RELEASE: pam_release,
+    ev.SERVER_HEALTH: health,
+    ev.AM_CONFIG: config,
+    ev.DB_CREATE: db_create,
+    ev.COPY_STATE: copy_state,
+    ev.LOGS: logs,
+    ev.ACTIVE_MOVE: active_move,
+    ev.MOUNT_START: mount_start,
+    ev.MOUNT_FAIL: mount_fail,
+    ev.MOUNTED: mounted,
+    ev.DISMOUNTED: dismounted,
+    ev.BCSS_END: bcss_end,
 }
 
 
@@ -166,7 +181,7 @@ STATUS_TABLE: dict[tuple[str, str], str] = {
     (PASSIVE, SERVICE_DOWN): "down",
     (SERVICE_DOWN, SERVICE_DOWN): "down",
     (SERVICE_DOWN, PASSIVE): "up",
-    (PASSIVE, PASSIVE): "up",  # a passive copy's status changes only while its server runs
+    (PASSIVE, PASSIVE): "up",  # a passive (not mounted) copy's status changes only while its server runs
 }
 
 
@@ -186,7 +201,8 @@ def mount_fault(d: DbState, kind: str, server: str) -> str | None:
     if (state, kind) in MOUNT_TABLE:
         return None
     return f"{kind} on the copy on {server} while it is {state}; allowed from {state}: " + (
-        ", ".join(k for (s, k) in MOUNT_TABLE if s == state) or "nothing")
+        ", ".join(k for (s, k) in MOUNT_TABLE if s == state) or "nothing"
+    )
 
 
 def pam_fault(w: World, kind: str, server: str, reason: str | None) -> str | None:
@@ -196,8 +212,10 @@ def pam_fault(w: World, kind: str, server: str, reason: str | None) -> str | Non
     if key not in PAM_TABLE:
         return f"{kind} ({reason or '-'}) for {server}, which is {role}: no such transition"
     if key[2] == "lost_quorum" and server in (w.quorum() or frozenset()):
-        return f"{server} releases the PAM role for lost quorum but is in the quorum " \
-               f"({ev.encode_group(w.quorum() or frozenset())})"
+        return (
+            f"{server} releases the PAM role for lost quorum but is in the quorum "
+            f"({ev.encode_group(w.quorum() or frozenset())})"
+        )
     return None
 
 
@@ -208,8 +226,13 @@ def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
         return None  # no status change: another attribute changed
     cond = STATUS_TABLE.get((status_class(old), status_class(new)))
     up, on = server in w.up, server in d.on
-    ok = {"mounted": on, "dismounted_up": not on and up, "dismounted_down": not on and not up,
-          "down": not up, "up": up}.get(cond or "", False)
+    ok = {
+        "mounted": on,
+        "dismounted_up": not on and up,
+        "dismounted_down": not on and not up,
+        "down": not up and not on,
+        "up": up and not on,
+    }.get(cond or "", False)
     if ok:
         return None
     where = ("mounted" if on else "not mounted") + (", server up" if up else ", server down")

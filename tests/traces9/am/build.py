@@ -14,9 +14,17 @@ from typing import Any
 from traces.schema import Event
 
 COMPONENTS = (("OutlookWeb", "High"), ("ActiveSync", "Normal"), ("Transport", "High"), ("Search", "Low"))
-BCSS = {"below_source": False, "cq_below": 10, "dial_scope": "TargetServer", "order": "TierMajor",
-        "require_status": True, "responder": "Better", "rq_below": 50, "up_to_normal": "NormalAndAbove",
-        "thresholds": [["Lossless", 0], ["GoodAvailability", 6], ["BestAvailability", 12]]}
+BCSS = {
+    "below_source": False,
+    "cq_below": 10,
+    "dial_scope": "TargetServer",
+    "order": "TierMajor",
+    "require_status": True,
+    "responder": "Better",
+    "rq_below": 50,
+    "up_to_normal": "NormalAndAbove",
+    "thresholds": [["Lossless", 0], ["GoodAvailability", 6], ["BestAvailability", 12]],
+}
 
 
 class Trace:
@@ -27,13 +35,31 @@ class Trace:
         self.events: list[Event] = []
         self.copies: dict[str, dict[str, Any]] = {}
         config = {k: v for k, v in {**BCSS, **(bcss or {})}.items() if k not in drop}
-        self._add("sim", "core", name, "TRACE_START", seed=0, model="am",
-                  config=json.dumps({"bcss": config}, sort_keys=True, separators=(",", ":")))
+        self._add(
+            "sim",
+            "core",
+            name,
+            "TRACE_START",
+            seed=0,
+            model="am",
+            config=json.dumps({"bcss": config}, sort_keys=True, separators=(",", ":")),
+        )
 
     def _add(self, node: str, mechanism: str, entity: str, kind: str, **attrs: Any) -> Trace:
         seq = len(self.events)
-        self.events.append(Event(self.name, seq, f"{self.name}:{seq}", 1_767_225_600_000 + seq * 1000, node,
-                                 mechanism, entity, kind, attrs))
+        self.events.append(
+            Event(
+                self.name,
+                seq,
+                f"{self.name}:{seq}",
+                1_767_225_600_000 + seq * 1000,
+                node,
+                mechanism,
+                entity,
+                kind,
+                attrs,
+            )
+        )
         return self
 
     def dag(self, kind: str, **a: Any) -> Trace:
@@ -47,15 +73,30 @@ class Trace:
 
     def copy(self, server: str, db: str = "DB1", **changes: Any) -> Trace:
         """COPY_STATE: the full state of a copy, changed by `changes` (status, lli, rq, ci, pref, ...)."""
-        c = self.copies.setdefault(f"{db}/{server}", {"server": server, "status": "Healthy", "lli": 0, "rq": 0,
-                                                      "ci": "Healthy", "pref": 1, "blocked": False,
-                                                      "suspended": False})
+        c = self.copies.setdefault(
+            f"{db}/{server}",
+            {
+                "server": server,
+                "status": "Healthy",
+                "lli": 0,
+                "rq": 0,
+                "ci": "Healthy",
+                "pref": 1,
+                "blocked": False,
+                "suspended": False,
+            },
+        )
         c.update(changes)
         return self.db("COPY_STATE", db, **c)
 
-    def boot(self, members: Sequence[str] = ("MBX1", "MBX2", "MBX3"), pam: str = "MBX3",
-             copies: Sequence[str] = ("MBX1", "MBX2", "MBX3"), dials: Mapping[str, str] | None = None,
-             prefs: Mapping[str, int] | None = None) -> Trace:
+    def boot(
+        self,
+        members: Sequence[str] = ("MBX1", "MBX2", "MBX3"),
+        pam: str = "MBX3",
+        copies: Sequence[str] = ("MBX1", "MBX2", "MBX3"),
+        dials: Mapping[str, str] | None = None,
+        prefs: Mapping[str, int] | None = None,
+    ) -> Trace:
         self.view(members, members, ["+".join(sorted(members))])
         self.dag("PAM_ACQUIRE", server=pam, quorum=sorted(members))
         for s in members:
@@ -84,27 +125,52 @@ class Trace:
         self.copy(server, status="Failed")
         return self.db("FAILOVER_REQUEST", server=server, pam=pam)
 
-    def bcss(self, order: Sequence[str] | None, *, pam: str = "MBX3", source: str = "MBX1",
-             sort: str | None = "CopyQueue", trigger: str = "failure", **extra: Any) -> Trace:
-        a: dict[str, Any] = {"pam": pam, "trigger": trigger, "component": None, "lossless": False,
-                             "source": source, **extra}
+    def bcss(
+        self,
+        order: Sequence[str] | None,
+        *,
+        pam: str = "MBX3",
+        source: str = "MBX1",
+        sort: str | None = "CopyQueue",
+        trigger: str = "failure",
+        **extra: Any,
+    ) -> Trace:
+        a: dict[str, Any] = {
+            "pam": pam,
+            "trigger": trigger,
+            "component": None,
+            "lossless": False,
+            "source": source,
+            **extra,
+        }
         if sort is not None:
             a["sort"] = sort
         if order is not None:
             a["order"] = list(order)
         return self.db("BCSS_START", **a)
 
-    def attempt(self, server: str, *, lli_before: int, lli: int, lgen: int, threshold: int = 6,
-                ok: bool | None = None, mounts: bool = True, pam: str = "MBX3", source: str = "MBX1",
-                active: str | None = "MBX1", missing: int | None = None) -> Trace:
+    def attempt(
+        self,
+        server: str,
+        *,
+        lli_before: int,
+        lli: int,
+        lgen: int,
+        threshold: int = 6,
+        ok: bool | None = None,
+        mounts: bool = True,
+        pam: str = "MBX3",
+        source: str = "MBX1",
+        active: str | None = "MBX1",
+        missing: int | None = None,
+    ) -> Trace:
         """ACLL, the dial comparison, the designation move, the mount request and its outcome."""
         self.db("ACLL_START", server=server, source=source)
         if lli != lli_before:
             self.copy(server, lli=lli)
         miss = max(0, lgen - lli) if missing is None else missing
         passed = (max(0, lgen - lli) <= threshold) if ok is None else ok
-        self.db("ACLL_END", server=server, lli_before=lli_before, lli=lli, missing=miss, threshold=threshold,
-                ok=passed)
+        self.db("ACLL_END", server=server, lli_before=lli_before, lli=lli, missing=miss, threshold=threshold, ok=passed)
         if not passed:
             return self
         if active != server:

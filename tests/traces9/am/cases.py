@@ -23,10 +23,13 @@ def _failover(t: Trace, order: list[str] | None = ORDER3, lgen: int = 20) -> Tra
 
 # ---- family 1: trust (configured values from the configuration, restated facts checked) -----------------
 
+
 def recorded_threshold_valid() -> Trace:
     """GoodAvailability allows 20 missing logs in this run's configuration: 15 missing is within it."""
-    t = Trace("am9-f1-recorded-threshold", bcss={"thresholds": [["Lossless", 0], ["GoodAvailability", 20],
-                                                                 ["BestAvailability", 30]]})
+    t = Trace(
+        "am9-f1-recorded-threshold",
+        bcss={"thresholds": [["Lossless", 0], ["GoodAvailability", 20], ["BestAvailability", 30]]},
+    )
     t.boot().logs(40, {"MBX1": 40, "MBX2": 20, "MBX3": 10}).sam_failure().bcss(["MBX2:1:3", "MBX3:1:3"])
     return t.attempt("MBX2", lli_before=20, lli=25, lgen=40, threshold=20).end("mounted", "MBX2")
 
@@ -91,6 +94,7 @@ def active_move_from_wrong_source() -> Trace:
 
 # ---- family 2: parameters read from the recorded configuration ------------------------------------------
 
+
 def _rq_case(name: str, rq_below: int) -> Trace:
     """MBX2: copy queue 0, replay queue 60; MBX3: copy queue 5, replay queue 0. With a replay-queue bound of
     100 both meet set 1 and MBX2 (shorter copy queue) comes first; with 50, MBX2 falls to set 6."""
@@ -126,6 +130,7 @@ def dial_most_restrictive_invalid() -> Trace:
 
 
 # ---- family 3: state changed outside the protocol --------------------------------------------------------
+
 
 def mounted_without_request() -> Trace:
     t = Trace("am9-f3-no-request").boot()
@@ -182,8 +187,9 @@ def service_down_while_running() -> Trace:
 
 def admin_move_then_maintenance_valid() -> Trace:
     t = Trace("am9-f3-move-maintain").boot()
-    t.dag("PAM_RELEASE", server="MBX3", reason="move").dag("PAM_ACQUIRE", server="MBX2",
-                                                         quorum=["MBX1", "MBX2", "MBX3"])
+    t.dag("PAM_RELEASE", server="MBX3", reason="move").dag(
+        "PAM_ACQUIRE", server="MBX2", quorum=["MBX1", "MBX2", "MBX3"]
+    )
     t.dag("MAINTENANCE", server="MBX3")
     t.view(("MBX1", "MBX2", "MBX3"), ("MBX1", "MBX2"), ["MBX1+MBX2+MBX3"])
     return t.copy("MBX3", status="ServiceDown")
@@ -216,6 +222,7 @@ def three_of_four_is_quorum_valid() -> Trace:
 
 
 # ---- family 4: choices the seed leaves open --------------------------------------------------------------
+
 
 def _tie(name: str) -> Trace:
     """MBX2 and MBX3 both have activation preference 2 and the same copy queue: tied on every key."""
@@ -274,8 +281,11 @@ CASES: dict[str, Case] = {
     "thresholds_not_recorded": ("trust", thresholds_not_recorded, "unknown"),
     "role_restated_wrong": ("trust", role_restated_wrong, f("role-record")),
     "quorum_restated_wrong": ("trust", quorum_restated_wrong, f("role-record")),
-    "blocked_restated_wrong": ("trust", blocked_restated_wrong,
-                               f("copy-config-record", "bcss-record", "selection-order", "never-blocked")),
+    "blocked_restated_wrong": (
+        "trust",
+        blocked_restated_wrong,
+        f("copy-config-record", "bcss-record", "selection-order", "never-blocked"),
+    ),
     "missing_restated_wrong": ("trust", missing_restated_wrong, f("acll-record")),
     "sort_restated_wrong": ("trust", sort_restated_wrong, f("bcss-record")),
     "request_to_wrong_pam": ("trust", request_to_wrong_pam, f("role-record", "sam-asks-pam")),
@@ -287,8 +297,11 @@ CASES: dict[str, Case] = {
     "mounted_without_request": ("transitions", mounted_without_request, f("mount-transition")),
     "second_mounted_copy": ("transitions", second_mounted_copy, f("mount-outside-bcss", "one-active-copy")),
     "minority_keeps_mounted": ("transitions", minority_keeps_mounted, f("minority-mount")),
-    "minority_mounts": ("transitions", minority_mounts,
-                        f("minority-mount", "only-pam-activates", "mount-outside-bcss")),
+    "minority_mounts": (
+        "transitions",
+        minority_mounts,
+        f("minority-mount", "only-pam-activates", "mount-outside-bcss"),
+    ),
     "mount_request_for_passive_copy": ("transitions", mount_request_for_passive_copy, f("mount-not-active")),
     "pam_change_without_trigger": ("transitions", pam_change_without_trigger, f("pam-transition")),
     "release_by_non_pam": ("transitions", release_by_non_pam, f("pam-transition")),
