@@ -356,6 +356,13 @@ class Replay:
         if run is None:
             return
         s = a["server"]
+        if "source" in a and (a["source"] or "") != run.snap.source:
+            self.v(
+                "acll-record",
+                e,
+                f"ACLL for {s} names source {a['source']} but the run's source is {run.snap.source}",
+                run.start,
+            )
         if run.judged and not run.broken:
             allowed = [c.server for c in allowed_next(run.expected, run.tried)]
             i = len(run.tried)
@@ -530,13 +537,39 @@ class Replay:
                 )
 
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
-        self._mount_table(e, a["server"])
+        s, reason = a["server"], a.get("reason")
+        self._mount_table(e, s)
+        q = self.w.quorum() or frozenset()
+        if reason == "server_down" and s in self.w.up:
+            self.v("active-record", e, f"{e.entity} is dismounted on {s} as 'server down' but {s} is up")
+        elif reason == "lost_quorum" and s in q:
+            self.v(
+                "active-record",
+                e,
+                f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
+            )
 
     def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.pop(e.entity, None)
         if run is None:
             return
         self.last_run[e.entity] = run
+        d = self.db(e.entity)
+        if a["outcome"] == "mounted" and not (a.get("server") == d.active and d.mounted):
+            self.v(
+                "bcss-record",
+                e,
+                f"BCSS ends 'mounted' on {a.get('server')} but {e.entity} is mounted on "
+                f"{', '.join(sorted(d.on)) or 'no copy'}",
+                run.start,
+            )
+        elif a["outcome"] == "no_candidate" and run.judged and run.expected:
+            self.v(
+                "bcss-record",
+                e,
+                f"BCSS ends with no candidate but the seed's list has {', '.join(c.server for c in run.expected)}",
+                run.start,
+            )
         if run.broken or not run.judged or a["outcome"] == "mounted":
             return
         left = [c.server for c in run.expected if c.server not in run.tried]

@@ -92,6 +92,25 @@ def active_move_from_wrong_source() -> Trace:
     return t.attempt("MBX2", lli_before=17, lli=20, lgen=20, active="MBX3").end("mounted", "MBX2")
 
 
+def dismount_reason_false() -> Trace:
+    """MBX1 is dismounted 'because its server is down' while the recorded view has it up."""
+    t = Trace("am9-f1-dismount-reason").boot()
+    return t.db("DISMOUNTED", server="MBX1", reason="server_down").copy("MBX1", status="ServiceDown")
+
+
+def no_candidate_claimed() -> Trace:
+    """BCSS gives up claiming there is no candidate although two healthy copies qualify."""
+    return _failover(Trace("am9-f1-no-candidate"), order=[]).end("no_candidate")
+
+
+def acll_from_wrong_source() -> Trace:
+    t = _failover(Trace("am9-f1-acll-source"))
+    t.db("ACLL_START", server="MBX2", source="MBX3").copy("MBX2", lli=20)
+    t.db("ACLL_END", server="MBX2", lli_before=17, lli=20, missing=0, threshold=6, ok=True)
+    t.db("ACTIVE_MOVE", src="MBX1", dst="MBX2", by="MBX3").db("MOUNT_START", server="MBX2", by="MBX3")
+    return t.db("MOUNTED", server="MBX2").copy("MBX2", status="Mounted").end("mounted", "MBX2")
+
+
 # ---- family 2: parameters read from the recorded configuration ------------------------------------------
 
 
@@ -206,13 +225,12 @@ def crash_failover_valid() -> Trace:
 
 
 def half_is_no_quorum() -> Trace:
-    """Four members split two and two: neither half is a strict majority, so nobody may be PAM (AM-I13)."""
+    """Four members split two and two: neither half is a strict majority, so the PAM (MBX3) must let go
+    (AM-I13); it keeps the role to the end of the trace."""
     m = ("MBX1", "MBX2", "MBX3", "MBX4")
     t = Trace("am9-f3-half").boot(members=m)
-    t.view(m, m, ["MBX1+MBX2", "MBX3+MBX4"])
-    t.db("DISMOUNTED", server="MBX1", reason="lost_quorum").copy("MBX1", status="Dismounted")
-    t.dag("PAM_RELEASE", server="MBX3", reason="lost_quorum")
-    return t.dag("PAM_ACQUIRE", server="MBX2")
+    t.view(m, m, ["MBX3+MBX4", "MBX1+MBX2"])
+    return t.db("DISMOUNTED", server="MBX1", reason="lost_quorum").copy("MBX1", status="Dismounted")
 
 
 def three_of_four_is_quorum_valid() -> Trace:
@@ -290,6 +308,9 @@ CASES: dict[str, Case] = {
     "sort_restated_wrong": ("trust", sort_restated_wrong, f("bcss-record")),
     "request_to_wrong_pam": ("trust", request_to_wrong_pam, f("role-record", "sam-asks-pam")),
     "active_move_from_wrong_source": ("trust", active_move_from_wrong_source, f("active-record")),
+    "dismount_reason_false": ("trust", dismount_reason_false, f("active-record", "copy-status-transition")),
+    "no_candidate_claimed": ("trust", no_candidate_claimed, f("bcss-record", "selection-order")),
+    "acll_from_wrong_source": ("trust", acll_from_wrong_source, f("acll-record")),
     "rq_bound_recorded_valid": ("parameters", rq_bound_recorded_valid, f()),
     "rq_bound_recorded_invalid": ("parameters", rq_bound_recorded_invalid, f("bcss-record", "selection-order")),
     "dial_target_scope_valid": ("parameters", dial_target_scope_valid, f()),
