@@ -61,13 +61,32 @@ class Tx:
         self.outs: list[Out] = []
         self.flaws = flaws
         self.opts = opts or world.opts or Options()
+        self.dag_dirty = False
+        self.health_changed: list[tuple[str, str]] = []
 
     def emit(self, entity: str, kind: str, **attrs: Any) -> None:
-        """Record one event and apply it: the only way the generator's world changes (`step.apply`)."""
+        """Record one event and apply it: the only way the generator's world changes (`step.apply`).
+
+        After a batch of DAG-level changes, before the next other event (and at the end), the DAG's state is
+        recorded as AM_DAG_CONFIG, so that each database's monitor has the facts it needs as context."""
+        if kind == ev.DAG_VIEW:
+            self.flush()  # each view starts a new batch of DAG facts
+        if kind in ev.DAG_STATE_KINDS:
+            self.dag_dirty = True
+            if kind == ev.SERVER_HEALTH:
+                self.health_changed.append((attrs["server"], attrs["component"]))
+        elif self.dag_dirty and kind not in ev.DAG_KINDS:
+            self.flush()
         if kind in ev.OP_IDS:
             attrs["op"] = ev.OP_IDS[kind]
         self.w = step.apply(self.w, entity, kind, attrs)
         self.outs.append((entity, kind, attrs))
+
+    def flush(self) -> None:
+        if self.dag_dirty:
+            self.dag_dirty = False
+            changed, self.health_changed = self.health_changed, []
+            self.emit(self.w.dag, ev.AM_DAG_CONFIG, **step.dag_attrs(self.w, changed))
 
     def set_copy(self, db: str, server: str, **changes: Any) -> None:
         """Change a copy: the activation policy as configuration (AM_CONFIG), then the copy's full state."""
@@ -85,6 +104,7 @@ class Tx:
         self.emit(db, ev.LOGS, lgen=lgen)
 
     def world(self) -> tuple[World, list[Out]]:
+        self.flush()
         return self.w, self.outs
 
 

@@ -22,6 +22,10 @@ MAINTENANCE = "MAINTENANCE"  # server taken offline by an administrator
 # configuration (a `*_CONFIG` kind: every monitor receives it as context, whatever its scope)
 AM_CONFIG = "AM_CONFIG"  # server, dial (AutoDatabaseMountDial) | database, server, blocked, suspended
 SERVER_DIAL = AM_CONFIG  # the old name of the dial event
+# the DAG's state after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events: members, up,
+# groups, claims, health ("server/component/priority/state"). Context for every database's monitor; the DAG's
+# own monitor checks it against the events it restates.
+AM_DAG_CONFIG = "AM_DAG_CONFIG"
 
 # database entity
 DB_CREATE = "DB_CREATE"  # dag (None: standalone), servers
@@ -51,7 +55,8 @@ OP_IDS = {
     BCSS_START: 334,
     BCSS_END: 335,
 }
-DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, AM_CONFIG, MAINTENANCE})
+DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, AM_CONFIG, MAINTENANCE, AM_DAG_CONFIG})
+DAG_STATE_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH})  # restated by AM_DAG_CONFIG
 
 
 def encode_group(group: frozenset[str] | set[str]) -> str:

@@ -7,54 +7,29 @@ generator used (`decide.snapshot`, `bcss.select`, `bcss.dial_allows`, `World.quo
 value (the BCSS reading, the dial thresholds, each server's dial, each copy's activation policy) comes
 from the recorded configuration (TRACE_START `config.bcss`, AM_CONFIG events); every other fact from the
 events seen before. What an event restates about itself is compared with that derivation, never trusted.
-Where copies tie on every key the seed names, any of them may be tried (`bcss.allowed_next`).
-Scope is the trace: "only the PAM activates" needs the DAG's PAM while judging a database's events.
-Each violation names its rule (`rules.RULES`), requirement ID, events and one sentence.
+Where copies tie on every key the seed names, any of them may be tried (`bcss.allowed_next`; the BCSS
+checks are in `monitor_bcss.py`).
+Scope is the entity: the DAG's events form one group, each database's another. A database's group reads
+the DAG-level facts it needs (view, PAM claims, health) from the AM_DAG_CONFIG events of its context,
+which the DAG's own group checks against the DAG events (rule `dag-record`); so memory and parallelism are
+per database. Each violation names its rule (`rules.RULES`), requirement ID, events and one sentence.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from conformance.monitor import MonitorResult, Violation
 from model.am import events as ev
 from model.am import step
-from model.am.bcss import (
-    Choice,
-    Options,
-    allowed_next,
-    dial_allows,
-    dial_threshold,
-    is_allowed_order,
-    responder_ok,
-    select,
-)
-from model.am.decide import snapshot
+from model.am.bcss import Options, responder_ok
+from model.am.monitor_bcss import BcssChecks, Run
 from model.am.rules import RULES, minority_mounted
-from model.am.state import EMPTY_WORLD, DbState, Snapshot, Trigger
+from model.am.state import EMPTY_WORLD, DbState, Trigger
 from traces.schema import Event, is_context_kind
-
-
-@dataclass
-class Run:
-    """One BCSS run being replayed: the choices the seed allows and how far the trace has gone."""
-
-    start: Event
-    snap: Snapshot
-    trigger: Trigger
-    pam: str
-    expected: tuple[Choice, ...]
-    recorded: tuple[str, ...] | None  # the run's own list, when it is one the seed allows
-    judged: bool  # False when the configuration needed to judge the order is not recorded
-    dial_known: bool
-    tried: list[str] = field(default_factory=list)
-    acll_ok: dict[str, bool] = field(default_factory=dict)
-    lli_before: dict[str, int] = field(default_factory=dict)
-    acll_done: set[str] = field(default_factory=set)
-    broken: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,8 +57,14 @@ def _opts(events: Sequence[Event]) -> Options:
 
 
 class AmMonitor:
+    """Scope `entity`: the DAG's events are judged as one group (PAM, quorum, maintenance), each database's
+    as another. A database's group folds the DAG-level facts it needs from the AM_DAG_CONFIG events of its
+    context (checked against the DAG events by the DAG's group, rule `dag-record`) and the configuration
+    from TRACE_START and AM_CONFIG. Given a whole trace (or any events holding the DAG events), it folds
+    those and judges every entity."""
+
     mechanism = "am"
-    scope: Literal["entity", "trace"] = "trace"
+    scope: Literal["entity", "trace"] = "entity"
 
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         ctx = list(context) or [e for e in events if is_context_kind(e.kind)]
@@ -91,24 +72,48 @@ class AmMonitor:
             cfg = Config.from_events(ctx)
         except (TypeError, ValueError) as exc:
             return MonitorResult.of((), [f"am monitor: unusable BCSS options in TRACE_START: {exc}"])
-        replay = Replay(cfg.opts, cfg.thresholds_recorded)
+        own = {e.entity for e in events if e.mechanism == "am"}
+        seen = {e.event_id for e in events}
+        merged = sorted(
+            [*events, *(c for c in ctx if c.mechanism == "am" and c.event_id not in seen)], key=lambda e: e.seq
+        )
+        fold_dag = any(e.kind in ev.DAG_STATE_KINDS for e in merged)
+        if (
+            not fold_dag
+            and not any(e.kind == ev.AM_DAG_CONFIG for e in merged)
+            and any(e.kind == ev.DB_CREATE and e.attrs.get("dag") for e in events)
+        ):
+            return MonitorResult.of(
+                (),
+                [
+                    f"am monitor: no DAG facts for {', '.join(sorted(own))} (neither the "
+                    "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
+                ],
+            )
+        replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=fold_dag)
         try:
-            replay.feed(events)
+            replay.feed(merged)
         except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
             at = replay.current
             where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
             return MonitorResult.of(
-                replay.out, [*replay.notes, f"am monitor stopped at {where}: {type(exc).__name__} {exc}"]
+                [v for v in replay.out if v.entity in own],
+                [*replay.notes, f"am monitor stopped at {where}: {type(exc).__name__} {exc}"],
             )
-        return MonitorResult.of(replay.out, replay.notes)
+        return MonitorResult.of([v for v in replay.out if v.entity in own], replay.notes)
 
 
-class Replay:
-    """The world folded from the events so far (`step.apply`), and the checks applied before each event."""
+class Replay(BcssChecks):
+    """The world folded from the events so far (`step.apply`), and the checks applied before each event.
 
-    def __init__(self, opts: Options, thresholds_recorded: bool = True) -> None:
+    `fold_dag`: the DAG events are part of the stream (a whole trace, or the DAG's own group): they are
+    folded and AM_DAG_CONFIG is only checked against them. Otherwise (a database's group) the DAG-level
+    facts come from AM_DAG_CONFIG."""
+
+    def __init__(self, opts: Options, thresholds_recorded: bool = True, fold_dag: bool = True) -> None:
         self.opts = opts
         self.thresholds_recorded = thresholds_recorded
+        self.fold_dag = fold_dag
         self.w = replace(EMPTY_WORLD, opts=opts)
         self.runs: dict[str, Run] = {}
         self.last_run: dict[str, Run] = {}
@@ -117,10 +122,11 @@ class Replay:
         self.out: list[Violation] = []
         self.notes: list[str] = []
         self.current: Event | None = None
+        self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
 
-    def v(self, rule: str, e: Event, why: str, *others: Event) -> None:
+    def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None:
         ids = (*(o.event_id for o in others), e.event_id)
-        self.out.append(Violation(rule, RULES[rule].requirement, e.trace_id, e.entity, ids, why, "am"))
+        self.out.append(Violation(rule, RULES[rule].requirement, e.trace_id, entity or e.entity, ids, why, "am"))
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -129,6 +135,9 @@ class Replay:
     def step(self, e: Event) -> None:
         """Judge one event against the state so far, then fold it in."""
         self.current = e
+        if e.kind == ev.AM_DAG_CONFIG and self.fold_dag:
+            self.check_dag_record(e)
+            return
         getattr(self, "on_" + e.kind.lower(), self.on_other)(e, e.attrs)
         self.w = step.apply(self.w, e.entity, e.kind, e.attrs)
 
@@ -140,7 +149,8 @@ class Replay:
             last = e
             self.step(e)
         if last is not None:
-            self.check_pam(last, "at the end of the trace")
+            if self.fold_dag:
+                self.check_pam(last, "at the end of the trace")
             for db in sorted(self.w.dbs):
                 self.check_minority(db, last, "at the end of the trace")
         return self.out
@@ -169,12 +179,50 @@ class Replay:
                 e,
                 f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
                 f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)",
+                entity=db,
             )
+
+    def check_dag_record(self, e: Event) -> None:
+        """AM_DAG_CONFIG restates the DAG's state: the view and claims as the DAG events folded so far make them,
+        the health entries exactly those SERVER_HEALTH changed since the previous AM_DAG_CONFIG."""
+        want = step.dag_attrs(self.w, self.health_changed)
+        self.health_changed = []
+        a = e.attrs
+        got = {
+            "members": list(a.get("members") or []),
+            "up": sorted(a.get("up") or []),
+            "groups": sorted(a.get("groups") or []),
+            "claims": sorted(a.get("claims") or []),
+            "health": sorted(a.get("health") or []),
+        }
+        want = {**want, "groups": sorted(want["groups"]), "health": sorted(want["health"])}
+        wrong = [k for k in want if got[k] != want[k]]
+        if wrong:
+            self.v(
+                "dag-record",
+                e,
+                "AM_DAG_CONFIG records "
+                + "; ".join(f"{k} {got[k]} where the DAG events make it {want[k]}" for k in wrong),
+            )
+
+    def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
+        """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
+        if self.w.dag and self._view_changes(a):
+            for db in sorted(self.w.dbs):
+                self.check_minority(db, e, "when the next cluster view arrives")
+
+    def _view_changes(self, a: dict[str, Any]) -> bool:
+        new = (list(a["members"]), sorted(a["up"]), sorted(a["groups"]))
+        return new != (list(self.w.members), sorted(self.w.up), sorted(ev.encode_group(g) for g in self.w.groups))
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
         self.check_pam(e, "when the next cluster view arrives")
-        for db in sorted(self.w.dbs):
-            self.check_minority(db, e, "when the next cluster view arrives")
+        if self._view_changes(a):
+            for db in sorted(self.w.dbs):
+                self.check_minority(db, e, "when the next cluster view arrives")
+
+    def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
+        self.health_changed.append((a["server"], a["component"]))
 
     def on_pam_acquire(self, e: Event, a: dict[str, Any]) -> None:
         s = a["server"]
@@ -263,177 +311,6 @@ class Replay:
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
-    # --- BCSS runs (AM-022..AM-025, AM-032, AM-034, AM-039, AM-051) ---------------------------------
-    def _dials_unrecorded(self, snap: Snapshot) -> list[str]:
-        return sorted(c.server for c in snap.copies if c.server not in self.w.dials)
-
-    def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
-        d = self.db(e.entity)
-        if d.dag is None:
-            self.v(
-                "standalone-no-failover",
-                e,
-                f"BCSS runs for standalone database {e.entity}, which has no other copy and no PAM",
-            )
-            return
-        pam = a["pam"]
-        if not self._is_pam(pam):
-            self.v(
-                "only-pam-activates",
-                e,
-                f"{pam} runs BCSS for {e.entity} but the PAM is "
-                f"{self.w.pam or 'nobody'}: only the PAM chooses the copy to activate",
-            )
-        self.check_minority(e.entity, e, "when the PAM starts BCSS")
-        unasked = self.unasked.pop(e.entity, None)
-        if unasked is not None:
-            self.v(
-                "sam-asks-pam",
-                e,
-                f"the SAM on {unasked.attrs['server']} reported a failure of {e.entity} "
-                "but BCSS started without its request reaching the PAM",
-                unasked,
-            )
-        trigger = self.pending.pop(e.entity, Trigger())
-        if (trigger.kind, trigger.component, trigger.lossless) != (
-            a["trigger"],
-            a.get("component"),
-            bool(a.get("lossless")),
-        ):
-            self.v(
-                "bcss-record",
-                e,
-                f"BCSS records trigger {a['trigger']}/{a.get('component')} but the "
-                f"preceding events make it {trigger.kind}/{trigger.component}",
-            )
-        if "source" in a and (a["source"] or None) != d.active:
-            self.v("bcss-record", e, f"BCSS records source {a['source']} but the active copy is on {d.active}")
-        snap = snapshot(self.w, e.entity, pam)
-        sel = select(snap, trigger, self.opts)
-        unrecorded = self._dials_unrecorded(snap)
-        judged = not unrecorded
-        if unrecorded:
-            self.note(
-                f"AutoDatabaseMountDial of {', '.join(unrecorded)} not recorded (AM_CONFIG): BCSS runs of "
-                f"{e.entity} are not judged on order or dial"
-            )
-        if not self.thresholds_recorded:
-            self.note(
-                "dial thresholds not recorded in TRACE_START config.bcss.thresholds (the seed gives none, "
-                "AM-I09): the dial (AM-024) is not judged"
-            )
-        recorded = self._recorded_order(e, a, sel.order) if judged else None
-        if judged and "sort" in a and a["sort"] != sel.sort:
-            self.v(
-                "bcss-record", e, f"BCSS records sort {a['sort']} but the recorded dials and trigger make it {sel.sort}"
-            )
-        self.runs[e.entity] = Run(
-            e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded
-        )
-
-    def _recorded_order(self, e: Event, a: dict[str, Any], order: tuple[Choice, ...]) -> tuple[str, ...] | None:
-        """The run's own list when it is one the seed allows (with the right tier and set for each copy)."""
-        if "order" not in a:
-            return None
-        entries = [str(x).split(":") for x in a["order"]]
-        servers = tuple(x[0] for x in entries)
-        by_server = {c.server: ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order}
-        if is_allowed_order(order, servers) and all(
-            by_server[s] == str(x) for s, x in zip(servers, a["order"], strict=True)
-        ):
-            return servers
-        want = ", ".join(c.why() for c in order) or "no copy"
-        self.v("bcss-record", e, f"BCSS records the list {list(a['order'])}, not an order the seed allows: {want}")
-        return None
-
-    def _order_broken(self, run: Run, e: Event, why: str) -> None:
-        want = ", ".join(c.why() for c in run.expected) or "no copy"
-        self.v("selection-order", e, f"{why}; the seed's order allows: {want}", run.start)
-        run.broken = True  # one report per run
-
-    def on_acll_start(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.get(e.entity)
-        if run is None:
-            return
-        s = a["server"]
-        if "source" in a and (a["source"] or "") != run.snap.source:
-            self.v(
-                "acll-record",
-                e,
-                f"ACLL for {s} names source {a['source']} but the run's source is {run.snap.source}",
-                run.start,
-            )
-        if run.judged and not run.broken:
-            allowed = [c.server for c in allowed_next(run.expected, run.tried)]
-            i = len(run.tried)
-            if s not in allowed:
-                nxt = " or ".join(allowed) or "no further copy"
-                self._order_broken(run, e, f"attempt {i + 1} of this BCSS run is {s}, allowed: {nxt}")
-            elif run.recorded is not None and run.recorded[i] != s:
-                self._order_broken(
-                    run,
-                    e,
-                    f"attempt {i + 1} is {s} but the run's own list has "
-                    f"{run.recorded[i]} there (AM-I12: the list is computed once)",
-                )
-        run.tried.append(s)
-        run.lli_before[s] = self.db(e.entity).copies[s].lli
-
-    def on_acll_end(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.get(e.entity)
-        if run is None:
-            return
-        s, d = a["server"], self.db(e.entity)
-        run.acll_done.add(s)
-        before = run.lli_before.get(s, d.copies[s].lli)
-        src = run.snap.source
-        src_ok = src in self.w.up and self.w.reachable(s, src)
-        if a["lli"] > d.lgen or (not src_ok and a["lli"] > before):
-            self.v(
-                "acll-source",
-                e,
-                f"ACLL brought {s} to log {a['lli']} from {before} although the source "
-                f"{src or '?'} {'is unreachable' if not src_ok else 'only generated ' + str(d.lgen)}",
-            )
-        if d.copies[s].lli != a["lli"]:
-            self.v(
-                "acll-record",
-                e,
-                f"ACLL_END says {s} reached log {a['lli']} but its recorded copy state says {d.copies[s].lli}",
-            )
-        missing = max(0, d.lgen - a["lli"])
-        if "lli_before" in a and a["lli_before"] != before:
-            self.v(
-                "acll-record", e, f"ACLL_END says {s} started at log {a['lli_before']}, its copy state said {before}"
-            )
-        if "missing" in a and a["missing"] != missing:
-            self.v(
-                "acll-record",
-                e,
-                f"ACLL_END says {s} misses {a['missing']} logs; the last log generated "
-                f"({d.lgen}) and its LastLogInspected ({a['lli']}) make it {missing} (AM-I02)",
-            )
-        if not run.dial_known:
-            return
-        threshold = dial_threshold(run.snap, s, self.opts)
-        allowed = dial_allows(missing, run.snap, s, self.opts)
-        run.acll_ok[s] = allowed
-        if "threshold" in a and a["threshold"] != threshold:
-            self.v(
-                "acll-record",
-                e,
-                f"ACLL_END records threshold {a['threshold']} for {s} but the configured "
-                f"dial ({run.snap.dial(s)}) and thresholds make it {threshold}",
-            )
-        if allowed and not a["ok"]:
-            self.v("dial", e, f"{s} was passed over with {missing} missing logs, within its dial's {threshold}")
-        elif not allowed and a["ok"]:
-            self.v(
-                "acll-record",
-                e,
-                f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}",
-            )
-
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d = self.db(e.entity)
         if d.dag is not None and not self._is_pam(a["by"]):
@@ -496,23 +373,6 @@ class Replay:
         elif d.last_mounted is not None:
             self.v("mount-outside-bcss", e, f"{e.entity} is mounted on {s} outside any BCSS run")
 
-    def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
-        c = next((c for c in run.snap.copies if c.server == s), None)
-        if c is None or not c.reachable or c.administratively_blocked:
-            why = "unreachable" if c is None or not c.reachable else "blocked from activation"
-            self.v("never-blocked", e, f"{s} is {why} but BCSS mounts it", run.start)
-        if s not in run.acll_done:
-            self.v("acll-before-mount", e, f"{s} is mounted without attempt copy last logs first", run.start)
-        elif s in run.acll_ok and not run.acll_ok[s]:
-            d = self.db(e.entity)
-            self.v(
-                "dial",
-                e,
-                f"{s} is mounted with {d.lgen - d.copies[s].lli} missing logs, "
-                f"over its dial's {dial_threshold(run.snap, s, self.opts)}",
-                run.start,
-            )
-
     def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])
 
@@ -548,33 +408,6 @@ class Replay:
                 e,
                 f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
             )
-
-    def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.pop(e.entity, None)
-        if run is None:
-            return
-        self.last_run[e.entity] = run
-        d = self.db(e.entity)
-        if a["outcome"] == "mounted" and not (a.get("server") == d.active and d.mounted):
-            self.v(
-                "bcss-record",
-                e,
-                f"BCSS ends 'mounted' on {a.get('server')} but {e.entity} is mounted on "
-                f"{', '.join(sorted(d.on)) or 'no copy'}",
-                run.start,
-            )
-        elif a["outcome"] == "no_candidate" and run.judged and run.expected:
-            self.v(
-                "bcss-record",
-                e,
-                f"BCSS ends with no candidate but the seed's list has {', '.join(c.server for c in run.expected)}",
-                run.start,
-            )
-        if run.broken or not run.judged or a["outcome"] == "mounted":
-            return
-        left = [c.server for c in run.expected if c.server not in run.tried]
-        if left:
-            self._order_broken(run, e, f"the run gives up ({a['outcome']}) without trying {', '.join(left)}")
 
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted

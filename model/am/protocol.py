@@ -142,8 +142,8 @@ class ModelSystem:
             tx.emit(db, ev.ACTIVE_MOVE, src=None, dst=servers_of[0], by=by)
             tx.emit(db, ev.MOUNT_START, server=servers_of[0], by=by)
             _mount(tx, db, servers_of[0])
-        self.world = tx.w
-        return tx.outs
+        self.world, outs = tx.world()
+        return outs
 
     def _apply(self, result: tuple[World, list[Out]]) -> list[Out]:
         self.world, outs = result

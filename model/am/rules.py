@@ -40,6 +40,13 @@ _ROWS = (
         "outside the quorum, or moved by an administrator; never released by a server that is not PAM",
     ),
     Rule(
+        "dag-record",
+        "AM-005",
+        "always",
+        "the DAG facts an AM_DAG_CONFIG records for the databases' monitors (view, PAM claims, changed health) "
+        "equal the fold of the DAG events before it",
+    ),
+    Rule(
         "pam-before-maintenance",
         "AM-007",
         "always",

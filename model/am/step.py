@@ -14,7 +14,7 @@ the seed allows, and the monitor reports the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -80,6 +80,35 @@ def config(w: World, entity: str, a: Attrs) -> World:
     return w
 
 
+def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """The DAG-level facts a database's monitor needs, as the attributes of AM_DAG_CONFIG: the view and the
+    PAM claims in full, and the health entries (`server/component/priority/state`) changed since the
+    previous AM_DAG_CONFIG."""
+    health = []
+    for s, c in sorted(set(changed)):
+        prio, state = w.health[s].components[c]
+        health.append(f"{s}/{c}/{prio}/{state}")
+    return {
+        "members": list(w.members),
+        "up": sorted(w.up),
+        "groups": [ev.encode_group(g) for g in w.groups],
+        "claims": sorted(w.claims),
+        "health": health,
+    }
+
+
+def dag_config(w: World, entity: str, a: Attrs) -> World:
+    """AM_DAG_CONFIG: the recorded view and PAM claims replace the DAG-level facts; the health entries update
+    theirs (a database's monitor folds these instead of the DAG events)."""
+    health = {s: dict(h.components) for s, h in w.health.items()}
+    for item in a["health"]:
+        s, c, p, st = str(item).split("/")
+        health.setdefault(s, {})[c] = (p, st)
+    return replace(
+        view(w, entity, a), claims=frozenset(a["claims"]), health={s: Health(comps) for s, comps in health.items()}
+    )
+
+
 def db_create(w: World, entity: str, a: Attrs) -> World:
     return replace(w, dbs={**w.dbs, entity: DbState(entity, a["dag"], {})})
 
@@ -128,6 +157,7 @@ STEPS: dict[str, Callable[[World, str, Attrs], World]] = {
     ev.PAM_RELEASE: pam_release,
     ev.SERVER_HEALTH: health,
     ev.AM_CONFIG: config,
+    ev.AM_DAG_CONFIG: dag_config,
     ev.DB_CREATE: db_create,
     ev.COPY_STATE: copy_state,
     ev.LOGS: logs,

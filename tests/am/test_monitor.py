@@ -327,6 +327,7 @@ TWINS = {
     "sam-asks-pam": "test_dropped_event_is_caught[FAILOVER_REQUEST]",
     # issue 9: hand-built traces in tests/traces9/am/cases.py (test_traces9_am.py)
     "pam-transition": "traces9 pam_change_without_trigger, release_by_non_pam",
+    "dag-record": "traces9 dag_facts_lie",
     "role-record": "traces9 role_restated_wrong, quorum_restated_wrong, request_to_wrong_pam",
     "mount-transition": "traces9 mounted_without_request, dismount_not_mounted",
     "mount-not-active": "traces9 mount_request_for_passive_copy",

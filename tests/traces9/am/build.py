@@ -28,12 +28,22 @@ BCSS = {
 
 
 class Trace:
-    """Events appended in order; `boot` records the DAG, the configuration and DB1 mounted on MBX1."""
+    """Events appended in order; `boot` records the DAG, the configuration and DB1 mounted on MBX1.
 
-    def __init__(self, name: str, *, bcss: Mapping[str, Any] | None = None, drop: Sequence[str] = ()) -> None:
+    Like a recording system, the builder records the DAG facts (view, PAM claims, changed health) as
+    AM_DAG_CONFIG after each batch of DAG-level changes, before the next other event: the context each
+    database's monitor reads them from."""
+
+    def __init__(
+        self, name: str, *, bcss: Mapping[str, Any] | None = None, drop: Sequence[str] = (), dag_facts: bool = True
+    ) -> None:
         self.name = name
-        self.events: list[Event] = []
+        self._events: list[Event] = []
         self.copies: dict[str, dict[str, Any]] = {}
+        self.dag_facts = dag_facts
+        self.facts: dict[str, Any] = {"members": [], "up": [], "groups": [], "claims": []}
+        self.health: list[str] = []  # health entries changed since the last AM_DAG_CONFIG
+        self.dirty = False
         config = {k: v for k, v in {**BCSS, **(bcss or {})}.items() if k not in drop}
         self._add(
             "sim",
@@ -46,26 +56,38 @@ class Trace:
         )
 
     def _add(self, node: str, mechanism: str, entity: str, kind: str, **attrs: Any) -> Trace:
-        seq = len(self.events)
-        self.events.append(
-            Event(
-                self.name,
-                seq,
-                f"{self.name}:{seq}",
-                1_767_225_600_000 + seq * 1000,
-                node,
-                mechanism,
-                entity,
-                kind,
-                attrs,
-            )
-        )
+        seq = len(self._events)
+        stamp = 1_767_225_600_000 + seq * 1000
+        self._events.append(Event(self.name, seq, f"{self.name}:{seq}", stamp, node, mechanism, entity, kind, attrs))
+        return self
+
+    @property
+    def events(self) -> list[Event]:
+        self.flush()
+        return self._events
+
+    def flush(self, **lie: Any) -> Trace:
+        """Record the DAG facts changed since the last time (AM_DAG_CONFIG); `lie` overrides some of them."""
+        if (self.dirty or lie) and self.dag_facts:
+            self._add("DAG1", "am", "DAG1", "AM_DAG_CONFIG", **{**self.facts, "health": self.health, **lie})
+        self.dirty, self.health = False, []
         return self
 
     def dag(self, kind: str, **a: Any) -> Trace:
+        if kind == "DAG_VIEW":
+            self.flush()  # each view starts a new batch
+            self.facts.update(members=a["members"], up=a["up"], groups=a["groups"])
+        elif kind == "PAM_ACQUIRE":
+            self.facts["claims"] = sorted({*self.facts["claims"], a["server"]})
+        elif kind == "PAM_RELEASE":
+            self.facts["claims"] = sorted(set(self.facts["claims"]) - {a["server"]})
+        elif kind == "SERVER_HEALTH":
+            self.health.append(f"{a['server']}/{a['component']}/{a['priority']}/{a['state']}")
+        self.dirty = self.dirty or kind in ("DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH")
         return self._add(str(a.get("server", "DAG1")), "am", "DAG1", kind, **a)
 
     def db(self, kind: str, db: str = "DB1", **a: Any) -> Trace:
+        self.flush()
         return self._add(str(a.get("by") or a.get("pam") or a.get("server") or db), "am", db, kind, **a)
 
     def view(self, members: Sequence[str], up: Sequence[str], groups: Sequence[str]) -> Trace:

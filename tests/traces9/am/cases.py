@@ -111,6 +111,23 @@ def acll_from_wrong_source() -> Trace:
     return t.db("MOUNTED", server="MBX2").copy("MBX2", status="Mounted").end("mounted", "MBX2")
 
 
+def dag_facts_lie() -> Trace:
+    """The DAG facts recorded for the databases' monitors name MBX2 as PAM; the DAG events make it MBX3."""
+    t = Trace("am9-f1-dag-facts-lie").boot()
+    return t.dag("SERVER_HEALTH", server="MBX2", component="Search", priority="Low", state="Degraded").flush(
+        claims=["MBX2"]
+    )
+
+
+def no_dag_facts() -> Trace:
+    """Nothing records the DAG facts for the databases: a database cannot be judged on its own."""
+    return (
+        _failover(Trace("am9-f1-no-dag-facts", dag_facts=False))
+        .attempt("MBX2", lli_before=17, lli=20, lgen=20)
+        .end("mounted", "MBX2")
+    )
+
+
 # ---- family 2: parameters read from the recorded configuration ------------------------------------------
 
 
@@ -311,6 +328,8 @@ CASES: dict[str, Case] = {
     "dismount_reason_false": ("trust", dismount_reason_false, f("active-record", "copy-status-transition")),
     "no_candidate_claimed": ("trust", no_candidate_claimed, f("bcss-record", "selection-order")),
     "acll_from_wrong_source": ("trust", acll_from_wrong_source, f("acll-record")),
+    "dag_facts_lie": ("trust", dag_facts_lie, f("dag-record")),
+    "no_dag_facts": ("trust", no_dag_facts, "unknown"),
     "rq_bound_recorded_valid": ("parameters", rq_bound_recorded_valid, f()),
     "rq_bound_recorded_invalid": ("parameters", rq_bound_recorded_invalid, f("bcss-record", "selection-order")),
     "dial_target_scope_valid": ("parameters", dial_target_scope_valid, f()),

@@ -36,7 +36,15 @@ def test_each_family_has_valid_and_invalid_traces() -> None:
         assert frozenset() in verdicts and any(isinstance(e, frozenset) and e for e in verdicts), family
 
 
+def test_a_whole_trace_without_dag_facts_is_judged_by_folding_the_dag_events() -> None:
+    """The database groups of `no_dag_facts` cannot be judged alone; the whole trace can, and is valid."""
+    from model.am.monitor import AmMonitor
+
+    assert AmMonitor().check(CASES["no_dag_facts"][1]().events).verdict is Verdict.VALID
+
+
 NEW_RULES = {
+    "dag-record",
     "pam-transition",
     "role-record",
     "mount-transition",
