@@ -256,6 +256,7 @@ GOLDEN = {
     "PAM_ACQUIRE": 3,
     "AM_CONFIG": 10,
     "SERVER_HEALTH": 50,
+    "AM_DAG_CONFIG": 49,
     "DB_CREATE": 4,
     "COPY_STATE": 97,
     "ACTIVE_MOVE": 8,
