@@ -362,16 +362,21 @@ class Replay(BcssChecks):
             )
         if run is not None:
             self._check_mount_in_run(run, e, s)
-        elif a.get("remount"):
-            last = self.last_run.get(e.entity)
-            if last is None or last.trigger.kind == "failure" or s != last.snap.source:
+        else:  # outside a run: only the first mount, or the source's remount after a run that found nothing
+            last = self.last_run.pop(e.entity, None)
+            remount = (
+                last is not None
+                and last.outcome != "mounted"
+                and last.trigger.kind != "failure"
+                and s == last.snap.source
+            )
+            if not remount and (d.last_mounted is not None or a.get("remount")):
                 self.v(
                     "mount-outside-bcss",
                     e,
-                    f"{s} is remounted without a preceding switchover or responder run whose source it was",
+                    f"{e.entity} is mounted on {s} outside any BCSS run, and not as "
+                    "the source's remount after a switchover or responder run that mounted nothing",
                 )
-        elif d.last_mounted is not None:
-            self.v("mount-outside-bcss", e, f"{e.entity} is mounted on {s} outside any BCSS run")
 
     def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])

@@ -49,6 +49,7 @@ class Run:
     lli_before: dict[str, int] = field(default_factory=dict)
     acll_done: set[str] = field(default_factory=set)
     broken: bool = False
+    outcome: str | None = None  # BCSS_END's outcome, once the run has ended
 
 
 class BcssChecks:
@@ -262,6 +263,7 @@ class BcssChecks:
         if run is None:
             return
         self.last_run[e.entity] = run
+        run.outcome = a["outcome"]
         d = self.db(e.entity)
         if a["outcome"] == "mounted" and not (a.get("server") == d.active and d.mounted):
             self.v(

@@ -128,6 +128,27 @@ def no_dag_facts() -> Trace:
     )
 
 
+def _nothing_else(name: str) -> Trace:
+    t = Trace(name).boot()
+    return t.copy("MBX2", status="Failed").copy("MBX3", status="Failed")
+
+
+def remount_after_switchover_unflagged_valid() -> Trace:
+    """A switchover finds no other copy; the PAM remounts the source. The event carries no 'remount' flag:
+    the monitor derives that this is the allowed remount from the run it saw."""
+    t = _nothing_else("am9-f1-remount").db("SWITCHOVER", lossless=False)
+    t.db("DISMOUNTED", server="MBX1", reason="switchover").copy("MBX1", status="Healthy")
+    t.bcss([], trigger="switchover").end("no_candidate")
+    return t.db("MOUNT_START", server="MBX1", by="MBX3").db("MOUNTED", server="MBX1").copy("MBX1", status="Mounted")
+
+
+def remount_flag_after_failure() -> Trace:
+    """After a failure run found nothing, a mount flagged 'remount' is still a mount outside BCSS."""
+    t = _nothing_else("am9-f1-remount-flag").sam_failure().bcss([]).end("no_candidate")
+    t.db("MOUNT_START", server="MBX1", by="MBX3", remount=True).db("MOUNTED", server="MBX1")
+    return t.copy("MBX1", status="Mounted")
+
+
 # ---- family 2: parameters read from the recorded configuration ------------------------------------------
 
 
@@ -330,6 +351,8 @@ CASES: dict[str, Case] = {
     "acll_from_wrong_source": ("trust", acll_from_wrong_source, f("acll-record")),
     "dag_facts_lie": ("trust", dag_facts_lie, f("dag-record")),
     "no_dag_facts": ("trust", no_dag_facts, "unknown"),
+    "remount_after_switchover_unflagged_valid": ("trust", remount_after_switchover_unflagged_valid, f()),
+    "remount_flag_after_failure": ("trust", remount_flag_after_failure, f("mount-outside-bcss")),
     "rq_bound_recorded_valid": ("parameters", rq_bound_recorded_valid, f()),
     "rq_bound_recorded_invalid": ("parameters", rq_bound_recorded_invalid, f("bcss-record", "selection-order")),
     "dial_target_scope_valid": ("parameters", dial_target_scope_valid, f()),
