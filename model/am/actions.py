@@ -11,23 +11,32 @@ and responder failovers (AM-021, AM-032).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from model.am import events as ev
-from model.am.rules import Env, Tx, World, _mount, dismount, failover_all, run_bcss
-from model.am.state import DISMOUNTED, FAILED, HEALTHY, MOUNTED, SERVICE_DOWN, Trigger
+from model.am.decide import Env, Tx, _mount, dismount, failover_all, run_bcss
+from model.am.state import DISMOUNTED, FAILED, HEALTHY, MOUNTED, SERVICE_DOWN, Trigger, World
 from spec.catalogue import require
 
-require("AM-002", "AM-005", "AM-006", "AM-007", "AM-010", "AM-011", "AM-012", "AM-013", "AM-019",
-        "AM-021", "AM-032", "AM-037")
+require(
+    "AM-002",
+    "AM-005",
+    "AM-006",
+    "AM-007",
+    "AM-010",
+    "AM-011",
+    "AM-012",
+    "AM-013",
+    "AM-019",
+    "AM-021",
+    "AM-032",
+    "AM-037",
+)
 
 Result = tuple[World, list]
 
 
-def _emit_view(tx: Tx) -> None:
-    w = tx.w
-    tx.emit(w.dag, ev.DAG_VIEW, members=list(w.members), up=sorted(w.up),
-            groups=[ev.encode_group(g) for g in w.groups])
+def _emit_view(tx: Tx, dag: str, members: Sequence[str], up: frozenset[str], groups: Sequence[frozenset[str]]) -> None:
+    tx.emit(dag, ev.DAG_VIEW, members=list(members), up=sorted(up), groups=[ev.encode_group(g) for g in groups])
 
 
 def _elect(tx: Tx, env: Env) -> None:
@@ -38,11 +47,9 @@ def _elect(tx: Tx, env: Env) -> None:
         if "second_pam" in tx.flaws and c in w.up:
             continue  # mutant: a PAM cut off from quorum keeps acting
         tx.emit(w.dag, ev.PAM_RELEASE, server=c, reason="lost_quorum")
-        tx.w = replace(tx.w, claims=tx.w.claims - {c})
     if q and not (tx.w.claims & q):
         new = env.choose(sorted(q))
         tx.emit(w.dag, ev.PAM_ACQUIRE, server=new, quorum=sorted(q))
-        tx.w = replace(tx.w, claims=tx.w.claims | {new})
 
 
 def _server_states(tx: Tx, env: Env) -> None:
@@ -68,11 +75,12 @@ def _server_states(tx: Tx, env: Env) -> None:
             _mount(tx, db, d.active)  # AM-002: the standalone Active Manager mounts its own database
 
 
-def change_view(w: World, up: frozenset[str], groups: Sequence[frozenset[str]], env: Env,
-                flaws: frozenset[str] = frozenset()) -> Result:
+def change_view(
+    w: World, up: frozenset[str], groups: Sequence[frozenset[str]], env: Env, flaws: frozenset[str] = frozenset()
+) -> Result:
     """Crash, restart, partition or heal: record the view, move the PAM with quorum, fail over."""
-    tx = Tx(replace(w, up=frozenset(up), groups=tuple(groups)), flaws)
-    _emit_view(tx)
+    tx = Tx(w, flaws)
+    _emit_view(tx, w.dag, w.members, frozenset(up), tuple(groups))
     _elect(tx, env)
     _server_states(tx, env)
     failover_all(tx, env)
@@ -87,13 +95,11 @@ def _move_off(tx: Tx, db: str, trigger: Trigger, env: Env, by: str, reason: str)
     if not tx.w.dbs[db].mounted and source is not None:
         if tx.w.dbs[db].active != source:
             tx.emit(db, ev.ACTIVE_MOVE, src=tx.w.dbs[db].active, dst=source, by=by)
-            tx.set_db(db, active=source)
         tx.emit(db, ev.MOUNT_START, server=source, by=by, remount=True)
         _mount(tx, db, source)
 
 
-def fail_database(w: World, db: str, env: Env, flaws: frozenset[str] = frozenset(),
-                  what: str = "database") -> Result:
+def fail_database(w: World, db: str, env: Env, flaws: frozenset[str] = frozenset(), what: str = "database") -> Result:
     """The local AM (SAM, or the PAM in its SAM duties) detects a failure of a mounted database."""
     tx = Tx(w, flaws)
     _fail_one(tx, db, env, what)
@@ -124,6 +130,8 @@ def _fail_one(tx: Tx, db: str, env: Env, what: str) -> None:
 def fail_store(w: World, server: str, env: Env, flaws: frozenset[str] = frozenset()) -> Result:
     """The Information Store on `server` fails: every copy there fails, mounted ones fail over."""
     tx = Tx(w, flaws)
+    if server not in w.up:
+        return tx.world()  # a server that is down reports ServiceDown for its copies
     for db in sorted(w.dbs):
         if server in tx.w.dbs[db].copies:
             if tx.w.dbs[db].active == server and tx.w.dbs[db].mounted:
@@ -132,8 +140,7 @@ def fail_store(w: World, server: str, env: Env, flaws: frozenset[str] = frozense
     return tx.world()
 
 
-def responder_failover(w: World, server: str, component: str, env: Env,
-                       flaws: frozenset[str] = frozenset()) -> Result:
+def responder_failover(w: World, server: str, component: str, env: Env, flaws: frozenset[str] = frozenset()) -> Result:
     """A monitoring component's Failover responder on `server` moves its databases away (AM-032)."""
     tx = Tx(w, flaws)
     _health(tx, server, component, "Unhealthy")
@@ -142,8 +149,15 @@ def responder_failover(w: World, server: str, component: str, env: Env,
         d = tx.w.dbs[db]
         if d.dag is None or d.active != server or not d.mounted or pam is None:
             continue
-        tx.emit(db, ev.FAILURE, server=server, what="responder", component=component, detector=server,
-                role="PAM" if server == pam else "SAM")
+        tx.emit(
+            db,
+            ev.FAILURE,
+            server=server,
+            what="responder",
+            component=component,
+            detector=server,
+            role="PAM" if server == pam else "SAM",
+        )
         if server != pam:
             tx.emit(db, ev.FAILOVER_REQUEST, server=server, pam=pam)
         _move_off(tx, db, Trigger("responder", component), env, pam, "responder")
@@ -171,7 +185,6 @@ def move_pam(w: World, to: str, flaws: frozenset[str] = frozenset()) -> Result:
     if pam is not None:
         tx.emit(w.dag, ev.PAM_RELEASE, server=pam, reason="move")
     tx.emit(w.dag, ev.PAM_ACQUIRE, server=to, quorum=sorted(q))
-    tx.w = replace(tx.w, claims=(tx.w.claims - {pam}) | {to})
     return tx.world()
 
 
@@ -190,9 +203,9 @@ def maintenance(w: World, server: str, env: Env, flaws: frozenset[str] = frozens
 
 def _health(tx: Tx, server: str, component: str, state: str) -> None:
     h = tx.w.health[server].set(component, state)
-    tx.w = replace(tx.w, health={**tx.w.health, server: h})
-    tx.emit(tx.w.dag, ev.SERVER_HEALTH, server=server, component=component,
-            priority=h.components[component][0], state=state)
+    tx.emit(
+        tx.w.dag, ev.SERVER_HEALTH, server=server, component=component, priority=h.components[component][0], state=state
+    )
 
 
 def set_health(w: World, server: str, component: str, state: str) -> Result:
@@ -202,8 +215,9 @@ def set_health(w: World, server: str, component: str, state: str) -> Result:
 
 
 def set_dial(w: World, server: str, dial: str) -> Result:
-    tx = Tx(replace(w, dials={**w.dials, server: dial}))
-    tx.emit(w.dag, ev.SERVER_DIAL, server=server, dial=dial)
+    """Set-MailboxServer -AutoDatabaseMountDial: configuration, recorded as AM_CONFIG (AM-P01)."""
+    tx = Tx(w)
+    tx.emit(w.dag, ev.AM_CONFIG, server=server, dial=dial)
     return tx.world()
 
 
@@ -213,8 +227,8 @@ def set_copy(w: World, db: str, server: str, env: Env, **changes: object) -> Res
     d = w.dbs[db]
     if d.active == server and d.mounted:
         changes.pop("status", None)  # the mounted copy's status follows mounts and dismounts
-    if "status" in changes and changes["status"] == MOUNTED:
-        changes.pop("status")
+    if changes.get("status") in (MOUNTED, SERVICE_DOWN) or server not in w.up:
+        changes.pop("status", None)  # step.STATUS_TABLE: these follow mounts and the view, not reports
     tx.set_copy(db, server, **changes)
     if server in w.up:
         failover_all(tx, env)

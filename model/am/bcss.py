@@ -9,6 +9,7 @@ AM-I02, AM-I03, AM-I04, AM-I05, AM-I06, AM-I07, AM-I08, AM-I11, AM-I12.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,9 +28,34 @@ from model.am.state import (
 from spec.catalogue import param_default, require
 
 require(
-    "AM-020", "AM-024", "AM-025", "AM-027", "AM-028", "AM-029", "AM-030", "AM-031", "AM-032", "AM-033",
-    "AM-034", "AM-035", "AM-036", "AM-037", "AM-038", "AM-039", "AM-040", "AM-041", "AM-042", "AM-043",
-    "AM-044", "AM-045", "AM-046", "AM-047", "AM-048", "AM-049", "AM-050", "AM-051",
+    "AM-020",
+    "AM-024",
+    "AM-025",
+    "AM-027",
+    "AM-028",
+    "AM-029",
+    "AM-030",
+    "AM-031",
+    "AM-032",
+    "AM-033",
+    "AM-034",
+    "AM-035",
+    "AM-036",
+    "AM-037",
+    "AM-038",
+    "AM-039",
+    "AM-040",
+    "AM-041",
+    "AM-042",
+    "AM-043",
+    "AM-044",
+    "AM-045",
+    "AM-046",
+    "AM-047",
+    "AM-048",
+    "AM-049",
+    "AM-050",
+    "AM-051",
 )
 
 # Criteria set n -> (content index required or None, copy queue bound?, replay queue bound?, requirement).
@@ -91,12 +117,15 @@ class Choice:
     copy_queue: int
     replay_queue: int
     preference: int
+    key: tuple[int, ...] = ()  # (tier, set) in the configured order, then the seed's sort keys (no server)
 
     def why(self) -> str:
         tier = TIERS.get(self.tier, ("below source (fallback)", "AM-027"))[0]
-        return (f"{self.server}: tier {self.tier} ({tier}), criteria set {self.criteria_set} "
-                f"({CRITERIA[self.criteria_set][3]}), copy queue {self.copy_queue}, "
-                f"replay queue {self.replay_queue}, preference {self.preference}")
+        return (
+            f"{self.server}: tier {self.tier} ({tier}), criteria set {self.criteria_set} "
+            f"({CRITERIA[self.criteria_set][3]}), copy queue {self.copy_queue}, "
+            f"replay queue {self.replay_queue}, preference {self.preference}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,14 +141,17 @@ class Selection:
 
 # ---- health tiers (AM-027..AM-031) -------------------------------------------------------------------
 
+
 def _all_healthy(h: Health) -> bool:
     return all(state == C_HEALTHY for _, state in h.components.values())
 
 
 def _up_to_normal(h: Health, scope: str) -> bool:
     normal = PRIORITY_RANK["Normal"]
+
     def counts(prio: str) -> bool:
         return PRIORITY_RANK[prio] == normal if scope == "NormalOnly" else PRIORITY_RANK[prio] >= normal
+
     return all(state == C_HEALTHY for prio, state in h.components.values() if counts(prio))
 
 
@@ -130,8 +162,7 @@ def _names(a: Health, b: Health) -> set[str]:
 def better_than(target: Health, source: Health) -> bool:
     """AM-I03: nowhere worse than the source, strictly better somewhere."""
     names = _names(target, source)
-    return all(target.rank(n) >= source.rank(n) for n in names) and any(
-        target.rank(n) > source.rank(n) for n in names)
+    return all(target.rank(n) >= source.rank(n) for n in names) and any(target.rank(n) > source.rank(n) for n in names)
 
 
 def same_as(target: Health, source: Health) -> bool:
@@ -160,6 +191,7 @@ def responder_ok(target: Health, source: Health, component: str, opts: Options) 
 
 # ---- criteria sets (AM-038..AM-049) ------------------------------------------------------------------
 
+
 def meets(copy: CopyState, n: int, lgen: int, opts: Options) -> bool:
     """Whether a copy meets criteria set `n` (1..10)."""
     ci, cq_bound, rq_bound, _ = CRITERIA[n]
@@ -174,8 +206,8 @@ def meets(copy: CopyState, n: int, lgen: int, opts: Options) -> bool:
 
 # ---- candidates and sort (AM-033..AM-037) ------------------------------------------------------------
 
-def candidates(snap: Snapshot, trigger: Trigger, opts: Options
-               ) -> tuple[list[CopyState], list[tuple[str, str]]]:
+
+def candidates(snap: Snapshot, trigger: Trigger, opts: Options) -> tuple[list[CopyState], list[tuple[str, str]]]:
     keep: list[CopyState] = []
     excluded: list[tuple[str, str]] = []
     src_health = snap.health_of(snap.source)
@@ -187,7 +219,8 @@ def candidates(snap: Snapshot, trigger: Trigger, opts: Options
         elif c.administratively_blocked:
             excluded.append((c.server, "blocked from activation (AM-034)"))
         elif trigger.kind == "responder" and not responder_ok(
-                snap.health_of(c.server), src_health, trigger.component or "", opts):
+            snap.health_of(c.server), src_health, trigger.component or "", opts
+        ):
             excluded.append((c.server, f"{trigger.component} not better than on source (AM-032)"))
         else:
             keep.append(c)
@@ -203,11 +236,16 @@ def sort_mode(snap: Snapshot, trigger: Trigger) -> str:
     return "CopyQueue"
 
 
-def sort_candidates(cands: list[CopyState], snap: Snapshot, mode: str) -> list[CopyState]:
-    lgen = snap.last_log_generated
+def sort_key(c: CopyState, snap: Snapshot, mode: str) -> tuple[int, ...]:
+    """The keys the seed names (AM-035..AM-037): copy queue then activation preference, or preference only."""
     if mode == "ActivationPreference":
-        return sorted(cands, key=lambda c: (c.preference, c.server))
-    return sorted(cands, key=lambda c: (c.copy_queue(lgen), c.preference, c.server))
+        return (c.preference,)
+    return (c.copy_queue(snap.last_log_generated), c.preference)
+
+
+def sort_candidates(cands: list[CopyState], snap: Snapshot, mode: str) -> list[CopyState]:
+    """Sorted by the seed's keys; the server name is the model's own tie-break (one allowed choice)."""
+    return sorted(cands, key=lambda c: (*sort_key(c, snap, mode), c.server))
 
 
 def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None = None) -> Selection:
@@ -234,9 +272,30 @@ def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None 
             excluded.append((c.server, why))
             continue
         key = (tier, n) if opts.order == "TierMajor" else (n, tier)
-        placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference)))
+        full = (*key, *sort_key(c, snap, mode))
+        placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference, full)))
     placed.sort(key=lambda p: (p[0], p[1]))
     return Selection(tuple(p[2] for p in placed), tuple(excluded), mode)
+
+
+# ---- the choices the seed leaves open (copies equal on every key it names) -----------------------------
+
+
+def allowed_next(order: Sequence[Choice], tried: Collection[str]) -> tuple[Choice, ...]:
+    """The copies BCSS may try next: among those not yet tried, every one equal on all the seed's keys
+    to the first (the model's server-name tie-break picks one of them; any is conformant, AM-039)."""
+    rest = [c for c in order if c.server not in tried]
+    return tuple(c for c in rest if c.key == rest[0].key) if rest else ()
+
+
+def is_allowed_order(order: Sequence[Choice], servers: Sequence[str]) -> bool:
+    """Whether `servers` lists exactly the copies of `order`, each once, in an order the seed allows."""
+    tried: list[str] = []
+    for s in servers:
+        if s not in {c.server for c in allowed_next(order, tried)}:
+            return False
+        tried.append(s)
+    return len(tried) == len(order)
 
 
 _DEFAULT: list[Options] = []
@@ -250,6 +309,7 @@ def default_options() -> Options:
 
 
 # ---- ACLL and the dial (AM-023, AM-024, AM-I08, AM-I09) ----------------------------------------------
+
 
 def acll(copy: CopyState, source_last_log: int | None) -> int:
     """LastLogInspected after ACLL: the source provides logs up to `source_last_log` (None: unavailable)."""

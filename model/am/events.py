@@ -17,8 +17,15 @@ DAG_VIEW = "DAG_VIEW"  # members, up, groups ("A+B" strings): connectivity as th
 PAM_ACQUIRE = "PAM_ACQUIRE"  # server, quorum
 PAM_RELEASE = "PAM_RELEASE"  # server, reason
 SERVER_HEALTH = "SERVER_HEALTH"  # server, component, priority, state
-SERVER_DIAL = "SERVER_DIAL"  # server, dial
 MAINTENANCE = "MAINTENANCE"  # server taken offline by an administrator
+
+# configuration (a `*_CONFIG` kind: every monitor receives it as context, whatever its scope)
+AM_CONFIG = "AM_CONFIG"  # server, dial (AutoDatabaseMountDial) | database, server, blocked, suspended
+SERVER_DIAL = AM_CONFIG  # the old name of the dial event
+# the DAG's state after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events: members, up,
+# groups, claims, health ("server/component/priority/state"). Context for every database's monitor; the DAG's
+# own monitor checks it against the events it restates.
+AM_DAG_CONFIG = "AM_DAG_CONFIG"
 
 # database entity
 DB_CREATE = "DB_CREATE"  # dag (None: standalone), servers
@@ -39,10 +46,17 @@ BCSS_END = "BCSS_END"  # op 335: outcome (mounted|no_candidate|exhausted|no_pam)
 LOCATION_QUERY = "LOCATION_QUERY"  # server (SAM answering), answer
 
 OP_IDS = {
-    MOUNT_START: 300, MOUNT_FAIL: 301, MOUNTED: 302, DISMOUNTED: 305, ACTIVE_MOVE: 306,
-    ACLL_START: 312, BCSS_START: 334, BCSS_END: 335,
+    MOUNT_START: 300,
+    MOUNT_FAIL: 301,
+    MOUNTED: 302,
+    DISMOUNTED: 305,
+    ACTIVE_MOVE: 306,
+    ACLL_START: 312,
+    BCSS_START: 334,
+    BCSS_END: 335,
 }
-DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, SERVER_DIAL, MAINTENANCE})
+DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, AM_CONFIG, MAINTENANCE, AM_DAG_CONFIG})
+DAG_STATE_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH})  # restated by AM_DAG_CONFIG
 
 
 def encode_group(group: frozenset[str] | set[str]) -> str:

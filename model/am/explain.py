@@ -1,4 +1,4 @@
-""""Why this copy?": the BCSS decisions of a recorded trace, recomputed and explained.
+""" "Why this copy?": the BCSS decisions of a recorded trace, recomputed and explained.
 
 Seed 002, "Best copy selection process". For every `BCSS_START` of a trace, the monitor's replay state
 at that point is turned into a snapshot and `select()` is asked again; the result lists each copy in the
@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Sequence
 
 from model.am.bcss import select
-from model.am.monitor import Replay, _opts
-from model.am.rules import snapshot
+from model.am.decide import snapshot
+from model.am.monitor import Config, Replay
 from model.am.state import Trigger
 from spec.catalogue import require
 from traces.schema import Event
@@ -24,7 +24,8 @@ require("AM-039", "AM-034", "AM-050")
 
 def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
     """One paragraph per BCSS run: trigger, sort, the ordered candidates and the exclusions."""
-    replay = Replay(_opts(events))
+    cfg = Config.from_events([e for e in events if e.kind == "TRACE_START" or e.kind.endswith("_CONFIG")])
+    replay = Replay(cfg.opts, cfg.thresholds_recorded)
     lines: list[str] = []
     for e in events:
         if e.mechanism != "am":
@@ -32,15 +33,16 @@ def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
         if e.kind == "BCSS_START" and (db is None or e.entity == db):
             trigger = replay.pending.get(e.entity, Trigger())
             sel = select(snapshot(replay.w, e.entity, e.attrs["pam"]), trigger, replay.opts)
-            lines.append(f"{e.event_id} {e.entity}: BCSS by {e.attrs['pam']} ({trigger.kind}"
-                         f"{' ' + str(trigger.component) if trigger.component else ''}), sort {sel.sort}")
+            lines.append(
+                f"{e.event_id} {e.entity}: BCSS by {e.attrs['pam']} ({trigger.kind}"
+                f"{' ' + str(trigger.component) if trigger.component else ''}), sort {sel.sort}"
+            )
             lines += [f"  {i + 1}. {c.why()}" for i, c in enumerate(sel.order)] or ["  no candidate (AM-050)"]
             lines += [f"  left out: {server}: {why}" for server, why in sel.excluded]
         elif e.kind in ("ACLL_END", "MOUNT_FAIL", "MOUNTED", "BCSS_END") and (db is None or e.entity == db):
             detail = {k: v for k, v in e.attrs.items() if k != "op"}
             lines.append(f"    {e.kind} {detail}")
-        replay.current = e
-        getattr(replay, "on_" + e.kind.lower(), replay.on_other)(e, e.attrs)
+        replay.step(e)
     return lines
 
 

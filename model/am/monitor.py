@@ -1,105 +1,158 @@
-"""The Active Manager trace monitor: replays recorded events through the model's own rules.
+"""The Active Manager trace monitor: a fold of the recorded events over the model's own transitions.
 
-Seed 002, all sections. The monitor folds every `am` event of a trace into a `World` (the same state the
-generator uses) and, at each decision the trace records, asks the same functions the generator used
-(`rules.snapshot`, `bcss.select`, `bcss.dial_allows`, `World.quorum`) whether the decision was allowed.
-Scope is the trace: "only the PAM activates" needs the DAG's PAM while judging a database's events.
-Each violation names its rule, requirement ID, events and one sentence.
+Seed 002, all sections. The monitor rebuilds the world with `step.apply` (the very function the generator
+changes its world with) and, before each event, asks whether the seed allows it: the transition tables of
+`step.py` (mount state, PAM role, copy status), and at each BCSS decision the same functions the
+generator used (`decide.snapshot`, `bcss.select`, `bcss.dial_allows`, `World.quorum`). Every configured
+value (the BCSS reading, the dial thresholds, each server's dial, each copy's activation policy) comes
+from the recorded configuration (TRACE_START `config.bcss`, AM_CONFIG events); every other fact from the
+events seen before. What an event restates about itself is compared with that derivation, never trusted.
+Where copies tie on every key the seed names, any of them may be tried (`bcss.allowed_next`; the BCSS
+checks are in `monitor_bcss.py`).
+Scope is the entity: the DAG's events form one group, each database's another. A database's group reads
+the DAG-level facts it needs (view, PAM claims, health) from the AM_DAG_CONFIG events of its context,
+which the DAG's own group checks against the DAG events (rule `dag-record`); so memory and parallelism are
+per database. Each violation names its rule (`rules.RULES`), requirement ID, events and one sentence.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from conformance.monitor import MonitorResult, Violation
 from model.am import events as ev
-from model.am.bcss import Choice, Options, dial_allows, dial_threshold, responder_ok, select
-from model.am.rules import DbState, World, snapshot
-from model.am.state import CopyState, Health, Snapshot, Trigger
-from spec.catalogue import require
-from traces.schema import Event
-
-RULES = {
-    "single-pam": "AM-005", "pam-owns-quorum": "AM-005", "pam-moves-with-quorum": "AM-006",
-    "pam-before-maintenance": "AM-007", "only-pam-activates": "AM-008", "one-active-copy": "AM-009",
-    "location-answer": "AM-019", "standalone-no-failover": "AM-002", "mount-outside-bcss": "AM-022",
-    "acll-source": "AM-023", "dial": "AM-024", "never-blocked": "AM-034", "selection-order": "AM-039",
-    "responder-target": "AM-032", "acll-before-mount": "AM-051", "sam-asks-pam": "AM-013",
-}
-require(*RULES.values())
+from model.am import step
+from model.am.bcss import Options, responder_ok
+from model.am.monitor_bcss import BcssChecks, Run
+from model.am.rules import RULES, minority_mounted
+from model.am.state import EMPTY_WORLD, DbState, Trigger
+from traces.schema import Event, is_context_kind
 
 
-@dataclass
-class Run:
-    """One BCSS run being replayed: the list the rules allow and how far the trace has gone."""
+@dataclass(frozen=True)
+class Config:
+    """What the recorded configuration says: the BCSS reading and whether the dial thresholds are recorded
+    (the seed gives no numbers for them, AM-I09: without a recorded value the dial is not judged)."""
 
-    start: Event
-    snap: Snapshot
-    trigger: Trigger
-    pam: str
-    expected: tuple[Choice, ...]
-    tried: list[str] = field(default_factory=list)
-    acll_ok: dict[str, bool] = field(default_factory=dict)
-    lli_before: dict[str, int] = field(default_factory=dict)
+    opts: Options
+    thresholds_recorded: bool
+
+    @staticmethod
+    def from_events(context: Sequence[Event]) -> Config:
+        for e in context:
+            if e.kind == "TRACE_START":
+                cfg = json.loads(str(e.attrs.get("config") or "{}"))
+                bcss = cfg.get("bcss") or {}
+                opts = Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
+                return Config(opts, "thresholds" in bcss)
+        return Config(Options(), False)
 
 
 def _opts(events: Sequence[Event]) -> Options:
-    for e in events:
-        if e.kind == "TRACE_START":
-            cfg = json.loads(str(e.attrs.get("config") or "{}"))
-            bcss = cfg.get("bcss") or {}
-            return Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v
-                                      for k, v in bcss.items()})
-    return Options()
+    """The BCSS reading a trace was recorded under (kept for callers of the old name)."""
+    return Config.from_events([e for e in events if is_context_kind(e.kind)]).opts
 
 
 class AmMonitor:
+    """Scope `entity`: the DAG's events are judged as one group (PAM, quorum, maintenance), each database's
+    as another. A database's group folds the DAG-level facts it needs from the AM_DAG_CONFIG events of its
+    context (checked against the DAG events by the DAG's group, rule `dag-record`) and the configuration
+    from TRACE_START and AM_CONFIG. Given a whole trace (or any events holding the DAG events), it folds
+    those and judges every entity."""
+
     mechanism = "am"
-    scope: Literal["entity", "trace"] = "trace"
+    scope: Literal["entity", "trace"] = "entity"
 
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
+        ctx = list(context) or [e for e in events if is_context_kind(e.kind)]
         try:
-            replay = Replay(_opts(events))
+            cfg = Config.from_events(ctx)
         except (TypeError, ValueError) as exc:
             return MonitorResult.of((), [f"am monitor: unusable BCSS options in TRACE_START: {exc}"])
+        own = {e.entity for e in events if e.mechanism == "am"}
+        seen = {e.event_id for e in events}
+        merged = sorted(
+            [*events, *(c for c in ctx if c.mechanism == "am" and c.event_id not in seen)], key=lambda e: e.seq
+        )
+        fold_dag = any(e.kind in ev.DAG_STATE_KINDS for e in merged)
+        if (
+            not fold_dag
+            and not any(e.kind == ev.AM_DAG_CONFIG for e in merged)
+            and any(e.kind == ev.DB_CREATE and e.attrs.get("dag") for e in events)
+        ):
+            return MonitorResult.of(
+                (),
+                [
+                    f"am monitor: no DAG facts for {', '.join(sorted(own))} (neither the "
+                    "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
+                ],
+            )
+        replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=fold_dag)
         try:
-            return MonitorResult.of(replay.feed(events))
+            replay.feed(merged)
         except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
             at = replay.current
             where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
-            return MonitorResult.of(replay.out, [f"am monitor stopped at {where}: {type(exc).__name__} {exc}"])
+            return MonitorResult.of(
+                [v for v in replay.out if v.entity in own],
+                [*replay.notes, f"am monitor stopped at {where}: {type(exc).__name__} {exc}"],
+            )
+        return MonitorResult.of([v for v in replay.out if v.entity in own], replay.notes)
 
 
-class Replay:
-    """The state folded from the events so far, and the checks applied at each event."""
+class Replay(BcssChecks):
+    """The world folded from the events so far (`step.apply`), and the checks applied before each event.
 
-    def __init__(self, opts: Options) -> None:
+    `fold_dag`: the DAG events are part of the stream (a whole trace, or the DAG's own group): they are
+    folded and AM_DAG_CONFIG is only checked against them. Otherwise (a database's group) the DAG-level
+    facts come from AM_DAG_CONFIG."""
+
+    def __init__(self, opts: Options, thresholds_recorded: bool = True, fold_dag: bool = True) -> None:
         self.opts = opts
-        self.w = World("", (), frozenset(), ())
+        self.thresholds_recorded = thresholds_recorded
+        self.fold_dag = fold_dag
+        self.w = replace(EMPTY_WORLD, opts=opts)
         self.runs: dict[str, Run] = {}
         self.last_run: dict[str, Run] = {}
-        self.mounted: dict[str, dict[str, Event]] = {}
         self.pending: dict[str, Trigger] = {}  # the trigger the last FAILURE/SWITCHOVER implies
         self.unasked: dict[str, Event] = {}  # a SAM's failure report not yet passed to the PAM
         self.out: list[Violation] = []
+        self.notes: list[str] = []
         self.current: Event | None = None
+        self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
 
-    def v(self, rule: str, e: Event, why: str, *others: Event) -> None:
+    def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None:
         ids = (*(o.event_id for o in others), e.event_id)
-        self.out.append(Violation(rule, RULES[rule], e.trace_id, e.entity, ids, why, "am"))
+        self.out.append(Violation(rule, RULES[rule].requirement, e.trace_id, entity or e.entity, ids, why, "am"))
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def step(self, e: Event) -> None:
+        """Judge one event against the state so far, then fold it in."""
+        self.current = e
+        if e.kind == ev.AM_DAG_CONFIG and self.fold_dag:
+            self.check_dag_record(e)
+            return
+        getattr(self, "on_" + e.kind.lower(), self.on_other)(e, e.attrs)
+        self.w = step.apply(self.w, e.entity, e.kind, e.attrs)
 
     def feed(self, events: Sequence[Event]) -> list[Violation]:
         last: Event | None = None
         for e in events:
             if e.mechanism != "am":
                 continue
-            last = self.current = e
-            getattr(self, "on_" + e.kind.lower(), self.on_other)(e, e.attrs)
+            last = e
+            self.step(e)
         if last is not None:
-            self.check_pam(last, "at the end of the trace")
+            if self.fold_dag:
+                self.check_pam(last, "at the end of the trace")
+            for db in sorted(self.w.dbs):
+                self.check_minority(db, last, "at the end of the trace")
         return self.out
 
     def on_other(self, e: Event, a: dict[str, Any]) -> None:
@@ -111,210 +164,262 @@ class Replay:
             return
         q = self.w.quorum() or frozenset()
         for c in sorted(self.w.claims - q):
-            self.v("pam-owns-quorum", e, f"{c} still acts as PAM {when} though it is not in the quorum "
-                   f"({', '.join(sorted(q)) or 'none'})")
+            self.v(
+                "pam-owns-quorum",
+                e,
+                f"{c} still acts as PAM {when} though it is not in the quorum ({', '.join(sorted(q)) or 'none'})",
+            )
         if q and not self.w.claims & q:
             self.v("pam-moves-with-quorum", e, f"the quorum ({', '.join(sorted(q))}) has no PAM {when}")
 
+    def check_minority(self, db: str, e: Event, when: str) -> None:
+        for s in minority_mounted(self.w, db):
+            self.v(
+                "minority-mount",
+                e,
+                f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
+                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)",
+                entity=db,
+            )
+
+    def check_dag_record(self, e: Event) -> None:
+        """AM_DAG_CONFIG restates the DAG's state: the view and claims as the DAG events folded so far make them,
+        the health entries exactly those SERVER_HEALTH changed since the previous AM_DAG_CONFIG."""
+        want = step.dag_attrs(self.w, self.health_changed)
+        self.health_changed = []
+        a = e.attrs
+        got = {
+            "members": list(a.get("members") or []),
+            "up": sorted(a.get("up") or []),
+            "groups": sorted(a.get("groups") or []),
+            "claims": sorted(a.get("claims") or []),
+            "health": sorted(a.get("health") or []),
+        }
+        want = {**want, "groups": sorted(want["groups"]), "health": sorted(want["health"])}
+        wrong = [k for k in want if got[k] != want[k]]
+        if wrong:
+            self.v(
+                "dag-record",
+                e,
+                "AM_DAG_CONFIG records "
+                + "; ".join(f"{k} {got[k]} where the DAG events make it {want[k]}" for k in wrong),
+            )
+
+    def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
+        """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
+        if self.w.dag and self._view_changes(a):
+            for db in sorted(self.w.dbs):
+                self.check_minority(db, e, "when the next cluster view arrives")
+
+    def _view_changes(self, a: dict[str, Any]) -> bool:
+        new = (list(a["members"]), sorted(a["up"]), sorted(a["groups"]))
+        return new != (list(self.w.members), sorted(self.w.up), sorted(ev.encode_group(g) for g in self.w.groups))
+
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
         self.check_pam(e, "when the next cluster view arrives")
-        groups = tuple(ev.decode_group(g) for g in a["groups"])
-        self.w = replace(self.w, dag=e.entity, members=tuple(a["members"]), up=frozenset(a["up"]),
-                         groups=groups)
-        for mounted in self.mounted.values():  # a server that is down serves nothing
-            for s in [s for s in mounted if s not in self.w.up]:
-                del mounted[s]
+        if self._view_changes(a):
+            for db in sorted(self.w.dbs):
+                self.check_minority(db, e, "when the next cluster view arrives")
+
+    def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
+        self.health_changed.append((a["server"], a["component"]))
 
     def on_pam_acquire(self, e: Event, a: dict[str, Any]) -> None:
         s = a["server"]
-        if self.w.claims:
-            self.v("single-pam", e, f"{s} becomes PAM while {', '.join(sorted(self.w.claims))} still is")
         q = self.w.quorum() or frozenset()
+        if self.w.claims - {s}:
+            self.v("single-pam", e, f"{s} becomes PAM while {', '.join(sorted(self.w.claims - {s}))} still is")
         if s not in q:
-            self.v("pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum "
-                   f"({', '.join(sorted(q)) or 'none'})")
-        self.w = replace(self.w, claims=self.w.claims | {s})
+            self.v(
+                "pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum ({', '.join(sorted(q)) or 'none'})"
+            )
+        why = step.pam_fault(self.w, e.kind, s, None)
+        if why:
+            self.v("pam-transition", e, why)
+        if "quorum" in a and sorted(a["quorum"]) != sorted(q):
+            self.v(
+                "role-record",
+                e,
+                f"PAM_ACQUIRE records quorum {sorted(a['quorum'])} but the recorded view makes it {sorted(q)}",
+            )
 
     def on_pam_release(self, e: Event, a: dict[str, Any]) -> None:
-        self.w = replace(self.w, claims=self.w.claims - {a["server"]})
-
-    def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
-        h = self.w.health.get(a["server"], Health())
-        comps = {**h.components, a["component"]: (a["priority"], a["state"])}
-        self.w = replace(self.w, health={**self.w.health, a["server"]: Health(comps)})
-
-    def on_server_dial(self, e: Event, a: dict[str, Any]) -> None:
-        self.w = replace(self.w, dials={**self.w.dials, a["server"]: a["dial"]})
+        why = step.pam_fault(self.w, e.kind, a["server"], a.get("reason"))
+        if why:
+            self.v("pam-transition", e, why)
 
     def on_maintenance(self, e: Event, a: dict[str, Any]) -> None:
         if a["server"] in self.w.claims:
-            self.v("pam-before-maintenance", e, f"{a['server']} is taken offline for maintenance while it "
-                   "is still the PAM; the PAM must be moved first")
+            self.v(
+                "pam-before-maintenance",
+                e,
+                f"{a['server']} is taken offline for maintenance while it "
+                "is still the PAM; the PAM must be moved first",
+            )
 
     # --- database events ----------------------------------------------------------------------------
     def db(self, name: str) -> DbState:
         return self.w.dbs[name]
 
-    def set_db(self, name: str, **changes: Any) -> None:
-        self.w = replace(self.w, dbs={**self.w.dbs, name: replace(self.db(name), **changes)})
-
-    def on_db_create(self, e: Event, a: dict[str, Any]) -> None:
-        self.w = replace(self.w, dbs={**self.w.dbs, e.entity: DbState(e.entity, a["dag"], {})})
-        self.mounted[e.entity] = {}
-
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
-        c = CopyState(a["server"], a["status"], a["lli"], a["rq"], a["ci"], a["pref"], a["blocked"],
-                      a["suspended"])
-        self.set_db(e.entity, copies={**self.db(e.entity).copies, c.server: c})
+        d, s = self.db(e.entity), a["server"]
+        why = step.status_fault(self.w, d, s, a["status"])
+        if why:
+            self.v("copy-status-transition", e, why)
+        old = d.copies.get(s)
+        for k in ("blocked", "suspended"):
+            configured = bool(getattr(old, k)) if old is not None else False
+            if k in a and bool(a[k]) != configured:
+                self.v(
+                    "copy-config-record",
+                    e,
+                    f"the copy of {e.entity} on {s} reports {k}={a[k]} but the "
+                    f"recorded configuration (AM_CONFIG) makes it {configured}",
+                )
 
-    def on_logs(self, e: Event, a: dict[str, Any]) -> None:
-        self.set_db(e.entity, lgen=a["lgen"])
+    # --- roles, failures and triggers (AM-003, AM-012, AM-013, AM-021) --------------------------------
+    def _role(self, d: DbState, server: str) -> str:
+        return "Standalone" if d.dag is None else ("PAM" if server == self.w.pam else "SAM")
 
-    # --- BCSS runs (AM-022..AM-025, AM-032, AM-034, AM-039, AM-051) ---------------------------------
     def _is_pam(self, server: str | None) -> bool:
         return server is not None and server == self.w.pam and self.w.claims == {server}
-
-    def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
-        d = self.db(e.entity)
-        if d.dag is None:
-            self.v("standalone-no-failover", e, f"BCSS runs for standalone database {e.entity}, which "
-                   "has no other copy and no PAM")
-            return
-        pam = a["pam"]
-        if not self._is_pam(pam):
-            self.v("only-pam-activates", e, f"{pam} runs BCSS for {e.entity} but the PAM is "
-                   f"{self.w.pam or 'nobody'}: only the PAM chooses the copy to activate")
-        unasked = self.unasked.pop(e.entity, None)
-        if unasked is not None:
-            self.v("sam-asks-pam", e, f"the SAM on {unasked.attrs['server']} reported a failure of {e.entity} "
-                   "but BCSS started without its request reaching the PAM", unasked)
-        trigger = self.pending.pop(e.entity, Trigger())
-        if (trigger.kind, trigger.component, trigger.lossless) != (
-                a["trigger"], a.get("component"), bool(a.get("lossless"))):
-            self.v("selection-order", e, f"BCSS records trigger {a['trigger']}/{a.get('component')} but the "
-                   f"preceding events make it {trigger.kind}/{trigger.component}")
-        snap = snapshot(self.w, e.entity, pam)
-        sel = select(snap, trigger, self.opts)
-        self.runs[e.entity] = Run(e, snap, trigger, pam, sel.order)
-
-    def _order_broken(self, run: Run, e: Event, why: str) -> None:
-        want = ", ".join(c.why() for c in run.expected) or "no copy"
-        self.v("selection-order", e, f"{why}; the seed's order allows: {want}", run.start)
-        run.expected = ()  # one report per run
-        run.tried = ["?"]
 
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
         self.pending[e.entity] = Trigger("responder", a["component"]) if responder else Trigger()
-        if a["role"] == "SAM":
+        role = self._role(self.db(e.entity), a["server"])
+        if a.get("role") != role:
+            self.v(
+                "role-record",
+                e,
+                f"the failure on {a['server']} is recorded as detected by a {a.get('role')} "
+                f"but the recorded PAM changes make {a['server']} {role}",
+            )
+        if role == "SAM":
             self.unasked[e.entity] = e
 
     def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
+        if a["pam"] != self.w.pam:
+            self.v(
+                "role-record",
+                e,
+                f"{a['server']} addresses its failover request to {a['pam']} but the PAM is {self.w.pam or 'nobody'}",
+            )
         if self._is_pam(a["pam"]):
             self.unasked.pop(e.entity, None)
 
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
-    def on_acll_start(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.get(e.entity)
-        if run is None:
-            return
-        s = a["server"]
-        i = len(run.tried)
-        if run.tried != ["?"] and (i >= len(run.expected) or run.expected[i].server != s):
-            nxt = run.expected[i].server if i < len(run.expected) else "no further copy"
-            self._order_broken(run, e, f"attempt {i + 1} of this BCSS run is {s}, expected {nxt}")
-        run.tried.append(s)
-        run.lli_before[s] = self.db(e.entity).copies[s].lli
-
-    def on_acll_end(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.get(e.entity)
-        if run is None:
-            return
-        s, d = a["server"], self.db(e.entity)
-        before = run.lli_before.get(s, d.copies[s].lli)
-        src = run.snap.source
-        src_ok = src in self.w.up and self.w.reachable(s, src)
-        if a["lli"] > d.lgen or (not src_ok and a["lli"] > before):
-            self.v("acll-source", e, f"ACLL brought {s} to log {a['lli']} from {before} although the source "
-                   f"{src or '?'} {'is unreachable' if not src_ok else 'only generated ' + str(d.lgen)}")
-        missing = max(0, d.lgen - a["lli"])
-        allowed = dial_allows(missing, run.snap, s, self.opts)
-        run.acll_ok[s] = allowed
-        if allowed and not a["ok"]:
-            self.v("dial", e, f"{s} was passed over with {missing} missing logs, within its dial's "
-                   f"{dial_threshold(run.snap, s, self.opts)}")
-
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d = self.db(e.entity)
         if d.dag is not None and not self._is_pam(a["by"]):
-            self.v("only-pam-activates", e, f"{a['by']} moves the active copy of {e.entity} to "
-                   f"{a['dst']} but the PAM is {self.w.pam or 'nobody'}")
-        self.set_db(e.entity, active=a["dst"])
+            self.v(
+                "only-pam-activates",
+                e,
+                f"{a['by']} moves the active copy of {e.entity} to {a['dst']} but the PAM is {self.w.pam or 'nobody'}",
+            )
+        if a.get("src") != d.active:
+            self.v(
+                "active-record",
+                e,
+                f"the active designation of {e.entity} moves from {a.get('src')} but it is on {d.active}",
+            )
+
+    # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
+    def _mount_table(self, e: Event, s: str) -> None:
+        why = step.mount_fault(self.db(e.entity), e.kind, s)
+        if why:
+            self.v("mount-transition", e, why)
+
+    def _outside_quorum(self, e: Event, s: str, what: str) -> None:
+        d = self.db(e.entity)
+        if d.dag is not None and s not in (self.w.quorum() or frozenset()):
+            self.v(
+                "minority-mount",
+                e,
+                f"{what} {e.entity} on {s}, which is outside the quorum "
+                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'})",
+            )
 
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
         s, d, run = a["server"], self.db(e.entity), self.runs.get(e.entity)
+        self._mount_table(e, s)
+        if s != d.active:
+            self.v(
+                "mount-not-active",
+                e,
+                f"a mount of {e.entity} is requested on {s} but the active designation is on {d.active}",
+            )
         if d.dag is None:
             return
+        self._outside_quorum(e, s, "a mount is requested for")
         if not self._is_pam(a["by"]):
-            self.v("only-pam-activates", e, f"{a['by']} asks the store to mount {e.entity} on {s} but the "
-                   f"PAM is {self.w.pam or 'nobody'}")
+            self.v(
+                "only-pam-activates",
+                e,
+                f"{a['by']} asks the store to mount {e.entity} on {s} but the PAM is {self.w.pam or 'nobody'}",
+            )
         if run is not None:
             self._check_mount_in_run(run, e, s)
-        elif a.get("remount"):
-            last = self.last_run.get(e.entity)
-            if last is None or last.trigger.kind == "failure" or s != last.snap.source:
-                self.v("mount-outside-bcss", e, f"{s} is remounted without a preceding switchover or "
-                       "responder run whose source it was")
-        elif d.last_mounted is not None:
-            self.v("mount-outside-bcss", e, f"{e.entity} is mounted on {s} outside any BCSS run")
+        else:  # outside a run: only the first mount, or the source's remount after a run that found nothing
+            last = self.last_run.pop(e.entity, None)
+            remount = (
+                last is not None
+                and last.outcome != "mounted"
+                and last.trigger.kind != "failure"
+                and s == last.snap.source
+            )
+            if not remount and (d.last_mounted is not None or a.get("remount")):
+                self.v(
+                    "mount-outside-bcss",
+                    e,
+                    f"{e.entity} is mounted on {s} outside any BCSS run, and not as "
+                    "the source's remount after a switchover or responder run that mounted nothing",
+                )
 
-    def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
-        c = next((c for c in run.snap.copies if c.server == s), None)
-        if c is None or not c.reachable or c.administratively_blocked:
-            why = "unreachable" if c is None or not c.reachable else "blocked from activation"
-            self.v("never-blocked", e, f"{s} is {why} but BCSS mounts it", run.start)
-        if s not in run.acll_ok:
-            self.v("acll-before-mount", e, f"{s} is mounted without attempt copy last logs first", run.start)
-        elif not run.acll_ok[s]:
-            lg = self.db(e.entity).lgen
-            self.v("dial", e, f"{s} is mounted with {lg - self.db(e.entity).copies[s].lli} missing logs, "
-                   f"over its dial's {dial_threshold(run.snap, s, self.opts)}", run.start)
+    def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
+        self._mount_table(e, a["server"])
 
     def on_mounted(self, e: Event, a: dict[str, Any]) -> None:
-        s = a["server"]
-        others = {k: x for k, x in self.mounted.setdefault(e.entity, {}).items() if k != s}
+        s, d = a["server"], self.db(e.entity)
+        self._mount_table(e, s)
+        others = sorted(d.on - {s})
         if others:
-            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on "
-                   f"{', '.join(sorted(others))}", *others.values())
-        self.mounted[e.entity][s] = e
-        self.set_db(e.entity, last_mounted=s, mounted=True)
+            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on {', '.join(others)}")
+        self._outside_quorum(e, s, "the store mounts")
         run = self.runs.get(e.entity)
         if run is not None and run.trigger.kind == "responder":
             comp = run.trigger.component or ""
             src, tgt = run.snap.health_of(run.snap.source), run.snap.health_of(s)
             if not responder_ok(tgt, src, comp, self.opts):
-                self.v("responder-target", e, f"a {comp} responder failover lands on {s}, where {comp} is "
-                       f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
-                       run.start)
+                self.v(
+                    "responder-target",
+                    e,
+                    f"a {comp} responder failover lands on {s}, where {comp} is "
+                    f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
+                    run.start,
+                )
 
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
-        self.mounted.setdefault(e.entity, {}).pop(a["server"], None)
-
-    def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
-        run = self.runs.pop(e.entity, None)
-        if run is None:
-            return
-        self.last_run[e.entity] = run
-        if run.tried == ["?"] or a["outcome"] == "mounted":
-            return
-        if len(run.tried) < len(run.expected):
-            self._order_broken(run, e, f"the run gives up ({a['outcome']}) after {len(run.tried)} of "
-                               f"{len(run.expected)} allowed copies")
+        s, reason = a["server"], a.get("reason")
+        self._mount_table(e, s)
+        q = self.w.quorum() or frozenset()
+        if reason == "server_down" and s in self.w.up:
+            self.v("active-record", e, f"{e.entity} is dismounted on {s} as 'server down' but {s} is up")
+        elif reason == "lost_quorum" and s in q:
+            self.v(
+                "active-record",
+                e,
+                f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
+            )
 
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted
         if a["answer"] != want:
-            self.v("location-answer", e, f"{a['server']} says the active copy of {e.entity} is on "
-                   f"{a['answer']}, but the copy mounted last is on {want}")
+            self.v(
+                "location-answer",
+                e,
+                f"{a['server']} says the active copy of {e.entity} is on "
+                f"{a['answer']}, but the copy mounted last is on {want}",
+            )

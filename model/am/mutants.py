@@ -1,7 +1,7 @@
 """Planted bugs, one per invariant of `properties.py`: each must be caught by the monitor.
 
 Seed 002. A mutant is the reference generator run with one flaw switched on in the shared rules
-(`rules.py`, `actions.py`); the flaw names and the property each one breaks are listed in `MUTANTS`.
+(`decide.py`, `actions.py`); the flaw names and the property each one breaks are listed in `MUTANTS`.
 Each mutant opens with a short scripted prelude that leads the system to the situation its flaw
 concerns (then the random steps follow), so that every mutant trace, whatever the seed, shows the
 violation its name announces (the shipped sample corpus relies on it).
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from model.am.decide import Out
 from model.am.protocol import Layout, ModelSystem
-from model.am.rules import Out
 from model.am.sim import simulate
 from spec.catalogue import require
 from traces.schema import Event
@@ -118,11 +118,17 @@ def _cut_off_the_active(s: ModelSystem, layout: Layout) -> list[Out]:
 
 
 PRELUDES: dict[str, Callable[[ModelSystem, Layout], list[Out]]] = {
-    "no_dial": _lagging_then_crash, "sam_activates": _sam_failure, "ignore_blocked": _all_passives_blocked,
-    "second_pam": _partition_the_pam, "wrong_order": _uneven_copies_fail,
-    "ignore_responder": _responder_nowhere_better, "no_pam_move": _maintain_the_pam,
-    "lossless_ignored": _lossless_somewhere_then_fail, "skip_acll": _fail_active,
-    "stale_location": _move_then_ask, "minority_keeps_mounted": _cut_off_the_active,
+    "no_dial": _lagging_then_crash,
+    "sam_activates": _sam_failure,
+    "ignore_blocked": _all_passives_blocked,
+    "second_pam": _partition_the_pam,
+    "wrong_order": _uneven_copies_fail,
+    "ignore_responder": _responder_nowhere_better,
+    "no_pam_move": _maintain_the_pam,
+    "lossless_ignored": _lossless_somewhere_then_fail,
+    "skip_acll": _fail_active,
+    "stale_location": _move_then_ask,
+    "minority_keeps_mounted": _cut_off_the_active,
 }
 
 

@@ -17,8 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 from model.am import actions as act
 from model.am import events as ev
 from model.am.bcss import Options, select
-from model.am.rules import DbState, Out, Tx, World, _mount, copy_attrs
-from model.am.state import COMPONENTS, CopyState, Health, Snapshot, Trigger
+from model.am.decide import Out, Tx, _mount, copy_attrs
+from model.am.state import COMPONENTS, EMPTY_WORLD, CopyState, Snapshot, Trigger, World
 from spec.catalogue import param_default, require
 
 require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
@@ -109,41 +109,41 @@ class Layout:
 class ModelSystem:
     """The reference implementation of `ActiveManagerSystem` (optionally with planted flaws)."""
 
-    def __init__(self, layout: Layout, env: Any, flaws: frozenset[str] = frozenset(),
-                 dials: Mapping[str, str] | None = None, opts: Options | None = None) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        env: Any,
+        flaws: frozenset[str] = frozenset(),
+        dials: Mapping[str, str] | None = None,
+        opts: Options | None = None,
+    ) -> None:
         self.layout, self.env, self.flaws = layout, env, flaws
-        servers = layout.members + layout.standalone
-        dial = param_default("AutoDatabaseMountDial")
-        w = World(layout.dag, layout.members, frozenset(servers), (frozenset(servers),),
-                  dials={s: (dials or {}).get(s, dial) for s in servers},
-                  health={s: Health.uniform() for s in servers}, standalone=layout.standalone,
-                  opts=opts or Options())
-        self.world = w
-        self.initial: list[Out] = self._boot()
+        self.world = replace(EMPTY_WORLD, opts=opts or Options())
+        self.initial: list[Out] = self._boot(dials or {})
 
-    def _boot(self) -> list[Out]:
+    def _boot(self, dials: Mapping[str, str]) -> list[Out]:
+        """Every initial fact is recorded and applied (`step.apply`): view, PAM, configuration, copies."""
+        layout = self.layout
+        servers = layout.members + layout.standalone
         tx = Tx(self.world, self.flaws)
-        act._emit_view(tx)
+        act._emit_view(tx, layout.dag, layout.members, frozenset(servers), (frozenset(servers),))
         act._elect(tx, self.env)
-        for s in sorted(tx.w.dials):
-            tx.emit(tx.w.dag, ev.SERVER_DIAL, server=s, dial=tx.w.dials[s])
+        default = param_default("AutoDatabaseMountDial")
+        for s in sorted(servers):
+            tx.emit(layout.dag, ev.AM_CONFIG, server=s, dial=dials.get(s, default))
             for comp, prio in COMPONENTS:
-                tx.emit(tx.w.dag, ev.SERVER_HEALTH, server=s, component=comp, priority=prio, state="Healthy")
-        for db, servers in sorted(self.layout.copies.items()):
-            dag = None if servers[0] in self.layout.standalone else self.layout.dag
-            copies = {s: CopyState(s, preference=i + 1) for i, s in enumerate(servers)}
-            tx.w = replace(tx.w, dbs={**tx.w.dbs, db: DbState(db, dag, copies)})
-            tx.emit(db, ev.DB_CREATE, dag=dag, servers=list(servers))
-            for c in copies.values():
-                tx.emit(db, ev.COPY_STATE, **copy_attrs(c))
-            by = servers[0] if dag is None else tx.w.pam
-            if dag is not None:
-                tx.emit(db, ev.ACTIVE_MOVE, src=None, dst=servers[0], by=by)
-            tx.set_db(db, active=servers[0])
-            tx.emit(db, ev.MOUNT_START, server=servers[0], by=by)
-            _mount(tx, db, servers[0])
-        self.world = tx.w
-        return tx.outs
+                tx.emit(layout.dag, ev.SERVER_HEALTH, server=s, component=comp, priority=prio, state="Healthy")
+        for db, servers_of in sorted(layout.copies.items()):
+            dag = None if servers_of[0] in layout.standalone else layout.dag
+            tx.emit(db, ev.DB_CREATE, dag=dag, servers=list(servers_of))
+            for i, s in enumerate(servers_of):
+                tx.emit(db, ev.COPY_STATE, **copy_attrs(CopyState(s, preference=i + 1)))
+            by = servers_of[0] if dag is None else tx.w.pam
+            tx.emit(db, ev.ACTIVE_MOVE, src=None, dst=servers_of[0], by=by)
+            tx.emit(db, ev.MOUNT_START, server=servers_of[0], by=by)
+            _mount(tx, db, servers_of[0])
+        self.world, outs = tx.world()
+        return outs
 
     def _apply(self, result: tuple[World, list[Out]]) -> list[Out]:
         self.world, outs = result
@@ -154,8 +154,7 @@ class ModelSystem:
         return self.world.claims
 
     def mounted(self, db: str) -> frozenset[str]:
-        d = self.world.dbs[db]
-        return frozenset(s for s, c in d.copies.items() if c.status == "Mounted")
+        return self.world.dbs[db].on
 
     # --- inputs -----------------------------------------------------------------------------------
     def crash(self, server: str) -> list[Out]:
@@ -169,14 +168,14 @@ class ModelSystem:
     def partition(self, groups: Sequence[Sequence[str]]) -> list[Out]:
         w = self.world
         listed = {s for g in groups for s in g}
-        rest = [frozenset(s for s in w.members + w.standalone if s not in listed)]
+        rest = [frozenset(s for s in self.layout.members + self.layout.standalone if s not in listed)]
         parts = [frozenset(g) for g in groups if g] + [g for g in rest if g]
         return self._apply(act.change_view(w, w.up, parts, self.env, self.flaws))
 
     def heal(self) -> list[Out]:
         w = self.world
-        return self._apply(act.change_view(w, w.up, (frozenset(w.members + w.standalone),), self.env,
-                                           self.flaws))
+        everyone = frozenset(self.layout.members + self.layout.standalone)
+        return self._apply(act.change_view(w, w.up, (everyone,), self.env, self.flaws))
 
     def fail_database(self, db: str) -> list[Out]:
         return self._apply(act.fail_database(self.world, db, self.env, self.flaws))

@@ -1,235 +1,207 @@
-"""Pure transition rules of Active Manager: quorum and PAM, failures, BCSS runs, switchovers, queries.
+"""The rules table of the Active Manager monitor: every rule it can report, with its requirement ID, kind,
+statement and the catalogue parameters whose recorded values bound it (seed 002, all sections).
 
-Seed 002, section "Exchange Server Active Manager" (PAM = quorum owner AM-005/AM-006, PAM moved before
-maintenance AM-007, only the PAM moves active designations AM-008/AM-014, one active copy AM-009, SAM
-duties AM-010..AM-013, location answers AM-011/AM-019) and sections "Best Copy Selection" / "Best copy
-selection process" (the five steps AM-021..AM-025, AM-051). Every function takes a state and inputs and
-returns a new state plus the events to record; no I/O, no clock, no randomness except through `Env`.
-`flaws` plants the bugs of `mutants.py`; the reference model runs with none.
+`RULES` is the one table (`conformance.monitor.Rule`); `monitor.py` reports only these names, the
+properties of `properties.py` are these rows, and `tests/am/test_monitor.py::TWINS` names the twin that
+must fail for each. The state-level invariants both the generator's state (`properties.check_world`) and
+the monitor evaluate are the functions at the end, so there is one statement of each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
-
-from model.am import events as ev
-from model.am.bcss import Options, acll, dial_allows, dial_threshold, select
-from model.am.state import (
-    DISMOUNTED,
-    MOUNTED,
-    CopyState,
-    Health,
-    Snapshot,
-    Trigger,
-)
+from conformance.monitor import Rule
+from model.am.state import World
 from spec.catalogue import require
 
-require("AM-002", "AM-005", "AM-006", "AM-007", "AM-008", "AM-009", "AM-010", "AM-011", "AM-012",
-        "AM-013", "AM-014", "AM-019", "AM-021", "AM-022", "AM-023", "AM-024", "AM-025", "AM-051")
+DIAL = ("AM-P01", "AM-P02", "AM-P03", "AM-P04", "AM-P10")
+ORDER = ("AM-P01", "AM-P05", "AM-P06", "AM-P07", "AM-P08", "AM-P09", "AM-P11", "AM-P12")
 
-Out = tuple[str, str, dict[str, Any]]  # (entity, kind, attrs)
-
-
-class Env(Protocol):
-    """The environment's answers to questions the rules cannot decide (drawn from the seeded rng)."""
-
-    def choose(self, options: Sequence[str]) -> str: ...
-    def mount_ok(self, db: str, server: str) -> bool: ...
-    def source_last_log(self, db: str, lgen: int) -> int: ...
-
-
-@dataclass(frozen=True)
-class DbState:
-    name: str
-    dag: str | None  # None: a standalone database (AM-002)
-    copies: Mapping[str, CopyState]
-    active: str | None = None
-    mounted: bool = False
-    lgen: int = 0
-    last_mounted: str | None = None
-    stuck: bool = False  # the last BCSS run activated nothing (used only to avoid idle re-runs)
-
-
-@dataclass(frozen=True)
-class World:
-    """One DAG (plus standalone servers outside it) and its databases, as the cluster database holds it."""
-
-    dag: str
-    members: tuple[str, ...]
-    up: frozenset[str]
-    groups: tuple[frozenset[str], ...]
-    claims: frozenset[str] = frozenset()  # servers acting as PAM (AM-005: at most one)
-    dials: Mapping[str, str] = field(default_factory=dict)
-    health: Mapping[str, Health] = field(default_factory=dict)
-    dbs: Mapping[str, DbState] = field(default_factory=dict)
-    standalone: tuple[str, ...] = ()
-    opts: Options = field(default_factory=Options)  # the BCSS reading in force (interpretations)
-
-    def group_of(self, server: str) -> frozenset[str]:
-        for g in self.groups:
-            if server in g:
-                return g & self.up
-        return frozenset({server}) & self.up
-
-    def quorum(self) -> frozenset[str] | None:
-        """AM-I13: the up members reachable from each other forming a strict majority of the DAG."""
-        for g in self.groups:
-            live = g & self.up & set(self.members)
-            if 2 * len(live) > len(self.members):
-                return live
-        return None
-
-    @property
-    def pam(self) -> str | None:
-        q = self.quorum() or frozenset()
-        inside = sorted(self.claims & q)
-        return inside[0] if inside else None
-
-    def reachable(self, a: str, b: str) -> bool:
-        return a in self.up and b in self.group_of(a)
-
-
-class Tx:
-    """Accumulates a new world and the events recording each change (every state change is recorded)."""
-
-    def __init__(self, world: World, flaws: frozenset[str] = frozenset(), opts: Options | None = None):
-        self.w = world
-        self.outs: list[Out] = []
-        self.flaws = flaws
-        self.opts = opts or world.opts
-
-    def emit(self, entity: str, kind: str, **attrs: Any) -> None:
-        if kind in ev.OP_IDS:
-            attrs["op"] = ev.OP_IDS[kind]
-        self.outs.append((entity, kind, attrs))
-
-    def set_db(self, db: str, **changes: Any) -> DbState:
-        new = replace(self.w.dbs[db], **changes)
-        self.w = replace(self.w, dbs={**self.w.dbs, db: new})
-        return new
-
-    def set_copy(self, db: str, server: str, **changes: Any) -> None:
-        d = self.w.dbs[db]
-        c = d.copies[server].with_(**changes)
-        if c == d.copies[server]:
-            return
-        self.set_db(db, copies={**d.copies, server: c})
-        self.emit(db, ev.COPY_STATE, **copy_attrs(c))
-
-    def set_lgen(self, db: str, lgen: int) -> None:
-        self.set_db(db, lgen=lgen)
-        self.emit(db, ev.LOGS, lgen=lgen)
-
-    def world(self) -> tuple[World, list[Out]]:
-        return self.w, self.outs
-
-
-def copy_attrs(c: CopyState) -> dict[str, Any]:
-    return {"server": c.server, "status": c.status, "lli": c.lli, "rq": c.replay_queue,
-            "ci": c.content_index, "pref": c.preference, "blocked": c.blocked, "suspended": c.suspended}
-
-
-def snapshot(w: World, db: str, pam: str | None) -> Snapshot:
-    """What the PAM sees of a database: reachability is relative to the PAM's side of any partition."""
-    d = w.dbs[db]
-    copies = tuple(c.with_(reachable=pam is not None and w.reachable(pam, c.server))
-                   for _, c in sorted(d.copies.items()))
-    return Snapshot(db, d.active or "", d.lgen, copies,
-                    {s: w.dials[s] for s in d.copies if s in w.dials},
-                    {s: w.health[s] for s in d.copies if s in w.health})
-
-
-# ---- the BCSS run: steps 2..5 (AM-022..AM-025, AM-051) -----------------------------------------------
-
-def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
-    """The PAM (`by`) selects, then for each copy in order: ACLL, dial comparison, mount, fall through."""
-    d = tx.w.dbs[db]
-    source = d.active or ""
-    snap = snapshot(tx.w, db, by)
-    if "ignore_blocked" in tx.flaws:
-        snap = replace(snap, copies=tuple(c.with_(blocked=False, suspended=False) for c in snap.copies))
-    used = Trigger("failure") if "ignore_responder" in tx.flaws else trigger  # mutant: no AM-032 filter
-    seen = snap
-    if "lossless_ignored" in tx.flaws:  # mutant: sorts as if no server were Lossless (AM-036)
-        seen = replace(snap, dials={s: "GoodAvailability" for s in snap.dials})
-    sel = select(seen, used, tx.opts)
-    order = sel.order[::-1] if "wrong_order" in tx.flaws else sel.order
-    tx.emit(db, ev.BCSS_START, pam=by, trigger=trigger.kind, component=trigger.component,
-            lossless=trigger.lossless, source=source, sort=sel.sort,
-            order=[ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order])
-    for choice in order:
-        if _attempt(tx, db, choice.server, source, snap, env, by):
-            tx.emit(db, ev.BCSS_END, outcome="mounted", server=choice.server)
-            tx.set_db(db, stuck=False)
-            return
-    tx.emit(db, ev.BCSS_END, outcome="exhausted" if order else "no_candidate", server=None)
-    tx.set_db(db, stuck=True)
-
-
-def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env, by: str) -> bool:
-    d = tx.w.dbs[db]
-    copy = d.copies[target]
-    if "skip_acll" in tx.flaws:  # mutant: mounts straight away when the copy queue is within the dial
-        return dial_allows(d.lgen - copy.lli, snap, target, tx.opts) and _mount_request(tx, db, target, env, by)
-    tx.emit(db, ev.ACLL_START, server=target, source=source)
-    src_ok = source != "" and source in tx.w.up and tx.w.reachable(target, source)
-    lli = acll(copy, env.source_last_log(db, d.lgen) if src_ok else None)
-    missing = max(0, d.lgen - lli)
-    ok = dial_allows(missing, snap, target, tx.opts) or "no_dial" in tx.flaws
-    tx.set_copy(db, target, lli=lli)
-    tx.emit(db, ev.ACLL_END, server=target, lli_before=copy.lli, lli=lli, missing=missing,
-            threshold=dial_threshold(snap, target, tx.opts), ok=ok, op=314 if ok else 313)
-    return ok and _mount_request(tx, db, target, env, by)
-
-
-def _mount_request(tx: Tx, db: str, target: str, env: Env, by: str) -> bool:
-    """Step 5: designate the copy active and ask the store to mount it; False when it does not mount."""
-    if tx.w.dbs[db].active != target:
-        tx.emit(db, ev.ACTIVE_MOVE, src=tx.w.dbs[db].active, dst=target, by=by)
-        tx.set_db(db, active=target)
-    tx.emit(db, ev.MOUNT_START, server=target, by=by)
-    if not env.mount_ok(db, target):
-        tx.emit(db, ev.MOUNT_FAIL, server=target)
-        tx.set_copy(db, target, status=DISMOUNTED)
-        return False
-    _mount(tx, db, target)
-    return True
-
-
-def _mount(tx: Tx, db: str, server: str) -> None:
-    tx.set_copy(db, server, status=MOUNTED)
-    tx.set_db(db, active=server, mounted=True, last_mounted=server)
-    tx.emit(db, ev.MOUNTED, server=server)
+_ROWS = (
+    # --- PAM and quorum (AM-005..AM-007) ---
+    Rule("single-pam", "AM-005", "always", "at most one member of the DAG acts as PAM"),
+    Rule(
+        "pam-owns-quorum",
+        "AM-005",
+        "always",
+        "the PAM is a member of the partition holding a strict majority of the DAG (AM-I13)",
+    ),
+    Rule(
+        "pam-moves-with-quorum",
+        "AM-006",
+        "eventually",
+        "once a view with a quorum is recorded, a member of that quorum is PAM before the next view "
+        "(fairness: the reaction to a view is recorded before the next view)",
+    ),
+    Rule(
+        "pam-transition",
+        "AM-006",
+        "always",
+        "the PAM role changes only as step.PAM_TABLE allows: released for lost quorum only by a server "
+        "outside the quorum, or moved by an administrator; never released by a server that is not PAM",
+    ),
+    Rule(
+        "dag-record",
+        "AM-005",
+        "always",
+        "the DAG facts an AM_DAG_CONFIG records for the databases' monitors (view, PAM claims, changed health) "
+        "equal the fold of the DAG events before it",
+    ),
+    Rule(
+        "pam-before-maintenance",
+        "AM-007",
+        "always",
+        "the server taken offline for maintenance is not the PAM at that moment",
+    ),
+    Rule(
+        "role-record",
+        "AM-003",
+        "always",
+        "what an event restates about roles (PAM_ACQUIRE's quorum, FAILURE's role, FAILOVER_REQUEST's PAM) "
+        "equals what the recorded views and PAM changes make it",
+    ),
+    # --- the active copy (AM-008, AM-009, AM-016, AM-019) ---
+    Rule(
+        "only-pam-activates",
+        "AM-008",
+        "always",
+        "every change of the active designation, every mount request and every BCSS run of a DAG database "
+        "is made by the PAM, never a SAM",
+    ),
+    Rule(
+        "sam-asks-pam",
+        "AM-013",
+        "always",
+        "a failure a SAM detects reaches the PAM as a failover request before BCSS runs",
+    ),
+    Rule(
+        "one-active-copy",
+        "AM-009",
+        "always",
+        "at most one copy of each database is mounted at any time, through PAM moves, crashes and partitions",
+    ),
+    Rule(
+        "mount-transition",
+        "AM-025",
+        "always",
+        "a copy's mount state changes only as step.MOUNT_TABLE allows: mounted only after a mount request, "
+        "dismounted only when mounted, a mount failure only for a pending request",
+    ),
+    Rule(
+        "mount-not-active",
+        "AM-009",
+        "always",
+        "a mount request names the copy holding the active designation: the designation moves first",
+    ),
+    Rule(
+        "minority-mount",
+        "AM-009",
+        "always",
+        "a DAG database is never mounted on a server outside the quorum (AM-I13): no mount request or "
+        "mount there, and a copy left mounted there is dismounted before the majority next acts",
+    ),
+    Rule(
+        "copy-status-transition",
+        "AM-016",
+        "always",
+        "a copy's reported status changes only as step.STATUS_TABLE allows: Mounted follows a mount, leaving "
+        "Mounted follows a dismount, ServiceDown follows the view, other changes only while the server runs",
+    ),
+    Rule("active-record", "AM-016", "always", "an ACTIVE_MOVE's source is the copy that holds the active designation"),
+    Rule(
+        "copy-config-record",
+        "AM-034",
+        "always",
+        "the activation policy a COPY_STATE restates (blocked, suspended) is the one configured (AM_CONFIG)",
+    ),
+    Rule(
+        "location-answer",
+        "AM-019",
+        "always",
+        "a SAM's answer to where a database is active names the copy mounted last",
+    ),
+    Rule("standalone-no-failover", "AM-002", "always", "no BCSS run for a database outside any DAG"),
+    # --- BCSS (AM-022..AM-051) ---
+    Rule(
+        "mount-outside-bcss",
+        "AM-022",
+        "always",
+        "after its first mount a DAG database is mounted only by a BCSS run, or remounted on the source "
+        "after a switchover or responder run found nothing",
+    ),
+    Rule(
+        "acll-source",
+        "AM-023",
+        "always",
+        "ACLL brings a copy no further than the logs generated, and not at all from an unreachable source",
+    ),
+    Rule(
+        "dial",
+        "AM-024",
+        "always",
+        "a copy is mounted only if its missing logs after ACLL are within the recorded dial's threshold, "
+        "and a copy within it is not passed over",
+        DIAL,
+    ),
+    Rule(
+        "acll-record",
+        "AM-024",
+        "always",
+        "what ACLL_END restates (logs before, missing logs, threshold, verdict) equals what the recorded "
+        "copy states, last log and configured dials and thresholds make it",
+        DIAL,
+    ),
+    Rule("never-blocked", "AM-034", "always", "a blocked, suspended or unreachable copy is never activated"),
+    Rule(
+        "selection-order",
+        "AM-039",
+        "always",
+        "the copies tried follow an order the seed allows (copies equal on every sort key in any order), "
+        "and a run gives up only after trying them all",
+        ORDER,
+    ),
+    Rule(
+        "bcss-record",
+        "AM-039",
+        "always",
+        "what BCSS_START restates (trigger, source, sort, the ordered list) equals what the preceding events "
+        "make it; the recorded list is one of the orders the seed allows",
+        ORDER,
+    ),
+    Rule(
+        "responder-target",
+        "AM-032",
+        "always",
+        "a failover started by a component's responder lands on a server healthier in that component",
+        ("AM-P11",),
+    ),
+    Rule(
+        "acll-before-mount",
+        "AM-051",
+        "always",
+        "within a BCSS run, ACLL for a copy is recorded before the mount request for it",
+    ),
+)
+RULES: dict[str, Rule] = {r.name: r for r in _ROWS}
+require(*(r.requirement for r in _ROWS), *(p for r in _ROWS for p in r.params))
 
 
-def dismount(tx: Tx, db: str, reason: str, status: str) -> None:
-    d = tx.w.dbs[db]
-    if d.active is None:
-        return
-    if d.mounted:
-        tx.emit(db, ev.DISMOUNTED, server=d.active, reason=reason)
-    tx.set_db(db, mounted=False)
-    tx.set_copy(db, d.active, status=status)
+# ---- state-level invariants, one statement each (used by the monitor and by check_world) --------------
 
 
-def needs_failover(w: World, db: str, pam: str) -> bool:
-    """A DAG database with no mounted copy, or whose active copy the PAM cannot reach."""
+def doubly_mounted(w: World) -> list[tuple[str, list[str]]]:
+    """AM-009: databases mounted on more than one copy."""
+    return [(db, sorted(d.on)) for db, d in sorted(w.dbs.items()) if len(d.on) > 1]
+
+
+def pams_outside_quorum(w: World) -> list[str]:
+    """AM-005: servers acting as PAM without being in the quorum."""
+    return sorted(w.claims - (w.quorum() or frozenset()))
+
+
+def minority_mounted(w: World, db: str) -> list[str]:
+    """AM-009 with AM-I13: servers outside the quorum on which a DAG database is mounted."""
     d = w.dbs[db]
     if d.dag is None:
-        return False
-    return not d.mounted or d.active is None or not w.reachable(pam, d.active)
-
-
-def failover_all(tx: Tx, env: Env, trigger: Trigger | None = None) -> None:
-    """The PAM reacts to server failures (AM-004, AM-006): every DAG database without a mounted copy."""
-    pam = tx.w.pam
-    if pam is None:
-        return
-    for db in sorted(tx.w.dbs):
-        if not needs_failover(tx.w, db, pam):
-            continue
-        if tx.w.dbs[db].stuck and not select(snapshot(tx.w, db, pam), trigger, tx.opts).order:
-            continue  # nothing changed that could help: do not record another empty run
-        run_bcss(tx, db, trigger or Trigger(), env, pam)
+        return []
+    q = w.quorum() or frozenset()
+    return sorted(d.on - q)

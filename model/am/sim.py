@@ -15,8 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 from model.am.bcss import Options
+from model.am.decide import Out
 from model.am.protocol import Layout, ModelSystem, RngEnv
-from model.am.rules import Out
 from model.am.state import (
     C_DEGRADED,
     C_HEALTHY,
@@ -39,8 +39,18 @@ from traces.schema import Event
 
 require("AM-017", "AM-021")
 
-PASSIVE_STATUSES = (HEALTHY, HEALTHY, HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING,
-                    SEEDING_SOURCE, FAILED, SUSPENDED, INITIALIZING, RESYNCHRONIZING)
+PASSIVE_STATUSES = (
+    HEALTHY,
+    HEALTHY,
+    HEALTHY,
+    DISCONNECTED_AND_HEALTHY,
+    DISCONNECTED_AND_RESYNCHRONIZING,
+    SEEDING_SOURCE,
+    FAILED,
+    SUSPENDED,
+    INITIALIZING,
+    RESYNCHRONIZING,
+)
 
 
 def record(sim: Simulator, dag: str, outs: list[Out]) -> None:
@@ -59,10 +69,21 @@ class Driver:
         self.servers = layout.members + layout.standalone
         self.dbs = sorted(layout.copies)
         self.actions: list[tuple[int, Callable[[], list[Out]]]] = [
-            (30, self.logs), (4, self.crash), (8, self.restart), (3, self.partition), (4, self.heal),
-            (4, self.fail_db), (1, self.fail_store), (12, self.repair_or_change), (6, self.responder),
-            (10, self.health), (3, self.dial), (5, self.switchover), (2, self.move_pam),
-            (1, self.maintenance), (4, self.query),
+            (30, self.logs),
+            (4, self.crash),
+            (8, self.restart),
+            (3, self.partition),
+            (4, self.heal),
+            (4, self.fail_db),
+            (1, self.fail_store),
+            (12, self.repair_or_change),
+            (6, self.responder),
+            (10, self.health),
+            (3, self.dial),
+            (5, self.switchover),
+            (2, self.move_pam),
+            (1, self.maintenance),
+            (4, self.query),
         ]
 
     def step(self) -> None:
@@ -115,12 +136,17 @@ class Driver:
         db = self._db()
         s = self.rng.choice(self.layout.copies[db])
         r = self.rng
-        change: dict[str, Any] = self.rng.choice([
-            {"status": HEALTHY}, {"status": HEALTHY}, {"status": r.choice(PASSIVE_STATUSES)},
-            {"ci": r.choice(CI_STATES)},
-            {"rq": r.choice((0, 5, 49, 50, 120))}, {"blocked": r.random() < 0.5},
-            {"suspended": r.random() < 0.5},
-        ])
+        change: dict[str, Any] = self.rng.choice(
+            [
+                {"status": HEALTHY},
+                {"status": HEALTHY},
+                {"status": r.choice(PASSIVE_STATUSES)},
+                {"ci": r.choice(CI_STATES)},
+                {"rq": r.choice((0, 5, 49, 50, 120))},
+                {"blocked": r.random() < 0.5},
+                {"suspended": r.random() < 0.5},
+            ]
+        )
         change = {{"ci": "content_index", "rq": "replay_queue"}.get(k, k): v for k, v in change.items()}
         return self.sys.set_copy(db, s, **change)
 
@@ -174,19 +200,37 @@ def converge(system: ModelSystem, layout: Layout) -> list[Out]:
     return outs + system.heal()  # the last view change: standalone servers remount their own databases
 
 
-def simulate(seed: int, *, steps: int = 200, members: int = 5, databases: int = 3, standalone: int = 1,
-             flaws: frozenset[str] = frozenset(), bcss: Mapping[str, Any] | None = None,
-             mount_fail: float = 0.15, liveness: bool = False,
-             prelude: Callable[[ModelSystem, Layout], list[Out]] | None = None) -> list[Event]:
+def simulate(
+    seed: int,
+    *,
+    steps: int = 200,
+    members: int = 5,
+    databases: int = 3,
+    standalone: int = 1,
+    flaws: frozenset[str] = frozenset(),
+    bcss: Mapping[str, Any] | None = None,
+    mount_fail: float = 0.15,
+    liveness: bool = False,
+    prelude: Callable[[ModelSystem, Layout], list[Out]] | None = None,
+) -> list[Event]:
     """Run `steps` random inputs against a random DAG; deterministic in `seed`."""
-    config = {"steps": steps, "members": members, "databases": databases, "standalone": standalone,
-              "mount_fail": mount_fail, "liveness": liveness, "flaws": sorted(flaws), "bcss": dict(bcss or {})}
-    sim = Simulator(seed, trace_id=f"am-s{seed}" + ("-" + "-".join(sorted(flaws)) if flaws else ""),
-                    mechanism="am", config=config)
+    opts = Options().with_(**dict(bcss or {}))
+    config = {
+        "steps": steps,
+        "members": members,
+        "databases": databases,
+        "standalone": standalone,
+        "mount_fail": mount_fail,
+        "liveness": liveness,
+        "flaws": sorted(flaws),
+        "bcss": options_json(opts),
+    }
+    sim = Simulator(
+        seed, trace_id=f"am-s{seed}" + ("-" + "-".join(sorted(flaws)) if flaws else ""), mechanism="am", config=config
+    )
     layout = Layout.random(sim.rng, members, databases, standalone)
     for s in layout.members + layout.standalone:
         sim.add_node(s)
-    opts = Options().with_(**dict(bcss or {}))
     system = ModelSystem(layout, RngEnv(sim.rng, mount_fail), flaws, opts=opts)
     record(sim, layout.dag, system.initial)
     if prelude is not None:  # a scripted opening (mutants use it to reach their flaw), then random steps
@@ -207,7 +251,9 @@ def simulate(seed: int, *, steps: int = 200, members: int = 5, databases: int = 
 
 
 def options_json(opts: Options) -> dict[str, Any]:
-    return asdict(opts)
+    """Every BCSS option in force, the dial thresholds included: the monitor reads them back from
+    TRACE_START (the seed gives no thresholds, AM-I09, so a trace must record the ones it ran under)."""
+    return {k: [list(t) for t in v] if k == "thresholds" else v for k, v in asdict(opts).items()}
 
 
 def shortest_failing(seed: int, fails: Callable[[list[Event]], bool], steps: int, **opts: Any) -> int | None:

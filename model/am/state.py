@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 from spec.catalogue import require
 
-require("AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
+require("AM-005", "AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
 
 # Copy statuses (Get-MailboxDatabaseCopyStatus); the issue's list plus the transient ones.
 HEALTHY = "Healthy"
@@ -31,13 +32,21 @@ SERVICE_DOWN = "ServiceDown"
 INITIALIZING = "Initializing"
 RESYNCHRONIZING = "Resynchronizing"
 COPY_STATUSES = (
-    HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING, SEEDING_SOURCE, FAILED, SUSPENDED,
-    FAILED_AND_SUSPENDED, MOUNTED, DISMOUNTED, SERVICE_DOWN, INITIALIZING, RESYNCHRONIZING,
+    HEALTHY,
+    DISCONNECTED_AND_HEALTHY,
+    DISCONNECTED_AND_RESYNCHRONIZING,
+    SEEDING_SOURCE,
+    FAILED,
+    SUSPENDED,
+    FAILED_AND_SUSPENDED,
+    MOUNTED,
+    DISMOUNTED,
+    SERVICE_DOWN,
+    INITIALIZING,
+    RESYNCHRONIZING,
 )
 # AM-038: the statuses a copy must have to be activated.
-ACCEPTABLE_STATUSES = frozenset(
-    {HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING, SEEDING_SOURCE}
-)
+ACCEPTABLE_STATUSES = frozenset({HEALTHY, DISCONNECTED_AND_HEALTHY, DISCONNECTED_AND_RESYNCHRONIZING, SEEDING_SOURCE})
 
 # Content index states.
 CI_HEALTHY = "Healthy"
@@ -159,3 +168,69 @@ class Trigger:
             raise ValueError(f"unknown trigger kind {self.kind!r}")
         if self.kind == "responder" and not self.component:
             raise ValueError("a responder trigger names its component")
+
+
+@dataclass(frozen=True)
+class DbState:
+    """One database as the cluster database holds it (AM-016): its copies, the active designation, which
+    copies are mounted (`on`; AM-009 allows at most one), a pending mount request and the last log."""
+
+    name: str
+    dag: str | None  # None: a standalone database (AM-002)
+    copies: Mapping[str, CopyState]
+    active: str | None = None
+    on: frozenset[str] = frozenset()  # servers whose copy is mounted (AM-009: at most one)
+    mounting: str | None = None  # the server a mount request (MOUNT_START) is outstanding for
+    lgen: int = 0
+    last_mounted: str | None = None
+    stuck: bool = False  # the last BCSS run activated nothing (used only to avoid idle re-runs)
+
+    @property
+    def mounted(self) -> bool:
+        """The active copy is mounted (another mounted copy would break AM-009)."""
+        return self.active is not None and self.active in self.on
+
+
+@dataclass(frozen=True)
+class World:
+    """One DAG (plus standalone servers outside it) and its databases, as the cluster database holds it.
+
+    Every field changes only through `step.apply` (one function per event kind); the generator and the
+    monitor both build it by folding events, so they cannot drift. `opts` is configuration (the BCSS
+    reading recorded in TRACE_START), not state."""
+
+    dag: str
+    members: tuple[str, ...]
+    up: frozenset[str]
+    groups: tuple[frozenset[str], ...]
+    claims: frozenset[str] = frozenset()  # servers acting as PAM (AM-005: at most one)
+    dials: Mapping[str, str] = field(default_factory=dict)
+    health: Mapping[str, Health] = field(default_factory=dict)
+    dbs: Mapping[str, DbState] = field(default_factory=dict)
+    opts: Any = None  # bcss.Options in force (configuration, not state)
+
+    def group_of(self, server: str) -> frozenset[str]:
+        for g in self.groups:
+            if server in g:
+                return g & self.up
+        return frozenset({server}) & self.up
+
+    def quorum(self) -> frozenset[str] | None:
+        """AM-I13: the up members reachable from each other forming a strict majority of the DAG."""
+        for g in self.groups:
+            live = g & self.up & set(self.members)
+            if 2 * len(live) > len(self.members):
+                return live
+        return None
+
+    @property
+    def pam(self) -> str | None:
+        q = self.quorum() or frozenset()
+        inside = sorted(self.claims & q)
+        return inside[0] if inside else None
+
+    def reachable(self, a: str, b: str) -> bool:
+        return a in self.up and b in self.group_of(a)
+
+
+EMPTY_WORLD = World("", (), frozenset(), ())

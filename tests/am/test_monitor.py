@@ -19,9 +19,21 @@ pytestmark = pytest.mark.model
 
 def as_events(outs: list) -> list[Event]:
     """Wrap (entity, kind, attrs) triples into Events the monitor accepts (time and ids made up)."""
-    return [Event(schema_version=1, trace_id="t", seq=i, event_id=f"t-{i}", ts_ms=i, node="n",
-                  mechanism="am", entity=entity, kind=kind, attrs=attrs)
-            for i, (entity, kind, attrs) in enumerate(outs)]
+    return [
+        Event(
+            schema_version=1,
+            trace_id="t",
+            seq=i,
+            event_id=f"t-{i}",
+            ts_ms=i,
+            node="n",
+            mechanism="am",
+            entity=entity,
+            kind=kind,
+            attrs=attrs,
+        )
+        for i, (entity, kind, attrs) in enumerate(outs)
+    ]
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -33,9 +45,17 @@ def test_generated_traces_are_valid(seed: int) -> None:
         pytest.fail(f"replay: simulate({seed}, steps={k}) -> " + "\n".join(map(str, result.violations[:5])))
 
 
-@pytest.mark.parametrize("bcss", [{"order": "CriteriaMajor"}, {"up_to_normal": "NormalOnly"},
-                                  {"require_status": False}, {"dial_scope": "MostRestrictive"},
-                                  {"responder": "Healthy"}, {"below_source": True}])
+@pytest.mark.parametrize(
+    "bcss",
+    [
+        {"order": "CriteriaMajor"},
+        {"up_to_normal": "NormalOnly"},
+        {"require_status": False},
+        {"dial_scope": "MostRestrictive"},
+        {"responder": "Healthy"},
+        {"below_source": True},
+    ],
+)
 def test_alternative_readings_round_trip(bcss: dict) -> None:
     """Each interpretation's alternative, recorded in TRACE_START, is judged by the same reading."""
     for seed in range(3):
@@ -60,10 +80,10 @@ def test_reading_matters() -> None:
 def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
     flaw, rule, requirement = MUTANTS[name]
     for seed in range(40):
-        found = [v for v in AmMonitor().check(SIMULATORS[name](seed, steps=250)).violations
-                 if v.rule == rule]
+        found = [v for v in AmMonitor().check(SIMULATORS[name](seed, steps=250)).violations if v.rule == rule]
         if found:
             assert found[0].requirement == requirement and found[0].event_ids and found[0].explanation
+
             def fails(ev: list[Event]) -> bool:
                 return any(v.rule == rule for v in AmMonitor().check(ev).violations)
 
@@ -77,7 +97,7 @@ def test_each_mutant_is_caught_with_its_rule(name: str) -> None:
 def _tamper(events: list[Event], kind: str, **attrs) -> list[Event]:
     i = next(i for i, e in enumerate(events) if e.kind == kind and (kind != "ACTIVE_MOVE" or e.seq > 40))
     e = events[i]
-    return [*events[:i], dataclasses.replace(e, attrs={**e.attrs, **attrs}), *events[i + 1:]]
+    return [*events[:i], dataclasses.replace(e, attrs={**e.attrs, **attrs}), *events[i + 1 :]]
 
 
 def _first_seed_with(kind: str) -> list[Event]:
@@ -88,11 +108,14 @@ def _first_seed_with(kind: str) -> list[Event]:
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind,attrs,rule", [
-    ("ACTIVE_MOVE", {"by": "MBX-ROGUE"}, "only-pam-activates"),
-    ("LOCATION_QUERY", {"answer": "MBX-NOWHERE"}, "location-answer"),
-    ("ACLL_END", {"ok": False, "missing": 0, "lli": 10**9}, "acll-source"),
-])
+@pytest.mark.parametrize(
+    "kind,attrs,rule",
+    [
+        ("ACTIVE_MOVE", {"by": "MBX-ROGUE"}, "only-pam-activates"),
+        ("LOCATION_QUERY", {"answer": "MBX-NOWHERE"}, "location-answer"),
+        ("ACLL_END", {"ok": False, "missing": 0, "lli": 10**9}, "acll-source"),
+    ],
+)
 def test_tampered_trace_is_invalid(kind: str, attrs: dict, rule: str) -> None:
     events = _tamper(_first_seed_with(kind), kind, **attrs)
     assert rule in {v.rule for v in AmMonitor().check(events).violations}
@@ -105,8 +128,12 @@ def test_standalone_failover_is_caught() -> None:
         runs = {e.entity for e in events if e.kind == "BCSS_START"}
         if runs:
             db = sorted(runs)[0]
-            bad = [dataclasses.replace(e, attrs={**e.attrs, "dag": None})
-                   if e.kind == "DB_CREATE" and e.entity == db else e for e in events]
+            bad = [
+                dataclasses.replace(e, attrs={**e.attrs, "dag": None})
+                if e.kind == "DB_CREATE" and e.entity == db
+                else e
+                for e in events
+            ]
             assert "standalone-no-failover" in {v.rule for v in AmMonitor().check(bad).violations}
             return
     pytest.fail("no BCSS run in 20 seeds")
@@ -115,25 +142,34 @@ def test_standalone_failover_is_caught() -> None:
 def test_dropped_dismount_breaks_one_active_copy() -> None:
     for seed in range(30):
         events = simulate(seed, steps=250)
-        drops = [i for i, e in enumerate(events)
-                 if e.kind == "DISMOUNTED" and e.attrs["reason"] in ("switchover", "responder")]
+        drops = [
+            i
+            for i, e in enumerate(events)
+            if e.kind == "DISMOUNTED" and e.attrs["reason"] in ("switchover", "responder")
+        ]
         for i in drops:
-            rest = events[:i] + events[i + 1:]
+            rest = events[:i] + events[i + 1 :]
             if "one-active-copy" in {v.rule for v in AmMonitor().check(rest).violations}:
                 return
     pytest.fail("dropping a dismount never produced two mounted copies")
 
 
-@pytest.mark.parametrize("kind,rule", [("FAILOVER_REQUEST", "sam-asks-pam"),
-                                       ("ACLL_END", "acll-before-mount"), ("PAM_RELEASE", "single-pam"),
-                                       ("PAM_ACQUIRE", "pam-moves-with-quorum"),
-                                       ("BCSS_START", "mount-outside-bcss")])
+@pytest.mark.parametrize(
+    "kind,rule",
+    [
+        ("FAILOVER_REQUEST", "sam-asks-pam"),
+        ("ACLL_END", "acll-before-mount"),
+        ("PAM_RELEASE", "single-pam"),
+        ("PAM_ACQUIRE", "pam-moves-with-quorum"),
+        ("BCSS_START", "mount-outside-bcss"),
+    ],
+)
 def test_dropped_event_is_caught(kind: str, rule: str) -> None:
     """Dropping one recorded step of the protocol leaves a trace the monitor rejects with that rule."""
     for seed in range(30):
         events = simulate(seed, steps=250)
         for i in [i for i, e in enumerate(events) if e.kind == kind][:5]:
-            if rule in {v.rule for v in AmMonitor().check(events[:i] + events[i + 1:]).violations}:
+            if rule in {v.rule for v in AmMonitor().check(events[:i] + events[i + 1 :]).violations}:
                 return
     pytest.fail(f"dropping {kind} never gave {rule}")
 
@@ -173,13 +209,23 @@ def test_determinism_across_hash_seeds() -> None:
     import subprocess
     import sys
 
-    code = ("import hashlib, json; from model.am.sim import simulate; "
-            "print(hashlib.sha256(json.dumps([e.to_json() for e in simulate(5, steps=200)], "
-            "sort_keys=True).encode()).hexdigest())")
+    code = (
+        "import hashlib, json; from model.am.sim import simulate; "
+        "print(hashlib.sha256(json.dumps([e.to_json() for e in simulate(5, steps=200)], "
+        "sort_keys=True).encode()).hexdigest())"
+    )
     root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
-    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
-                              env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": root}).stdout
-               for h in (1, 2)}
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": root},
+        ).stdout
+        for h in (1, 2)
+    }
     assert len(digests) == 1
 
 
@@ -205,10 +251,31 @@ def test_trace_file_round_trip(tmp_path) -> None:
 
 
 GOLDEN = {
-    "TRACE_START": 1, "DAG_VIEW": 23, "PAM_ACQUIRE": 3, "SERVER_DIAL": 9, "SERVER_HEALTH": 50, "DB_CREATE": 4,
-    "COPY_STATE": 105, "ACTIVE_MOVE": 7, "MOUNT_START": 11, "MOUNTED": 10, "LOGS": 22, "FAILURE": 4,
-    "FAILOVER_REQUEST": 1, "DISMOUNTED": 10, "BCSS_START": 8, "ACLL_START": 4, "ACLL_END": 4, "BCSS_END": 8,
-    "SWITCHOVER": 1, "MAINTENANCE": 2, "PAM_RELEASE": 2, "CRASH": 7, "LOCATION_QUERY": 2, "RESTART": 4,
+    "TRACE_START": 1,
+    "DAG_VIEW": 23,
+    "PAM_ACQUIRE": 3,
+    "AM_CONFIG": 10,
+    "SERVER_HEALTH": 50,
+    "AM_DAG_CONFIG": 49,
+    "DB_CREATE": 4,
+    "COPY_STATE": 97,
+    "ACTIVE_MOVE": 8,
+    "MOUNT_START": 11,
+    "MOUNTED": 10,
+    "LOGS": 22,
+    "FAILURE": 4,
+    "FAILOVER_REQUEST": 1,
+    "DISMOUNTED": 10,
+    "BCSS_START": 8,
+    "ACLL_START": 4,
+    "ACLL_END": 4,
+    "BCSS_END": 8,
+    "SWITCHOVER": 1,
+    "MAINTENANCE": 2,
+    "PAM_RELEASE": 2,
+    "CRASH": 7,
+    "LOCATION_QUERY": 2,
+    "RESTART": 4,
     "MOUNT_FAIL": 1,
 }
 
@@ -233,8 +300,9 @@ def test_explain_a_json_snapshot(tmp_path, capsys) -> None:
     from model.am.explain import main
     from tests.am.helpers import copy, snap
 
-    (tmp_path / "r.json").write_text(json.dumps({"snapshot": snapshot_to_json(snap(copy("A", cq=12))),
-                                                 "trigger": {"kind": "failure"}}))
+    (tmp_path / "r.json").write_text(
+        json.dumps({"snapshot": snapshot_to_json(snap(copy("A", cq=12))), "trigger": {"kind": "failure"}})
+    )
     assert main([str(tmp_path / "r.json")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["order"][0]["server"] == "A" and out["order"][0]["criteria_set"] == 3
@@ -258,13 +326,55 @@ TWINS = {
     "responder-target": "test_each_mutant_is_caught_with_its_rule[ignore-responder-constraint]",
     "acll-before-mount": "test_dropped_event_is_caught[ACLL_END], mutant mount-without-acll",
     "sam-asks-pam": "test_dropped_event_is_caught[FAILOVER_REQUEST]",
+    # issue 9: hand-built traces in tests/traces9/am/cases.py (test_traces9_am.py)
+    "pam-transition": "traces9 pam_change_without_trigger, release_by_non_pam",
+    "dag-record": "traces9 dag_facts_lie",
+    "role-record": "traces9 role_restated_wrong, quorum_restated_wrong, request_to_wrong_pam",
+    "mount-transition": "traces9 mounted_without_request, dismount_not_mounted",
+    "mount-not-active": "traces9 mount_request_for_passive_copy",
+    "minority-mount": "traces9 minority_keeps_mounted, minority_mounts; mutant minority-keeps-mounted",
+    "copy-status-transition": "traces9 status_mounted_without_mount, service_down_while_running",
+    "active-record": "traces9 active_move_from_wrong_source",
+    "copy-config-record": "traces9 blocked_restated_wrong",
+    "acll-record": "traces9 threshold_claimed_by_event, missing_restated_wrong, dial_most_restrictive_invalid",
+    "bcss-record": "traces9 sort_restated_wrong, not_a_tie_invalid, rq_bound_recorded_invalid",
 }
 
 
 def test_every_rule_has_a_twin() -> None:
-    from model.am.monitor import RULES
+    from model.am.rules import RULES
 
     assert set(TWINS) == set(RULES)
+
+
+def test_every_traces9_twin_exists() -> None:
+    """The hand-built twins named above are cases whose expected verdict reports that rule."""
+    from tests.traces9.am.cases import CASES
+
+    for rule, text in TWINS.items():
+        if text.startswith("traces9 "):
+            names = [n.strip() for n in text.removeprefix("traces9 ").split(";")[0].split(",")]
+            for n in names:
+                assert rule in CASES[n][2], (rule, n)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generator_world_is_the_fold_of_its_events(seed: int) -> None:
+    """One set of transitions: the world the generator ends with is exactly the world the monitor folds
+    from the generator's events (`step.apply` for both)."""
+    from model.am.monitor import Config, Replay
+
+    seen = []
+
+    def grab(system, layout):
+        seen.append(system)
+        return []
+
+    events = simulate(seed, steps=200, prelude=grab)
+    cfg = Config.from_events(events[:1])
+    replay = Replay(cfg.opts, cfg.thresholds_recorded)
+    replay.feed(events)
+    assert replay.w == seen[0].world
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

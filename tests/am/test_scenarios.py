@@ -16,8 +16,7 @@ pytestmark = pytest.mark.unit
 
 
 def system(env: ScriptEnv | None = None, flaws: frozenset[str] = frozenset(), **dials: str) -> ModelSystem:
-    layout = Layout("DAG1", ("MBX1", "MBX2", "MBX3"), ("MBXS1",),
-                    {"DB1": ("MBX1", "MBX2", "MBX3"), "SDB1": ("MBXS1",)})
+    layout = Layout("DAG1", ("MBX1", "MBX2", "MBX3"), ("MBXS1",), {"DB1": ("MBX1", "MBX2", "MBX3"), "SDB1": ("MBXS1",)})
     return ModelSystem(layout, env or ScriptEnv(), flaws, dials=dials)
 
 
@@ -48,9 +47,15 @@ def test_mount_failure_falls_through_to_next_copy() -> None:
     """AM-025: the first copy does not mount; ACLL, dial and mount are repeated on the next."""
     r = Recorder(system(ScriptEnv(fail_mount={"MBX2"})))
     out = r("fail_database", "DB1")
-    assert kinds(out) == [(ev.ACLL_START, "MBX2"), (ev.MOUNT_START, "MBX2"), (ev.MOUNT_FAIL, "MBX2"),
-                          (ev.ACLL_START, "MBX3"), (ev.MOUNT_START, "MBX3"), (ev.MOUNTED, "MBX3"),
-                          (ev.BCSS_END, "MBX3")]
+    assert kinds(out) == [
+        (ev.ACLL_START, "MBX2"),
+        (ev.MOUNT_START, "MBX2"),
+        (ev.MOUNT_FAIL, "MBX2"),
+        (ev.ACLL_START, "MBX3"),
+        (ev.MOUNT_START, "MBX3"),
+        (ev.MOUNTED, "MBX3"),
+        (ev.BCSS_END, "MBX3"),
+    ]
     assert r.sys.mounted("DB1") == {"MBX3"} and r.violations() == []
 
 
@@ -109,7 +114,8 @@ def test_sam_asks_pam() -> None:
     r("switchover", "DB1", False)  # DB1 now on MBX2, a SAM
     out = r("fail_database", "DB1")
     assert [(k, a.get("server"), a.get("pam")) for _, k, a in out if k == ev.FAILOVER_REQUEST] == [
-        (ev.FAILOVER_REQUEST, "MBX2", "MBX1")]
+        (ev.FAILOVER_REQUEST, "MBX2", "MBX1")
+    ]
     assert [a["pam"] for _, k, a in out if k == ev.BCSS_START] == ["MBX1"] and r.violations() == []
 
 
@@ -169,8 +175,8 @@ def test_liveness_after_faults_stop(seed: int) -> None:
     assert replay.feed(events) == [], f"seed {seed}"
     assert AmMonitor().check(events).violations == ()
     assert len(replay.w.claims) == 1
-    for db, mounted in replay.mounted.items():
-        assert len(mounted) == 1, f"seed {seed}: {db} mounted on {sorted(mounted)} after the liveness phase"
+    for db, d in replay.w.dbs.items():
+        assert len(d.on) == 1, f"seed {seed}: {db} mounted on {sorted(d.on)} after the liveness phase"
 
 
 @pytest.mark.model
@@ -181,6 +187,6 @@ def test_liveness_twin_without_the_fair_phase() -> None:
     for seed in range(10):
         replay = Replay(Options())
         replay.feed(simulate(seed, steps=300))
-        if any(len(m) != 1 for m in replay.mounted.values()):
+        if any(len(d.on) != 1 for d in replay.w.dbs.values()):
             return
     pytest.fail("every run converged even without the fair phase: the liveness test proves nothing")

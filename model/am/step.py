@@ -1,0 +1,269 @@
+"""The only state transitions of the Active Manager model: one function per event kind, and the tables of
+which transitions the seed allows for each tracked state.
+
+Seed 002, section "Exchange Server Active Manager" (the PAM owns quorum and moves with it AM-005/AM-006,
+only the PAM moves active designations AM-008, one active copy mounted or dismounted AM-009, the cluster
+database holds each database's state AM-016) and "Best Copy Selection" (the mount request AM-025).
+
+`apply(world, entity, kind, attrs)` is the fold: the generator (`decide.Tx.emit`) changes its world only by
+applying the event it records, and the monitor (`monitor.Replay`) rebuilds the same world by applying the
+recorded events, so the model and the checker cannot drift. Decisions (what to record next, where mutants
+plant their bugs) live in `decide.py` and `actions.py`; the guards below say which recorded transitions
+the seed allows, and the monitor reports the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from model.am import events as ev
+from model.am.state import (
+    DISMOUNTED,
+    MOUNTED,
+    SERVICE_DOWN,
+    CopyState,
+    DbState,
+    Health,
+    World,
+)
+from spec.catalogue import require
+
+require("AM-005", "AM-006", "AM-008", "AM-009", "AM-016", "AM-025", "AM-034")
+
+Attrs = Mapping[str, Any]
+
+
+def _db(w: World, name: str, **changes: Any) -> World:
+    return replace(w, dbs={**w.dbs, name: replace(w.dbs[name], **changes)})
+
+
+# ---- one transition per event kind -------------------------------------------------------------------
+
+
+def view(w: World, entity: str, a: Attrs) -> World:
+    """DAG_VIEW: membership, who is up, who reaches whom (quorum is derived from it, AM-I13)."""
+    return replace(
+        w,
+        dag=entity,
+        members=tuple(a["members"]),
+        up=frozenset(a["up"]),
+        groups=tuple(ev.decode_group(g) for g in a["groups"]),
+    )
+
+
+def pam_acquire(w: World, entity: str, a: Attrs) -> World:
+    return replace(w, claims=w.claims | {a["server"]})
+
+
+def pam_release(w: World, entity: str, a: Attrs) -> World:
+    return replace(w, claims=w.claims - {a["server"]})
+
+
+def health(w: World, entity: str, a: Attrs) -> World:
+    h = w.health.get(a["server"], Health())
+    comps = {**h.components, a["component"]: (a["priority"], a["state"])}
+    return replace(w, health={**w.health, a["server"]: Health(comps)})
+
+
+def config(w: World, entity: str, a: Attrs) -> World:
+    """AM_CONFIG: a server's AutoDatabaseMountDial (`server`, `dial`), or a copy's activation policy
+    (`database`, `server`, `blocked`, `suspended`): configuration, so it reaches every monitor as context."""
+    if "dial" in a:
+        w = replace(w, dials={**w.dials, a["server"]: a["dial"]})
+    db, s = a.get("database"), a["server"]
+    if db is not None and db in w.dbs:
+        c = w.dbs[db].copies.get(s, CopyState(s))
+        c = c.with_(**{k: bool(a[k]) for k in ("blocked", "suspended") if k in a})
+        w = _db(w, db, copies={**w.dbs[db].copies, s: c})
+    return w
+
+
+def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """The DAG-level facts a database's monitor needs, as the attributes of AM_DAG_CONFIG: the view and the
+    PAM claims in full, and the health entries (`server/component/priority/state`) changed since the
+    previous AM_DAG_CONFIG."""
+    health = []
+    for s, c in sorted(set(changed)):
+        prio, state = w.health[s].components[c]
+        health.append(f"{s}/{c}/{prio}/{state}")
+    return {
+        "members": list(w.members),
+        "up": sorted(w.up),
+        "groups": [ev.encode_group(g) for g in w.groups],
+        "claims": sorted(w.claims),
+        "health": health,
+    }
+
+
+def dag_config(w: World, entity: str, a: Attrs) -> World:
+    """AM_DAG_CONFIG: the recorded view and PAM claims replace the DAG-level facts; the health entries update
+    theirs (a database's monitor folds these instead of the DAG events)."""
+    health = {s: dict(h.components) for s, h in w.health.items()}
+    for item in a["health"]:
+        s, c, p, st = str(item).split("/")
+        health.setdefault(s, {})[c] = (p, st)
+    return replace(
+        view(w, entity, a), claims=frozenset(a["claims"]), health={s: Health(comps) for s, comps in health.items()}
+    )
+
+
+def db_create(w: World, entity: str, a: Attrs) -> World:
+    return replace(w, dbs={**w.dbs, entity: DbState(entity, a["dag"], {})})
+
+
+def copy_state(w: World, entity: str, a: Attrs) -> World:
+    """COPY_STATE: what the replication service reports of one copy. The activation policy (`blocked`,
+    `suspended`) is configuration and comes from AM_CONFIG; the event only restates it."""
+    d = w.dbs[entity]
+    old = d.copies.get(a["server"], CopyState(a["server"]))
+    c = old.with_(status=a["status"], lli=a["lli"], replay_queue=a["rq"], content_index=a["ci"], preference=a["pref"])
+    return _db(w, entity, copies={**d.copies, c.server: c})
+
+
+def logs(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, lgen=a["lgen"])
+
+
+def active_move(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, active=a["dst"])
+
+
+def mount_start(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, mounting=a["server"])
+
+
+def mount_fail(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, mounting=None)
+
+
+def mounted(w: World, entity: str, a: Attrs) -> World:
+    s = a["server"]
+    return _db(w, entity, active=s, on=w.dbs[entity].on | {s}, mounting=None, last_mounted=s)
+
+
+def dismounted(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, on=w.dbs[entity].on - {a["server"]})
+
+
+def bcss_end(w: World, entity: str, a: Attrs) -> World:
+    return _db(w, entity, stuck=a["outcome"] != "mounted")
+
+
+STEPS: dict[str, Callable[[World, str, Attrs], World]] = {
+    ev.DAG_VIEW: view,
+    ev.PAM_ACQUIRE: pam_acquire,
+    ev.PAM_RELEASE: pam_release,
+    ev.SERVER_HEALTH: health,
+    ev.AM_CONFIG: config,
+    ev.AM_DAG_CONFIG: dag_config,
+    ev.DB_CREATE: db_create,
+    ev.COPY_STATE: copy_state,
+    ev.LOGS: logs,
+    ev.ACTIVE_MOVE: active_move,
+    ev.MOUNT_START: mount_start,
+    ev.MOUNT_FAIL: mount_fail,
+    ev.MOUNTED: mounted,
+    ev.DISMOUNTED: dismounted,
+    ev.BCSS_END: bcss_end,
+}
+
+
+def apply(w: World, entity: str, kind: str, attrs: Attrs) -> World:
+    """The world after one recorded event; kinds that change no tracked state leave it as it is."""
+    fn = STEPS.get(kind)
+    return w if fn is None else fn(w, entity, attrs)
+
+
+# ---- the allowed transitions of each tracked state (family: state changes outside the protocol) --------
+
+# Mount state of one copy (AM-009, AM-025): (state, event) -> next state. Any other event on that copy's
+# mount state is outside the protocol (a copy mounted without a mount request, a dismount of a copy that
+# is not mounted, a mount request for a copy already mounting or mounted).
+IDLE, MOUNTING, UP = "idle", "mounting", "mounted"
+MOUNT_TABLE: dict[tuple[str, str], str] = {
+    (IDLE, ev.MOUNT_START): MOUNTING,
+    (MOUNTING, ev.MOUNTED): UP,
+    (MOUNTING, ev.MOUNT_FAIL): IDLE,
+    (UP, ev.DISMOUNTED): IDLE,
+}
+
+# PAM role of one DAG member (AM-005, AM-006, AM-007): (role, event, recorded reason) -> next role, with
+# the guard the seed sets on it. A release for lost quorum must find the server outside the quorum; a move
+# is an administrator's (AM-007) and another quorum member must take the role; acquiring needs quorum and
+# no other PAM (checked by the rules single-pam and pam-owns-quorum).
+SAM, PAM = "SAM", "PAM"
+PAM_TABLE: dict[tuple[str, str, str | None], tuple[str, str]] = {
+    (SAM, ev.PAM_ACQUIRE, None): (PAM, "in the quorum, no other PAM"),
+    (PAM, ev.PAM_RELEASE, "lost_quorum"): (SAM, "the server is outside the quorum"),
+    (PAM, ev.PAM_RELEASE, "move"): (SAM, "an administrator's move to another quorum member"),
+}
+
+# Copy status (AM-009, AM-016), by class: (from, to) -> the condition under which the replication service
+# may report that change. "Mounted" follows mounts and dismounts only; "ServiceDown" follows the view.
+PASSIVE = "passive"
+STATUS_TABLE: dict[tuple[str, str], str] = {
+    (PASSIVE, MOUNTED): "mounted",  # the copy a MOUNTED event has just mounted
+    (MOUNTED, MOUNTED): "mounted",
+    (MOUNTED, PASSIVE): "dismounted_up",  # after its DISMOUNTED, server up
+    (MOUNTED, SERVICE_DOWN): "dismounted_down",  # after its DISMOUNTED, server down
+    (PASSIVE, SERVICE_DOWN): "down",
+    (SERVICE_DOWN, SERVICE_DOWN): "down",
+    (SERVICE_DOWN, PASSIVE): "up",
+    (PASSIVE, PASSIVE): "up",  # a passive (not mounted) copy's status changes only while its server runs
+}
+
+
+def status_class(status: str) -> str:
+    return status if status in (MOUNTED, SERVICE_DOWN) else PASSIVE
+
+
+def mount_state(d: DbState, server: str) -> str:
+    if server in d.on:
+        return UP
+    return MOUNTING if d.mounting == server else IDLE
+
+
+def mount_fault(d: DbState, kind: str, server: str) -> str | None:
+    """Why `kind` on `server`'s copy is outside MOUNT_TABLE, or None when it is allowed."""
+    state = mount_state(d, server)
+    if (state, kind) in MOUNT_TABLE:
+        return None
+    return f"{kind} on the copy on {server} while it is {state}; allowed from {state}: " + (
+        ", ".join(k for (s, k) in MOUNT_TABLE if s == state) or "nothing"
+    )
+
+
+def pam_fault(w: World, kind: str, server: str, reason: str | None) -> str | None:
+    """Why a PAM_ACQUIRE/PAM_RELEASE is outside PAM_TABLE, or None."""
+    role = PAM if server in w.claims else SAM
+    key = (role, kind, reason if kind == ev.PAM_RELEASE else None)
+    if key not in PAM_TABLE:
+        return f"{kind} ({reason or '-'}) for {server}, which is {role}: no such transition"
+    if key[2] == "lost_quorum" and server in (w.quorum() or frozenset()):
+        return (
+            f"{server} releases the PAM role for lost quorum but is in the quorum "
+            f"({ev.encode_group(w.quorum() or frozenset())})"
+        )
+    return None
+
+
+def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
+    """Why a reported status change of `server`'s copy is outside STATUS_TABLE, or None."""
+    old = d.copies[server].status if server in d.copies else DISMOUNTED
+    if old == new and new not in (MOUNTED, SERVICE_DOWN):
+        return None  # no status change: another attribute changed
+    cond = STATUS_TABLE.get((status_class(old), status_class(new)))
+    up, on = server in w.up, server in d.on
+    ok = {
+        "mounted": on,
+        "dismounted_up": not on and up,
+        "dismounted_down": not on and not up,
+        "down": not up and not on,
+        "up": up and not on,
+    }.get(cond or "", False)
+    if ok:
+        return None
+    where = ("mounted" if on else "not mounted") + (", server up" if up else ", server down")
+    return f"the copy on {server} goes from {old} to {new} ({where}); allowed only when {cond or 'never'}"
