@@ -1,6 +1,6 @@
 """Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
 
-A mutant replaces exactly one decision point: a field of `rules.Rules`, or one method of `node.Store`.
+A mutant replaces exactly one decision point: a field of `decide.Decisions`, or one method of `node.Store`.
 `MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED` names the rule that must find it.
 """
 
@@ -154,7 +154,7 @@ class _ResponseToAll(Store):
 
 
 def _rules(**kw: Any) -> R.Rules:
-    return replace(R.RULES, **kw)
+    return replace(R.DECISIONS, **kw)
 
 
 _RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
