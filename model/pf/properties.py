@@ -51,9 +51,12 @@ def packing_limits(changes: Sequence[Change], hierarchy: bool, p: Params) -> str
     if R.fits(changes, hierarchy, p):
         return None
     size = sum(c.size_kb for c in changes)
+    deletes = sum(1 for c in changes if c.op == "delete")
+    folders = len({c.target for c in changes if c.op != "delete"})
+    kind = f"{folders} folders and {deletes} folder deletes" if hierarchy else f"{len(changes)} items"
     return (
-        f"the message packs {len(changes)} updates of {size} KB, over the limits "
-        f"({p.message_count_limit} items, {p.folder_count_limit} folders, {p.message_size_limit_kb} KB)"
+        f"the message packs {kind} ({size} KB), over the limits ({p.message_count_limit} items, "
+        f"{p.folder_count_limit} folders, {p.deleted_folder_limit} deletes, {p.message_size_limit_kb} KB)"
     )
 
 
