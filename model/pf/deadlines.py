@@ -85,12 +85,22 @@ class Deadlines(_Base):
                 start = max(self.owed_from.get(key, now), since)
                 out.append(("broadcast-interval", start + interval, f"broadcast of {rep.unsent}"))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
-            out.append(("status-thread-late", first_thread_run(max(rep.expiry_ms, since + 1), p),
-                        f"the status message due at expiry {rep.expiry_ms}"))
+            out.append(
+                (
+                    "status-thread-late",
+                    first_thread_run(max(rep.expiry_ms, since + 1), p),
+                    f"the status message due at expiry {rep.expiry_ms}",
+                )
+            )
         for e in rep.backfill:
             became = self.due_seen.get((store, fid, e.base_ms, e.attempt), e.due_ms)
-            out.append(("backfill-check-late", max(e.due_ms, became, since) + p.backfill_check_ms,
-                        f"the backfill check of {e.cns}, due {e.due_ms}"))
+            out.append(
+                (
+                    "backfill-check-late",
+                    max(e.due_ms, became, since) + p.backfill_check_ms,
+                    f"the backfill check of {e.cns}, due {e.due_ms}",
+                )
+            )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
             if not D.others(rep):
                 self.last_request[key] = now
@@ -98,22 +108,32 @@ class Deadlines(_Base):
                 start = max(self.last_request.get(key, now), since)
                 out.append(("delete-pending-requests", start + p.content_interval_ms, "a repeated status request"))
         if rep.state == DELETE_NOW and key in self.dead_since:
-            out.append(("maintenance-removal", max(self.dead_since[key], since) + p.hierarchy_interval_ms,
-                        "removal at the next maintenance cycle"))
+            out.append(
+                (
+                    "maintenance-removal",
+                    max(self.dead_since[key], since) + p.hierarchy_interval_ms,
+                    "removal at the next maintenance cycle",
+                )
+            )
         return out
 
     def due(self, ev: Event) -> None:
         """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation."""
         now = ev.ts_ms
-        for (store, fid) in list(self.reps):
+        for store, fid in list(self.reps):
             if not self.up.get(store, True):
                 continue
             for rule, deadline, what in self.obligations(store, fid, now):
                 if now > deadline and (rule, store, fid, deadline) not in self.flagged:
                     self.flagged.add((rule, store, fid, deadline))
                     late = now - deadline
-                    self.flag(rule, ev, f"{store} still owes {what} for {fid}, due by {deadline} "
-                              f"({late} ms ago, store up since {self.up_since.get(store)})", entity=fid)
+                    self.flag(
+                        rule,
+                        ev,
+                        f"{store} still owes {what} for {fid}, due by {deadline} "
+                        f"({late} ms ago, store up since {self.up_since.get(store)})",
+                        entity=fid,
+                    )
 
     # --- convergence (PF-035) -------------------------------------------------------------------------
     def convergence(self) -> None:
@@ -129,15 +149,22 @@ class Deadlines(_Base):
                 self.flag("restated-state", e, f"END for {fid}, which it holds no replica of")
                 continue
             stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
-            self.flag("restated-state", e, stated != (rep.cnset, rep.state) and f"END states {stated[0]} "
-                      f"{stated[1]}; the replayed replica holds {rep.cnset} {rep.state}")
+            self.flag(
+                "restated-state",
+                e,
+                stated != (rep.cnset, rep.state)
+                and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
+            )
         if self.cfg.latency_max_ms is None:
             self.notes.append(f"{last.event_id}: no mail latency bound recorded: convergence cannot be judged")
             return
         bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
         stated_bound = int(last.attrs.get("bound_ms", bound))
-        self.flag("restated-state", last, stated_bound != bound and f"END states bound {stated_bound}; the "
-                  f"recorded configuration gives {bound}")
+        self.flag(
+            "restated-state",
+            last,
+            stated_bound != bound and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
+        )
         if last.ts_ms - int(last.attrs["quiesce_ms"]) < bound:
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}

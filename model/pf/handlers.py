@@ -24,7 +24,7 @@ from model.pf.events import (
     STATUS_REQ,
     msg_from_attrs,
 )
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
+from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -49,67 +49,6 @@ def _state(rep: Replica | None) -> str:
 
 
 class Handlers(_Base):
-    # --- the replica lifecycle (family 3: step.REPLICA_TRANSITIONS) ----------------------------------
-    def move(self, ev: Event, rep: Replica | None, condition: str | None) -> bool:
-        """Check one replica-state change against the table and its route's condition."""
-        before = _state(rep)
-        after = S.transition(before, ev.kind)
-        if after is None:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from state {before}: no such route in the protocol")
-            return False
-        if condition:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from {before}: {condition}")
-            return False
-        return True
-
-    def on_folder_create(self, ev: Event) -> None:
-        return None  # whether a folder replicates is derived from the hierarchy (PF-004), not from here
-
-    def on_replica_create(self, ev: Event) -> None:
-        store, fid, a = ev.node, ev.entity, ev.attrs
-        self.check_restated_config(ev)
-        rep = self.reps.get((store, fid))
-        if rep is not None:
-            self.move(ev, rep, None)
-            return
-        if fid == HIERARCHY:
-            self.mounted.add(store)
-            self.mount(ev)
-        elif self.view(store, fid).get(store) != ACTIVE:
-            self.flag(
-                "replica-created-by-hierarchy",
-                ev,
-                f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
-                f"{self.view(store, fid)}",
-            )
-        new = bool(a.get("new", fid != HIERARCHY))
-        self.flag("restated-state", ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
-        self.reps[(store, fid)] = S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
-
-    def on_replica_view(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        recorded = _pairs(ev.attrs["replicas"])
-        if fid == HIERARCHY:
-            wrong = {s for s, st in recorded.items() if st != ACTIVE or s not in self.mounted} | (
-                {store} - set(recorded)
-            )
-            self.flag(
-                "replica-list-derived",
-                ev,
-                wrong and f"hierarchy replica list {recorded} names {sorted(wrong)} wrongly (mounted: "
-                f"{sorted(self.mounted)})",
-            )
-            rep = self.reps.get((store, fid))
-            if rep is not None:
-                self.reps[(store, fid)] = S.set_view(rep, recorded)
-            return
-        derived = self.view(store, fid)
-        self.flag(
-            "replica-list-derived",
-            ev,
-            recorded != derived and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
-        )
-
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
@@ -139,8 +78,12 @@ class Handlers(_Base):
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if fid not in self.hier_targets and fid != HIERARCHY:
-            self.flag("non-replicating-folder", ev, f"sent a {a.get('type')} message for {fid}, which has no "
-                      "hierarchy entry (a folder that never replicates)")
+            self.flag(
+                "non-replicating-folder",
+                ev,
+                f"sent a {a.get('type')} message for {fid}, which has no "
+                "hierarchy entry (a folder that never replicates)",
+            )
         foreign = [c for c in a["cns"] if self.change_fid.get(c) != fid]
         self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
         carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
@@ -157,8 +100,11 @@ class Handlers(_Base):
             self.flag("packing-limits", ev, P.packing_limits(msg.changes, fid == HIERARCHY, p))
         self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
         route = self.route(ev, msg, rep)
-        self.flag("restated-state", ev, a.get("reason", route) != route and f"reason {a.get('reason')!r}, but "
-                  f"the message's route is {route!r}")
+        self.flag(
+            "restated-state",
+            ev,
+            a.get("reason", route) != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}",
+        )
         if route in ("broadcast", "expiry", "status_request", "push"):
             self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, D.others(rep)))
         if route == "status_request":
@@ -171,8 +117,9 @@ class Handlers(_Base):
             )
             self.last_request[(store, fid)] = ev.ts_ms
         if route == "broadcast":
-            self.flag("no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries "
-                      "no update")
+            self.flag(
+                "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+            )
             expiry = ev.ts_ms + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
             rep = replace(rep, unsent=rep.unsent - msg.carried, expiry_ms=expiry)
             self.reps[(store, fid)] = rep
@@ -192,30 +139,45 @@ class Handlers(_Base):
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
                 owed.remove((msg.recipients[0], msg.request))
             else:
-                self.flag("message-route", ev, f"a backfill request to {list(msg.recipients)} for {msg.request} "
-                          "that no backfill check decided")
+                self.flag(
+                    "message-route",
+                    ev,
+                    f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
+                )
             return "backfill"
         if msg.code == STATUS:
             if msg.reply_to:
                 req = self.sends.get(msg.reply_to)
                 ok = req is not None and req[0].code == STATUS_REQ and (ev.node, msg.reply_to) in self.received
-                self.flag("message-route", ev, not ok and f"a status reply to {msg.reply_to}, which is no status "
-                          "request this store received")
+                self.flag(
+                    "message-route",
+                    ev,
+                    not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
+                )
                 return "status_reply"
             ok = self.expired_now.pop(key, None) == ev.ts_ms
-            self.flag("message-route", ev, not ok and "a status message that answers nothing and follows no "
-                      "STATUS_EXPIRED of this folder")
+            self.flag(
+                "message-route",
+                ev,
+                not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
+            )
             return "expiry"
         if msg.code in RESPONSE_CODES:
             req = self.sends.get(msg.reply_to)
             ok = req is not None and req[0].code == BACKFILL_REQ and ev.node in req[0].recipients
-            self.flag("message-route", ev, not ok and f"a backfill response to {msg.reply_to or 'nothing'}, "
-                      "which is no backfill request addressed to this store")
+            self.flag(
+                "message-route",
+                ev,
+                not ok
+                and f"a backfill response to {msg.reply_to or 'nothing'}, "
+                "which is no backfill request addressed to this store",
+            )
             return "backfill_response"
         if rep.state == ACTIVE:
             return "broadcast"
-        self.flag("message-route", ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} "
-                  "replica")
+        self.flag(
+            "message-route", ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
+        )
         return "push"
 
     def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
@@ -236,7 +198,8 @@ class Handlers(_Base):
             self.flag(
                 "backfill-response-addressing",
                 ev,
-                wrong and f"response to {list(msg.recipients)} carrying {msg.carried} for a request by "
+                wrong
+                and f"response to {list(msg.recipients)} carrying {msg.carried} for a request by "
                 f"{req.sender} of {req.request}",
                 req_ev,
             )
@@ -251,16 +214,24 @@ class Handlers(_Base):
         self.received.add((store, m.msg_id))
         bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
         self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
-        self.flag("message-route", ev, store not in m.recipients and f"received {m.msg_id}, not addressed to it",
-                  send_ev)
+        self.flag(
+            "message-route", ev, store not in m.recipients and f"received {m.msg_id}, not addressed to it", send_ev
+        )
         rep = self.reps.get((store, fid))
         if rep is None:
             return
         new_rep, react = S.receive(
-            rep, m.code, m.sender, m.cnset, m.carried, m.request,
-            D.requires_response(self.state_at_send.get(m.msg_id, ACTIVE)), ev.ts_ms, self.ctx(store),
+            rep,
+            m.code,
+            m.sender,
+            m.cnset,
+            m.carried,
+            m.request,
+            D.requires_response(self.state_at_send.get(m.msg_id, ACTIVE)),
+            ev.ts_ms,
+            self.ctx(store),
             sent_ms=send_ev.ts_ms,
-        )  # fmt: skip
+        )
         self.reps[(store, fid)] = new_rep
         if react.filed is not None:
             self.expect_file[(store, fid)] = (react.filed, ev)
@@ -272,8 +243,12 @@ class Handlers(_Base):
         key = (ev.node, ev.entity)
         if ev.kind != "BACKFILL_FILE" and key in self.expect_file:
             entry, recv = self.expect_file.pop(key)
-            self.flag("backfill-entry-derived", recv, f"the message revealed missing changes {entry.cns} "
-                      "(a backfill entry) but no BACKFILL_FILE was recorded")
+            self.flag(
+                "backfill-entry-derived",
+                recv,
+                f"the message revealed missing changes {entry.cns} "
+                "(a backfill entry) but no BACKFILL_FILE was recorded",
+            )
 
     def on_backfill_file(self, ev: Event) -> None:
         got = self.expect_file.pop((ev.node, ev.entity), None)
@@ -287,7 +262,8 @@ class Handlers(_Base):
         self.flag(
             "backfill-entry-derived",
             ev,
-            recorded != derived and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
+            recorded != derived
+            and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
             f"configuration and the history give {e.cns} due {e.due_ms} local={e.local}",
             recv,
         )
@@ -332,103 +308,18 @@ class Handlers(_Base):
             return
         p = self.ctx(store).params
         if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):
-            self.flag("status-expiry", ev, f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
-                      "(not due, or not a status thread run)")
+            self.flag(
+                "status-expiry",
+                ev,
+                f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
+                "(not due, or not a status thread run)",
+            )
         stated = ev.attrs.get("expiry_ms", rep.expiry_ms)
-        self.flag("restated-state", ev, stated != rep.expiry_ms and f"STATUS_EXPIRED states expiry {stated}; "
-                  f"the local changes give {rep.expiry_ms}")
+        self.flag(
+            "restated-state",
+            ev,
+            stated != rep.expiry_ms
+            and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+        )
         self.expired_now[(store, fid)] = ev.ts_ms
         self.reps[(store, fid)] = S.status_sent(rep)
-
-    def on_delete_pending(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        rep = self.reps.get((store, fid))
-        mine = self.view(store, fid).get(store)
-        cond = mine != DELETE_PENDING and f"its replica list shows it {mine or 'absent'}, not delete pending"
-        if self.move(ev, rep, cond or None) and rep is not None:
-            self.pending_since[(store, fid)] = ev.seq
-            self.last_request[(store, fid)] = ev.ts_ms
-            self.reps[(store, fid)] = S.enter_delete_pending(rep)
-
-    def on_delete_now(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        rep = self.reps.get((store, fid))
-        if not self.move(ev, rep, None) or rep is None:
-            return
-        p = self.ctx(store).params
-        self.flag("delete-now-after-status", ev, P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p))
-        others = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and s != store and r.state == ACTIVE}
-        since = self.pending_since.get((store, fid), -1)
-        confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
-        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
-        stated = ev.attrs.get("cnset")
-        self.flag("restated-state", ev, stated is not None and CNSet.decode(stated) != rep.cnset
-                  and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}")
-        self.reps[(store, fid)] = S.delete_now(rep)
-        self.dead_since[(store, fid)] = ev.ts_ms
-
-    def on_replica_removed(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        rep = self.reps.get((store, fid))
-        listed = self.view(store, fid).get(store) if fid != HIERARCHY else ACTIVE
-        cond = None
-        if rep is not None and rep.state != DELETE_NOW and listed is not None:
-            cond = f"removed while {rep.state} and still {listed} on its replica list (no delete now, no deletion)"
-        if self.move(ev, rep, cond):
-            if rep is not None and rep.state == DELETE_NOW:
-                self.removed_after_delete_now.add((store, fid))
-            self.reps.pop((store, fid), None)
-            self.dead_since.pop((store, fid), None)
-
-    def on_backup(self, ev: Event) -> None:
-        store = ev.node
-        key = (store, ev.attrs["backup"])
-        held = {t: list(cs) for t, cs in self.hindex.get(store, {}).items()}
-        reps, _ = self.backups.setdefault(key, ({}, held))
-        if (store, ev.entity) in self.reps:
-            reps[ev.entity] = self.reps[(store, ev.entity)]
-
-    def on_restore(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        self.restored[store] = ev.seq
-        snap = self.backups.get((store, ev.attrs["backup"]))
-        if snap is None:
-            self.notes.append(f"{ev.event_id}: restore of {store} from a backup not in the trace")
-            self.reps.pop((store, fid), None)
-            return
-        reps, index = snap
-        if self.restoring.get(store) != ev.attrs["backup"]:  # the first RESTORE event of this restore
-            self.restoring[store] = ev.attrs["backup"]
-            self.hindex[store] = {t: list(cs) for t, cs in index.items()}
-            self.refresh_views(store, {k[1] for k in self.views if k[0] == store} | set(index))
-        present = fid in reps
-        stated = bool(ev.attrs.get("present", present))
-        has = "holds" if present else "lacks"
-        self.flag("restated-state", ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
-        if not present:
-            self.reps.pop((store, fid), None)
-            return
-        rep = reps[fid]
-        self.reps[(store, fid)] = replace(rep, origin=ev.attrs["origin"], view=dict(rep.view) if fid == HIERARCHY
-                                          else self.view(store, fid))
-        if rep.unsent:
-            self.owed_from[(store, fid)] = ev.ts_ms
-
-    def on_client_access(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        outcome, target = ev.attrs["outcome"], ev.attrs["target"]
-        rep = self.reps.get((store, fid))
-        if outcome == "served":
-            ok = rep is not None and rep.state == ACTIVE and target in (store, "")
-            self.flag("served-by-active-replica", ev, not ok and f"served a client of {fid} from a replica in "
-                      f"state {_state(rep)}")
-        if outcome == "redirect" and self.view(store, fid).get(target) != ACTIVE:
-            self.flag(
-                "redirect-to-active-replica",
-                ev,
-                f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
-                f"shows as {self.view(store, fid).get(target, 'no replica')}",
-            )
-
-    def on_end(self, ev: Event) -> None:
-        self.ends.setdefault(ev.entity, []).append(ev)

@@ -21,12 +21,13 @@ from model.pf.config import PF_CONFIG, RunConfig, restated_config
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
 from model.pf.handlers import Handlers
+from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
 from model.pf.state import HIERARCHY, Change, Ctx, Msg, Replica
 from traces.schema import Event
 
 
-class Replay(Handlers, Deadlines):
+class Replay(Handlers, Lifecycle, Deadlines):
     """The monitor's state for one trace and its fold."""
 
     def __init__(self, events: Sequence[Event], context: Sequence[Event]) -> None:
@@ -73,8 +74,19 @@ class Replay(Handlers, Deadlines):
             if ev.mechanism != MECH or ev.kind == PF_CONFIG:
                 continue
             if self.cfg is None:
-                return MonitorResult.of((), [f"{ev.event_id}: no PF_CONFIG before the first pf event: "
-                                             "the configuration to judge by is unknown"])
+                return MonitorResult.of(
+                    (),
+                    [
+                        f"{ev.event_id}: no PF_CONFIG before the first pf event: "
+                        "the configuration to judge by is unknown"
+                    ],
+                )
+            if ev.node not in self.mounted and not (ev.kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
+                self.notes.append(
+                    f"{ev.event_id}: {ev.node} records {ev.kind} before mounting its store "
+                    "(REPLICA_CREATE of 1-1): a partial trace"
+                )
+                continue
             self.due(ev)
             handler = getattr(self, "on_" + ev.kind.lower(), None)
             if handler is None:

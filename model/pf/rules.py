@@ -193,8 +193,7 @@ RULES: dict[str, Rule] = {
             "delete-pending-requests",
             "BF-029",
             "always",
-            "a delete-pending replica with other replicas repeats its status request every content interval "
-            "(BF-I12)",
+            "a delete-pending replica with other replicas repeats its status request every content interval (BF-I12)",
             ("PF-P02",),
         ),
         # --- family 3: state changes only through the protocol -------------------------------------------

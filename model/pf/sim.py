@@ -60,6 +60,7 @@ class Cluster:
         preferred backfill servers and the parameters that differ from the catalogue. Monitors take every
         duration and every sort key from here, never from the event they judge."""
         names = self.topology.names()
+        self._recorded_servers = set(names)
         costs = [
             f"{a}>{b}={c}"
             for a in names
@@ -90,6 +91,10 @@ class Cluster:
     def add_store(self, name: str) -> None:
         """Mount a public folder store on a server (BF-020 when the hierarchy already has stores)."""
         joining = bool(self.stores)
+        if name not in self._recorded_servers:  # the topology grew: a configuration change, recorded
+            self._record_config()
+            for other in self.stores.values():
+                other.ctx = self._ctx(other.name)
         store = self.store_class(self, name, self._ctx(name))
         self.stores[name] = store
         self.net.register(name, store.on_envelope)

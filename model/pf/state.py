@@ -54,9 +54,7 @@ class Params:
     delete_requires_all: bool = field(default_factory=lambda: bool(param_default("DeleteRequiresAllReplicas")))
     status_anchor: str = field(default_factory=lambda: str(param_default("StatusExpiryAnchor")))
     status_request_on_restart: bool = field(default_factory=lambda: bool(param_default("StatusRequestOnRestart")))
-    content_touches_hierarchy: bool = field(
-        default_factory=lambda: bool(param_default("ContentChangesTouchHierarchy"))
-    )
+    content_touches_hierarchy: bool = field(default_factory=lambda: bool(param_default("ContentChangesTouchHierarchy")))
 
     def overrides(self) -> dict[str, Any]:
         """The values that differ from the catalogue defaults (recorded in the trace)."""

@@ -95,7 +95,7 @@ def test_round_trip_through_files(tmp_path: Path, suffix: str) -> None:
 @pytest.mark.unit
 def test_registered_with_the_registry() -> None:
     spec = get("pf")
-    assert spec.monitor is not None and spec.monitor().scope == "entity"
+    assert spec.monitor is not None and spec.monitor().scope == "trace"
     assert set(spec.mutants) == set(MUTANTS)
 
 

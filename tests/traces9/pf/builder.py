@@ -62,8 +62,15 @@ def mount(minute: float, *stores: str) -> list[Step]:
 
 
 def change(minute: float, node: str, fid: str, cn: str, op: str, target: str = "", detail: str = "") -> Step:
-    attrs = {"cn": cn, "op": op, "mid": f"{fid}/{cn}", "size_kb": 1, "target": target, "detail": detail,
-             "stamp": T0 + int(minute * MIN)}  # fmt: skip
+    attrs = {
+        "cn": cn,
+        "op": op,
+        "mid": f"{fid}/{cn}",
+        "size_kb": 1,
+        "target": target,
+        "detail": detail,
+        "stamp": T0 + int(minute * MIN),
+    }
     return (minute, node, fid, "CHANGE", attrs)
 
 
@@ -82,9 +89,18 @@ def send(
     request: list[str] | None = None,
     reason: str = "broadcast",
 ) -> Step:
-    attrs = {"msg": msg, "code": code, "type": "", "recipients": to, "cnset": cnset, "cns": cns or [],
-             "reply_to": reply_to, "requires_response": requires_response, "request": request or [],
-             "reason": reason}  # fmt: skip
+    attrs = {
+        "msg": msg,
+        "code": code,
+        "type": "",
+        "recipients": to,
+        "cnset": cnset,
+        "cns": cns or [],
+        "reply_to": reply_to,
+        "requires_response": requires_response,
+        "request": request or [],
+        "reason": reason,
+    }
     return (minute, node, fid, "REPL_SEND", attrs)
 
 

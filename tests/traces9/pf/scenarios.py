@@ -8,9 +8,8 @@ derived from the model's mutants.
 
 from __future__ import annotations
 
-from traces.schema import Event
-
 from tests.traces9.pf.builder import Step, build, change, mount, recv, send, without
+from traces.schema import Event
 
 F = "1-100"
 HIER, CONTENT, BREQ, STATUS, SREQ, BRESP = 0x2, 0x4, 0x8, 0x10, 0x20, 0x80000004
@@ -39,8 +38,13 @@ def add_replica_steps() -> list[Step]:
         recv(8, "A", F, "s1"),
         send(8, "A", F, "st1", STATUS, ["B"], ["A#0:4"], reply_to="s1", reason="status_reply"),
         recv(9, "B", F, "st1"),
-        (9, "B", F, "BACKFILL_FILE", {"cns": ["A#0:4"], "due_ms": build("x", [])[0].ts_ms + 24 * 60_000,
-                                      "local": True}),  # fmt: skip
+        (
+            9,
+            "B",
+            F,
+            "BACKFILL_FILE",
+            {"cns": ["A#0:4"], "due_ms": build("x", [])[0].ts_ms + 24 * 60_000, "local": True},
+        ),
         send(10, "A", F, "c1", CONTENT, ["B"], ["A#0:4"], ["A#0:4"]),
         recv(11, "B", F, "c1"),
         (12, "B", F, "CLIENT_ACCESS", {"outcome": "served", "target": "B"}),
@@ -100,8 +104,13 @@ def backfill_steps() -> list[Step]:
         recv(12, "C", F, "s2"),
         send(12, "C", F, "st2", STATUS, ["B"], ["A#0:4"], reply_to="s2", reason="status_reply"),
         recv(13, "B", F, "st1"),
-        (13, "B", F, "BACKFILL_FILE", {"cns": ["A#0:4"], "due_ms": build("x", [])[0].ts_ms + 28 * 60_000,
-                                       "local": True}),  # fmt: skip
+        (
+            13,
+            "B",
+            F,
+            "BACKFILL_FILE",
+            {"cns": ["A#0:4"], "due_ms": build("x", [])[0].ts_ms + 28 * 60_000, "local": True},
+        ),
         recv(14, "B", F, "st2"),
         (28, "B", F, "BACKFILL", {"requests": ["C=A#0:4"]}),
         send(28, "B", F, "b1", BREQ, ["C"], [], request=["A#0:4"], reason="backfill"),
@@ -170,67 +179,138 @@ def cases() -> list[tuple[str, list[Event], set[str]]]:
         ("add-replica", build("add-replica", add), set()),
         ("delete-replica", build("delete-replica", dele), set()),
         ("backfill-tied-source-not-the-models", build("bf-tie", bf), set()),
-        ("delete-limit-respected", build("dl-ok", delete_limit_steps(True), params={"deleted_folder_limit": 2}),
-         set()),  # fmt: skip
+        (
+            "delete-limit-respected",
+            build("dl-ok", delete_limit_steps(True), params={"deleted_folder_limit": 2}),
+            set(),
+        ),
         # family 1: nothing taken on trust
-        ("requires-response-claimed-by-active", build("f1a", _edit(add, "B", "REPL_SEND", "s1",
-                                                                   requires_response=True)),
-         {"requires-response-derived"}),  # fmt: skip
-        ("backfill-entry-due-misstated", build("f1b", _edit(add, "B", "BACKFILL_FILE", F,
-                                                            due_ms=build("x", [])[0].ts_ms + 9 * 60_000,
-                                                            local=True)),
-         {"backfill-entry-derived"}),  # fmt: skip
-        ("version-restated-wrongly", build("f1c", _edit(add, "B", "REPLICA_CREATE", F,
-                                                        versions=["A=55", "B=2003", "C=2003"])),
-         {"recorded-config"}),  # fmt: skip
+        (
+            "requires-response-claimed-by-active",
+            build("f1a", _edit(add, "B", "REPL_SEND", "s1", requires_response=True)),
+            {"requires-response-derived"},
+        ),
+        (
+            "backfill-entry-due-misstated",
+            build("f1b", _edit(add, "B", "BACKFILL_FILE", F, due_ms=build("x", [])[0].ts_ms + 9 * 60_000, local=True)),
+            {"backfill-entry-derived"},
+        ),
+        (
+            "version-restated-wrongly",
+            build("f1c", _edit(add, "B", "REPLICA_CREATE", F, versions=["A=55", "B=2003", "C=2003"])),
+            {"recorded-config"},
+        ),
         # family 2: the intervals
-        ("content-never-broadcast", build("f2a", [*without(add, ("A", "REPL_SEND", "c1"),
-                                                            ("B", "REPL_RECV", "c1")), late]),
-         {"broadcast-interval"}),  # fmt: skip
-        ("backfill-entry-never-checked", build("f2b", [*without(add, ("B", "REPL_RECV", "c1")),
-                                                       (30, "C", F, "CLIENT_ACCESS",
-                                                        {"outcome": "redirect", "target": "A"})]),
-         {"backfill-check-late"}),  # fmt: skip
-        ("delete-now-never-removed", build("f2c", [*dele[: _index(dele, "B", "REPLICA_REMOVED", F)],
-                                                   (30, "C", F, "CLIENT_ACCESS",
-                                                    {"outcome": "redirect", "target": "A"})]),
-         {"maintenance-removal"}),  # fmt: skip
-        ("delete-pending-stops-asking", build("f2d", [*dele[: _index(dele, "B", "REPL_SEND", "s2")],
-                                                      (40, "C", F, "CLIENT_ACCESS",
-                                                       {"outcome": "redirect", "target": "A"})]),
-         {"delete-pending-requests"}),  # fmt: skip
-        ("status-thread-skipped", build("f2e", [*add, (DAY2_1300, "C", F, "CLIENT_ACCESS",
-                                                       {"outcome": "redirect", "target": "A"})]),
-         {"status-thread-late"}),  # fmt: skip
+        (
+            "content-never-broadcast",
+            build("f2a", [*without(add, ("A", "REPL_SEND", "c1"), ("B", "REPL_RECV", "c1")), late]),
+            {"broadcast-interval"},
+        ),
+        (
+            "backfill-entry-never-checked",
+            build(
+                "f2b",
+                [
+                    *without(add, ("B", "REPL_RECV", "c1")),
+                    (30, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+                ],
+            ),
+            {"backfill-check-late"},
+        ),
+        (
+            "delete-now-never-removed",
+            build(
+                "f2c",
+                [
+                    *dele[: _index(dele, "B", "REPLICA_REMOVED", F)],
+                    (30, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+                ],
+            ),
+            {"maintenance-removal"},
+        ),
+        (
+            "delete-pending-stops-asking",
+            build(
+                "f2d",
+                [
+                    *dele[: _index(dele, "B", "REPL_SEND", "s2")],
+                    (40, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+                ],
+            ),
+            {"delete-pending-requests"},
+        ),
+        (
+            "status-thread-skipped",
+            build("f2e", [*add, (DAY2_1300, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"})]),
+            {"status-thread-late"},
+        ),
         ("status-at-the-thread-run", build("f2f", [*add, *expiry_steps(2 + DAY, 3 + DAY)]), set()),
-        ("status-expiry-misstated", build("f1d", [*add, *expiry_steps(2 + DAY, 3 + DAY + 60)]),
-         {"restated-state"}),  # fmt: skip
-        ("status-answering-nothing", build("f1e", [*add, send(12, "A", F, "x1", STATUS, ["B"], ["A#0:4"],
-                                                              reason="expiry")]),
-         {"message-route"}),  # fmt: skip
+        (
+            "status-expiry-misstated",
+            build("f1d", [*add, *expiry_steps(2 + DAY, 3 + DAY + 60)]),
+            {"restated-state"},
+        ),
+        (
+            "status-answering-nothing",
+            build("f1e", [*add, send(12, "A", F, "x1", STATUS, ["B"], ["A#0:4"], reason="expiry")]),
+            {"message-route"},
+        ),
         # family 3: state changes outside the protocol
-        ("removal-announced-by-another", build("f3f", [*add, change(13, "A", "1-1", "A#0:5", "replica", F,
-                                                                    "B:removed")]),
-         {"removal-announced-after-delete-now"}),  # fmt: skip
-        ("active-replica-vanishes", build("f3a", [*add, (13, "B", F, "REPLICA_REMOVED", {})]),
-         {"replica-state-transition"}),  # fmt: skip
-        ("replica-created-without-hierarchy", build("f3b", [*add, (13, "C", F, "REPLICA_CREATE",
-                                                                   {"origin": "C#0", "new": True})]),
-         {"replica-created-by-hierarchy"}),  # fmt: skip
-        ("client-served-by-pending-replica", build("f3c", _with(dele, _index(dele, "B", "REPL_SEND", "s2"),
-                                                                (16, "B", F, "CLIENT_ACCESS",
-                                                                 {"outcome": "served", "target": "B"}))),
-         {"served-by-active-replica"}),  # fmt: skip
-        ("replica-list-misreported", build("f3d", _with(add, _index(add, "C", "REPL_RECV", "h2") + 1,
-                                                        (7, "C", F, "REPLICA_VIEW", {"replicas": ["A=active"]}))),
-         {"replica-list-derived"}),  # fmt: skip
-        ("delete-pending-without-hierarchy", build("f3e", [*add, (13, "B", F, "DELETE_PENDING", {})]),
-         {"replica-state-transition"}),  # fmt: skip
+        (
+            "removal-announced-by-another",
+            build("f3f", [*add, change(13, "A", "1-1", "A#0:5", "replica", F, "B:removed")]),
+            {"removal-announced-after-delete-now"},
+        ),
+        (
+            "active-replica-vanishes",
+            build("f3a", [*add, (13, "B", F, "REPLICA_REMOVED", {})]),
+            {"replica-state-transition"},
+        ),
+        (
+            "replica-created-without-hierarchy",
+            build("f3b", [*add, (13, "C", F, "REPLICA_CREATE", {"origin": "C#0", "new": True})]),
+            {"replica-created-by-hierarchy"},
+        ),
+        (
+            "client-served-by-pending-replica",
+            build(
+                "f3c",
+                _with(
+                    dele,
+                    _index(dele, "B", "REPL_SEND", "s2"),
+                    (16, "B", F, "CLIENT_ACCESS", {"outcome": "served", "target": "B"}),
+                ),
+            ),
+            {"served-by-active-replica"},
+        ),
+        (
+            "replica-list-misreported",
+            build(
+                "f3d",
+                _with(
+                    add,
+                    _index(add, "C", "REPL_RECV", "h2") + 1,
+                    (7, "C", F, "REPLICA_VIEW", {"replicas": ["A=active"]}),
+                ),
+            ),
+            {"replica-list-derived"},
+        ),
+        (
+            "delete-pending-without-hierarchy",
+            build("f3e", [*add, (13, "B", F, "DELETE_PENDING", {})]),
+            {"replica-state-transition"},
+        ),
         # family 4: open choices
-        ("backfill-asks-the-costlier-source", build("f4", bf, costs={("B", "C"): 5}),
-         {"backfill-source-order"}),  # fmt: skip
+        (
+            "backfill-asks-the-costlier-source",
+            build("f4", bf, costs={("B", "C"): 5}),
+            {"backfill-source-order"},
+        ),
         # fidelity: the deleted-folder packing limit
-        ("delete-limit-exceeded", build("dl-bad", delete_limit_steps(False), params={"deleted_folder_limit": 2}),
-         {"packing-limits"}),  # fmt: skip
+        (
+            "delete-limit-exceeded",
+            build("dl-bad", delete_limit_steps(False), params={"deleted_folder_limit": 2}),
+            {"packing-limits"},
+        ),
     ]
     return out
