@@ -6,7 +6,6 @@ Mixed into `monitor.Replay`, which holds the state (`reps`, `views`, `hindex`, `
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from model.pf import decide as D
@@ -38,14 +37,6 @@ require("PF-004", "PF-010", "PF-013", "PF-016", "PF-018", "PF-021", "PF-024", "B
 HIER_CODES = (HIER_REPL, BACKFILL_RESP_HIER)
 CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
-
-
-def _pairs(items: list[str]) -> dict[str, str]:
-    return {k: v for k, _, v in (i.partition("=") for i in items)}
-
-
-def _state(rep: Replica | None) -> str:
-    return S.ABSENT if rep is None else rep.state
 
 
 class Handlers(_Base):
@@ -120,8 +111,7 @@ class Handlers(_Base):
             self.flag(
                 "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
             )
-            expiry = ev.ts_ms + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
-            rep = replace(rep, unsent=rep.unsent - msg.carried, expiry_ms=expiry)
+            rep = S.broadcast_sent(rep, msg.carried, ev.ts_ms, p)
             self.reps[(store, fid)] = rep
             if not rep.unsent:
                 self.owed_from.pop((store, fid), None)

@@ -56,8 +56,15 @@ def take_unsent(rep: Replica, now: int, p: Params) -> tuple[Replica, CNSet]:
     """A replication event: the local changes not yet broadcast are taken for packing (PF-023)."""
     if not rep.unsent:
         return rep, EMPTY
+    return broadcast_sent(rep, rep.unsent, now, p), rep.unsent
+
+
+def broadcast_sent(rep: Replica, carried: CNSet, now: int, p: Params) -> Replica:
+    """A regular broadcast carried `carried`: they are no longer unsent; the status expiry restarts when it
+    is anchored on broadcasts (PF-I02). The generator applies it to all unsent at once (`take_unsent`), the
+    monitor once per recorded message (one broadcast may be packed into several)."""
     expiry = now + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
-    return replace(rep, unsent=EMPTY, expiry_ms=expiry), rep.unsent
+    return replace(rep, unsent=rep.unsent - carried, expiry_ms=expiry)
 
 
 # --- status (PF-029, PF-030) --------------------------------------------------------------------------
