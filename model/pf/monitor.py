@@ -1,315 +1,150 @@
-"""The public folder trace monitor: replays one folder's events through the same rules as the model.
+"""The public folder trace monitor: a fold of one trace's events over `step.py`, judged by `rules.RULES`.
 
-Scope "entity": the checker hands it every `pf` event of one folder (all stores) in sequence order. It
-rebuilds each store's replica of the folder (`Replica`) from REPLICA_CREATE, REPLICA_VIEW, CHANGE,
-REPL_SEND/REPL_RECV, BACKFILL, STATUS_EXPIRED, DELETE_PENDING/DELETE_NOW, BACKUP/RESTORE, calling the
-functions of `rules.py`, and checks the properties of `properties.py` at each step. Seeds 001 and 003.
+Scope "trace": the checker hands it every event of one trace (the hierarchy 1-1 and every folder, and the
+kernel's CRASH/RESTART), plus the trace's context (TRACE_START, PF_CONFIG, NET_CONFIG). It rebuilds every
+store's replica of every folder, and every store's replica list from the hierarchy changes that store
+holds (PF-025, PF-I14), calling the same transitions as the generator. Durations, sort keys and the
+convergence bound come from the recorded configuration (`config.py`); flags and timestamps an event states
+about itself are checked against what the monitor derived (family 1 of issue 9). Seeds 001 and 003.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Literal
 
 from conformance.monitor import MonitorResult, Violation
-from model.pf import properties as P
-from model.pf import rules as R
-from model.pf.cnset import CN, CNSet
-from model.pf.events import (
-    BACKFILL_RESP_CONTENT,
-    BACKFILL_RESP_HIER,
-    CONTENT_REPL,
-    DATA_CODES,
-    HIER_REPL,
-    MECH,
-    msg_from_attrs,
-)
-from model.pf.state import ACTIVE, HIERARCHY, Change, Ctx, Msg, Replica
+from model.pf import decide as D
+from model.pf import step as S
+from model.pf.cnset import CNSet
+from model.pf.config import PF_CONFIG, RunConfig, restated_config
+from model.pf.deadlines import Deadlines
+from model.pf.events import MECH
+from model.pf.handlers import Handlers
+from model.pf.lifecycle import Lifecycle
+from model.pf.rules import RULES
+from model.pf.state import HIERARCHY, Change, Ctx, Msg, Replica
 from traces.schema import Event
 
-HIER_CODES = (HIER_REPL, BACKFILL_RESP_HIER)
-CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 
+class Replay(Handlers, Lifecycle, Deadlines):
+    """The monitor's state for one trace and its fold."""
 
-def _view(items: list[str]) -> dict[str, str]:
-    return {k: v for k, _, v in (i.partition("=") for i in items)}
-
-
-class _Replay:
-    def __init__(self, events: Sequence[Event]) -> None:
-        self.events = [e for e in events if e.mechanism == MECH]
-        self.fid = self.events[0].entity if self.events else ""
-        self.replicating: bool | None = None
+    def __init__(self, events: Sequence[Event], context: Sequence[Event]) -> None:
+        self.events = sorted(events, key=lambda e: e.seq)
+        self.context = sorted((e for e in context if e.kind in (PF_CONFIG, "NET_CONFIG")), key=lambda e: e.seq)
+        self.cfg: RunConfig | None = None
         self.changes: dict[str, Change] = {}
+        self.change_fid: dict[str, str] = {}
+        self.hier_targets: set[str] = set()
         self.sends: dict[str, tuple[Msg, Event]] = {}
-        self.reps: dict[str, Replica] = {}
-        self.ctxs: dict[str, Ctx] = {}
-        self.views: dict[str, dict[str, str]] = {}
-        self.backups: dict[tuple[str, str], Replica] = {}
-        self.pending_since: dict[str, int] = {}  # store -> seq of its DELETE_PENDING
-        self.restored: dict[str, int] = {}  # store -> seq of its last RESTORE
-        self.ends: list[Event] = []
+        self.received: set[tuple[str, str]] = set()  # (store, msg id)
+        self.reps: dict[tuple[str, str], Replica] = {}
+        self.hindex: dict[str, dict[str, list[Change]]] = {}  # store -> target -> hierarchy changes held
+        self.views: dict[tuple[str, str], dict[str, str]] = {}  # derived replica lists
+        self.mounted: set[str] = set()
+        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], dict[str, list[Change]]]] = {}
+        self.pending_since: dict[tuple[str, str], int] = {}
+        self.restored: dict[str, int] = {}
+        self.removed_after_delete_now: set[tuple[str, str]] = set()
+        self.expired_now: dict[tuple[str, str], int] = {}
+        self.expect_file: dict[tuple[str, str], tuple[object, Event]] = {}
+        self.expect_requests: dict[tuple[str, str], list[tuple[str, CNSet]]] = {}
+        self.ends: dict[str, list[Event]] = {}
         self.violations: list[Violation] = []
         self.notes: list[str] = []
+        self.init_deadlines()
 
-    def flag(self, rule: str, ev: Event, why: str | None, *more: Event) -> None:
+    def flag(self, rule: str, ev: Event, why: str | bool | None, *more: Event, entity: str | None = None) -> None:
         if why:
-            req = P.PROPERTIES[rule].requirement
             ids = (*(m.event_id for m in more), ev.event_id)
-            self.violations.append(Violation(rule, req, ev.trace_id, ev.entity, ids, f"{ev.node}: {why}", MECH))
+            req = RULES[rule].requirement
+            self.violations.append(
+                Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
+            )
 
     def run(self) -> MonitorResult:
-        handlers: dict[str, Callable[[Event], None]] = {
-            "FOLDER_CREATE": self.folder_create,
-            "REPLICA_CREATE": self.replica_create,
-            "REPLICA_VIEW": self.replica_view,
-            "CHANGE": self.change,
-            "REPL_SEND": self.send,
-            "REPL_RECV": self.recv,
-            "BACKFILL": self.backfill,
-            "STATUS_EXPIRED": self.status_expired,
-            "DELETE_PENDING": self.delete_pending,
-            "DELETE_NOW": self.delete_now,
-            "REPLICA_REMOVED": self.removed,
-            "BACKUP": self.backup,
-            "RESTORE": self.restore,
-            "CLIENT_ACCESS": self.client_access,
-            "END": self.ends.append,
-        }
+        pending_cfg = list(self.context)
         for ev in self.events:
-            handler = handlers.get(ev.kind)
+            while pending_cfg and pending_cfg[0].seq <= ev.seq:
+                self.cfg = RunConfig.of(pending_cfg.pop(0), self.cfg)
+            if ev.mechanism == "core" and ev.kind in ("CRASH", "RESTART"):
+                self.lifecycle(ev)
+                continue
+            if ev.mechanism != MECH or ev.kind == PF_CONFIG:
+                continue
+            if self.cfg is None:
+                return MonitorResult.of(
+                    (),
+                    [
+                        f"{ev.event_id}: no PF_CONFIG before the first pf event: "
+                        "the configuration to judge by is unknown"
+                    ],
+                )
+            if ev.node not in self.mounted and not (ev.kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
+                self.notes.append(
+                    f"{ev.event_id}: {ev.node} records {ev.kind} before mounting its store "
+                    "(REPLICA_CREATE of 1-1): a partial trace"
+                )
+                continue
+            self.due(ev)
+            handler = getattr(self, "on_" + ev.kind.lower(), None)
             if handler is None:
                 continue
+            self.file_not_recorded(ev)
             try:
                 handler(ev)
-            except (KeyError, ValueError, TypeError, AttributeError) as exc:  # a partial or foreign trace
+                self.note_due(ev)
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:  # a partial trace
                 self.notes.append(f"{ev.event_id}: cannot replay {ev.kind} ({type(exc).__name__}: {exc})")
                 return MonitorResult.of(self.violations, self.notes)
         self.convergence()
         return MonitorResult.of(self.violations, self.notes)
 
-    # --- state ---------------------------------------------------------------------------------------
-    def folder_create(self, ev: Event) -> None:
-        self.replicating = bool(ev.attrs.get("replicating", True))
+    # --- helpers the handlers share --------------------------------------------------------------------
+    def ctx(self, store: str) -> Ctx:
+        assert self.cfg is not None
+        return self.cfg.ctx(store)
 
-    def replica_create(self, ev: Event) -> None:
-        a = ev.attrs
-        self.ctxs[ev.node] = Ctx.decode(ev.node, a["costs"], a["versions"], a["preferred"], a["params"])
-        self.reps[ev.node] = R.new_replica(self.fid, ev.node, a["origin"], self.views.get(ev.node, {}), new=a["new"])
+    def view(self, store: str, fid: str) -> dict[str, str]:
+        if fid == HIERARCHY:
+            rep = self.reps.get((store, fid))
+            return dict(rep.view) if rep is not None else {}
+        return self.views.get((store, fid), {})
 
-    def replica_view(self, ev: Event) -> None:
-        view = _view(ev.attrs["replicas"])
-        self.views[ev.node] = view
-        if ev.node in self.reps:
-            self.reps[ev.node] = replace(self.reps[ev.node], view=view)
+    def refresh_views(self, store: str, targets: set[str]) -> None:
+        """Re-fold the replica lists of `targets` from the hierarchy changes the store holds (PF-I14)."""
+        index = self.hindex.setdefault(store, {})
+        for t in sorted(targets - {HIERARCHY}):
+            view = D.fold_view(index.get(t, []))
+            self.views[(store, t)] = view
+            rep = self.reps.get((store, t))
+            if rep is not None:
+                self.reps[(store, t)] = S.set_view(rep, view)
 
-    def change(self, ev: Event) -> None:
-        a = ev.attrs
-        c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
-        self.changes[a["cn"]] = c
-        if ev.node in self.reps:
-            self.reps[ev.node] = R.local_change(self.reps[ev.node], c.cn, ev.ts_ms, self.ctxs[ev.node].params)
+    def hold_hierarchy(self, store: str, cns: CNSet) -> None:
+        targets = set()
+        for cn in cns:
+            c = self.changes.get(str(cn))
+            if c is None:
+                continue
+            self.hindex.setdefault(store, {}).setdefault(c.target, []).append(c)
+            targets.add(c.target)
+        self.refresh_views(store, targets)
 
-    # --- messages --------------------------------------------------------------------------------------
-    def send(self, ev: Event) -> None:
-        a, rep = ev.attrs, self.reps.get(ev.node)
-        if self.replicating is False:
-            self.flag("non-replicating-folder", ev, f"sent a {a['type']} message for a folder that never replicates")
-        foreign = [c for c in a["cns"] if c not in self.changes]
-        self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
-        carried = [c for c in a["cns"] if c in self.changes]
-        msg = msg_from_attrs(ev.node, self.fid, {**a, "cns": carried}, self.changes)
-        self.sends[msg.msg_id] = (msg, ev)
-        wrong_kind = (msg.code in HIER_CODES) != (self.fid == HIERARCHY) and msg.code in (
-            *HIER_CODES,
-            *CONTENT_CODES,
-        )
-        self.flag(
-            "packing-separation",
-            ev,
-            wrong_kind and f"a {a['type']} message of code {msg.code:#x} for {self.fid}",
-        )
-        if rep is None:
-            self.notes.append(f"{ev.event_id}: {ev.node} sends for {self.fid} without a replica in the trace")
-            return
-        p = self.ctxs[ev.node].params
-        if msg.code in DATA_CODES:
-            self.flag("packing-limits", ev, P.packing_limits(msg.changes, self.fid == HIERARCHY, p))
-        self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
-        if msg.reason in ("broadcast", "expiry", "status_request", "push"):
-            self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, R.others(rep)))
-        if msg.reason == "broadcast":
-            self.flag(
-                "no-empty-broadcast", ev, not msg.changes and f"a regular {a['type']} broadcast carries no update"
-            )
-            expiry = ev.ts_ms + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
-            self.reps[ev.node] = replace(rep, unsent=rep.unsent - msg.carried, expiry_ms=expiry)
-        elif msg.reply_to:
-            self.reply(ev, msg, rep)
-
-    def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
-        req_pair = self.sends.get(msg.reply_to)
-        if req_pair is None:
-            self.notes.append(f"{ev.event_id}: reply to unknown message {msg.reply_to}")
-            return
-        req, req_ev = req_pair
-        if msg.reason == "status_reply":
-            self.flag(
-                "status-strict-subset",
-                ev,
-                P.status_answer(req.cnset, rep.cnset, req.requires_response),
-                req_ev,
-            )
-        if msg.reason == "backfill_response":
-            wrong = msg.recipients != (req.sender,) or not msg.carried <= req.request
-            self.flag(
-                "backfill-response-addressing",
-                ev,
-                wrong
-                and (
-                    f"response to {list(msg.recipients)} carrying {msg.carried} for a request "
-                    f"by {req.sender} of {req.request}"
-                ),
-                req_ev,
-            )
-
-    def recv(self, ev: Event) -> None:
-        pair, rep = self.sends.get(ev.attrs["msg"]), self.reps.get(ev.node)
-        if pair is None:
-            self.notes.append(f"{ev.event_id}: received message {ev.attrs['msg']} was never recorded as sent")
-            return
-        if rep is None:
-            return
-        m = pair[0]
-        self.reps[ev.node], _ = R.receive(
-            rep,
-            m.code,
-            m.sender,
-            m.cnset,
-            m.carried,
-            m.request,
-            m.requires_response,
-            ev.ts_ms,
-            self.ctxs[ev.node],
-            sent_ms=pair[1].ts_ms,
-        )
-
-    # --- timers ----------------------------------------------------------------------------------------
-    def backfill(self, ev: Event) -> None:
-        rep = self.reps.get(ev.node)
-        if rep is None:
-            return
-        recorded = [
-            (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
-        ]
-        asked = CNSet()
-        for _, cns in recorded:
-            asked = asked | cns
-        self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
-        due = CNSet()
-        for e in rep.backfill:
-            if R.entry_due(e, ev.ts_ms):
-                due = due | e.cns
-        early = asked - due
-        new_rep, expected = R.backfill_tick(rep, ev.ts_ms, self.ctxs[ev.node])
-        if early:
-            pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
-            self.flag("backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})")
-        elif [(s, c) for s, c in recorded] != expected:
-            self.flag(
-                "backfill-source-order",
-                ev,
-                f"asked {[(s, str(c)) for s, c in recorded]} but the five "
-                f"sort keys select {[(s, str(c)) for s, c in expected]}",
-            )
-        self.reps[ev.node] = new_rep
-
-    def status_expired(self, ev: Event) -> None:
-        rep = self.reps.get(ev.node)
-        if rep is None:
-            return
-        p = self.ctxs[ev.node].params
-        if not (R.status_due(rep, ev.ts_ms) and R.is_thread_time(ev.ts_ms, p)):
-            self.flag(
-                "status-expiry",
-                ev,
-                f"status broadcast at {ev.ts_ms} with expiry {rep.expiry_ms} (not due, or not a status thread run)",
-            )
-        self.reps[ev.node] = R.status_sent(rep)
-
-    # --- the replica lifecycle --------------------------------------------------------------------------
-    def delete_pending(self, ev: Event) -> None:
-        self.pending_since[ev.node] = ev.seq
-        if ev.node in self.reps:
-            self.reps[ev.node] = R.enter_delete_pending(self.reps[ev.node])
-
-    def delete_now(self, ev: Event) -> None:
-        rep = self.reps.get(ev.node)
-        if rep is None:
-            return
-        p = self.ctxs[ev.node].params
-        self.flag(
-            "delete-now-after-status",
-            ev,
-            P.delete_after_status(rep.statuses, rep.view, rep.cnset, ev.node, p),
-        )
-        others = {s: r.cnset for s, r in self.reps.items() if s != ev.node and r.state == ACTIVE}
-        since = self.pending_since.get(ev.node, -1)
-        confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
-        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
-        self.reps[ev.node] = R.delete_now(rep)
-
-    def removed(self, ev: Event) -> None:
-        self.reps.pop(ev.node, None)
-
-    def backup(self, ev: Event) -> None:
-        if ev.node in self.reps:
-            self.backups[(ev.node, ev.attrs["backup"])] = self.reps[ev.node]
-
-    def restore(self, ev: Event) -> None:
-        self.restored[ev.node] = ev.seq
-        snap = self.backups.get((ev.node, ev.attrs["backup"]))
-        if not ev.attrs["present"]:
-            self.reps.pop(ev.node, None)
-        elif snap is None:
-            self.notes.append(f"{ev.event_id}: restore of {ev.node} from a backup not in the trace")
-            self.reps.pop(ev.node, None)
-        else:
-            self.reps[ev.node] = replace(snap, origin=ev.attrs["origin"])
-
-    def client_access(self, ev: Event) -> None:
-        outcome, target = ev.attrs["outcome"], ev.attrs["target"]
-        if outcome == "redirect" and self.views.get(ev.node, {}).get(target) != ACTIVE:
-            self.flag(
-                "redirect-to-active-replica",
-                ev,
-                f"redirected a client to {target}, which its replica "
-                f"list shows as {self.views.get(ev.node, {}).get(target, 'no replica')}",
-            )
-
-    def convergence(self) -> None:
-        if not self.ends:
-            return
-        last = self.ends[-1]
-        for e in self.ends:
-            rep = self.reps.get(e.node)
-            if rep is None or CNSet.decode(e.attrs["cnset"]) != rep.cnset:
-                self.notes.append(f"{e.event_id}: replayed state of {e.node} differs from the recorded END")
-        if last.ts_ms - int(last.attrs["quiesce_ms"]) < int(last.attrs["bound_ms"]):
-            return
-        active = {s: r.cnset for s, r in self.reps.items() if r.state == ACTIVE}
-        self.flag("convergence", last, P.converged(active), *self.ends[:-1])
+    def check_restated_config(self, ev: Event) -> None:
+        assert self.cfg is not None
+        self.flag("recorded-config", ev, restated_config(self.cfg, ev.node, ev.attrs))
 
 
 class PFMonitor:
-    """Monitor for mechanism `pf`, one folder (entity) at a time."""
+    """Monitor for mechanism `pf`: one trace at a time (every folder, the hierarchy and store outages)."""
 
     mechanism = MECH
-    scope: Literal["entity", "trace"] = "entity"
+    scope: Literal["entity", "trace"] = "trace"
 
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        return _Replay(events).run()
+        return Replay(events, context).run()
 
 
 def monitor() -> PFMonitor:

@@ -1,6 +1,6 @@
 """Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
 
-A mutant replaces exactly one decision point: a field of `rules.Rules`, or one method of `node.Store`.
+A mutant replaces exactly one decision point: a field of `decide.Decisions`, or one method of `node.Store`.
 `MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED` names the rule that must find it.
 """
 
@@ -16,7 +16,7 @@ from model.pf.cnset import CNSet
 from model.pf.events import CONTENT_REPL, response_code
 from model.pf.node import Store
 from model.pf.sim import simulate
-from model.pf.state import ACTIVE, HIERARCHY, Entry, Msg
+from model.pf.state import ACTIVE, HIERARCHY, Entry, Msg, default_params
 
 
 def _version_first(missing: CNSet, cands: Any) -> list[tuple[str, CNSet]]:
@@ -153,8 +153,13 @@ class _ResponseToAll(Store):
         return super()._send(fid, code, recipients, **kw)
 
 
+def _pack_ignoring_deletes(changes: Any, hierarchy: bool, p: Any) -> list[tuple[Any, ...]]:
+    """PF-011 twin: hierarchy packing counts folders but not folder deletes (the 500-delete limit ignored)."""
+    return R.pack(changes, hierarchy, replace(p, deleted_folder_limit=10**9))
+
+
 def _rules(**kw: Any) -> R.Rules:
-    return replace(R.RULES, **kw)
+    return replace(R.DECISIONS, **kw)
 
 
 _RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
@@ -183,6 +188,7 @@ _RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
         ),
     ),
     "never-backfill": ("convergence", _rules(file_entry=_never_backfill)),
+    "ignore-delete-limit": ("packing-limits", _rules(pack=_pack_ignoring_deletes)),
 }
 _STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
     "pack-two-folders": ("packing-separation", _PackTwoFolders),
@@ -194,7 +200,11 @@ _STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
     "broadcast-when-idle": ("no-empty-broadcast", _BroadcastWhenIdle),
 }
 
-_SCENARIO = {"pending-confirms-pending": {"concurrent_removal": True}}  # needs a rare interleaving
+_SCENARIO: dict[str, dict[str, Any]] = {
+    "pending-confirms-pending": {"concurrent_removal": True},  # needs a rare interleaving
+    # the default limit (500 deletes) is never reached by a workload; a run with a limit of one shows it
+    "ignore-delete-limit": {"params": replace(default_params(), deleted_folder_limit=1)},
+}
 
 MUTANTS: dict[str, Callable[..., list]] = {
     **{name: partial(simulate, rules=rules, **_SCENARIO.get(name, {})) for name, (_, rules) in _RULE_MUTANTS.items()},
@@ -203,6 +213,12 @@ MUTANTS: dict[str, Callable[..., list]] = {
 EXPECTED: dict[str, str] = {
     **{name: rule for name, (rule, _) in _RULE_MUTANTS.items()},
     **{name: rule for name, (rule, _) in _STORE_MUTANTS.items()},
+}
+# Rules that also (and legitimately) catch a mutant, often first: a planted bug in how entries are filed
+# shows in the recorded BACKFILL_FILE before its consequences do (issue 9, family 1).
+ALSO: dict[str, tuple[str, ...]] = {
+    "never-backfill": ("backfill-entry-derived",),
+    "request-held-changes": ("backfill-entry-derived",),
 }
 RULE_MUTANTS = {name: rules for name, (_, rules) in _RULE_MUTANTS.items()}
 STORE_MUTANTS = {name: cls for name, (_, cls) in _STORE_MUTANTS.items()}

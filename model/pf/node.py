@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from model.kernel.network import Envelope
-from model.pf import rules as R
+from model.pf import decide as D
+from model.pf import step as R
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import (
     BACKFILL_REQ,
@@ -128,6 +129,16 @@ class Store:
     def members_changed(self, members: list[str]) -> None:
         self._set_view(HIERARCHY, {m: ACTIVE for m in members})
 
+    def restarted(self, members: list[str]) -> None:
+        """Back after an outage with its own database: it might have missed replication messages, so
+        (PF-I15, StatusRequestOnRestart) it sends status requests for the hierarchy and every active replica."""
+        self.members_changed(members)
+        if self.p.status_request_on_restart:
+            for fid in sorted(self.replicas):
+                if self.replicas[fid].state == ACTIVE:
+                    self._status_request(fid, requires_response=False)
+        self.schedule()
+
     def tick_hierarchy(self) -> None:
         for fid in [f for f, r in self.replicas.items() if r.state == DELETE_NOW]:
             self._remove(fid)
@@ -217,15 +228,7 @@ class Store:
             self._set_view(t, self._fold(t))
 
     def _fold(self, target: str) -> View:
-        latest: dict[str, tuple[tuple[int, CN], str]] = {}
-        for c in self.hindex.get(target, []):
-            if c.op != "replica":
-                continue
-            server, _, state = c.detail.rpartition(":")
-            key = (c.stamp, c.cn)
-            if server not in latest or key > latest[server][0]:
-                latest[server] = (key, state)
-        return {s: st for s, (_, st) in sorted(latest.items()) if st != "removed"}
+        return D.fold_view(self.hindex.get(target, []))
 
     def _set_view(self, fid: str, view: View) -> None:
         if self.views.get(fid) == view:

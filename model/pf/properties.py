@@ -16,70 +16,17 @@ that disappears, three backfill checks and deliveries.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from conformance.monitor import Rule
 from model.pf import rules as R
 from model.pf.cnset import CNSet
 from model.pf.state import ACTIVE, Change, Params
 from spec.catalogue import require
 
+Property = Rule  # one shape for a rules-table row (conformance.monitor.Rule)
+PROPERTIES: dict[str, Rule] = R.RULES  # the old name of the rules table
 
-@dataclass(frozen=True, slots=True)
-class Property:
-    name: str
-    requirement: str
-    kind: str  # always | eventually
-    statement: str
-
-
-PROPERTIES: dict[str, Property] = {
-    p.name: p
-    for p in (
-        Property(
-            "packing-separation",
-            "PF-010",
-            "always",
-            "a message carries hierarchy updates only for 1-1, content updates of its own folder only",
-        ),
-        Property("packing-limits", "PF-011", "always", "at most 20 folders / 500 deletes / 100 items, 300 KB"),
-        Property("cnset-carried", "PF-013", "always", "every message carries the sender's current CNSet"),
-        Property("content-to-replicas-only", "PF-016", "always", "content goes only to replicas of the folder"),
-        Property("non-replicating-folder", "PF-004", "always", "Restrictions and Views never replicate"),
-        Property("no-empty-broadcast", "PF-024", "always", "a replication event with nothing to send sends nothing"),
-        Property(
-            "status-strict-subset",
-            "PF-021",
-            "always",
-            "a status answer only to a strict-subset requester (or a delete-pending one)",
-        ),
-        Property("status-expiry", "PF-029", "always", "an expiry status only at a thread run after the expiry"),
-        Property("backfill-before-timeout", "BF-006", "always", "no backfill request before its time-out"),
-        Property("backfill-without-gap", "BF-002", "always", "no request for change numbers already held"),
-        Property("backfill-source-order", "BF-011", "always", "sources chosen by the five keys, in order"),
-        Property("backfill-response-addressing", "BF-018", "always", "a response goes only to the requester"),
-        Property(
-            "delete-now-after-status",
-            "BF-032",
-            "always",
-            "delete now only after status showing another active replica holds everything",
-        ),
-        Property(
-            "no-content-loss",
-            "BF-033",
-            "always",
-            "at delete now, the other active replicas together hold every change of the deleted one",
-        ),
-        Property("redirect-to-active-replica", "BF-035", "always", "clients go only to an active replica"),
-        Property(
-            "convergence",
-            "PF-035",
-            "eventually",
-            "after the quiescent phase's bound, all active replicas of a folder hold the same CNSet",
-        ),
-    )
-}
-
-require(*(p.requirement for p in PROPERTIES.values()), "PF-026")
+require("PF-026")
 
 
 def touch_gap_ms(p: Params, lat_ms: int = 10 * 60_000) -> int:
@@ -104,9 +51,12 @@ def packing_limits(changes: Sequence[Change], hierarchy: bool, p: Params) -> str
     if R.fits(changes, hierarchy, p):
         return None
     size = sum(c.size_kb for c in changes)
+    deletes = sum(1 for c in changes if c.op == "delete")
+    folders = len({c.target for c in changes if c.op != "delete"})
+    kind = f"{folders} folders and {deletes} folder deletes" if hierarchy else f"{len(changes)} items"
     return (
-        f"the message packs {len(changes)} updates of {size} KB, over the limits "
-        f"({p.message_count_limit} items, {p.folder_count_limit} folders, {p.message_size_limit_kb} KB)"
+        f"the message packs {kind} ({size} KB), over the limits ({p.message_count_limit} items, "
+        f"{p.folder_count_limit} folders, {p.deleted_folder_limit} deletes, {p.message_size_limit_kb} KB)"
     )
 
 
@@ -134,8 +84,9 @@ def delete_after_status(
     ok = [s for s in others if s in statuses and statuses[s] >= own]
     if (p.delete_requires_all and others and len(ok) == len(others)) or (not p.delete_requires_all and ok):
         return None
+    need = "every other active replica" if p.delete_requires_all else "another active replica"
     return (
-        f"moved to delete now holding {own} without a status message from another active replica "
+        f"moved to delete now holding {own} without a status message from {need} "
         f"({others}) showing all of it (statuses received: {sorted(statuses)})"
     )
 

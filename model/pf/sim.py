@@ -18,9 +18,9 @@ from model.kernel.network import NetConfig, Network
 from model.kernel.sim import HOUR, MINUTE, SECOND, Simulator
 from model.kernel.topology import Server, Topology
 from model.pf.cnset import CNSet
+from model.pf.decide import DECISIONS, Decisions
 from model.pf.node import Store
 from model.pf.properties import convergence_bound_ms, touch_gap_ms
-from model.pf.rules import RULES, Rules
 from model.pf.state import ACTIVE, HIERARCHY, Ctx, Params, default_params
 from spec.catalogue import param_default, require
 
@@ -39,7 +39,7 @@ class Cluster:
         net_config: NetConfig,
         *,
         params: Params | None = None,
-        rules: Rules = RULES,
+        rules: Decisions = DECISIONS,
         preferred: tuple[str, ...] | None = None,
         store_class: type[Store] = Store,
     ) -> None:
@@ -50,8 +50,36 @@ class Cluster:
         self.stores: dict[str, Store] = {}
         self.backups: dict[str, tuple[str, dict[str, Any]]] = {}
         self.folders: list[str] = []
+        self.scratch: list[str] = []  # folders created to be deleted together (see `scratch`)
         self._fid = 0x2A40
         sim.on_lifecycle(self._lifecycle)
+        self._record_config()
+
+    def _record_config(self) -> None:
+        """The run's configuration as a context event (PF_CONFIG): servers, transport costs, versions,
+        preferred backfill servers and the parameters that differ from the catalogue. Monitors take every
+        duration and every sort key from here, never from the event they judge."""
+        names = self.topology.names()
+        self._recorded_servers = set(names)
+        costs = [
+            f"{a}>{b}={c}"
+            for a in names
+            for b in names
+            if a != b and (c := self.topology.transport_cost(a, b)) is not None
+        ]
+        versions = [f"{s}={VERSIONS.get(self.topology.server(s).version, 0)}" for s in names]
+        self.sim.emit(
+            "sim",
+            "pf",
+            "config",
+            "PF_CONFIG",
+            servers=list(names),
+            costs=costs,
+            versions=versions,
+            preferred=list(self.preferred),
+            params=self.params.to_json(),
+            latency_ms=list(self.net.config.latency_ms),
+        )
 
     # --- membership ----------------------------------------------------------------------------------
     def _ctx(self, name: str) -> Ctx:
@@ -63,6 +91,10 @@ class Cluster:
     def add_store(self, name: str) -> None:
         """Mount a public folder store on a server (BF-020 when the hierarchy already has stores)."""
         joining = bool(self.stores)
+        if name not in self._recorded_servers:  # the topology grew: a configuration change, recorded
+            self._record_config()
+            for other in self.stores.values():
+                other.ctx = self._ctx(other.name)
         store = self.store_class(self, name, self._ctx(name))
         self.stores[name] = store
         self.net.register(name, store.on_envelope)
@@ -73,9 +105,7 @@ class Cluster:
 
     def _lifecycle(self, name: str, what: str) -> None:
         if what == "restart" and name in self.stores:
-            store = self.stores[name]
-            store.members_changed(sorted(self.stores))
-            store.schedule()
+            self.stores[name].restarted(sorted(self.stores))
 
     # --- administration and clients --------------------------------------------------------------------
     def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
@@ -102,6 +132,18 @@ class Cluster:
         self.stores[via].local_change(HIERARCHY, "modify", target=fid, detail=what)
         return True
 
+    def delete_folders(self, via: str, fids: list[str]) -> int:
+        """Delete folders (a hierarchy change each, PF-025); their replicas go with them. Returns how many."""
+        s = self.stores[via]
+        if not self.sim.is_up(via):
+            return 0
+        done = 0
+        for fid in fids:
+            if s.views.get(fid):
+                s.local_change(HIERARCHY, "delete", target=fid, detail="delete")
+                done += 1
+        return done
+
     def post(self, store: str, fid: str, size_kb: int) -> bool:
         s = self.stores[store]
         if not self.sim.is_up(store) or (fid not in s.replicas and fid not in s.local_only):
@@ -109,6 +151,8 @@ class Cluster:
         if fid in s.replicas and s.replicas[fid].state != ACTIVE:
             return False
         s.local_change(fid, "post", size_kb=size_kb)
+        if self.params.content_touches_hierarchy and fid in s.replicas:  # PF-I08, the literal reading
+            s.local_change(HIERARCHY, "modify", target=fid, detail="content")
         return True
 
     def add_replica(self, fid: str, server: str, via: str) -> bool:
@@ -158,7 +202,8 @@ class Cluster:
 
     def set_loss(self, loss: float) -> None:
         cfg = self.net.config
-        self.net.config = NetConfig(latency_ms=cfg.latency_ms, loss=loss, duplicate=cfg.duplicate)
+        if cfg.loss != loss:
+            self.net.set_config(NetConfig(latency_ms=cfg.latency_ms, loss=loss, duplicate=cfg.duplicate))
 
     def advance(self, ms: int) -> None:
         self.sim.run(until_ms=self.sim.now_ms + ms)
@@ -235,7 +280,7 @@ def build(
     loss: float = 0.05,
     duplicate: float = 0.02,
     params: Params | None = None,
-    rules: Rules = RULES,
+    rules: Decisions = DECISIONS,
     store_class: type[Store] = Store,
     trace_id: str | None = None,
 ) -> Cluster:
@@ -286,13 +331,29 @@ def workload(c: Cluster, duration_ms: int) -> None:
             c.restore(store)
         elif roll < 0.9:
             c.client_access(store, fid)
-        elif roll < 0.94:
+        elif roll < 0.92:
             c.modify_folder(store, fid, rng.choice(("rename", "permissions", "description", "schedule")))
+        elif roll < 0.95:
+            scratch(c, store, rng)
         elif len(c.folders) < 6:
             tree = rng.choice(("IPM", "NON_IPM"))  # site folders replicate like ordinary ones (PF-005)
             c.create_folder(store, f"f{c.sim.now_ms % 997}", tree=tree)
         else:
             c.client_access(store, fid)
+
+
+def scratch(c: Cluster, store: str, rng: random.Random) -> None:
+    """Folder deletes (PF-011's deleted-folder limit, PF-025): a batch of scratch folders is created, and
+    at a later step all of them are deleted in one go (one hierarchy broadcast packs the deletes)."""
+    if c.scratch:
+        c.delete_folders(store, c.scratch)
+        c.scratch = []
+        return
+    for i in range(rng.randint(2, 8)):
+        fid = c.create_folder(store, f"scratch{c.sim.now_ms % 9973}-{i}")
+        if fid:
+            c.folders.remove(fid)
+            c.scratch.append(fid)
 
 
 def remove_two_at_once(c: Cluster) -> str:
@@ -316,7 +377,7 @@ def simulate(
     duration_ms: int = 36 * HOUR,
     loss: float = 0.05,
     duplicate: float = 0.02,
-    rules: Rules = RULES,
+    rules: Decisions = DECISIONS,
     params: Params | None = None,
     store_class: type[Store] = Store,
     concurrent_removal: bool = False,
@@ -351,7 +412,7 @@ def build_fixed(
     loss: float = 0.0,
     duplicate: float = 0.0,
     params: Params | None = None,
-    rules: Rules = RULES,
+    rules: Decisions = DECISIONS,
     store_class: type[Store] = Store,
 ) -> Cluster:
     """A cluster on a given topology: `servers` as (name, routing group, version), for scenarios."""

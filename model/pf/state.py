@@ -19,7 +19,7 @@ from typing import Any
 from model.pf.cnset import CN, EMPTY, CNSet
 from spec.catalogue import param_default, param_ms, require
 
-require("PF-032", "PF-012", "BF-005", "PF-011", "PF-P12", "BF-P08", "BF-P09", "BF-P10")
+require("PF-032", "PF-012", "BF-005", "PF-011", "PF-P12", "BF-P08", "BF-P09", "BF-P10", "PF-P13", "PF-P14")
 
 HIERARCHY = "1-1"  # FID of the hierarchy folder (PF-007)
 ACTIVE, DELETE_PENDING, DELETE_NOW = "active", "delete_pending", "delete_now"
@@ -53,6 +53,8 @@ class Params:
     delete_pending_delay_ms: int = field(default_factory=lambda: _ms("BackfillDeletePendingDelay"))
     delete_requires_all: bool = field(default_factory=lambda: bool(param_default("DeleteRequiresAllReplicas")))
     status_anchor: str = field(default_factory=lambda: str(param_default("StatusExpiryAnchor")))
+    status_request_on_restart: bool = field(default_factory=lambda: bool(param_default("StatusRequestOnRestart")))
+    content_touches_hierarchy: bool = field(default_factory=lambda: bool(param_default("ContentChangesTouchHierarchy")))
 
     def overrides(self) -> dict[str, Any]:
         """The values that differ from the catalogue defaults (recorded in the trace)."""

@@ -151,3 +151,21 @@ def test_missing_updates_arriving_during_the_wait_leave_the_array() -> None:
     assert rep.backfill == ()
     _, react = R.receive(rep, 0x8, "x", _set(1, 2, 3), CNSet(), _set(7, 8), False, 30, ctx)
     assert react.backfill_reply == CNSet() and react.backfill_reply is not None
+
+
+@pytest.mark.unit
+def test_tied_sources_any_order_is_allowed_but_not_a_worse_key() -> None:
+    """BF-011 family 4: candidates equal on all five keys may be walked in any order; the server name is
+    only the model's tie-break. A candidate ahead on a key must still come first."""
+    missing = _set(1, 2)
+    a = R.Candidate("A", False, False, 0, 2003, 2, _set(1, 2))
+    c = R.Candidate("C", False, False, 0, 2003, 2, _set(1, 2))
+    assert R.select_sources(missing, [a, c]) == [("A", missing)]  # the model's own choice
+    assert R.choice_allowed(missing, [a, c], [("A", missing)]) is None
+    assert R.choice_allowed(missing, [a, c], [("C", missing)]) is None  # the other tied order
+    assert R.choice_allowed(missing, [a, c], [("A", _set(1)), ("C", _set(2))])  # not a walk of any order
+    far = R.Candidate("C", False, False, 5, 2003, 2, _set(1, 2))
+    assert R.choice_allowed(missing, [a, far], [("C", missing)])  # cost outranks: A must be asked
+    part = R.Candidate("A", False, False, 0, 2003, 1, _set(1))
+    assert R.choice_allowed(missing, [part, far], [("A", _set(1)), ("C", _set(2))]) is None  # BF-016
+    assert R.choice_allowed(missing, [part, far], [("C", missing)])

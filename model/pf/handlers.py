@@ -1,0 +1,315 @@
+"""The public folder monitor's event handlers: each applies one recorded event through `step.py` and judges
+it against what the monitor derived (seeds 001 and 003; rules in `rules.RULES`).
+
+Mixed into `monitor.Replay`, which holds the state (`reps`, `views`, `hindex`, `sends`, ...) and `flag`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from model.pf import decide as D
+from model.pf import properties as P
+from model.pf import step as S
+from model.pf.cnset import CN, CNSet
+from model.pf.events import (
+    BACKFILL_REQ,
+    BACKFILL_RESP_CONTENT,
+    BACKFILL_RESP_HIER,
+    CONTENT_REPL,
+    DATA_CODES,
+    HIER_REPL,
+    STATUS,
+    STATUS_REQ,
+    msg_from_attrs,
+)
+from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
+from spec.catalogue import require
+from traces.schema import Event
+
+if TYPE_CHECKING:
+    from model.pf.monitor import Replay as _Base
+else:
+    _Base = object
+
+require("PF-004", "PF-010", "PF-013", "PF-016", "PF-018", "PF-021", "PF-024", "BF-018", "BF-021", "BF-028")
+
+HIER_CODES = (HIER_REPL, BACKFILL_RESP_HIER)
+CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
+RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
+
+
+class Handlers(_Base):
+    def on_change(self, ev: Event) -> None:
+        a, store, fid = ev.attrs, ev.node, ev.entity
+        c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
+        self.changes[a["cn"]] = c
+        self.change_fid[a["cn"]] = fid
+        rep = self.reps.get((store, fid))
+        if fid == HIERARCHY:
+            self.hier_targets.add(c.target)
+            if c.op == "replica" and c.detail.endswith(":removed"):
+                server = c.detail.rpartition(":")[0]
+                ok = server == store and (store, c.target) in self.removed_after_delete_now
+                self.flag(
+                    "removal-announced-after-delete-now",
+                    ev,
+                    not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
+                )
+        if rep is not None:
+            was = bool(rep.unsent)
+            self.reps[(store, fid)] = S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params)
+            if not was:
+                self.owed_from[(store, fid)] = ev.ts_ms
+        if fid == HIERARCHY and rep is not None:
+            self.hold_hierarchy(store, CNSet.of([c.cn]))
+
+    # --- messages ------------------------------------------------------------------------------------
+    def on_repl_send(self, ev: Event) -> None:
+        a, store, fid = ev.attrs, ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        if fid not in self.hier_targets and fid != HIERARCHY:
+            self.flag(
+                "non-replicating-folder",
+                ev,
+                f"sent a {a.get('type')} message for {fid}, which has no "
+                "hierarchy entry (a folder that never replicates)",
+            )
+        foreign = [c for c in a["cns"] if self.change_fid.get(c) != fid]
+        self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
+        carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
+        msg = msg_from_attrs(store, fid, {**a, "cns": carried}, self.changes)
+        self.sends[msg.msg_id] = (msg, ev)
+        self.state_at_send[msg.msg_id] = rep.state if rep is not None else ACTIVE
+        wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
+        self.flag("packing-separation", ev, wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
+        if rep is None:
+            self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
+            return
+        p = self.ctx(store).params
+        if msg.code in DATA_CODES:
+            self.flag("packing-limits", ev, P.packing_limits(msg.changes, fid == HIERARCHY, p))
+        self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
+        route = self.route(ev, msg, rep)
+        self.flag(
+            "restated-state",
+            ev,
+            a.get("reason", route) != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}",
+        )
+        if route in ("broadcast", "expiry", "status_request", "push"):
+            self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, D.others(rep)))
+        if route == "status_request":
+            need = D.requires_response(rep.state)
+            self.flag(
+                "requires-response-derived",
+                ev,
+                msg.requires_response != need
+                and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
+            )
+            self.last_request[(store, fid)] = ev.ts_ms
+        if route == "broadcast":
+            self.flag(
+                "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+            )
+            rep = S.broadcast_sent(rep, msg.carried, ev.ts_ms, p)
+            self.reps[(store, fid)] = rep
+            if not rep.unsent:
+                self.owed_from.pop((store, fid), None)
+        elif msg.reply_to:
+            self.reply(ev, msg, rep)
+
+    def route(self, ev: Event, msg: Msg, rep: Replica) -> str:
+        """The route the seeds allow for this message (message-route), derived from its code, what it
+        answers and the sender's state; flags a message with none."""
+        key = (ev.node, ev.entity)
+        if msg.code == STATUS_REQ:
+            return "status_request"
+        if msg.code == BACKFILL_REQ:
+            owed = self.expect_requests.get(key, [])
+            if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
+                owed.remove((msg.recipients[0], msg.request))
+            else:
+                self.flag(
+                    "message-route",
+                    ev,
+                    f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
+                )
+            return "backfill"
+        if msg.code == STATUS:
+            if msg.reply_to:
+                req = self.sends.get(msg.reply_to)
+                ok = req is not None and req[0].code == STATUS_REQ and (ev.node, msg.reply_to) in self.received
+                self.flag(
+                    "message-route",
+                    ev,
+                    not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
+                )
+                return "status_reply"
+            ok = self.expired_now.pop(key, None) == ev.ts_ms
+            self.flag(
+                "message-route",
+                ev,
+                not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
+            )
+            return "expiry"
+        if msg.code in RESPONSE_CODES:
+            req = self.sends.get(msg.reply_to)
+            ok = req is not None and req[0].code == BACKFILL_REQ and ev.node in req[0].recipients
+            self.flag(
+                "message-route",
+                ev,
+                not ok
+                and f"a backfill response to {msg.reply_to or 'nothing'}, "
+                "which is no backfill request addressed to this store",
+            )
+            return "backfill_response"
+        if rep.state == ACTIVE:
+            return "broadcast"
+        self.flag(
+            "message-route", ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
+        )
+        return "push"
+
+    def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
+        req_pair = self.sends.get(msg.reply_to)
+        if req_pair is None:
+            return
+        req, req_ev = req_pair
+        if msg.code == STATUS:
+            sender_state = self.state_at_send.get(req.msg_id, ACTIVE)
+            self.flag(
+                "status-strict-subset",
+                ev,
+                P.status_answer(req.cnset, rep.cnset, D.requires_response(sender_state)),
+                req_ev,
+            )
+        if msg.code in RESPONSE_CODES:
+            wrong = msg.recipients != (req.sender,) or not msg.carried <= req.request
+            self.flag(
+                "backfill-response-addressing",
+                ev,
+                wrong
+                and f"response to {list(msg.recipients)} carrying {msg.carried} for a request by "
+                f"{req.sender} of {req.request}",
+                req_ev,
+            )
+
+    def on_repl_recv(self, ev: Event) -> None:
+        a, store, fid = ev.attrs, ev.node, ev.entity
+        pair = self.sends.get(a["msg"])
+        if pair is None:
+            self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
+            return
+        m, send_ev = pair
+        self.received.add((store, m.msg_id))
+        bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
+        self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
+        self.flag(
+            "message-route", ev, store not in m.recipients and f"received {m.msg_id}, not addressed to it", send_ev
+        )
+        rep = self.reps.get((store, fid))
+        if rep is None:
+            return
+        new_rep, react = S.receive(
+            rep,
+            m.code,
+            m.sender,
+            m.cnset,
+            m.carried,
+            m.request,
+            D.requires_response(self.state_at_send.get(m.msg_id, ACTIVE)),
+            ev.ts_ms,
+            self.ctx(store),
+            sent_ms=send_ev.ts_ms,
+        )
+        self.reps[(store, fid)] = new_rep
+        if react.filed is not None:
+            self.expect_file[(store, fid)] = (react.filed, ev)
+        if fid == HIERARCHY and react.applied:
+            self.hold_hierarchy(store, react.applied)
+
+    # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
+    def file_not_recorded(self, ev: Event) -> None:
+        key = (ev.node, ev.entity)
+        if ev.kind != "BACKFILL_FILE" and key in self.expect_file:
+            entry, recv = self.expect_file.pop(key)
+            self.flag(
+                "backfill-entry-derived",
+                recv,
+                f"the message revealed missing changes {entry.cns} "
+                "(a backfill entry) but no BACKFILL_FILE was recorded",
+            )
+
+    def on_backfill_file(self, ev: Event) -> None:
+        got = self.expect_file.pop((ev.node, ev.entity), None)
+        a = ev.attrs
+        if got is None:
+            self.flag("backfill-entry-derived", ev, f"filed {a['cns']} although no message revealed a gap")
+            return
+        e, recv = got
+        recorded = (CNSet.decode(a["cns"]), int(a["due_ms"]), bool(a["local"]))
+        derived = (e.cns, e.due_ms, e.local)
+        self.flag(
+            "backfill-entry-derived",
+            ev,
+            recorded != derived
+            and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
+            f"configuration and the history give {e.cns} due {e.due_ms} local={e.local}",
+            recv,
+        )
+
+    def on_backfill(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        if rep is None:
+            return
+        recorded = [
+            (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
+        ]
+        asked = CNSet()
+        for _, cns in recorded:
+            asked = asked | cns
+        self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
+        due = S.due_entries(rep, ev.ts_ms)
+        chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
+        early = CNSet()
+        for s, cns in recorded:
+            home = next((i for i, e in due if cns and cns <= e.cns), None)
+            if home is None:
+                early = early | cns
+            else:
+                chosen[home].append((s, cns))
+        if early:
+            pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
+            self.flag("backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})")
+        log: list = []
+        new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log)
+        for i, e, cands in log:
+            why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
+            self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
+        self.reps[(store, fid)] = new_rep
+        self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
+
+    # --- status, delete, clients, backup ------------------------------------------------------------------
+    def on_status_expired(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        if rep is None:
+            return
+        p = self.ctx(store).params
+        if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):
+            self.flag(
+                "status-expiry",
+                ev,
+                f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
+                "(not due, or not a status thread run)",
+            )
+        stated = ev.attrs.get("expiry_ms", rep.expiry_ms)
+        self.flag(
+            "restated-state",
+            ev,
+            stated != rep.expiry_ms
+            and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+        )
+        self.expired_now[(store, fid)] = ev.ts_ms
+        self.reps[(store, fid)] = S.status_sent(rep)

@@ -1,0 +1,203 @@
+"""The public folder monitor's replica-lifecycle handlers (family 3 of issue 9): every change of a replica's
+state is checked against `step.REPLICA_TRANSITIONS` and the route's condition; replica lists are derived
+from the hierarchy changes a store holds (seed 001 "Adding a Replica", "Deleting a Replica", "Hierarchy
+Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.Replay`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from model.pf import properties as P
+from model.pf import step as S
+from model.pf.cnset import CNSet
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
+from spec.catalogue import require
+from traces.schema import Event
+
+if TYPE_CHECKING:
+    from model.pf.monitor import Replay as _Base
+else:
+    _Base = object
+
+require("BF-021", "BF-028", "BF-029", "BF-032", "BF-033", "BF-034", "BF-035", "PF-025")
+
+
+def _pairs(items: list[str]) -> dict[str, str]:
+    return {k: v for k, _, v in (i.partition("=") for i in items)}
+
+
+def _state(rep: Replica | None) -> str:
+    return S.ABSENT if rep is None else rep.state
+
+
+class Lifecycle(_Base):
+    # --- the replica lifecycle (family 3: step.REPLICA_TRANSITIONS) ----------------------------------
+    def move(self, ev: Event, rep: Replica | None, condition: str | None) -> bool:
+        """Check one replica-state change against the table and its route's condition."""
+        before = _state(rep)
+        after = S.transition(before, ev.kind)
+        if after is None:
+            self.flag("replica-state-transition", ev, f"{ev.kind} from state {before}: no such route in the protocol")
+            return False
+        if condition:
+            self.flag("replica-state-transition", ev, f"{ev.kind} from {before}: {condition}")
+            return False
+        return True
+
+    def on_folder_create(self, ev: Event) -> None:
+        return None  # whether a folder replicates is derived from the hierarchy (PF-004), not from here
+
+    def on_replica_create(self, ev: Event) -> None:
+        store, fid, a = ev.node, ev.entity, ev.attrs
+        self.check_restated_config(ev)
+        rep = self.reps.get((store, fid))
+        if rep is not None:
+            self.move(ev, rep, None)
+            return
+        if fid == HIERARCHY:
+            self.mounted.add(store)
+            self.mount(ev)
+        elif self.view(store, fid).get(store) != ACTIVE:
+            self.flag(
+                "replica-created-by-hierarchy",
+                ev,
+                f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
+                f"{self.view(store, fid)}",
+            )
+        new = bool(a.get("new", fid != HIERARCHY))
+        self.flag("restated-state", ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
+        self.reps[(store, fid)] = S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
+
+    def on_replica_view(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        recorded = _pairs(ev.attrs["replicas"])
+        if fid == HIERARCHY and store not in self.mounted:
+            self.notes.append(
+                f"{ev.event_id}: {store} records a hierarchy replica list before mounting (partial trace)"
+            )
+            return
+        if fid == HIERARCHY:
+            wrong = {s for s, st in recorded.items() if st != ACTIVE or s not in self.mounted} | (
+                {store} - set(recorded)
+            )
+            self.flag(
+                "replica-list-derived",
+                ev,
+                wrong
+                and f"hierarchy replica list {recorded} names {sorted(wrong)} wrongly (mounted: "
+                f"{sorted(self.mounted)})",
+            )
+            rep = self.reps.get((store, fid))
+            if rep is not None:
+                self.reps[(store, fid)] = S.set_view(rep, recorded)
+            return
+        derived = self.view(store, fid)
+        self.flag(
+            "replica-list-derived",
+            ev,
+            recorded != derived and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
+        )
+
+    def on_delete_pending(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        mine = self.view(store, fid).get(store)
+        cond = mine != DELETE_PENDING and f"its replica list shows it {mine or 'absent'}, not delete pending"
+        if self.move(ev, rep, cond or None) and rep is not None:
+            self.pending_since[(store, fid)] = ev.seq
+            self.last_request[(store, fid)] = ev.ts_ms
+            self.reps[(store, fid)] = S.enter_delete_pending(rep)
+
+    def on_delete_now(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        if not self.move(ev, rep, None) or rep is None:
+            return
+        p = self.ctx(store).params
+        self.flag("delete-now-after-status", ev, P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p))
+        others = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and s != store and r.state == ACTIVE}
+        since = self.pending_since.get((store, fid), -1)
+        confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
+        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
+        stated = ev.attrs.get("cnset")
+        self.flag(
+            "restated-state",
+            ev,
+            stated is not None
+            and CNSet.decode(stated) != rep.cnset
+            and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}",
+        )
+        self.reps[(store, fid)] = S.delete_now(rep)
+        self.dead_since[(store, fid)] = ev.ts_ms
+
+    def on_replica_removed(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        rep = self.reps.get((store, fid))
+        listed = self.view(store, fid).get(store) if fid != HIERARCHY else ACTIVE
+        cond = None
+        if rep is not None and rep.state != DELETE_NOW and listed is not None:
+            cond = f"removed while {rep.state} and still {listed} on its replica list (no delete now, no deletion)"
+        if self.move(ev, rep, cond):
+            if rep is not None and rep.state == DELETE_NOW:
+                self.removed_after_delete_now.add((store, fid))
+            self.reps.pop((store, fid), None)
+            self.dead_since.pop((store, fid), None)
+
+    def on_backup(self, ev: Event) -> None:
+        store = ev.node
+        key = (store, ev.attrs["backup"])
+        held = {t: list(cs) for t, cs in self.hindex.get(store, {}).items()}
+        reps, _ = self.backups.setdefault(key, ({}, held))
+        if (store, ev.entity) in self.reps:
+            reps[ev.entity] = self.reps[(store, ev.entity)]
+
+    def on_restore(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        self.restored[store] = ev.seq
+        snap = self.backups.get((store, ev.attrs["backup"]))
+        if snap is None:
+            self.notes.append(f"{ev.event_id}: restore of {store} from a backup not in the trace")
+            self.reps.pop((store, fid), None)
+            return
+        reps, index = snap
+        if self.restoring.get(store) != ev.attrs["backup"]:  # the first RESTORE event of this restore
+            self.restoring[store] = ev.attrs["backup"]
+            self.hindex[store] = {t: list(cs) for t, cs in index.items()}
+            self.refresh_views(store, {k[1] for k in self.views if k[0] == store} | set(index))
+        present = fid in reps
+        stated = bool(ev.attrs.get("present", present))
+        has = "holds" if present else "lacks"
+        self.flag("restated-state", ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
+        if not present:
+            self.reps.pop((store, fid), None)
+            return
+        rep = reps[fid]
+        self.reps[(store, fid)] = replace(
+            rep, origin=ev.attrs["origin"], view=dict(rep.view) if fid == HIERARCHY else self.view(store, fid)
+        )
+        if rep.unsent:
+            self.owed_from[(store, fid)] = ev.ts_ms
+
+    def on_client_access(self, ev: Event) -> None:
+        store, fid = ev.node, ev.entity
+        outcome, target = ev.attrs["outcome"], ev.attrs["target"]
+        rep = self.reps.get((store, fid))
+        if outcome == "served":
+            ok = rep is not None and rep.state == ACTIVE and target in (store, "")
+            self.flag(
+                "served-by-active-replica",
+                ev,
+                not ok and f"served a client of {fid} from a replica in state {_state(rep)}",
+            )
+        if outcome == "redirect" and self.view(store, fid).get(target) != ACTIVE:
+            self.flag(
+                "redirect-to-active-replica",
+                ev,
+                f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
+                f"shows as {self.view(store, fid).get(target, 'no replica')}",
+            )
+
+    def on_end(self, ev: Event) -> None:
+        self.ends.setdefault(ev.entity, []).append(ev)

@@ -1,0 +1,218 @@
+"""The transitions of public folder replication and backfill: the only state updates, shared by the
+generator (`node.py`) and the monitor (`monitor.py`, a fold over these functions). Seeds 001, 003, 004.
+
+Every function takes a frozen `Replica` (one store's rows for one folder, PF-032) plus inputs and returns
+a new `Replica` and what to do (messages are described, not sent). No I/O, no clock, no randomness. The
+choices they depend on come from `decide.py` through a `Decisions` bundle (a mutant swaps one).
+`REPLICA_TRANSITIONS` is the table of allowed replica-state changes (BF-021, BF-029, BF-034, BF-023): the
+monitor rejects any other change of a replica's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from model.pf import decide as D
+from model.pf.cnset import CN, EMPTY, CNSet
+from model.pf.events import BACKFILL_REQ, DATA_CODES, STATUS, STATUS_REQ
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Ctx, Entry, Params, Replica, Row
+from spec.catalogue import require
+
+require("PF-012", "PF-014", "PF-028", "PF-029", "PF-030", "BF-001", "BF-004", "BF-006", "BF-014", "BF-029")
+
+ABSENT = "absent"  # no replica of the folder on the store
+
+# (state before, event kind) -> state after, and the condition the seeds set on the route. The monitor
+# checks every replica-state change of a trace against this table; any other change is a violation.
+REPLICA_TRANSITIONS: dict[tuple[str, str], tuple[str, str]] = {
+    (ABSENT, "REPLICA_CREATE"): (ACTIVE, "the store's replica list (from hierarchy changes it holds) shows it active"),
+    (ACTIVE, "DELETE_PENDING"): (DELETE_PENDING, "the store's replica list shows it delete pending"),
+    (DELETE_PENDING, "DELETE_NOW"): (DELETE_NOW, "status from the other active replicas confirms (BF-032)"),
+    (DELETE_NOW, "REPLICA_REMOVED"): (ABSENT, "the maintenance cycle after delete now (BF-034)"),
+    (ACTIVE, "REPLICA_REMOVED"): (ABSENT, "the folder is deleted, or the hierarchy shows the replica removed"),
+    (DELETE_PENDING, "REPLICA_REMOVED"): (ABSENT, "the folder is deleted, or the hierarchy shows it removed"),
+    (ACTIVE, "RESTORE"): (ACTIVE, "restored from a backup (BF-023)"),
+    (DELETE_PENDING, "RESTORE"): (DELETE_PENDING, "restored from a backup"),
+    (DELETE_NOW, "RESTORE"): (DELETE_NOW, "restored from a backup"),
+}
+
+
+def transition(before: str, kind: str) -> str | None:
+    """The state after `kind` from `before`, or None when the table has no such route."""
+    row = REPLICA_TRANSITIONS.get((before, kind))
+    return row[0] if row else None
+
+
+# --- local changes and broadcasts (PF-012, PF-023, PF-029) ------------------------------------------
+def local_change(rep: Replica, cn: CN, now: int, p: Params) -> Replica:
+    """A local update: the change number joins the CNSet and the unsent set; the status expiry is
+    (re)set when it is anchored on local changes (PF-029, PF-I02)."""
+    expiry = now + p.status_timeout_ms if p.status_anchor == "last_local_change" else rep.expiry_ms
+    return replace(rep, cnset=rep.cnset.add(cn), unsent=rep.unsent.add(cn), expiry_ms=expiry)
+
+
+def take_unsent(rep: Replica, now: int, p: Params) -> tuple[Replica, CNSet]:
+    """A replication event: the local changes not yet broadcast are taken for packing (PF-023)."""
+    if not rep.unsent:
+        return rep, EMPTY
+    return broadcast_sent(rep, rep.unsent, now, p), rep.unsent
+
+
+def broadcast_sent(rep: Replica, carried: CNSet, now: int, p: Params) -> Replica:
+    """A regular broadcast carried `carried`: they are no longer unsent; the status expiry restarts when it
+    is anchored on broadcasts (PF-I02). The generator applies it to all unsent at once (`take_unsent`), the
+    monitor once per recorded message (one broadcast may be packed into several)."""
+    expiry = now + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
+    return replace(rep, unsent=rep.unsent - carried, expiry_ms=expiry)
+
+
+# --- status (PF-029, PF-030) --------------------------------------------------------------------------
+def is_thread_time(now: int, p: Params) -> bool:
+    return (now - p.status_offset_ms) % p.status_period_ms == 0
+
+
+def next_thread_time(now: int, p: Params) -> int:
+    """The next run of the status thread strictly after `now` (00:15 and 12:15 GMT by default)."""
+    k = (now - p.status_offset_ms) // p.status_period_ms + 1
+    return p.status_offset_ms + k * p.status_period_ms
+
+
+def status_due(rep: Replica, now: int) -> bool:
+    return rep.expiry_ms is not None and rep.expiry_ms <= now and rep.state == ACTIVE
+
+
+def status_sent(rep: Replica) -> Replica:
+    return replace(rep, expiry_ms=None)
+
+
+# --- receiving (PF-014, PF-028, BF-001, BF-004) -----------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    applied: CNSet = EMPTY
+    filed: Entry | None = None
+    answer_status: bool = False
+    backfill_reply: CNSet | None = None
+    push: CNSet = EMPTY  # content a delete-pending replica sends the status sender (BF-031)
+    delete_ready: bool = False
+
+
+def receive(
+    rep: Replica,
+    msg_code: int,
+    sender: str,
+    sender_cnset: CNSet,
+    carried: CNSet,
+    request: CNSet,
+    requires_response: bool,
+    now: int,
+    ctx: Ctx,
+    rules: D.Decisions | None = None,
+    sent_ms: int | None = None,
+) -> tuple[Replica, Reaction]:
+    """Apply one received replication message to the receiver's replica of the folder: new changes, the
+    sender's row of the state table (its CNSet, average transmission time), backfill entries."""
+    r = rules or D.DECISIONS
+    applied = carried - rep.cnset if msg_code in DATA_CODES else EMPTY
+    cnset = rep.cnset | applied
+    rows = dict(rep.rows)
+    row = rep.row(sender)
+    transit = row.avg_transit_ms
+    if sent_ms is not None:
+        transit = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
+    rows[sender] = replace(row, cnset=sender_cnset, down=False, last_heard_ms=now, avg_transit_ms=transit)
+    entries = tuple(replace(e, cns=e.cns - cnset) for e in rep.backfill)
+    rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(e for e in entries if e.cns)), ctx)
+    filed = None
+    missing = sender_cnset - rep.cnset - rep.pending()
+    if missing and rep.state == ACTIVE:
+        filed = r.file_entry(rep, missing, sender, now, ctx)
+        rep = replace(rep, backfill=(*rep.backfill, filed))
+    answer = (
+        msg_code == STATUS_REQ
+        and r.may_answer(rep.state, requires_response)
+        and r.should_answer(sender_cnset, rep.cnset, requires_response)
+    )
+    reply = request & rep.cnset if msg_code == BACKFILL_REQ else None
+    push, ready = EMPTY, False
+    if msg_code == STATUS and rep.state == DELETE_PENDING:
+        rep = replace(rep, statuses={**rep.statuses, sender: sender_cnset})
+        push = rep.cnset - sender_cnset if rep.view.get(sender) == ACTIVE else EMPTY
+        ready = r.delete_ready(rep, ctx.params)
+    return rep, Reaction(applied, filed, answer, reply, push, ready)
+
+
+# --- backfill array (BF-003..BF-009, BF-I02, BF-I04, BF-I09, BF-I10) -------------------------------
+def relocalise(rep: Replica, ctx: Ctx) -> Replica:
+    """An entry filed as remote becomes local once a store of the own routing group is known to hold
+    some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
+    entries = []
+    for e in rep.backfill:
+        if not e.local and D.is_local(rep, e.cns, ctx):
+            due = min(e.due_ms, e.base_ms + D.entry_delay(e.attempt, True, e.cause, ctx.params))
+            e = replace(e, local=True, due_ms=due)
+        entries.append(e)
+    return replace(rep, backfill=tuple(entries))
+
+
+def backfill_tick(
+    rep: Replica,
+    now: int,
+    ctx: Ctx,
+    rules: D.Decisions | None = None,
+    chosen: Mapping[int, list[tuple[str, CNSet]]] | None = None,
+    log: list[tuple[int, Entry, list[D.Candidate]]] | None = None,
+) -> tuple[Replica, list[tuple[str, CNSet]]]:
+    """A backfill check (every ReplicationTimeout): each entry whose time-out expired sends requests to
+    the selected sources at once and waits the next rung of the ladder (BF-005, BF-006, BF-013, BF-014).
+    `chosen` (entry index -> requests) applies a choice made elsewhere (the monitor applies the recorded
+    one) instead of the decision's own; `log` receives each due entry with the candidates it was chosen from."""
+    r = rules or D.DECISIONS
+    rows = dict(rep.rows)
+    entries: list[Entry] = []
+    requests: list[tuple[str, CNSet]] = []
+    for i, e in enumerate(rep.backfill):
+        if not r.entry_due(e, now):
+            entries.append(e)
+            continue
+        for s in e.asked:  # unanswered since the last request: marked down (BF-014, BF-I07)
+            if rows.get(s, Row()).last_heard_ms < e.asked_ms:
+                rows[s] = replace(rows.get(s, Row()), down=True)
+        probe = replace(rep, rows=rows)
+        cands = D.candidates(probe, e.cns, ctx)
+        if log is not None:
+            log.append((i, e, cands))
+        picked = list(chosen.get(i, [])) if chosen is not None else r.select_sources(e.cns, cands)
+        local = D.is_local(probe, e.cns, ctx)
+        sent = e.attempt + (1 if picked else 0)
+        for s, _ in picked:
+            rows[s] = replace(rows.get(s, Row()), last_backfill_ms=now)
+        wait = D.entry_delay(max(sent, 1), local, e.cause, ctx.params)
+        asked = tuple(s for s, _ in picked)
+        entries.append(replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
+        requests.extend(picked)
+    new_flag = rep.new_replica and not requests
+    return replace(rep, rows=rows, backfill=tuple(entries), new_replica=new_flag), requests
+
+
+def due_entries(rep: Replica, now: int, rules: D.Decisions | None = None) -> list[tuple[int, Entry]]:
+    """The entries a backfill check at `now` acts on, with their index."""
+    r = rules or D.DECISIONS
+    return [(i, e) for i, e in enumerate(rep.backfill) if r.entry_due(e, now)]
+
+
+# --- the replica lifecycle (BF-021, BF-029..BF-034) -------------------------------------------------
+def enter_delete_pending(rep: Replica) -> Replica:
+    return replace(rep, state=DELETE_PENDING, statuses={}, backfill=(), expiry_ms=None)
+
+
+def delete_now(rep: Replica) -> Replica:
+    return replace(rep, state=DELETE_NOW)
+
+
+def new_replica(fid: str, store: str, origin: str, view: Mapping[str, str], *, new: bool) -> Replica:
+    return Replica(fid=fid, store=store, origin=origin, view=dict(view), new_replica=new and fid != HIERARCHY)
+
+
+def set_view(rep: Replica, view: Mapping[str, str]) -> Replica:
+    return replace(rep, view=dict(view))
