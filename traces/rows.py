@@ -214,12 +214,16 @@ def validate_row(row: Any) -> Problem | None:
 
 
 def check_typed_row(cells: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Problem | None]:
-    """One Parquet row: typed cells (strings may still be bytes), a null cell is an absent field, any
-    column outside the schema that holds a value is an unknown field; `attrs` is JSON text."""
+    """One Parquet row: typed cells (strings may still be bytes); a null cell is an absent field. Order:
+    a column outside the schema holding a value (unknown field), a string that is not UTF-8, a missing
+    field, then a wrong value (fields alphabetical); `attrs` is JSON text judged by `parse_json`."""
+    present = {k: v for k, v in cells.items() if v is not None}
+    unknown = sorted(k for k in present if k not in FIELD_NAMES)
+    if unknown:
+        return None, Problem(unknown[0], "unknown field")
     row: dict[str, Any] = {}
-    for name, value in cells.items():
-        if value is None:
-            continue
+    for name in sorted(present):
+        value = present[name]
         if isinstance(value, bytes):
             try:
                 value = value.decode("utf-8")
