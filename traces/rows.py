@@ -168,7 +168,9 @@ def _attr_problem(key: str, value: Any) -> str | None:
         kinds = {json_type(x) for x in value}
         if len(kinds) > 1 or not kinds <= {"string", "integer"}:
             return f"attrs.{key}: {ATTR_RULE}; found an array of {' and '.join(sorted(kinds))}"
-        value = next(iter(value), None)
+        if any(json_type(x) == "integer" and not INT64_MIN <= x <= INT64_MAX for x in value):
+            return f"attrs.{key}: integer out of 64-bit range"
+        return None
     if json_type(value) == "integer" and not INT64_MIN <= value <= INT64_MAX:
         return f"attrs.{key}: integer out of 64-bit range"
     if json_type(value) in ("array", "object", "number"):
