@@ -175,11 +175,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(exc: BaseException) -> str:
-    """The exception's type and its first informative line (py4j puts the Java error on a later line)."""
-    lines = [line.strip().lstrip(":").strip() for line in str(exc).splitlines()]
-    lines = [line for line in lines if line and not line.startswith("An error occurred while calling")]
+    """The exception's type and its most telling line: py4j puts the Java error on a later line, and an
+    error raised in a Spark Python worker carries the worker's traceback, whose last line says what failed."""
+    raw = str(exc).split("JVM stacktrace:")[0].splitlines()
+    if any(line.startswith("Traceback (most recent call last)") for line in raw):
+        tail = [line.strip() for line in raw if line.strip() and not line.startswith((" ", "\t"))]
+        lines = tail[-1:]
+    else:
+        lines = [line.strip().lstrip(":").strip() for line in raw]
+        lines = [line for line in lines if line and not line.startswith("An error occurred while calling")]
     text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _full_trace(exc: BaseException) -> str:
+    """The Python traceback, plus the JVM stack of every Spark exception in the chain."""
+    text = traceback.format_exc()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        jvm = getattr(current, "_stackTrace", None)
+        if isinstance(jvm, str) and jvm and jvm not in text:
+            text += f"\nJVM stack trace of {type(current).__name__}:\n{jvm}\n"
+        current = current.__cause__ or current.__context__
+    return text
 
 
 def _error_log(args: argparse.Namespace, one_line: str, trace: str) -> Path:
@@ -217,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except Exception as exc:
         one_line = _one_line(exc)
-        log = _error_log(args, one_line, traceback.format_exc())
+        log = _error_log(args, one_line, _full_trace(exc))
         print(f"haconform: internal error: {one_line}; full trace in {log}", file=sys.stderr)
         return 3
 
