@@ -39,8 +39,7 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None
         result = read_trace_file(tf)
         rows_read += result.rows_read
         events.extend(result.events)
-        quarantine.extend({"file": e.file, "line": e.line, "field": e.field, "reason": e.reason}
-                          for e in result.errors)
+        quarantine.extend({"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in result.errors)
     rows_checked = 0
     for _ in events:  # counted where the events enter the rules, not derived from the other two counts
         rows_checked += 1
@@ -62,12 +61,19 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None
         v["events"] = [e.to_row() for eid in v["event_ids"] for e in by_id.get(eid, [])]
     order = {tf.name: i for i, tf in enumerate(found.files)}
     return CheckOutcome(
-        engine="python", files=[tf.name for tf in found.files], rows_read=rows_read, rows_checked=rows_checked,
+        engine="python",
+        files=[tf.name for tf in found.files],
+        rows_read=rows_read,
+        rows_checked=rows_checked,
         rows_quarantined=len(quarantine),
         quarantine=sorted(quarantine, key=lambda q: (order[q["file"]], q["line"]))[:cap],
-        violations_total=len(violations), violations=written, violations_by_rule=count_rules(violations),
-        unknown=unknown[:cap], unknown_total=len(unknown),
-        events_by_mechanism=dict(Counter(e.mechanism for e in events)), monitors=names,
+        violations_total=len(violations),
+        violations=written,
+        violations_by_rule=count_rules(violations),
+        unknown=unknown[:cap],
+        unknown_total=len(unknown),
+        events_by_mechanism=dict(Counter(e.mechanism for e in events)),
+        monitors=names,
         files_skipped=found.skipped,
     )
 

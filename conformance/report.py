@@ -60,8 +60,10 @@ class CheckOutcome:
 
     def require_reconciled(self) -> None:
         if not self.reconciles:
-            raise InternalError(f"counts do not reconcile: {self.rows_read} rows read, {self.rows_checked} "
-                                f"reached the rules, {self.rows_quarantined} quarantined ({self.engine} engine)")
+            raise InternalError(
+                f"counts do not reconcile: {self.rows_read} rows read, {self.rows_checked} "
+                f"reached the rules, {self.rows_quarantined} quarantined ({self.engine} engine)"
+            )
 
     @property
     def verdict(self) -> str:
@@ -72,8 +74,14 @@ class CheckOutcome:
     def summary(self) -> dict[str, Any]:
         rules = list(self.violations_by_rule)
         if self.rows_quarantined:
-            rules.append({"rule": SCHEMA_RULE[0], "requirement": SCHEMA_RULE[1], "mechanism": "core",
-                          "count": self.rows_quarantined})
+            rules.append(
+                {
+                    "rule": SCHEMA_RULE[0],
+                    "requirement": SCHEMA_RULE[1],
+                    "mechanism": "core",
+                    "count": self.rows_quarantined,
+                }
+            )
         return {
             "tool": "haconform check",
             "engine": self.engine,
@@ -104,8 +112,10 @@ def violation_key(v: dict[str, Any]) -> tuple:
 
 
 def no_events_message(outcome: CheckOutcome) -> str:
-    return (f"no events: {len(outcome.files)} trace file(s) read, {len(outcome.files_skipped)} skipped, 0 rows "
-            "(empty files and blank lines hold no events); pass --allow-empty to accept an empty input")
+    return (
+        f"no events: {len(outcome.files)} trace file(s) read, {len(outcome.files_skipped)} skipped, 0 rows "
+        "(empty files and blank lines hold no events); pass --allow-empty to accept an empty input"
+    )
 
 
 def check_out_dir(out_dir: Path | str) -> Path:
@@ -117,8 +127,10 @@ def check_out_dir(out_dir: Path | str) -> Path:
     if out.is_dir():
         foreign = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
         if foreign:
-            raise OutDirError(f"--out {out}: holds files that are not a haconform report ({', '.join(foreign[:5])}"
-                              f"{', ...' if len(foreign) > 5 else ''}); give a new or empty directory")
+            raise OutDirError(
+                f"--out {out}: holds files that are not a haconform report ({', '.join(foreign[:5])}"
+                f"{', ...' if len(foreign) > 5 else ''}); give a new or empty directory"
+            )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.probe-")).rmdir()
@@ -163,8 +175,13 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def write_unusable(out_dir: Path | str, engine: str, message: str, skipped: list[dict[str, str]] = ()) -> None:
     """The report of a run whose input was unusable: replaces any earlier report in `out_dir`."""
-    summary = {"tool": "haconform check", "engine": engine, "verdict": "unusable", "error": message,
-               "files_skipped": list(skipped)}
+    summary = {
+        "tool": "haconform check",
+        "engine": engine,
+        "verdict": "unusable",
+        "error": message,
+        "files_skipped": list(skipped),
+    }
     publish(out_dir, lambda tmp: _write_json(tmp / "summary.json", summary))
 
 
@@ -173,14 +190,17 @@ def write_internal_error(out_dir: Path | str, one_line: str, trace: str) -> Path
 
     def write(tmp: Path) -> None:
         (tmp / ERROR_LOG).write_text(trace, encoding="utf-8", errors="backslashreplace")
-        _write_json(tmp / "summary.json", {"tool": "haconform check", "verdict": "internal-error",
-                                           "error": one_line, "log": ERROR_LOG})
+        _write_json(
+            tmp / "summary.json",
+            {"tool": "haconform check", "verdict": "internal-error", "error": one_line, "log": ERROR_LOG},
+        )
 
     return publish(out_dir, write) / ERROR_LOG
 
 
-def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False,
-                  stream: TextIO | None = None) -> int:
+def write_outcome(
+    outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False, stream: TextIO | None = None
+) -> int:
     """Write the report atomically and a short readable verdict (to stdout unless `stream`); return the exit
     status. Counts that do not reconcile raise InternalError before anything is written."""
     outcome.require_reconciled()
@@ -195,8 +215,11 @@ def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = 
 
     out = publish(out_dir, write)
     skipped = f", {len(outcome.files_skipped)} skipped" if outcome.files_skipped else ""
-    print(f"haconform check ({outcome.engine}): {len(outcome.files)} file(s){skipped}, {outcome.rows_read} rows "
-          f"read, {outcome.rows_checked} checked, {outcome.rows_quarantined} quarantined", file=stream)
+    print(
+        f"haconform check ({outcome.engine}): {len(outcome.files)} file(s){skipped}, {outcome.rows_read} rows "
+        f"read, {outcome.rows_checked} checked, {outcome.rows_quarantined} quarantined",
+        file=stream,
+    )
     for s in outcome.files_skipped[:3]:
         print(f"  skipped {s['file']}: {s['reason']}", file=stream)
     for rule in summary["violations_by_rule"]:
@@ -206,8 +229,11 @@ def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = 
         print(f"  quarantined {where}: field {q['field']!r}: {q['reason']}", file=stream)
     for v in outcome.violations[:5]:
         print(f"  [{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {v['explanation']}", file=stream)
-    print(f"verdict: {summary['verdict'].upper()} ({summary['violations_total']} violation(s), "
-          f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/", file=stream)
+    print(
+        f"verdict: {summary['verdict'].upper()} ({summary['violations_total']} violation(s), "
+        f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/",
+        file=stream,
+    )
     if summary["verdict"] == "invalid":
         return EXIT_VIOLATIONS
     if summary["verdict"] == "unknown" and strict:

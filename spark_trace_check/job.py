@@ -11,6 +11,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -49,17 +50,33 @@ def _attach_events(events: DataFrame, violations: list[dict]) -> None:
         v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
 
 
-def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: int = DEFAULT_CAP,
-          progress: bool = False, skew_ms: int | None = None) -> CheckOutcome:
-    stage_dir = tempfile.mkdtemp(prefix="haconform-stage-")
+def check(
+    spark: SparkSession,
+    paths: list[str],
+    *,
+    partitions: int = 4,
+    cap: int = DEFAULT_CAP,
+    progress: bool = False,
+    skew_ms: int | None = None,
+) -> CheckOutcome:
+    base = tempfile.gettempdir()  # Spark reads the staged names as paths: keep pattern characters out
+    stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
     try:
         return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
-def _check(spark: SparkSession, paths: list[str], stage_dir: str, *, partitions: int, cap: int, progress: bool,
-           skew_ms: int | None) -> CheckOutcome:
+def _check(
+    spark: SparkSession,
+    paths: list[str],
+    stage_dir: str,
+    *,
+    partitions: int,
+    cap: int,
+    progress: bool,
+    skew_ms: int | None,
+) -> CheckOutcome:
     t0 = time.monotonic()
     loaded = load(spark, paths, stage_dir)
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
@@ -83,15 +100,26 @@ def _check(spark: SparkSession, paths: list[str], stage_dir: str, *, partitions:
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
     written = violations[:cap]
     _attach_events(events, written)
-    q_rows = [{"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-              for r in quarantine.orderBy("file_rank", "line").limit(cap).collect()]
+    q_rows = [
+        {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+        for r in quarantine.orderBy("file_rank", "line").limit(cap).collect()
+    ]
     events.unpersist()
     return CheckOutcome(
-        engine="spark", files=loaded.files, rows_read=rows_read, rows_checked=n_good, rows_quarantined=n_bad,
-        quarantine=q_rows, violations_total=len(violations), violations=written,
+        engine="spark",
+        files=loaded.files,
+        rows_read=rows_read,
+        rows_checked=n_good,
+        rows_quarantined=n_bad,
+        quarantine=q_rows,
+        violations_total=len(violations),
+        violations=written,
         violations_by_rule=count_rules(violations),
         unknown=[{"mechanism": r["mechanism"], "note": r["explanation"]} for r in unknown][:cap],
-        unknown_total=len(unknown), events_by_mechanism=by_mech, monitors=names, files_skipped=loaded.skipped,
+        unknown_total=len(unknown),
+        events_by_mechanism=by_mech,
+        monitors=names,
+        files_skipped=loaded.skipped,
     )
 
 

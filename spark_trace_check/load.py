@@ -35,13 +35,17 @@ _INT = r"(BIGINT|INT|SMALLINT|TINYINT)"
 _ATTR_TYPE = rf"(STRING|{_INT}|BOOLEAN|VOID|ARRAY<(STRING|{_INT}|VOID)>)"
 _KEY = r"([A-Za-z0-9_]+|`[^`]*`)"
 ATTRS_RE = rf"OBJECT<({_KEY}: {_ATTR_TYPE}(, {_KEY}: {_ATTR_TYPE})*)?>"
-ROW_RE = (rf"^OBJECT<attrs: {ATTRS_RE}, entity: STRING, event_id: STRING, kind: STRING, "
-          rf"mechanism: STRING, node: STRING, schema_version: {_INT}, seq: {_INT}, "
-          rf"trace_id: STRING, ts_ms: {_INT}>$")
+ROW_RE = (
+    rf"^OBJECT<attrs: {ATTRS_RE}, entity: STRING, event_id: STRING, kind: STRING, "
+    rf"mechanism: STRING, node: STRING, schema_version: {_INT}, seq: {_INT}, "
+    rf"trace_id: STRING, ts_ms: {_INT}>$"
+)
 STRING_FIELDS = ("trace_id", "event_id", "node", "mechanism", "entity", "kind", "attrs")
 INT_FIELDS = ("schema_version", "seq", "ts_ms")
-_JUDGED_DDL = ("field string, reason string, schema_version int, trace_id string, seq bigint, event_id string, "
-               "ts_ms bigint, node string, mechanism string, entity string, kind string, attrs string")
+_JUDGED_DDL = (
+    "field string, reason string, schema_version int, trace_id string, seq bigint, event_id string, "
+    "ts_ms bigint, node string, mechanism string, entity string, kind string, attrs string"
+)
 _TYPED = _JUDGED_DDL.split(", ")[2:]
 
 
@@ -70,8 +74,20 @@ def _judgement(row: dict | None, problem) -> tuple:
     if problem is not None:
         return (problem.field, problem.reason, *([None] * len(_TYPED)))
     assert row is not None
-    return (None, None, row["schema_version"], row["trace_id"], row["seq"], row["event_id"], row["ts_ms"],
-            row["node"], row["mechanism"], row["entity"], row["kind"], canonical_attrs(row["attrs"]))
+    return (
+        None,
+        None,
+        row["schema_version"],
+        row["trace_id"],
+        row["seq"],
+        row["event_id"],
+        row["ts_ms"],
+        row["node"],
+        row["mechanism"],
+        row["entity"],
+        row["kind"],
+        canonical_attrs(row["attrs"]),
+    )
 
 
 def _judge_line(raw: bytes, line: int) -> tuple:
@@ -91,40 +107,65 @@ def _split(df: DataFrame, fast_ok: Column, typed_fast: list[Column], judge: Colu
     df = df.withColumn("fast", F.coalesce(fast_ok, F.lit(False)))
     fast = df.where("fast").select(*typed_fast, "file_rank", "line")
     judged = df.where("not fast").select(judge.alias("j"), "file_rank", "line")
-    good = judged.where("j.field is null").select(*[F.col(f"j.{n}").alias(n) for n in FIELD_NAMES],
-                                                  "file_rank", "line")
-    bad = judged.where("j.field is not null").select("file_rank", "line", F.col("j.field").alias("field"),
-                                                     F.col("j.reason").alias("reason"))
+    good = judged.where("j.field is null").select(*[F.col(f"j.{n}").alias(n) for n in FIELD_NAMES], "file_rank", "line")
+    bad = judged.where("j.field is not null").select(
+        "file_rank", "line", F.col("j.field").alias("field"), F.col("j.reason").alias("reason")
+    )
     return fast.unionByName(good), bad
 
 
 def _fast_values(get) -> str:
     """SQL: every field value is in range (types already checked); `get(name, type)` reads one field."""
     mechanisms = ", ".join(f"'{m}'" for m in MECHANISMS)
-    return (f"{get('schema_version', 'int')} = {SCHEMA_VERSION} and {get('seq', 'bigint')} >= 0 "
-            f"and {get('ts_ms', 'bigint')} >= 0 and length({get('trace_id', 'string')}) > 0 "
-            f"and length({get('event_id', 'string')}) > 0 and length({get('node', 'string')}) > 0 "
-            f"and {get('mechanism', 'string')} in ({mechanisms}) "
-            f"and {get('kind', 'string')} rlike {_lit(KIND_PATTERN)}")
+    return (
+        f"{get('schema_version', 'int')} = {SCHEMA_VERSION} and {get('seq', 'bigint')} >= 0 "
+        f"and {get('ts_ms', 'bigint')} >= 0 and length({get('trace_id', 'string')}) > 0 "
+        f"and length({get('event_id', 'string')}) > 0 and length({get('node', 'string')}) > 0 "
+        f"and {get('mechanism', 'string')} in ({mechanisms}) "
+        f"and {get('kind', 'string')} rlike {_lit(KIND_PATTERN)}"
+    )
 
 
 def _plain_json(text: str) -> str:
     """SQL: `text` is short, valid UTF-8 and has few brackets, so that Spark's parser may see it safely."""
-    return (f"is_valid_utf8({text}) and length({text}) <= {FAST_MAX_CHARS} "
-            f"and length({text}) - length(translate({text}, '[{{', '')) <= {MAX_DEPTH}")
+    return (
+        f"is_valid_utf8({text}) and length({text}) <= {FAST_MAX_CHARS} "
+        f"and length({text}) - length(translate({text}, '[{{', '')) <= {MAX_DEPTH}"
+    )
 
 
 def validate_jsonl(rows: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Rows (`value`, `file_rank`, `line`) -> (typed events, quarantined rows)."""
-    df = rows.withColumn("v", F.expr(
-        f"case when {_plain_json('value')} and not (line = 1 and startswith(value, '\ufeff')) "
-        "then try_parse_json(value) end"))
-    fast_ok = F.expr(f"v is not null and length(to_json(v)) = length(value) "
-                     f"and schema_of_variant(v) rlike {_lit(ROW_RE)} and "
-                     + _fast_values(lambda n, t: f"variant_get(v, '$.{n}', '{t}')"))
-    typed = [F.expr(f"variant_get(v, '$.{n}', '{t}')").alias(n) for n, t in (
-        ("schema_version", "int"), ("trace_id", "string"), ("seq", "bigint"), ("event_id", "string"),
-        ("ts_ms", "bigint"), ("node", "string"), ("mechanism", "string"), ("entity", "string"), ("kind", "string"))]
+    # a CR before the line feed (Windows line ends) is JSON white space: the fast path looks past it
+    df = rows.withColumn(
+        "text", F.expr("case when endswith(value, '\\r') then substr(value, 1, length(value) - 1) else value end")
+    )
+    df = df.withColumn(
+        "v",
+        F.expr(
+            f"case when {_plain_json('value')} and not (line = 1 and startswith(value, '\ufeff')) "
+            "then try_parse_json(text) end"
+        ),
+    )
+    fast_ok = F.expr(
+        f"v is not null and length(to_json(v)) = length(text) "
+        f"and schema_of_variant(v) rlike {_lit(ROW_RE)} and "
+        + _fast_values(lambda n, t: f"variant_get(v, '$.{n}', '{t}')")
+    )
+    typed = [
+        F.expr(f"variant_get(v, '$.{n}', '{t}')").alias(n)
+        for n, t in (
+            ("schema_version", "int"),
+            ("trace_id", "string"),
+            ("seq", "bigint"),
+            ("event_id", "string"),
+            ("ts_ms", "bigint"),
+            ("node", "string"),
+            ("mechanism", "string"),
+            ("entity", "string"),
+            ("kind", "string"),
+        )
+    ]
     typed.append(F.expr("to_json(variant_get(v, '$.attrs'))").alias("attrs"))
     judge = F.udf(_judge_line, _JUDGED_DDL, useArrow=True)(F.col("value").cast("binary"), F.col("line"))
     return _split(df, fast_ok, typed, judge)
@@ -136,13 +177,29 @@ def validate_parquet(df: DataFrame, extras: list[str]) -> tuple[DataFrame, DataF
     df = df.withColumn("extra_field", extra.cast("string"))
     utf8 = " and ".join(f"is_valid_utf8({c})" for c in STRING_FIELDS)
     present = " and ".join(f"{c} is not null" for c in (*STRING_FIELDS, *INT_FIELDS))
-    df = df.withColumn("v", F.expr(f"case when {present} and extra_field is null and {utf8} "
-                                   f"and {_plain_json('attrs')} then try_parse_json(attrs) end"))
-    fast_ok = F.expr(f"v is not null and length(to_json(v)) = length(attrs) "
-                     f"and schema_of_variant(v) rlike {_lit('^' + ATTRS_RE + '$')} and "
-                     + _fast_values(lambda n, t: n))
-    typed = [F.col("schema_version").cast("int"), "trace_id", F.col("seq").cast("bigint"), "event_id",
-             F.col("ts_ms").cast("bigint"), "node", "mechanism", "entity", "kind", "attrs"]
+    df = df.withColumn(
+        "v",
+        F.expr(
+            f"case when {present} and extra_field is null and {utf8} "
+            f"and {_plain_json('attrs')} then try_parse_json(attrs) end"
+        ),
+    )
+    fast_ok = F.expr(
+        f"v is not null and length(to_json(v)) = length(attrs) "
+        f"and schema_of_variant(v) rlike {_lit('^' + ATTRS_RE + '$')} and " + _fast_values(lambda n, t: n)
+    )
+    typed = [
+        F.col("schema_version").cast("int"),
+        "trace_id",
+        F.col("seq").cast("bigint"),
+        "event_id",
+        F.col("ts_ms").cast("bigint"),
+        "node",
+        "mechanism",
+        "entity",
+        "kind",
+        "attrs",
+    ]
     cells = [F.col(c).cast("binary") for c in STRING_FIELDS] + [F.col(c).cast("bigint") for c in INT_FIELDS]
     judge = F.udf(_judge_cells, _JUDGED_DDL, useArrow=True)(*cells, F.col("extra_field"))
     return _split(df, fast_ok, [F.col(c) if isinstance(c, str) else c for c in typed], judge)
@@ -154,9 +211,16 @@ def _rank() -> Column:
 
 def jsonl_rows(spark: SparkSession, staged: list[str]) -> DataFrame:
     """Non-blank lines (`value`, `file_rank`, `line`); `lineSep` is `\\n` alone, as in the Python reader."""
-    raw = spark.read.option("lineSep", "\n").text(staged).select(
-        "value", _rank().alias("file_rank"), F.col("_metadata.file_block_start").alias("block"),
-        F.monotonically_increasing_id().alias("mid"))
+    raw = (
+        spark.read.option("lineSep", "\n")
+        .text(staged)
+        .select(
+            "value",
+            _rank().alias("file_rank"),
+            F.col("_metadata.file_block_start").alias("block"),
+            F.monotonically_increasing_id().alias("mid"),
+        )
+    )
     blocks = raw.groupBy("file_rank", "block").agg(F.count(F.lit(1)).alias("n"), F.min("mid").alias("first_mid"))
     w = Window.partitionBy("file_rank").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
     offsets = blocks.withColumn("offset", F.coalesce(F.sum("n").over(w), F.lit(0)))
@@ -167,8 +231,11 @@ def jsonl_rows(spark: SparkSession, staged: list[str]) -> DataFrame:
 
 def parquet_rows(spark: SparkSession, staged: list[str], extras: list[str]) -> DataFrame:
     return spark.read.parquet(*staged).select(
-        *FIELD_NAMES, *[F.col(f"`{x}`") for x in extras], _rank().alias("file_rank"),
-        (F.col("_metadata.row_index") + 1).alias("line"))
+        *FIELD_NAMES,
+        *[F.col(f"`{x}`") for x in extras],
+        _rank().alias("file_rank"),
+        (F.col("_metadata.row_index") + 1).alias("line"),
+    )
 
 
 def _verify_gzip(tf: TraceFile) -> None:

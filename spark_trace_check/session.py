@@ -11,6 +11,7 @@ environment that is not activated still finds its packages, unless the user chos
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,14 +41,15 @@ def _configured_python() -> str | None:
     """`spark.pyspark.python` from spark-defaults.conf, if set there. (Under spark-submit, a
     `--conf spark.pyspark.python=...` already reaches this process as PYSPARK_PYTHON.)"""
     conf_dir = os.environ.get("SPARK_CONF_DIR") or (
-        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None
+    )
     if not conf_dir or not os.path.isfile(os.path.join(conf_dir, "spark-defaults.conf")):
         return None
     with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            key, _, value = line.strip().partition(" ")
-            if key == "spark.pyspark.python" and value.strip():
-                return value.strip()
+            parts = re.split(r"\s*=\s*|\s+", line.strip(), maxsplit=1)
+            if len(parts) == 2 and parts[0] == "spark.pyspark.python" and parts[1]:
+                return parts[1]
     return None
 
 
@@ -57,8 +59,9 @@ def worker_python() -> str:
     return os.environ.get("PYSPARK_PYTHON") or _configured_python() or sys.executable
 
 
-def build_session(master: str = "local[2]", *, app_name: str = "haconform-check", partitions: int = 4,
-                  for_tests: bool = False):
+def build_session(
+    master: str = "local[2]", *, app_name: str = "haconform-check", partitions: int = 4, for_tests: bool = False
+):
     """Create (or reuse) the SparkSession. `for_tests` trades JIT and GC throughput for start-up time."""
     from pyspark.sql import SparkSession
 

@@ -25,14 +25,38 @@ import pyarrow.parquet as pq
 from traces.rows import check_line, check_typed_row, is_blank, validate_row
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
 
-__all__ = ["TRACE_SUFFIXES", "Discovery", "ReadResult", "RowError", "TraceFile", "TraceFileError", "discover",
-           "read_events", "read_trace_file", "validate_row", "write_events"]
+__all__ = [
+    "TRACE_SUFFIXES",
+    "Discovery",
+    "ReadResult",
+    "RowError",
+    "TraceFile",
+    "TraceFileError",
+    "discover",
+    "read_events",
+    "read_trace_file",
+    "validate_row",
+    "write_events",
+]
 
 TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
-_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl.gz", ".ndjson.gz": "jsonl.gz",
-          ".parquet": "parquet"}
-_COMPRESSED = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".lz4": "lz4", ".zip": "zip",
-               ".snappy": "snappy", ".br": "brotli"}
+_KINDS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".jsonl.gz": "jsonl.gz",
+    ".ndjson.gz": "jsonl.gz",
+    ".parquet": "parquet",
+}
+_COMPRESSED = {
+    ".gz": "gzip",
+    ".bz2": "bzip2",
+    ".xz": "xz",
+    ".zst": "zstd",
+    ".lz4": "lz4",
+    ".zip": "zip",
+    ".snappy": "snappy",
+    ".br": "brotli",
+}
 _GZIP_MAGIC, _PARQUET_MAGIC = b"\x1f\x8b", b"PAR1"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _INT_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32())
@@ -96,8 +120,9 @@ def trace_kind(name: str) -> str | None:
 def _skip_reason(name: str) -> str:
     suffix = Path(name.lower()).suffix
     if suffix in _COMPRESSED:
-        return (f"compressed with {_COMPRESSED[suffix]}, which is not read: only .jsonl.gz and .ndjson.gz "
-                "are decompressed")
+        return (
+            f"compressed with {_COMPRESSED[suffix]}, which is not read: only .jsonl.gz and .ndjson.gz are decompressed"
+        )
     return f"not a trace file: the name does not end in {', '.join(TRACE_SUFFIXES)}"
 
 
@@ -160,15 +185,24 @@ def _walk(top: str, seen_dirs: dict[tuple[int, int], str], out: Discovery, seen_
             try:
                 st = os.stat(entry.path)
             except OSError as exc:
-                reason = ("symbolic link loop" if exc.errno == errno.ELOOP else
-                          "broken symbolic link" if entry.is_symlink() else f"cannot stat: {exc.strerror}")
+                reason = (
+                    "symbolic link loop"
+                    if exc.errno == errno.ELOOP
+                    else "broken symbolic link"
+                    if entry.is_symlink()
+                    else f"cannot stat: {exc.strerror}"
+                )
                 out.skipped.append({"file": name, "reason": reason})
                 continue
             key = (st.st_dev, st.st_ino)
             if os.path.isdir(entry.path):
                 if key in seen_dirs:
-                    out.skipped.append({"file": name, "reason": f"directory already read as {seen_dirs[key]} "
-                                        "(symbolic link loop or repeat)"})
+                    out.skipped.append(
+                        {
+                            "file": name,
+                            "reason": f"directory already read as {seen_dirs[key]} (symbolic link loop or repeat)",
+                        }
+                    )
                 else:
                     seen_dirs[key] = name
                     subdirs.append(name)
@@ -212,8 +246,13 @@ def discover(paths: Iterable[Path | str]) -> Discovery:
         try:
             st = os.stat(name)
         except OSError as exc:
-            what = "symbolic link loop" if exc.errno == errno.ELOOP else "no such file or directory" \
-                if exc.errno == errno.ENOENT else exc.strerror
+            what = (
+                "symbolic link loop"
+                if exc.errno == errno.ELOOP
+                else "no such file or directory"
+                if exc.errno == errno.ENOENT
+                else exc.strerror
+            )
             raise TraceFileError(f"{name}: {what}") from exc
         if os.path.isdir(name):
             key = (st.st_dev, st.st_ino)
@@ -236,14 +275,15 @@ def jsonl_lines(tf: TraceFile) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes without the line feed) of every non-blank line; gzip decompressed."""
     lineno = 0
     try:
-        with (gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb")) as handle:
+        with gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb") as handle:
             for lineno, raw in enumerate(handle, start=1):
                 line = raw[:-1] if raw.endswith(b"\n") else raw
                 if not is_blank(line):
                     yield lineno, line
     except (OSError, EOFError, zlib.error) as exc:
-        raise TraceFileError(f"{tf.name}: cannot read past line {lineno}: "
-                             f"{getattr(exc, 'strerror', None) or exc}") from exc
+        raise TraceFileError(
+            f"{tf.name}: cannot read past line {lineno}: {getattr(exc, 'strerror', None) or exc}"
+        ) from exc
 
 
 def read_jsonl(path: Path | str | TraceFile) -> ReadResult:

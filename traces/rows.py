@@ -184,8 +184,11 @@ def _field_problem(name: str, value: Any) -> str | None:
             return f"expected object, found {json_type(value)}"
         return next((p for k in sorted(value) if (p := _attr_problem(k, value[k]))), None)
     if name in INTEGER_FIELDS:
-        return _int_problem(value, SCHEMA_VERSION if name == "schema_version" else 0,
-                            SCHEMA_VERSION if name == "schema_version" else INT64_MAX)
+        return _int_problem(
+            value,
+            SCHEMA_VERSION if name == "schema_version" else 0,
+            SCHEMA_VERSION if name == "schema_version" else INT64_MAX,
+        )
     if not isinstance(value, str):
         return f"expected string, found {json_type(value)}"
     if name in NONEMPTY_FIELDS and not value:

@@ -94,6 +94,7 @@ def _utf16(bom: bool) -> Callable[[Path], list[str]]:
         text = BASE.read_text(encoding="utf-8")
         (tmp / "t.jsonl").write_bytes(text.encode("utf-16" if bom else "utf-16-le"))
         return [str(tmp / "t.jsonl")]
+
     return build
 
 
@@ -123,13 +124,13 @@ def _named(kind: str) -> Callable[[Path], list[str]]:
             (tmp / "t.parquet").write_bytes(data[: len(data) - 20])
             return [str(tmp / "t.parquet")]
         raise ValueError(kind)
+
     return build
 
 
 def _gz_beside(tmp: Path) -> list[str]:
     write_events(tmp / "a.jsonl", _trace("a"))
-    (tmp / "b.jsonl.gz").write_bytes(gzip.compress(b"\n".join(
-        e.to_json().encode() for e in _trace("b")) + b"\n\n"))
+    (tmp / "b.jsonl.gz").write_bytes(gzip.compress(b"\n".join(e.to_json().encode() for e in _trace("b")) + b"\n\n"))
     (tmp / "c.jsonl.bz2").write_bytes(b"BZh9")
     (tmp / "README.txt").write_text("notes")
     return [str(tmp)]
@@ -163,6 +164,7 @@ def _empty(kind: str) -> Callable[[Path], list[str]]:
             return [str(tmp / "d")]
         (tmp / "t.jsonl").write_bytes(b"" if kind == "file" else b"\n  \n\t\r\n\n")
         return [str(tmp / "t.jsonl")]
+
     return build
 
 
@@ -196,41 +198,97 @@ def _bom(where: int) -> Callable[[Path], list[str]]:
         lines[where - 1] = b"\xef\xbb\xbf" + lines[where - 1]
         (tmp / "t.jsonl").write_bytes(b"\r\n".join(lines) + b"\r\n")
         return [str(tmp / "t.jsonl")]
+
     return build
 
 
 N = len(BASE.read_bytes().splitlines())
 CASES: tuple[Case, ...] = (
     # encodings
-    Case("latin1-byte", "encodings", _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"srv', b'"\xe9srv', 1)), 1,
-         quarantine=_q("not UTF-8: byte 0xe9 at byte offset")),
+    Case(
+        "latin1-byte",
+        "encodings",
+        _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"srv', b'"\xe9srv', 1)),
+        1,
+        quarantine=_q("not UTF-8: byte 0xe9 at byte offset"),
+    ),
     Case("utf16-with-bom", "encodings", _utf16(True), 2, "is UTF-16 text (byte-order mark FF FE)"),
     Case("utf16-without-bom", "encodings", _utf16(False), 2, "NUL bytes"),
-    Case("lone-surrogate", "encodings", _edit("t.jsonl", lambda r: _row_bytes(r).replace(
-        b'"attrs":{', b'"attrs":{"s":"\\ud800",', 1)), 1, quarantine=_q("lone surrogate \\ud800")),
-    Case("surrogate-pair-is-fine", "encodings", _edit("t.jsonl", lambda r: _row_bytes(r).replace(
-        b'"attrs":{', b'"attrs":{"s":"\\ud83d\\ude00",', 1)), 0, rows_read=N),
+    Case(
+        "lone-surrogate",
+        "encodings",
+        _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"attrs":{', b'"attrs":{"s":"\\ud800",', 1)),
+        1,
+        quarantine=_q("lone surrogate \\ud800"),
+    ),
+    Case(
+        "surrogate-pair-is-fine",
+        "encodings",
+        _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"attrs":{', b'"attrs":{"s":"\\ud83d\\ude00",', 1)),
+        0,
+        rows_read=N,
+    ),
     Case("bom-first-line-crlf", "encodings", _bom(1), 0, rows_read=N),
     Case("bom-mid-file", "encodings", _bom(DAMAGED_LINE), 1, quarantine=_q("not valid JSON")),
     # pathological JSON
     Case("deep-nesting", "pathological-json", _deep, 1, quarantine=_q("nested deeper than 32 levels")),
     Case("deep-in-attrs", "pathological-json", _deep_attrs, 1, quarantine=_q("nested deeper than 32 levels")),
-    Case("trailing-garbage", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(r) + b" xyz"), 1,
-         quarantine=_q("data after the JSON value")),
-    Case("two-objects-one-line", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(r) * 2), 1,
-         quarantine=_q("data after the JSON value")),
-    Case("duplicate-key", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(r)[:-1] + b',"seq":99}'), 1,
-         quarantine=_q("key 'seq' appears twice")),
-    Case("int-beyond-64-bits-in-attrs", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(
-        {**r, "attrs": {**r["attrs"], "n": 2**70}})), 1, quarantine=_q("integer out of 64-bit range", "attrs")),
-    Case("int-beyond-64-bits-seq", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes({**r, "seq": 2**64})),
-         1, quarantine=_q("out of 64-bit range", "seq")),
-    Case("float-for-integer", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(r).replace(
-        b'"seq":2,', b'"seq":2.0,')), 1, quarantine=_q("expected integer, found number", "seq")),
-    Case("nan", "pathological-json", _edit("t.jsonl", lambda r: _row_bytes(r).replace(
-        b'"attrs":{', b'"attrs":{"x":NaN,', 1)), 1, quarantine=_q("NaN is not a JSON number")),
-    Case("spaces-are-fine", "pathological-json", _edit("t.jsonl", lambda r: json.dumps(r).encode() + b"  "), 0,
-         rows_read=N),
+    Case(
+        "trailing-garbage",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes(r) + b" xyz"),
+        1,
+        quarantine=_q("data after the JSON value"),
+    ),
+    Case(
+        "two-objects-one-line",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes(r) * 2),
+        1,
+        quarantine=_q("data after the JSON value"),
+    ),
+    Case(
+        "duplicate-key",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes(r)[:-1] + b',"seq":99}'),
+        1,
+        quarantine=_q("key 'seq' appears twice"),
+    ),
+    Case(
+        "int-beyond-64-bits-in-attrs",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes({**r, "attrs": {**r["attrs"], "n": 2**70}})),
+        1,
+        quarantine=_q("integer out of 64-bit range", "attrs"),
+    ),
+    Case(
+        "int-beyond-64-bits-seq",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes({**r, "seq": 2**64})),
+        1,
+        quarantine=_q("out of 64-bit range", "seq"),
+    ),
+    Case(
+        "float-for-integer",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"seq":2,', b'"seq":2.0,')),
+        1,
+        quarantine=_q("expected integer, found number", "seq"),
+    ),
+    Case(
+        "nan",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: _row_bytes(r).replace(b'"attrs":{', b'"attrs":{"x":NaN,', 1)),
+        1,
+        quarantine=_q("NaN is not a JSON number"),
+    ),
+    Case(
+        "spaces-are-fine",
+        "pathological-json",
+        _edit("t.jsonl", lambda r: json.dumps(r).encode() + b"  "),
+        0,
+        rows_read=N,
+    ),
     Case("huge-valid-line", "pathological-json", _huge_valid, 0, rows_read=N),
     Case("same-seq-twice", "disagreement", _same_seq, 1, rows_read=N + 1),
     # files that are not what their name says
@@ -241,20 +299,47 @@ CASES: tuple[Case, ...] = (
     Case("truncated-gz", "not-what-name-says", _named("truncated-gz"), 2, "t.jsonl.gz"),
     Case("truncated-parquet", "not-what-name-says", _named("truncated-parquet"), 2, "not a readable Parquet file"),
     # skipped or half-read
-    Case("gz-beside-plain-and-others", "skipped-files", _gz_beside, 0, rows_read=2 * N,
-         skipped=(("README.txt", "not a trace file"), ("c.jsonl.bz2", "compressed with bzip2"))),
-    Case("extra-parquet-column", "skipped-files", _extra_parquet, 1,
-         quarantine=_q("unknown field", "note", "t.parquet", 2)),
-    Case("symlinks", "skipped-files", _links, 0, rows_read=N,
-         skipped=(("broken.jsonl", "broken symbolic link"), ("loop", "already read"),
-                  ("same.jsonl", "same file as"), ("self.jsonl", "symbolic link loop"))),
+    Case(
+        "gz-beside-plain-and-others",
+        "skipped-files",
+        _gz_beside,
+        0,
+        rows_read=2 * N,
+        skipped=(("README.txt", "not a trace file"), ("c.jsonl.bz2", "compressed with bzip2")),
+    ),
+    Case(
+        "extra-parquet-column",
+        "skipped-files",
+        _extra_parquet,
+        1,
+        quarantine=_q("unknown field", "note", "t.parquet", 2),
+    ),
+    Case(
+        "symlinks",
+        "skipped-files",
+        _links,
+        0,
+        rows_read=N,
+        skipped=(
+            ("broken.jsonl", "broken symbolic link"),
+            ("loop", "already read"),
+            ("same.jsonl", "same file as"),
+            ("self.jsonl", "symbolic link loop"),
+        ),
+    ),
     # empty input
     Case("empty-file", "empty", _empty("file"), 2, "no events"),
     Case("blank-lines-only", "empty", _empty("blank"), 2, "no events"),
     Case("empty-dir", "empty", _empty("dir"), 2, "no events"),
     Case("empty-allowed", "empty", _empty("file"), 0, rows_read=0, extra_args=("--allow-empty",)),
     # paths
-    Case("awkward-names", "paths", _awkward, 1, rows_read=len(AWKWARD_NAMES) * (N + 1),
-         quarantine=tuple((n, 5, "", "not valid JSON") for n in sorted(AWKWARD_NAMES))),
+    Case(
+        "awkward-names",
+        "paths",
+        _awkward,
+        1,
+        rows_read=len(AWKWARD_NAMES) * (N + 1),
+        quarantine=tuple((n, 5, "", "not valid JSON") for n in sorted(AWKWARD_NAMES)),
+    ),
     Case("star-beside-match", "paths", _star_beside, 0, rows_read=2 * N),
 )

@@ -55,5 +55,12 @@ def test_damaged_input_python_engine(case, tmp_path, capsys):
 
 
 def test_every_issue_class_is_covered():
-    assert {c.klass for c in CASES} >= {"encodings", "pathological-json", "not-what-name-says", "skipped-files",
-                                        "empty", "paths", "disagreement"}
+    assert {c.klass for c in CASES} >= {
+        "encodings",
+        "pathological-json",
+        "not-what-name-says",
+        "skipped-files",
+        "empty",
+        "paths",
+        "disagreement",
+    }

@@ -42,8 +42,10 @@ def test_engines_agree_on_every_row_level_damage(spark, tmp_path):
     assert sp.summary() | {"engine": ""} == py.summary() | {"engine": ""}
     assert _strip(sp.violations) == _strip(py.violations)
     wanted = {(c.name, n, line, f) for c in ROW_CASES for n, line, f, _ in c.quarantine}
-    got = {(q["file"][len(str(tmp_path)) + 1:].split("/")[0], q["file"].rsplit("/", 1)[1], q["line"], q["field"])
-           for q in sp.quarantine}
+    got = {
+        (q["file"][len(str(tmp_path)) + 1 :].split("/")[0], q["file"].rsplit("/", 1)[1], q["line"], q["field"])
+        for q in sp.quarantine
+    }
     assert got == wanted
 
 
@@ -64,6 +66,6 @@ def test_awkward_names_and_allow_empty_through_the_cli(spark, tmp_path, capsys):
         code = main(["check", *args, "--out", str(out), "--quiet", *case.extra_args])
         summary = verify(case, code, capsys.readouterr().err, out)
         assert summary["engine"] == "spark"
-    names = [json.loads(x)["file"] for x in (tmp_path / "out-awkward-names" / "quarantine.jsonl").read_text().split("\n")
-             if x]
+    text = (tmp_path / "out-awkward-names" / "quarantine.jsonl").read_text()
+    names = [json.loads(x)["file"] for x in text.splitlines()]
     assert all(n.startswith(str(tmp_path / "awkward-names") + "/") for n in names)

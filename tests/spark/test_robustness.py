@@ -28,8 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = str(SAMPLES_DIR / "mutants" / "net--seq-repeat.jsonl")
 
 
-def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(spark, tmp_path, monkeypatch,
-                                                                                  capsys):
+def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(spark, tmp_path, monkeypatch, capsys):
     def failing_monitors(events, partitions, extra=()):
         def run(batches):
             for batch in batches:
@@ -80,15 +79,25 @@ def test_workers_run_the_interpreter_of_an_unactivated_venv(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(site, "haconform_venv_marker.py").write_text("")  # only this interpreter can import it
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
     on_path = subprocess.run(["python3", "-c", "import haconform_venv_marker"], env=env, capture_output=True)
     assert on_path.returncode != 0  # PATH's python3 lacks what the venv has
     (tmp_path / "probe.py").write_text(PROBE)
-    done = subprocess.run([str(python), str(tmp_path / "probe.py"), str(SAMPLES_DIR / "clean" / "net-s1.jsonl"),
-                           str(tmp_path / "out")], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [str(python), str(tmp_path / "probe.py"), str(SAMPLES_DIR / "clean" / "net-s1.jsonl"), str(tmp_path / "out")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["conf"] == result["driver"] == str(python)

@@ -21,7 +21,10 @@ pytestmark = pytest.mark.unit
 
 SCHEMA = jsonschema.Draft202012Validator(json_schema())
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=5)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(max_size=5)
     | st.floats(allow_nan=False, allow_infinity=False),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=8,
@@ -29,7 +32,8 @@ json_values = st.recursive(
 FIELDS = list(GOOD)
 rows = st.builds(
     lambda base, drop, changes: {k: v for k, v in {**base, **changes}.items() if k not in drop},
-    st.just(GOOD), st.sets(st.sampled_from(FIELDS), max_size=1),
+    st.just(GOOD),
+    st.sets(st.sampled_from(FIELDS), max_size=1),
     st.dictionaries(st.sampled_from([*FIELDS, "extra"]), json_values, max_size=2),
 )
 
@@ -56,17 +60,20 @@ def test_no_line_makes_it_raise(raw):
     assert (row is None) != (problem is None)
 
 
-@pytest.mark.parametrize(("text", "field", "reason"), [
-    (json.dumps(GOOD) + " x", "", "data after the JSON value at column"),
-    (json.dumps(GOOD)[:-1] + ', "seq": 1}', "", "key 'seq' appears twice in one object"),
-    (json.dumps({**GOOD, "attrs": {"n": 2**63}}), "attrs", "attrs.n: integer out of 64-bit range"),
-    (json.dumps({**GOOD, "attrs": {"n": [1, -(2**63) - 1]}}), "attrs", "integer out of 64-bit range"),
-    (json.dumps({**GOOD, "seq": 2**63}), "seq", "out of 64-bit range"),
-    (json.dumps({**GOOD, "seq": 1.0}), "seq", "expected integer, found number"),
-    (json.dumps({**GOOD, "attrs": {"x": "\ud800"}}), "", "lone surrogate \\ud800"),
-    (json.dumps({**GOOD, "attrs": {"x": float("nan")}}), "", "NaN is not a JSON number"),
-    ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "", f"nested deeper than {MAX_DEPTH} levels"),
-])
+@pytest.mark.parametrize(
+    ("text", "field", "reason"),
+    [
+        (json.dumps(GOOD) + " x", "", "data after the JSON value at column"),
+        (json.dumps(GOOD)[:-1] + ', "seq": 1}', "", "key 'seq' appears twice in one object"),
+        (json.dumps({**GOOD, "attrs": {"n": 2**63}}), "attrs", "attrs.n: integer out of 64-bit range"),
+        (json.dumps({**GOOD, "attrs": {"n": [1, -(2**63) - 1]}}), "attrs", "integer out of 64-bit range"),
+        (json.dumps({**GOOD, "seq": 2**63}), "seq", "out of 64-bit range"),
+        (json.dumps({**GOOD, "seq": 1.0}), "seq", "expected integer, found number"),
+        (json.dumps({**GOOD, "attrs": {"x": "\ud800"}}), "", "lone surrogate \\ud800"),
+        (json.dumps({**GOOD, "attrs": {"x": float("nan")}}), "", "NaN is not a JSON number"),
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "", f"nested deeper than {MAX_DEPTH} levels"),
+    ],
+)
 def test_each_rule_rejects_its_twin(text, field, reason):
     assert check_line(json.dumps(GOOD).encode()) == (GOOD, None)
     row, problem = check_line(text.encode())
@@ -96,7 +103,8 @@ def test_parquet_cells_follow_the_same_order():
     assert check_typed_row({**cells, "note": "x", "seq": None})[1] == ("note", "unknown field")
     assert check_typed_row({**cells, "seq": None, "kind": "9"})[1] == ("seq", "required field is missing")
     assert check_typed_row({**cells, "attrs": "{bad", "kind": "9"})[1].field == "attrs"
-    assert check_typed_row({**cells, "node": b"\xff", "kind": "9"})[1] == ("node", "not UTF-8: byte 0xff at byte offset 0")
+    bad_node = check_typed_row({**cells, "node": b"\xff", "kind": "9"})[1]
+    assert bad_node == ("node", "not UTF-8: byte 0xff at byte offset 0")
 
 
 lines = st.one_of(
@@ -112,8 +120,9 @@ lines = st.one_of(
 def test_random_lines_never_crash_the_check_and_counts_reconcile(tmp_path_factory, raw_lines):
     tmp = tmp_path_factory.mktemp("prop")
     (tmp / "t.jsonl").write_bytes(b"\n".join(raw_lines))
-    code = main(["check", "--engine", "python", str(tmp / "t.jsonl"), "--out", str(tmp / "out"), "--quiet",
-                 "--allow-empty"])
+    code = main(
+        ["check", "--engine", "python", str(tmp / "t.jsonl"), "--out", str(tmp / "out"), "--quiet", "--allow-empty"]
+    )
     assert code in (0, 1)  # 2 only for unusable files; random lines are rows or blank
     summary = json.loads((tmp / "out" / "summary.json").read_text())
     assert summary["rows_read"] == summary["rows_checked"] + summary["rows_quarantined"]
