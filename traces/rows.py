@@ -149,6 +149,8 @@ def check_line(raw: bytes, first_line: bool = False) -> tuple[dict[str, Any] | N
     if problem is not None:
         return None, problem
     assert text is not None
+    if text.startswith("\ufeff"):
+        return None, Problem("", "not valid JSON: a byte-order mark is allowed only at the start of the file")
     row, problem = parse_json(text)
     if problem is None:
         problem = validate_row(row)
