@@ -59,7 +59,9 @@ def check(
     progress: bool = False,
     skew_ms: int | None = None,
 ) -> CheckOutcome:
-    base = tempfile.gettempdir()  # Spark reads the staged names as paths: keep pattern characters out
+    # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
+    # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
+    base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
     try:
         return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
