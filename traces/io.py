@@ -22,22 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.rows import check_line, check_typed_row, is_blank, validate_row
+from traces.rows import check_line, check_typed_row, is_blank
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
-
-__all__ = [
-    "TRACE_SUFFIXES",
-    "Discovery",
-    "ReadResult",
-    "RowError",
-    "TraceFile",
-    "TraceFileError",
-    "discover",
-    "read_events",
-    "read_trace_file",
-    "validate_row",
-    "write_events",
-]
 
 TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
 _KINDS = {
