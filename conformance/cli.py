@@ -1,7 +1,8 @@
 """The `haconform` command line: spec, simulate, samples, check, and the z3 commands when present.
 
 I/O lives here and in the readers/writers; everything underneath is pure. Exit status: 0 success or a
-clean verdict, 1 violations found (or a claim off its expected verdict), 2 unusable input or usage error.
+clean verdict, 1 violations found (or a claim off its expected verdict), 2 unusable input or usage error,
+3 internal error (one line on stderr, the full trace in a log file; never reported as a verdict).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import argparse
 import importlib
 import json
 import sys
+import tempfile
 import textwrap
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -170,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check trace corpora (Spark)", description="Validate JSONL/Parquet "
                        "traces against the schema (bad rows quarantined with a reason) and check the "
                        "mechanism-independent rules and every mechanism monitor. Exit 0 clean, 1 "
-                       "violations, 2 unusable input.")
+                       "violations, 2 unusable input or no events, 3 internal error.")
     p.add_argument("paths", nargs="+", help="trace files or directories")
     p.add_argument("--out", default="out/check", help="output directory for summary.json and violations")
     p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
@@ -181,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
     p.add_argument("--skew", type=int, metavar="MS", help="also check cross-server orderings by timestamp, "
                    "allowing each clock to be off by up to MS milliseconds (spec/claims/skew.py)")
+    p.add_argument("--allow-empty", action="store_true", help="accept an input holding no events (exit 0) "
+                   "instead of exit 2 'no events'")
     from conformance.audit.cli import add_check_options
 
     add_check_options(p)
@@ -197,10 +202,72 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """The exception's type and its most telling line: py4j puts the Java error on a later line, and an
+    error raised in a Spark Python worker carries the worker's traceback, whose last line says what failed."""
+    raw = str(exc).split("JVM stacktrace:")[0].splitlines()
+    if any(line.startswith("Traceback (most recent call last)") for line in raw):
+        tail = [line.strip() for line in raw if line.strip() and not line.startswith((" ", "\t"))]
+        lines = tail[-1:]
+    else:
+        lines = [line.strip().lstrip(":").strip() for line in raw]
+        lines = [line for line in lines if line and not line.startswith("An error occurred while calling")]
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _full_trace(exc: BaseException) -> str:
+    """The Python traceback, plus the JVM stack of every Spark exception in the chain."""
+    text = traceback.format_exc()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        jvm = getattr(current, "_stackTrace", None)
+        if isinstance(jvm, str) and jvm and jvm not in text:
+            text += f"\nJVM stack trace of {type(current).__name__}:\n{jvm}\n"
+        current = current.__cause__ or current.__context__
+    return text
+
+
+def _error_log(args: argparse.Namespace, one_line: str, trace: str) -> Path:
+    """Where the full trace goes: the report in `--out` for check, a log file in an `--out` directory for
+    other commands, else a temporary file."""
+    from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
+
+    out = getattr(args, "out", None)
+    try:
+        if out and getattr(args, "command", None) == "check":
+            return write_internal_error(check_out_dir(out), one_line, trace)
+        if out and Path(out).is_dir():
+            path = Path(out) / ERROR_LOG
+            path.write_text(trace, encoding="utf-8", errors="backslashreplace")
+            return path
+    except Exception:  # the log must land somewhere: fall back to a temporary file
+        pass
+    with tempfile.NamedTemporaryFile("w", prefix="haconform-error-", suffix=".log", delete=False,
+                                     encoding="utf-8", errors="backslashreplace") as handle:
+        handle.write(trace)
+    return Path(handle.name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Exit status: 0 clean, 1 violations, 2 unusable input or usage, 3 internal error:
+    any unexpected exception becomes one line on stderr and the full trace (Java stack included) in a log."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a usage message raised as SystemExit(text) would exit 1
+            print(exc.code, file=sys.stderr)
+            return 2
+        raise
+    except Exception as exc:
+        one_line = _one_line(exc)
+        log = _error_log(args, one_line, _full_trace(exc))
+        print(f"haconform: internal error: {one_line}; full trace in {log}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

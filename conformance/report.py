@@ -1,30 +1,50 @@
 """The check report shared by both engines: summary.json, violations.jsonl, quarantine.jsonl, verdict.
 
-Counts reconcile (rows read = rows checked + rows quarantined) and are written whatever the verdict.
-Quarantined rows break TR-005 and count as violations of rule `schema-conformance`. Files list at most
-`cap` entries each, in a deterministic order; the summary always carries the full counts.
+Counts are taken independently (rows read from the files, rows that reached the rules, rows quarantined)
+and must reconcile (requirement TR-005); a mismatch is an internal error, never a verdict. Quarantined rows
+break TR-005 and count as violations of rule `schema-conformance`. Files list at most `cap` entries each,
+in a deterministic order; the summary always carries the full counts.
+
+The report is written into a fresh directory beside `--out` and renamed into place, so `--out` holds one
+whole report of one run: a clean or failed verdict, an unusable input (`verdict: unusable`, exit 2) or an
+internal error (`verdict: internal-error`, exit 3, with the full trace in `haconform-error.log`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 SCHEMA_RULE = ("schema-conformance", "TR-005")
-EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
+ERROR_LOG = "haconform-error.log"
+REPORT_FILES = ("summary.json", "violations.jsonl", "quarantine.jsonl", "unknown.jsonl", ERROR_LOG)
+
+
+class InternalError(RuntimeError):
+    """A broken invariant inside haconform (counts that do not reconcile, say): exit 3, never a verdict."""
+
+
+class OutDirError(ValueError):
+    """`--out` cannot hold a report (a file, not writable, someone else's files): exit 2 before any work."""
 
 
 @dataclass
 class CheckOutcome:
     engine: str
     files: list[str]
-    rows_read: int
-    rows_quarantined: int
-    quarantine: list[dict[str, Any]]  # file, line, field, reason, raw (at most the cap)
+    rows_read: int  # counted by the readers: non-blank lines and Parquet rows
+    rows_checked: int  # counted where the events enter the rules
+    rows_quarantined: int  # counted from the quarantine itself
+    quarantine: list[dict[str, Any]]  # file, line, field, reason (at most the cap)
     violations_total: int
     violations: list[dict[str, Any]]  # Violation.to_json() + "events": [rows] (at most the cap)
     violations_by_rule: list[dict[str, Any]]  # rule, requirement, mechanism, count
@@ -32,10 +52,18 @@ class CheckOutcome:
     unknown_total: int = 0
     events_by_mechanism: dict[str, int] = field(default_factory=dict)
     monitors: list[str] = field(default_factory=list)
+    files_skipped: list[dict[str, str]] = field(default_factory=list)  # file, reason
 
     @property
-    def rows_checked(self) -> int:
-        return self.rows_read - self.rows_quarantined
+    def reconciles(self) -> bool:
+        return self.rows_read == self.rows_checked + self.rows_quarantined
+
+    def require_reconciled(self) -> None:
+        if not self.reconciles:
+            raise InternalError(
+                f"counts do not reconcile: {self.rows_read} rows read, {self.rows_checked} "
+                f"reached the rules, {self.rows_quarantined} quarantined ({self.engine} engine)"
+            )
 
     @property
     def verdict(self) -> str:
@@ -46,17 +74,24 @@ class CheckOutcome:
     def summary(self) -> dict[str, Any]:
         rules = list(self.violations_by_rule)
         if self.rows_quarantined:
-            rules.append({"rule": SCHEMA_RULE[0], "requirement": SCHEMA_RULE[1], "mechanism": "core",
-                          "count": self.rows_quarantined})
+            rules.append(
+                {
+                    "rule": SCHEMA_RULE[0],
+                    "requirement": SCHEMA_RULE[1],
+                    "mechanism": "core",
+                    "count": self.rows_quarantined,
+                }
+            )
         return {
             "tool": "haconform check",
             "engine": self.engine,
             "verdict": self.verdict,
             "files": self.files,
+            "files_skipped": self.files_skipped,
             "rows_read": self.rows_read,
             "rows_checked": self.rows_checked,
             "rows_quarantined": self.rows_quarantined,
-            "counts_reconcile": self.rows_read == self.rows_checked + self.rows_quarantined,
+            "counts_reconcile": self.reconciles,
             "events_by_mechanism": dict(sorted(self.events_by_mechanism.items())),
             "monitors": self.monitors,
             "violations_total": self.violations_total + self.rows_quarantined,
@@ -76,25 +111,117 @@ def violation_key(v: dict[str, Any]) -> tuple:
     return (v["trace_id"], v["requirement"], v["rule"], v["entity"], list(v["event_ids"]), v["explanation"])
 
 
+def no_events_message(outcome: CheckOutcome) -> str:
+    return (
+        f"no events: {len(outcome.files)} trace file(s) read, {len(outcome.files_skipped)} skipped, 0 rows "
+        "(empty files and blank lines hold no events); pass --allow-empty to accept an empty input"
+    )
+
+
+def check_out_dir(out_dir: Path | str) -> Path:
+    """Fail early (OutDirError) unless `out_dir` can receive a report: a new or empty directory, or one
+    holding only an earlier report, whose parent is writable."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutDirError(f"--out {out}: exists and is not a directory")
+    if out.is_dir():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
+        if foreign:
+            raise OutDirError(
+                f"--out {out}: holds files that are not a haconform report ({', '.join(foreign[:5])}"
+                f"{', ...' if len(foreign) > 5 else ''}); give a new or empty directory"
+            )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.probe-")).rmdir()
+    except OSError as exc:
+        raise OutDirError(f"--out {out}: cannot write in {out.parent}: {exc.strerror or exc}") from exc
+    return out
+
+
+def publish(out_dir: Path | str, write: Callable[[Path], None]) -> Path:
+    """Run `write(tmp)` on a fresh directory beside `out_dir`, then rename it into place: `out_dir` ends
+    with the whole new report, or (if writing fails) the files of the earlier one untouched."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)
+        write(tmp)
+        old = None
+        if out.exists():
+            old = tmp.with_name(tmp.name.replace(".tmp-", ".old-"))
+            os.rename(out, old)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return out
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
-def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False,
-                  stream: TextIO | None = None) -> int:
-    """Write the report files and a short readable verdict (to stdout unless `stream`); return the exit status."""
+def write_unusable(out_dir: Path | str, engine: str, message: str, skipped: list[dict[str, str]] = ()) -> None:
+    """The report of a run whose input was unusable: replaces any earlier report in `out_dir`."""
+    summary = {
+        "tool": "haconform check",
+        "engine": engine,
+        "verdict": "unusable",
+        "error": message,
+        "files_skipped": list(skipped),
+    }
+    publish(out_dir, lambda tmp: _write_json(tmp / "summary.json", summary))
+
+
+def write_internal_error(out_dir: Path | str, one_line: str, trace: str) -> Path:
+    """The report of a run that failed inside haconform; returns the path of the full trace."""
+
+    def write(tmp: Path) -> None:
+        (tmp / ERROR_LOG).write_text(trace, encoding="utf-8", errors="backslashreplace")
+        _write_json(
+            tmp / "summary.json",
+            {"tool": "haconform check", "verdict": "internal-error", "error": one_line, "log": ERROR_LOG},
+        )
+
+    return publish(out_dir, write) / ERROR_LOG
+
+
+def write_outcome(
+    outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False, stream: TextIO | None = None
+) -> int:
+    """Write the report atomically and a short readable verdict (to stdout unless `stream`); return the exit
+    status. Counts that do not reconcile raise InternalError before anything is written."""
+    outcome.require_reconciled()
     stream = stream or sys.stdout  # looked up per call, so a replaced sys.stdout is honoured
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     summary = outcome.summary()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    _write_jsonl(out / "violations.jsonl", outcome.violations)
-    _write_jsonl(out / "quarantine.jsonl", outcome.quarantine)
-    _write_jsonl(out / "unknown.jsonl", outcome.unknown)
-    print(f"haconform check ({outcome.engine}): {len(outcome.files)} file(s), {outcome.rows_read} rows read, "
-          f"{outcome.rows_checked} checked, {outcome.rows_quarantined} quarantined", file=stream)
+
+    def write(tmp: Path) -> None:
+        _write_json(tmp / "summary.json", summary)
+        _write_jsonl(tmp / "violations.jsonl", outcome.violations)
+        _write_jsonl(tmp / "quarantine.jsonl", outcome.quarantine)
+        _write_jsonl(tmp / "unknown.jsonl", outcome.unknown)
+
+    out = publish(out_dir, write)
+    skipped = f", {len(outcome.files_skipped)} skipped" if outcome.files_skipped else ""
+    print(
+        f"haconform check ({outcome.engine}): {len(outcome.files)} file(s){skipped}, {outcome.rows_read} rows "
+        f"read, {outcome.rows_checked} checked, {outcome.rows_quarantined} quarantined",
+        file=stream,
+    )
+    for s in outcome.files_skipped[:3]:
+        print(f"  skipped {s['file']}: {s['reason']}", file=stream)
     for rule in summary["violations_by_rule"]:
         print(f"  {rule['count']:>7}  {rule['requirement']:<7} {rule['mechanism']:<5} {rule['rule']}", file=stream)
     for q in outcome.quarantine[:3]:
@@ -102,10 +229,35 @@ def write_outcome(outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = 
         print(f"  quarantined {where}: field {q['field']!r}: {q['reason']}", file=stream)
     for v in outcome.violations[:5]:
         print(f"  [{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {v['explanation']}", file=stream)
-    print(f"verdict: {summary['verdict'].upper()} ({summary['violations_total']} violation(s), "
-          f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/", file=stream)
+    print(
+        f"verdict: {summary['verdict'].upper()} ({summary['violations_total']} violation(s), "
+        f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/",
+        file=stream,
+    )
     if summary["verdict"] == "invalid":
         return EXIT_VIOLATIONS
     if summary["verdict"] == "unknown" and strict:
         return EXIT_VIOLATIONS
     return EXIT_CLEAN
+
+
+def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) -> int:
+    """The frame of `haconform check` for either engine: refuse an unusable `--out` before any work, turn
+    an unusable input (or no events at all, unless `--allow-empty`) into exit 2 with a report saying so,
+    and write the outcome. Any other exception propagates: the CLI makes it an internal error (exit 3)."""
+    from traces.io import TraceFileError
+
+    try:
+        out = check_out_dir(args.out)
+    except OutDirError as exc:
+        print(f"haconform check: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        outcome = compute()
+        if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
+            raise TraceFileError(no_events_message(outcome))
+    except TraceFileError as exc:
+        print(f"haconform check: input unusable: {exc}", file=sys.stderr)
+        write_unusable(out, engine, str(exc))
+        return EXIT_UNUSABLE
+    return write_outcome(outcome, out, strict=getattr(args, "strict", False))

@@ -11,19 +11,21 @@ import argparse
 import functools
 import json
 import os
+import re
+import shutil
 import sys
+import tempfile
 import time
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from conformance.audit import extra_monitors
-from conformance.report import EXIT_UNUSABLE, CheckOutcome, count_rules, violation_key, write_outcome
+from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import load
 from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
 from spark_trace_check.rules import core_violations
-from traces.io import TraceFileError
 from traces.schema import FIELD_NAMES
 
 DEFAULT_CAP = 100_000
@@ -49,15 +51,44 @@ def _attach_events(events: DataFrame, violations: list[dict]) -> None:
         v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
 
 
-def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: int = DEFAULT_CAP,
-          progress: bool = False, skew_ms: int | None = None) -> CheckOutcome:
+def check(
+    spark: SparkSession,
+    paths: list[str],
+    *,
+    partitions: int = 4,
+    cap: int = DEFAULT_CAP,
+    progress: bool = False,
+    skew_ms: int | None = None,
+) -> CheckOutcome:
+    # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
+    # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
+    base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
+    stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
+    try:
+        return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def _check(
+    spark: SparkSession,
+    paths: list[str],
+    stage_dir: str,
+    *,
+    partitions: int,
+    cap: int,
+    progress: bool,
+    skew_ms: int | None,
+) -> CheckOutcome:
     t0 = time.monotonic()
-    loaded = load(spark, paths)
-    _progress(progress, t0, f"reading {len(loaded.files)} trace file(s)")
+    loaded = load(spark, paths, stage_dir)
+    _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
     events = loaded.events.persist()
     quarantine = loaded.quarantine
+    # three counts taken independently: what the files hold, what reaches the rules, what is quarantined
+    rows_read = loaded.rows_read()
     n_good, n_bad = events.count(), quarantine.count()
-    _progress(progress, t0, f"validated {n_good + n_bad} rows: {n_good} to check, {n_bad} quarantined")
+    _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
     by_mech = {r["mechanism"]: r["count"] for r in events.groupBy("mechanism").count().collect()}
     found = core_violations(events)
     extra = extra_monitors(skew_ms)  # imported logs (conformance.audit)
@@ -72,14 +103,27 @@ def check(spark: SparkSession, paths: list[str], *, partitions: int = 4, cap: in
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
     written = violations[:cap]
     _attach_events(events, written)
-    q_rows = [r.asDict() for r in quarantine.orderBy("file", "line").limit(cap).collect()]
+    q_rows = [
+        {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+        for r in quarantine.orderBy("file_rank", "line").limit(cap).collect()
+    ]
     events.unpersist()
     return CheckOutcome(
-        engine="spark", files=loaded.files, rows_read=n_good + n_bad, rows_quarantined=n_bad,
-        quarantine=q_rows, violations_total=len(violations), violations=written,
+        engine="spark",
+        files=loaded.files,
+        rows_read=rows_read,
+        rows_checked=n_good,
+        rows_quarantined=n_bad,
+        quarantine=q_rows,
+        violations_total=len(violations),
+        violations=written,
         violations_by_rule=count_rules(violations),
-        unknown=[{"mechanism": r["mechanism"], "note": r["explanation"]} for r in unknown][:cap],
-        unknown_total=len(unknown), events_by_mechanism=by_mech, monitors=names,
+        unknown=sorted(({"mechanism": r["mechanism"], "note": r["explanation"]} for r in unknown),
+                       key=lambda u: (u["mechanism"], u["note"]))[:cap],
+        unknown_total=len(unknown),
+        events_by_mechanism=by_mech,
+        monitors=names,
+        files_skipped=loaded.skipped,
     )
 
 
@@ -88,16 +132,16 @@ def run_check(args: argparse.Namespace) -> int:
 
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
     progress = not args.quiet
-    if progress:
-        print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
-    owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-    spark = build_session(args.master, partitions=partitions)
-    try:
-        outcome = check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
-    except TraceFileError as exc:
-        print(f"haconform check: input unusable: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    finally:
-        if owned:
-            spark.stop()
-    return write_outcome(outcome, args.out, strict=getattr(args, "strict", False))
+
+    def compute() -> CheckOutcome:
+        if progress:
+            print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
+        owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
+        spark = build_session(args.master, partitions=partitions)
+        try:
+            return check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
+        finally:
+            if owned:
+                spark.stop()
+
+    return run_and_report(args, "spark", compute)

@@ -1,35 +1,52 @@
-"""Read JSONL and Parquet traces into Spark, number the rows, validate them and quarantine bad ones.
+"""Read JSONL (plain or gzip) and Parquet traces into Spark, number the rows, validate them, quarantine.
 
-Validation runs in the JVM on Spark's VARIANT type (`try_parse_json`, `variant_get`,
-`schema_of_variant`) and mirrors `traces/event.schema.json` rule by rule, so that the Spark job and the
-pure-Python reader (`traces.io`) quarantine the same rows for the same field (requirement TR-005).
-JSONL line numbers are recovered without a single-partition sort: rows are counted per (file, block),
-and each block's offset is the sum of the blocks before it in that file.
+One definition of a valid row (`traces.rows`) serves both engines. The JVM accepts on its own only the
+rows that are valid beyond doubt: UTF-8, no deeper than `MAX_DEPTH`, canonical JSON (the parsed value
+printed back has the very length of the line, which rules out trailing data, spaces and escapes), every
+field of the right type and value, integers within 64 bits. Every other row goes, as raw bytes, to the
+Python function the pure-Python engine runs (`check_line` / `check_typed_row`): it quarantines the bad
+ones with the same field and reason, and returns the good ones typed. Common input never leaves the JVM.
+
+Paths are never handed to Spark as the user wrote them: Spark would expand `[`, `*`, `?` as patterns and
+take `a:b` for a URI scheme. The files found by `traces.io.discover` are linked under numbered names in a
+staging directory; the number in the name is the file's rank, which maps rows back to the name the user
+wrote. JSONL line numbers are recovered without a single-partition sort: rows are counted per (file,
+block), and each block's offset is the sum of the blocks before it in that file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
+import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from traces.io import TraceFileError, check_parquet_schema, expand_paths
-from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION
+from traces.io import Discovery, TraceFile, TraceFileError, check_parquet_schema, discover
+from traces.rows import MAX_DEPTH, check_line, check_typed_row
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION, canonical_attrs
 
-_INT = r"(BIGINT|INT|SMALLINT|TINYINT|DECIMAL\(\d+,0\))"
+FAST_MAX_CHARS = 1_000_000  # longer lines go to the Python path (Spark's JSON parser caps string length)
+_INT = r"(BIGINT|INT|SMALLINT|TINYINT)"
 _ATTR_TYPE = rf"(STRING|{_INT}|BOOLEAN|VOID|ARRAY<(STRING|{_INT}|VOID)>)"
 _KEY = r"([A-Za-z0-9_]+|`[^`]*`)"
-_ATTRS_OBJECT = rf"OBJECT<({_KEY}: {_ATTR_TYPE}(, {_KEY}: {_ATTR_TYPE})*)?>"
-ATTRS_SCHEMA_RE = rf"^{_ATTRS_OBJECT}$"
-# The whole row in one pattern over schema_of_variant (object keys come out sorted): the fast path.
-_SMALL_INT = r"(BIGINT|INT|SMALLINT|TINYINT)"
-ROW_SCHEMA_RE = (rf"^OBJECT<attrs: {_ATTRS_OBJECT}, entity: STRING, event_id: STRING, kind: STRING, "
-                 rf"mechanism: STRING, node: STRING, schema_version: {_SMALL_INT}, seq: {_SMALL_INT}, "
-                 rf"trace_id: STRING, ts_ms: {_SMALL_INT}>$")
-LONG_MAX = 2**63 - 1
-
+ATTRS_RE = rf"OBJECT<({_KEY}: {_ATTR_TYPE}(, {_KEY}: {_ATTR_TYPE})*)?>"
+ROW_RE = (
+    rf"^OBJECT<attrs: {ATTRS_RE}, entity: STRING, event_id: STRING, kind: STRING, "
+    rf"mechanism: STRING, node: STRING, schema_version: {_INT}, seq: {_INT}, "
+    rf"trace_id: STRING, ts_ms: {_INT}>$"
+)
+STRING_FIELDS = ("trace_id", "event_id", "node", "mechanism", "entity", "kind", "attrs")
+INT_FIELDS = ("schema_version", "seq", "ts_ms")
+_JUDGED_DDL = (
+    "field string, reason string, schema_version int, trace_id string, seq bigint, event_id string, "
+    "ts_ms bigint, node string, mechanism string, entity string, kind string, attrs string"
+)
+_TYPED = _JUDGED_DDL.split(", ")[2:]
 
 
 def _lit(text: str) -> str:
@@ -37,196 +54,241 @@ def _lit(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-# (field, expected JSON type, extra check as SQL over the variant `x`, reason when the check fails)
-_STRING_NONEMPTY = ("length(variant_get(x, '$', 'string')) >= 1", "must be a non-empty string")
-FIELD_RULES: tuple[tuple[str, str, str, str], ...] = (
-    ("attrs", "object", f"schema_of_variant(x) rlike {_lit(ATTRS_SCHEMA_RE)}",
-     "attribute values must be strings, integers, booleans, null, or arrays of strings or of integers"),
-    ("entity", "string", "true", ""),
-    ("event_id", "string", *_STRING_NONEMPTY),
-    ("kind", "string", f"variant_get(x, '$', 'string') rlike {_lit(KIND_PATTERN)}", f"must match {KIND_PATTERN}"),
-    ("mechanism", "string", "variant_get(x, '$', 'string') in ({})".format(", ".join(f"'{m}'" for m in MECHANISMS)),
-     f"must be one of {list(MECHANISMS)}"),
-    ("node", "string", *_STRING_NONEMPTY),
-    ("schema_version", "integer", f"variant_get(x, '$', 'bigint') = {SCHEMA_VERSION}", f"must be {SCHEMA_VERSION}"),
-    ("seq", "integer", "variant_get(x, '$', 'decimal(38,0)') >= 0", "must be >= 0"),
-    ("trace_id", "string", *_STRING_NONEMPTY),
-    ("ts_ms", "integer", "variant_get(x, '$', 'decimal(38,0)') >= 0", "must be >= 0"),
-)
-FIELD_ORDER = tuple(name for name, *_ in FIELD_RULES)
-_TYPE_SQL = {
-    "object": "schema_of_variant(x) like 'OBJECT<%'",
-    "string": "schema_of_variant(x) = 'STRING'",
-    "integer": f"schema_of_variant(x) rlike {_lit('^' + _INT + '$')}",
-}
-
-
 @dataclass
 class Loaded:
-    """Validated rows (`events`) and quarantined rows (`quarantine`), both with file and line."""
+    """Validated rows (`events`) and quarantined rows (`quarantine`), both with `file_rank` and `line`."""
 
     events: DataFrame
     quarantine: DataFrame
-    files: list[str]
+    files: list[str]  # names as the user wrote them, by rank
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    _jsonl_rows: DataFrame | None = None
+    _parquet_rows: int = 0
+
+    def rows_read(self) -> int:
+        """Rows in the files, counted on their own: non-blank JSONL lines, and Parquet footers' row counts."""
+        return self._parquet_rows + (self._jsonl_rows.count() if self._jsonl_rows is not None else 0)
 
 
-def _missing(name: str) -> Column:
-    return F.when(F.expr(f"variant_get(v, '$.{name}') is null"),
-                  F.struct(F.lit(name).alias("field"), F.lit("required field is missing").alias("reason")))
-
-
-def _invalid(name: str, json_type: str, check: str, reason: str) -> Column:
-    """SQL that yields (field, reason) when a present field has the wrong type or value, else null."""
-    x = f"variant_get(v, '$.{name}')"
-    type_ok = _TYPE_SQL[json_type].replace("(x)", f"({x})")
-    check_sql = check.replace("(x)", f"({x})").replace("(x,", f"({x},")
-    fits = f"variant_get({x}, '$', 'decimal(38,0)') <= {LONG_MAX}" if json_type == "integer" else "true"
-    return F.expr(
-        f"case when {x} is null then null "
-        f"when not ({type_ok}) then named_struct('field', '{name}', 'reason', "
-        f"concat('expected {json_type}, found ', lower(schema_of_variant({x})))) "
-        f"when not ({fits}) then named_struct('field', '{name}', 'reason', 'out of 64-bit range') "
-        f"when not ({check_sql}) then named_struct('field', '{name}', 'reason', {_lit(reason)}) end"
+def _judgement(row: dict | None, problem) -> tuple:
+    if problem is not None:
+        return (problem.field, problem.reason, *([None] * len(_TYPED)))
+    assert row is not None
+    return (
+        None,
+        None,
+        row["schema_version"],
+        row["trace_id"],
+        row["seq"],
+        row["event_id"],
+        row["ts_ms"],
+        row["node"],
+        row["mechanism"],
+        row["entity"],
+        row["kind"],
+        canonical_attrs(row["attrs"]),
     )
 
 
-def validate(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Split rows (`value` JSON text, `file`, `line`) into typed events and quarantined rows.
+def _judge_line(raw: bytes, line: int) -> tuple:
+    return _judgement(*check_line(bytes(raw), first_line=line == 1))
 
-    Neither is persisted here: persisting the parsed VARIANT column costs more than parsing twice;
-    the caller persists the narrow, typed events it reuses."""
-    allowed = "array({})".format(", ".join(f"'{n}'" for n in sorted(FIELD_ORDER)))
-    checks = [
-        F.when(F.col("v").isNull(), F.struct(F.lit("").alias("field"), F.lit("not valid JSON").alias("reason"))),
-        F.when(~F.expr("schema_of_variant(v) like 'OBJECT<%'"),
-               F.struct(F.lit("").alias("field"),
-                        F.concat(F.lit("row is a JSON "), F.expr("lower(schema_of_variant(v))"),
-                                 F.lit(", expected an object")).alias("reason"))),
-    ]
-    unknown = F.expr(f"array_sort(array_except(json_object_keys(value), {allowed}))")
-    unknown_problem = F.struct(unknown[0].alias("field"), F.lit("unknown field").alias("reason"))
-    checks.append(F.when(F.size(unknown) > 0, unknown_problem))
-    checks += [_missing(name) for name in FIELD_ORDER]
-    checks += [_invalid(*rule) for rule in FIELD_RULES]
+
+def _judge_cells(*values) -> tuple:
+    *cells, extra = values
+    row = dict(zip((*STRING_FIELDS, *INT_FIELDS), cells, strict=True))
+    if extra is not None:
+        row[extra] = True  # a column outside the schema holds a value here
+    return _judgement(*check_typed_row(row))
+
+
+def _split(df: DataFrame, fast_ok: Column, typed_fast: list[Column], judge: Column) -> tuple[DataFrame, DataFrame]:
+    """Rows passing `fast_ok` are typed in the JVM; the others are judged by the Python row definition."""
+    df = df.withColumn("fast", F.coalesce(fast_ok, F.lit(False)))
+    fast = df.where("fast").select(*typed_fast, "file_rank", "line")
+    judged = df.where("not fast").select(judge.alias("j"), "file_rank", "line")
+    good = judged.where("j.field is null").select(*[F.col(f"j.{n}").alias(n) for n in FIELD_NAMES], "file_rank", "line")
+    bad = judged.where("j.field is not null").select(
+        "file_rank", "line", F.col("j.field").alias("field"), F.col("j.reason").alias("reason")
+    )
+    return fast.unionByName(good), bad
+
+
+def _fast_values(get) -> str:
+    """SQL: every field value is in range (types already checked); `get(name, type)` reads one field."""
     mechanisms = ", ".join(f"'{m}'" for m in MECHANISMS)
+    return (
+        f"{get('schema_version', 'int')} = {SCHEMA_VERSION} and {get('seq', 'bigint')} >= 0 "
+        f"and {get('ts_ms', 'bigint')} >= 0 and length({get('trace_id', 'string')}) > 0 "
+        f"and length({get('event_id', 'string')}) > 0 and length({get('node', 'string')}) > 0 "
+        f"and {get('mechanism', 'string')} in ({mechanisms}) "
+        f"and {get('kind', 'string')} rlike {_lit(KIND_PATTERN)}"
+    )
+
+
+def _plain_json(text: str) -> str:
+    """SQL: `text` is short, valid UTF-8 and has few brackets, so that Spark's parser may see it safely."""
+    return (
+        f"is_valid_utf8({text}) and length({text}) <= {FAST_MAX_CHARS} "
+        f"and length({text}) - length(translate({text}, '[{{', '')) <= {MAX_DEPTH}"
+    )
+
+
+def validate_jsonl(rows: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Rows (`value`, `file_rank`, `line`) -> (typed events, quarantined rows)."""
+    # a CR before the line feed (Windows line ends) is JSON white space: the fast path looks past it
+    df = rows.withColumn(
+        "text", F.expr("case when endswith(value, '\\r') then substr(value, 1, length(value) - 1) else value end")
+    )
+    df = df.withColumn(
+        "v",
+        F.expr(
+            f"case when {_plain_json('value')} and not (line = 1 and startswith(value, '\ufeff')) "
+            "then try_parse_json(text) end"
+        ),
+    )
     fast_ok = F.expr(
-        f"v is not null and schema_of_variant(v) rlike {_lit(ROW_SCHEMA_RE)} "
-        f"and variant_get(v, '$.schema_version', 'int') = {SCHEMA_VERSION} "
-        "and variant_get(v, '$.seq', 'bigint') >= 0 and variant_get(v, '$.ts_ms', 'bigint') >= 0 "
-        "and length(variant_get(v, '$.trace_id', 'string')) > 0 "
-        "and length(variant_get(v, '$.event_id', 'string')) > 0 "
-        "and length(variant_get(v, '$.node', 'string')) > 0 "
-        f"and variant_get(v, '$.mechanism', 'string') in ({mechanisms}) "
-        f"and variant_get(v, '$.kind', 'string') rlike {_lit(KIND_PATTERN)}"
+        f"v is not null and length(to_json(v)) = length(text) "
+        f"and schema_of_variant(v) rlike {_lit(ROW_RE)} and "
+        + _fast_values(lambda n, t: f"variant_get(v, '$.{n}', '{t}')")
     )
-    df = raw.withColumn("v", F.expr("try_parse_json(value)"))
-    # First problem in a fixed order shared with traces.io.validate_row: not JSON, not an object,
-    # unknown field, missing fields, then wrong types or values, fields in alphabetical order.
-    # Valid rows take the one-pattern fast path; only the others pay for the field-by-field diagnosis.
-    diagnose = F.coalesce(*checks)
-    df = df.withColumn("problem", F.when(fast_ok, F.lit(None)).otherwise(diagnose))
-    good = df.where(F.col("problem").isNull()).select(
-        F.expr("variant_get(v, '$.schema_version', 'int')").alias("schema_version"),
-        F.expr("variant_get(v, '$.trace_id', 'string')").alias("trace_id"),
-        F.expr("variant_get(v, '$.seq', 'bigint')").alias("seq"),
-        F.expr("variant_get(v, '$.event_id', 'string')").alias("event_id"),
-        F.expr("variant_get(v, '$.ts_ms', 'bigint')").alias("ts_ms"),
-        F.expr("variant_get(v, '$.node', 'string')").alias("node"),
-        F.expr("variant_get(v, '$.mechanism', 'string')").alias("mechanism"),
-        F.expr("variant_get(v, '$.entity', 'string')").alias("entity"),
-        F.expr("variant_get(v, '$.kind', 'string')").alias("kind"),
-        F.expr("to_json(variant_get(v, '$.attrs'))").alias("attrs"),
-        "file", "line", "file_rank",
-    )
-    bad = df.where(F.col("problem").isNotNull()).select(
-        "file", "line", F.col("problem.field").alias("field"), F.col("problem.reason").alias("reason"),
-        F.substring("value", 1, 2000).alias("raw"),
-    )
-    return good, bad
-
-
-def _jsonl_rows(spark: SparkSession, files: list[str]) -> DataFrame:
-    raw = spark.read.text(files).select(
-        F.regexp_replace("value", "^\ufeff", "").alias("value"),
-        F.col("_metadata.file_path").alias("uri"),
-        F.col("_metadata.file_block_start").alias("block"),
-        F.monotonically_increasing_id().alias("mid"),
-    )
-    blocks = raw.groupBy("uri", "block").agg(F.count(F.lit(1)).alias("n"), F.min("mid").alias("first_mid"))
-    w = Window.partitionBy("uri").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
-    offsets = blocks.withColumn("offset", F.coalesce(F.sum("n").over(w), F.lit(0)))
-    rows = raw.join(F.broadcast(offsets.select("uri", "block", "first_mid", "offset")), ["uri", "block"])
-    rows = rows.withColumn("line", F.col("offset") + F.col("mid") - F.col("first_mid") + 1)
-    return rows.where(F.trim("value") != "").select("value", "uri", "line")
-
-
-def _parquet_rows(spark: SparkSession, files: list[str]) -> DataFrame:
-    return spark.read.parquet(*files).select(
-        *FIELD_NAMES, F.col("_metadata.file_path").alias("uri"), (F.col("_metadata.row_index") + 1).alias("line"))
-
-
-def validate_columns(df: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Parquet rows are typed already: check nulls and values column by column, in the same order as
-    `validate` (missing fields, then wrong values, alphabetical), with no JSON round trip."""
-    mechanisms = ", ".join(f"'{m}'" for m in MECHANISMS)
-
-    def problem(cond: str, name: str, reason: str) -> Column:
-        return F.when(F.expr(cond), F.struct(F.lit(name).alias("field"), F.lit(reason).alias("reason")))
-
-    a = "try_parse_json(attrs)"
-    invalid = [
-        problem(f"{a} is null", "attrs", "not valid JSON"),
-        problem(f"not (schema_of_variant({a}) like 'OBJECT<%')", "attrs", "expected object"),
-        problem(f"not (schema_of_variant({a}) rlike {_lit(ATTRS_SCHEMA_RE)})", "attrs", dict(
-            (r[0], r[3]) for r in FIELD_RULES)["attrs"]),
-        problem("length(event_id) = 0", "event_id", "must be a non-empty string"),
-        problem(f"not (kind rlike {_lit(KIND_PATTERN)})", "kind", f"must match {KIND_PATTERN}"),
-        problem(f"mechanism not in ({mechanisms})", "mechanism", f"must be one of {list(MECHANISMS)}"),
-        problem("length(node) = 0", "node", "must be a non-empty string"),
-        problem(f"schema_version != {SCHEMA_VERSION}", "schema_version", f"must be {SCHEMA_VERSION}"),
-        problem("seq < 0", "seq", "must be >= 0"),
-        problem("length(trace_id) = 0", "trace_id", "must be a non-empty string"),
-        problem("ts_ms < 0", "ts_ms", "must be >= 0"),
+    typed = [
+        F.expr(f"variant_get(v, '$.{n}', '{t}')").alias(n)
+        for n, t in (
+            ("schema_version", "int"),
+            ("trace_id", "string"),
+            ("seq", "bigint"),
+            ("event_id", "string"),
+            ("ts_ms", "bigint"),
+            ("node", "string"),
+            ("mechanism", "string"),
+            ("entity", "string"),
+            ("kind", "string"),
+        )
     ]
-    missing = [problem(f"{name} is null", name, "required field is missing") for name in FIELD_ORDER]
-    df = df.withColumn("problem", F.coalesce(*missing, *invalid))
-    good = df.where(F.col("problem").isNull()).select(
-        F.col("schema_version").cast("int"), "trace_id", F.col("seq").cast("bigint"), "event_id",
-        F.col("ts_ms").cast("bigint"), "node", "mechanism", "entity", "kind", "attrs", "file", "line", "file_rank")
-    bad = df.where(F.col("problem").isNotNull()).select(
-        "file", "line", F.col("problem.field").alias("field"), F.col("problem.reason").alias("reason"),
-        F.substring(F.to_json(F.struct(*FIELD_NAMES)), 1, 2000).alias("raw"))
-    return good, bad
+    typed.append(F.expr("to_json(variant_get(v, '$.attrs'))").alias("attrs"))
+    judge = F.udf(_judge_line, _JUDGED_DDL, useArrow=True)(F.col("value").cast("binary"), F.col("line"))
+    return _split(df, fast_ok, typed, judge)
 
 
-def _with_files(spark: SparkSession, raw: DataFrame, files: list[str]) -> DataFrame:
-    """Name each row's file as the user gave it, and rank files in the order they were given."""
-    rank = spark.createDataFrame([(Path(f).as_uri(), i, f) for i, f in enumerate(files)],
-                                 "uri_key string, file_rank int, file string")
-    raw = raw.withColumn("uri_key", F.expr("regexp_replace(uri, '^file:/+', 'file:///')"))
-    raw = raw.join(F.broadcast(rank), "uri_key", "left").withColumn("file", F.coalesce("file", "uri"))
-    return raw.withColumn("file_rank", F.coalesce("file_rank", F.lit(len(files))))
+def validate_parquet(df: DataFrame, extras: list[str]) -> tuple[DataFrame, DataFrame]:
+    """Typed Parquet rows (the schema's columns, `extras`, `file_rank`, `line`) -> (events, quarantined)."""
+    extra = F.coalesce(*[F.when(F.col(f"`{x}`").isNotNull(), F.lit(x)) for x in sorted(extras)], F.lit(None))
+    df = df.withColumn("extra_field", extra.cast("string"))
+    utf8 = " and ".join(f"is_valid_utf8({c})" for c in STRING_FIELDS)
+    present = " and ".join(f"{c} is not null" for c in (*STRING_FIELDS, *INT_FIELDS))
+    df = df.withColumn(
+        "v",
+        F.expr(
+            f"case when {present} and extra_field is null and {utf8} "
+            f"and {_plain_json('attrs')} then try_parse_json(attrs) end"
+        ),
+    )
+    fast_ok = F.expr(
+        f"v is not null and length(to_json(v)) = length(attrs) "
+        f"and schema_of_variant(v) rlike {_lit('^' + ATTRS_RE + '$')} and " + _fast_values(lambda n, t: n)
+    )
+    typed = [
+        F.col("schema_version").cast("int"),
+        "trace_id",
+        F.col("seq").cast("bigint"),
+        "event_id",
+        F.col("ts_ms").cast("bigint"),
+        "node",
+        "mechanism",
+        "entity",
+        "kind",
+        "attrs",
+    ]
+    cells = [F.col(c).cast("binary") for c in STRING_FIELDS] + [F.col(c).cast("bigint") for c in INT_FIELDS]
+    judge = F.udf(_judge_cells, _JUDGED_DDL, useArrow=True)(*cells, F.col("extra_field"))
+    return _split(df, fast_ok, [F.col(c) if isinstance(c, str) else c for c in typed], judge)
 
 
-def load(spark: SparkSession, paths: list[str]) -> Loaded:
+def _rank() -> Column:
+    return F.regexp_extract(F.col("_metadata.file_path"), r"/([0-9]+)\.[^/]*$", 1).cast("int")
+
+
+def jsonl_rows(spark: SparkSession, staged: list[str]) -> DataFrame:
+    """Non-blank lines (`value`, `file_rank`, `line`); `lineSep` is `\\n` alone, as in the Python reader."""
+    raw = (
+        spark.read.option("lineSep", "\n")
+        .text(staged)
+        .select(
+            "value",
+            _rank().alias("file_rank"),
+            F.col("_metadata.file_block_start").alias("block"),
+            F.monotonically_increasing_id().alias("mid"),
+        )
+    )
+    blocks = raw.groupBy("file_rank", "block").agg(F.count(F.lit(1)).alias("n"), F.min("mid").alias("first_mid"))
+    w = Window.partitionBy("file_rank").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
+    offsets = blocks.withColumn("offset", F.coalesce(F.sum("n").over(w), F.lit(0)))
+    rows = raw.join(F.broadcast(offsets.select("file_rank", "block", "first_mid", "offset")), ["file_rank", "block"])
+    rows = rows.withColumn("line", F.col("offset") + F.col("mid") - F.col("first_mid") + 1)
+    return rows.where(~F.col("value").rlike(r"^[ \t\r]*$")).select("value", "file_rank", "line")
+
+
+def parquet_rows(spark: SparkSession, staged: list[str], extras: list[str]) -> DataFrame:
+    return spark.read.parquet(*staged).select(
+        *FIELD_NAMES,
+        *[F.col(f"`{x}`") for x in extras],
+        _rank().alias("file_rank"),
+        (F.col("_metadata.row_index") + 1).alias("line"),
+    )
+
+
+def _verify_gzip(tf: TraceFile) -> None:
+    """Spark would fail mid-job on corrupt compressed data: find it first, naming the file."""
+    try:
+        with gzip.open(tf.path, "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFileError(f"{tf.name}: compressed data is corrupt or truncated: {exc}") from exc
+
+
+def stage(found: Discovery, stage_dir: str) -> Iterator[tuple[int, TraceFile, str]]:
+    """Link each file under a numbered name: (rank, file, staged path)."""
+    for rank, tf in enumerate(found.files):
+        staged = os.path.join(stage_dir, f"{rank:07d}.{tf.kind}")
+        os.symlink(os.path.abspath(tf.path), staged)
+        yield rank, tf, staged
+
+
+def load(spark: SparkSession, paths: list[str], stage_dir: str) -> Loaded:
     """Read every trace file under `paths`; raise TraceFileError when the input is unusable."""
-    files = [str(p.resolve()) for p in expand_paths(paths)]
-    if not files:
-        raise TraceFileError(f"no trace files (.jsonl, .ndjson, .parquet) under {', '.join(paths)}")
-    jsonl = [f for f in files if not f.endswith(".parquet")]
-    parquet = [f for f in files if f.endswith(".parquet")]
+    found = discover(paths)
+    jsonl: list[str] = []
+    parquet: dict[tuple[str, ...], list[str]] = {}  # files grouped by their extra columns
+    parquet_rows_total = 0
+    for _rank_no, tf, staged in stage(found, stage_dir):
+        if tf.kind == "parquet":
+            schema = check_parquet_schema(tf.path, tf.name)
+            extras = tuple(sorted(n for n in schema.names if n not in FIELD_NAMES))
+            parquet.setdefault(extras, []).append(staged)
+            parquet_rows_total += pq.ParquetFile(tf.path).metadata.num_rows
+        else:
+            if tf.kind == "jsonl.gz":
+                _verify_gzip(tf)
+            jsonl.append(staged)
     goods, bads = [], []
+    raw_jsonl = None
     if jsonl:
-        good, bad = validate(_with_files(spark, _jsonl_rows(spark, jsonl), files))
+        raw_jsonl = jsonl_rows(spark, jsonl)
+        good, bad = validate_jsonl(raw_jsonl)
         goods.append(good)
         bads.append(bad)
-    if parquet:
-        for f in parquet:  # footers only, so that a file with wrong columns is named before Spark reads
-            check_parquet_schema(f)
-        good, bad = validate_columns(_with_files(spark, _parquet_rows(spark, parquet), files))
+    for extras, staged_files in parquet.items():
+        good, bad = validate_parquet(parquet_rows(spark, staged_files, list(extras)), list(extras))
+        goods.append(good)
+        bads.append(bad)
+    if not goods:
+        empty = spark.createDataFrame([], "value string, file_rank int, line bigint")
+        good, bad = validate_jsonl(empty)
         goods.append(good)
         bads.append(bad)
     good, bad = goods[0], bads[0]
-    if len(goods) > 1:
-        good, bad = good.unionByName(goods[1]), bad.unionByName(bads[1])
-    return Loaded(good, bad, files)
+    for g, b in zip(goods[1:], bads[1:], strict=True):
+        good, bad = good.unionByName(g), bad.unionByName(b)
+    return Loaded(good, bad, [tf.name for tf in found.files], found.skipped, raw_jsonl, parquet_rows_total)

@@ -149,17 +149,23 @@ def monitor_violations(
             records.add(monitor.mechanism)
     context_rows = trace_context_rows(events) if runs else {}
     cols = list(FIELD_NAMES)
+    # equal seq: recording order (file, line), the order the Python engine's stable sort keeps
+    tiebreak = [c for c in ("file_rank", "line") if c in events.columns]
     result: DataFrame | None = None
     for scope, scope_runs in sorted(by_scope.items()):
         if scope == "trace":
-            df = events.select(*cols).repartition(partitions, "trace_id").sortWithinPartitions("trace_id", "seq")
+            df = (
+                events.repartition(partitions, "trace_id")
+                .sortWithinPartitions("trace_id", "seq", *tiebreak)
+                .select(*cols)
+            )
         else:
             keys = ("trace_id", "mechanism", "entity")
             df = (
                 events.where(F.col("mechanism").isin(sorted(records)))
-                .select(*cols)
                 .repartition(partitions, *keys)
-                .sortWithinPartitions(*keys, "seq")
+                .sortWithinPartitions(*keys, "seq", *tiebreak)
+                .select(*cols)
             )
         found = df.mapInArrow(make_scope_runner(scope, scope_runs, context_rows), VIOLATION_DDL)
         found = found.select(*VIOLATION_COLUMNS)

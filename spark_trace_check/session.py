@@ -1,16 +1,22 @@
-"""A quiet Spark session: local mode by default, any master by URL; Spark's own logging kept to errors.
+"""A quiet Spark session: local mode by default, any master by URL; Spark's own logging kept off the
+terminal (an error reaches the user as one line from the CLI, its Java stack in the error log).
 
 Settings follow the field notes for a 2-core machine: no UI, no console progress bar, UTC session time,
-in-memory catalogue, driver bound to 127.0.0.1 in local mode, Arrow enabled for the Python workers.
+in-memory catalogue, driver bound to 127.0.0.1 in local mode, Arrow enabled for the Python workers. The
+Python workers run the driver's own interpreter (`sys.executable`), so that an installation in a virtual
+environment that is not activated still finds its packages, unless the user chose one with
+`PYSPARK_PYTHON` or `spark.pyspark.python`.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from pathlib import Path
 
 _LOG4J = """\
-rootLogger.level = error
+rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -18,9 +24,9 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 logger.spark.name = org.apache.spark
-logger.spark.level = error
+logger.spark.level = fatal
 logger.hadoop.name = org.apache.hadoop
-logger.hadoop.level = error
+logger.hadoop.level = fatal
 """
 
 
@@ -31,8 +37,31 @@ def _log4j_file() -> Path:
     return path
 
 
-def build_session(master: str = "local[2]", *, app_name: str = "haconform-check", partitions: int = 4,
-                  for_tests: bool = False):
+def _configured_python() -> str | None:
+    """`spark.pyspark.python` from spark-defaults.conf, if set there. (Under spark-submit, a
+    `--conf spark.pyspark.python=...` already reaches this process as PYSPARK_PYTHON.)"""
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or (
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None
+    )
+    if not conf_dir or not os.path.isfile(os.path.join(conf_dir, "spark-defaults.conf")):
+        return None
+    with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            parts = re.split(r"\s*=\s*|\s+", line.strip(), maxsplit=1)
+            if len(parts) == 2 and parts[0] == "spark.pyspark.python" and parts[1]:
+                return parts[1]
+    return None
+
+
+def worker_python() -> str:
+    """The interpreter the Python workers run: PYSPARK_PYTHON, else `spark.pyspark.python`, else the
+    driver's own (pyspark alone would start whatever `python3` is first on PATH)."""
+    return os.environ.get("PYSPARK_PYTHON") or _configured_python() or sys.executable
+
+
+def build_session(
+    master: str = "local[2]", *, app_name: str = "haconform-check", partitions: int = 4, for_tests: bool = False
+):
     """Create (or reuse) the SparkSession. `for_tests` trades JIT and GC throughput for start-up time."""
     from pyspark.sql import SparkSession
 
@@ -41,6 +70,8 @@ def build_session(master: str = "local[2]", *, app_name: str = "haconform-check"
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    python = worker_python()
+    os.environ["PYSPARK_PYTHON"] = python  # read by pyspark when it creates the SparkContext
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
     if for_tests:
         java_opts += " -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
@@ -54,6 +85,7 @@ def build_session(master: str = "local[2]", *, app_name: str = "haconform-check"
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.default.parallelism", str(partitions))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.pyspark.python", python)
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
     )

@@ -1,34 +1,56 @@
-"""Readers and writers for traces in JSON Lines and Parquet, both against the schema in `traces.schema`.
+"""Readers and writers for traces in JSON Lines (plain or gzip) and Parquet, against `traces.rows`.
 
 Reading never drops a row silently: every row is either returned as an `Event` or reported as a
-`RowError` naming the file, the line (JSONL) or row (Parquet, 1-based), the field and the reason, and
-`ReadResult` reconciles the counts (rows read = rows accepted + rows quarantined). A file that cannot be
-read at all (missing, not Parquet, wrong columns) raises `TraceFileError` (requirement TR-005).
+`RowError` naming the file (as the user wrote it), the line (JSONL) or row (Parquet, 1-based), the field
+and the reason; `ReadResult` reconciles the counts. `discover` lists every file under the given paths:
+each is either read or named in `Discovery.skipped` with the reason. A file that cannot be read at all
+(missing, not what its name says, UTF-16, corrupt compressed data, wrong columns) raises
+`TraceFileError` naming it (requirement TR-005).
 """
 
 from __future__ import annotations
 
-import json
+import errno
+import gzip
+import os
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import fastjsonschema
-import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs, json_schema
+from traces.rows import check_line, check_typed_row, is_blank
+from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
 
-_VALIDATOR = jsonschema.Draft202012Validator(json_schema())
-# fastjsonschema compiles the schema to Python: the fast yes/no for every row; jsonschema explains the rare no.
-_FAST = fastjsonschema.compile(json_schema())
-TRACE_SUFFIXES = (".jsonl", ".ndjson", ".parquet")
+TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
+_KINDS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".jsonl.gz": "jsonl.gz",
+    ".ndjson.gz": "jsonl.gz",
+    ".parquet": "parquet",
+}
+_COMPRESSED = {
+    ".gz": "gzip",
+    ".bz2": "bzip2",
+    ".xz": "xz",
+    ".zst": "zstd",
+    ".lz4": "lz4",
+    ".zip": "zip",
+    ".snappy": "snappy",
+    ".br": "brotli",
+}
+_GZIP_MAGIC, _PARQUET_MAGIC = b"\x1f\x8b", b"PAR1"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_INT_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32())
+_STRING_TYPES = (pa.string(), pa.large_string())
 
 
 class TraceFileError(ValueError):
-    """A whole file is unusable; the message names the file and the reason."""
+    """A whole file (or the input) is unusable; the message names the file and the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,136 +84,277 @@ class ReadResult:
         self.rows_read += other.rows_read
 
 
-def _error_field(err: jsonschema.ValidationError) -> str:
-    if err.validator == "required":
-        missing = sorted(name for name in err.validator_value if name not in err.instance)
-        return missing[0] if missing else ""
-    if err.validator == "additionalProperties" and not err.absolute_path:
-        extra = sorted(set(err.instance) - set(FIELD_NAMES))
-        return extra[0] if extra else ""
-    return ".".join(str(p) for p in err.absolute_path)
+@dataclass(frozen=True, slots=True)
+class TraceFile:
+    name: str  # as the user wrote it, or joined under the directory the user wrote
+    path: str  # what to open
+    kind: str  # "jsonl", "jsonl.gz" or "parquet"
 
 
-def validate_row(row: Any) -> tuple[str, str] | None:
-    """Check one decoded row against the schema; return (field, reason) of the first problem or None."""
-    if not isinstance(row, dict):
-        return ("", f"row is a JSON {type(row).__name__}, expected an object")
+@dataclass
+class Discovery:
+    files: list[TraceFile] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {"file": name, "reason": why not read}
+
+
+def trace_kind(name: str) -> str | None:
+    """The format a file name announces, or None when it is not a trace file name."""
+    lower = name.lower()
+    return next((kind for suffix, kind in _KINDS.items() if lower.endswith(suffix)), None)
+
+
+def _skip_reason(name: str) -> str:
+    suffix = Path(name.lower()).suffix
+    if suffix in _COMPRESSED:
+        return (
+            f"compressed with {_COMPRESSED[suffix]}, which is not read: only .jsonl.gz and .ndjson.gz are decompressed"
+        )
+    return f"not a trace file: the name does not end in {', '.join(TRACE_SUFFIXES)}"
+
+
+def _text_problem(head: bytes) -> str | None:
+    if head.startswith(_PARQUET_MAGIC):
+        return "holds Parquet data, not JSON Lines text: name it .parquet"
+    if head.startswith(_GZIP_MAGIC):
+        return "holds gzip-compressed data: name it .jsonl.gz"
+    if head.startswith(_UTF16_BOMS):
+        return f"is UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}); JSON Lines must be UTF-8"
+    if head and head.count(0) * 4 >= len(head):
+        return "holds binary data (NUL bytes), not UTF-8 JSON Lines text (UTF-16 without a byte-order mark?)"
+    return None
+
+
+def _parquet_problem(head: bytes) -> str | None:
+    if head.startswith(_PARQUET_MAGIC):
+        return None
+    if not head:
+        return "is empty, not Parquet"
+    if head.startswith(_GZIP_MAGIC):
+        return "holds gzip-compressed data, not Parquet"
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        return "holds JSON text, not Parquet: name it .jsonl"
+    return "is not a Parquet file (no PAR1 magic number)"
+
+
+def sniff(tf: TraceFile) -> None:
+    """Check from the first bytes that a file holds what its name says; raise TraceFileError if not."""
     try:
-        _FAST(row)
-        return None
-    except fastjsonschema.JsonSchemaException:
-        pass
-    # A fixed order shared with the Spark validator: unknown field, missing field, then wrong types or
-    # values, fields in alphabetical order.
-    rank = {"additionalProperties": 0, "required": 1}
-    errors = sorted(_VALIDATOR.iter_errors(row),
-                    key=lambda e: (rank.get(e.validator, 2) if not e.absolute_path else 2,
-                                   [str(p) for p in e.absolute_path], e.validator))
-    if not errors:
-        return None
-    err = errors[0]
-    name = _error_field(err)
-    if err.validator == "required":
-        return (name, "required field is missing")
-    if err.validator == "additionalProperties" and not err.absolute_path:
-        return (name, "unknown field")
-    path = [str(p) for p in err.absolute_path]
-    if len(path) > 1:  # report the top-level field; say where inside it the problem is
-        return (path[0], f"{'.'.join(path)}: {err.message}")
-    return (name, err.message)
+        with open(tf.path, "rb") as handle:
+            head = handle.read(4096)
+        if tf.kind == "parquet":
+            problem = _parquet_problem(head)
+        elif tf.kind == "jsonl.gz":
+            if head.startswith(_GZIP_MAGIC):
+                with gzip.open(tf.path, "rb") as handle:
+                    problem = _text_problem(handle.read(4096))
+            else:
+                problem = "is not gzip-compressed: name it .jsonl" if head else "is empty, not gzip data"
+        else:
+            problem = _text_problem(head)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFileError(f"{tf.name}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
+    if problem:
+        raise TraceFileError(f"{tf.name}: {problem}")
 
 
-def _check_row(row: Any, file: str, line: int, result: ReadResult) -> None:
-    problem = validate_row(row)
-    if problem is not None:
-        result.errors.append(RowError(file, line, problem[0], problem[1]))
+def _walk(top: str, seen_dirs: dict[tuple[int, int], str], out: Discovery, seen_files: dict) -> None:
+    stack = [top]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            raise TraceFileError(f"{current}: cannot list directory: {exc.strerror}") from exc
+        subdirs = []
+        for entry in entries:
+            name = os.path.join(current, entry.name)
+            try:
+                st = os.stat(entry.path)
+            except OSError as exc:
+                reason = (
+                    "symbolic link loop"
+                    if exc.errno == errno.ELOOP
+                    else "broken symbolic link"
+                    if entry.is_symlink()
+                    else f"cannot stat: {exc.strerror}"
+                )
+                out.skipped.append({"file": name, "reason": reason})
+                continue
+            key = (st.st_dev, st.st_ino)
+            if os.path.isdir(entry.path):
+                if key in seen_dirs:
+                    out.skipped.append(
+                        {
+                            "file": name,
+                            "reason": f"directory already read as {seen_dirs[key]} (symbolic link loop or repeat)",
+                        }
+                    )
+                else:
+                    seen_dirs[key] = name
+                    subdirs.append(name)
+            else:
+                _add_file(name, entry.path, st, out, seen_files, explicit=False)
+        stack.extend(reversed(subdirs))
+
+
+def _add_file(name: str, path: str, st: os.stat_result, out: Discovery, seen: dict, *, explicit: bool) -> None:
+    import stat as stat_module
+
+    if not stat_module.S_ISREG(st.st_mode):
+        if explicit:
+            raise TraceFileError(f"{name}: not a regular file")
+        out.skipped.append({"file": name, "reason": "not a regular file"})
         return
-    result.events.append(Event.from_row(row))
+    kind = trace_kind(name)
+    if kind is None:
+        if explicit:
+            raise TraceFileError(f"{name}: unknown trace format ({_skip_reason(name)})")
+        out.skipped.append({"file": name, "reason": _skip_reason(name)})
+        return
+    key = (st.st_dev, st.st_ino)
+    if key in seen:
+        out.skipped.append({"file": name, "reason": f"same file as {seen[key]}, which is read"})
+        return
+    seen[key] = name
+    tf = TraceFile(name, path, kind)
+    sniff(tf)
+    out.files.append(tf)
 
 
-def read_jsonl(path: Path | str) -> ReadResult:
-    path = Path(path)
-    result = ReadResult()
-    try:
-        handle = path.open("r", encoding="utf-8-sig")
-    except OSError as exc:
-        raise TraceFileError(f"{path}: cannot open: {exc.strerror}") from exc
-    with handle:
-        for lineno, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue  # blank lines are not rows
-            result.rows_read += 1
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                reason = f"not valid JSON: {exc.msg} at column {exc.colno}"
-                result.errors.append(RowError(str(path), lineno, "", reason))
+def discover(paths: Iterable[Path | str]) -> Discovery:
+    """Every file under `paths`, in the order given (directories walked sorted, symbolic links followed
+    once): trace files to read, and the others with the reason they are not read. Never expands patterns."""
+    out = Discovery()
+    seen_dirs: dict[tuple[int, int], str] = {}
+    seen_files: dict[tuple[int, int], str] = {}
+    for raw in paths:
+        name = os.fspath(raw)
+        try:
+            st = os.stat(name)
+        except OSError as exc:
+            what = (
+                "symbolic link loop"
+                if exc.errno == errno.ELOOP
+                else "no such file or directory"
+                if exc.errno == errno.ENOENT
+                else exc.strerror
+            )
+            raise TraceFileError(f"{name}: {what}") from exc
+        if os.path.isdir(name):
+            key = (st.st_dev, st.st_ino)
+            if key in seen_dirs:
+                out.skipped.append({"file": name, "reason": f"directory already read as {seen_dirs[key]}"})
                 continue
-            _check_row(row, str(path), lineno, result)
-    return result
-
-
-def check_parquet_schema(path: Path | str) -> None:
-    """From the footer alone: the file is Parquet, has every column, each of a usable type."""
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise TraceFileError(f"{path}: not a readable Parquet file: {exc}") from exc
-    missing = [name for name in FIELD_NAMES if name not in schema.names]
-    if missing:
-        raise TraceFileError(f"{path}: Parquet file lacks required column(s) {missing}")
-    for want in arrow_schema():
-        got = schema.field(want.name).type
-        if got != want.type and not (pa.types.is_integer(got) and pa.types.is_integer(want.type)):
-            raise TraceFileError(f"{path}: column {want.name!r} has type {got}, expected {want.type}")
-
-
-def read_parquet(path: Path | str) -> ReadResult:
-    path = Path(path)
-    check_parquet_schema(path)
-    table = pq.read_table(path)
-    result = ReadResult()
-    for rowno, row in enumerate(table.select(list(FIELD_NAMES)).to_pylist(), start=1):
-        result.rows_read += 1
-        row = {k: v for k, v in row.items() if v is not None}  # a null cell is an absent field
-        attrs = row.get("attrs")
-        if isinstance(attrs, str):
-            try:
-                row["attrs"] = json.loads(attrs)
-            except json.JSONDecodeError as exc:
-                result.errors.append(RowError(str(path), rowno, "attrs", f"not valid JSON: {exc.msg}"))
-                continue
-        _check_row(row, str(path), rowno, result)
-    return result
-
-
-def read_events(path: Path | str) -> ReadResult:
-    """Read one trace file, choosing the format by extension."""
-    path = Path(path)
-    if path.suffix == ".parquet":
-        return read_parquet(path)
-    if path.suffix in (".jsonl", ".ndjson"):
-        return read_jsonl(path)
-    raise TraceFileError(f"{path}: unknown trace format (expected one of {TRACE_SUFFIXES})")
+            seen_dirs[key] = name
+            _walk(name, seen_dirs, out, seen_files)
+        else:
+            _add_file(name, name, st, out, seen_files, explicit=True)
+    return out
 
 
 def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
-    """Files named directly, and trace files found (recursively, sorted) under named directories."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in TRACE_SUFFIXES and q.is_file()))
-        elif p.exists():
-            out.append(p)
+    """The trace files under `paths` (see `discover`)."""
+    return [Path(tf.path) for tf in discover(paths).files]
+
+
+def jsonl_lines(tf: TraceFile) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the line feed) of every non-blank line; gzip decompressed."""
+    lineno = 0
+    try:
+        with gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                line = raw[:-1] if raw.endswith(b"\n") else raw
+                if not is_blank(line):
+                    yield lineno, line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFileError(
+            f"{tf.name}: cannot read past line {lineno}: {getattr(exc, 'strerror', None) or exc}"
+        ) from exc
+
+
+def read_jsonl(path: Path | str | TraceFile) -> ReadResult:
+    tf = path if isinstance(path, TraceFile) else TraceFile(str(path), str(path), trace_kind(str(path)) or "jsonl")
+    result = ReadResult()
+    for lineno, raw in jsonl_lines(tf):
+        result.rows_read += 1
+        row, problem = check_line(raw, first_line=lineno == 1)
+        if problem is not None:
+            result.errors.append(RowError(tf.name, lineno, problem.field, problem.reason))
         else:
-            raise TraceFileError(f"{p}: no such file or directory")
-    return out
+            result.events.append(Event.from_row(row))  # type: ignore[arg-type]
+    return result
+
+
+def check_parquet_schema(path: Path | str, name: str | None = None) -> pa.Schema:
+    """From the footer alone: the file is Parquet, has every column, each of a usable type."""
+    name = name or str(path)
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceFileError(f"{name}: not a readable Parquet file: {exc}") from exc
+    missing = [n for n in FIELD_NAMES if n not in schema.names]
+    if missing:
+        raise TraceFileError(f"{name}: Parquet file lacks required column(s) {missing}")
+    for want in arrow_schema():
+        if schema.names.count(want.name) > 1:
+            raise TraceFileError(f"{name}: column {want.name!r} appears more than once")
+        got = schema.field(want.name).type
+        allowed = _INT_TYPES if pa.types.is_integer(want.type) else _STRING_TYPES
+        if got not in allowed:
+            raise TraceFileError(f"{name}: column {want.name!r} has type {got}, expected {want.type}")
+    return schema
+
+
+def _cells(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    columns = []
+    for col in batch.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            try:
+                col.validate(full=True)
+            except pa.ArrowInvalid:
+                col = col.cast(pa.binary())  # invalid UTF-8: decoded cell by cell, to say where
+        columns.append(col)
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names).to_pylist()
+
+
+def read_parquet(path: Path | str | TraceFile) -> ReadResult:
+    tf = path if isinstance(path, TraceFile) else TraceFile(str(path), str(path), "parquet")
+    check_parquet_schema(tf.path, tf.name)
+    result = ReadResult()
+    try:
+        batches = pq.ParquetFile(tf.path).iter_batches(batch_size=65_536)
+        for batch in batches:
+            for cells in _cells(batch):
+                result.rows_read += 1
+                row, problem = check_typed_row(cells)
+                if problem is not None:
+                    result.errors.append(RowError(tf.name, result.rows_read, problem.field, problem.reason))
+                else:
+                    result.events.append(Event.from_row(row))  # type: ignore[arg-type]
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceFileError(f"{tf.name}: cannot read Parquet data past row {result.rows_read}: {exc}") from exc
+    return result
+
+
+def read_trace_file(tf: TraceFile) -> ReadResult:
+    return read_parquet(tf) if tf.kind == "parquet" else read_jsonl(tf)
+
+
+def read_events(path: Path | str) -> ReadResult:
+    """Read one trace file, choosing the format by its name and checking its content agrees."""
+    name = str(path)
+    kind = trace_kind(name)
+    if kind is None:
+        raise TraceFileError(f"{name}: unknown trace format (expected one of {TRACE_SUFFIXES})")
+    tf = TraceFile(name, name, kind)
+    sniff(tf)
+    return read_trace_file(tf)
 
 
 def read_corpus(paths: Iterable[Path | str]) -> ReadResult:
     result = ReadResult()
-    for p in expand_paths(paths):
-        result.extend(read_events(p))
+    for tf in discover(paths).files:
+        result.extend(read_trace_file(tf))
     return result
 
 

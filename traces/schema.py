@@ -59,7 +59,8 @@ REQUIRED = FIELD_NAMES  # every field is required; attrs may be an empty object
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one JSON Lines row."""
-    attr_scalar = {"type": ["string", "integer", "boolean", "null"]}
+    int64 = {"minimum": -(2**63), "maximum": 2**63 - 1}  # integers fit in 64 bits, in attrs too
+    attr_scalar = {"type": ["string", "integer", "boolean", "null"], **int64}
     props: dict[str, Any] = {}
     for f in FIELDS:
         props[f.name] = {"type": f.json_type, "description": f.description}
@@ -75,7 +76,7 @@ def json_schema() -> dict[str, Any]:
         "anyOf": [
             attr_scalar,
             {"type": "array", "items": {"type": "string"}},
-            {"type": "array", "items": {"type": "integer"}},
+            {"type": "array", "items": {"type": "integer", **int64}},
         ]
     }
     return {

@@ -1,0 +1,105 @@
+"""The Spark engine under failure: an injected error in a monitor is exit 3 with one line and the Java stack
+in the log; random lines give the same quarantine in both engines; and the Python workers run the driver's
+interpreter, shown by a virtual environment that is not activated."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spark_trace_check.job as job
+from conformance.cli import main
+from conformance.pycheck import check_paths
+from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
+from tests.unit.test_rows import lines
+from traces.corpus import SAMPLES_DIR
+from traces.schema import FIELD_NAMES
+
+pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
+BAD = str(SAMPLES_DIR / "mutants" / "net--seq-repeat.jsonl")
+
+
+def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(spark, tmp_path, monkeypatch, capsys):
+    def failing_monitors(events, partitions, extra=()):
+        def run(batches):
+            for batch in batches:
+                raise ZeroDivisionError("injected monitor failure")
+                yield batch
+
+        df = events.select(*FIELD_NAMES).mapInArrow(run, VIOLATION_DDL).select(*VIOLATION_COLUMNS)
+        return df, ["broken"]
+
+    monkeypatch.setattr(job, "monitor_violations", failing_monitors)
+    out = tmp_path / "out"
+    assert main(["check", BAD, "--out", str(out), "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("haconform: internal error: PythonException: ZeroDivisionError: injected monitor failure")
+    log = (out / "haconform-error.log").read_text()
+    assert "injected monitor failure" in log and "at org.apache.spark" in log
+    assert json.loads((out / "summary.json").read_text())["verdict"] == "internal-error"
+
+
+@settings(max_examples=2, deadline=None)
+@given(st.lists(st.lists(lines, max_size=10), min_size=6, max_size=6))
+def test_engines_agree_on_random_lines(spark, tmp_path_factory, files):
+    tmp = tmp_path_factory.mktemp("random")
+    for i, raw_lines in enumerate(files):
+        (tmp / f"f{i}.jsonl").write_bytes(b"\n".join(raw_lines))
+    sp, py = job.check(spark, [str(tmp)]), check_paths([str(tmp)])
+    assert sp.quarantine == py.quarantine
+    assert sp.summary() | {"engine": ""} == py.summary() | {"engine": ""}
+    assert sp.reconciles
+
+
+PROBE = textwrap.dedent("""
+    import importlib.util, json, sys
+    from spark_trace_check.session import build_session
+    from conformance.cli import main
+
+    spark = build_session("local[1]", for_tests=True)
+    conf = spark.conf.get("spark.pyspark.python")
+    workers = spark.sparkContext.parallelize([0], 1).map(
+        lambda _: (sys.executable, importlib.util.find_spec("haconform_venv_marker") is not None)).collect()
+    code = main(["check", sys.argv[1], "--out", sys.argv[2], "--quiet"])
+    print(json.dumps({"conf": conf, "workers": workers, "exit": code, "driver": sys.executable}))
+""")
+
+
+def test_workers_run_the_interpreter_of_an_unactivated_venv(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(site, "haconform_venv_marker.py").write_text("")  # only this interpreter can import it
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
+    on_path = subprocess.run(["python3", "-c", "import haconform_venv_marker"], env=env, capture_output=True)
+    assert on_path.returncode != 0  # PATH's python3 lacks what the venv has
+    (tmp_path / "probe.py").write_text(PROBE)
+    done = subprocess.run(
+        [str(python), str(tmp_path / "probe.py"), str(SAMPLES_DIR / "clean" / "net-s1.jsonl"), str(tmp_path / "out")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["conf"] == result["driver"] == str(python)
+    assert result["workers"] == [[str(python), True]]
+    assert result["exit"] == 0
