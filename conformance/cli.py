@@ -17,7 +17,7 @@ from pathlib import Path
 from spec.catalogue import KINDS, MECHANISMS, catalogue
 
 # Modules that add subcommands of their own: each exports register(subparsers).
-EXTRA_COMMAND_MODULES = ("spec.claims.cli",)
+EXTRA_COMMAND_MODULES = ("spec.claims.cli", "conformance.suite_cli")
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:

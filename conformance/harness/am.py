@@ -40,6 +40,12 @@ def _dials() -> list[str]:
     return list(DIALS)
 
 
+def _default_dial() -> str:
+    from spec.catalogue import param_default
+
+    return str(param_default("AutoDatabaseMountDial"))
+
+
 def _layout(seed: int) -> dict[str, list[str]]:
     rng = random.Random(seed)
     copies = {db: list(rng.sample(MEMBERS, rng.randint(2, 5))) for db in DBS[:3]}
@@ -68,6 +74,7 @@ def _setup(seed: int, bcss: dict[str, Any]) -> dict[str, Any]:
         "copies": _layout(seed),
         "bcss": bcss,
         "components": _components(),
+        "default_dial": _default_dial(),
         "mount_fail": 0.2,
     }
 

@@ -244,8 +244,17 @@ def machine_for(
     def teardown(self: Any) -> None:
         # teardown runs in a `finally`: failing again here would hide the invariant's own failure
         s = getattr(self, "session", None)
-        if s is None or s.system is None or self.failed:
+        if s is None or s.system is None:
             return
+        try:
+            if not self.failed:
+                _end_of_run(self, s)
+        finally:
+            close = getattr(s.system, "close", None)
+            if close is not None:
+                close()
+
+    def _end_of_run(self: Any, s: Session) -> None:
         try:
             for call in driver.finish(s):
                 s.apply(call)

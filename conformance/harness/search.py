@@ -84,7 +84,7 @@ def search(
     budget = prof.budget_s if budget_s is None else budget_s
     drv = driver(mechanism)
     t0 = time.monotonic()
-    log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + 2 * budget, keep_traces=keep_traces)
+    log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + budget * 4 / 3, keep_traces=keep_traces)
     machine = machine_for(drv, factory, log)
     exhausted = False
     error = ""

@@ -25,6 +25,15 @@ _forks = st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)
 _i = st.integers(0, 7)
 
 
+def _fixed_config() -> dict[str, Any]:
+    """Settings every run uses at their catalogue default; sent in the setup so a system needs no catalogue."""
+    from model.sr.state import SrConfig
+
+    cfg = SrConfig()
+    keys = ("max_remote", "max_local", "retry_meaning", "resubmit_ms", "safety_net_hold_ms", "expiration_ms")
+    return {k: getattr(cfg, k) for k in keys}
+
+
 def _has_primary(s: Session) -> bool:
     return bool(s.state.get("last_primary"))
 
@@ -37,6 +46,7 @@ class SrDriver:
     name = "sr"
     setup = st.fixed_dictionaries(
         {
+            **{k: st.just(v) for k, v in _fixed_config().items()},
             "seed": st.integers(0, 2**16),
             "layout": st.sampled_from(LAYOUTS),
             "reject_on_failure": st.booleans(),
