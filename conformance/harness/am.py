@@ -92,7 +92,8 @@ _copy_change = st.one_of(
 
 
 def _process(s: Session) -> bool:
-    return hasattr(s.system, "kill_and_restart")
+    """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
+    return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
 
 
 def _d(**kw: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -175,6 +176,7 @@ class AmDriver:
         if op == "logs":
             return [_c("generate_logs", db=raw["db"], n=raw["n"], lags=dict(zip(SERVERS, raw["lags"], strict=True)))]
         if op == "process_restart":
+            s.state["restarts"] = s.state.get("restarts", 0) + 1
             return [_c("kill_and_restart", new_state=raw["new_state"])]
         return [_c(op, **raw)]
 
@@ -223,11 +225,11 @@ class AmDriver:
         problems = []
         pams = sorted(s.system.pams())
         if len(pams) > 1:
-            problems.append(f"single-pam (AM-005): the system reports PAMs {pams}")
+            problems.append(f"[AM-005 single-pam] the system reports PAMs {pams}")
         for db in DBS:
             mounted = sorted(s.system.mounted(db))
             if len(mounted) > 1:
-                problems.append(f"one-active-copy (AM-009): the system reports {db} mounted on {mounted}")
+                problems.append(f"[AM-009 one-active-copy] the system reports {db} mounted on {mounted}")
         return problems
 
 

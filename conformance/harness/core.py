@@ -90,11 +90,20 @@ class Failure:
 
     @property
     def rule(self) -> str:
-        return self.violations[0].rule if self.violations else "adapter-protocol"
+        if self.violations:
+            return self.violations[0].rule
+        return self._tagged()[1] or "adapter-protocol"
 
     @property
     def requirement(self) -> str:
-        return self.violations[0].requirement if self.violations else ""
+        return self.violations[0].requirement if self.violations else self._tagged()[0]
+
+    def _tagged(self) -> tuple[str, str]:
+        """An end-of-run check's problem reads `[REQ-ID rule] ...`."""
+        if self.problem.startswith("[") and "]" in self.problem:
+            req, _, rule = self.problem[1 : self.problem.index("]")].partition(" ")
+            return req, rule
+        return "", ""
 
     def summary(self) -> str:
         if self.violations:

@@ -37,7 +37,8 @@ def _faults(s: Session) -> bool:
 
 
 def _process(s: Session) -> bool:
-    return hasattr(s.system, "kill_and_restart")
+    """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
+    return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
 
 
 def _d(**kw: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -148,7 +149,9 @@ class PfDriver:
         if op == "advance":
             return [_c("advance", ms=raw["minutes"] * MINUTE)]
         if op == "process_restart":
-            return [_c("kill_and_restart", new_state=raw["new_state"])]
+            s.state["restarts"] = s.state.get("restarts", 0) + 1
+            again = [_c("create_folder", via="A", name="first")] if raw["new_state"] else []
+            return [_c("kill_and_restart", new_state=raw["new_state"]), *again]
         raise KeyError(op)
 
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:

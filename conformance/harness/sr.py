@@ -39,7 +39,8 @@ def _has_primary(s: Session) -> bool:
 
 
 def _process(s: Session) -> bool:
-    return hasattr(s.system, "kill_and_restart")
+    """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
+    return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
 
 
 class SrDriver:
@@ -150,6 +151,7 @@ class SrDriver:
         if op == "resubmit_last_primary":
             return [_c("safetynet_resubmit", server=last)]
         if op == "process_restart":
+            s.state["restarts"] = s.state.get("restarts", 0) + 1
             return [_c("kill_and_restart", new_state=raw["new_state"])]
         raise KeyError(op)
 
