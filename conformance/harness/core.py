@@ -177,9 +177,13 @@ class Session:
         return self.driver.events(self)
 
     def judge(self, final: bool = False) -> tuple[list[Violation], list[str]]:
-        """Core rules plus the mechanism's monitor over every event recorded so far."""
+        """Core rules plus the mechanism's monitor over every event recorded so far.
+
+        The whole trace is judged each time (trace-scope monitors need it), but only once it has grown by
+        half since the last verdict, and at the end: linear in the run's length, not quadratic. A run may
+        so go on for a few steps after its first violation; shrinking removes them."""
         events = self.events()
-        if len(events) == self.judged and not final:
+        if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
             return [], []
         self.judged = len(events)
         result = verdict(events, [self.driver.monitor()])
@@ -194,9 +198,14 @@ def failure_text(f: Failure) -> str:
 
 
 def machine_for(
-    driver: Driver, factory: SystemFactory | None = None, log: FailureLog | None = None
+    driver: Driver,
+    factory: SystemFactory | None = None,
+    log: FailureLog | None = None,
+    watch: frozenset[str] | None = None,
 ) -> type[RuleBasedStateMachine]:
-    """A `RuleBasedStateMachine` driving systems built by `factory(setup)` (default: the model)."""
+    """A `RuleBasedStateMachine` driving systems built by `factory(setup)` (default: the model).
+
+    `watch`: only these rules fail a run (a mutant test asking for one rule's report); None: every rule."""
     build = factory or driver.model_factory()
     record = log if log is not None else FailureLog()
 
@@ -227,6 +236,8 @@ def machine_for(
 
     def _judge(self: Any, final: bool = False) -> None:
         violations, _notes = self.session.judge(final)
+        if watch is not None:
+            violations = [v for v in violations if v.rule in watch]
         if violations:
             self._fail(violations)
 
@@ -271,6 +282,8 @@ def machine_for(
             self._fail([], str(exc))
         self._judge(final=True)
         problems = driver.end_checks(s)
+        if watch is not None:
+            problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
         if problems:
             self._fail([], "; ".join(problems))
         if len(record.traces) < record.keep_traces:

@@ -79,13 +79,14 @@ def search(
     profile: str | Profile = "quick",
     budget_s: float | None = None,
     keep_traces: int = 0,
+    watch: frozenset[str] | None = None,
 ) -> Outcome:
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
     drv = driver(mechanism)
     t0 = time.monotonic()
     log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + budget * 4 / 3, keep_traces=keep_traces)
-    machine = machine_for(drv, factory, log)
+    machine = machine_for(drv, factory, log, watch)
     exhausted = False
     error = ""
     try:
