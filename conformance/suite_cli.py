@@ -71,8 +71,13 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         if why:
             print(f"haconform conform: the system under test cannot be used: {why}", file=sys.stderr)
             return 2
-    out = search(args.mechanism, _factory(args.mechanism, args.sut, args.timeout), args.profile, args.budget,
-                 keep_traces=args.coverage_traces)
+    out = search(
+        args.mechanism,
+        _factory(args.mechanism, args.sut, args.timeout),
+        args.profile,
+        args.budget,
+        keep_traces=args.coverage_traces,
+    )
     if out.error:
         print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
         return 3
@@ -98,8 +103,10 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         summary["replay_file"] = str(replay)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
     else:
-        text = f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s" + (
-            " (budget spent)" if out.exhausted_budget else "")
+        text = (
+            f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
+            + (" (budget spent)" if out.exhausted_budget else "")
+        )
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -140,13 +147,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             close()
     result = verdict(events, [drv.monitor()])
     if args.json:
-        print(json.dumps({
-            "steps": [{"op": op, "events": [e.to_row() for e in evs]}
-                      for op, evs in per_step],
-            "violations": [v.to_json() for v in result.violations],
-            "problems": problems,
-            "verdict": "fail" if result.violations or problems else "pass",
-        }, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
+                    "violations": [v.to_json() for v in result.violations],
+                    "problems": problems,
+                    "verdict": "fail" if result.violations or problems else "pass",
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         for n, ((op, evs), raw) in enumerate(zip(per_step, [*data["steps"], None], strict=True), 1):
             calls = "; ".join(c["call"] for c in raw["calls"]) if raw else "finish"
@@ -176,16 +188,20 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
             kills.append((m, k))
             if not args.json:
                 when = f"{k.seconds_to_kill:6.2f} s" if k.seconds_to_kill is not None else "     -  "
-                print(f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
-                      f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}", flush=True)
+                print(
+                    f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
+                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}",
+                    flush=True,
+                )
     report = kill_report([k for _, k in kills])
     if args.json:
-        print(json.dumps({"mutants": [{"mechanism": m, **k.to_json()} for m, k in kills], "summary": report},
-                         indent=2))
+        print(json.dumps({"mutants": [{"mechanism": m, **k.to_json()} for m, k in kills], "summary": report}, indent=2))
     else:
-        print(f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
-              f"{report['median_seconds_to_kill']} s, worst {report['worst_seconds_to_kill']} s; median "
-              f"counterexample {report['median_steps']} steps")
+        print(
+            f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
+            f"{report['median_seconds_to_kill']} s, worst {report['worst_seconds_to_kill']} s; median "
+            f"counterexample {report['median_steps']} steps"
+        )
     return 1 if report["survivors"] else 0
 
 
@@ -206,12 +222,15 @@ def _cmd_protocol_doc(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("conform", help="search a system (or the model) for violations",
-                       description="Drive a system under test through the mechanism's protocol with the "
-                       "generator's inputs and faults and judge its events with the monitors. With --sut the "
-                       "system is a child process speaking JSON lines (conformance/PROTOCOL.md); without, the "
-                       "reference model. On a failure: the seed, the shrunk steps, the rule, its requirement "
-                       "and seed section, and a replay file. Exit 0 pass, 1 failure, 2 unusable, 3 internal.")
+    p = sub.add_parser(
+        "conform",
+        help="search a system (or the model) for violations",
+        description="Drive a system under test through the mechanism's protocol with the "
+        "generator's inputs and faults and judge its events with the monitors. With --sut the "
+        "system is a child process speaking JSON lines (conformance/PROTOCOL.md); without, the "
+        "reference model. On a failure: the seed, the shrunk steps, the rule, its requirement "
+        "and seed section, and a replay file. Exit 0 pass, 1 failure, 2 unusable, 3 internal.",
+    )
     p.add_argument("mechanism", choices=MECHANISMS)
     p.add_argument("--sut", help='the command that starts the system, e.g. "python examples/sut/sr_node.py"')
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="quick (default) or deep")
@@ -222,10 +241,13 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_guard(_cmd_conform))
 
-    p = sub.add_parser("replay", help="rerun a replay file's steps against a system or the model",
-                       description="Rerun exactly the steps of a replay file written by `haconform conform` "
-                       "against --sut (default: the reference model), print each step's events and the "
-                       "verdict. Exit 1 when the violation is reproduced.")
+    p = sub.add_parser(
+        "replay",
+        help="rerun a replay file's steps against a system or the model",
+        description="Rerun exactly the steps of a replay file written by `haconform conform` "
+        "against --sut (default: the reference model), print each step's events and the "
+        "verdict. Exit 1 when the violation is reproduced.",
+    )
     p.add_argument("file")
     p.add_argument("--sut", help="the command that starts the system (default: the model)")
     p.add_argument("--mutant", help="replay against one of the model's mutants instead")
@@ -233,10 +255,13 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_guard(_cmd_replay))
 
-    p = sub.add_parser("mutants", help="run the suite against every built-in mutant",
-                       description="Kill report: for each mutant of the model, whether the suite finds it, the "
-                       "time to the first failure, the steps of the minimal counterexample and the rule. Exit 1 "
-                       "if any mutant survives.")
+    p = sub.add_parser(
+        "mutants",
+        help="run the suite against every built-in mutant",
+        description="Kill report: for each mutant of the model, whether the suite finds it, the "
+        "time to the first failure, the steps of the minimal counterexample and the rule. Exit 1 "
+        "if any mutant survives.",
+    )
     p.add_argument("mechanism", nargs="?", choices=MECHANISMS)
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick")
     p.add_argument("--budget", type=float, help="seconds per mutant (default: the profile's)")
@@ -244,9 +269,12 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_guard(_cmd_mutants))
 
-    p = sub.add_parser("protocol-doc", help="regenerate conformance/PROTOCOL.md from the JSON Schemas",
-                       description="Write (or with --check, verify) the stdio protocol document generated "
-                       "from conformance/harness/schemas/*.json.")
+    p = sub.add_parser(
+        "protocol-doc",
+        help="regenerate conformance/PROTOCOL.md from the JSON Schemas",
+        description="Write (or with --check, verify) the stdio protocol document generated "
+        "from conformance/harness/schemas/*.json.",
+    )
     p.add_argument("--check", action="store_true", help="exit 1 if the document is not current")
     p.add_argument("--out", help="write elsewhere")
     p.set_defaults(func=_guard(_cmd_protocol_doc))

@@ -110,20 +110,30 @@ class AmDriver:
         "heal": Op(st.just({})),
         "fail_database": Op(_d(db=_dbs)),
         "fail_store": Op(_d(server=_servers)),
-        "responder": Op(_d(server=_servers, component=_comp, also=_servers),
-                        doc="a component goes Unhealthy somewhere, then a responder fails over"),
+        "responder": Op(
+            _d(server=_servers, component=_comp, also=_servers),
+            doc="a component goes Unhealthy somewhere, then a responder fails over",
+        ),
         "health": Op(_d(server=_servers, component=_comp, state=st.sampled_from(HEALTH_STATES))),
         "dial": Op(_d(server=_servers, dial=st.sampled_from(["Lossless", "GoodAvailability", "BestAvailability"]))),
         "set_copy": Op(_d(db=_dbs, i=st.integers(0, 4), change=_copy_change)),
         "block": Op(_d(db=_dbs, i=st.integers(0, 4), which=st.sampled_from(["blocked", "suspended"]))),
-        "logs": Op(_d(db=_dbs, n=st.integers(1, 30),
-                      lags=st.lists(st.sampled_from([0, 3, 7, 13, 40]), min_size=len(SERVERS), max_size=len(SERVERS)))),
+        "logs": Op(
+            _d(
+                db=_dbs,
+                n=st.integers(1, 30),
+                lags=st.lists(st.sampled_from([0, 3, 7, 13, 40]), min_size=len(SERVERS), max_size=len(SERVERS)),
+            )
+        ),
         "switchover": Op(_d(db=_dbs, lossless=st.booleans())),
         "move_pam": Op(_d(to=st.sampled_from(MEMBERS))),
         "maintenance": Op(_d(server=st.sampled_from(MEMBERS))),
         "query": Op(_d(db=_dbs, server=_servers)),
-        "process_restart": Op(_d(new_state=st.booleans()), _process,
-                              doc="kill -9 the system's process and restart it with the same or a new state directory"),
+        "process_restart": Op(
+            _d(new_state=st.booleans()),
+            _process,
+            doc="kill -9 the system's process and restart it with the same or a new state directory",
+        ),
     }
 
     # --- systems ------------------------------------------------------------------------------------
@@ -138,8 +148,12 @@ class AmDriver:
             from model.am.bcss import Options
             from model.am.protocol import Layout, ModelSystem, RngEnv
 
-            layout = Layout(setup["dag"], tuple(setup["members"]), tuple(setup["standalone"]),
-                            {db: tuple(s) for db, s in setup["copies"].items()})
+            layout = Layout(
+                setup["dag"],
+                tuple(setup["members"]),
+                tuple(setup["standalone"]),
+                {db: tuple(s) for db, s in setup["copies"].items()},
+            )
             opts = Options().with_(**setup["bcss"])
             env = RngEnv(random.Random(setup["seed"]), mount_fail=setup.get("mount_fail", 0.2))
             return ModelSystem(layout, env, flaws, opts=opts)
@@ -162,8 +176,10 @@ class AmDriver:
         if op == "partition":
             return [_c("partition", groups=[raw["group"]])]
         if op == "responder":
-            return [_c("set_health", server=raw["also"], component=raw["component"], state="Unhealthy"),
-                    _c("responder_failover", server=raw["server"], component=raw["component"])]
+            return [
+                _c("set_health", server=raw["also"], component=raw["component"], state="Unhealthy"),
+                _c("responder_failover", server=raw["server"], component=raw["component"]),
+            ]
         if op == "health":
             return [_c("set_health", **raw)]
         if op == "dial":
@@ -197,18 +213,34 @@ class AmDriver:
         s.state["trace"] = n = s.state.get("trace", 0) + 1
         s.state["trace_id"] = f"am-conform-s{s.setup['seed']}-{n}"
         s.state["seq"] = 0
-        cfg = json.dumps({"bcss": s.setup["bcss"], "layout": s.setup["copies"]}, sort_keys=True,
-                         separators=(",", ":"))
-        self._emit(s, "sim", "core", s.state["trace_id"], "TRACE_START",
-                   {"seed": s.setup["seed"], "model": "am", "config": cfg})
+        cfg = json.dumps({"bcss": s.setup["bcss"], "layout": s.setup["copies"]}, sort_keys=True, separators=(",", ":"))
+        self._emit(
+            s,
+            "sim",
+            "core",
+            s.state["trace_id"],
+            "TRACE_START",
+            {"seed": s.setup["seed"], "model": "am", "config": cfg},
+        )
         self._record(s, outs)
 
     def _emit(self, s: Session, node: str, mech: str, entity: str, kind: str, attrs: dict[str, Any]) -> None:
         seq = s.state["seq"]
         s.state["seq"] = seq + 1
-        s.outs.append(Event(schema_version=1, trace_id=s.state["trace_id"], seq=seq,
-                            event_id=f"{s.state['trace_id']}-{seq}", ts_ms=seq, node=node, mechanism=mech,
-                            entity=entity, kind=kind, attrs=attrs))
+        s.outs.append(
+            Event(
+                schema_version=1,
+                trace_id=s.state["trace_id"],
+                seq=seq,
+                event_id=f"{s.state['trace_id']}-{seq}",
+                ts_ms=seq,
+                node=node,
+                mechanism=mech,
+                entity=entity,
+                kind=kind,
+                attrs=attrs,
+            )
+        )
 
     def _record(self, s: Session, outs: list[Any]) -> None:
         for entity, kind, attrs in outs:

@@ -71,19 +71,27 @@ class PfDriver:
         "modify_folder": Op(_d(folder=_folder, via=_store)),
         "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
         "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
-        "move_replica": Op(_d(folder=_folder, src=_store, dst=_store, via=_store),
-                           doc='moving a replica (seed 001, "Deleting a Replica"): add the new one, remove the old'),
+        "move_replica": Op(
+            _d(folder=_folder, src=_store, dst=_store, via=_store),
+            doc='moving a replica (seed 001, "Deleting a Replica"): add the new one, remove the old',
+        ),
         "client": Op(_d(store=_store, folder=_folder)),
         "crash": Op(_d(store=_store), _faults),
         "restart": Op(_d(store=_store), _faults),
         "backup": Op(_d(store=_store), _faults),
         "restore": Op(_d(store=_store), _faults),
         "set_loss": Op(_d(loss=st.sampled_from([0.0, 0.2, 1.0])), _faults),
-        "post_while_mail_is_lost": Op(_d(folder=_folder, store=_store), _faults,
-                                      doc="a post whose replication mail is lost: only backfill can repair it"),
+        "post_while_mail_is_lost": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a post whose replication mail is lost: only backfill can repair it",
+        ),
         "advance": Op(_d(minutes=st.sampled_from([1, 4, 10, 30, 90, 6 * 60, 36 * 60]))),
-        "process_restart": Op(_d(new_state=st.booleans()), _process,
-                              doc="kill -9 the system's process and restart it with the same or a new state directory"),
+        "process_restart": Op(
+            _d(new_state=st.booleans()),
+            _process,
+            doc="kill -9 the system's process and restart it with the same or a new state directory",
+        ),
     }
 
     # --- systems ------------------------------------------------------------------------------------
@@ -134,8 +142,10 @@ class PfDriver:
         if op in ("add_replica", "remove_replica"):
             return [_c(op, fid=ref, server=raw["server"], via=raw["via"])]
         if op == "move_replica":
-            return [_c("add_replica", fid=ref, server=raw["dst"], via=raw["via"]),
-                    _c("remove_replica", fid=ref, server=raw["src"], via=raw["via"])]
+            return [
+                _c("add_replica", fid=ref, server=raw["dst"], via=raw["via"]),
+                _c("remove_replica", fid=ref, server=raw["src"], via=raw["via"]),
+            ]
         if op == "client":
             return [_c("client_access", store=raw["store"], fid=ref)]
         if op in ("crash", "restart", "backup", "restore"):
@@ -144,8 +154,12 @@ class PfDriver:
             s.state["loss"] = raw["loss"]
             return [_c("set_loss", loss=raw["loss"])]
         if op == "post_while_mail_is_lost":
-            return [_c("set_loss", loss=1.0), _c("post", store=raw["store"], fid=ref, size_kb=1),
-                    _c("advance", ms=20 * MINUTE), _c("set_loss", loss=s.state.get("loss", 0.0))]
+            return [
+                _c("set_loss", loss=1.0),
+                _c("post", store=raw["store"], fid=ref, size_kb=1),
+                _c("advance", ms=20 * MINUTE),
+                _c("set_loss", loss=s.state.get("loss", 0.0)),
+            ]
         if op == "advance":
             return [_c("advance", ms=raw["minutes"] * MINUTE)]
         if op == "process_restart":

@@ -23,16 +23,19 @@ from conformance.harness.search import MECHANISMS, PROFILES
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("haconform", "haconform conformance suite")
     group.addoption("--haconform-sut", help="command starting the system under test (stdio protocol)")
-    group.addoption("--haconform-mechanism", action="append", choices=MECHANISMS,
-                    help="mechanism to check (repeatable; default: all three)")
+    group.addoption(
+        "--haconform-mechanism",
+        action="append",
+        choices=MECHANISMS,
+        help="mechanism to check (repeatable; default: all three)",
+    )
     group.addoption("--haconform-profile", choices=sorted(PROFILES), default="quick")
     group.addoption("--haconform-budget", type=float, help="seconds of search per mechanism")
     group.addoption("--haconform-timeout", type=float, default=10.0, help="seconds to wait for one reply")
     group.addoption("--haconform-replay-dir", default=".", help="where failing runs' replay files go")
 
 
-def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, timeout: float,
-         replay_dir: Path) -> str:
+def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, timeout: float, replay_dir: Path) -> str:
     """'' when the system passes; else the failure text (a replay file has been written)."""
     from conformance.harness.process import process_factory
     from conformance.harness.report import describe_failure, failure_json, write_json_atomic
@@ -60,8 +63,14 @@ class ConformanceItem(pytest.Item):
 
     def runtest(self) -> None:
         opt = self.config.getoption
-        text = _run(self.mechanism, opt("haconform_sut"), opt("haconform_profile"), opt("haconform_budget"),
-                    opt("haconform_timeout"), Path(opt("haconform_replay_dir")))
+        text = _run(
+            self.mechanism,
+            opt("haconform_sut"),
+            opt("haconform_profile"),
+            opt("haconform_budget"),
+            opt("haconform_timeout"),
+            Path(opt("haconform_replay_dir")),
+        )
         if text:
             raise ConformanceFailure(text)
 
@@ -85,8 +94,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def haconform_conform(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., None]:
     """`haconform_conform(mechanism, sut=None, profile="quick", budget=None)`: fail the test on a violation."""
 
-    def run(mechanism: str, sut: str | None = None, profile: str = "quick", budget: float | None = None,
-            timeout: float = 10.0) -> None:
+    def run(
+        mechanism: str,
+        sut: str | None = None,
+        profile: str = "quick",
+        budget: float | None = None,
+        timeout: float = 10.0,
+    ) -> None:
         text = _run(mechanism, sut, profile, budget, timeout, tmp_path)
         if text:
             pytest.fail(text, pytrace=False)

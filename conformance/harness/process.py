@@ -12,6 +12,7 @@ test never reads a clock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -21,7 +22,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,12 +36,12 @@ SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 EPOCH_MS = 1_700_000_000_000  # virtual time of the first request (2023-11-14T22:13:20Z)
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(mechanism: str) -> dict[str, Any]:
     return json.loads((SCHEMA_DIR / f"{mechanism}.json").read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validators(mechanism: str) -> tuple[Any, dict[str, Any]]:
     doc = schema(mechanism)
     cls = jsonschema.validators.validator_for(doc)
@@ -59,15 +60,17 @@ def validate_reply(mechanism: str, op: str, reply: Any) -> None:
     err = best_match(envelope.iter_errors(reply))
     if err is not None:
         where = _field(err.absolute_path)
-        raise SutFailure(f"reply to {op!r} breaks the {mechanism} protocol schema at field {where}: {err.message}",
-                         where)
+        raise SutFailure(
+            f"reply to {op!r} breaks the {mechanism} protocol schema at field {where}: {err.message}", where
+        )
     if "error" in reply:
         return
     err = best_match(results[op].iter_errors(reply.get("result")))
     if err is not None:
         where = _field(["result", *err.absolute_path])
-        raise SutFailure(f"reply to {op!r} breaks the {mechanism} protocol schema at field {where}: {err.message}",
-                         where)
+        raise SutFailure(
+            f"reply to {op!r} breaks the {mechanism} protocol schema at field {where}: {err.message}", where
+        )
 
 
 class ReplyTimeout(Exception):
@@ -100,7 +103,7 @@ class ProcessClient:
 
     # --- the process -------------------------------------------------------------------------------
     def start(self) -> None:
-        self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+        self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")  # noqa: SIM115 (lives as long as the child)
         try:
             self.proc = subprocess.Popen(
                 [*self.argv, "--state-dir", str(self.state_dir)],
@@ -138,10 +141,8 @@ class ProcessClient:
             self.proc.wait()
             for pipe in (self.proc.stdin, self.proc.stdout):
                 if pipe is not None:
-                    try:
+                    with contextlib.suppress(OSError):
                         pipe.close()
-                    except OSError:
-                        pass
         if self.stderr is not None:
             self.stderr.close()
             self.stderr = None
@@ -168,21 +169,25 @@ class ProcessClient:
             self.proc.stdin.write(json.dumps(request, separators=(",", ":")) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
-            raise SutFailure(f"the system under test is gone (request {op!r}): {exc}; "
-                             f"stderr: {self.stderr_tail()!r}") from exc
+            raise SutFailure(
+                f"the system under test is gone (request {op!r}): {exc}; stderr: {self.stderr_tail()!r}"
+            ) from exc
         try:
             line = self.lines.get(timeout=self.timeout_s)
         except queue.Empty:
             raise ReplyTimeout(f"no reply to {op!r} within {self.timeout_s} s") from None
         if line is None:
             code = self.proc.wait()
-            raise SutFailure(f"the system under test exited (status {code}) instead of answering {op!r}; "
-                             f"stderr: {self.stderr_tail()!r}")
+            raise SutFailure(
+                f"the system under test exited (status {code}) instead of answering {op!r}; "
+                f"stderr: {self.stderr_tail()!r}"
+            )
         try:
             reply = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SutFailure(f"reply to {op!r} is not one JSON object on one line: {exc} in {line[:200]!r}",
-                             "(the reply itself)") from exc
+            raise SutFailure(
+                f"reply to {op!r} is not one JSON object on one line: {exc} in {line[:200]!r}", "(the reply itself)"
+            ) from exc
         validate_reply(self.mechanism, op, reply)
         if reply["id"] != request["id"]:
             raise SutFailure(f"reply to {op!r} answers request {reply['id']}, not {request['id']}", "id")
@@ -213,8 +218,16 @@ class ProcessSystem:
         self.trace_id = f"{self.mechanism}-sut-s{self.setup.get('seed')}-{self.segment}"
         self.seq = 0
         cfg = json.dumps(self.config(), sort_keys=True, separators=(",", ":"))
-        self._add({"ts_ms": self.now_ms, "node": "harness", "entity": self.trace_id, "kind": "TRACE_START",
-                   "attrs": {"seed": self.setup.get("seed"), "model": self.mechanism, "config": cfg}}, "core")
+        self._add(
+            {
+                "ts_ms": self.now_ms,
+                "node": "harness",
+                "entity": self.trace_id,
+                "kind": "TRACE_START",
+                "attrs": {"seed": self.setup.get("seed"), "model": self.mechanism, "config": cfg},
+            },
+            "core",
+        )
         self.initial = self._outs(self._setup_call())
 
     def config(self) -> dict[str, Any]:
@@ -228,9 +241,18 @@ class ProcessSystem:
         return list(reply["events"])
 
     def _add(self, raw: dict[str, Any], mechanism: str | None = None) -> Event:
-        e = Event(schema_version=1, trace_id=self.trace_id, seq=self.seq, event_id=f"{self.trace_id}-{self.seq}",
-                  ts_ms=int(raw["ts_ms"]), node=raw["node"], mechanism=mechanism or self.mechanism,
-                  entity=raw["entity"], kind=raw["kind"], attrs=dict(raw.get("attrs", {})))
+        e = Event(
+            schema_version=1,
+            trace_id=self.trace_id,
+            seq=self.seq,
+            event_id=f"{self.trace_id}-{self.seq}",
+            ts_ms=int(raw["ts_ms"]),
+            node=raw["node"],
+            mechanism=mechanism or self.mechanism,
+            entity=raw["entity"],
+            kind=raw["kind"],
+            attrs=dict(raw.get("attrs", {})),
+        )
         self.seq += 1
         self._events.append(e)
         return e

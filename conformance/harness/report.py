@@ -86,9 +86,7 @@ def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:
         "seed": f.setup.get("seed"),
         "setup": f.setup,
         "steps": [s.to_json() for s in f.steps],
-        "violations": [
-            {**v.to_json(), "seed_section": where_in_seed(v.requirement)} for v in f.violations
-        ],
+        "violations": [{**v.to_json(), "seed_section": where_in_seed(v.requirement)} for v in f.violations],
         "problem": f.problem,
     }
 
@@ -190,8 +188,10 @@ def coverage(mechanism: str, monitor: Any, traces: Sequence[list[Event]], seed: 
 
 def coverage_text(cov: dict[str, Any]) -> str:
     total = len(cov["rules"])
-    lines = [f"coverage: {len(cov['exercised'])} of {total} rules exercised over {cov['traces']} traces; "
-             f"requirements {', '.join(cov['requirements']) or 'none'}"]
+    lines = [
+        f"coverage: {len(cov['exercised'])} of {total} rules exercised over {cov['traces']} traces; "
+        f"requirements {', '.join(cov['requirements']) or 'none'}"
+    ]
     if cov["not_exercised"]:
         lines.append(f"  not exercised: {', '.join(cov['not_exercised'])}")
     return "\n".join(lines)

@@ -34,7 +34,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", max_examples=150, steps=20, budget_s=45.0),
+    "quick": Profile("quick", max_examples=10_000, steps=20, budget_s=40.0),  # stops on the budget
     "deep": Profile("deep", max_examples=5000, steps=60, budget_s=600.0),
 }
 
@@ -145,8 +145,17 @@ def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", bud
     f = out.failure
     if f is None:
         return Kill(name, False, None, out.elapsed_s, None, "", "", expected, out.error)
-    return Kill(name, True, out.first_found_s, out.elapsed_s, len(f.steps), f.rule, f.requirement, expected,
-                f.problem[:200] if not f.violations else "")
+    return Kill(
+        name,
+        True,
+        out.first_found_s,
+        out.elapsed_s,
+        len(f.steps),
+        f.rule,
+        f.requirement,
+        expected,
+        f.problem[:200] if not f.violations else "",
+    )
 
 
 def kill_report(kills: Sequence[Kill]) -> dict[str, Any]:

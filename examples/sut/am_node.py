@@ -46,8 +46,13 @@ class ActiveManager:
 
     def view(self) -> None:
         s = self.s
-        self.emit(s["dag"], "DAG_VIEW", members=s["members"], up=sorted(s["up"]),
-                  groups=["+".join(sorted(g)) for g in s["groups"]])
+        self.emit(
+            s["dag"],
+            "DAG_VIEW",
+            members=s["members"],
+            up=sorted(s["up"]),
+            groups=["+".join(sorted(g)) for g in s["groups"]],
+        )
         q = self.quorum()
         for c in sorted(set(s["claims"]) - set(q)):
             if self.bug == "keep-pam-in-minority" and c in s["up"]:
@@ -68,8 +73,12 @@ class ActiveManager:
                     self.dismount(db, "lost_quorum", "Dismounted")
                 elif d["copies"][server]["status"] == "ServiceDown":
                     self.set_copy(db, server, status="Dismounted" if d["active"] == server else "Healthy")
-            if not d["dag"] and d["active"] in s["up"] and not d["mounted"] \
-                    and d["copies"][d["active"]]["status"] != "Failed":
+            if (
+                not d["dag"]
+                and d["active"] in s["up"]
+                and not d["mounted"]
+                and d["copies"][d["active"]]["status"] != "Failed"
+            ):
                 self.emit(db, "MOUNT_START", server=d["active"], by=d["active"])  # AM-002: standalone
                 self.mount(db, d["active"])
 
@@ -102,9 +111,20 @@ class ActiveManager:
     @staticmethod
     def fresh(setup: dict[str, Any]) -> dict[str, Any]:
         servers = setup["members"] + setup["standalone"]
-        return {"dag": setup["dag"], "members": setup["members"], "up": sorted(servers), "groups": [sorted(servers)],
-                "claims": [], "components": setup["components"], "dials": {}, "health": {}, "dbs": {},
-                "copies": setup["copies"], "standalone": setup["standalone"], "default_dial": setup["default_dial"]}
+        return {
+            "dag": setup["dag"],
+            "members": setup["members"],
+            "up": sorted(servers),
+            "groups": [sorted(servers)],
+            "claims": [],
+            "components": setup["components"],
+            "dials": {},
+            "health": {},
+            "dbs": {},
+            "copies": setup["copies"],
+            "standalone": setup["standalone"],
+            "default_dial": setup["default_dial"],
+        }
 
     def boot(self) -> None:
         s = self.s
@@ -119,10 +139,26 @@ class ActiveManager:
         pam = self.pam()
         for db, servers in sorted(s["copies"].items()):
             dag = None if servers[0] in s["standalone"] else s["dag"]
-            copies = {sv: {"status": "Healthy", "lli": 0, "rq": 0, "ci": "Healthy", "pref": i + 1, "blocked": False,
-                           "suspended": False} for i, sv in enumerate(servers)}
-            s["dbs"][db] = {"dag": dag, "copies": copies, "active": servers[0], "mounted": False, "lgen": 0,
-                            "last_mounted": None}
+            copies = {
+                sv: {
+                    "status": "Healthy",
+                    "lli": 0,
+                    "rq": 0,
+                    "ci": "Healthy",
+                    "pref": i + 1,
+                    "blocked": False,
+                    "suspended": False,
+                }
+                for i, sv in enumerate(servers)
+            }
+            s["dbs"][db] = {
+                "dag": dag,
+                "copies": copies,
+                "active": servers[0],
+                "mounted": False,
+                "lgen": 0,
+                "last_mounted": None,
+            }
             self.emit(db, "DB_CREATE", dag=dag, servers=servers)
             for sv, c in copies.items():
                 self.emit(db, "COPY_STATE", server=sv, **c)
@@ -211,8 +247,13 @@ class ActiveManager:
         d = self.s["dbs"][db]
         if server not in d["copies"]:
             return
-        names = {"status": "status", "content_index": "ci", "replay_queue": "rq", "blocked": "blocked",
-                 "suspended": "suspended"}
+        names = {
+            "status": "status",
+            "content_index": "ci",
+            "replay_queue": "rq",
+            "blocked": "blocked",
+            "suspended": "suspended",
+        }
         new = {names[k]: v for k, v in changes.items()}
         if (d["active"] == server and d["mounted"]) or new.get("status") == "Mounted":
             new.pop("status", None)

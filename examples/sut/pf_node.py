@@ -41,8 +41,12 @@ class Stores:
 
     @staticmethod
     def fresh(setup: dict[str, Any]) -> dict[str, Any]:
-        return {"stores": {name: {"up": True} for name, _, _ in setup["stores"]}, "folders": {}, "next_fid": 0x2A40,
-                "backups": 0}
+        return {
+            "stores": {name: {"up": True} for name, _, _ in setup["stores"]},
+            "folders": {},
+            "next_fid": 0x2A40,
+            "backups": 0,
+        }
 
     def up(self, store: str) -> bool:
         return store in self.s["stores"] and self.s["stores"][store]["up"]

@@ -89,12 +89,29 @@ class Transport:
         plan = self.plan(primary)
         dag = srv["dag"]
         multi = bool(dag) and len({s["site"] for s in self.s["servers"].values() if s["dag"] == dag}) > 1
-        self.emit(primary, msg, "RECEIVE", inst=1, sender=f"{origin}-sender", origin=origin,
-                  boundary=self.boundary(primary), site=srv["site"], db=self.db(primary), forks=forks,
-                  enabled=cfg["enabled"], reject=cfg["reject_on_failure"], pref=cfg["preference"],
-                  in_dag=bool(dag), multi_site=multi, max_remote=cfg["max_remote"], max_local=cfg["max_local"],
-                  meaning=cfg["retry_meaning"], plan=plan, sender_xshadow=origin == "hub2010",
-                  xshadow_advertised=False)
+        self.emit(
+            primary,
+            msg,
+            "RECEIVE",
+            inst=1,
+            sender=f"{origin}-sender",
+            origin=origin,
+            boundary=self.boundary(primary),
+            site=srv["site"],
+            db=self.db(primary),
+            forks=forks,
+            enabled=cfg["enabled"],
+            reject=cfg["reject_on_failure"],
+            pref=cfg["preference"],
+            in_dag=bool(dag),
+            multi_site=multi,
+            max_remote=cfg["max_remote"],
+            max_local=cfg["max_local"],
+            meaning=cfg["retry_meaning"],
+            plan=plan,
+            sender_xshadow=origin == "hub2010",
+            xshadow_advertised=False,
+        )
         shadow = None
         if self.bug == "ack-before-shadow":
             self.emit(primary, msg, "ACCEPT", inst=1, redundant=True, acked=True, response=ACK)
@@ -122,22 +139,60 @@ class Transport:
     def make_shadow(self, msg: str, primary: str, forks: list[str], plan: list[str]) -> str | None:
         site = self.s["servers"][primary]["site"]
         if not plan:
-            self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow="", reason="no shadow attempts allowed",
-                      final=True, **{"try": 0})
+            self.emit(
+                primary,
+                msg,
+                "HAREDIRECTFAIL",
+                inst=1,
+                shadow="",
+                reason="no shadow attempts allowed",
+                final=True,
+                **{"try": 0},
+            )
             return None
         for n, where in enumerate(plan, 1):
-            cands = [name for name, srv in sorted(self.s["servers"].items())
-                     if name != primary and self.boundary(name) == self.boundary(primary) and self.usable(name)
-                     and (srv["site"] != site) == (where == "remote")]
+            cands = [
+                name
+                for name, srv in sorted(self.s["servers"].items())
+                if name != primary
+                and self.boundary(name) == self.boundary(primary)
+                and self.usable(name)
+                and (srv["site"] != site) == (where == "remote")
+            ]
             if not cands:
-                self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow="", reason="No suitable shadow servers",
-                          final=n == len(plan), **{"try": n})
+                self.emit(
+                    primary,
+                    msg,
+                    "HAREDIRECTFAIL",
+                    inst=1,
+                    shadow="",
+                    reason="No suitable shadow servers",
+                    final=n == len(plan),
+                    **{"try": n},
+                )
                 continue
             target = cands[0]
-            self.emit(primary, msg, "HAREDIRECT", inst=1, shadow=target, site=where,
-                      shadow_site=self.s["servers"][target]["site"], site_of_primary=site, **{"try": n})
-            self.emit(target, msg, "HARECEIVE", inst=1, primary=primary, boundary=self.boundary(target),
-                      primary_db=self.db(primary), forks=forks)
+            self.emit(
+                primary,
+                msg,
+                "HAREDIRECT",
+                inst=1,
+                shadow=target,
+                site=where,
+                shadow_site=self.s["servers"][target]["site"],
+                site_of_primary=site,
+                **{"try": n},
+            )
+            self.emit(
+                target,
+                msg,
+                "HARECEIVE",
+                inst=1,
+                primary=primary,
+                boundary=self.boundary(target),
+                primary_db=self.db(primary),
+                forks=forks,
+            )
             self.emit(primary, msg, "SHADOW_ACK", inst=1, shadow=target)
             return target
         return None

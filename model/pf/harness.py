@@ -31,13 +31,10 @@ def model_factory(**kw: object) -> Factory:
 def make_machine(factory: Factory, *, faults: bool = True) -> Any:
     """The harness's pf state machine over systems built by `factory(seed)`; `faults=False` keeps every
     run free of outages, loss and restores."""
-    from hypothesis import strategies as st
-
     from conformance.harness import pf as driver_module
     from conformance.harness.core import machine_for
 
     drv = driver_module.PfDriver()
     if not faults:
         drv.setup = drv.setup.map(lambda s: {**s, "faults": False})  # type: ignore[misc]
-    del st
     return machine_for(drv, lambda setup: factory(setup["seed"]))

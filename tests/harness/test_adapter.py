@@ -15,38 +15,57 @@ from conformance.harness.systems import SrProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 SR_NODE = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'sr_node.py'}"
-SETUP = {"seed": 1, "layout": "multi-site-dag", "reject_on_failure": False, "preference": "PreferRemote",
-         "enabled": True, "heartbeat_ms": 120000, "hub": False, "n_servers": 3, "max_remote": 4, "max_local": 2,
-         "retry_meaning": "attempts", "resubmit_ms": 10800000, "safety_net_hold_ms": 172800000,
-         "expiration_ms": 172800000}
+SETUP = {
+    "seed": 1,
+    "layout": "multi-site-dag",
+    "reject_on_failure": False,
+    "preference": "PreferRemote",
+    "enabled": True,
+    "heartbeat_ms": 120000,
+    "hub": False,
+    "n_servers": 3,
+    "max_remote": 4,
+    "max_local": 2,
+    "retry_meaning": "attempts",
+    "resubmit_ms": 10800000,
+    "safety_net_hold_ms": 172800000,
+    "expiration_ms": 172800000,
+}
 
 
 def fake_sut(tmp_path: Path, body: str) -> str:
     """A tiny system under test: `reply(req)` returns the reply object for each request."""
     prog = tmp_path / "fake_sut.py"
-    prog.write_text(textwrap.dedent("""\
+    prog.write_text(
+        textwrap.dedent("""\
         import json, sys, time
         STATE = sys.argv[sys.argv.index("--state-dir") + 1]
         def ok(req, events=(), result=None):
             return {"id": req["id"], "events": list(events), "result": result}
-        """) + textwrap.dedent(body) + textwrap.dedent("""\
+        """)
+        + textwrap.dedent(body)
+        + textwrap.dedent("""\
         for line in sys.stdin:
             req = json.loads(line)
             out = reply(req)
             sys.stdout.write((out if isinstance(out, str) else json.dumps(out)) + "\\n")
             sys.stdout.flush()
-        """))
+        """)
+    )
     return f"{sys.executable} {prog}"
 
 
 def test_a_reply_breaking_the_schema_names_the_field(tmp_path: Path) -> None:
-    cmd = fake_sut(tmp_path, """\
+    cmd = fake_sut(
+        tmp_path,
+        """\
         def reply(req):
             if req["op"] == "setup":
                 return ok(req, result={"resumed": False})
             ev = {"ts_ms": "soon", "node": "MBX01", "entity": "m1", "kind": "RECEIVE", "attrs": {}}
             return ok(req, [ev])
-        """)
+        """,
+    )
     client = ProcessClient(cmd, "sr", timeout_s=20)
     try:
         client.call("setup", SETUP, 0)
@@ -64,16 +83,19 @@ def test_schema_checks_results_and_attribute_types() -> None:
     bad_attr = {"ts_ms": 1, "node": "n", "entity": "m", "kind": "X", "attrs": {"forks": [{"a": 1}]}}
     with pytest.raises(SutFailure, match="events/0/attrs/forks"):
         validate_reply("sr", "advance", {"id": 1, "events": [bad_attr]})
-    with pytest.raises(SutFailure, match="missing|required"):
+    with pytest.raises(SutFailure, match=r"missing|required"):
         validate_reply("am", "crash", {"id": 1})
     validate_reply("pf", "create_folder", {"id": 1, "events": [], "result": "1-2A41"})  # a good reply passes
 
 
 def test_a_line_that_is_not_json_is_a_failure_not_a_crash(tmp_path: Path) -> None:
-    cmd = fake_sut(tmp_path, """\
+    cmd = fake_sut(
+        tmp_path,
+        """\
         def reply(req):
             return "hello" if req["op"] != "setup" else ok(req, result={"resumed": False})
-        """)
+        """,
+    )
     client = ProcessClient(cmd, "sr", timeout_s=20)
     try:
         client.call("setup", SETUP, 0)
@@ -86,7 +108,9 @@ def test_a_line_that_is_not_json_is_a_failure_not_a_crash(tmp_path: Path) -> Non
 def test_a_reply_time_out_is_treated_as_a_crash(tmp_path: Path) -> None:
     """The first `heal` hangs: the adapter kills the process, restarts it on the same state directory,
     sends `setup` again (the program resumes) and the run goes on."""
-    cmd = fake_sut(tmp_path, """\
+    cmd = fake_sut(
+        tmp_path,
+        """\
         import os
         def reply(req):
             marker = os.path.join(STATE, "hung")
@@ -96,7 +120,8 @@ def test_a_reply_time_out_is_treated_as_a_crash(tmp_path: Path) -> None:
                 open(marker, "w").close()
                 time.sleep(60)
             return ok(req, result=["MBX01"] if req["op"] == "servers" else None)
-        """)
+        """,
+    )
     system = SrProcess(ProcessClient(cmd, "sr", timeout_s=1.5), SETUP)
     try:
         first_pid, state_dir = system.client.proc.pid, system.client.state_dir

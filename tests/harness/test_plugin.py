@@ -12,16 +12,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.model
-def test_plugin_adds_a_conformance_item_and_reports_a_failure(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_adds_a_conformance_item_and_reports_a_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sut = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'sr_node.py'}"
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    ok = pytester.runpytest_subprocess("-p", "conformance.harness.plugin", f"--haconform-sut={sut}",
-                                       "--haconform-mechanism=sr", "--haconform-budget=6", "--junitxml=ok.xml")
+    ok = pytester.runpytest_subprocess(
+        "-p",
+        "conformance.harness.plugin",
+        f"--haconform-sut={sut}",
+        "--haconform-mechanism=sr",
+        "--haconform-budget=6",
+        "--junitxml=ok.xml",
+    )
     ok.assert_outcomes(passed=1)
     assert 'name="haconform-conform[sr]"' in (pytester.path / "ok.xml").read_text()
-    bad = pytester.runpytest_subprocess("-p", "conformance.harness.plugin", f"--haconform-sut={sut} --bug "
-                                        "ack-before-shadow", "--haconform-mechanism=sr", "--haconform-budget=20",
-                                        "--junitxml=bad.xml")
+    bad = pytester.runpytest_subprocess(
+        "-p",
+        "conformance.harness.plugin",
+        f"--haconform-sut={sut} --bug ack-before-shadow",
+        "--haconform-mechanism=sr",
+        "--haconform-budget=20",
+        "--junitxml=bad.xml",
+    )
     bad.assert_outcomes(failed=1)
     assert "shadow-before-ack" in bad.stdout.str() and "SR-031" in bad.stdout.str()
     assert "<failure" in (pytester.path / "bad.xml").read_text()

@@ -40,13 +40,17 @@ def test_reference_systems_do_not_import_haconform() -> None:
         assert not [ln for ln in imports if any(p in ln for p in ("conformance", "model", "spec", "traces"))], path
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"format": "other"}, "format"),
-    ({"format": "haconform-replay/1", "mechanism": "sr", "setup": {}}, "steps"),
-    ({"format": "haconform-replay/1", "mechanism": "sr", "setup": {}, "steps": [{"op": 1}]}, "steps[0]"),
-])
-def test_a_bad_replay_file_is_unusable_input_naming_the_field(tmp_path: Path, bad: dict, field: str,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"format": "other"}, "format"),
+        ({"format": "haconform-replay/1", "mechanism": "sr", "setup": {}}, "steps"),
+        ({"format": "haconform-replay/1", "mechanism": "sr", "setup": {}, "steps": [{"op": 1}]}, "steps[0]"),
+    ],
+)
+def test_a_bad_replay_file_is_unusable_input_naming_the_field(
+    tmp_path: Path, bad: dict, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(bad), encoding="utf-8")
     assert main(["replay", str(path)]) == 2
@@ -73,8 +77,19 @@ def test_coverage_counts_rules_a_perturbed_trace_makes_fire() -> None:
 @pytest.mark.model
 @pytest.mark.parametrize("mechanism", ["sr", "am", "pf"])
 def test_each_reference_system_passes(mechanism: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["conform", mechanism, "--sut", SUT[mechanism], "--budget", "10", "--json",
-                 "--replay-out", str(tmp_path / "r.json")])
+    code = main(
+        [
+            "conform",
+            mechanism,
+            "--sut",
+            SUT[mechanism],
+            "--budget",
+            "10",
+            "--json",
+            "--replay-out",
+            str(tmp_path / "r.json"),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0, out.get("failure")
     assert out["verdict"] == "pass" and out["runs"] > 0
@@ -83,8 +98,9 @@ def test_each_reference_system_passes(mechanism: str, tmp_path: Path, capsys: py
 
 @pytest.mark.model
 @pytest.mark.parametrize("mechanism", ["sr", "am", "pf"])
-def test_each_planted_bug_is_found_and_replayed(mechanism: str, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_planted_bug_is_found_and_replayed(
+    mechanism: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     buggy = f"{SUT[mechanism]} --bug {BUG[mechanism]}"
     replay = tmp_path / "replay.json"
     code = main(["conform", mechanism, "--sut", buggy, "--budget", "90", "--replay-out", str(replay)])
