@@ -20,7 +20,12 @@ from pathlib import Path
 from spec.catalogue import KINDS, MECHANISMS, catalogue
 
 # Modules that add subcommands of their own: each exports register(subparsers).
-EXTRA_COMMAND_MODULES = ("spec.claims.cli", "conformance.coverage_cli", "conformance.audit.cli")
+EXTRA_COMMAND_MODULES = (
+    "spec.claims.cli",
+    "conformance.coverage_cli",
+    "conformance.audit.cli",
+    "conformance.suite_cli",
+)
 
 
 def _cmd_spec(args: argparse.Namespace) -> int:

@@ -1,0 +1,330 @@
+"""One harness shape for every mechanism: a Hypothesis state machine over any system, judged by the monitors.
+
+Design card, "conformance suite": for each mechanism a `Driver` (in `sr.py`, `am.py`, `pf.py`) names the
+generator's inputs and faults as operations on the mechanism's `typing.Protocol`; `machine_for(mechanism,
+factory)` turns them into a `RuleBasedStateMachine` that builds a system with `factory(setup)` (the model
+by default), applies the drawn steps, and after every step judges the events the system recorded with the
+same monitor `haconform check` uses (`conformance.check.verdict`). Steps are recorded as plain data (the
+protocol calls they made), so a failure can be written to a replay file and rerun against any system.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from conformance.check import verdict
+from conformance.monitor import Violation
+from traces.schema import Event
+
+SystemFactory = Callable[[dict[str, Any]], Any]
+
+
+class OutOfBudget(BaseException):
+    """Raised inside the search when the time budget is spent (a BaseException: Hypothesis lets it through)."""
+
+
+class SutFailure(AssertionError):
+    """The system under test broke the adapter protocol (bad reply, unusable process): a failure, not a crash."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Op:
+    """One input or fault of a mechanism's generator: a strategy for its raw arguments and when it applies."""
+
+    args: st.SearchStrategy[dict[str, Any]]
+    enabled: Callable[[Session], bool] | None = None
+    doc: str = ""
+
+
+Call = dict[str, Any]  # {"call": protocol method, "args": {...}} (args may hold {"$server": i} / {"$folder": i})
+
+
+class Driver(Protocol):
+    """What the harness needs to know about one mechanism (implemented in `sr.py`, `am.py`, `pf.py`)."""
+
+    name: str
+    setup: st.SearchStrategy[dict[str, Any]]
+    ops: Mapping[str, Op]
+
+    def model_factory(self, mutant: str | None = None) -> SystemFactory: ...
+    def expand(self, session: Session, op: str, raw: dict[str, Any]) -> list[Call]: ...
+    def resolve(self, session: Session, args: dict[str, Any]) -> dict[str, Any]: ...
+    def absorb(self, session: Session, call: str, result: Any) -> None: ...
+    def events(self, session: Session) -> list[Event]: ...
+    def finish(self, session: Session) -> list[Call]: ...
+    def end_checks(self, session: Session) -> list[str]: ...
+    def mutants(self) -> dict[str, tuple[str, ...]]: ...
+    def monitor(self) -> Any: ...
+
+
+@dataclass
+class Step:
+    op: str
+    calls: list[Call]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "calls": self.calls}
+
+
+@dataclass
+class Failure:
+    """A failing run: what a person needs to act on it and to replay it."""
+
+    mechanism: str
+    setup: dict[str, Any]
+    steps: list[Step]
+    violations: list[Violation]
+    problem: str = ""  # an adapter/protocol failure or an end-of-run check, when not a monitor violation
+    events: list[Event] = field(default_factory=list)
+    found_after_s: float = 0.0
+
+    @property
+    def rule(self) -> str:
+        if self.violations:
+            return self.violations[0].rule
+        return self._tagged()[1] or "adapter-protocol"
+
+    @property
+    def requirement(self) -> str:
+        return self.violations[0].requirement if self.violations else self._tagged()[0]
+
+    def _tagged(self) -> tuple[str, str]:
+        """An end-of-run check's problem reads `[REQ-ID rule] ...`."""
+        if self.problem.startswith("[") and "]" in self.problem:
+            req, _, rule = self.problem[1 : self.problem.index("]")].partition(" ")
+            return req, rule
+        return "", ""
+
+    def summary(self) -> str:
+        if self.violations:
+            return "; ".join(str(v) for v in self.violations[:3])
+        return self.problem
+
+
+@dataclass
+class FailureLog:
+    """Every failure seen in one search; the shortest is the counterexample reported (Hypothesis replays the
+    shrunk example last, and a deterministic system fails again on the same steps)."""
+
+    deadline: float | None = None  # time.monotonic() after which no new example starts
+    shrink_deadline: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    failures: list[Failure] = field(default_factory=list)
+    runs: int = 0
+    steps_run: int = 0
+    traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage)
+    keep_traces: int = 0
+
+    def record(self, failure: Failure) -> None:
+        failure.found_after_s = time.monotonic() - self.started
+        self.failures.append(failure)
+
+    @property
+    def first(self) -> Failure | None:
+        return self.failures[0] if self.failures else None
+
+    @property
+    def best(self) -> Failure | None:
+        if not self.failures:
+            return None
+        return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
+
+    def check_time(self) -> None:
+        now = time.monotonic()
+        if not self.failures and self.deadline is not None and now > self.deadline:
+            raise OutOfBudget
+        if self.failures and self.shrink_deadline is not None and now > self.shrink_deadline:
+            raise OutOfBudget
+
+
+class Session:
+    """One run: the system, its setup, the steps applied so far and the verdicts so far."""
+
+    def __init__(self, driver: Driver, system: Any, setup: dict[str, Any]) -> None:
+        self.driver, self.system, self.setup = driver, system, setup
+        self.steps: list[Step] = []
+        self.state: dict[str, Any] = {}  # the driver's bookkeeping (created folders, last primary, ...)
+        self.outs: list[Event] = []  # events collected by drivers whose systems return them per call
+        self.judged = 0
+        self.notes: list[str] = []
+
+    def apply(self, call: Call) -> Any:
+        args = self.driver.resolve(self, call.get("args", {}))
+        method = getattr(self.system, call["call"], None)
+        if method is None and call["call"] == "kill_and_restart":
+            self.notes.append("a process fault of the recorded run does not apply to an in-process system: skipped")
+            return None
+        if method is None:
+            raise SutFailure(f"the system has no protocol method {call['call']!r}", call["call"])
+        result = method(**args)
+        self.driver.absorb(self, call["call"], result)
+        return result
+
+    def step(self, op: str, raw: dict[str, Any]) -> Step:
+        calls = self.driver.expand(self, op, raw)
+        step = Step(op, calls)
+        self.steps.append(step)
+        for call in calls:
+            self.apply(call)
+        return step
+
+    def events(self) -> list[Event]:
+        return self.driver.events(self)
+
+    def judge(self, final: bool = False) -> tuple[list[Violation], list[str]]:
+        """Core rules plus the mechanism's monitor over every event recorded so far.
+
+        The whole trace is judged each time (trace-scope monitors need it), but only once it has grown by
+        half since the last verdict, and at the end: linear in the run's length, not quadratic. A run may
+        so go on for a few steps after its first violation; shrinking removes them."""
+        events = self.events()
+        if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
+            return [], []
+        self.judged = len(events)
+        result = verdict(events, [self.driver.monitor()])
+        return list(result.violations), list(result.notes)
+
+
+def failure_text(f: Failure) -> str:
+    """The seed, the step list and the rule, with its requirement and seed section from the catalogue."""
+    from conformance.harness.report import describe_failure
+
+    return describe_failure(f)
+
+
+def machine_for(
+    driver: Driver,
+    factory: SystemFactory | None = None,
+    log: FailureLog | None = None,
+    watch: frozenset[str] | None = None,
+) -> type[RuleBasedStateMachine]:
+    """A `RuleBasedStateMachine` driving systems built by `factory(setup)` (default: the model).
+
+    `watch`: only these rules fail a run (a mutant test asking for one rule's report); None: every rule."""
+    build = factory or driver.model_factory()
+    record = log if log is not None else FailureLog()
+
+    def start(self: Any, setup: dict[str, Any]) -> None:
+        record.check_time()
+        record.runs += 1
+        self.failed = False
+        self.session = Session(driver, None, setup)
+        try:
+            self.session.system = build(setup)
+        except SutFailure as exc:
+            self._fail([], str(exc))
+        driver.absorb(self.session, "__init__", None)
+        opening = getattr(driver, "opening", None)
+        for op, raw in opening(self.session) if opening else []:
+            try:
+                self.session.step(op, raw)
+            except SutFailure as exc:
+                self._fail([], str(exc))
+
+    def _fail(self: Any, violations: list[Violation], problem: str = "") -> None:
+        self.failed = True
+        s = self.session
+        events = s.events() if s.system is not None else []
+        f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events)
+        record.record(f)
+        raise AssertionError(failure_text(f))
+
+    def _judge(self: Any, final: bool = False) -> None:
+        violations, _notes = self.session.judge(final)
+        if watch is not None:
+            violations = [v for v in violations if v.rule in watch]
+        if violations:
+            self._fail(violations)
+
+    def make_rule(name: str, op: Op) -> Any:
+        def run(self: Any, raw: dict[str, Any]) -> None:
+            record.steps_run += 1
+            try:
+                self.session.step(name, raw)
+            except SutFailure as exc:
+                self._fail([], str(exc))
+
+        run.__name__ = name
+        run.__doc__ = op.doc
+        fn = rule(raw=op.args)(run)
+        ready = op.enabled
+        if ready is not None:
+            fn = precondition(lambda self: hasattr(self, "session") and ready(self.session))(fn)
+        return fn
+
+    def judge(self: Any) -> None:
+        if getattr(self, "session", None) is not None and self.session.system is not None and not self.failed:
+            self._judge()
+
+    def teardown(self: Any) -> None:
+        # teardown runs in a `finally`: failing again here would hide the invariant's own failure
+        s = getattr(self, "session", None)
+        if s is None or s.system is None:
+            return
+        try:
+            if not self.failed:
+                _end_of_run(self, s)
+        finally:
+            close = getattr(s.system, "close", None)
+            if close is not None:
+                close()
+
+    def _end_of_run(self: Any, s: Session) -> None:
+        try:
+            for call in driver.finish(s):
+                s.apply(call)
+        except SutFailure as exc:
+            self._fail([], str(exc))
+        self._judge(final=True)
+        problems = driver.end_checks(s)
+        if watch is not None:
+            problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
+        if problems:
+            self._fail([], "; ".join(problems))
+        if len(record.traces) < record.keep_traces:
+            record.traces.append(s.events())
+
+    namespace: dict[str, Any] = {
+        "start": initialize(setup=driver.setup)(start),
+        "_fail": _fail,
+        "_judge": _judge,
+        "judge": invariant()(judge),
+        "teardown": teardown,
+        "failed": False,
+    }
+    for name, op in driver.ops.items():
+        namespace[name] = make_rule(name, op)
+    machine = type(f"{driver.name.capitalize()}ConformanceMachine", (RuleBasedStateMachine,), namespace)
+    machine.failures = record  # type: ignore[attr-defined]
+    return machine
+
+
+def replay_steps(
+    driver: Driver, system: Any, setup: dict[str, Any], steps: Sequence[dict[str, Any]]
+) -> tuple[Session, list[tuple[str, list[Event]]]]:
+    """Apply recorded steps to a system; return the session and, per step, the events it recorded."""
+    session = Session(driver, system, setup)
+    driver.absorb(session, "__init__", None)
+    per_step: list[tuple[str, list[Event]]] = []
+    for raw in steps:
+        before = len(session.events())
+        calls = list(raw["calls"])
+        session.steps.append(Step(raw["op"], calls))
+        for call in calls:
+            session.apply(call)
+        per_step.append((raw["op"], session.events()[before:]))
+    before = len(session.events())
+    for call in driver.finish(session):
+        session.apply(call)
+    per_step.append(("(end of run: fairness)", session.events()[before:]))
+    return session, per_step

@@ -1,0 +1,217 @@
+"""Public folders through the harness: the generator's inputs and faults on `PublicFolderSystem`.
+
+Seeds 001, 003. Three stores named A, B and C (A and B in one routing group, C in another). The steps
+create folders, post, modify folders, add, remove and move replicas, send clients, crash and restart
+stores, back them up and restore them, and lose mail (faults only when the setup's `faults` is true).
+At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound
+pass, judges the trace with the public folder monitor and checks through the protocol that every
+folder's active replicas hold the same CNSet (PF-035). Folders are referred to in recorded steps as
+`{"$folder": k}`, the k-th folder the run created, so a replay works on a system that numbers FIDs its
+own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.harness.core import Call, Op, Session, SystemFactory
+from model.kernel.sim import HOUR, MINUTE
+from spec.catalogue import require
+from traces.schema import Event
+
+require("PF-035", "BF-024", "BF-033")
+
+STORES = ["A", "B", "C"]
+SERVERS = [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")]
+LINKS = [("rg0", "rg1", 7)]
+LATENCY_MAX_MS = 2 * MINUTE
+_store = st.sampled_from(STORES)
+_folder = st.integers(0, 15)
+
+
+def _faults(s: Session) -> bool:
+    return bool(s.setup.get("faults"))
+
+
+def _process(s: Session) -> bool:
+    """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
+    return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
+
+
+def _d(**kw: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(kw)
+
+
+def convergence_wait_ms() -> int:
+    from model.pf.properties import convergence_bound_ms
+    from model.pf.state import Params
+
+    return convergence_bound_ms(Params(), LATENCY_MAX_MS) + HOUR
+
+
+class PfDriver:
+    name = "pf"
+    setup = st.builds(
+        lambda seed, faults: {
+            "seed": seed,
+            "faults": faults,
+            "stores": [list(s) for s in SERVERS],
+            "links": [list(link) for link in LINKS],
+            "latency_max_ms": LATENCY_MAX_MS,
+        },
+        st.integers(0, 2**20),
+        st.booleans(),
+    )
+    ops: Mapping[str, Op] = {
+        "create_folder": Op(_d(via=_store)),
+        "post": Op(_d(folder=_folder, store=_store, n=st.integers(1, 4), size=st.sampled_from([1, 16, 400]))),
+        "modify_folder": Op(_d(folder=_folder, via=_store)),
+        "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
+        "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
+        "move_replica": Op(
+            _d(folder=_folder, src=_store, dst=_store, via=_store),
+            doc='moving a replica (seed 001, "Deleting a Replica"): add the new one, remove the old',
+        ),
+        "client": Op(_d(store=_store, folder=_folder)),
+        "crash": Op(_d(store=_store), _faults),
+        "restart": Op(_d(store=_store), _faults),
+        "backup": Op(_d(store=_store), _faults),
+        "restore": Op(_d(store=_store), _faults),
+        "set_loss": Op(_d(loss=st.sampled_from([0.0, 0.2, 1.0])), _faults),
+        "post_while_mail_is_lost": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a post whose replication mail is lost: only backfill can repair it",
+        ),
+        "advance": Op(_d(minutes=st.sampled_from([1, 4, 10, 30, 90, 6 * 60, 36 * 60]))),
+        "process_restart": Op(
+            _d(new_state=st.booleans()),
+            _process,
+            doc="kill -9 the system's process and restart it with the same or a new state directory",
+        ),
+    }
+
+    # --- systems ------------------------------------------------------------------------------------
+    def model_factory(self, mutant: str | None = None) -> SystemFactory:
+        kw: dict[str, Any] = {}
+        if mutant is not None:
+            from model.pf import mutants as M
+
+            if mutant in M.RULE_MUTANTS:
+                kw["rules"] = M.RULE_MUTANTS[mutant]
+            else:
+                kw["store_class"] = M.STORE_MUTANTS[mutant]
+
+        def build(setup: dict[str, Any]) -> Any:
+            from model.pf.sim import build_fixed
+
+            servers = [tuple(s) for s in setup["stores"]]
+            links = [tuple(link) for link in setup["links"]]
+            return build_fixed(setup["seed"], servers, links, latency_ms=(1_000, setup["latency_max_ms"]), **kw)
+
+        return build
+
+    def mutants(self) -> dict[str, tuple[str, ...]]:
+        from model.pf.mutants import EXPECTED
+
+        return {name: (rule,) for name, rule in EXPECTED.items()}
+
+    def monitor(self) -> Any:
+        from model.registry import get
+
+        return get("pf").monitor()
+
+    # --- steps --------------------------------------------------------------------------------------
+    def opening(self, s: Session) -> list[tuple[str, dict[str, Any]]]:
+        return [("create_folder", {"via": "A"})]
+
+    def expand(self, s: Session, op: str, raw: dict[str, Any]) -> list[Call]:
+        fids = s.state.get("fids", [])
+        ref = {"$folder": raw["folder"] % len(fids)} if "folder" in raw and fids else None
+        if "folder" in raw and ref is None:
+            return []  # no folder exists yet: nothing to do
+        if op == "create_folder":
+            return [_c("create_folder", via=raw["via"], name=f"f{s.state.get('created', 0)}")]
+        if op == "post":
+            return [_c("post", store=raw["store"], fid=ref, size_kb=raw["size"]) for _ in range(raw["n"])]
+        if op == "modify_folder":
+            return [_c("modify_folder", via=raw["via"], fid=ref)]
+        if op in ("add_replica", "remove_replica"):
+            return [_c(op, fid=ref, server=raw["server"], via=raw["via"])]
+        if op == "move_replica":
+            return [
+                _c("add_replica", fid=ref, server=raw["dst"], via=raw["via"]),
+                _c("remove_replica", fid=ref, server=raw["src"], via=raw["via"]),
+            ]
+        if op == "client":
+            return [_c("client_access", store=raw["store"], fid=ref)]
+        if op in ("crash", "restart", "backup", "restore"):
+            return [_c(op, store=raw["store"])]
+        if op == "set_loss":
+            s.state["loss"] = raw["loss"]
+            return [_c("set_loss", loss=raw["loss"])]
+        if op == "post_while_mail_is_lost":
+            return [
+                _c("set_loss", loss=1.0),
+                _c("post", store=raw["store"], fid=ref, size_kb=1),
+                _c("advance", ms=20 * MINUTE),
+                _c("set_loss", loss=s.state.get("loss", 0.0)),
+            ]
+        if op == "advance":
+            return [_c("advance", ms=raw["minutes"] * MINUTE)]
+        if op == "process_restart":
+            s.state["restarts"] = s.state.get("restarts", 0) + 1
+            again = [_c("create_folder", via="A", name="first")] if raw["new_state"] else []
+            return [_c("kill_and_restart", new_state=raw["new_state"]), *again]
+        raise KeyError(op)
+
+    def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
+        out = dict(args)
+        for k, v in args.items():
+            if isinstance(v, dict) and "$folder" in v:
+                out[k] = s.state["fids"][v["$folder"]]
+        return out
+
+    def absorb(self, s: Session, call: str, result: Any) -> None:
+        if call == "__init__":
+            s.state.update(fids=[], created=0, loss=0.0)
+        elif call == "create_folder":
+            s.state["created"] = s.state.get("created", 0) + 1
+            if result:
+                s.state["fids"].append(result)
+        elif call == "kill_and_restart" and result:
+            s.state["fids"] = []  # a new state directory: the folders are gone
+
+    def events(self, s: Session) -> list[Event]:
+        evs = s.system.events
+        return list(evs() if callable(evs) else evs)
+
+    def finish(self, s: Session) -> list[Call]:
+        return [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
+
+    def end_checks(self, s: Session) -> list[str]:
+        """PF-035 on the live state, through the protocol: active replicas of a folder hold one CNSet."""
+        problems = []
+        for fid in s.state.get("fids", []):
+            active = [st_ for st_, state in s.system.replicas(fid).items() if state == "active"]
+            sets = {store: _norm(s.system.cnset(store, fid)) for store in active}
+            if len(set(sets.values())) > 1:
+                problems.append(f"[PF-035 convergence] {fid}: active replicas differ after the bound: {sets}")
+        return problems
+
+
+def _norm(cnset: Any) -> str:
+    if isinstance(cnset, list | tuple):
+        return ",".join(sorted(map(str, cnset)))
+    encode = getattr(cnset, "encode", None)
+    return ",".join(sorted(map(str, encode()))) if callable(encode) else str(cnset)
+
+
+def _c(call: str, **args: Any) -> Call:
+    return {"call": call, "args": args}
+
+
+DRIVER = PfDriver()

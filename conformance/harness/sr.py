@@ -1,0 +1,179 @@
+"""Shadow redundancy through the harness: the generator's inputs and faults on `ShadowRedundancySystem`.
+
+Seed 000. The setup draws a topology layout, the organisation's settings (ShadowRedundancyEnabled,
+RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency) and whether an Exchange
+2010 Hub exists; the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or
+new transport database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
+`finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.harness.core import Call, Op, Session, SystemFactory
+from model.kernel.sim import HOUR, MINUTE, SECOND
+from model.sr.sim import LAYOUTS
+from traces.schema import Event
+
+FORKS = ["mbx", "ext:contoso.example", "dsn", "journal", "hub:HUB2010"]  # hub forks kept only if possible
+STEPS_MS = [SECOND, 10 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 3 * HOUR + 10 * MINUTE]
+_forks = st.lists(st.sampled_from(FORKS), min_size=1, max_size=3, unique=True)
+_i = st.integers(0, 7)
+
+
+def _fixed_config() -> dict[str, Any]:
+    """Settings every run uses at their catalogue default; sent in the setup so a system needs no catalogue."""
+    from model.sr.state import SrConfig
+
+    cfg = SrConfig()
+    keys = ("max_remote", "max_local", "retry_meaning", "resubmit_ms", "safety_net_hold_ms", "expiration_ms")
+    return {k: getattr(cfg, k) for k in keys}
+
+
+def _has_primary(s: Session) -> bool:
+    return bool(s.state.get("last_primary"))
+
+
+def _process(s: Session) -> bool:
+    """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
+    return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
+
+
+class SrDriver:
+    name = "sr"
+    setup = st.fixed_dictionaries(
+        {
+            **{k: st.just(v) for k, v in _fixed_config().items()},
+            "seed": st.integers(0, 2**16),
+            "layout": st.sampled_from(LAYOUTS),
+            "reject_on_failure": st.booleans(),
+            "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
+            "enabled": st.sampled_from([True, True, True, False]),
+            "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
+            "hub": st.booleans(),
+            "n_servers": st.integers(2, 6),
+            "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
+        }
+    )
+    ops: Mapping[str, Op] = {
+        "submit": Op(st.fixed_dictionaries({"i": _i, "forks": _forks}), doc="a sender submits a message"),
+        "exchange_2010_traffic": Op(
+            st.fixed_dictionaries({"i": _i, "fork": st.sampled_from(FORKS[:4])}),
+            doc="a message from the site's Exchange 2010 Hub that also goes back to it (SR-036, SR-037)",
+        ),
+        "advance": Op(st.fixed_dictionaries({"ms": st.sampled_from(STEPS_MS)}), doc="virtual time passes"),
+        "crash": Op(st.fixed_dictionaries({"i": _i})),
+        "crash_last_primary": Op(st.just({}), _has_primary),
+        "bounce_last_primary": Op(st.fixed_dictionaries({"new": st.booleans()}), _has_primary),
+        "outage_of_last_primary": Op(st.fixed_dictionaries({"ms": st.sampled_from(STEPS_MS)}), _has_primary),
+        "isolate_last_primary": Op(st.just({}), _has_primary),
+        "restart": Op(st.fixed_dictionaries({"i": _i, "new": st.booleans()})),
+        "restart_all": Op(st.fixed_dictionaries({"new": st.booleans()})),
+        "isolate": Op(st.fixed_dictionaries({"i": _i})),
+        "heal": Op(st.just({})),
+        "resubmit_everywhere": Op(st.just({}), doc="a mailbox database failover asks every Safety Net"),
+        "resubmit_last_primary": Op(st.just({}), _has_primary),
+        "process_restart": Op(
+            st.fixed_dictionaries({"new_state": st.booleans()}),
+            _process,
+            doc="kill -9 the system's process and restart it with the same or a new state directory",
+        ),
+    }
+
+    # --- systems ------------------------------------------------------------------------------------
+    def model_factory(self, mutant: str | None = None) -> SystemFactory:
+        from model.sr.cluster import Timing
+        from model.sr.protocol import ModelSystem
+
+        policy = None
+        if mutant is not None:
+            from model.sr.mutants import MUTANTS
+
+            policy = MUTANTS[mutant].policy
+
+        def build(setup: dict[str, Any]) -> Any:
+            opts = dict(setup)
+            seed = opts.pop("seed")
+            timing = Timing(hop_slow_p=0.3, stall_p=opts.pop("stall_p", 0.05))
+            return ModelSystem(seed, policy=policy() if policy else None, timing=timing, **opts)
+
+        return build
+
+    def mutants(self) -> dict[str, tuple[str, ...]]:
+        from model.sr.mutants import MUTANTS
+
+        return {name: tuple(m.rules) for name, m in MUTANTS.items()}
+
+    def monitor(self) -> Any:
+        from model.registry import get
+
+        return get("sr").monitor()
+
+    # --- steps --------------------------------------------------------------------------------------
+    def _server(self, s: Session, i: int) -> str:
+        names = s.state["servers"]
+        return names[i % len(names)]
+
+    def expand(self, s: Session, op: str, raw: dict[str, Any]) -> list[Call]:
+        last = s.state.get("last_primary", "")
+        if op in ("submit", "exchange_2010_traffic"):
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            if op == "submit":
+                return [_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside")]
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=[raw["fork"], "hub:HUB2010"], origin="hub2010")]
+        if op == "advance":
+            return [_c("advance", ms=raw["ms"])]
+        if op == "crash":
+            return [_c("crash", server=self._server(s, raw["i"]))]
+        if op == "crash_last_primary":
+            return [_c("crash", server=last)]
+        if op == "bounce_last_primary":
+            return [_c("crash", server=last), _c("restart", server=last, new_database=raw["new"])]
+        if op == "outage_of_last_primary":
+            return [_c("isolate", server=last), _c("advance", ms=raw["ms"]), _c("heal")]
+        if op == "isolate_last_primary":
+            return [_c("isolate", server=last)]
+        if op == "restart":
+            return [_c("restart", server=self._server(s, raw["i"]), new_database=raw["new"])]
+        if op == "restart_all":
+            return [_c("restart", server=n, new_database=raw["new"]) for n in s.state["servers"]]
+        if op == "isolate":
+            return [_c("isolate", server=self._server(s, raw["i"]))]
+        if op == "heal":
+            return [_c("heal")]
+        if op == "resubmit_everywhere":
+            return [_c("safetynet_resubmit", server=n) for n in s.state["servers"]]
+        if op == "resubmit_last_primary":
+            return [_c("safetynet_resubmit", server=last)]
+        if op == "process_restart":
+            s.state["restarts"] = s.state.get("restarts", 0) + 1
+            return [_c("kill_and_restart", new_state=raw["new_state"])]
+        raise KeyError(op)
+
+    def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
+        return args
+
+    def absorb(self, s: Session, call: str, result: Any) -> None:
+        if call in ("__init__", "kill_and_restart"):
+            s.state["servers"] = list(s.system.servers())
+
+    def events(self, s: Session) -> list[Event]:
+        return list(s.system.events())
+
+    def finish(self, s: Session) -> list[Call]:
+        return [_c("finish")]
+
+    def end_checks(self, s: Session) -> list[str]:
+        return []
+
+
+def _c(call: str, **args: Any) -> Call:
+    return {"call": call, "args": args}
+
+
+DRIVER = SrDriver()

@@ -1,0 +1,195 @@
+"""Each mechanism's `typing.Protocol` implemented over the stdio adapter (`process.ProcessSystem`).
+
+The method names and arguments are the protocol's; each becomes one request of the same name (see
+`conformance/PROTOCOL.md`). Shadow redundancy and public folders keep the recorded events on the system
+(`events()`); Active Manager methods return the `(entity, kind, attrs)` events each call caused, as its
+protocol says. The harness sends the settings the system needs to judge itself by in `setup` (e.g. the
+quiet tail's length for shadow redundancy's fairness, the monitoring components for Active Manager).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from conformance.harness.process import ProcessSystem
+from traces.schema import Event
+
+
+class SrProcess(ProcessSystem):
+    """`model.sr.protocol.ShadowRedundancySystem` over the adapter."""
+
+    mechanism = "sr"
+
+    def servers(self) -> list[str]:
+        return list(self.request("servers", [])[1] or [])
+
+    def submit(self, msg: str, primary: str, forks: Sequence[str], origin: str = "outside") -> None:
+        self.request("submit", msg=msg, primary=primary, forks=list(forks), origin=origin)
+
+    def advance(self, ms: int) -> None:
+        self.request("advance", ms=ms)
+        self.now_ms += ms
+
+    def crash(self, server: str) -> None:
+        self.request("crash", server=server)
+
+    def restart(self, server: str, new_database: bool = False) -> None:
+        self.request("restart", server=server, new_database=new_database)
+
+    def isolate(self, server: str) -> None:
+        self.request("isolate", server=server)
+
+    def heal(self) -> None:
+        self.request("heal")
+
+    def safetynet_resubmit(self, server: str) -> None:
+        self.request("safetynet_resubmit", server=server)
+
+    def finish(self) -> None:
+        quiet = quiet_tail_ms(self.setup)
+        self.request("finish", quiet_ms=quiet)
+        self.now_ms += quiet
+
+
+def quiet_tail_ms(setup: Mapping[str, Any]) -> int:
+    """The model's fairness tail for these settings (`model.sr.sim.quiet_ms`)."""
+    from model.sr.cluster import Timing
+    from model.sr.sim import quiet_ms
+    from model.sr.state import SrConfig
+
+    keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms")
+    cfg = SrConfig().replace(**{k: setup[k] for k in keys if k in setup})
+    return quiet_ms(cfg, Timing())
+
+
+class AmProcess(ProcessSystem):
+    """`model.am.protocol.ActiveManagerSystem` over the adapter."""
+
+    mechanism = "am"
+
+    def _outs(self, raws: list[dict[str, Any]]) -> list[Any]:
+        return [(e.entity, e.kind, e.attrs) for e in super()._outs(raws)]
+
+    def _do(self, op: str, **args: Any) -> list[Any]:
+        outs, _ = self.request(op, **args)
+        return list(outs)
+
+    def kill_and_restart(self, new_state: bool = False) -> bool:
+        self.client.restart(new_state)
+        if new_state:
+            self._begin(first=False)
+        else:
+            self.initial = self._outs(self._setup_call())
+        return new_state
+
+    def crash(self, server: str) -> list[Any]:
+        return self._do("crash", server=server)
+
+    def restart(self, server: str) -> list[Any]:
+        return self._do("restart", server=server)
+
+    def partition(self, groups: Sequence[Sequence[str]]) -> list[Any]:
+        return self._do("partition", groups=[list(g) for g in groups])
+
+    def heal(self) -> list[Any]:
+        return self._do("heal")
+
+    def fail_database(self, db: str) -> list[Any]:
+        return self._do("fail_database", db=db)
+
+    def fail_store(self, server: str) -> list[Any]:
+        return self._do("fail_store", server=server)
+
+    def responder_failover(self, server: str, component: str) -> list[Any]:
+        return self._do("responder_failover", server=server, component=component)
+
+    def switchover(self, db: str, lossless: bool) -> list[Any]:
+        return self._do("switchover", db=db, lossless=lossless)
+
+    def move_pam(self, to: str) -> list[Any]:
+        return self._do("move_pam", to=to)
+
+    def maintenance(self, server: str) -> list[Any]:
+        return self._do("maintenance", server=server)
+
+    def set_health(self, server: str, component: str, state: str) -> list[Any]:
+        return self._do("set_health", server=server, component=component, state=state)
+
+    def set_dial(self, server: str, dial: str) -> list[Any]:
+        return self._do("set_dial", server=server, dial=dial)
+
+    def set_copy(self, db: str, server: str, **changes: Any) -> list[Any]:
+        return self._do("set_copy", db=db, server=server, changes=changes)
+
+    def generate_logs(self, db: str, n: int, lags: Mapping[str, int]) -> list[Any]:
+        return self._do("generate_logs", db=db, n=n, lags=dict(lags))
+
+    def query(self, db: str, server: str) -> list[Any]:
+        return self._do("query", db=db, server=server)
+
+    def pams(self) -> frozenset[str]:
+        return frozenset(self.request("pams", [])[1] or [])
+
+    def mounted(self, db: str) -> frozenset[str]:
+        return frozenset(self.request("mounted", [], db=db)[1] or [])
+
+
+class PfProcess(ProcessSystem):
+    """`model.pf.protocol.PublicFolderSystem` over the adapter."""
+
+    mechanism = "pf"
+
+    def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
+        return str(self.request("create_folder", "", via=via, name=name, tree=tree, replicating=replicating)[1] or "")
+
+    def modify_folder(self, via: str, fid: str, what: str = "description") -> bool:
+        return bool(self.request("modify_folder", False, via=via, fid=fid, what=what)[1])
+
+    def post(self, store: str, fid: str, size_kb: int) -> bool:
+        return bool(self.request("post", False, store=store, fid=fid, size_kb=size_kb)[1])
+
+    def add_replica(self, fid: str, server: str, via: str) -> bool:
+        return bool(self.request("add_replica", False, fid=fid, server=server, via=via)[1])
+
+    def remove_replica(self, fid: str, server: str, via: str) -> bool:
+        return bool(self.request("remove_replica", False, fid=fid, server=server, via=via)[1])
+
+    def client_access(self, store: str, fid: str) -> str:
+        return str(self.request("client_access", "", store=store, fid=fid)[1] or "")
+
+    def crash(self, store: str) -> None:
+        self.request("crash", store=store)
+
+    def restart(self, store: str) -> None:
+        self.request("restart", store=store)
+
+    def backup(self, store: str) -> str:
+        return str(self.request("backup", "", store=store)[1] or "")
+
+    def restore(self, store: str) -> bool:
+        return bool(self.request("restore", False, store=store)[1])
+
+    def set_loss(self, loss: float) -> None:
+        self.request("set_loss", loss=loss)
+
+    def advance(self, ms: int) -> None:
+        self.request("advance", ms=ms)
+        self.now_ms += ms
+
+    def quiesce(self) -> int:
+        self.request("quiesce")
+        return self.now_ms
+
+    def replicas(self, fid: str) -> dict[str, str]:
+        return dict(self.request("replicas", {}, fid=fid)[1] or {})
+
+    def cnset(self, store: str, fid: str) -> list[str]:
+        return list(self.request("cnset", [], store=store, fid=fid)[1] or [])
+
+    @property
+    def events(self) -> list[Event]:  # type: ignore[override]
+        return self._events
+
+
+SYSTEMS: dict[str, type[ProcessSystem]] = {"sr": SrProcess, "am": AmProcess, "pf": PfProcess}

@@ -1,0 +1,280 @@
+"""`haconform conform`, `replay`, `mutants` and `protocol-doc`: the conformance suite's commands.
+
+Design card, "conformance suite". Exit statuses: 0 pass (or every mutant killed, or the replayed run is
+clean), 1 a failure found (a surviving mutant, a reproduced violation), 2 unusable input or usage (an
+unknown mechanism, a system that cannot be started, an unreadable replay file), 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conformance.harness.search import MECHANISMS, PROFILES
+
+
+def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # an internal error is never reported as a verdict
+            print(f"haconform {args.command}: internal error\n{traceback.format_exc()}", file=sys.stderr)
+            return 3
+
+    return run
+
+
+def _factory(mechanism: str, sut: str | None, timeout_s: float) -> Any:
+    if not sut:
+        return None
+    from conformance.harness.process import process_factory
+
+    return process_factory(mechanism, sut, timeout_s)
+
+
+def _preflight(mechanism: str, sut: str, timeout_s: float) -> str:
+    """Start the system once with a sample setup: '' if it answers, else why it cannot be used."""
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.harness.core import SutFailure
+    from conformance.harness.search import driver
+
+    sample: list[dict[str, Any]] = []
+
+    @settings(max_examples=1, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(driver(mechanism).setup)
+    def draw(setup: dict[str, Any]) -> None:
+        sample.append(setup)
+
+    draw()
+    try:
+        system = _factory(mechanism, sut, timeout_s)(sample[0])
+    except SutFailure as exc:
+        return str(exc)
+    system.close()
+    return ""
+
+
+def _cmd_conform(args: argparse.Namespace) -> int:
+    from conformance.harness.report import coverage, coverage_text, describe_failure, failure_json, write_json_atomic
+    from conformance.harness.search import driver, search
+
+    if args.sut:
+        why = _preflight(args.mechanism, args.sut, args.timeout)
+        if why:
+            print(f"haconform conform: the system under test cannot be used: {why}", file=sys.stderr)
+            return 2
+    out = search(
+        args.mechanism,
+        _factory(args.mechanism, args.sut, args.timeout),
+        args.profile,
+        args.budget,
+        keep_traces=args.coverage_traces,
+    )
+    if out.error:
+        print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
+        return 3
+    drv = driver(args.mechanism)
+    traces = out.traces + ([out.failure.events] if out.failure and out.failure.events else [])
+    cov = coverage(args.mechanism, drv.monitor(), traces)
+    target = args.sut or "the reference model"
+    summary: dict[str, Any] = {
+        "mechanism": args.mechanism,
+        "sut": args.sut,
+        "profile": args.profile,
+        "runs": out.runs,
+        "steps": out.steps,
+        "seconds": round(out.elapsed_s, 2),
+        "budget_spent": out.exhausted_budget,
+        "verdict": "fail" if out.failure else "pass",
+        "coverage": cov,
+    }
+    if out.failure:
+        replay = Path(args.replay_out or f"haconform-replay-{args.mechanism}.json")
+        write_json_atomic(replay, failure_json(out.failure, args.sut))
+        summary["failure"] = failure_json(out.failure, args.sut)
+        summary["replay_file"] = str(replay)
+        text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
+    else:
+        text = (
+            f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
+            + (" (budget spent)" if out.exhausted_budget else "")
+        )
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(text)
+        print(coverage_text(cov))
+    return 1 if out.failure else 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.check import verdict
+    from conformance.harness.core import SutFailure, replay_steps
+    from conformance.harness.report import ReplayFileError, read_replay, where_in_seed
+    from conformance.harness.search import driver
+
+    try:
+        data = read_replay(Path(args.file))
+        drv = driver(data["mechanism"])
+    except (ReplayFileError, KeyError) as exc:
+        print(f"haconform replay: {exc}", file=sys.stderr)
+        return 2
+    sut = args.sut
+    factory = _factory(data["mechanism"], sut, args.timeout) or drv.model_factory(args.mutant)
+    try:
+        system = factory(data["setup"])
+    except SutFailure as exc:
+        print(f"haconform replay: the system under test cannot be used: {exc}", file=sys.stderr)
+        return 2
+    try:
+        session, per_step = replay_steps(drv, system, data["setup"], data["steps"])
+        events = session.events()
+        problems = drv.end_checks(session)
+    except SutFailure as exc:
+        print(f"FAIL: the system under test broke the protocol: {exc}")
+        return 1
+    finally:
+        close = getattr(system, "close", None)
+        if close:
+            close()
+    result = verdict(events, [drv.monitor()])
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
+                    "violations": [v.to_json() for v in result.violations],
+                    "problems": problems,
+                    "verdict": "fail" if result.violations or problems else "pass",
+                },
+                indent=2,
+                default=str,
+            )
+        )
+    else:
+        for n, ((op, evs), raw) in enumerate(zip(per_step, [*data["steps"], None], strict=True), 1):
+            calls = "; ".join(c["call"] for c in raw["calls"]) if raw else "finish"
+            print(f"step {n}: {op} ({calls})")
+            for e in evs:
+                print(f"    {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}")
+        for v in result.violations:
+            print(f"violated: {v.rule} ({v.requirement}) - {v.explanation}")
+            if where_in_seed(v.requirement):
+                print(f"  seed: {where_in_seed(v.requirement)}")
+        for p in problems:
+            print(f"problem: {p}")
+        print("verdict:", "FAIL" if result.violations or problems else "pass")
+    return 1 if result.violations or problems else 0
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    from conformance.harness.search import driver, kill_mutant, kill_report
+
+    mechs = [args.mechanism] if args.mechanism else list(MECHANISMS)
+    kills = []
+    for m in mechs:
+        for name in sorted(driver(m).mutants()):
+            if args.only and name not in args.only:
+                continue
+            k = kill_mutant(m, name, args.profile, args.budget)
+            kills.append((m, k))
+            if not args.json:
+                when = f"{k.seconds_to_kill:6.2f} s" if k.seconds_to_kill is not None else "     -  "
+                print(
+                    f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
+                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}",
+                    flush=True,
+                )
+    report = kill_report([k for _, k in kills])
+    if args.json:
+        print(json.dumps({"mutants": [{"mechanism": m, **k.to_json()} for m, k in kills], "summary": report}, indent=2))
+    else:
+        print(
+            f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
+            f"{report['median_seconds_to_kill']} s, worst {report['worst_seconds_to_kill']} s; median "
+            f"counterexample {report['median_steps']} steps"
+        )
+    return 1 if report["survivors"] else 0
+
+
+def _cmd_protocol_doc(args: argparse.Namespace) -> int:
+    from conformance.harness.protocol_doc import DOC_PATH, render
+
+    text = render()
+    path = Path(args.out) if args.out else DOC_PATH
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            print(f"haconform protocol-doc: {path} is out of date; run `haconform protocol-doc`", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "conform",
+        help="search a system (or the model) for violations",
+        description="Drive a system under test through the mechanism's protocol with the "
+        "generator's inputs and faults and judge its events with the monitors. With --sut the "
+        "system is a child process speaking JSON lines (conformance/PROTOCOL.md); without, the "
+        "reference model. On a failure: the seed, the shrunk steps, the rule, its requirement "
+        "and seed section, and a replay file. Exit 0 pass, 1 failure, 2 unusable, 3 internal.",
+    )
+    p.add_argument("mechanism", choices=MECHANISMS)
+    p.add_argument("--sut", help='the command that starts the system, e.g. "python examples/sut/sr_node.py"')
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="quick (default) or deep")
+    p.add_argument("--budget", type=float, help="seconds of search before stopping (default: the profile's)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one reply (then: a crash)")
+    p.add_argument("--replay-out", help="where to write the replay file (default haconform-replay-MECH.json)")
+    p.add_argument("--coverage-traces", type=int, default=12, help="finished traces sampled for coverage")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_guard(_cmd_conform))
+
+    p = sub.add_parser(
+        "replay",
+        help="rerun a replay file's steps against a system or the model",
+        description="Rerun exactly the steps of a replay file written by `haconform conform` "
+        "against --sut (default: the reference model), print each step's events and the "
+        "verdict. Exit 1 when the violation is reproduced.",
+    )
+    p.add_argument("file")
+    p.add_argument("--sut", help="the command that starts the system (default: the model)")
+    p.add_argument("--mutant", help="replay against one of the model's mutants instead")
+    p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_guard(_cmd_replay))
+
+    p = sub.add_parser(
+        "mutants",
+        help="run the suite against every built-in mutant",
+        description="Kill report: for each mutant of the model, whether the suite finds it, the "
+        "time to the first failure, the steps of the minimal counterexample and the rule. Exit 1 "
+        "if any mutant survives.",
+    )
+    p.add_argument("mechanism", nargs="?", choices=MECHANISMS)
+    p.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    p.add_argument("--budget", type=float, help="seconds per mutant (default: the profile's)")
+    p.add_argument("--only", action="append", help="only this mutant (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_guard(_cmd_mutants))
+
+    p = sub.add_parser(
+        "protocol-doc",
+        help="regenerate conformance/PROTOCOL.md from the JSON Schemas",
+        description="Write (or with --check, verify) the stdio protocol document generated "
+        "from conformance/harness/schemas/*.json.",
+    )
+    p.add_argument("--check", action="store_true", help="exit 1 if the document is not current")
+    p.add_argument("--out", help="write elsewhere")
+    p.set_defaults(func=_guard(_cmd_protocol_doc))

@@ -1,0 +1,64 @@
+"""The pytest plugin: an implementer's CI runs the suite with --haconform-sut and gets JUnit XML."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.model
+def test_plugin_adds_a_conformance_item_and_reports_a_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sut = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'sr_node.py'}"
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    ok = pytester.runpytest_subprocess(
+        "-p",
+        "conformance.harness.plugin",
+        f"--haconform-sut={sut}",
+        "--haconform-mechanism=sr",
+        "--haconform-budget=6",
+        "--junitxml=ok.xml",
+    )
+    ok.assert_outcomes(passed=1)
+    assert 'name="haconform-conform[sr]"' in (pytester.path / "ok.xml").read_text()
+    bad = pytester.runpytest_subprocess(
+        "-p",
+        "conformance.harness.plugin",
+        f"--haconform-sut={sut} --bug ack-before-shadow",
+        "--haconform-mechanism=sr",
+        "--haconform-budget=20",
+        "--junitxml=bad.xml",
+    )
+    bad.assert_outcomes(failed=1)
+    assert "shadow-before-ack" in bad.stdout.str() and "SR-031" in bad.stdout.str()
+    assert "<failure" in (pytester.path / "bad.xml").read_text()
+    assert (pytester.path / "haconform-replay-sr.json").exists()
+
+
+def test_plugin_adds_nothing_without_a_system(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile("def test_x(): pass")
+    res = pytester.runpytest_subprocess("-p", "conformance.harness.plugin")
+    res.assert_outcomes(passed=1)
+
+
+@pytest.mark.model
+def test_fixture_runs_the_suite_from_a_test(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    sut = ROOT / "examples" / "sut" / "am_node.py"
+    pytester.makepyfile(f"""
+        import sys
+        def test_my_am(haconform_conform):
+            haconform_conform("am", sys.executable + " {sut}", budget=6)
+        def test_my_buggy_am(haconform_conform):
+            haconform_conform("am", sys.executable + " {sut} --bug keep-pam-in-minority", budget=30)
+    """)
+    res = pytester.runpytest_subprocess("-p", "conformance.harness.plugin")
+    res.assert_outcomes(passed=1, failed=1)
+    assert "single-pam" in res.stdout.str()
