@@ -228,14 +228,26 @@ class ProcessSystem:
             },
             "core",
         )
+        for raw in self.context():
+            self._add({"ts_ms": self.now_ms, "node": "harness", **raw})
         self.initial = self._outs(self._setup_call())
 
     def config(self) -> dict[str, Any]:
+        """The recorded configuration (TRACE_START `config`): what the harness configured the system with."""
+        return dict(self.setup)
+
+    def context(self) -> list[dict[str, Any]]:
+        """Context events (`*_CONFIG`) the harness records after TRACE_START: configuration it gave the system,
+        in the shape the mechanism's monitor reads (entity, kind, attrs)."""
+        return []
+
+    def setup_args(self) -> dict[str, Any]:
+        """The `setup` request's arguments."""
         return dict(self.setup)
 
     def _setup_call(self) -> list[dict[str, Any]]:
         try:
-            reply = self.client.call("setup", self.setup, self.now_ms)
+            reply = self.client.call("setup", self.setup_args(), self.now_ms)
         except ReplyTimeout as exc:
             raise SutFailure(f"the system under test did not answer its set-up: {exc}") from exc
         return list(reply["events"])

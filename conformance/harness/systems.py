@@ -9,6 +9,7 @@ quiet tail's length for shadow redundancy's fairness, the monitoring components 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,9 +18,32 @@ from traces.schema import Event
 
 
 class SrProcess(ProcessSystem):
-    """`model.sr.protocol.ShadowRedundancySystem` over the adapter."""
+    """`model.sr.protocol.ShadowRedundancySystem` over the adapter.
+
+    The harness records what it configured and the faults it injected, as the kernel does for the model:
+    TRACE_START with the settings (`config.sr`), SR_CONFIG with the topology it hands the system in `setup`,
+    and CRASH / RESTART / PARTITION / HEAL (the monitor derives reachability and database generations from
+    them, never from the system's own events)."""
 
     mechanism = "sr"
+
+    def _begin(self, first: bool) -> None:
+        self.down: set[str] = set()
+        self.isolated: set[str] = set()
+        super()._begin(first)
+
+    def config(self) -> dict[str, Any]:
+        built = {k: self.setup[k] for k in ("layout", "n_servers", "hub") if k in self.setup}
+        return {**built, "sr": sr_config(self.setup)}
+
+    def context(self) -> list[dict[str, Any]]:
+        return [{"entity": "config", "kind": "SR_CONFIG", "attrs": {"topology": _compact(sr_topology(self.setup))}}]
+
+    def setup_args(self) -> dict[str, Any]:
+        return {**self.setup, "topology": sr_topology(self.setup)}
+
+    def _core(self, node: str, entity: str, kind: str, **attrs: Any) -> None:
+        self._add({"ts_ms": self.now_ms, "node": node, "entity": entity, "kind": kind, "attrs": attrs}, "core")
 
     def servers(self) -> list[str]:
         return list(self.request("servers", [])[1] or [])
@@ -32,24 +56,65 @@ class SrProcess(ProcessSystem):
         self.now_ms += ms
 
     def crash(self, server: str) -> None:
+        if server not in self.down:
+            self.down.add(server)
+            self._core(server, server, "CRASH")
         self.request("crash", server=server)
 
     def restart(self, server: str, new_database: bool = False) -> None:
+        if server in self.down:  # restarting a running server changes nothing (as in the kernel)
+            self.down.discard(server)
+            self._core(server, server, "RESTART", storage="new" if new_database else "same")
         self.request("restart", server=server, new_database=new_database)
 
     def isolate(self, server: str) -> None:
+        if server not in self.isolated:
+            self.isolated.add(server)
+            self._core("sim", "network", "PARTITION", groups=sorted(self.isolated))
         self.request("isolate", server=server)
 
     def heal(self) -> None:
+        if self.isolated:
+            self.isolated.clear()
+            self._core("sim", "network", "HEAL")
         self.request("heal")
 
     def safetynet_resubmit(self, server: str) -> None:
         self.request("safetynet_resubmit", server=server)
 
     def finish(self) -> None:
+        """Fairness: every crashed server restarts (same storage), the network heals, the quiet tail runs."""
+        for server in sorted(self.down):
+            self._core(server, server, "RESTART", storage="same")
+        self.down.clear()
+        if self.isolated:
+            self.isolated.clear()
+            self._core("sim", "network", "HEAL")
         quiet = quiet_tail_ms(self.setup)
         self.request("finish", quiet_ms=quiet)
         self.now_ms += quiet
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def sr_config(setup: Mapping[str, Any]) -> dict[str, Any]:
+    """The `sr` section of TRACE_START: every setting in force (the setup's, the rest at catalogue default)."""
+    import dataclasses
+
+    from model.sr.state import SrConfig
+
+    names = {f.name for f in dataclasses.fields(SrConfig)}
+    return SrConfig().replace(**{k: v for k, v in setup.items() if k in names}).to_json()
+
+
+def sr_topology(setup: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The servers the harness gives the system (`model.sr.sim.build_topology` of the setup's layout)."""
+    from model.sr.sim import build_topology
+
+    topo = build_topology(None, setup["n_servers"], setup["layout"], bool(setup["hub"]))
+    return {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topo.servers.items())}
 
 
 def quiet_tail_ms(setup: Mapping[str, Any]) -> int:

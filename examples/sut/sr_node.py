@@ -40,18 +40,14 @@ class Transport:
     # --- set-up -------------------------------------------------------------------------------------
     @staticmethod
     def fresh(setup: dict[str, Any]) -> dict[str, Any]:
-        servers = {}
-        n = setup["n_servers"]
-        for i in range(n):
-            site = f"site{i % 2}"
-            dag = {
-                "multi-site-dag": "dag0",
-                "single-site-dag": "dag0" if site == "site0" else None,
-                "no-dag": None,
-                "mixed": "dag0" if i < n - 1 else None,
-            }[setup["layout"]]
-            servers[f"MBX{i + 1:02d}"] = {"site": site, "dag": dag, "up": True, "epoch": 1, "safetynet": {}}
-        return {"setup": setup, "servers": servers, "isolated": [], "messages": {}, "hub": bool(setup["hub"])}
+        """The servers are the ones the harness gives in `topology` (it records them as configuration)."""
+        servers = {
+            name: {"site": srv["site"], "dag": srv["dag"], "up": True, "epoch": 1, "safetynet": {}}
+            for name, srv in setup["topology"].items()
+            if srv["version"] == "2013"
+        }
+        hubs = [name for name, srv in setup["topology"].items() if srv["version"] == "2010"]
+        return {"setup": setup, "servers": servers, "isolated": [], "messages": {}, "hubs": hubs}
 
     def emit(self, node: str, entity: str, kind: str, **attrs: Any) -> None:
         self.out.append({"ts_ms": self.now, "node": node, "entity": entity, "kind": kind, "attrs": attrs})
@@ -84,11 +80,10 @@ class Transport:
         if primary not in self.s["servers"] or not self.usable(primary):
             return  # the sender cannot connect; it will try again later (not modelled here)
         cfg, srv = self.s["setup"], self.s["servers"][primary]
-        kept = [f for f in forks if not f.startswith("hub:") or (self.s["hub"] and srv["site"] == "site0")]
+        hubs = [h for h in self.s["hubs"] if self.s["setup"]["topology"][h]["site"] == srv["site"]]
+        kept = [f for f in forks if not f.startswith("hub:") or f[4:] in hubs]
         forks = kept or ["mbx"]
         plan = self.plan(primary)
-        dag = srv["dag"]
-        multi = bool(dag) and len({s["site"] for s in self.s["servers"].values() if s["dag"] == dag}) > 1
         self.emit(
             primary,
             msg,
@@ -100,15 +95,6 @@ class Transport:
             site=srv["site"],
             db=self.db(primary),
             forks=forks,
-            enabled=cfg["enabled"],
-            reject=cfg["reject_on_failure"],
-            pref=cfg["preference"],
-            in_dag=bool(dag),
-            multi_site=multi,
-            max_remote=cfg["max_remote"],
-            max_local=cfg["max_local"],
-            meaning=cfg["retry_meaning"],
-            plan=plan,
             sender_xshadow=origin == "hub2010",
             xshadow_advertised=False,
         )
@@ -131,7 +117,17 @@ class Transport:
         self.emit(primary, msg, "SAFETYNET", inst=1, role="primary")
         srv["safetynet"][msg] = {"forks": forks, "until": self.now + cfg["safety_net_hold_ms"]}
         self.s["messages"][msg] = {"primary": primary, "forks": forks}
-        if shadow is not None:
+        if shadow is not None:  # the shadow's next XQUERYDISCARD (over the session just used) finds the discards
+            self.emit(
+                shadow,
+                f"hb:{shadow}>{primary}",
+                "XQUERYDISCARD",
+                primary=primary,
+                ok=True,
+                reason="session",
+                db=self.db(primary),
+                held=1,
+            )
             for fork in forks:
                 self.emit(shadow, msg, "DISCARD_NOTIFY", inst=1, fork=fork, primary=primary)
             self.emit(shadow, msg, "HADISCARD", inst=1, primary=primary)
@@ -156,10 +152,9 @@ class Transport:
                 for name, srv in sorted(self.s["servers"].items())
                 if name != primary
                 and self.boundary(name) == self.boundary(primary)
-                and self.usable(name)
                 and (srv["site"] != site) == (where == "remote")
             ]
-            if not cands:
+            if not cands:  # nobody in the boundary may hold it: the attempt is given up without a session
                 self.emit(
                     primary,
                     msg,
@@ -171,7 +166,31 @@ class Transport:
                     **{"try": n},
                 )
                 continue
-            target = cands[0]
+            usable = [name for name in cands if self.usable(name)]
+            target = (usable or cands)[0]
+            if not usable:  # a down or cut-off server is only found out by trying it
+                self.emit(
+                    primary,
+                    msg,
+                    "HAREDIRECT",
+                    inst=1,
+                    shadow=target,
+                    site=where,
+                    shadow_site=self.s["servers"][target]["site"],
+                    site_of_primary=site,
+                    **{"try": n},
+                )
+                self.emit(
+                    primary,
+                    msg,
+                    "HAREDIRECTFAIL",
+                    inst=1,
+                    shadow=target,
+                    reason="unreachable",
+                    final=n == len(plan),
+                    **{"try": n},
+                )
+                continue
             self.emit(
                 primary,
                 msg,
@@ -212,6 +231,8 @@ class Transport:
 
     def op_restart(self, server: str, new_database: bool) -> None:
         srv = self.s["servers"][server]
+        if srv["up"]:
+            return  # restarting a running server changes nothing
         srv["up"] = True
         if new_database:
             srv["epoch"] += 1
