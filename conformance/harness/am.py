@@ -213,7 +213,9 @@ class AmDriver:
         s.state["trace"] = n = s.state.get("trace", 0) + 1
         s.state["trace_id"] = f"am-conform-s{s.setup['seed']}-{n}"
         s.state["seq"] = 0
-        cfg = json.dumps({"bcss": s.setup["bcss"], "layout": s.setup["copies"]}, sort_keys=True, separators=(",", ":"))
+        cfg = json.dumps(
+            {"bcss": bcss_in_force(s.setup), "layout": s.setup["copies"]}, sort_keys=True, separators=(",", ":")
+        )
         self._emit(
             s,
             "sim",
@@ -263,6 +265,15 @@ class AmDriver:
             if len(mounted) > 1:
                 problems.append(f"[AM-009 one-active-copy] the system reports {db} mounted on {mounted}")
         return problems
+
+
+def bcss_in_force(setup: Mapping[str, Any]) -> dict[str, Any]:
+    """Every BCSS option of the run, the dial thresholds included (recorded in TRACE_START `config.bcss`: the
+    seed gives no thresholds, AM-I09, so the monitor judges the dial only against recorded ones)."""
+    from model.am.bcss import Options
+    from model.am.sim import options_json
+
+    return options_json(Options().with_(**setup["bcss"]))
 
 
 def _c(call: str, **args: Any) -> Call:

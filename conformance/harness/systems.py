@@ -133,6 +133,12 @@ class AmProcess(ProcessSystem):
 
     mechanism = "am"
 
+    def setup_args(self) -> dict[str, Any]:
+        """The BCSS options in force, dial thresholds included (the seed gives none, AM-I09)."""
+        from conformance.harness.am import bcss_in_force
+
+        return {**self.setup, "bcss": bcss_in_force(self.setup)}
+
     def _outs(self, raws: list[dict[str, Any]]) -> list[Any]:
         return [(e.entity, e.kind, e.attrs) for e in super()._outs(raws)]
 

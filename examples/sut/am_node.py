@@ -24,6 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+DAG_STATE_KINDS = {"DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH"}
+DAG_KINDS = DAG_STATE_KINDS | {"AM_CONFIG", "MAINTENANCE", "AM_DAG_CONFIG"}
+
 
 class ActiveManager:
     def __init__(self, state: dict[str, Any], bug: str) -> None:
@@ -33,7 +36,36 @@ class ActiveManager:
         self.now = 0
 
     def emit(self, entity: str, kind: str, **attrs: Any) -> None:
+        """Record one event. After DAG-level changes (view, PAM claims, health) and before the next database
+        event, the DAG's state is recorded as AM_DAG_CONFIG: each database is judged on its own, with the
+        DAG facts it needs as context."""
+        if kind == "DAG_VIEW":
+            self.flush()
+        if kind in DAG_STATE_KINDS:
+            self.s["dag_dirty"] = True
+            if kind == "SERVER_HEALTH":
+                self.s.setdefault("health_changed", []).append([attrs["server"], attrs["component"]])
+        elif self.s.get("dag_dirty") and kind not in DAG_KINDS:
+            self.flush()
         self.out.append({"ts_ms": self.now, "node": "am", "entity": entity, "kind": kind, "attrs": attrs})
+
+    def flush(self) -> None:
+        s = self.s
+        if not s.get("dag_dirty"):
+            return
+        s["dag_dirty"] = False
+        changed = sorted({(a, b) for a, b in s.get("health_changed", [])})
+        s["health_changed"] = []
+        health = [f"{sv}/{c}/{s['health'][sv][c][0]}/{s['health'][sv][c][1]}" for sv, c in changed]
+        self.emit(
+            s["dag"],
+            "AM_DAG_CONFIG",
+            members=s["members"],
+            up=sorted(s["up"]),
+            groups=["+".join(sorted(g)) for g in s["groups"]],
+            claims=sorted(s["claims"]),
+            health=health,
+        )
 
     # --- quorum and PAM (AM-005, AM-006) --------------------------------------------------------------
     def quorum(self) -> list[str]:
@@ -88,17 +120,21 @@ class ActiveManager:
 
     # --- copies -------------------------------------------------------------------------------------
     def set_copy(self, db: str, server: str, **changes: Any) -> None:
+        """The activation policy (blocked, suspended) is configuration: AM_CONFIG, then the copy's state."""
         c = self.s["dbs"][db]["copies"][server]
         new = {**c, **changes}
         if new != c:
+            policy = {k: new[k] for k in ("blocked", "suspended") if new[k] != c[k]}
+            if policy:
+                self.emit(db, "AM_CONFIG", database=db, server=server, **policy)
             self.s["dbs"][db]["copies"][server] = new
             self.emit(db, "COPY_STATE", server=server, **new)
 
     def mount(self, db: str, server: str) -> None:
         d = self.s["dbs"][db]
-        self.set_copy(db, server, status="Mounted")
         d.update(active=server, mounted=True, last_mounted=server)
         self.emit(db, "MOUNTED", server=server)
+        self.set_copy(db, server, status="Mounted")
 
     def dismount(self, db: str, reason: str, status: str) -> None:
         d = self.s["dbs"][db]
@@ -131,7 +167,7 @@ class ActiveManager:
         self.view()
         for server in sorted(s["up"]):
             s["dials"][server] = s["default_dial"]
-            self.emit(s["dag"], "SERVER_DIAL", server=server, dial=s["default_dial"])
+            self.emit(s["dag"], "AM_CONFIG", server=server, dial=s["default_dial"])
             s["health"][server] = {}
             for comp, prio in s["components"]:
                 s["health"][server][comp] = [prio, "Healthy"]
@@ -163,12 +199,12 @@ class ActiveManager:
             for sv, c in copies.items():
                 self.emit(db, "COPY_STATE", server=sv, **c)
             by = servers[0] if dag is None else pam
-            if dag is not None:
-                self.emit(db, "ACTIVE_MOVE", src=None, dst=servers[0], by=by)
+            self.emit(db, "ACTIVE_MOVE", src=None, dst=servers[0], by=by)
             self.emit(db, "MOUNT_START", server=servers[0], by=by)
             self.mount(db, servers[0])
 
     def change_view(self, up: list[str], groups: list[list[str]]) -> None:
+        self.flush()  # the DAG facts so far are recorded before the view changes
         self.s["up"], self.s["groups"] = sorted(set(up)), [sorted(g) for g in groups]
         self.view()
 
@@ -207,7 +243,8 @@ class ActiveManager:
             if server in d["copies"]:
                 if d["active"] == server and d["mounted"]:
                     self.fail_one(db, "store")
-                self.set_copy(db, server, status="Failed")
+                if server in self.s["up"]:
+                    self.set_copy(db, server, status="Failed")
 
     def op_responder_failover(self, server: str, component: str) -> None:
         self.op_set_health(server, component, "Unhealthy")  # no copy selection here: nothing moves
@@ -241,7 +278,7 @@ class ActiveManager:
 
     def op_set_dial(self, server: str, dial: str) -> None:
         self.s["dials"][server] = dial
-        self.emit(self.s["dag"], "SERVER_DIAL", server=server, dial=dial)
+        self.emit(self.s["dag"], "AM_CONFIG", server=server, dial=dial)
 
     def op_set_copy(self, db: str, server: str, changes: dict[str, Any]) -> None:
         d = self.s["dbs"][db]
@@ -255,8 +292,8 @@ class ActiveManager:
             "suspended": "suspended",
         }
         new = {names[k]: v for k, v in changes.items()}
-        if (d["active"] == server and d["mounted"]) or new.get("status") == "Mounted":
-            new.pop("status", None)
+        if (d["active"] == server and d["mounted"]) or new.get("status") == "Mounted" or server not in self.s["up"]:
+            new.pop("status", None)  # a stopped server's copy reports nothing; Mounted follows mounts only
         self.set_copy(db, server, **new)
 
     def op_generate_logs(self, db: str, n: int, lags: dict[str, int]) -> None:
@@ -304,6 +341,7 @@ def main() -> int:
                 result: Any = {"resumed": resumed}
             else:
                 result = getattr(am, "op_" + req["op"])(**req["args"])
+            am.flush()
             reply: dict[str, Any] = {"id": req["id"], "events": am.out, "result": result}
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             reply = {"id": req["id"], "events": [], "error": f"{type(exc).__name__}: {exc}"}
