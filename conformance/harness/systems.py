@@ -211,6 +211,11 @@ class PfProcess(ProcessSystem):
 
     mechanism = "pf"
 
+    def context(self) -> list[dict[str, Any]]:
+        """PF_CONFIG: the stores, transport costs, versions and parameters the harness configured (without it
+        the public folder monitor judges nothing: verdict unknown)."""
+        return [{"entity": "config", "kind": "PF_CONFIG", "attrs": pf_config(self.setup)}]
+
     def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
         return str(self.request("create_folder", "", via=via, name=name, tree=tree, replicating=replicating)[1] or "")
 
@@ -261,6 +266,16 @@ class PfProcess(ProcessSystem):
     @property
     def events(self) -> list[Event]:  # type: ignore[override]
         return self._events
+
+
+def pf_config(setup: Mapping[str, Any]) -> dict[str, Any]:
+    """The PF_CONFIG attributes of the setup's stores and links, as the model's `Cluster` records them."""
+    from model.pf.sim import build_fixed
+
+    servers = [tuple(x) for x in setup["stores"]]
+    links = [tuple(x) for x in setup["links"]]
+    cluster = build_fixed(setup.get("seed", 0), servers, links, latency_ms=(1_000, setup["latency_max_ms"]))
+    return dict(next(e for e in cluster.events if e.kind == "PF_CONFIG").attrs)
 
 
 SYSTEMS: dict[str, type[ProcessSystem]] = {"sr": SrProcess, "am": AmProcess, "pf": PfProcess}
