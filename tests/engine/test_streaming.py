@@ -33,7 +33,7 @@ def _report(paths: list[str], group_events: int) -> dict:
     }
 
 
-@pytest.mark.parametrize("corpus", ["clean", "mutants"])
+@pytest.mark.parametrize("corpus", ["clean", pytest.param("mutants", marks=pytest.mark.model)])
 def test_grouping_does_not_change_the_report(corpus):
     paths = [str(SAMPLES_DIR / corpus)]
     whole = _report(paths, 10**9)
