@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def _get(url: str) -> list[dict]:
-    with urllib.request.urlopen(url) as handle:  # noqa: S310 - localhost only
+    with urllib.request.urlopen(url) as handle:
         return json.load(handle)
 
 
@@ -64,8 +64,10 @@ def main() -> int:
     print(f"stages by executor run time ({run:.1f} s in all):")
     for s in sorted(stages, key=lambda s: -s.get("executorRunTime", 0))[:15]:
         t = s.get("executorRunTime", 0) / 1000
-        print(f"  stage {s['stageId']:3d} {t:6.1f} s {100 * t / max(run, 1e-9):5.1f}%  tasks {s['numTasks']:4d}  "
-              f"{s['name'][:80]}")
+        print(
+            f"  stage {s['stageId']:3d} {t:6.1f} s {100 * t / max(run, 1e-9):5.1f}%  tasks {s['numTasks']:4d}  "
+            f"{s['name'][:80]}"
+        )
     spark.stop()
     return 0
 
