@@ -140,7 +140,9 @@ def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     events = traces()
     results = run_monitor(ContextProbe(), events)
     py = sorted((v.trace_id, v.entity, v.explanation) for r in results for v in r.violations)
-    loaded = load(spark, [str(_write(events))])
+    import tempfile
+
+    loaded = load(spark, [str(_write(events))], tempfile.mkdtemp(prefix="haconform-stage-"))
     found, _ = monitor_violations(loaded.events, 2, [("probe", ContextProbe)])
     sp = sorted((r["trace_id"], r["entity"], r["explanation"]) for r in found.collect() if r["rule"] == "probe")
     assert sp == py and any("NET_CONFIG" in x[2] for x in sp)
