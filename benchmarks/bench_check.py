@@ -1,16 +1,21 @@
-"""Throughput of `haconform check`: the pure-Python engine and the Spark job, side by side in one run.
+"""Throughput of `haconform check`: the single-process engine and the Spark job, side by side in one run.
 
-    python benchmarks/bench_check.py --quick        # ~50k events, seconds
-    python benchmarks/bench_check.py --events 2000000
+    python benchmarks/bench_check.py --quick                      # ~50k events
+    python benchmarks/bench_check.py --events 200000
+    python benchmarks/bench_check.py --sizes 1000000,10000000     # one line of figures per size
+    python benchmarks/bench_check.py --single-entity 10000000     # one entity with N events
+    python benchmarks/bench_check.py --events 1000000 --python-only
 
-Generates a corpus with the simulator (every registered mechanism, seeds 1..N, round-robin) into a temp
-directory, then times each engine on the same files. Prints events/s for each and their ratio. Spark's
-figure includes its start-up unless --warm is given (then one warm-up run is made first).
+Corpora come from `benchmarks/corpus.py` (a simulated pool, then renamed copies) in a temp directory, or
+`--corpus DIR` reuses one. Prints events/s for each engine and, per size, the line
+`ratio spark/python throughput: R`. Spark's figure includes its start-up unless --warm is given. Peak
+memory (ru_maxrss) of this process is printed after the Python engine (the Spark JVM is a child process).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import tempfile
 import time
@@ -18,57 +23,73 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.corpus import build_corpus, single_entity_corpus
 from conformance.pycheck import check_paths
-from model.registry import mechanisms
-from traces.io import write_events
 
 
-def build_corpus(directory: Path, target: int) -> int:
-    specs = list(mechanisms().values())
-    total, seed = 0, 1
-    while total < target:
-        spec = specs[seed % len(specs)]
-        events = spec.simulate(seed)
-        write_events(directory / f"{spec.name}-s{seed}.parquet", events)
-        total += len(events)
-        seed += 1
-    return total
+def _files(corpus: Path) -> int:
+    return sum(1 for p in corpus.rglob("*") if p.is_file())
+
+
+def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
+    print(f"corpus: {_files(corpus)} files ({corpus})", flush=True)
+    t = time.perf_counter()
+    py = check_paths([str(corpus)])
+    py_s = time.perf_counter() - t
+    n = py.rows_read
+    print(f"events: {n}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"python engine: {py_s:7.2f} s  {n / py_s:12,.0f} events/s  verdict {py.verdict}  peak RSS {peak:,.0f} MiB")
+    if spark is None:
+        return
+    from spark_trace_check.job import check
+
+    t = time.perf_counter()
+    if args.warm:
+        check(spark, [str(corpus)], partitions=args.partitions)
+        t = time.perf_counter()
+    sp = check(spark, [str(corpus)], partitions=args.partitions)
+    sp_s = time.perf_counter() - t
+    print(
+        f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
+        f"{' (warm)' if args.warm else ''}"
+    )
+    print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=500_000)
+    ap.add_argument("--sizes", help="comma-separated sizes, e.g. 1000000,10000000 (overrides --events)")
+    ap.add_argument("--single-entity", type=int, metavar="N", help="one trace, one entity, N events")
     ap.add_argument("--quick", action="store_true", help="about 50k events")
+    ap.add_argument("--corpus", help="check this directory instead of building a corpus")
     ap.add_argument("--warm", action="store_true", help="exclude Spark start-up and first-job JIT")
+    ap.add_argument("--python-only", action="store_true", help="do not run the Spark engine")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, default=4)
     args = ap.parse_args()
-    target = 50_000 if args.quick else args.events
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(tmp)
-        t = time.perf_counter()
-        n = build_corpus(corpus, target)
-        gen = time.perf_counter() - t
-        print(f"corpus: {n} events in {len(list(corpus.iterdir()))} files (simulated at {n / gen:,.0f} events/s)")
-        t = time.perf_counter()
-        py = check_paths([str(corpus)])
-        py_s = time.perf_counter() - t
-        print(f"python engine: {py_s:7.2f} s  {n / py_s:12,.0f} events/s  verdict {py.verdict}")
-        from spark_trace_check.job import check
+    spark = None
+    t0 = time.perf_counter()
+    if not args.python_only:
         from spark_trace_check.session import build_session
 
-        t = time.perf_counter()
-        spark = build_session(args.master, partitions=4)
-        if args.warm:
-            check(spark, [str(corpus)])
-            t = time.perf_counter()
-        sp = check(spark, [str(corpus)], partitions=4)
-        sp_s = time.perf_counter() - t
-        print(
-            f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
-            f"{' (warm)' if args.warm else ' (incl. start-up)'}"
-        )
-        print(f"ratio spark/python throughput: {py_s / sp_s:.2f}")
-        spark.stop()
+        spark = build_session(args.master, partitions=args.partitions)
+        print(f"spark start-up: {time.perf_counter() - t0:.1f} s")
+    try:
+        if args.corpus:
+            run_size(Path(args.corpus), args, spark)
+            return 0
+        sizes = [50_000] if args.quick else [int(s) for s in args.sizes.split(",")] if args.sizes else [args.events]
+        for size in [args.single_entity] if args.single_entity else sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                t = time.perf_counter()
+                build = single_entity_corpus if args.single_entity else build_corpus
+                print(f"built {build(Path(tmp), size)} events in {time.perf_counter() - t:.1f} s")
+                run_size(Path(tmp), args, spark)
+    finally:
+        if spark is not None:
+            spark.stop()
     return 0
 
 

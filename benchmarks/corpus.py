@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from model.registry import mechanisms
 from traces.io import write_events
+from traces.schema import arrow_schema
 
 POOL_EVENTS = 200_000
 
@@ -63,3 +64,48 @@ def build_corpus(directory: Path, target: int, *, files_per_copy: int = 1) -> in
 def _split(table: pa.Table, parts: int) -> list[pa.Table]:
     size = -(-table.num_rows // parts)
     return [table.slice(i * size, size) for i in range(parts) if i * size < table.num_rows]
+
+
+def single_entity_corpus(directory: Path, events: int, *, per_file: int = 1_000_000) -> int:
+    """One valid trace whose events but its TRACE_START concern one entity: `events` rows in all, written
+    in Parquet files of `per_file` rows straight from Arrow columns (no Event objects)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    schema = arrow_schema()
+    start = {
+        "schema_version": 1,
+        "trace_id": "one",
+        "seq": 0,
+        "event_id": "one:0",
+        "ts_ms": 0,
+        "node": "N1",
+        "mechanism": "core",
+        "entity": "one",
+        "kind": "TRACE_START",
+        "attrs": '{"config":"{}","model":"bench","seed":0}',
+    }
+    written = 0
+    part = 0
+    while written < events:
+        lo, hi = written, min(events, written + per_file)
+        seq = pa.array(range(lo, hi), pa.int64())
+        n = hi - lo
+        table = pa.table(
+            {
+                "schema_version": pa.array([1] * n, pa.int32()),
+                "trace_id": pa.array(["one"] * n),
+                "seq": seq,
+                "event_id": pc.binary_join_element_wise(pa.array(["one:"] * n), pc.cast(seq, pa.string()), ""),
+                "ts_ms": seq,
+                "node": pa.array(["N1"] * n),
+                "mechanism": pa.array(["core"] * n),
+                "entity": pa.array(["E1"] * n),
+                "kind": pa.array(["TICK"] * n),
+                "attrs": pa.array(["{}"] * n),
+            },
+            schema=schema,
+        )
+        if lo == 0:
+            table = pa.concat_tables([pa.Table.from_pylist([start], schema=schema), table.slice(1)])
+        pq.write_table(table, directory / f"one-{part:05d}.parquet")
+        written, part = hi, part + 1
+    return written

@@ -1,22 +1,32 @@
-"""`haconform check --engine python`: the pure-Python reference engine, same report as the Spark job.
+"""`haconform check --engine python`: the single-process engine, same report as the Spark job.
 
-Meant for small corpora, for debugging a monitor, and as the parity reference of the Spark checker.
 Every file under the given paths is read or listed as skipped with its reason (`traces.io.discover`);
-rows are validated by the one definition of a valid row (`traces.rows`), shared with Spark. The three
-counts (rows read, rows that reached the rules, rows quarantined) are taken in three places and must
-reconcile (TR-005), or the run is an internal error.
+rows are validated by the one definition of a valid row (`traces.rows`; Parquet column-wise by
+`traces.columnar`), shared with Spark. The check streams: files are indexed by trace first
+(`conformance.streamplan`), then groups of whole traces are read, checked (core rules and every monitor,
+`conformance.check.ScopeStream`) and dropped, so memory holds one group (at most `GROUP_EVENTS` events
+unless one trace is larger) plus 8 bytes per event for event-ID uniqueness (TR-002): a 64-bit hash per
+event; hashes seen twice are resolved exactly by a second read of the files, only when there are any.
+The three counts (rows read, rows that reached the rules, rows quarantined) are taken in three places and
+must reconcile (TR-005), or the run is an internal error.
 """
 
 from __future__ import annotations
 
 import argparse
+from array import array
 from collections import Counter
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from conformance.audit import extra_monitors
-from conformance.check import core_violations, run_scope, trace_contexts
-from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
+from conformance.check import _trace_rules, core_violations, run_scope, trace_contexts
+from conformance.progress import Progress
+from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
-from traces.io import discover, read_trace_file
+from conformance.streamplan import GROUP_EVENTS, Group, plan
+from traces.io import discover, iter_trace_file
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
@@ -32,38 +42,102 @@ def _monitor_runs(skew_ms: int | None) -> list:
     return runs
 
 
-def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None = None) -> CheckOutcome:
-    found = discover(paths)
-    events: list[Event] = []
-    quarantine: list[dict] = []
-    rows_read = 0
-    for tf in found.files:
-        result = read_trace_file(tf)
-        rows_read += result.rows_read
-        events.extend(result.events)
-        quarantine.extend({"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in result.errors)
-    rows_checked = 0
-    for _ in events:  # counted where the events enter the rules, not derived from the other two counts
-        rows_checked += 1
-    violations = [v.to_json() for v in core_violations(events)]
-    unknown: list[dict] = []
-    runs = _monitor_runs(skew_ms)
+def _violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
+    """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group."""
+    by_trace: dict[str, list[Event]] = {}
+    for e in events:
+        by_trace.setdefault(e.trace_id, []).append(e)
+    found = [v.to_json() for t in sorted(by_trace) for v in _trace_rules(t, by_trace[t])]
     contexts = trace_contexts(events)
     for scope in ("entity", "trace"):  # every monitor of a scope in one pass (conformance.check.ScopeStream)
         scoped = [(name, monitor) for name, monitor in runs if monitor.scope == scope]
         for name, _, res in run_scope(scoped, scope, events, contexts) if scoped else ():
-            violations.extend(v.to_json() for v in res.violations)
+            found.extend(v.to_json() for v in res.violations)
             if res.verdict.value == "unknown":
                 unknown.extend({"mechanism": name, "note": n} for n in res.notes)
-    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
-    names = [name for name, _ in runs]
-    violations.sort(key=violation_key)
-    by_id: dict[str, list[Event]] = {}
+    return found
+
+
+def _attach(violations: list[dict], events: list[Event]) -> None:
+    wanted = {i for v in violations for i in v["event_ids"]}
+    rows: dict[str, list[dict]] = {}
     for e in events:
-        by_id.setdefault(e.event_id, []).append(e)
-    written = violations[:cap]
-    for v in written:
-        v["events"] = [e.to_row() for eid in v["event_ids"] for e in by_id.get(eid, [])]
+        if e.event_id in wanted:
+            rows.setdefault(e.event_id, []).append(e.to_row())
+    for v in violations:
+        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
+
+
+def _id_hash(event_id: str) -> int:
+    return hash(event_id) & 0xFFFF_FFFF_FFFF_FFFF
+
+
+def _repeated(hashes: array) -> set[int]:
+    """The hashes that occur more than once (pyarrow's value counts: no Python object per event)."""
+    if not hashes:
+        return set()
+    counts = pc.value_counts(pa.array(hashes, type=pa.uint64()))
+    return set(counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist())
+
+
+def check_paths(
+    paths: list[str],
+    *,
+    cap: int = DEFAULT_CAP,
+    skew_ms: int | None = None,
+    group_events: int = GROUP_EVENTS,
+    progress: Progress | None = None,
+) -> CheckOutcome:
+    found = discover(paths)
+    groups, group_of = plan(found.files, group_events)
+    if progress is not None:
+        progress.start(sum(g.events for g in groups))
+    read_once = [False] * len(found.files)
+    unread = [rank for rank in range(len(found.files)) if not any(rank in g.files for g in groups)]
+    quarantine: list[dict] = []
+    rows_read = rows_checked = 0
+    by_mech: Counter[str] = Counter()
+    runs = _monitor_runs(skew_ms)
+    violations: list[dict] = []
+    unknown: list[dict] = []
+    hashes = array("Q")
+    for g, group in enumerate([*groups, Group(files=unread)]):
+        events: list[Event] = []
+        for rank in group.files:
+            tf, first = found.files[rank], not read_once[rank]
+            read_once[rank] = True
+            for part in iter_trace_file(tf):
+                if first:
+                    rows_read += part.rows_read
+                    quarantine.extend(
+                        {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
+                    )
+                for e in part.events:
+                    home = group_of.get(e.trace_id)
+                    if home is None:
+                        raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
+                    if home == g:
+                        events.append(e)
+        for e in events:  # counted where the events enter the rules, not derived from the other two counts
+            rows_checked += 1
+            by_mech[e.mechanism] += 1
+            hashes.append(_id_hash(e.event_id))
+        found_here = _violations_of(events, runs, unknown)
+        _attach(found_here, events)
+        violations.extend(found_here)
+        if progress is not None:
+            progress.advance(len(events))
+        del events
+    repeated = _repeated(hashes)
+    del hashes
+    if repeated:
+        dup_violations, same = _duplicate_ids(found.files, repeated)
+        for v in violations:  # an ID used in other groups too: its events from every group, as one list
+            if any(i in same for i in v["event_ids"]):
+                v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
+        violations.extend(dup_violations)
+    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
+    violations.sort(key=violation_key)
     order = {tf.name: i for i, tf in enumerate(found.files)}
     return CheckOutcome(
         engine="python",
@@ -73,15 +147,34 @@ def check_paths(paths: list[str], *, cap: int = DEFAULT_CAP, skew_ms: int | None
         rows_quarantined=len(quarantine),
         quarantine=sorted(quarantine, key=lambda q: (order[q["file"]], q["line"]))[:cap],
         violations_total=len(violations),
-        violations=written,
+        violations=violations[:cap],
         violations_by_rule=count_rules(violations),
         unknown=unknown[:cap],
         unknown_total=len(unknown),
-        events_by_mechanism=dict(Counter(e.mechanism for e in events)),
-        monitors=names,
+        events_by_mechanism=dict(by_mech),
+        monitors=[name for name, _ in runs],
         files_skipped=found.skipped,
     )
 
 
+def _duplicate_ids(files: list, repeated: set[int]) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly: a second read keeps only the events whose ID hash was seen twice, in recording order."""
+    same: dict[str, list[Event]] = {}
+    for tf in files:
+        for part in iter_trace_file(tf):
+            for e in part.events:
+                if _id_hash(e.event_id) in repeated:
+                    same.setdefault(e.event_id, []).append(e)
+    same = {i: evs for i, evs in same.items() if len(evs) > 1}
+    dups = [e for evs in same.values() for e in evs]
+    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
+    _attach(out, dups)
+    return out, same
+
+
 def run_check(args: argparse.Namespace) -> int:
-    return run_and_report(args, "python", lambda: check_paths(args.paths, skew_ms=args.skew))
+    def compute() -> CheckOutcome:
+        with Progress.for_args(args) as progress:
+            return check_paths(args.paths, skew_ms=args.skew, progress=progress)
+
+    return run_and_report(args, "python", compute)

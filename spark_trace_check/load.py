@@ -56,14 +56,22 @@ def _lit(text: str) -> str:
 
 @dataclass
 class Loaded:
-    """Validated rows (`events`) and quarantined rows (`quarantine`), both with `file_rank` and `line`."""
+    """Every row judged once (`validated`: the schema's columns, `file_rank`, `line`, `field`, `reason`);
+    `events` are its valid rows, `quarantine` the others. Persist `validated` to judge each row once."""
 
-    events: DataFrame
-    quarantine: DataFrame
+    validated: DataFrame
     files: list[str]  # names as the user wrote them, by rank
     skipped: list[dict[str, str]] = field(default_factory=list)
     _jsonl_rows: DataFrame | None = None
     _parquet_rows: int = 0
+
+    @property
+    def events(self) -> DataFrame:
+        return self.validated.where("field is null").drop("field", "reason")
+
+    @property
+    def quarantine(self) -> DataFrame:
+        return self.validated.where("field is not null").select("file_rank", "line", "field", "reason")
 
     def rows_read(self) -> int:
         """Rows in the files, counted on their own: non-blank JSONL lines, and Parquet footers' row counts."""
@@ -102,16 +110,28 @@ def _judge_cells(*values) -> tuple:
     return _judgement(*check_typed_row(row))
 
 
-def _split(df: DataFrame, fast_ok: Column, typed_fast: list[Column], judge: Column) -> tuple[DataFrame, DataFrame]:
-    """Rows passing `fast_ok` are typed in the JVM; the others are judged by the Python row definition."""
+def _split(df: DataFrame, fast_ok: Column, typed_fast: list[Column], judge: Column) -> DataFrame:
+    """One frame of every row: typed, with `field`/`reason` null when valid. Rows passing `fast_ok` are typed
+    in the JVM; only the others reach the Python row definition. The judgement is marked nondeterministic
+    so that the optimiser cannot push a filter on its result below the `not fast` filter (it did: the
+    Python judgement then ran on every row)."""
     df = df.withColumn("fast", F.coalesce(fast_ok, F.lit(False)))
-    fast = df.where("fast").select(*typed_fast, "file_rank", "line")
-    judged = df.where("not fast").select(judge.alias("j"), "file_rank", "line")
-    good = judged.where("j.field is null").select(*[F.col(f"j.{n}").alias(n) for n in FIELD_NAMES], "file_rank", "line")
-    bad = judged.where("j.field is not null").select(
-        "file_rank", "line", F.col("j.field").alias("field"), F.col("j.reason").alias("reason")
+    fast = df.where("fast").select(
+        *typed_fast,
+        "file_rank",
+        "line",
+        F.lit(None).cast("string").alias("field"),
+        F.lit(None).cast("string").alias("reason"),
     )
-    return fast.unionByName(good), bad
+    judged = df.where("not fast").select(judge.alias("j"), "file_rank", "line")
+    slow = judged.select(
+        *[F.col(f"j.{n}").alias(n) for n in FIELD_NAMES],
+        "file_rank",
+        "line",
+        F.col("j.field").alias("field"),
+        F.col("j.reason").alias("reason"),
+    )
+    return fast.unionByName(slow)
 
 
 def _fast_values(get) -> str:
@@ -134,8 +154,8 @@ def _plain_json(text: str) -> str:
     )
 
 
-def validate_jsonl(rows: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Rows (`value`, `file_rank`, `line`) -> (typed events, quarantined rows)."""
+def validate_jsonl(rows: DataFrame) -> DataFrame:
+    """Rows (`value`, `file_rank`, `line`) -> every row typed or judged (`field`, `reason`; see `_split`)."""
     # a CR before the line feed (Windows line ends) is JSON white space: the fast path looks past it
     df = rows.withColumn(
         "text", F.expr("case when endswith(value, '\\r') then substr(value, 1, length(value) - 1) else value end")
@@ -167,12 +187,14 @@ def validate_jsonl(rows: DataFrame) -> tuple[DataFrame, DataFrame]:
         )
     ]
     typed.append(F.expr("to_json(variant_get(v, '$.attrs'))").alias("attrs"))
-    judge = F.udf(_judge_line, _JUDGED_DDL, useArrow=True)(F.col("value").cast("binary"), F.col("line"))
+    judge = F.udf(_judge_line, _JUDGED_DDL, useArrow=True).asNondeterministic()(
+        F.col("value").cast("binary"), F.col("line")
+    )
     return _split(df, fast_ok, typed, judge)
 
 
-def validate_parquet(df: DataFrame, extras: list[str]) -> tuple[DataFrame, DataFrame]:
-    """Typed Parquet rows (the schema's columns, `extras`, `file_rank`, `line`) -> (events, quarantined)."""
+def validate_parquet(df: DataFrame, extras: list[str]) -> DataFrame:
+    """Typed Parquet rows (the schema's columns, `extras`, `file_rank`, `line`) -> every row judged."""
     extra = F.coalesce(*[F.when(F.col(f"`{x}`").isNotNull(), F.lit(x)) for x in sorted(extras)], F.lit(None))
     df = df.withColumn("extra_field", extra.cast("string"))
     utf8 = " and ".join(f"is_valid_utf8({c})" for c in STRING_FIELDS)
@@ -201,7 +223,7 @@ def validate_parquet(df: DataFrame, extras: list[str]) -> tuple[DataFrame, DataF
         "attrs",
     ]
     cells = [F.col(c).cast("binary") for c in STRING_FIELDS] + [F.col(c).cast("bigint") for c in INT_FIELDS]
-    judge = F.udf(_judge_cells, _JUDGED_DDL, useArrow=True)(*cells, F.col("extra_field"))
+    judge = F.udf(_judge_cells, _JUDGED_DDL, useArrow=True).asNondeterministic()(*cells, F.col("extra_field"))
     return _split(df, fast_ok, [F.col(c) if isinstance(c, str) else c for c in typed], judge)
 
 
@@ -272,23 +294,16 @@ def load(spark: SparkSession, paths: list[str], stage_dir: str) -> Loaded:
             if tf.kind == "jsonl.gz":
                 _verify_gzip(tf)
             jsonl.append(staged)
-    goods, bads = [], []
+    frames = []
     raw_jsonl = None
     if jsonl:
         raw_jsonl = jsonl_rows(spark, jsonl)
-        good, bad = validate_jsonl(raw_jsonl)
-        goods.append(good)
-        bads.append(bad)
+        frames.append(validate_jsonl(raw_jsonl))
     for extras, staged_files in parquet.items():
-        good, bad = validate_parquet(parquet_rows(spark, staged_files, list(extras)), list(extras))
-        goods.append(good)
-        bads.append(bad)
-    if not goods:
-        empty = spark.createDataFrame([], "value string, file_rank int, line bigint")
-        good, bad = validate_jsonl(empty)
-        goods.append(good)
-        bads.append(bad)
-    good, bad = goods[0], bads[0]
-    for g, b in zip(goods[1:], bads[1:], strict=True):
-        good, bad = good.unionByName(g), bad.unionByName(b)
-    return Loaded(good, bad, [tf.name for tf in found.files], found.skipped, raw_jsonl, parquet_rows_total)
+        frames.append(validate_parquet(parquet_rows(spark, staged_files, list(extras)), list(extras)))
+    if not frames:
+        frames.append(validate_jsonl(spark.createDataFrame([], "value string, file_rank int, line bigint")))
+    validated = frames[0]
+    for frame in frames[1:]:
+        validated = validated.unionByName(frame)
+    return Loaded(validated, [tf.name for tf in found.files], found.skipped, raw_jsonl, parquet_rows_total)

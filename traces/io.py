@@ -22,7 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.rows import check_line, check_typed_row, is_blank
+from traces.columnar import judge_batch
+from traces.rows import check_line, is_blank
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
 
 TRACE_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".parquet")
@@ -272,16 +273,27 @@ def jsonl_lines(tf: TraceFile) -> Iterator[tuple[int, bytes]]:
         ) from exc
 
 
+def iter_jsonl(tf: TraceFile, chunk: int = 65_536) -> Iterator[ReadResult]:
+    """A JSON Lines file in chunks of at most `chunk` rows, each row judged by `traces.rows.check_line`."""
+    part = ReadResult()
+    for lineno, raw in jsonl_lines(tf):
+        part.rows_read += 1
+        row, problem = check_line(raw, first_line=lineno == 1)
+        if problem is not None:
+            part.errors.append(RowError(tf.name, lineno, problem.field, problem.reason))
+        else:
+            part.events.append(Event.from_row(row))  # type: ignore[arg-type]
+        if part.rows_read >= chunk:
+            yield part
+            part = ReadResult()
+    yield part
+
+
 def read_jsonl(path: Path | str | TraceFile) -> ReadResult:
     tf = path if isinstance(path, TraceFile) else TraceFile(str(path), str(path), trace_kind(str(path)) or "jsonl")
     result = ReadResult()
-    for lineno, raw in jsonl_lines(tf):
-        result.rows_read += 1
-        row, problem = check_line(raw, first_line=lineno == 1)
-        if problem is not None:
-            result.errors.append(RowError(tf.name, lineno, problem.field, problem.reason))
-        else:
-            result.events.append(Event.from_row(row))  # type: ignore[arg-type]
+    for part in iter_jsonl(tf):
+        result.extend(part)
     return result
 
 
@@ -305,35 +317,36 @@ def check_parquet_schema(path: Path | str, name: str | None = None) -> pa.Schema
     return schema
 
 
-def _cells(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    columns = []
-    for col in batch.columns:
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            try:
-                col.validate(full=True)
-            except pa.ArrowInvalid:
-                col = col.cast(pa.binary())  # invalid UTF-8: decoded cell by cell, to say where
-        columns.append(col)
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names).to_pylist()
+def iter_parquet(tf: TraceFile, batch_size: int = 65_536) -> Iterator[ReadResult]:
+    """A Parquet file batch by batch, each judged column-wise (`traces.columnar`); rows numbered from 1."""
+    check_parquet_schema(tf.path, tf.name)
+    rows = 0
+    try:
+        for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
+            part = ReadResult()
+            for event, problem in judge_batch(batch):
+                rows += 1
+                if problem is not None:
+                    part.errors.append(RowError(tf.name, rows, problem.field, problem.reason))
+                else:
+                    part.events.append(event)  # type: ignore[arg-type]
+            part.rows_read = batch.num_rows
+            yield part
+    except (OSError, pa.ArrowException) as exc:
+        raise TraceFileError(f"{tf.name}: cannot read Parquet data past row {rows}: {exc}") from exc
 
 
 def read_parquet(path: Path | str | TraceFile) -> ReadResult:
     tf = path if isinstance(path, TraceFile) else TraceFile(str(path), str(path), "parquet")
-    check_parquet_schema(tf.path, tf.name)
     result = ReadResult()
-    try:
-        batches = pq.ParquetFile(tf.path).iter_batches(batch_size=65_536)
-        for batch in batches:
-            for cells in _cells(batch):
-                result.rows_read += 1
-                row, problem = check_typed_row(cells)
-                if problem is not None:
-                    result.errors.append(RowError(tf.name, result.rows_read, problem.field, problem.reason))
-                else:
-                    result.events.append(Event.from_row(row))  # type: ignore[arg-type]
-    except (OSError, pa.ArrowException) as exc:
-        raise TraceFileError(f"{tf.name}: cannot read Parquet data past row {result.rows_read}: {exc}") from exc
+    for part in iter_parquet(tf):
+        result.extend(part)
     return result
+
+
+def iter_trace_file(tf: TraceFile) -> Iterator[ReadResult]:
+    """A trace file in parts (rows judged, counts per part), in row order, in bounded memory."""
+    return iter_parquet(tf) if tf.kind == "parquet" else iter_jsonl(tf)
 
 
 def read_trace_file(tf: TraceFile) -> ReadResult:

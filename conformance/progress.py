@@ -1,0 +1,51 @@
+"""Progress of a long `haconform check`: a bar with events/s and an ETA on stderr (tqdm), and the rate.
+
+Shown only when stderr is a terminal and `--quiet` is not given, so test output and logs stay clean. The
+final line (always, unless `--quiet`) gives the events checked, the wall time and the rate in events/s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class Progress:
+    """Counts events as groups finish; `start(total)` once the plan knows the total."""
+
+    def __init__(self, *, bar: bool, final_line: bool, label: str = "checking") -> None:
+        self.bar_enabled, self.final_line, self.label = bar, final_line, label
+        self.bar: Any = None
+        self.done = 0
+        self.t0 = time.monotonic()
+
+    @classmethod
+    def for_args(cls, args: Any) -> Progress:
+        quiet = bool(getattr(args, "quiet", False))
+        return cls(bar=not quiet and sys.stderr.isatty(), final_line=not quiet)
+
+    def start(self, total: int) -> None:
+        self.t0 = time.monotonic()
+        if self.bar_enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="ev", unit_scale=True, desc=self.label, file=sys.stderr, leave=False)
+
+    def advance(self, events: int) -> None:
+        self.done += events
+        if self.bar is not None:
+            self.bar.update(events)
+
+    def rate(self) -> float:
+        return self.done / max(time.monotonic() - self.t0, 1e-9)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if self.final_line and exc[0] is None:
+            seconds = time.monotonic() - self.t0
+            print(f"checked {self.done} events in {seconds:.1f} s: {self.rate():,.0f} events/s", file=sys.stderr)

@@ -1,0 +1,100 @@
+"""The column-wise Parquet fast path (`traces.columnar`) is a sufficient condition of `traces.rows`: it
+never accepts a row the full judgement rejects, and the events it builds equal the full judgement's."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from traces.columnar import judge_batch, plain_attrs
+from traces.rows import check_typed_row
+from traces.schema import Event
+
+pytestmark = pytest.mark.unit
+
+GOOD = {
+    "schema_version": 1,
+    "trace_id": "t",
+    "seq": 0,
+    "event_id": "e",
+    "ts_ms": 5,
+    "node": "n",
+    "mechanism": "sr",
+    "entity": "m",
+    "kind": "K_1",
+    "attrs": '{"a":1,"b":["x"],"c":null,"d":true}',
+}
+VARIANTS = [
+    {},
+    {"seq": -1},
+    {"ts_ms": -2},
+    {"schema_version": 2},
+    {"trace_id": ""},
+    {"event_id": ""},
+    {"node": ""},
+    {"mechanism": "xx"},
+    {"kind": "1bad"},
+    {"kind": "ok\n"},
+    {"kind": "a b"},
+    {"attrs": "[]"},
+    {"attrs": '{"a":1.5}'},
+    {"attrs": '{"a":1,"a":2}'},
+    {"attrs": '{"a":NaN}'},
+    {"attrs": '{"a":[1,"x"]}'},
+    {"attrs": '{"a":[true]}'},
+    {"attrs": '{"a":{"b":1}}'},
+    {"attrs": '{"a":1} x'},
+    {"attrs": '{"a":' + "[" * 40 + "]" * 40 + "}"},
+    {"attrs": '{"a":"\\ud800"}'},
+    {"attrs": '{"a":"\\u00e9"}'},
+    {"attrs": '{"a":99999999999999999999}'},
+    {"attrs": '{"a":[]}'},
+    {"attrs": "{}"},
+    {"attrs": " {} "},
+    {"trace_id": None},
+    {"attrs": None},
+]
+
+
+def _batch(rows: list[dict]) -> pa.RecordBatch:
+    schema = pa.schema(
+        [
+            ("schema_version", pa.int32()),
+            ("trace_id", pa.string()),
+            ("seq", pa.int64()),
+            ("event_id", pa.string()),
+            ("ts_ms", pa.int64()),
+            ("node", pa.string()),
+            ("mechanism", pa.string()),
+            ("entity", pa.string()),
+            ("kind", pa.string()),
+            ("attrs", pa.string()),
+            ("extra", pa.string()),
+        ]
+    )
+    return pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def test_fast_path_agrees_with_the_full_judgement():
+    rows = [{**GOOD, "extra": None, **v} for v in VARIANTS] + [{**GOOD, "extra": "set"}]
+    got = list(judge_batch(_batch(rows)))
+    for row, (event, problem) in zip(rows, got, strict=True):
+        want_row, want_problem = check_typed_row(row)
+        assert problem == want_problem, row
+        assert event == (Event.from_row(want_row) if want_row is not None else None), row
+    assert sum(e is not None for e, _ in got) >= 5  # the good ones pass (not a check that rejects all)
+
+
+def test_plain_attrs_only_accepts_what_the_rows_module_accepts():
+    assert plain_attrs('{"a":[1,2],"b":"x"}') == {"a": [1, 2], "b": "x"}
+    for bad in ('{"a":1,"a":1}', '{"a":1.0}', '{"a":-Infinity}', "1", '{"a":[1,true]}'):
+        assert plain_attrs(bad) is None, bad
+
+
+def test_invalid_utf8_column_is_judged_row_by_row():
+    cols = {k: [v, v] for k, v in GOOD.items()}
+    cols["node"] = pa.array([b"ok", b"\xff"], type=pa.binary()).cast(pa.string(), safe=False)
+    batch = pa.RecordBatch.from_pydict(cols)
+    (e1, p1), (e2, p2) = judge_batch(batch)
+    assert p1 is None and e1 is not None and e1.node == "ok"
+    assert e2 is None and p2.field == "node" and p2.reason.startswith("not UTF-8: byte 0xff")

@@ -1,0 +1,127 @@
+"""Column-wise validation of Parquet batches: the fast path of the one definition of a valid row.
+
+`traces.rows` defines a valid row; judging a Parquet row through it builds a dict per row and checks each
+field in Python. Here the same checks run per column with pyarrow compute (types come from the Arrow
+schema, already checked by `traces.io.check_parquet_schema`): no null cell, no value in a column outside
+the schema, valid UTF-8, non-empty `trace_id`/`event_id`/`node`, `seq` and `ts_ms` >= 0,
+`schema_version` equal to the current version, `kind` matching `KIND_PATTERN`, `mechanism` in the set.
+Only `attrs` is parsed per row (the Event needs the dict anyway), with the checks of `traces.rows` for
+JSON text that is plain (no escapes of lone surrogates, shallow, no float, no duplicate key).
+
+The fast path is a sufficient condition: a row it does not accept is handed to `check_typed_row`, which
+either accepts it too or gives the exact field and reason, so the quarantine is the same as before
+(requirement TR-005).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from traces.rows import INT64_MAX, INT64_MIN, MAX_DEPTH, Problem, check_typed_row
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION, Event
+
+_MECHANISMS = pa.array(MECHANISMS)
+
+
+class _Reject(ValueError):
+    """The attrs text is not plainly valid: the row goes to the full judgement."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Reject
+    return out
+
+
+def _constant(_: str) -> Any:
+    raise _Reject
+
+
+_decode = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant).decode
+
+
+def plain_attrs(text: str) -> dict[str, Any] | None:
+    """The attrs dict when the text is plainly valid by `traces.rows`, else None (judge the row in full)."""
+    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+        return None
+    try:
+        value = _decode(text)
+    except (_Reject, ValueError):
+        return None
+    if type(value) is not dict:
+        return None
+    for item in value.values():
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not INT64_MIN <= item <= INT64_MAX:
+                return None
+            continue
+        if kind is not list or not item:
+            if kind is list:
+                continue
+            return None
+        first = type(item[0])
+        if first is not str and first is not int:
+            return None
+        for x in item:
+            if type(x) is not first or (first is int and not INT64_MIN <= x <= INT64_MAX):
+                return None
+    return value
+
+
+def fast_mask(batch: pa.RecordBatch) -> pa.Array:
+    """Per row: every check but attrs passes (True), or the row must be judged in full (False)."""
+    cols = {name: batch.column(name) for name in batch.schema.names}
+    ok = None
+    for name in FIELD_NAMES:
+        valid = pc.is_valid(cols[name])
+        ok = valid if ok is None else pc.and_(ok, valid)
+    for name, col in cols.items():
+        if name not in FIELD_NAMES:
+            ok = pc.and_(ok, pc.is_null(col))
+    for name in ("trace_id", "event_id", "node"):
+        ok = pc.and_(ok, pc.greater(pc.binary_length(cols[name]), 0))
+    ok = pc.and_(ok, pc.equal(cols["schema_version"], SCHEMA_VERSION))
+    ok = pc.and_(ok, pc.greater_equal(cols["seq"], 0))
+    ok = pc.and_(ok, pc.greater_equal(cols["ts_ms"], 0))
+    ok = pc.and_(ok, pc.is_in(cols["mechanism"], value_set=_MECHANISMS))
+    ok = pc.and_(ok, pc.match_substring_regex(cols["kind"], KIND_PATTERN))
+    return pc.fill_null(ok, False)
+
+
+def _utf8_ok(col: pa.Array) -> bool:
+    try:
+        col.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem | None]]:
+    """(event, None) or (None, problem) for each row of a batch, in row order."""
+    names = batch.schema.names
+    strings = [
+        n
+        for n in names
+        if pa.types.is_string(batch.schema.field(n).type) or pa.types.is_large_string(batch.schema.field(n).type)
+    ]
+    raw = {n for n in strings if not _utf8_ok(batch.column(n))}
+    mask = fast_mask(batch).to_pylist() if not raw else [False] * batch.num_rows
+    cols = [batch.column(n).to_pylist() if not raw else [None] * batch.num_rows for n in FIELD_NAMES]
+    # for the rows judged in full; invalid UTF-8 in a column: read as bytes, the judgement says where
+    slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in names}
+    for i, (ok, sv, trace, seq, eid, ts, node, mech, entity, kind, text) in enumerate(zip(mask, *cols, strict=True)):
+        attrs = plain_attrs(text) if ok else None
+        if attrs is not None:
+            yield Event(trace, seq, eid, ts, node, mech, entity, kind, attrs, sv), None
+            continue
+        row, problem = check_typed_row({n: col[i].as_py() for n, col in slow.items()})
+        yield (Event.from_row(row), None) if problem is None else (None, problem)  # type: ignore[arg-type]
