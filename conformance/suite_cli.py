@@ -83,6 +83,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         return 3
     drv = driver(args.mechanism)
     traces = out.traces + ([out.failure.events] if out.failure and out.failure.events else [])
+    nothing_judged = not out.failure and out.runs > 0 and out.unjudged_runs >= out.runs
     cov = coverage(args.mechanism, drv.monitor(), traces)
     target = args.sut or "the reference model"
     summary: dict[str, Any] = {
@@ -93,7 +94,9 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "steps": out.steps,
         "seconds": round(out.elapsed_s, 2),
         "budget_spent": out.exhausted_budget,
-        "verdict": "fail" if out.failure else "pass",
+        "verdict": "fail" if out.failure else ("unknown" if nothing_judged else "pass"),
+        "unjudged_runs": out.unjudged_runs,
+        "unjudged_notes": out.unjudged_notes,
         "coverage": cov,
     }
     if out.failure:
@@ -102,17 +105,28 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         summary["failure"] = failure_json(out.failure, args.sut)
         summary["replay_file"] = str(replay)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
+    elif nothing_judged:
+        text = (
+            f"UNKNOWN {args.mechanism}: the monitor could not fully judge any of the {out.runs} runs of {target} "
+            "(not a pass: its records lack what the rules need); first reasons:\n  " + "\n  ".join(out.unjudged_notes)
+        )
     else:
         text = (
             f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
             + (" (budget spent)" if out.exhausted_budget else "")
         )
+        if out.unjudged_runs:
+            text += f"\n  but {out.unjudged_runs} run(s) were judged only in part; first reasons:\n    " + (
+                "\n    ".join(out.unjudged_notes)
+            )
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         print(text)
         print(coverage_text(cov))
-    return 1 if out.failure else 0
+    if out.failure:
+        return 1
+    return 2 if nothing_judged else 0  # unknown: the records are unusable for a verdict, never a pass
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -229,7 +243,8 @@ def register(sub: Any) -> None:
         "generator's inputs and faults and judge its events with the monitors. With --sut the "
         "system is a child process speaking JSON lines (conformance/PROTOCOL.md); without, the "
         "reference model. On a failure: the seed, the shrunk steps, the rule, its requirement "
-        "and seed section, and a replay file. Exit 0 pass, 1 failure, 2 unusable, 3 internal.",
+        "and seed section, and a replay file. Exit 0 pass, 1 failure, 2 unusable (a bad --sut, or "
+        "no run the monitor could fully judge: verdict unknown, never a pass), 3 internal.",
     )
     p.add_argument("mechanism", choices=MECHANISMS)
     p.add_argument("--sut", help='the command that starts the system, e.g. "python examples/sut/sr_node.py"')

@@ -124,6 +124,8 @@ class FailureLog:
     steps_run: int = 0
     traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage)
     keep_traces: int = 0
+    unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
+    unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
 
     def record(self, failure: Failure) -> None:
         failure.found_after_s = time.monotonic() - self.started
@@ -240,11 +242,14 @@ def machine_for(
         raise AssertionError(failure_text(f))
 
     def _judge(self: Any, final: bool = False) -> None:
-        violations, _notes = self.session.judge(final)
+        violations, notes = self.session.judge(final)
         if watch is not None:
             violations = [v for v in violations if v.rule in watch]
         if violations:
             self._fail(violations)
+        if final and notes:
+            record.unjudged_runs += 1
+            record.unjudged_notes.extend(notes[: max(0, 3 - len(record.unjudged_notes))])
 
     def make_rule(name: str, op: Op) -> Any:
         def run(self: Any, raw: dict[str, Any]) -> None:

@@ -71,6 +71,8 @@ class Outcome:
     traces: list = field(default_factory=list)
     first_found_s: float | None = None
     error: str = ""
+    unjudged_runs: int = 0  # runs whose records the monitor could not judge (verdict unknown)
+    unjudged_notes: list[str] = field(default_factory=list)
 
 
 def search(
@@ -108,6 +110,8 @@ def search(
         log.traces,
         log.first.found_after_s if log.first else None,
         error,
+        log.unjudged_runs,
+        list(log.unjudged_notes),
     )
 
 
