@@ -11,6 +11,15 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _plugin_args() -> list[str]:
+    """Load the plugin by module only when the installed `pytest11` entry point does not already load it
+    (naming it twice is an error: "Plugin already registered under a different name")."""
+    from importlib.metadata import entry_points
+
+    installed = any(ep.name == "haconform" for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "conformance.harness.plugin"]
+
+
 @pytest.mark.model
 def test_plugin_adds_a_conformance_item_and_reports_a_failure(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
@@ -18,8 +27,7 @@ def test_plugin_adds_a_conformance_item_and_reports_a_failure(
     sut = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'sr_node.py'}"
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     ok = pytester.runpytest_subprocess(
-        "-p",
-        "conformance.harness.plugin",
+        *_plugin_args(),
         f"--haconform-sut={sut}",
         "--haconform-mechanism=sr",
         "--haconform-budget=6",
@@ -28,8 +36,7 @@ def test_plugin_adds_a_conformance_item_and_reports_a_failure(
     ok.assert_outcomes(passed=1)
     assert 'name="haconform-conform[sr]"' in (pytester.path / "ok.xml").read_text()
     bad = pytester.runpytest_subprocess(
-        "-p",
-        "conformance.harness.plugin",
+        *_plugin_args(),
         f"--haconform-sut={sut} --bug ack-before-shadow",
         "--haconform-mechanism=sr",
         "--haconform-budget=20",
@@ -44,7 +51,7 @@ def test_plugin_adds_a_conformance_item_and_reports_a_failure(
 def test_plugin_adds_nothing_without_a_system(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makepyfile("def test_x(): pass")
-    res = pytester.runpytest_subprocess("-p", "conformance.harness.plugin")
+    res = pytester.runpytest_subprocess(*_plugin_args())
     res.assert_outcomes(passed=1)
 
 
@@ -59,6 +66,6 @@ def test_fixture_runs_the_suite_from_a_test(pytester: pytest.Pytester, monkeypat
         def test_my_buggy_am(haconform_conform):
             haconform_conform("am", sys.executable + " {sut} --bug keep-pam-in-minority", budget=30)
     """)
-    res = pytester.runpytest_subprocess("-p", "conformance.harness.plugin")
+    res = pytester.runpytest_subprocess(*_plugin_args())
     res.assert_outcomes(passed=1, failed=1)
     assert "single-pam" in res.stdout.str()
