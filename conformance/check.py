@@ -38,8 +38,15 @@ def core_violations(events: Sequence[Event]) -> list[Violation]:
         by_trace[e.trace_id].append(e)
     for event_id, same in by_id.items():
         if len(same) > 1:
-            out.append(_v("event-id-unique", same[0].trace_id, same[0].entity, (event_id,),
-                          f"event ID {event_id} appears {len(same)} times"))
+            out.append(
+                _v(
+                    "event-id-unique",
+                    same[0].trace_id,
+                    same[0].entity,
+                    (event_id,),
+                    f"event ID {event_id} appears {len(same)} times",
+                )
+            )
     for trace_id in sorted(by_trace):
         out.extend(_trace_rules(trace_id, by_trace[trace_id]))
     return out
@@ -50,21 +57,42 @@ def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     start = evs[0]
     simulated = rulesets.applies("trace-start", start)  # TR-008: imported logs skip TR-003/TR-006
     if simulated and (start.kind != "TRACE_START" or start.seq != 0):
-        out.append(_v("trace-start", trace_id, start.entity, (start.event_id,),
-                      f"the trace begins with {start.kind} at seq {start.seq}, not TRACE_START at seq 0"))
+        out.append(
+            _v(
+                "trace-start",
+                trace_id,
+                start.entity,
+                (start.event_id,),
+                f"the trace begins with {start.kind} at seq {start.seq}, not TRACE_START at seq 0",
+            )
+        )
     for prev, cur in itertools.pairwise(evs):
         if cur.seq <= prev.seq:
-            out.append(_v("seq-strictly-increasing", trace_id, cur.entity, (prev.event_id, cur.event_id),
-                          f"seq {cur.seq} is recorded after seq {prev.seq}"))
+            out.append(
+                _v(
+                    "seq-strictly-increasing",
+                    trace_id,
+                    cur.entity,
+                    (prev.event_id, cur.event_id),
+                    f"seq {cur.seq} is recorded after seq {prev.seq}",
+                )
+            )
     ordered = sorted(evs, key=lambda e: e.seq)
     last_by_node: dict[str, Event] = {}
     sends: dict[object, Event] = {}
     for e in ordered:
         prev = last_by_node.get(e.node)
         if prev is not None and e.ts_ms < prev.ts_ms:
-            out.append(_v("node-clock-monotonic", trace_id, e.entity, (prev.event_id, e.event_id),
-                          f"node {e.node} records ts {e.ts_ms} after ts {prev.ts_ms}: its clock went back "
-                          f"{prev.ts_ms - e.ts_ms} ms"))
+            out.append(
+                _v(
+                    "node-clock-monotonic",
+                    trace_id,
+                    e.entity,
+                    (prev.event_id, e.event_id),
+                    f"node {e.node} records ts {e.ts_ms} after ts {prev.ts_ms}: its clock went back "
+                    f"{prev.ts_ms - e.ts_ms} ms",
+                )
+            )
         last_by_node[e.node] = e
         if not simulated:
             continue
@@ -73,13 +101,27 @@ def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
         elif e.kind == "NET_RECV":
             send = sends.get(e.attrs.get("wire"))
             if send is None:
-                out.append(_v("recv-after-send", trace_id, e.entity, (e.event_id,),
-                              f"wire message {e.attrs.get('wire')} is received by {e.node} but was never "
-                              "recorded as sent before"))
+                out.append(
+                    _v(
+                        "recv-after-send",
+                        trace_id,
+                        e.entity,
+                        (e.event_id,),
+                        f"wire message {e.attrs.get('wire')} is received by {e.node} but was never "
+                        "recorded as sent before",
+                    )
+                )
             elif send.node != e.attrs.get("src"):
-                out.append(_v("recv-after-send", trace_id, e.entity, (send.event_id, e.event_id),
-                              f"wire message {e.attrs.get('wire')} claims sender {e.attrs.get('src')} but "
-                              f"was sent by {send.node}"))
+                out.append(
+                    _v(
+                        "recv-after-send",
+                        trace_id,
+                        e.entity,
+                        (send.event_id, e.event_id),
+                        f"wire message {e.attrs.get('wire')} claims sender {e.attrs.get('src')} but "
+                        f"was sent by {send.node}",
+                    )
+                )
     return out
 
 
@@ -124,8 +166,9 @@ class ScopeStream:
     of their mechanism. Rows out of order raise `OrderBroken` (the Spark plan's sort is not a contract).
     """
 
-    def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]],
-                 context_of: Callable[[str], Sequence[Event]]) -> None:
+    def __init__(
+        self, scope: str, runs: Sequence[tuple[str, Monitor]], context_of: Callable[[str], Sequence[Event]]
+    ) -> None:
         self.scope, self.runs, self.context_of = scope, list(runs), context_of
         self.by_mechanism: dict[str, list[tuple[str, Monitor]]] = defaultdict(list)
         for name, monitor in self.runs:
@@ -165,8 +208,12 @@ class OrderBroken(RuntimeError):
     """Rows reached a monitor out of (key, seq) order: the plan no longer sorts as assumed."""
 
 
-def run_scope(runs: Sequence[tuple[str, Monitor]], scope: str, events: Sequence[Event],
-              contexts: dict[str, list[Event]] | None = None) -> list[Judged]:
+def run_scope(
+    runs: Sequence[tuple[str, Monitor]],
+    scope: str,
+    events: Sequence[Event],
+    contexts: dict[str, list[Event]] | None = None,
+) -> list[Judged]:
     """Every monitor of one scope over a corpus in memory, in one pass (the Python driver of ScopeStream)."""
     contexts = trace_contexts(events) if contexts is None else contexts
     mechanisms = {m.mechanism for _, m in runs}
@@ -180,8 +227,9 @@ def run_scope(runs: Sequence[tuple[str, Monitor]], scope: str, events: Sequence[
     return out
 
 
-def run_monitor(monitor: Monitor, events: Sequence[Event],
-                contexts: dict[str, list[Event]] | None = None) -> list[MonitorResult]:
+def run_monitor(
+    monitor: Monitor, events: Sequence[Event], contexts: dict[str, list[Event]] | None = None
+) -> list[MonitorResult]:
     """Run one monitor over every group it judges; each group gets its trace's context events."""
     return [result for _, _, result in run_scope([("", monitor)], monitor.scope, events, contexts)]
 

@@ -36,8 +36,11 @@ def _cmd_spec(args: argparse.Namespace) -> int:
             print(json.dumps(items, indent=2, ensure_ascii=False))
         else:
             for i in cat.interpretations.values():
-                print(f"{i.id}  {i.topic}\n  reading: {i.reading}\n  alternatives: {i.alternatives}"
-                      + (f"\n  selectable by parameter {i.parameter}" if i.parameter else "") + "\n")
+                print(
+                    f"{i.id}  {i.topic}\n  reading: {i.reading}\n  alternatives: {i.alternatives}"
+                    + (f"\n  selectable by parameter {i.parameter}" if i.parameter else "")
+                    + "\n"
+                )
         return 0
     if args.id:
         if not cat.has(args.id) and args.id not in cat.interpretations:
@@ -72,8 +75,11 @@ def _cmd_spec(args: argparse.Namespace) -> int:
                 for c in cits:
                     print(f"{category:>12}  {c['where']}" + (f"  {c['detail'][:80]}" if c["detail"] else ""))
         return 0
-    reqs = [r for r in cat.requirements.values()
-            if (not args.mechanism or r.mechanism == args.mechanism) and (not args.kind or r.kind == args.kind)]
+    reqs = [
+        r
+        for r in cat.requirements.values()
+        if (not args.mechanism or r.mechanism == args.mechanism) and (not args.kind or r.kind == args.kind)
+    ]
     if args.json:
         print(json.dumps([r.to_json() for r in reqs], indent=2, ensure_ascii=False))
         return 0
@@ -113,8 +119,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     run = spec.simulate
     if args.mutant:
         if args.mutant not in spec.mutants:
-            print(f"haconform simulate: {args.mechanism} has no mutant {args.mutant!r}; "
-                  f"known: {', '.join(spec.mutants) or 'none'}", file=sys.stderr)
+            print(
+                f"haconform simulate: {args.mechanism} has no mutant {args.mutant!r}; "
+                f"known: {', '.join(spec.mutants) or 'none'}",
+                file=sys.stderr,
+            )
             return 2
         run = spec.mutants[args.mutant]
     events = run(args.seed, **_parse_options(args.opt))
@@ -149,8 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("spec", help="show the requirement catalogue", description="Show the requirement "
-                       "catalogue: a table, one entry (ID), or JSON.")
+    p = sub.add_parser(
+        "spec",
+        help="show the requirement catalogue",
+        description="Show the requirement catalogue: a table, one entry (ID), or JSON.",
+    )
     p.add_argument("id", nargs="?", help="show one requirement or interpretation")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="only this mechanism")
@@ -159,9 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-citations", action="store_true", help="with ID: do not look for what cites it")
     p.set_defaults(func=_cmd_spec)
 
-    p = sub.add_parser("simulate", help="run a model and write a trace", description="Run a mechanism "
-                       "model with a seed and write its trace (JSONL or Parquet by the extension of --out). "
-                       "The same seed gives a byte-identical file.")
+    p = sub.add_parser(
+        "simulate",
+        help="run a model and write a trace",
+        description="Run a mechanism "
+        "model with a seed and write its trace (JSONL or Parquet by the extension of --out). "
+        "The same seed gives a byte-identical file.",
+    )
     p.add_argument("mechanism", help="mechanism model (net, sr, am, pf: those built so far)")
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", required=True, help="output file, .jsonl or .parquet")
@@ -169,28 +185,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE", help="model option")
     p.set_defaults(func=_cmd_simulate)
 
-    p = sub.add_parser("samples", help="regenerate the shipped sample corpus", description="Regenerate "
-                       "the sample corpus (clean traces of every mechanism, and mutant traces with known "
-                       "violations) deterministically.")
+    p = sub.add_parser(
+        "samples",
+        help="regenerate the shipped sample corpus",
+        description="Regenerate "
+        "the sample corpus (clean traces of every mechanism, and mutant traces with known "
+        "violations) deterministically.",
+    )
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "traces" / "samples"))
     p.set_defaults(func=_cmd_samples)
 
-    p = sub.add_parser("check", help="check trace corpora (Spark)", description="Validate JSONL/Parquet "
-                       "traces against the schema (bad rows quarantined with a reason) and check the "
-                       "mechanism-independent rules and every mechanism monitor. Exit 0 clean, 1 "
-                       "violations, 2 unusable input or no events, 3 internal error.")
+    p = sub.add_parser(
+        "check",
+        help="check trace corpora (Spark)",
+        description="Validate JSONL/Parquet "
+        "traces against the schema (bad rows quarantined with a reason) and check the "
+        "mechanism-independent rules and every mechanism monitor. Exit 0 clean, 1 "
+        "violations, 2 unusable input or no events, 3 internal error.",
+    )
     p.add_argument("paths", nargs="+", help="trace files or directories")
     p.add_argument("--out", default="out/check", help="output directory for summary.json and violations")
     p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
-    p.add_argument("--engine", choices=("spark", "python"), default="spark",
-                   help="spark (default) or the pure-Python reference checker")
+    p.add_argument(
+        "--engine",
+        choices=("spark", "python"),
+        default="spark",
+        help="spark (default) or the pure-Python reference checker",
+    )
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
-    p.add_argument("--skew", type=int, metavar="MS", help="also check cross-server orderings by timestamp, "
-                   "allowing each clock to be off by up to MS milliseconds (spec/claims/skew.py)")
-    p.add_argument("--allow-empty", action="store_true", help="accept an input holding no events (exit 0) "
-                   "instead of exit 2 'no events'")
+    p.add_argument(
+        "--skew",
+        type=int,
+        metavar="MS",
+        help="also check cross-server orderings by timestamp, "
+        "allowing each clock to be off by up to MS milliseconds (spec/claims/skew.py)",
+    )
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept an input holding no events (exit 0) instead of exit 2 'no events'",
+    )
     from conformance.audit.cli import add_check_options
 
     add_check_options(p)
@@ -250,8 +286,9 @@ def _error_log(args: argparse.Namespace, one_line: str, trace: str) -> Path:
             return path
     except Exception:  # the log must land somewhere: fall back to a temporary file
         pass
-    with tempfile.NamedTemporaryFile("w", prefix="haconform-error-", suffix=".log", delete=False,
-                                     encoding="utf-8", errors="backslashreplace") as handle:
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="haconform-error-", suffix=".log", delete=False, encoding="utf-8", errors="backslashreplace"
+    ) as handle:
         handle.write(trace)
     return Path(handle.name)
 

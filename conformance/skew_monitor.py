@@ -40,6 +40,8 @@ class SkewMonitor:
         ambiguous = report.by_verdict("ambiguous")
         notes = []
         if ambiguous:
-            notes.append(f"{trace}: {len(ambiguous)} ordering instance(s) can be explained either way within the "
-                         f"skew bound; the smallest skew explaining the whole trace is {report.min_skew_ms} ms")
+            notes.append(
+                f"{trace}: {len(ambiguous)} ordering instance(s) can be explained either way within the "
+                f"skew bound; the smallest skew explaining the whole trace is {report.min_skew_ms} ms"
+            )
         return MonitorResult.of(to_violations(report, trace), notes)

@@ -12,15 +12,27 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "default", max_examples=25, stateful_step_count=30, deadline=None,
+    "default",
+    max_examples=25,
+    stateful_step_count=30,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "ci", max_examples=25, stateful_step_count=30, deadline=None, derandomize=True, database=None,
-    print_blob=True, suppress_health_check=[HealthCheck.too_slow],
+    "ci",
+    max_examples=25,
+    stateful_step_count=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "deep", max_examples=1000, stateful_step_count=100, deadline=None,
+    "deep",
+    max_examples=1000,
+    stateful_step_count=100,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 _profile = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "default")

@@ -28,9 +28,14 @@ def rename_trace(events: list[Event], suffix: str) -> list[Event]:
     out = []
     for e in events:
         trace = e.trace_id if e.trace_id.endswith("~" + suffix) else f"{e.trace_id}~{suffix}"
-        out.append(dataclasses.replace(
-            e, trace_id=trace, event_id=trace + e.event_id[len(e.trace_id):] if e.event_id.startswith(e.trace_id)
-            else e.event_id, entity=trace if e.entity == e.trace_id else e.entity))
+        out.append(
+            dataclasses.replace(
+                e,
+                trace_id=trace,
+                event_id=trace + e.event_id[len(e.trace_id) :] if e.event_id.startswith(e.trace_id) else e.event_id,
+                entity=trace if e.entity == e.trace_id else e.entity,
+            )
+        )
     return out
 
 

@@ -28,6 +28,8 @@ CONTEXT_SUFFIX = "_CONFIG"
 def is_context_kind(kind: str) -> bool:
     """True for TRACE_START and configuration events (`*_CONFIG`)."""
     return kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)
+
+
 SCHEMA_PATH = Path(__file__).resolve().parent / "event.schema.json"
 
 AttrValue = str | int | bool | None | list[str | int]

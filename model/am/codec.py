@@ -20,8 +20,11 @@ require("AM-033", "AM-039", "AM-050")
 
 def snapshot_to_json(snap: Snapshot) -> dict[str, Any]:
     return {
-        "database": snap.database, "source": snap.source, "last_log_generated": snap.last_log_generated,
-        "copies": [asdict(c) for c in snap.copies], "dials": dict(snap.dials),
+        "database": snap.database,
+        "source": snap.source,
+        "last_log_generated": snap.last_log_generated,
+        "copies": [asdict(c) for c in snap.copies],
+        "dials": dict(snap.dials),
         "health": {s: {c: list(v) for c, v in h.components.items()} for s, h in snap.health.items()},
     }
 
@@ -29,8 +32,9 @@ def snapshot_to_json(snap: Snapshot) -> dict[str, Any]:
 def snapshot_from_json(doc: dict[str, Any]) -> Snapshot:
     copies = tuple(CopyState(**c) for c in doc["copies"])
     health = {s: Health({c: (v[0], v[1]) for c, v in comps.items()}) for s, comps in doc.get("health", {}).items()}
-    return Snapshot(doc["database"], doc["source"], int(doc["last_log_generated"]), copies,
-                    dict(doc.get("dials", {})), health)
+    return Snapshot(
+        doc["database"], doc["source"], int(doc["last_log_generated"]), copies, dict(doc.get("dials", {})), health
+    )
 
 
 def trigger_to_json(t: Trigger) -> dict[str, Any]:
@@ -45,8 +49,9 @@ def trigger_from_json(doc: dict[str, Any] | None) -> Trigger:
 def selection_to_json(sel: Selection) -> dict[str, Any]:
     return {
         "sort": sel.sort,
-        "order": [{"server": c.server, "tier": c.tier, "criteria_set": c.criteria_set, "why": c.why()}
-                  for c in sel.order],
+        "order": [
+            {"server": c.server, "tier": c.tier, "criteria_set": c.criteria_set, "why": c.why()} for c in sel.order
+        ],
         "excluded": [{"server": s, "reason": r} for s, r in sel.excluded],
     }
 

@@ -67,8 +67,15 @@ class Network:
     def set_config(self, config: NetConfig) -> None:
         """Change latency, loss or duplication from now on (recorded, so the trace shows the change)."""
         self.config = config
-        self.sim.emit("sim", "core", "network", "NET_CONFIG", latency_ms=list(config.latency_ms),
-                      loss_ppm=round(config.loss * 1_000_000), duplicate_ppm=round(config.duplicate * 1_000_000))
+        self.sim.emit(
+            "sim",
+            "core",
+            "network",
+            "NET_CONFIG",
+            latency_ms=list(config.latency_ms),
+            loss_ppm=round(config.loss * 1_000_000),
+            duplicate_ppm=round(config.duplicate * 1_000_000),
+        )
 
     # --- partitions -------------------------------------------------------------------------------
     def partition(self, *groups: Iterable[str]) -> None:
@@ -90,8 +97,14 @@ class Network:
 
     # --- sending ----------------------------------------------------------------------------------
     def send(
-        self, src: str, dst: str, payload: Mapping[str, Any] | None = None, *,
-        mechanism: str, entity: str, kind: str,
+        self,
+        src: str,
+        dst: str,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        mechanism: str,
+        entity: str,
+        kind: str,
     ) -> int:
         wire = self._next_wire
         self._next_wire += 1
@@ -110,8 +123,17 @@ class Network:
         return wire
 
     def _drop(self, env: Envelope, reason: str) -> None:
-        self.sim.emit(env.src, env.mechanism, env.entity, "NET_DROP", wire=env.wire_id, src=env.src,
-                      dst=env.dst, msg=env.kind, reason=reason)
+        self.sim.emit(
+            env.src,
+            env.mechanism,
+            env.entity,
+            "NET_DROP",
+            wire=env.wire_id,
+            src=env.src,
+            dst=env.dst,
+            msg=env.kind,
+            reason=reason,
+        )
 
     def _arrive(self, env: Envelope) -> None:
         """A copy in flight survives its sender's crash; it is lost if the receiver is down or cut off."""
@@ -131,8 +153,9 @@ class Network:
         return ""
 
     def _deliver(self, env: Envelope) -> None:
-        self.sim.emit(env.dst, env.mechanism, env.entity, "NET_RECV", wire=env.wire_id, src=env.src,
-                      dst=env.dst, msg=env.kind)
+        self.sim.emit(
+            env.dst, env.mechanism, env.entity, "NET_RECV", wire=env.wire_id, src=env.src, dst=env.dst, msg=env.kind
+        )
         handler = self._handlers.get(env.dst)
         if handler is not None:
             handler(env)

@@ -29,9 +29,7 @@ class Recorder:
         self.trace_id = trace_id
         self.events: list[Event] = []
 
-    def emit(
-        self, ts_ms: int, node: str, mechanism: str, entity: str, kind: str, attrs: Mapping[str, Any]
-    ) -> Event:
+    def emit(self, ts_ms: int, node: str, mechanism: str, entity: str, kind: str, attrs: Mapping[str, Any]) -> Event:
         seq = len(self.events)
         event = Event(
             trace_id=self.trace_id,

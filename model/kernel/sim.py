@@ -174,8 +174,9 @@ class Simulator:
         state.up = True
         if new_storage:
             state.storage_epoch += 1
-        self.emit(name, "core", name, "RESTART", storage="new" if new_storage else "same",
-                  storage_epoch=state.storage_epoch)
+        self.emit(
+            name, "core", name, "RESTART", storage="new" if new_storage else "same", storage_epoch=state.storage_epoch
+        )
         for cb in self._lifecycle:
             cb(name, "restart-new-storage" if new_storage else "restart")
 

@@ -61,8 +61,9 @@ def _gossip(sim: Simulator, net: Network, duration_ms: int) -> None:
     sim.run(until_ms=sim.start_ms + duration_ms)
 
 
-def simulate(seed: int, *, n_servers: int = 4, duration_ms: int = 20 * MINUTE, loss: float = 0.05,
-             duplicate: float = 0.05) -> list[Event]:
+def simulate(
+    seed: int, *, n_servers: int = 4, duration_ms: int = 20 * MINUTE, loss: float = 0.05, duplicate: float = 0.05
+) -> list[Event]:
     """A deterministic gossip run: the same seed gives the same events."""
     sim, net = _build(seed, n_servers, loss, duplicate)
     _gossip(sim, net, duration_ms)
@@ -89,14 +90,16 @@ def _recv_without_send(events: list[Event]) -> list[Event]:
 def _clock_backwards(events: list[Event]) -> list[Event]:
     """TR-004 twin: one node's clock jumps back an hour half-way through the trace."""
     node = events[len(events) // 2].node
-    return [dataclasses.replace(e, ts_ms=e.ts_ms - 60 * MINUTE) if e.node == node and i > len(events) // 2
-            else e for i, e in enumerate(events)]
+    return [
+        dataclasses.replace(e, ts_ms=e.ts_ms - 60 * MINUTE) if e.node == node and i > len(events) // 2 else e
+        for i, e in enumerate(events)
+    ]
 
 
 def _seq_repeat(events: list[Event]) -> list[Event]:
     """TR-001 twin: an event is recorded twice with the same sequence number under a new event ID."""
     mid = events[len(events) // 2]
-    return [*events[: mid.seq + 1], dataclasses.replace(mid, event_id=mid.event_id + "b"), *events[mid.seq + 1:]]
+    return [*events[: mid.seq + 1], dataclasses.replace(mid, event_id=mid.event_id + "b"), *events[mid.seq + 1 :]]
 
 
 def _id_repeat(events: list[Event]) -> list[Event]:

@@ -10,10 +10,10 @@ from model.am.state import COMPONENTS, CopyState, Health, Snapshot
 LGEN = 100
 
 
-def copy(server: str, *, cq: int = 0, rq: int = 0, ci: str = "Healthy", pref: int = 2,
-         status: str = "Healthy", **kw: object) -> CopyState:
-    return CopyState(server, status=status, lli=LGEN - cq, replay_queue=rq, content_index=ci,
-                     preference=pref, **kw)  # type: ignore[arg-type]
+def copy(
+    server: str, *, cq: int = 0, rq: int = 0, ci: str = "Healthy", pref: int = 2, status: str = "Healthy", **kw: object
+) -> CopyState:
+    return CopyState(server, status=status, lli=LGEN - cq, replay_queue=rq, content_index=ci, preference=pref, **kw)  # type: ignore[arg-type]
 
 
 def health(**states: str) -> Health:
@@ -23,13 +23,22 @@ def health(**states: str) -> Health:
     return h
 
 
-def snap(*copies: CopyState, dials: Mapping[str, str] | None = None,
-         healths: Mapping[str, Health] | None = None, source: str = "SRC") -> Snapshot:
+def snap(
+    *copies: CopyState,
+    dials: Mapping[str, str] | None = None,
+    healths: Mapping[str, Health] | None = None,
+    source: str = "SRC",
+) -> Snapshot:
     all_copies = (CopyState(source, status="Failed", lli=LGEN, preference=1), *copies)
     servers = [c.server for c in all_copies]
-    return Snapshot("DB1", source, LGEN, all_copies,
-                    {s: (dials or {}).get(s, "GoodAvailability") for s in servers},
-                    {s: (healths or {}).get(s, Health.uniform()) for s in servers})
+    return Snapshot(
+        "DB1",
+        source,
+        LGEN,
+        all_copies,
+        {s: (dials or {}).get(s, "GoodAvailability") for s in servers},
+        {s: (healths or {}).get(s, Health.uniform()) for s in servers},
+    )
 
 
 @dataclass

@@ -40,15 +40,27 @@ def test_earlier_set_wins_over_better_sort_key(n: int) -> None:
     assert [(c.server, c.criteria_set) for c in sel.order] == [("A", n), ("B", n + 1)]
 
 
-@pytest.mark.parametrize("status", ["Failed", "Suspended", "FailedAndSuspended", "ServiceDown",
-                                    "Initializing", "Resynchronizing", "Dismounted", "Mounted"])
+@pytest.mark.parametrize(
+    "status",
+    [
+        "Failed",
+        "Suspended",
+        "FailedAndSuspended",
+        "ServiceDown",
+        "Initializing",
+        "Resynchronizing",
+        "Dismounted",
+        "Mounted",
+    ],
+)
 def test_unacceptable_status_never_admitted(status: str) -> None:
     sel = select(snap(copy("A", status=status)))
     assert sel.order == () and sel.excluded == (("A", "meets no criteria set (AM-050)"),)
 
 
-@pytest.mark.parametrize("status", ["Healthy", "DisconnectedAndHealthy", "DisconnectedAndResynchronizing",
-                                    "SeedingSource"])
+@pytest.mark.parametrize(
+    "status", ["Healthy", "DisconnectedAndHealthy", "DisconnectedAndResynchronizing", "SeedingSource"]
+)
 def test_acceptable_statuses(status: str) -> None:
     assert select(snap(copy("A", status=status))).order[0].criteria_set == 1
 
@@ -66,11 +78,14 @@ def test_no_candidate() -> None:
     assert select(snap(copy("A", status="Failed"), copy("B", status="Suspended"))).order == ()
 
 
-@pytest.mark.parametrize("kw,reason", [
-    (dict(reachable=False), "unreachable (AM-034)"),
-    (dict(blocked=True), "blocked from activation (AM-034)"),
-    (dict(suspended=True), "blocked from activation (AM-034)"),
-])
+@pytest.mark.parametrize(
+    "kw,reason",
+    [
+        (dict(reachable=False), "unreachable (AM-034)"),
+        (dict(blocked=True), "blocked from activation (AM-034)"),
+        (dict(suspended=True), "blocked from activation (AM-034)"),
+    ],
+)
 def test_unreachable_and_blocked_are_ignored(kw: dict, reason: str) -> None:
     sel = select(snap(copy("A", **kw), copy("B", cq=50)))
     assert sel.servers == ("B",) and ("A", reason) in sel.excluded
@@ -82,11 +97,13 @@ SOURCE_BAD = health(OutlookWeb="Unhealthy", Transport="Unhealthy")
 TIER_CASES = [
     ("all healthy", health(), 1),
     ("only a Low component unhealthy", health(Search="Unhealthy"), 2),
-    ("a High component degraded, better than source",
-     health(OutlookWeb="Degraded", Transport="Unhealthy"), 3),
+    ("a High component degraded, better than source", health(OutlookWeb="Degraded", Transport="Unhealthy"), 3),
     ("same as source", SOURCE_BAD, 4),
-    ("worse than source somewhere", health(OutlookWeb="Unhealthy", Transport="Unhealthy",
-                                           ActiveSync="Unhealthy"), None),
+    (
+        "worse than source somewhere",
+        health(OutlookWeb="Unhealthy", Transport="Unhealthy", ActiveSync="Unhealthy"),
+        None,
+    ),
 ]
 
 
@@ -101,8 +118,7 @@ def test_health_tiers(label: str, h, tier: int | None) -> None:
 
 def test_below_source_fallback_is_selectable() -> None:
     bad = health(OutlookWeb="Unhealthy", Transport="Unhealthy", ActiveSync="Unhealthy")
-    sel = select(snap(copy("A"), healths={"SRC": SOURCE_BAD, "A": bad}),
-                 opts=Options().with_(below_source=True))
+    sel = select(snap(copy("A"), healths={"SRC": SOURCE_BAD, "A": bad}), opts=Options().with_(below_source=True))
     assert sel.order[0].tier == 5
 
 
@@ -127,6 +143,7 @@ def test_tier_major_versus_criteria_major() -> None:
 
 # ---- sort orders (AM-035..AM-037) ----------------------------------------------------------------
 
+
 def test_sort_by_copy_queue_then_preference() -> None:
     s = snap(copy("A", cq=5, pref=2), copy("B", cq=3, pref=4), copy("C", cq=3, pref=3))
     sel = select(s)
@@ -136,8 +153,12 @@ def test_sort_by_copy_queue_then_preference() -> None:
 @pytest.mark.parametrize("lossless_on", ["SRC", "A", "B"])
 def test_lossless_on_any_server_sorts_by_preference(lossless_on: str) -> None:
     """AM-036 with AM-I06: any copy's server, even the failed source or a blocked copy's."""
-    s = snap(copy("A", cq=5, pref=2), copy("B", cq=0, pref=3, blocked=lossless_on == "B"),
-             copy("C", cq=0, pref=4), dials={lossless_on: "Lossless"})
+    s = snap(
+        copy("A", cq=5, pref=2),
+        copy("B", cq=0, pref=3, blocked=lossless_on == "B"),
+        copy("C", cq=0, pref=4),
+        dials={lossless_on: "Lossless"},
+    )
     sel = select(s)
     assert sel.sort == "ActivationPreference" and sel.servers[0] == "A"
 
@@ -151,10 +172,17 @@ def test_switchover_sort(lossless: bool, expected: tuple[str, ...]) -> None:
 
 # ---- responder constraint (AM-032) ---------------------------------------------------------------
 
-@pytest.mark.parametrize("target_state,mode,admitted", [
-    ("Healthy", "Better", True), ("Degraded", "Better", True), ("Unhealthy", "Better", False),
-    ("Degraded", "Healthy", False), ("Healthy", "Healthy", True),
-])
+
+@pytest.mark.parametrize(
+    "target_state,mode,admitted",
+    [
+        ("Healthy", "Better", True),
+        ("Degraded", "Better", True),
+        ("Unhealthy", "Better", False),
+        ("Degraded", "Healthy", False),
+        ("Healthy", "Healthy", True),
+    ],
+)
 def test_responder_constraint(target_state: str, mode: str, admitted: bool) -> None:
     src = health(OutlookWeb="Unhealthy")
     s = snap(copy("A"), healths={"SRC": src, "A": health(OutlookWeb=target_state)})
@@ -164,10 +192,18 @@ def test_responder_constraint(target_state: str, mode: str, admitted: bool) -> N
 
 # ---- the dial (AM-024, AM-P02..P04, AM-I08) ------------------------------------------------------
 
-@pytest.mark.parametrize("dial,missing,ok", [
-    ("Lossless", 0, True), ("Lossless", 1, False), ("GoodAvailability", 6, True),
-    ("GoodAvailability", 7, False), ("BestAvailability", 12, True), ("BestAvailability", 13, False),
-])
+
+@pytest.mark.parametrize(
+    "dial,missing,ok",
+    [
+        ("Lossless", 0, True),
+        ("Lossless", 1, False),
+        ("GoodAvailability", 6, True),
+        ("GoodAvailability", 7, False),
+        ("BestAvailability", 12, True),
+        ("BestAvailability", 13, False),
+    ],
+)
 def test_dial_thresholds(dial: str, missing: int, ok: bool) -> None:
     s = snap(copy("A"), dials={"A": dial})
     assert dial_allows(missing, s, "A", Options()) is ok

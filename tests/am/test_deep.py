@@ -25,11 +25,16 @@ def test_many_seeds_valid(block: int) -> None:
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_mutant_caught_on_most_long_runs(name: str) -> None:
     _, rule, _ = MUTANTS[name]
-    hits = sum(any(v.rule == rule for v in AmMonitor().check(SIMULATORS[name](s, steps=1000)).violations)
-               for s in range(20))
+    hits = sum(
+        any(v.rule == rule for v in AmMonitor().check(SIMULATORS[name](s, steps=1000)).violations) for s in range(20)
+    )
     assert hits >= 5, f"{name}: caught on {hits} of 20 long runs"
 
 
 def test_deep_stateful() -> None:
-    run_state_machine_as_test(AmMachine, settings=settings(max_examples=500, stateful_step_count=80,
-                                                           deadline=None, suppress_health_check=list(HealthCheck)))
+    run_state_machine_as_test(
+        AmMachine,
+        settings=settings(
+            max_examples=500, stateful_step_count=80, deadline=None, suppress_health_check=list(HealthCheck)
+        ),
+    )

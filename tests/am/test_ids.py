@@ -19,8 +19,11 @@ ID = re.compile(r"\bAM-(?:\d{3}|P\d{2}|I\d{2})\b")
 def test_cited_ids_exist() -> None:
     cat = catalogue()
     cited = set()
-    for path in [*(ROOT / "model" / "am").glob("*.py"), *(ROOT / "model" / "am").glob("*.md"),
-                 *(ROOT / "tests" / "am").glob("*.py")]:
+    for path in [
+        *(ROOT / "model" / "am").glob("*.py"),
+        *(ROOT / "model" / "am").glob("*.md"),
+        *(ROOT / "tests" / "am").glob("*.py"),
+    ]:
         cited |= set(ID.findall(path.read_text(encoding="utf-8")))
     missing = sorted(i for i in cited if not (cat.has(i) or i in cat.interpretations))
     assert cited and missing == []
@@ -30,9 +33,14 @@ def test_interpretation_parameters_are_read_by_the_model() -> None:
     cat = catalogue()
     params = {i.parameter for i in cat.interpretations.values() if i.id.startswith("AM-") and i.parameter}
     defaults = Options()
-    fields = {"BcssTierCriteriaOrder": defaults.order, "UpToNormalScope": defaults.up_to_normal,
-              "CriteriaRequireStatus": defaults.require_status, "DialScope": defaults.dial_scope,
-              "ResponderConstraint": defaults.responder, "BcssBelowSourceFallback": defaults.below_source}
+    fields = {
+        "BcssTierCriteriaOrder": defaults.order,
+        "UpToNormalScope": defaults.up_to_normal,
+        "CriteriaRequireStatus": defaults.require_status,
+        "DialScope": defaults.dial_scope,
+        "ResponderConstraint": defaults.responder,
+        "BcssBelowSourceFallback": defaults.below_source,
+    }
     assert params == set(fields)
     for name, value in fields.items():
         assert cat.param(name).default == value

@@ -35,8 +35,7 @@ class LegacyBcs:
         ordered = sort_candidates(cands, snapshot, sort_mode(snapshot, trigger))
         out: list[str] = []
         for n in CRITERIA:
-            out += [c.server for c in ordered if c.server not in out and meets(c, n, snapshot.last_log_generated,
-                                                                              opts)]
+            out += [c.server for c in ordered if c.server not in out and meets(c, n, snapshot.last_log_generated, opts)]
         return out
 
 
@@ -50,6 +49,7 @@ def test_reference_over_stdin_stdout_agrees() -> None:
     ref = ReferenceSelector()
     assert isinstance(proc, BestCopySelector) and isinstance(ref, BestCopySelector)
     try:
+
         @settings(max_examples=60)
         @given(snapshots(), triggers)
         def agree(snap: Snapshot, trigger: Trigger) -> None:
@@ -64,9 +64,11 @@ def test_legacy_bcs_is_found_to_disagree() -> None:
     from hypothesis import find
 
     ref, legacy = ReferenceSelector(), LegacyBcs()
-    snap, trigger = find(st.tuples(snapshots(), triggers),
-                         lambda x: list(legacy.select(*x)) != list(ref.select(*x)),
-                         settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
+    snap, trigger = find(
+        st.tuples(snapshots(), triggers),
+        lambda x: list(legacy.select(*x)) != list(ref.select(*x)),
+        settings=settings(max_examples=2000, database=None, phases=[Phase.generate]),
+    )
     assert list(legacy.select(snap, trigger)) != list(ref.select(snap, trigger))
 
 

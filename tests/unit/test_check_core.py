@@ -46,6 +46,6 @@ def test_sender_mismatch_is_a_violation():
     events = simulate(1)
     i = next(i for i, e in enumerate(events) if e.kind == "NET_RECV")
     forged = dataclasses.replace(events[i], attrs={**events[i].attrs, "src": "someone-else"})
-    violations = core_violations([*events[:i], forged, *events[i + 1:]])
+    violations = core_violations([*events[:i], forged, *events[i + 1 :]])
     assert [v.rule for v in violations] == ["recv-after-send"]
     assert "claims sender someone-else" in violations[0].explanation

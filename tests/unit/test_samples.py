@@ -23,8 +23,9 @@ def fresh(tmp_path_factory):
 
 def test_shipped_samples_are_up_to_date(fresh):
     shipped = sorted(p.relative_to(SAMPLES_DIR) for p in SAMPLES_DIR.rglob("*") if p.is_file())
-    assert shipped == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()), \
+    assert shipped == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()), (
         "run `haconform samples` and commit the result"
+    )
     for rel in shipped:
         if rel.suffix == ".parquet":
             assert read_events(SAMPLES_DIR / rel).events == read_events(fresh / rel).events, rel

@@ -14,8 +14,18 @@ from traces.schema import SCHEMA_PATH, arrow_schema, json_schema
 
 pytestmark = pytest.mark.unit
 
-GOOD = {"schema_version": 1, "trace_id": "t", "seq": 0, "event_id": "t:0", "ts_ms": 5, "node": "n",
-        "mechanism": "core", "entity": "t", "kind": "TRACE_START", "attrs": {"seed": 1, "xs": [1, 2]}}
+GOOD = {
+    "schema_version": 1,
+    "trace_id": "t",
+    "seq": 0,
+    "event_id": "t:0",
+    "ts_ms": 5,
+    "node": "n",
+    "mechanism": "core",
+    "entity": "t",
+    "kind": "TRACE_START",
+    "attrs": {"seed": 1, "xs": [1, 2]},
+}
 
 # (line text, expected field, fragment of the reason); shared with the Spark parity tests
 BAD_ROWS = [
