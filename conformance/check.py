@@ -48,11 +48,11 @@ def core_violations(events: Sequence[Event]) -> list[Violation]:
                 )
             )
     for trace_id in sorted(by_trace):
-        out.extend(_trace_rules(trace_id, by_trace[trace_id]))
+        out.extend(trace_rules(trace_id, by_trace[trace_id]))
     return out
 
 
-def _trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
+def trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     out: list[Violation] = []
     start = evs[0]
     simulated = rulesets.applies("trace-start", start)  # TR-008: imported logs skip TR-003/TR-006

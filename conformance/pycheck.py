@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from conformance.audit import extra_monitors
-from conformance.check import _trace_rules, core_violations, run_scope, trace_contexts
+from conformance.check import core_violations, run_scope, trace_contexts, trace_rules
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
@@ -47,7 +47,7 @@ def _violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list
     by_trace: dict[str, list[Event]] = {}
     for e in events:
         by_trace.setdefault(e.trace_id, []).append(e)
-    found = [v.to_json() for t in sorted(by_trace) for v in _trace_rules(t, by_trace[t])]
+    found = [v.to_json() for t in sorted(by_trace) for v in trace_rules(t, by_trace[t])]
     contexts = trace_contexts(events)
     for scope in ("entity", "trace"):  # every monitor of a scope in one pass (conformance.check.ScopeStream)
         scoped = [(name, monitor) for name, monitor in runs if monitor.scope == scope]

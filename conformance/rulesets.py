@@ -4,7 +4,7 @@ A trace whose first event (in recording order) is the `IMPORT_START` of mechanis
 log (`haconform import msgtrk`): the rules that only make sense for simulated traces (TR-003 NET_SEND/NET_RECV
 pairing, TR-006 TRACE_START) do not apply to it; every other trace is held to every core rule. The audit
 monitor (`conformance.audit.monitor`) flags a trace holding imported rows that does not begin with the marker,
-so the decision cannot be dodged. Both engines call this module: `conformance.check._trace_rules` and
+so the decision cannot be dodged. Both engines call this module: `conformance.check.trace_rules` and
 `spark_trace_check.rules.core_violations`.
 """
 
