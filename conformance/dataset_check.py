@@ -1,0 +1,166 @@
+"""`haconform check DATASET`: check an ingested dataset (`traces.dataset`) without parsing or shuffling.
+
+The rows were validated at ingest (TR-005): the quarantine, the input files and the counts come from the
+manifest, and the valid rows are typed by the dataset's own Arrow schema (verified against the trace
+schema, with every file's size, row count and SHA-256; a mismatch is an unusable input, exit 2, naming the
+file). Every data file holds whole traces in recording order, so each file is checked on its own: the core
+rules of each trace (TR-001, TR-003, TR-004, TR-006) and every monitor of every scope
+(`conformance.pycheck`'s group check, the same code as for a raw corpus). Corpus-wide event-ID uniqueness
+(TR-002) comes from the duplicates recorded at ingest, re-verified against the files' `event_id` column
+(a hash per event, then the exact IDs of the repeated hashes).
+
+The report is the one a check of the original input gives: same summary counts, violations (with their
+events) and quarantine lines. The Python engine reads one file at a time (memory: one file plus 8 bytes
+per event); the Spark engine (`spark_trace_check.dataset`) runs `judge_file` in one task per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from conformance.check import core_violations
+from conformance.progress import Progress
+from conformance.pycheck import DEFAULT_CAP, _attach, _monitor_runs, _violations_of
+from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
+from traces.dataset import Dataset, DatasetError, _id_hash, _repeated, is_dataset, open_dataset, table_events
+from traces.io import TraceFileError
+from traces.schema import Event
+
+
+def dataset_of(paths: list[str]) -> str | None:
+    """The dataset to check when the paths name one; None for a raw corpus. A dataset mixed with other
+    paths is a usage error (TraceFileError)."""
+    found = [p for p in paths if is_dataset(p)]
+    if not found:
+        return None
+    if len(paths) > 1:
+        raise TraceFileError(f"{found[0]}: an ingested dataset is checked on its own, not with other paths")
+    return found[0]
+
+
+def judge_events(events: list[Event], runs: list) -> dict[str, Any]:
+    """Core rules of whole traces and every monitor over the events of one file (whole traces)."""
+    unknown: list[dict] = []
+    found = _violations_of(events, runs, unknown)
+    _attach(found, events)
+    return {
+        "violations": found,
+        "unknown": unknown,
+        "rows": len(events),
+        "by_mechanism": dict(Counter(e.mechanism for e in events)),
+    }
+
+
+def judge_file(path: str, skew_ms: int | None) -> dict[str, Any]:
+    """One data file, read with pyarrow and judged (the unit of work of a Spark task)."""
+    return judge_events(table_events(pq.read_table(path)), _monitor_runs(skew_ms))
+
+
+def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 from the duplicates recorded at ingest, after checking they are exactly the repeated IDs
+    found in the files now (`seen`: ID -> occurrences, for the IDs occurring more than once)."""
+    dups = ds.duplicates()
+    recorded = Counter(e.event_id for e in dups)
+    if recorded != seen:
+        raise DatasetError(
+            f"{ds.root}: the event IDs occurring more than once in its files ({len(seen)}) are not the ones "
+            f"recorded at ingest ({len(recorded)}); ingest the input again"
+        )
+    same: dict[str, list[Event]] = {}
+    for e in dups:
+        same.setdefault(e.event_id, []).append(e)
+    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
+    _attach(out, dups)
+    return out, same
+
+
+def assemble(
+    ds: Dataset,
+    engine: str,
+    results: Iterable[dict[str, Any]],
+    seen: Counter[str],
+    monitors: list[str],
+    cap: int = DEFAULT_CAP,
+) -> CheckOutcome:
+    """The report of a dataset from the per-file results: counts read and quarantined from the manifest
+    and the quarantine record, rows checked counted from what the files fed to the rules."""
+    violations: list[dict] = []
+    unknown: list[dict] = []
+    by_mech: Counter[str] = Counter()
+    rows_checked = 0
+    for r in results:
+        violations.extend(r["violations"])
+        unknown.extend(r["unknown"])
+        by_mech.update(r["by_mechanism"])
+        rows_checked += r["rows"]
+    if rows_checked != ds.input["rows_checked"]:
+        raise InternalError(f"{ds.root}: {rows_checked} rows checked, ingest recorded {ds.input['rows_checked']}")
+    dup_violations, same = duplicate_violations(ds, seen)
+    for v in violations:  # an ID used in other traces too: its events from the whole corpus, in recording order
+        if any(i in same for i in v["event_ids"]):
+            v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
+    violations.extend(dup_violations)
+    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
+    violations.sort(key=violation_key)
+    quarantine = ds.quarantine()
+    if len(quarantine) != ds.manifest["quarantine"]["rows"]:
+        raise DatasetError(f"{ds.root}: the quarantine record holds {len(quarantine)} rows, manifest says otherwise")
+    return CheckOutcome(
+        engine=engine,
+        files=list(ds.input["files"]),
+        rows_read=ds.input["rows_read"],
+        rows_checked=rows_checked,
+        rows_quarantined=len(quarantine),
+        quarantine=quarantine[:cap],
+        violations_total=len(violations),
+        violations=violations[:cap],
+        violations_by_rule=count_rules(violations),
+        unknown=unknown[:cap],
+        unknown_total=len(unknown),
+        events_by_mechanism=dict(by_mech),
+        monitors=monitors,
+        files_skipped=list(ds.input["files_skipped"]),
+    )
+
+
+def check_dataset(
+    path: str, *, skew_ms: int | None = None, cap: int = DEFAULT_CAP, progress: Progress | None = None
+) -> CheckOutcome:
+    """The single-process engine over a dataset: one file in memory at a time."""
+    ds = open_dataset(path)
+    runs = _monitor_runs(skew_ms)
+    if progress is not None:
+        progress.start(ds.input["rows_checked"])
+    hashes = array("Q")
+    results = []
+    for entry in ds.files:
+        table = pq.read_table(ds.path(entry))
+        hashes.extend(_id_hash(i) for i in table.column("event_id").to_pylist())
+        events = table_events(table)
+        del table
+        results.append(judge_events(events, runs))
+        if progress is not None:
+            progress.advance(len(events))
+    repeated = _repeated(hashes)
+    del hashes
+    seen: Counter[str] = Counter()
+    if repeated:  # the exact IDs behind the repeated hashes: a second, column-only read
+        for entry in ds.files:
+            ids = pq.read_table(ds.path(entry), columns=["event_id"]).column("event_id").to_pylist()
+            seen.update(i for i in ids if _id_hash(i) in repeated)
+        seen = Counter({i: n for i, n in seen.items() if n > 1})
+    return assemble(ds, "python", results, seen, [name for name, _ in runs], cap)
+
+
+def run_check(args: argparse.Namespace, path: str) -> int:
+    def compute() -> CheckOutcome:
+        with Progress.for_args(args) as progress:
+            return check_dataset(path, skew_ms=args.skew, progress=progress)
+
+    return run_and_report(args, "python", compute)

@@ -1,0 +1,59 @@
+"""`haconform ingest PATH... --out DATASET`: read and validate a corpus once, write a dataset for checks.
+
+The dataset format is `traces.dataset` (documented in `traces/README.md`); `haconform check DATASET`
+recognises it (`conformance.dataset_check`). Exit status: 0 written, 2 unusable input (a file that cannot
+be read, no rows at all) or `--out` holding something else, 3 internal error (through the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from traces.io import TraceFileError
+
+    try:
+        if args.engine == "spark":
+            from spark_trace_check.dataset import run_ingest
+
+            manifest = run_ingest(args)
+        else:
+            from traces.dataset import ingest
+
+            manifest = ingest(args.paths, args.out, files=args.files).manifest
+    except TraceFileError as exc:
+        print(f"haconform ingest: input unusable: {exc}", file=sys.stderr)
+        return 2
+    counts = manifest["input"]
+    if not args.quiet:
+        print(
+            f"haconform ingest: {len(counts['files'])} file(s), {len(counts['files_skipped'])} skipped, "
+            f"{counts['rows_read']} rows read, {counts['rows_checked']} valid, {counts['rows_quarantined']} "
+            f"quarantined; {len(manifest['files'])} data file(s) in {args.out}/",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "ingest",
+        help="read and validate trace corpora once into a dataset for fast checks",
+        description="Read and validate JSONL/Parquet traces once (bad rows quarantined with a reason, as by "
+        "check) and write a Parquet dataset: valid events bucketed by trace into N files, each sorted by trace "
+        "in recording order, with a manifest (_haconform.json) of the files, their hashes, the input files, "
+        "the quarantine and the counts. `haconform check DATASET` then skips parsing and the shuffle. "
+        "Exit 0 written, 2 unusable input or --out, 3 internal error.",
+    )
+    p.add_argument("paths", nargs="+", help="trace files or directories")
+    p.add_argument("--out", required=True, help="dataset directory (new, empty, or an earlier dataset)")
+    p.add_argument("--files", type=int, default=4, metavar="N", help="number of data files (buckets; default 4)")
+    p.add_argument(
+        "--engine", choices=("python", "spark"), default="python", help="python (default, bounded memory) or spark"
+    )
+    p.add_argument("--master", default="local[2]", help="Spark master URL (with --engine spark)")
+    p.add_argument("--quiet", action="store_true", help="no summary line")
+    p.set_defaults(func=_cmd_ingest)
