@@ -121,14 +121,14 @@ class IngestResult:
     manifest: dict[str, Any]
 
 
-def _prepare_out(out: Path) -> None:
+def prepare_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise TraceFileError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not is_dataset(out):
         raise TraceFileError(f"--out {out}: holds files that are not a haconform dataset; give a new or empty one")
 
 
-def _publish(tmp: Path, out: Path) -> None:
+def publish(tmp: Path, out: Path) -> None:
     old = None
     if out.exists():
         old = tmp.with_name(tmp.name.replace(".tmp-", ".old-"))
@@ -150,13 +150,13 @@ def ingest(
     if files < 1:
         raise TraceFileError(f"--files must be at least 1, got {files}")
     out = Path(out)
-    _prepare_out(out)
+    prepare_out(out)
     found = discover(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
     try:
         manifest = _write(found, tmp, files, progress)
-        _publish(tmp, out)
+        publish(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -171,12 +171,11 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
     bucket_cache: dict[str, int] = {}
     hashes = array("Q")
     q_writer = pa.ipc.new_file(str(tmp / QUARANTINE), QUARANTINE_SCHEMA)
-    rows_read = rows_checked = rows_quarantined = 0
+    rows_read = rows_checked = 0
     for tf in found.files:
         for part in iter_trace_file(tf):
             rows_read += part.rows_read
             if part.errors:
-                rows_quarantined += len(part.errors)
                 q_writer.write_table(
                     pa.Table.from_pylist(
                         [{"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors],
@@ -211,7 +210,7 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
         )
     repeated = _repeated(hashes)
     del hashes
-    entries, candidates = [], []
+    written, candidates = [], []
     for b in sorted(writers):
         spill = spill_dir / f"{b}.arrow"
         with pa.memory_map(str(spill)) as source:
@@ -222,15 +221,50 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
             candidates.append(table.filter(pa.array(mask, type=pa.bool_())))
         name = f"part-{b:05d}.parquet"
         pq.write_table(table.drop_columns([_POS]).cast(arrow_schema()), tmp / name, compression="zstd")
+        written.append((b, name, table.num_rows))
         del table
         spill.unlink()
-        entries.append({"path": name, "bucket": b, **_file_facts(tmp / name)})
-        entries[-1]["rows"] = pq.ParquetFile(tmp / name).metadata.num_rows
     spill_dir.rmdir()
-    dup_rows = _exact_duplicates(candidates)
-    _write_ipc(tmp / DUPLICATES, arrow_schema().empty_table() if dup_rows is None else dup_rows)
-    if sum(e["rows"] for e in entries) != rows_checked:
-        raise RuntimeError(f"ingest wrote {sum(e['rows'] for e in entries)} rows of {rows_checked} valid rows")
+    if sum(n for _, _, n in written) != rows_checked:
+        raise RuntimeError(f"ingest wrote {sum(n for _, _, n in written)} rows of {rows_checked} valid rows")
+    return finish(
+        tmp,
+        buckets=buckets,
+        written=written,
+        quarantine=None,
+        duplicates=_exact_duplicates(candidates),
+        input_files=[tf.name for tf in found.files],
+        skipped=found.skipped,
+        rows_read=rows_read,
+    )
+
+
+def finish(
+    tmp: Path,
+    *,
+    buckets: int,
+    written: list[tuple[int, str, int]],
+    quarantine: pa.Table | None,
+    duplicates: pa.Table,
+    input_files: list[str],
+    skipped: list[dict[str, str]],
+    rows_read: int,
+) -> dict[str, Any]:
+    """Write the side files (the quarantine unless already written) and, last, the manifest of `tmp`.
+    `written`: (bucket, file name, rows) of every data file."""
+    if quarantine is not None:
+        write_ipc(tmp / QUARANTINE, quarantine)
+    write_ipc(tmp / DUPLICATES, duplicates)
+    entries = []
+    for b, name, rows in written:
+        meta_rows = pq.ParquetFile(tmp / name).metadata.num_rows
+        if meta_rows != rows:
+            raise RuntimeError(f"{name}: {meta_rows} rows in the file, {rows} written")
+        entries.append({"path": name, "bucket": b, "rows": rows, **_file_facts(tmp / name)})
+    rows_quarantined = _read_ipc(tmp / QUARANTINE).num_rows
+    rows_checked = sum(e["rows"] for e in entries)
+    if rows_read != rows_checked + rows_quarantined:
+        raise RuntimeError(f"ingest: {rows_read} rows read, {rows_checked} written, {rows_quarantined} quarantined")
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -244,14 +278,10 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
         },
         "files": entries,
         "quarantine": {"path": QUARANTINE, "rows": rows_quarantined, **_file_facts(tmp / QUARANTINE)},
-        "duplicates": {
-            "path": DUPLICATES,
-            "rows": 0 if dup_rows is None else dup_rows.num_rows,
-            **_file_facts(tmp / DUPLICATES),
-        },
+        "duplicates": {"path": DUPLICATES, "rows": duplicates.num_rows, **_file_facts(tmp / DUPLICATES)},
         "input": {
-            "files": [tf.name for tf in found.files],
-            "files_skipped": found.skipped,
+            "files": input_files,
+            "files_skipped": skipped,
             "rows_read": rows_read,
             "rows_checked": rows_checked,
             "rows_quarantined": rows_quarantined,
@@ -265,7 +295,7 @@ def _file_facts(path: Path) -> dict[str, Any]:
     return {"bytes": path.stat().st_size, "sha256": sha256_of(path)}
 
 
-def _write_ipc(path: Path, table: pa.Table) -> None:
+def write_ipc(path: Path, table: pa.Table) -> None:
     with pa.ipc.new_file(str(path), table.schema) as writer:
         writer.write_table(table)
 
@@ -277,15 +307,15 @@ def _repeated(hashes: array) -> set[int]:
     return set(counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist())
 
 
-def _exact_duplicates(candidates: list[pa.Table]) -> pa.Table | None:
+def _exact_duplicates(candidates: list[pa.Table]) -> pa.Table:
     """The rows whose event ID occurs more than once, in recording order (hash collisions removed)."""
     if not candidates:
-        return None
+        return arrow_schema().empty_table()
     table = pa.concat_tables(candidates)
     counts = pc.value_counts(table.column("event_id"))
     ids = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
     table = table.filter(pc.is_in(table.column("event_id"), value_set=ids)).sort_by(_POS)
-    return table.drop_columns([_POS]).cast(arrow_schema()) if table.num_rows else None
+    return table.drop_columns([_POS]).cast(arrow_schema())
 
 
 # --- reading a dataset back ---------------------------------------------------------------------------
