@@ -1,0 +1,65 @@
+"""Ingested datasets on Spark: ingest with either engine, check with either, same report as the original.
+
+One mixed corpus (mutant traces, a trace split over two files out of order, an event ID in two traces, and
+damaged rows of JSON Lines and Parquet that are quarantined) is checked by the Python engine as raw input:
+that report is the reference. The Spark ingest read back by the Python engine, and the Python ingest checked
+by Spark (one task per file, no shuffle), must both give it (the engine name aside).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import pycheck
+from conformance.dataset_check import check_dataset as py_check_dataset
+from tests.damaged.corpus import CASES
+from tests.ingest.test_ingest_python import mutant_corpus, report
+from traces import dataset as fmt
+
+pytestmark = pytest.mark.spark
+
+DAMAGED = ("latin1-byte", "duplicate-key", "extra-parquet-column", "int-beyond-64-bits-seq")
+
+
+def _corpus(tmp: Path) -> list[str]:
+    paths = mutant_corpus(tmp)
+    for case in (c for c in CASES if c.name in DAMAGED):
+        src = tmp / case.name
+        src.mkdir()
+        paths += [a for a in case.build(src) if not a.startswith("--")]
+    return paths
+
+
+def _engine_free(rep: dict) -> dict:
+    rep["summary"] = {k: v for k, v in rep["summary"].items() if k != "engine"}
+    return rep
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ingest-spark")
+    paths = _corpus(tmp)
+    want = _engine_free(report(pycheck.check_paths(paths)))
+    assert want["summary"]["rows_quarantined"] >= len(DAMAGED) and want["summary"]["violations_total"] > 0
+    return tmp, paths, want
+
+
+def test_spark_ingest_gives_the_original_report(spark, corpus):
+    from spark_trace_check.dataset import ingest
+
+    tmp, paths, want = corpus
+    manifest = ingest(spark, paths, tmp / "ds-spark", files=3)
+    assert manifest["input"]["rows_quarantined"] == want["summary"]["rows_quarantined"]
+    assert _engine_free(report(py_check_dataset(str(tmp / "ds-spark")))) == want
+
+
+def test_spark_check_of_dataset_gives_the_original_report(spark, corpus):
+    from spark_trace_check.dataset import check_dataset
+
+    tmp, paths, want = corpus
+    fmt.ingest(paths, tmp / "ds-py", files=3)
+    got = check_dataset(spark, str(tmp / "ds-py"))
+    assert got.engine == "spark"
+    assert _engine_free(report(got)) == want
