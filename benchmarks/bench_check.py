@@ -5,11 +5,15 @@
     python benchmarks/bench_check.py --sizes 1000000,10000000     # one line of figures per size
     python benchmarks/bench_check.py --single-entity 10000000     # one entity with N events
     python benchmarks/bench_check.py --events 1000000 --python-only
+    python benchmarks/bench_check.py --events 1000000 --ingested    # also: ingest once, check the dataset
 
 Corpora come from `benchmarks/corpus.py` (a simulated pool, then renamed copies) in a temp directory, or
 `--corpus DIR` reuses one. Prints events/s for each engine and, per size, the line
 `ratio spark/python throughput: R`. Spark's figure includes its start-up unless --warm is given. Peak
 memory (ru_maxrss) of this process is printed after the Python engine (the Spark JVM is a child process).
+With `--ingested` the corpus is also ingested (`haconform ingest`, Python engine, `--files` = 2x
+`--partitions`) and the dataset checked by each engine, with the lines `ratio ingested/raw python: R` and
+`ratio ingested/raw spark: R` (throughput on the dataset over throughput on the raw corpus; ingest not counted).
 """
 
 from __future__ import annotations
@@ -31,6 +35,33 @@ def _files(corpus: Path) -> int:
     return sum(1 for p in corpus.rglob("*") if p.is_file())
 
 
+def run_ingested(corpus: Path, args: argparse.Namespace, spark, py_s: float, sp_s: float | None) -> None:
+    """Ingest the corpus once, then check the dataset with each engine (the report must be the same)."""
+    from conformance.dataset_check import check_dataset
+    from traces.dataset import ingest
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "dataset"
+        t = time.perf_counter()
+        manifest = ingest([str(corpus)], out, files=2 * args.partitions).manifest
+        n = manifest["input"]["rows_read"]
+        print(f"ingest (python): {time.perf_counter() - t:7.2f} s  {len(manifest['files'])} data files")
+        t = time.perf_counter()
+        py = check_dataset(str(out))
+        ds_s = time.perf_counter() - t
+        print(f"python engine, dataset: {ds_s:7.2f} s  {n / ds_s:12,.0f} events/s  verdict {py.verdict}")
+        print(f"ratio ingested/raw python: {py_s / ds_s:.2f}", flush=True)
+        if spark is None or sp_s is None:
+            return
+        from spark_trace_check.dataset import check_dataset as spark_check_dataset
+
+        t = time.perf_counter()
+        sp = spark_check_dataset(spark, str(out))
+        ds_s = time.perf_counter() - t
+        print(f"spark engine, dataset:  {ds_s:7.2f} s  {n / ds_s:12,.0f} events/s  verdict {sp.verdict}")
+        print(f"ratio ingested/raw spark: {sp_s / ds_s:.2f}", flush=True)
+
+
 def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     print(f"corpus: {_files(corpus)} files ({corpus})", flush=True)
     t = time.perf_counter()
@@ -41,6 +72,8 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"python engine: {py_s:7.2f} s  {n / py_s:12,.0f} events/s  verdict {py.verdict}  peak RSS {peak:,.0f} MiB")
     if spark is None:
+        if args.ingested:
+            run_ingested(corpus, args, None, py_s, None)
         return
     from spark_trace_check.job import check
 
@@ -55,6 +88,8 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
         f"{' (warm)' if args.warm else ''}"
     )
     print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
+    if args.ingested:
+        run_ingested(corpus, args, spark, py_s, sp_s)
 
 
 def main() -> int:
@@ -66,6 +101,7 @@ def main() -> int:
     ap.add_argument("--corpus", help="check this directory instead of building a corpus")
     ap.add_argument("--warm", action="store_true", help="exclude Spark start-up and first-job JIT")
     ap.add_argument("--python-only", action="store_true", help="do not run the Spark engine")
+    ap.add_argument("--ingested", action="store_true", help="also ingest the corpus and check the dataset")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--partitions", type=int, default=4)
     args = ap.parse_args()
