@@ -10,8 +10,9 @@ rules of each trace (TR-001, TR-003, TR-004, TR-006) and every monitor of every 
 (a hash per event, then the exact IDs of the repeated hashes).
 
 The report is the one a check of the original input gives: same summary counts, violations (with their
-events) and quarantine lines. The Python engine reads one file at a time (memory: one file plus 8 bytes
-per event); the Spark engine (`spark_trace_check.dataset`) runs `judge_file` in one task per file.
+events) and quarantine lines. The Python engine reads one file at a time, group by group of whole traces
+(memory: one group plus 8 bytes per event); the Spark engine (`spark_trace_check.dataset`) runs
+`judge_file` in one task per file.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from conformance.check import core_violations
 from conformance.progress import Progress
 from conformance.pycheck import DEFAULT_CAP, _attach, _monitor_runs, _violations_of
 from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
-from traces.dataset import Dataset, DatasetError, _id_hash, _repeated, is_dataset, open_dataset, table_events
+from traces.dataset import Dataset, DatasetError, _id_hash, _repeated, is_dataset, open_dataset, trace_groups
 from traces.io import TraceFileError
 from traces.schema import Event
 
@@ -44,22 +45,21 @@ def dataset_of(paths: list[str]) -> str | None:
     return found[0]
 
 
-def judge_events(events: list[Event], runs: list) -> dict[str, Any]:
-    """Core rules of whole traces and every monitor over the events of one file (whole traces)."""
-    unknown: list[dict] = []
-    found = _violations_of(events, runs, unknown)
-    _attach(found, events)
-    return {
-        "violations": found,
-        "unknown": unknown,
-        "rows": len(events),
-        "by_mechanism": dict(Counter(e.mechanism for e in events)),
-    }
-
-
-def judge_file(path: str, skew_ms: int | None) -> dict[str, Any]:
-    """One data file, read with pyarrow and judged (the unit of work of a Spark task)."""
-    return judge_events(table_events(pq.read_table(path)), _monitor_runs(skew_ms))
+def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes: array | None = None) -> dict:
+    """One data file, read with pyarrow group by group (whole traces) and judged: core rules of each trace
+    and every monitor (the unit of work of a Spark task). `hashes` collects a hash of every event ID."""
+    runs = _monitor_runs(skew_ms) if runs is None else runs
+    out: dict[str, Any] = {"violations": [], "unknown": [], "rows": 0, "by_mechanism": Counter()}
+    for events in trace_groups(path):
+        found = _violations_of(events, runs, out["unknown"])
+        _attach(found, events)
+        out["violations"].extend(found)
+        out["rows"] += len(events)
+        out["by_mechanism"].update(e.mechanism for e in events)
+        if hashes is not None:
+            hashes.extend(_id_hash(e.event_id) for e in events)
+    out["by_mechanism"] = dict(out["by_mechanism"])
+    return out
 
 
 def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], dict[str, list[Event]]]:
@@ -140,13 +140,9 @@ def check_dataset(
     hashes = array("Q")
     results = []
     for entry in ds.files:
-        table = pq.read_table(ds.path(entry))
-        hashes.extend(_id_hash(i) for i in table.column("event_id").to_pylist())
-        events = table_events(table)
-        del table
-        results.append(judge_events(events, runs))
+        results.append(judge_file(str(ds.path(entry)), skew_ms, runs, hashes))
         if progress is not None:
-            progress.advance(len(events))
+            progress.advance(results[-1]["rows"])
     repeated = _repeated(hashes)
     del hashes
     seen: Counter[str] = Counter()

@@ -204,3 +204,54 @@ def test_reingest_replaces_an_earlier_dataset(dataset, tmp_path):
 def test_files_must_be_positive(tmp_path):
     with pytest.raises(TraceFileError, match="at least 1"):
         fmt.ingest([str(SAMPLES_DIR / "clean")], tmp_path / "ds", files=0)
+
+
+def test_small_groups_give_the_same_report(tmp_path, monkeypatch):
+    from conformance import dataset_check
+
+    paths = mutant_corpus(tmp_path)
+    fmt.ingest(paths, tmp_path / "ds", files=2)
+    whole = report(check_dataset(str(tmp_path / "ds")))
+    part = tmp_path / "ds" / fmt.open_dataset(tmp_path / "ds").files[0]["path"]
+    groups = list(fmt.trace_groups(part, budget=1))
+    assert len(groups) == len({e.trace_id for g in groups for e in g}) > 1  # one trace per group
+    assert [e for g in groups for e in g] == fmt.table_events(pq.read_table(part))
+    monkeypatch.setattr(dataset_check, "trace_groups", lambda path: fmt.trace_groups(path, budget=1))
+    assert report(check_dataset(str(tmp_path / "ds"))) == whole
+
+
+def test_dataset_without_its_manifest_is_refused(dataset, tmp_path, capsys):
+    (dataset / fmt.MANIFEST).unlink()
+    code, err = _cli(["check", str(dataset), "--engine", "python", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "without its manifest" in err
+
+
+def test_every_row_quarantined_gives_a_dataset_without_data_files(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_text('{"not": "an event"}\nnot json\n')
+    manifest = fmt.ingest([str(src)], tmp_path / "ds").manifest
+    assert manifest["files"] == [] and manifest["input"]["rows_quarantined"] == 2
+    got = report(check_dataset(str(tmp_path / "ds")))
+    assert got == report(pycheck.check_paths([str(src)]))
+    assert got["summary"]["verdict"] == "invalid" and [q["line"] for q in got["quarantine"]] == [1, 2]
+
+
+@pytest.mark.parametrize(("budget", "batch"), [(1, 7), (50, 13), (400, 1000), (10**6, 65_536)])
+def test_trace_groups_are_whole_traces_within_budget(tmp_path, budget, batch):
+    from traces.schema import Event
+
+    events = [
+        Event(f"t{t}", s, f"t{t}:{s}", s, "n", "core", f"t{t}", "K", {})
+        for t, n in enumerate((5, 1, 120, 30, 30, 2, 300))
+        for s in range(n)
+    ]
+    write_events(tmp_path / "f.parquet", events)
+    groups = list(fmt.trace_groups(tmp_path / "f.parquet", budget=budget, batch_size=batch))
+    assert [e for g in groups for e in g] == events
+    owner: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        assert len(g) <= budget or len({e.trace_id for e in g}) == 1
+        for e in g:
+            assert owner.setdefault(e.trace_id, i) == i  # a trace never spans two groups
+    assert len(groups) > 1 or budget >= len(events)
