@@ -63,3 +63,17 @@ def test_spark_check_of_dataset_gives_the_original_report(spark, corpus):
     got = check_dataset(spark, str(tmp / "ds-py"))
     assert got.engine == "spark"
     assert _engine_free(report(got)) == want
+
+
+def test_spark_check_of_a_tampered_dataset_exits_2(spark, corpus, capsys):
+    from conformance.cli import main
+
+    tmp, paths, _ = corpus
+    fmt.ingest(paths, tmp / "ds-bad", files=2)
+    part = tmp / "ds-bad" / fmt.open_dataset(tmp / "ds-bad").files[-1]["path"]
+    raw = bytearray(part.read_bytes())
+    raw[100] ^= 0x01
+    part.write_bytes(bytes(raw))
+    code = main(["check", str(tmp / "ds-bad"), "--engine", "spark", "--out", str(tmp / "r-bad"), "--quiet"])
+    assert code == 2
+    assert part.name in capsys.readouterr().err
