@@ -125,7 +125,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
 
     if files < 1:
         raise TraceFileError(f"--files must be at least 1, got {files}")
-    fmt.prepare_out(out)
+    fmt.prepare_out(out, paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-")).resolve()
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
@@ -156,6 +156,8 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
         dup_rows = events.join(F.broadcast(repeated), "event_id").orderBy("file_rank", "line").select(*FIELD_NAMES)
         dups = pa.Table.from_pylist([r.asDict() for r in dup_rows.collect()], schema=arrow_schema())
         validated.unpersist()
+        for stale in tmp.glob(".part-*.tmp"):  # left by a task attempt that failed and was retried
+            stale.unlink()
         manifest = fmt.finish(
             tmp,
             buckets=files,

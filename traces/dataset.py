@@ -160,7 +160,14 @@ class IngestResult:
     manifest: dict[str, Any]
 
 
-def prepare_out(out: Path) -> None:
+def prepare_out(out: Path, paths: Iterable[str] = ()) -> None:
+    """Refuse (TraceFileError) an `--out` that is a file, holds something other than a dataset, or lies
+    inside an input directory (an earlier dataset there would be read as input)."""
+    target = out.resolve()
+    for p in paths:
+        src = Path(p).resolve()
+        if src.is_dir() and (target == src or src in target.parents):
+            raise TraceFileError(f"--out {out}: inside the input directory {p}; write the dataset elsewhere")
     if out.exists() and not out.is_dir():
         raise TraceFileError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not is_dataset(out):
@@ -188,8 +195,8 @@ def ingest(
     input or `--out`, and for an input with no rows at all (a dataset of nothing is refused)."""
     if files < 1:
         raise TraceFileError(f"--files must be at least 1, got {files}")
-    out = Path(out)
-    prepare_out(out)
+    out, paths = Path(out), list(paths)
+    prepare_out(out, paths)
     found = discover(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))

@@ -255,3 +255,12 @@ def test_trace_groups_are_whole_traces_within_budget(tmp_path, budget, batch):
         for e in g:
             assert owner.setdefault(e.trace_id, i) == i  # a trace never spans two groups
     assert len(groups) > 1 or budget >= len(events)
+
+
+def test_out_inside_the_input_is_refused(tmp_path, capsys):
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(SAMPLES_DIR / "clean" / "net-s1.jsonl", src / "a.jsonl")
+    code, err = _cli(["ingest", str(src), "--out", str(src / "ds")], capsys)
+    assert code == 2 and "inside the input directory" in err
+    assert not (src / "ds").exists()
