@@ -142,25 +142,11 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from conformance.audit.cli import post_check
-    from conformance.dataset_check import dataset_of
-    from traces.io import TraceFileError
-
-    try:
-        dataset = dataset_of(args.paths)
-    except TraceFileError as exc:
-        print(f"haconform check: {exc}", file=sys.stderr)
-        return 2
-    if dataset is not None:  # an ingested dataset (haconform ingest): no parsing, no shuffle
-        if args.engine == "python":
-            from conformance.dataset_check import run_check as run_dataset
-        else:
-            from spark_trace_check.dataset import run_check as run_dataset
-        return post_check(args, run_dataset(args, dataset))
     if args.engine == "python":
         from conformance.pycheck import run_check
     else:
         from spark_trace_check.job import run_check
+    from conformance.audit.cli import post_check
 
     return post_check(args, run_check(args))  # summary's rule sets, then --html/--junit from the report
 

@@ -17,7 +17,6 @@ events) and quarantine lines. The Python engine reads one file at a time, group 
 
 from __future__ import annotations
 
-import argparse
 from array import array
 from collections import Counter
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ import pyarrow.parquet as pq
 from conformance.check import core_violations
 from conformance.progress import Progress
 from conformance.pycheck import DEFAULT_CAP, _attach, _monitor_runs, _violations_of
-from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
+from conformance.report import CheckOutcome, InternalError, count_rules, violation_key
 from traces.dataset import Dataset, DatasetError, _id_hash, _repeated, is_dataset, open_dataset, trace_groups
 from traces.io import TraceFileError
 from traces.schema import Event
@@ -152,11 +151,3 @@ def check_dataset(
             seen.update(i for i in ids if _id_hash(i) in repeated)
         seen = Counter({i: n for i, n in seen.items() if n > 1})
     return assemble(ds, "python", results, seen, [name for name, _ in runs], cap)
-
-
-def run_check(args: argparse.Namespace, path: str) -> int:
-    def compute() -> CheckOutcome:
-        with Progress.for_args(args) as progress:
-            return check_dataset(path, skew_ms=args.skew, progress=progress)
-
-    return run_and_report(args, "python", compute)

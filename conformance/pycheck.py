@@ -88,6 +88,10 @@ def check_paths(
     group_events: int = GROUP_EVENTS,
     progress: Progress | None = None,
 ) -> CheckOutcome:
+    from conformance.dataset_check import check_dataset, dataset_of  # an ingested dataset (haconform ingest)
+
+    if (dataset := dataset_of(paths)) is not None:
+        return check_dataset(dataset, skew_ms=skew_ms, cap=cap, progress=progress)
     found = discover(paths)
     groups, group_of = plan(found.files, group_events)
     if progress is not None:

@@ -21,7 +21,6 @@ import functools
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -34,8 +33,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from conformance.dataset_check import assemble, judge_file
-from conformance.pycheck import _monitor_runs
-from conformance.report import CheckOutcome, run_and_report
+from conformance.pycheck import DEFAULT_CAP, _monitor_runs
+from conformance.report import CheckOutcome
 from spark_trace_check.cluster import ship_code
 from traces import dataset as fmt
 from traces.io import TraceFileError
@@ -44,7 +43,9 @@ from traces.schema import FIELD_NAMES, arrow_schema
 _WRITTEN_DDL = "bucket int, path string, rows bigint"
 
 
-def check_dataset(spark: SparkSession, path: str, *, skew_ms: int | None = None) -> CheckOutcome:
+def check_dataset(
+    spark: SparkSession, path: str, *, skew_ms: int | None = None, cap: int = DEFAULT_CAP
+) -> CheckOutcome:
     ds = fmt.open_dataset(path)
     ship_code(spark)  # the workers of a real cluster import the monitors from it
     paths = [str(ds.path(e).resolve()) for e in ds.files]
@@ -55,7 +56,7 @@ def check_dataset(spark: SparkSession, path: str, *, skew_ms: int | None = None)
         results = spark.sparkContext.parallelize(paths, len(paths)).map(task).collect()
         repeated = spark.read.parquet(*paths).groupBy("event_id").count().where("count > 1").collect()
         seen = Counter({r["event_id"]: r["count"] for r in repeated})
-    return assemble(ds, "spark", results, seen, [name for name, _ in _monitor_runs(skew_ms)])
+    return assemble(ds, "spark", results, seen, [name for name, _ in _monitor_runs(skew_ms)], cap)
 
 
 def _session(args: argparse.Namespace) -> tuple[SparkSession, bool]:
@@ -64,20 +65,6 @@ def _session(args: argparse.Namespace) -> tuple[SparkSession, bool]:
     owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
     partitions = getattr(args, "partitions", 0) or 2 * (os.cpu_count() or 2)
     return build_session(args.master, partitions=partitions), owned
-
-
-def run_check(args: argparse.Namespace, path: str) -> int:
-    def compute() -> CheckOutcome:
-        if not args.quiet:
-            print(f"haconform check: starting Spark ({args.master}) for dataset {path}", file=sys.stderr, flush=True)
-        spark, owned = _session(args)
-        try:
-            return check_dataset(spark, path, skew_ms=args.skew)
-        finally:
-            if owned:
-                spark.stop()
-
-    return run_and_report(args, "spark", compute)
 
 
 def _write_buckets(out_dir: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

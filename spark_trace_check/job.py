@@ -60,6 +60,12 @@ def check(
     progress: bool = False,
     skew_ms: int | None = None,
 ) -> CheckOutcome:
+    from conformance.dataset_check import dataset_of  # an ingested dataset (haconform ingest): no shuffle
+
+    if (dataset := dataset_of(paths)) is not None:
+        from spark_trace_check.dataset import check_dataset
+
+        return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
     # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
