@@ -161,10 +161,12 @@ class IngestResult:
 
 
 def prepare_out(out: Path, paths: Iterable[str] = ()) -> None:
-    """Refuse (TraceFileError) an `--out` that is a file, holds something other than a dataset, or lies
-    inside an input directory (an earlier dataset there would be read as input)."""
+    """Refuse (TraceFileError) an input that is a dataset (its quarantine would be lost), and an `--out` that
+    is a file, holds something other than a dataset, or lies inside an input directory."""
     target = out.resolve()
     for p in paths:
+        if is_dataset(p):
+            raise TraceFileError(f"{p}: already an ingested dataset (check it directly, or ingest its original input)")
         src = Path(p).resolve()
         if src.is_dir() and (target == src or src in target.parents):
             raise TraceFileError(f"--out {out}: inside the input directory {p}; write the dataset elsewhere")

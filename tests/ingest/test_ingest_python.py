@@ -264,3 +264,8 @@ def test_out_inside_the_input_is_refused(tmp_path, capsys):
     code, err = _cli(["ingest", str(src), "--out", str(src / "ds")], capsys)
     assert code == 2 and "inside the input directory" in err
     assert not (src / "ds").exists()
+
+
+def test_a_dataset_is_not_ingested_again(dataset, tmp_path, capsys):
+    code, err = _cli(["ingest", str(dataset), "--out", str(tmp_path / "ds2")], capsys)
+    assert code == 2 and "already an ingested dataset" in err
