@@ -38,7 +38,7 @@ def _files(corpus: Path) -> int:
 def run_ingested(corpus: Path, args: argparse.Namespace, spark, py_s: float, sp_s: float | None) -> None:
     """Ingest the corpus once, then check the dataset with each engine (the report must be the same)."""
     from conformance.dataset_check import check_dataset
-    from traces.dataset import ingest
+    from traces.ingest import ingest
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "dataset"

@@ -28,7 +28,7 @@ from conformance.check import core_violations
 from conformance.progress import Progress
 from conformance.pycheck import DEFAULT_CAP, _attach, _monitor_runs, _violations_of
 from conformance.report import CheckOutcome, InternalError, count_rules, violation_key
-from traces.dataset import Dataset, DatasetError, _id_hash, _repeated, is_dataset, open_dataset, trace_groups
+from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, trace_groups
 from traces.io import TraceFileError
 from traces.schema import Event
 
@@ -56,7 +56,7 @@ def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes:
         out["rows"] += len(events)
         out["by_mechanism"].update(e.mechanism for e in events)
         if hashes is not None:
-            hashes.extend(_id_hash(e.event_id) for e in events)
+            hashes.extend(id_hash(e.event_id) for e in events)
     out["by_mechanism"] = dict(out["by_mechanism"])
     return out
 
@@ -142,12 +142,12 @@ def check_dataset(
         results.append(judge_file(str(ds.path(entry)), skew_ms, runs, hashes))
         if progress is not None:
             progress.advance(results[-1]["rows"])
-    repeated = _repeated(hashes)
+    repeated = repeated_hashes(hashes)
     del hashes
     seen: Counter[str] = Counter()
     if repeated:  # the exact IDs behind the repeated hashes: a second, column-only read
         for entry in ds.files:
             ids = pq.read_table(ds.path(entry), columns=["event_id"]).column("event_id").to_pylist()
-            seen.update(i for i in ids if _id_hash(i) in repeated)
+            seen.update(i for i in ids if id_hash(i) in repeated)
         seen = Counter({i: n for i, n in seen.items() if n > 1})
     return assemble(ds, "python", results, seen, [name for name, _ in runs], cap)

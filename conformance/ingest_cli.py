@@ -21,7 +21,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
             manifest = run_ingest(args)
         else:
-            from traces.dataset import ingest
+            from traces.ingest import ingest
 
             manifest = ingest(args.paths, args.out, files=args.files).manifest
     except TraceFileError as exc:

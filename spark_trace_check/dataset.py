@@ -37,6 +37,7 @@ from conformance.pycheck import DEFAULT_CAP, _monitor_runs
 from conformance.report import CheckOutcome
 from spark_trace_check.cluster import ship_code
 from traces import dataset as fmt
+from traces import ingest as ingestion
 from traces.io import TraceFileError
 from traces.schema import FIELD_NAMES, arrow_schema
 
@@ -112,7 +113,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
 
     if files < 1:
         raise TraceFileError(f"--files must be at least 1, got {files}")
-    fmt.prepare_out(out, paths)
+    ingestion.prepare_out(out, paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-")).resolve()
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
@@ -145,7 +146,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
         validated.unpersist()
         for stale in tmp.glob(".part-*.tmp"):  # left by a task attempt that failed and was retried
             stale.unlink()
-        manifest = fmt.finish(
+        manifest = ingestion.finish(
             tmp,
             buckets=files,
             written=sorted((r["bucket"], r["path"], r["rows"]) for r in written),
@@ -155,7 +156,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             skipped=loaded.skipped,
             rows_read=rows_read,
         )
-        fmt.publish(tmp, out)
+        ingestion.publish(tmp, out)
         return manifest
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,7 @@ from conformance.dataset_check import check_dataset
 from tests.damaged.corpus import CASES
 from traces import dataset as fmt
 from traces.corpus import SAMPLES_DIR
+from traces.ingest import ingest
 from traces.io import TraceFileError, read_events, write_events
 from traces.schema import arrow_schema
 
@@ -42,7 +43,7 @@ def report(outcome) -> dict:
 
 
 def ingest_and_check(paths: list[str], out: Path, files: int = 3) -> dict:
-    fmt.ingest(paths, out, files=files)
+    ingest(paths, out, files=files)
     return report(check_dataset(str(out)))
 
 
@@ -90,7 +91,7 @@ def test_malformed_corpus_same_report(case, tmp_path):
 
 def test_dataset_files_hold_whole_traces_in_recording_order(tmp_path):
     paths = mutant_corpus(tmp_path)
-    manifest = fmt.ingest(paths, tmp_path / "ds", files=3).manifest
+    manifest = ingest(paths, tmp_path / "ds", files=3).manifest
     home: dict[str, str] = {}
     for entry in manifest["files"]:
         table = pq.read_table(tmp_path / "ds" / entry["path"])
@@ -146,7 +147,7 @@ def test_tampered_dataset_is_unusable(damage, dataset, tmp_path, capsys):
         named = "part-99999.parquet"
     else:  # the record emptied and the manifest made to agree: only the re-verification can see it
         fmt.write_ipc(dataset / fmt.DUPLICATES, arrow_schema().empty_table())
-        facts = fmt._file_facts(dataset / fmt.DUPLICATES)
+        facts = fmt.file_facts(dataset / fmt.DUPLICATES)
         manifest["duplicates"].update(rows=0, **facts)
         (dataset / fmt.MANIFEST).write_text(json.dumps(manifest))
         named = "recorded at ingest"
@@ -196,21 +197,21 @@ def test_ingest_of_unusable_input_exits_2(kind, tmp_path, capsys):
 
 
 def test_reingest_replaces_an_earlier_dataset(dataset, tmp_path):
-    fmt.ingest([str(SAMPLES_DIR / "clean" / "net-s1.jsonl")], dataset, files=1)
+    ingest([str(SAMPLES_DIR / "clean" / "net-s1.jsonl")], dataset, files=1)
     ds = fmt.open_dataset(dataset)
     assert ds.input["files"] == [str(SAMPLES_DIR / "clean" / "net-s1.jsonl")] and len(ds.files) == 1
 
 
 def test_files_must_be_positive(tmp_path):
     with pytest.raises(TraceFileError, match="at least 1"):
-        fmt.ingest([str(SAMPLES_DIR / "clean")], tmp_path / "ds", files=0)
+        ingest([str(SAMPLES_DIR / "clean")], tmp_path / "ds", files=0)
 
 
 def test_small_groups_give_the_same_report(tmp_path, monkeypatch):
     from conformance import dataset_check
 
     paths = mutant_corpus(tmp_path)
-    fmt.ingest(paths, tmp_path / "ds", files=2)
+    ingest(paths, tmp_path / "ds", files=2)
     whole = report(check_dataset(str(tmp_path / "ds")))
     part = tmp_path / "ds" / fmt.open_dataset(tmp_path / "ds").files[0]["path"]
     groups = list(fmt.trace_groups(part, budget=1))
@@ -230,7 +231,7 @@ def test_every_row_quarantined_gives_a_dataset_without_data_files(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     (src / "a.jsonl").write_text('{"not": "an event"}\nnot json\n')
-    manifest = fmt.ingest([str(src)], tmp_path / "ds").manifest
+    manifest = ingest([str(src)], tmp_path / "ds").manifest
     assert manifest["files"] == [] and manifest["input"]["rows_quarantined"] == 2
     got = report(check_dataset(str(tmp_path / "ds")))
     assert got == report(pycheck.check_paths([str(src)]))

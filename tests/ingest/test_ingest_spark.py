@@ -17,6 +17,7 @@ from conformance.dataset_check import check_dataset as py_check_dataset
 from tests.damaged.corpus import CASES
 from tests.ingest.test_ingest_python import mutant_corpus, report
 from traces import dataset as fmt
+from traces.ingest import ingest as py_ingest
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +60,7 @@ def test_spark_check_of_dataset_gives_the_original_report(spark, corpus):
     from spark_trace_check.dataset import check_dataset
 
     tmp, paths, want = corpus
-    fmt.ingest(paths, tmp / "ds-py", files=3)
+    py_ingest(paths, tmp / "ds-py", files=3)
     got = check_dataset(spark, str(tmp / "ds-py"))
     assert got.engine == "spark"
     assert _engine_free(report(got)) == want
@@ -69,7 +70,7 @@ def test_spark_check_of_a_tampered_dataset_exits_2(spark, corpus, capsys):
     from conformance.cli import main
 
     tmp, paths, _ = corpus
-    fmt.ingest(paths, tmp / "ds-bad", files=2)
+    py_ingest(paths, tmp / "ds-bad", files=2)
     part = tmp / "ds-bad" / fmt.open_dataset(tmp / "ds-bad").files[-1]["path"]
     raw = bytearray(part.read_bytes())
     raw[100] ^= 0x01
