@@ -23,7 +23,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         else:
             from traces.ingest import ingest
 
-            manifest = ingest(args.paths, args.out, files=args.files).manifest
+            manifest = ingest(args.paths, args.dataset, files=args.files).manifest
     except TraceFileError as exc:
         print(f"haconform ingest: input unusable: {exc}", file=sys.stderr)
         return 2
@@ -32,7 +32,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         print(
             f"haconform ingest: {len(counts['files'])} file(s), {len(counts['files_skipped'])} skipped, "
             f"{counts['rows_read']} rows read, {counts['rows_checked']} valid, {counts['rows_quarantined']} "
-            f"quarantined; {len(manifest['files'])} data file(s) in {args.out}/",
+            f"quarantined; {len(manifest['files'])} data file(s) in {args.dataset}/",
             file=sys.stderr,
         )
     return 0
@@ -49,7 +49,8 @@ def register(subparsers: Any) -> None:
         "Exit 0 written, 2 unusable input or --out, 3 internal error.",
     )
     p.add_argument("paths", nargs="+", help="trace files or directories")
-    p.add_argument("--out", required=True, help="dataset directory (new, empty, or an earlier dataset)")
+    # dest is not `out`: an internal error's log must not land inside the dataset (cli._error_log)
+    p.add_argument("--out", dest="dataset", required=True, help="dataset directory (new, empty, or an earlier one)")
     p.add_argument("--files", type=int, default=4, metavar="N", help="number of data files (buckets; default 4)")
     p.add_argument(
         "--engine", choices=("python", "spark"), default="python", help="python (default, bounded memory) or spark"

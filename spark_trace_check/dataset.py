@@ -168,7 +168,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
 def run_ingest(args: argparse.Namespace) -> dict[str, Any]:
     spark, owned = _session(args)
     try:
-        return ingest(spark, args.paths, Path(args.out), files=args.files)
+        return ingest(spark, args.paths, Path(args.dataset), files=args.files)
     finally:
         if owned:
             spark.stop()

@@ -270,3 +270,25 @@ def test_out_inside_the_input_is_refused(tmp_path, capsys):
 def test_a_dataset_is_not_ingested_again(dataset, tmp_path, capsys):
     code, err = _cli(["ingest", str(dataset), "--out", str(tmp_path / "ds2")], capsys)
     assert code == 2 and "already an ingested dataset" in err
+
+
+def test_internal_error_in_ingest_exits_3_and_writes_nothing(dataset, tmp_path, capsys, monkeypatch):
+    from traces import ingest as ingestion
+
+    before = sorted(p.name for p in dataset.iterdir())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(ingestion, "finish", broken)
+    code, err = _cli(["ingest", str(SAMPLES_DIR / "clean" / "net-s1.jsonl"), "--out", str(dataset)], capsys)
+    assert code == 3 and "internal error" in err and "injected" in err
+    assert sorted(p.name for p in dataset.iterdir()) == before  # the earlier dataset is untouched
+    fmt.open_dataset(dataset)
+    assert not [p for p in dataset.parent.iterdir() if p.name.startswith(".ds.")]
+
+
+def test_skew_option_gives_the_same_report(tmp_path):
+    paths = mutant_corpus(tmp_path)
+    ingest(paths, tmp_path / "ds", files=2)
+    assert report(check_dataset(str(tmp_path / "ds"), skew_ms=50)) == report(pycheck.check_paths(paths, skew_ms=50))
