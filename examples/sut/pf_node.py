@@ -21,7 +21,8 @@ judges packing, CNSets, status, backfill, the replica lifecycle and client acces
 The whole store group persists to DIR/state.json before each reply (a kill -9 and a restart with the same
 DIR resumes, every store that was up asking for status as after an outage); a new DIR starts afresh.
 Bugs (`--bug`), each one a monitor rule finds:
-  status-claims-more    a status reply claims the requester's changes too (cnset-carried, PF-013)
+  status-claims-more    a folder's status reply claims the change number its store will issue next
+                        (cnset-carried, PF-013)
   backfill-wrong-source a backfill request with one source goes to the last holder in name order rather than
                         the first by the seed's keys (backfill-source-order, BF-011)
   local-posts-only      posts are never broadcast, only backfilled (broadcast-interval, PF-023)

@@ -448,7 +448,9 @@ class Store:
         if code == CODES["status_request"]:
             may = state == ACTIVE if rr else state != DEAD
             if may and (rr or (theirs < rep["cn"])):  # the strict subset rule; a pending replica is always answered
-                claim = rep["cn"] | theirs if self.g.bug == "status-claims-more" else rep["cn"]
+                claim = rep["cn"]
+                if self.g.bug == "status-claims-more" and fid != HIERARCHY:  # claims its next change number
+                    claim = claim | {(self.origin, self.d["counter"] + 1)}
                 self.send(fid, "status", [sender], reply_to=msg["msg"], reason="status_reply", cnset=claim)
         if code == CODES["backfill_request"]:
             self.send_data(fid, decode(msg["request"]) & rep["cn"], sender, "backfill_response", msg["msg"])
