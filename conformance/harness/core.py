@@ -142,9 +142,10 @@ class FailureLog:
         return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
 
     def keep(self, trace: list[Event]) -> None:
-        """Keep the `keep_traces` most varied finished traces (most distinct event kinds, then the shortest, which
-        are the cheapest to perturb; the earlier on ties): the coverage report judges a sample, and the first runs Hypothesis draws are the
-        smallest, so a sample of the first runs would report rules the run did reach as not exercised."""
+        """Keep the `keep_traces` most varied finished traces (most distinct event kinds, then the shortest, the
+        cheapest to perturb; the earlier on ties). The coverage report judges a sample, and the first runs
+        Hypothesis draws are the smallest: a sample of the first runs would report rules the run did reach as
+        not exercised."""
         if self.keep_traces <= 0:
             return
 

@@ -287,6 +287,7 @@ class ProcessSystem:
     # --- process faults ----------------------------------------------------------------------------
     def _process_restarted(self) -> None:
         """Hook: the process was killed and started again on the same state (a mechanism may record it)."""
+
     def kill_and_restart(self, new_state: bool = False) -> bool:
         """kill -9 the process and start it again; with a new state directory a new trace begins."""
         self.client.restart(new_state)

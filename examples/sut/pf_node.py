@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pf_store import (  # noqa: E402  (the module beside this file)
+from pf_store import (
     ACTIVE,
     BACKFILL_EVERY,
     CONTENT_EVERY,

@@ -304,7 +304,8 @@ class Store:
         dues = [e["due"] for r in reps.values() for e in r["entries"]]
         expiries = [r["expiry"] for r in reps.values() if r["state"] == ACTIVE and r["expiry"] is not None]
         return {
-            "hierarchy": bool(hier.get("unsent")) or bool(self.d.get("first_request"))
+            "hierarchy": bool(hier.get("unsent"))
+            or bool(self.d.get("first_request"))
             or any(r["state"] == DEAD for r in reps.values()),
             "content": any(
                 f != HIERARCHY and ((r["state"] == ACTIVE and r["unsent"]) or r["state"] == PENDING)
@@ -391,7 +392,9 @@ class Store:
             count = len(row["cn"] & missing)
             if count:
                 cost = self.cost(s)
-                keyed.append(((row["down"], True, 10**9 if cost is None else cost, -self.g.versions.get(s, 0), -count, s), row))
+                keyed.append(
+                    ((row["down"], True, 10**9 if cost is None else cost, -self.g.versions.get(s, 0), -count, s), row)
+                )
         out, left = [], missing
         for key, row in sorted(keyed, key=lambda k: k[0]):
             take = row["cn"] & left
@@ -474,7 +477,7 @@ class Store:
         self.d["counter"] = 0
         self.d["up"] = True
         lost = sorted(set(self.d["reps"]) - set(snap["reps"]))
-        for fid, rep in snap["reps"].items():
+        for rep in snap["reps"].values():
             rep["origin"] = self.origin
         self.d.update(snap)
         self.d.pop("first_request", None)

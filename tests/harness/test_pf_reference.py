@@ -125,7 +125,9 @@ def test_the_scenario_exercises_the_message_rules(clean: tuple[Any, list[Any]]) 
 
 
 def test_the_store_outages_are_recorded_as_core_events(clean: tuple[Any, list[Any]]) -> None:
-    core = [(e.kind, e.node, e.attrs.get("storage")) for e in clean[1] if e.mechanism == "core" and e.kind != "TRACE_START"]
+    core = [
+        (e.kind, e.node, e.attrs.get("storage")) for e in clean[1] if e.mechanism == "core" and e.kind != "TRACE_START"
+    ]
     assert ("CRASH", "C", None) in core and ("RESTART", "C", "same") in core
     assert ("RESTART", "A", "new") in core  # the restore from backup
     assert core.count(("CRASH", "B", None)) == 1  # the kill -9: every running store went down and came back

@@ -46,7 +46,7 @@ def test_protocol_doc_check_fails_on_a_stale_document(tmp_path: Path) -> None:
 
 
 def test_reference_systems_do_not_import_haconform() -> None:
-    for path in (ROOT / "examples" / "sut").glob("*_node.py"):
+    for path in (ROOT / "examples" / "sut").glob("*.py"):  # the programs and the modules beside them
         text = path.read_text(encoding="utf-8")
         imports = [ln for ln in text.splitlines() if ln.startswith(("import ", "from "))]
         assert not [ln for ln in imports if any(p in ln for p in ("conformance", "model", "spec", "traces"))], path
@@ -182,3 +182,23 @@ def _setup() -> dict:
     from tests.harness.test_adapter import SETUP
 
     return dict(SETUP)
+
+
+def test_the_coverage_sample_keeps_the_most_varied_traces() -> None:
+    from conformance.harness.core import FailureLog
+    from traces.schema import Event
+
+    def trace(*kinds: str) -> list[Event]:
+        return [
+            Event(trace_id="t", seq=i, event_id=f"t-{i}", ts_ms=0, node="A", mechanism="pf", entity="1-1", kind=k)
+            for i, k in enumerate(kinds)
+        ]
+
+    log = FailureLog(keep_traces=2)
+    small, varied, long_same, richer = trace("X"), trace("X", "Y"), trace("X", "X", "X"), trace("X", "Y", "Z")
+    for t in (small, varied, long_same, richer):
+        log.keep(t)
+    assert log.traces == [richer, varied]  # the one-kind traces gave way, the varied ones stay
+    none = FailureLog(keep_traces=0)  # twin: no sample asked for, none kept
+    none.keep(richer)
+    assert none.traces == []
