@@ -122,7 +122,7 @@ class FailureLog:
     failures: list[Failure] = field(default_factory=list)
     runs: int = 0
     steps_run: int = 0
-    traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage): `keep`
+    traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage)
     keep_traces: int = 0
     unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
     unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
@@ -140,24 +140,6 @@ class FailureLog:
         if not self.failures:
             return None
         return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
-
-    def keep(self, trace: list[Event]) -> None:
-        """Keep the `keep_traces` most varied finished traces (most distinct event kinds, then the shortest, the
-        cheapest to perturb; the earlier on ties). The coverage report judges a sample, and the first runs
-        Hypothesis draws are the smallest: a sample of the first runs would report rules the run did reach as
-        not exercised."""
-        if self.keep_traces <= 0:
-            return
-
-        def rank(t: list[Event]) -> tuple[int, int]:
-            return len({e.kind for e in t}), -len(t)
-
-        if len(self.traces) < self.keep_traces:
-            self.traces.append(trace)
-            return
-        worst = min(range(len(self.traces)), key=lambda i: (rank(self.traces[i]), -i))
-        if rank(trace) > rank(self.traces[worst]):
-            self.traces[worst] = trace
 
     def check_time(self) -> None:
         now = time.monotonic()
@@ -314,7 +296,8 @@ def machine_for(
             problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
         if problems:
             self._fail([], "; ".join(problems))
-        record.keep(s.events())
+        if len(record.traces) < record.keep_traces:
+            record.traces.append(s.events())
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),

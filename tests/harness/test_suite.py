@@ -182,23 +182,3 @@ def _setup() -> dict:
     from tests.harness.test_adapter import SETUP
 
     return dict(SETUP)
-
-
-def test_the_coverage_sample_keeps_the_most_varied_traces() -> None:
-    from conformance.harness.core import FailureLog
-    from traces.schema import Event
-
-    def trace(*kinds: str) -> list[Event]:
-        return [
-            Event(trace_id="t", seq=i, event_id=f"t-{i}", ts_ms=0, node="A", mechanism="pf", entity="1-1", kind=k)
-            for i, k in enumerate(kinds)
-        ]
-
-    log = FailureLog(keep_traces=2)
-    small, varied, long_same, richer = trace("X"), trace("X", "Y"), trace("X", "X", "X"), trace("X", "Y", "Z")
-    for t in (small, varied, long_same, richer):
-        log.keep(t)
-    assert log.traces == [richer, varied]  # the one-kind traces gave way, the varied ones stay
-    none = FailureLog(keep_traces=0)  # twin: no sample asked for, none kept
-    none.keep(richer)
-    assert none.traces == []
