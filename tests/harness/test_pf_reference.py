@@ -162,3 +162,19 @@ def test_kill_with_the_same_state_resumes_and_a_new_state_starts_afresh() -> Non
         assert not verdict(list(system.events), [DRIVER.monitor()]).violations
     finally:
         system.close()
+
+
+def test_a_replay_file_reproduces_the_planted_bug_and_the_correct_system_passes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from conformance.cli import main
+
+    replay = tmp_path / "replay.json"
+    steps = [{"op": "scenario", "calls": s} for s in SCENARIO[:6]]
+    doc = {"format": "haconform-replay/1", "mechanism": "pf", "sut": None, "seed": 3, "setup": SETUP, "steps": steps}
+    replay.write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["replay", str(replay), "--sut", f"{SUT} --bug status-claims-more"]) == 1
+    assert "cnset-carried" in capsys.readouterr().out
+    assert main(["replay", str(replay), "--sut", SUT]) == 0
