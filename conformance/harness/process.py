@@ -280,10 +280,14 @@ class ProcessSystem:
             self.client.crashes += 1
             self.notes.append(f"{exc}: treated as a crash (kill -9, restart on the same state directory)")
             self.client.restart(new_state=False)
+            self._process_restarted()
             return self._outs(self._setup_call()), default
         return self._outs(list(reply["events"])), reply.get("result")
 
     # --- process faults ----------------------------------------------------------------------------
+    def _process_restarted(self) -> None:
+        """Hook: the process was killed and started again on the same state (a mechanism may record it)."""
+
     def kill_and_restart(self, new_state: bool = False) -> bool:
         """kill -9 the process and start it again; with a new state directory a new trace begins."""
         self.client.restart(new_state)

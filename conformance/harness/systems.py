@@ -207,14 +207,47 @@ class AmProcess(ProcessSystem):
 
 
 class PfProcess(ProcessSystem):
-    """`model.pf.protocol.PublicFolderSystem` over the adapter."""
+    """`model.pf.protocol.PublicFolderSystem` over the adapter.
+
+    As for shadow redundancy, the harness records the store outages it causes as the kernel does for the
+    model: CRASH / RESTART (`storage` same, or new for a restore from backup), and a CRASH and RESTART of every
+    running store when it kills the process (kill -9, or a reply time-out) and starts it again on the same state.
+    The public folder monitor takes from them which stores owe nothing while down and when their timers
+    restart (seed 001, "Replication Process")."""
 
     mechanism = "pf"
+
+    def _begin(self, first: bool) -> None:
+        self.down: set[str] = set()
+        self.backed_up: set[str] = set()
+        super()._begin(first)
 
     def context(self) -> list[dict[str, Any]]:
         """PF_CONFIG: the stores, transport costs, versions and parameters the harness configured (without it
         the public folder monitor judges nothing: verdict unknown)."""
         return [{"entity": "config", "kind": "PF_CONFIG", "attrs": pf_config(self.setup)}]
+
+    def _core(self, node: str, kind: str, **attrs: Any) -> None:
+        self._add({"ts_ms": self.now_ms, "node": node, "entity": node, "kind": kind, "attrs": attrs}, "core")
+
+    def _stores(self) -> list[str]:
+        return sorted(str(s[0]) for s in self.setup["stores"])
+
+    def _process_restarted(self) -> None:
+        """Every store the process ran went down with it and comes back on the same state."""
+        running = [s for s in self._stores() if s not in self.down]
+        for store in running:
+            self._core(store, "CRASH")
+        for store in running:
+            self._core(store, "RESTART", storage="same")
+
+    def kill_and_restart(self, new_state: bool = False) -> bool:
+        if not new_state:
+            self.client.restart(False)
+            self._process_restarted()
+            self._outs(self._setup_call())
+            return False
+        return super().kill_and_restart(True)
 
     def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
         return str(self.request("create_folder", "", via=via, name=name, tree=tree, replicating=replicating)[1] or "")
@@ -235,15 +268,31 @@ class PfProcess(ProcessSystem):
         return str(self.request("client_access", "", store=store, fid=fid)[1] or "")
 
     def crash(self, store: str) -> None:
+        if store not in self.down:
+            self.down.add(store)
+            self._core(store, "CRASH")
         self.request("crash", store=store)
 
     def restart(self, store: str) -> None:
+        if store in self.down:  # restarting a running store changes nothing
+            self.down.discard(store)
+            self._core(store, "RESTART", storage="same")
         self.request("restart", store=store)
 
     def backup(self, store: str) -> str:
-        return str(self.request("backup", "", store=store)[1] or "")
+        backup = str(self.request("backup", "", store=store)[1] or "")
+        if backup:
+            self.backed_up.add(store)
+        return backup
 
     def restore(self, store: str) -> bool:
+        """A restore replaces the store's database (seed 003, BF-023): recorded as a crash and a restart on new
+        storage, before the store's own RESTORE events, when the store has a backup to restore from."""
+        if store in self.backed_up:
+            if store not in self.down:
+                self._core(store, "CRASH")
+            self.down.discard(store)
+            self._core(store, "RESTART", storage="new")
         return bool(self.request("restore", False, store=store)[1])
 
     def set_loss(self, loss: float) -> None:
@@ -254,6 +303,10 @@ class PfProcess(ProcessSystem):
         self.now_ms += ms
 
     def quiesce(self) -> int:
+        """Fairness (PF-035): every store that is down restarts (same storage) before the quiescent phase."""
+        for store in sorted(self.down):
+            self._core(store, "RESTART", storage="same")
+        self.down.clear()
         self.request("quiesce")
         return self.now_ms
 
