@@ -63,7 +63,9 @@ class Driver(Protocol):
     def events(self, session: Session) -> list[Event]: ...
     def finish(self, session: Session) -> list[Call]: ...
     def end_checks(self, session: Session) -> list[str]: ...
-    def mutants(self) -> dict[str, tuple[str, ...]]: ...
+    def mutants(self) -> dict[str, tuple[str, ...]]:
+        """Mutant name -> the rule it was planted against, then the rules that may also legitimately catch it."""
+
     def monitor(self) -> Any: ...
 
 
@@ -122,8 +124,9 @@ class FailureLog:
     failures: list[Failure] = field(default_factory=list)
     runs: int = 0
     steps_run: int = 0
-    traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage)
+    traces: list[list[Event]] = field(default_factory=list)  # the richest finished traces (coverage)
     keep_traces: int = 0
+    _scores: list[tuple[int, int]] = field(default_factory=list)
     unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
     unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
 
@@ -140,6 +143,24 @@ class FailureLog:
         if not self.failures:
             return None
         return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
+
+    def keep(self, events: list[Event]) -> None:
+        """Keep the `keep_traces` richest finished traces for the coverage report: the most distinct event
+        kinds and boolean attribute values, then the longest (Hypothesis' first runs are its simplest, so the
+        first few traces would show little of what the run reached)."""
+        if self.keep_traces <= 0:
+            return
+        features = {e.kind for e in events} | {
+            (e.kind, k, v) for e in events for k, v in e.attrs.items() if isinstance(v, bool)
+        }
+        score = (len(features), len(events))
+        if len(self.traces) < self.keep_traces:
+            self.traces.append(events)
+            self._scores.append(score)
+            return
+        worst = min(range(len(self._scores)), key=self._scores.__getitem__)
+        if score > self._scores[worst]:
+            self.traces[worst], self._scores[worst] = events, score
 
     def check_time(self) -> None:
         now = time.monotonic()
@@ -296,8 +317,7 @@ def machine_for(
             problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
         if problems:
             self._fail([], "; ".join(problems))
-        if len(record.traces) < record.keep_traces:
-            record.traces.append(s.events())
+        record.keep(list(s.events()))
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),

@@ -1,8 +1,8 @@
 """Shadow redundancy through the harness: the generator's inputs and faults on `ShadowRedundancySystem`.
 
 Seed 000. The setup draws a topology layout, the organisation's settings (ShadowRedundancyEnabled,
-RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency) and whether an Exchange
-2010 Hub exists; the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or
+RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency, and the durations of
+`DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists; the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or
 new transport database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
 `finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
 """
@@ -30,8 +30,27 @@ def _fixed_config() -> dict[str, Any]:
     from model.sr.state import SrConfig
 
     cfg = SrConfig()
-    keys = ("max_remote", "max_local", "retry_meaning", "resubmit_ms", "safety_net_hold_ms", "expiration_ms")
-    return {k: getattr(cfg, k) for k in keys}
+    return {k: getattr(cfg, k) for k in ("max_remote", "max_local", "retry_meaning")}
+
+
+# The durations of a run. At their catalogue defaults (days) no run of a few dozen steps reaches SafetyNetHoldTime,
+# MessageExpirationTimeout or ShadowMessageAutoDiscardInterval, so the rules bounding them (SR-065..SR-067, and the
+# parameter mutants of `model.sr.mutants`) would never judge anything; the short sets are the ones those rules and
+# mutants are written against (the same values as `model.sr.mutants.PARAMETER_MUTANTS`).
+DURATIONS: dict[str, dict[str, int]] = {
+    "catalogue": {},
+    "short-hold": {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE},
+    "short-discard": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE},
+}
+
+
+def durations(name: str) -> dict[str, int]:
+    """Every duration the setup sends: the named set over the catalogue defaults."""
+    from model.sr.state import SrConfig
+
+    cfg = SrConfig()
+    keys = ("resubmit_ms", "auto_discard_ms", "safety_net_hold_ms", "expiration_ms")
+    return {**{k: getattr(cfg, k) for k in keys}, **DURATIONS[name]}
 
 
 def _has_primary(s: Session) -> bool:
@@ -45,20 +64,23 @@ def _process(s: Session) -> bool:
 
 class SrDriver:
     name = "sr"
-    setup = st.fixed_dictionaries(
-        {
-            **{k: st.just(v) for k, v in _fixed_config().items()},
-            "seed": st.integers(0, 2**16),
-            "layout": st.sampled_from(LAYOUTS),
-            "reject_on_failure": st.booleans(),
-            "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
-            "enabled": st.sampled_from([True, True, True, False]),
-            "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
-            "hub": st.booleans(),
-            "n_servers": st.integers(2, 6),
-            "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
-        }
-    )
+    setup = st.tuples(
+        st.sampled_from(list(DURATIONS)).map(durations),
+        st.fixed_dictionaries(
+            {
+                **{k: st.just(v) for k, v in _fixed_config().items()},
+                "seed": st.integers(0, 2**16),
+                "layout": st.sampled_from(LAYOUTS),
+                "reject_on_failure": st.booleans(),
+                "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
+                "enabled": st.sampled_from([True, True, True, False]),
+                "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
+                "hub": st.booleans(),
+                "n_servers": st.integers(2, 6),
+                "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
+            }
+        ),
+    ).map(lambda pair: {**pair[1], **pair[0]})
     ops: Mapping[str, Op] = {
         "submit": Op(st.fixed_dictionaries({"i": _i, "forks": _forks}), doc="a sender submits a message"),
         "exchange_2010_traffic": Op(
@@ -91,9 +113,9 @@ class SrDriver:
 
         policy = None
         if mutant is not None:
-            from model.sr.mutants import MUTANTS
+            from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
 
-            policy = MUTANTS[mutant].policy
+            policy = {**MUTANTS, **PARAMETER_MUTANTS}[mutant].policy
 
         def build(setup: dict[str, Any]) -> Any:
             opts = dict(setup)
@@ -104,9 +126,11 @@ class SrDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.sr.mutants import MUTANTS
+        """The planted bugs and the parameter mutants (the model behaving with one duration while the recorded
+        configuration says another: killed in runs with the short `DURATIONS`)."""
+        from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
 
-        return {name: tuple(m.rules) for name, m in MUTANTS.items()}
+        return {name: tuple(m.rules) for name, m in {**MUTANTS, **PARAMETER_MUTANTS}.items()}
 
     def monitor(self) -> Any:
         from model.registry import get

@@ -132,7 +132,7 @@ def quiet_tail_ms(setup: Mapping[str, Any]) -> int:
     from model.sr.sim import quiet_ms
     from model.sr.state import SrConfig
 
-    keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms")
+    keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms", "resubmit_ms")
     cfg = SrConfig().replace(**{k: setup[k] for k in keys if k in setup})
     return quiet_ms(cfg, Timing())
 
