@@ -2,8 +2,9 @@
 
 Seed 000. The setup draws a topology layout, the organisation's settings (ShadowRedundancyEnabled,
 RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency, and the durations of
-`DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists; the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or
-new transport database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
+`DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists;
+the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or new transport
+database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
 `finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
 """
 
