@@ -82,10 +82,12 @@ def search(
     budget_s: float | None = None,
     keep_traces: int = 0,
     watch: frozenset[str] | None = None,
+    drv: Driver | None = None,
 ) -> Outcome:
+    """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`."""
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
-    drv = driver(mechanism)
+    drv = drv or driver(mechanism)
     t0 = time.monotonic()
     log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + budget * 4 / 3, keep_traces=keep_traces)
     machine = machine_for(drv, factory, log, watch)
@@ -171,6 +173,26 @@ def judge_kill(name: str, expected: tuple[str, ...], out: Outcome, spent_s: floa
     return Kill(name, how != "other", found, total, len(f.steps), f.rule, f.requirement, expected, note, how)
 
 
+def mutant_driver(mechanism: str, name: str) -> Driver:
+    """The driver a mutant is searched with: its `for_mutant(name)` variant where it has one (the settings the
+    mutant's rule needs), else the mechanism's driver."""
+    drv = driver(mechanism)
+    tailor = getattr(drv, "for_mutant", None)
+    return tailor(name) if tailor else drv
+
+
+def search_mutant(
+    mechanism: str,
+    name: str,
+    profile: str | Profile = "quick",
+    budget_s: float | None = None,
+    watch: frozenset[str] | None = None,
+) -> Outcome:
+    """Search the model with mutant `name` planted, under the settings the mutant is searched with."""
+    drv = mutant_driver(mechanism, name)
+    return search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+
+
 def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", budget_s: float | None = None) -> Kill:
     """Search the mutant with every rule armed; when the first failure is a rule the mutant does not name,
     search again for the rest of the budget with only its rules armed (the other rule is kept in the note)."""
@@ -178,12 +200,12 @@ def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", bud
     expected = drv.mutants().get(name, ())
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
-    out = search(mechanism, drv.model_factory(name), prof, budget)
+    out = search_mutant(mechanism, name, prof, budget)
     kill = judge_kill(name, expected, out)
     left = budget - out.elapsed_s
     if kill.caught_by != "other" or not expected or left <= 0:
         return kill
-    watched = search(mechanism, drv.model_factory(name), prof, left, watch=frozenset(expected))
+    watched = search_mutant(mechanism, name, prof, left, watch=frozenset(expected))
     again = judge_kill(name, expected, watched, out.elapsed_s)
     if not again.killed:
         return kill

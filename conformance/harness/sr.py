@@ -10,6 +10,7 @@ database), isolate and heal servers, and ask Safety Net to resubmit. The end of 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,9 @@ DURATIONS: dict[str, dict[str, int]] = {
     "catalogue": {},
     "short-hold": {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE},
     "short-discard": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE},
+    # discard events kept shorter than a shadow server's outage: the shadow is never acknowledged and must be
+    # dropped at SafetyNetHoldTime + MessageExpirationTimeout (SR-064, SR-066)
+    "short-all": {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE, "auto_discard_ms": 30 * MINUTE},
 }
 
 
@@ -63,25 +67,30 @@ def _process(s: Session) -> bool:
     return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
 
 
+def _setup(draw: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """A run's settings, its durations drawn from the named sets of `DURATIONS` (one set: fixed, drawing nothing,
+    so the search draws exactly as it did before durations varied)."""
+    fixed = {k: st.just(v) for k, v in _fixed_config().items()}
+    drawn = {
+        "seed": st.integers(0, 2**16),
+        "layout": st.sampled_from(LAYOUTS),
+        "reject_on_failure": st.booleans(),
+        "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
+        "enabled": st.sampled_from([True, True, True, False]),
+        "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
+        "hub": st.booleans(),
+        "n_servers": st.integers(2, 6),
+        "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
+    }
+    if len(draw) == 1:
+        return st.fixed_dictionaries({**fixed, **{k: st.just(v) for k, v in durations(draw[0]).items()}, **drawn})
+    settings = st.fixed_dictionaries({**fixed, **drawn})
+    return st.tuples(st.sampled_from(draw).map(durations), settings).map(lambda pair: {**pair[1], **pair[0]})
+
+
 class SrDriver:
     name = "sr"
-    setup = st.tuples(
-        st.sampled_from(list(DURATIONS)).map(durations),
-        st.fixed_dictionaries(
-            {
-                **{k: st.just(v) for k, v in _fixed_config().items()},
-                "seed": st.integers(0, 2**16),
-                "layout": st.sampled_from(LAYOUTS),
-                "reject_on_failure": st.booleans(),
-                "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
-                "enabled": st.sampled_from([True, True, True, False]),
-                "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
-                "hub": st.booleans(),
-                "n_servers": st.integers(2, 6),
-                "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
-            }
-        ),
-    ).map(lambda pair: {**pair[1], **pair[0]})
+    setup = _setup(list(DURATIONS))
     ops: Mapping[str, Op] = {
         "submit": Op(st.fixed_dictionaries({"i": _i, "forks": _forks}), doc="a sender submits a message"),
         "exchange_2010_traffic": Op(
@@ -125,6 +134,17 @@ class SrDriver:
             return ModelSystem(seed, policy=policy() if policy else None, timing=timing, **opts)
 
         return build
+
+    def for_mutant(self, name: str) -> SrDriver:
+        """This driver with the durations a mutant is searched under: a parameter mutant only in runs with the
+        short durations its rule judges; a planted bug at the catalogue's, since a short SafetyNetHoldTime
+        or expiry also ends, by design, the situations some of them need (an unreleased shadow expires)."""
+        from model.sr.mutants import PARAMETER_MUTANTS
+
+        tailored = copy.copy(self)
+        short = [n for n in DURATIONS if n != "catalogue"]
+        tailored.setup = _setup(short if name in PARAMETER_MUTANTS else ["catalogue"])
+        return tailored
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
         """The planted bugs and the parameter mutants (the model behaving with one duration while the recorded
