@@ -202,9 +202,11 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
             kills.append((m, k))
             if not args.json:
                 when = f"{k.seconds_to_kill:6.2f} s" if k.seconds_to_kill is not None else "     -  "
+                how = {"also": " (an also-rule)", "other": " (NOT one of the mutant's rules)"}.get(k.caught_by, "")
                 print(
                     f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
-                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}",
+                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}{how}"
+                    + (f"  [must be caught by: {', '.join(k.expected)}]" if not k.killed else ""),
                     flush=True,
                 )
     report = kill_report([k for _, k in kills])
@@ -274,8 +276,10 @@ def register(sub: Any) -> None:
         "mutants",
         help="run the suite against every built-in mutant",
         description="Kill report: for each mutant of the model, whether the suite finds it, the "
-        "time to the first failure, the steps of the minimal counterexample and the rule. Exit 1 "
-        "if any mutant survives.",
+        "time to the first failure, the steps of the minimal counterexample and the rule that caught it. "
+        "A mutant counts as killed only when that rule is its expected rule or one of its also-rules "
+        "(other rules that legitimately expose it); shadow redundancy's parameter mutants (behaviour "
+        "with one duration, configuration saying another) are listed too. Exit 1 if any mutant survives.",
     )
     p.add_argument("mechanism", nargs="?", choices=MECHANISMS)
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick")

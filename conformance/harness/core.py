@@ -10,6 +10,7 @@ protocol calls they made), so a failure can be written to a replay file and reru
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +64,9 @@ class Driver(Protocol):
     def events(self, session: Session) -> list[Event]: ...
     def finish(self, session: Session) -> list[Call]: ...
     def end_checks(self, session: Session) -> list[str]: ...
-    def mutants(self) -> dict[str, tuple[str, ...]]: ...
+    def mutants(self) -> dict[str, tuple[str, ...]]:
+        """Mutant name -> the rule it was planted against, then the rules that may also legitimately catch it."""
+
     def monitor(self) -> Any: ...
 
 
@@ -122,8 +125,9 @@ class FailureLog:
     failures: list[Failure] = field(default_factory=list)
     runs: int = 0
     steps_run: int = 0
-    traces: list[list[Event]] = field(default_factory=list)  # a sample of finished traces (coverage)
+    traces: list[list[Event]] = field(default_factory=list)  # the richest finished traces (coverage)
     keep_traces: int = 0
+    _features: list[set[Any]] = field(default_factory=list)
     unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
     unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
 
@@ -141,12 +145,55 @@ class FailureLog:
             return None
         return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
 
+    def keep(self, events: list[Event]) -> None:
+        """Keep `keep_traces` finished traces for the coverage report, chosen for variety: a trace replaces the
+        kept one that adds least to the sample (fewest features no other kept trace has) when it adds more
+        (ties: the shorter trace, cheaper to perturb).
+        Features: event kinds, boolean and word-valued attributes, the recorded configuration's settings.
+        Hypothesis' first runs are its simplest, so the first few traces would show little of the run."""
+        if self.keep_traces <= 0:
+            return
+        feats = features(events)
+        if len(self.traces) < self.keep_traces:
+            self.traces.append(events)
+            self._features.append(feats)
+            return
+        counts: dict[Any, int] = {}
+        for fs in self._features:
+            for f in fs:
+                counts[f] = counts.get(f, 0) + 1
+        unique = [sum(counts[f] == 1 for f in fs) for fs in self._features]
+        worst = min(range(len(unique)), key=lambda i: (unique[i], len(self._features[i]), -len(self.traces[i])))
+        others = {f for f, n in counts.items() if n > 1 or f not in self._features[worst]}
+        gain = len(feats - others)
+        if (gain, len(feats), -len(events)) > (unique[worst], len(self._features[worst]), -len(self.traces[worst])):
+            self.traces[worst], self._features[worst] = events, feats
+
     def check_time(self) -> None:
         now = time.monotonic()
         if not self.failures and self.deadline is not None and now > self.deadline:
             raise OutOfBudget
         if self.failures and self.shrink_deadline is not None and now > self.shrink_deadline:
             raise OutOfBudget
+
+
+def features(events: Sequence[Event]) -> set[Any]:
+    """What a trace shows, for choosing varied traces: kinds, (kind, attribute, value) for booleans and words
+    (strings without digits: outcomes, reasons, roles), and the recorded configuration's scalar settings."""
+    out: set[Any] = set()
+    for e in events:
+        out.add(e.kind)
+        for k, v in e.attrs.items():
+            if isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40 and not any(c.isdigit() for c in v)):
+                out.add((e.kind, k, v))
+        if e.kind == "TRACE_START" and isinstance(e.attrs.get("config"), str):
+            try:
+                cfg = json.loads(e.attrs["config"])
+            except ValueError:
+                continue
+            for section in (cfg, *(v for v in cfg.values() if isinstance(v, dict))) if isinstance(cfg, dict) else ():
+                out.update(("config", k, v) for k, v in section.items() if isinstance(v, (bool, int, str)))
+    return out
 
 
 class Session:
@@ -296,8 +343,7 @@ def machine_for(
             problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
         if problems:
             self._fail([], "; ".join(problems))
-        if len(record.traces) < record.keep_traces:
-            record.traces.append(s.events())
+        record.keep(list(s.events()))
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),

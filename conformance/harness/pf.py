@@ -115,9 +115,9 @@ class PfDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.pf.mutants import EXPECTED
+        from model.pf.mutants import ALSO, EXPECTED
 
-        return {name: (rule,) for name, rule in EXPECTED.items()}
+        return {name: (rule, *ALSO.get(name, ())) for name, rule in EXPECTED.items()}
 
     def monitor(self) -> Any:
         from model.registry import get

@@ -125,8 +125,37 @@ def read_replay(path: Path) -> dict[str, Any]:
 
 
 # --- coverage --------------------------------------------------------------------------------------------
+def _altered(v: Any, rng: random.Random, others: Sequence[Any]) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return rng.choice([0, v // 2, v * 2 + 1, -1 if v > 0 else 10**9])
+    return rng.choice(others) if others else v
+
+
+def _reconfigured(start: Event, rng: random.Random) -> Event | None:
+    """TRACE_START with one boolean or integer setting of its recorded configuration changed (None: none)."""
+    try:
+        cfg = json.loads(start.attrs.get("config", ""))
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(cfg, dict):
+        return None
+    leaves = [(None, k) for k, v in cfg.items() if isinstance(v, (bool, int))]
+    leaves += [
+        (s, k) for s, sec in cfg.items() if isinstance(sec, dict) for k, v in sec.items() if isinstance(v, (bool, int))
+    ]
+    if not leaves:
+        return None
+    section, key = rng.choice(sorted(leaves, key=str))
+    holder = cfg if section is None else cfg[section]
+    holder[key] = _altered(holder[key], rng, ())
+    return replace(start, attrs={**start.attrs, "config": json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
+
+
 def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Event]]:
-    """One-event perturbations of a trace: drop, repeat, swap with the next, or alter one attribute."""
+    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute, or change
+    one setting of the recorded configuration (a rule whose verdict hangs on a setting was reached too)."""
     out: list[list[Event]] = []
     idx = [i for i, e in enumerate(events) if e.kind != "TRACE_START"]
     if not idx:
@@ -135,12 +164,18 @@ def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Even
     for e in events:
         for k, v in e.attrs.items():
             values.setdefault(k, []).append(v)
+    starts = [i for i, e in enumerate(events) if e.kind == "TRACE_START"]
     for _ in range(n):
         i = rng.choice(idx)
         e = events[i]
-        what = rng.randrange(4)
+        what = rng.randrange(5)
         evs = list(events)
-        if what == 0:
+        if what == 4 and starts:
+            j = rng.choice(starts)
+            changed = _reconfigured(events[j], rng)
+            if changed is not None:
+                evs[j] = changed
+        elif what == 0:
             del evs[i]
         elif what == 1:
             evs.insert(i + 1, replace(e, event_id=e.event_id + "+dup"))
@@ -149,13 +184,7 @@ def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Even
         elif e.attrs:
             key = rng.choice(sorted(e.attrs))
             v = e.attrs[key]
-            if isinstance(v, bool):
-                new: Any = not v
-            elif isinstance(v, int):
-                new = rng.choice([0, v // 2, v * 2 + 1, -1 if v > 0 else 10**9])
-            else:
-                others = [x for x in values.get(key, []) if x != v]
-                new = rng.choice(others) if others else v
+            new = _altered(v, rng, [x for x in values.get(key, []) if x != v])
             evs[i] = replace(e, attrs={**e.attrs, key: new})
         # renumber so that the core rules (seq order, unique IDs) do not fire on the perturbation itself
         evs = [replace(x, seq=k) for k, x in enumerate(evs)]
@@ -163,14 +192,27 @@ def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Even
     return out
 
 
-def coverage(mechanism: str, monitor: Any, traces: Sequence[list[Event]], seed: int = 0, per_trace: int = 60) -> dict:
+def coverage(
+    mechanism: str,
+    monitor: Any,
+    traces: Sequence[list[Event]],
+    seed: int = 0,
+    per_trace: int = 60,
+    max_events: int = 60_000,
+) -> dict:
     """Rules that had a chance to fail in this run: a rule counts as exercised when one perturbation of one
-    event of a trace the run produced makes it fire (the run reached a state where the rule judges)."""
+    event of a trace the run produced makes it fire (the run reached a state where the rule judges).
+
+    Each perturbed trace is judged whole, so the work is the events judged: at most `max_events` (fewer
+    perturbations per trace, never under 10, when the traces are long), which keeps the quick profile's
+    report within its minute."""
     table = rule_table(mechanism)
     fired: set[str] = set()
     rng = random.Random(seed)
+    total = sum(len(t) for t in traces)
+    n = min(per_trace, max(10, max_events // total)) if total else per_trace
     for trace in traces:
-        for variant in _tampered(trace, rng, per_trace):
+        for variant in _tampered(trace, rng, n):
             for v in verdict(variant, [monitor]).violations:
                 if v.mechanism == mechanism:
                     fired.add(v.rule)

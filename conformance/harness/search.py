@@ -82,10 +82,12 @@ def search(
     budget_s: float | None = None,
     keep_traces: int = 0,
     watch: frozenset[str] | None = None,
+    drv: Driver | None = None,
 ) -> Outcome:
+    """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`."""
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
-    drv = driver(mechanism)
+    drv = drv or driver(mechanism)
     t0 = time.monotonic()
     log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + budget * 4 / 3, keep_traces=keep_traces)
     machine = machine_for(drv, factory, log, watch)
@@ -117,6 +119,11 @@ def search(
 
 @dataclass
 class Kill:
+    """One row of the kill report. `expected` is the mutant's rules: the one it was planted against first,
+    then the others that legitimately expose it too (sr `Mutant.also`, pf `mutants.ALSO`). A mutant is
+    killed only when the failure found is one of them; `caught_by` says which: "expected", "also", or
+    "other" (a different rule fired: not a kill, the mutant or the monitor needs a look)."""
+
     mutant: str
     killed: bool
     seconds_to_kill: float | None
@@ -126,6 +133,7 @@ class Kill:
     requirement: str
     expected: tuple[str, ...]
     note: str = ""
+    caught_by: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,39 +144,84 @@ class Kill:
             "steps": self.steps,
             "rule": self.rule,
             "requirement": self.requirement,
-            "expected_rules": list(self.expected),
-            "expected_rule_caught": bool(self.rule) and self.rule in self.expected,
+            "expected_rules": list(self.expected[:1]),
+            "also_rules": list(self.expected[1:]),
+            "caught_by": self.caught_by,
+            "expected_rule_caught": self.caught_by == "expected",
             "note": self.note,
         }
 
 
+def caught_by(rule: str, expected: Sequence[str]) -> str:
+    """How a failure's rule relates to a mutant's rules: "expected" (the first), "also" (the others), "other"."""
+    if expected and rule == expected[0]:
+        return "expected"
+    return "also" if rule in expected[1:] else "other"
+
+
+def judge_kill(name: str, expected: tuple[str, ...], out: Outcome, spent_s: float = 0.0) -> Kill:
+    """The kill report's row for one search of a mutant (`spent_s`: seconds of earlier searches of it)."""
+    f = out.failure
+    total = spent_s + out.elapsed_s
+    if f is None:
+        return Kill(name, False, None, total, None, "", "", expected, out.error)
+    how = caught_by(f.rule, expected)
+    note = f.problem[:200] if not f.violations else ""
+    if how == "other":
+        note = f"caught only by {f.rule}, none of {', '.join(expected)}" + (f": {note}" if note else "")
+    found = None if out.first_found_s is None else spent_s + out.first_found_s
+    return Kill(name, how != "other", found, total, len(f.steps), f.rule, f.requirement, expected, note, how)
+
+
+def mutant_driver(mechanism: str, name: str) -> Driver:
+    """The driver a mutant is searched with: its `for_mutant(name)` variant where it has one (the settings the
+    mutant's rule needs), else the mechanism's driver."""
+    drv = driver(mechanism)
+    tailor = getattr(drv, "for_mutant", None)
+    return tailor(name) if tailor else drv
+
+
+def search_mutant(
+    mechanism: str,
+    name: str,
+    profile: str | Profile = "quick",
+    budget_s: float | None = None,
+    watch: frozenset[str] | None = None,
+) -> Outcome:
+    """Search the model with mutant `name` planted, under the settings the mutant is searched with."""
+    drv = mutant_driver(mechanism, name)
+    return search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+
+
 def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", budget_s: float | None = None) -> Kill:
+    """Search the mutant with every rule armed; when the first failure is a rule the mutant does not name,
+    search again for the rest of the budget with only its rules armed (the other rule is kept in the note)."""
     drv = driver(mechanism)
     expected = drv.mutants().get(name, ())
-    out = search(mechanism, drv.model_factory(name), profile, budget_s)
-    f = out.failure
-    if f is None:
-        return Kill(name, False, None, out.elapsed_s, None, "", "", expected, out.error)
-    return Kill(
-        name,
-        True,
-        out.first_found_s,
-        out.elapsed_s,
-        len(f.steps),
-        f.rule,
-        f.requirement,
-        expected,
-        f.problem[:200] if not f.violations else "",
-    )
+    prof = PROFILES[profile] if isinstance(profile, str) else profile
+    budget = prof.budget_s if budget_s is None else budget_s
+    out = search_mutant(mechanism, name, prof, budget)
+    kill = judge_kill(name, expected, out)
+    left = budget - out.elapsed_s
+    if kill.caught_by != "other" or not expected or left <= 0:
+        return kill
+    watched = search_mutant(mechanism, name, prof, left, watch=frozenset(expected))
+    again = judge_kill(name, expected, watched, out.elapsed_s)
+    if not again.killed:
+        return kill
+    again.note = f"first failure: {kill.rule} ({kill.requirement}), not one of the mutant's rules"
+    return again
 
 
 def kill_report(kills: Sequence[Kill]) -> dict[str, Any]:
-    times = [k.seconds_to_kill for k in kills if k.seconds_to_kill is not None]
-    steps = [k.steps for k in kills if k.steps is not None]
+    times = [k.seconds_to_kill for k in kills if k.killed and k.seconds_to_kill is not None]
+    steps = [k.steps for k in kills if k.killed and k.steps is not None]
     return {
         "mutants": len(kills),
         "killed": sum(k.killed for k in kills),
         "survivors": [k.mutant for k in kills if not k.killed],
+        "caught_by_other_rule": [k.mutant for k in kills if k.caught_by == "other" and not k.killed],
+        "caught_by_also_rule": [k.mutant for k in kills if k.killed and k.caught_by == "also"],
         "median_seconds_to_kill": round(statistics.median(times), 3) if times else None,
         "worst_seconds_to_kill": round(max(times), 3) if times else None,
         "median_steps": statistics.median(steps) if steps else None,

@@ -1,14 +1,16 @@
 """Shadow redundancy through the harness: the generator's inputs and faults on `ShadowRedundancySystem`.
 
 Seed 000. The setup draws a topology layout, the organisation's settings (ShadowRedundancyEnabled,
-RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency) and whether an Exchange
-2010 Hub exists; the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or
-new transport database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
+RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency, and the durations of
+`DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists;
+the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or new transport
+database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
 `finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,8 +32,30 @@ def _fixed_config() -> dict[str, Any]:
     from model.sr.state import SrConfig
 
     cfg = SrConfig()
-    keys = ("max_remote", "max_local", "retry_meaning", "resubmit_ms", "safety_net_hold_ms", "expiration_ms")
-    return {k: getattr(cfg, k) for k in keys}
+    return {k: getattr(cfg, k) for k in ("max_remote", "max_local", "retry_meaning")}
+
+
+# The durations of a run. At their catalogue defaults (days) no run of a few dozen steps reaches SafetyNetHoldTime,
+# MessageExpirationTimeout or ShadowMessageAutoDiscardInterval, so the rules bounding them (SR-065..SR-067, and the
+# parameter mutants of `model.sr.mutants`) would never judge anything; the short sets are the ones those rules and
+# mutants are written against (the same values as `model.sr.mutants.PARAMETER_MUTANTS`).
+DURATIONS: dict[str, dict[str, int]] = {
+    "catalogue": {},
+    "short-hold": {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE},
+    "short-discard": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE},
+    # discard events kept shorter than a shadow server's outage: the shadow is never acknowledged and must be
+    # dropped at SafetyNetHoldTime + MessageExpirationTimeout (SR-064, SR-066)
+    "short-all": {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE, "auto_discard_ms": 30 * MINUTE},
+}
+
+
+def durations(name: str) -> dict[str, int]:
+    """Every duration the setup sends: the named set over the catalogue defaults."""
+    from model.sr.state import SrConfig
+
+    cfg = SrConfig()
+    keys = ("resubmit_ms", "auto_discard_ms", "safety_net_hold_ms", "expiration_ms")
+    return {**{k: getattr(cfg, k) for k in keys}, **DURATIONS[name]}
 
 
 def _has_primary(s: Session) -> bool:
@@ -43,22 +67,30 @@ def _process(s: Session) -> bool:
     return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
 
 
+def _setup(draw: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """A run's settings, its durations drawn from the named sets of `DURATIONS` (one set: fixed, drawing nothing,
+    so the search draws exactly as it did before durations varied)."""
+    fixed = {k: st.just(v) for k, v in _fixed_config().items()}
+    drawn = {
+        "seed": st.integers(0, 2**16),
+        "layout": st.sampled_from(LAYOUTS),
+        "reject_on_failure": st.booleans(),
+        "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
+        "enabled": st.sampled_from([True, True, True, False]),
+        "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
+        "hub": st.booleans(),
+        "n_servers": st.integers(2, 6),
+        "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
+    }
+    if len(draw) == 1:
+        return st.fixed_dictionaries({**fixed, **{k: st.just(v) for k, v in durations(draw[0]).items()}, **drawn})
+    settings = st.fixed_dictionaries({**fixed, **drawn})
+    return st.tuples(st.sampled_from(draw).map(durations), settings).map(lambda pair: {**pair[1], **pair[0]})
+
+
 class SrDriver:
     name = "sr"
-    setup = st.fixed_dictionaries(
-        {
-            **{k: st.just(v) for k, v in _fixed_config().items()},
-            "seed": st.integers(0, 2**16),
-            "layout": st.sampled_from(LAYOUTS),
-            "reject_on_failure": st.booleans(),
-            "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
-            "enabled": st.sampled_from([True, True, True, False]),
-            "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE]),
-            "hub": st.booleans(),
-            "n_servers": st.integers(2, 6),
-            "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
-        }
-    )
+    setup = _setup(list(DURATIONS))
     ops: Mapping[str, Op] = {
         "submit": Op(st.fixed_dictionaries({"i": _i, "forks": _forks}), doc="a sender submits a message"),
         "exchange_2010_traffic": Op(
@@ -91,9 +123,9 @@ class SrDriver:
 
         policy = None
         if mutant is not None:
-            from model.sr.mutants import MUTANTS
+            from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
 
-            policy = MUTANTS[mutant].policy
+            policy = {**MUTANTS, **PARAMETER_MUTANTS}[mutant].policy
 
         def build(setup: dict[str, Any]) -> Any:
             opts = dict(setup)
@@ -103,10 +135,23 @@ class SrDriver:
 
         return build
 
-    def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.sr.mutants import MUTANTS
+    def for_mutant(self, name: str) -> SrDriver:
+        """This driver with the durations a mutant is searched under: a parameter mutant only in runs with the
+        short durations its rule judges; a planted bug at the catalogue's, since a short SafetyNetHoldTime
+        or expiry also ends, by design, the situations some of them need (an unreleased shadow expires)."""
+        from model.sr.mutants import PARAMETER_MUTANTS
 
-        return {name: tuple(m.rules) for name, m in MUTANTS.items()}
+        tailored = copy.copy(self)
+        short = [n for n in DURATIONS if n != "catalogue"]
+        tailored.setup = _setup(short if name in PARAMETER_MUTANTS else ["catalogue"])
+        return tailored
+
+    def mutants(self) -> dict[str, tuple[str, ...]]:
+        """The planted bugs and the parameter mutants (the model behaving with one duration while the recorded
+        configuration says another: killed in runs with the short `DURATIONS`)."""
+        from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
+
+        return {name: tuple(m.rules) for name, m in {**MUTANTS, **PARAMETER_MUTANTS}.items()}
 
     def monitor(self) -> Any:
         from model.registry import get

@@ -82,6 +82,15 @@ class SrProcess(ProcessSystem):
     def safetynet_resubmit(self, server: str) -> None:
         self.request("safetynet_resubmit", server=server)
 
+    def kill_and_restart(self, new_state: bool = False) -> bool:
+        """With a new state directory the old deployment's trace ends here: it first gets the run's fairness
+        end (`finish`: restarts, heal, quiet tail, SNAPSHOTs) so that its liveness rules can be judged; then
+        kill -9 and a fresh deployment on an empty directory (a new trace). Without, kill -9 lands mid-run
+        and the system must resume from what it persisted."""
+        if new_state:
+            self.finish()
+        return super().kill_and_restart(new_state)
+
     def finish(self) -> None:
         """Fairness: every crashed server restarts (same storage), the network heals, the quiet tail runs."""
         for server in sorted(self.down):
@@ -123,7 +132,7 @@ def quiet_tail_ms(setup: Mapping[str, Any]) -> int:
     from model.sr.sim import quiet_ms
     from model.sr.state import SrConfig
 
-    keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms")
+    keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms", "resubmit_ms")
     cfg = SrConfig().replace(**{k: setup[k] for k in keys if k in setup})
     return quiet_ms(cfg, Timing())
 

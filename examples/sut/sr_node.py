@@ -98,6 +98,7 @@ class Transport:
             sender_xshadow=origin == "hub2010",
             xshadow_advertised=False,
         )
+        self.s["messages"][msg] = {"primary": primary, "forks": forks}  # every received message ends in a SNAPSHOT
         shadow = None
         if self.bug == "ack-before-shadow":
             self.emit(primary, msg, "ACCEPT", inst=1, redundant=True, acked=True, response=ACK)
@@ -116,7 +117,6 @@ class Transport:
                 self.emit(primary, msg, "SEND", inst=1, fork=fork, next_hop=hop, via="primary")
         self.emit(primary, msg, "SAFETYNET", inst=1, role="primary")
         srv["safetynet"][msg] = {"forks": forks, "until": self.now + cfg["safety_net_hold_ms"]}
-        self.s["messages"][msg] = {"primary": primary, "forks": forks}
         if shadow is not None:  # the shadow's next XQUERYDISCARD (over the session just used) finds the discards
             self.emit(
                 shadow,

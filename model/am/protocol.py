@@ -1,10 +1,12 @@
 """The interface an Active Manager implementation offers to the conformance suite, and the model's own.
 
 Seed 002, all sections. `ActiveManagerSystem` is a `typing.Protocol`: an external implementation (or an
-adapter driving a real DAG in a lab) implements it and the Hypothesis state machine in
-`tests/am/test_stateful.py` drives it with failures, switchovers and partitions, checking the invariants
-of `properties.py` on the events it records after every step. `ModelSystem` is the reference
-implementation: the pure rules of `rules.py`/`actions.py` with an injected environment.
+adapter driving a real DAG in a lab) implements it and the conformance suite's state machine,
+`conformance.harness.machine("am", factory)` (driver: `conformance/harness/am.py`), drives it with
+failures, switchovers and partitions, checking the invariants of `properties.py` on the events it records
+after every step; other languages speak `conformance/PROTOCOL.md` (`haconform conform am --sut ...`).
+`ModelSystem` is the reference implementation: the pure rules of `rules.py`/`actions.py` with an
+injected environment.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The interface an implementation of public folder replication offers to the conformance tests.
 
-`model.pf.sim.Cluster` implements it; an external implementation (or an adapter speaking to one) can
-implement the same methods and be driven by the Hypothesis state machine of `model/pf/harness.py`
-(`make_machine(factory)`), which checks its trace with the monitor and its state for convergence (PF-035).
+`model.pf.sim.Cluster` implements it; an external implementation can implement the same methods and be
+driven by the conformance suite's state machine, `conformance.harness.machine("pf", factory)` (driver:
+`conformance/harness/pf.py`), which checks its trace with the monitor and its state for convergence
+(PF-035); an implementation in another language speaks the stdio protocol of `conformance/PROTOCOL.md`
+(`haconform conform pf --sut "COMMAND"`).
 """
 
 from __future__ import annotations

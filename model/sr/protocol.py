@@ -1,10 +1,11 @@
 """The interface an implementation of shadow redundancy offers to the conformance tests.
 
-Seed 000. The Hypothesis stateful tests (`tests/sr/test_stateful.py`) drive any object satisfying
-`ShadowRedundancySystem` and judge only the events it records, with the same monitor as for traces; the
-reference model plugs in through `ModelSystem`. An external transport would implement the same methods
-(for example over a stdin/stdout harness) and record events with the kinds and attributes of
-`model/sr/README.md`.
+Seed 000. The conformance suite's state machine, `conformance.harness.machine("sr", factory)` (driver:
+`conformance/harness/sr.py`; the project's `tests/sr/test_stateful.py` runs the model through it), drives
+any object satisfying `ShadowRedundancySystem` and judges only the events it records, with the same
+monitor as for traces; the reference model plugs in through `ModelSystem`. A transport in another
+language speaks the stdio protocol of `conformance/PROTOCOL.md` (`haconform conform sr --sut "COMMAND"`)
+and records events with the kinds and attributes of `model/sr/README.md`.
 """
 
 from __future__ import annotations
