@@ -14,9 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def _plugin_args() -> list[str]:
     """Load the plugin by module only when the installed `pytest11` entry point does not already load it
     (naming it twice is an error: "Plugin already registered under a different name")."""
-    from importlib.metadata import entry_points
+    from importlib.metadata import distributions
 
-    installed = any(ep.name == "haconform" for ep in entry_points(group="pytest11"))
+    # every distribution on the path, not only the first of each name: a stale `*.egg-info` in the working
+    # directory can shadow the installed one in `entry_points()` while pytest's own child still loads it
+    installed = any(
+        ep.group == "pytest11" and ep.name == "haconform" for dist in distributions() for ep in dist.entry_points
+    )
     return [] if installed else ["-p", "conformance.harness.plugin"]
 
 
