@@ -34,6 +34,7 @@ class Replay(Handlers, Lifecycle, Deadlines):
         self.events = sorted(events, key=lambda e: e.seq)
         self.context = sorted((e for e in context if e.kind in (PF_CONFIG, "NET_CONFIG")), key=lambda e: e.seq)
         self.cfg: RunConfig | None = None
+        self.ctx_of: tuple[RunConfig | None, dict[str, Ctx]] = (None, {})
         self.changes: dict[str, Change] = {}
         self.change_fid: dict[str, str] = {}
         self.hier_targets: set[str] = set()
@@ -103,8 +104,14 @@ class Replay(Handlers, Lifecycle, Deadlines):
 
     # --- helpers the handlers share --------------------------------------------------------------------
     def ctx(self, store: str) -> Ctx:
+        """The store's context under the configuration in force (built once per configuration and store)."""
         assert self.cfg is not None
-        return self.cfg.ctx(store)
+        if self.ctx_of[0] is not self.cfg:
+            self.ctx_of = (self.cfg, {})
+        found = self.ctx_of[1].get(store)
+        if found is None:
+            found = self.ctx_of[1][store] = self.cfg.ctx(store)
+        return found
 
     def view(self, store: str, fid: str) -> dict[str, str]:
         if fid == HIERARCHY:
