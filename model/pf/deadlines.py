@@ -75,7 +75,7 @@ class Watched(dict):
         return key, value
 
 
-Obligation = tuple[str, int, str]  # (rule, deadline, what is owed)
+Obligation = tuple[str, int, Callable[[], str]]  # (rule, deadline, what is owed: formatted when flagged)
 
 
 class Deadlines(_Base):
@@ -85,11 +85,13 @@ class Deadlines(_Base):
         # since the last `due`; their obligations are re-derived there and the ones that do not depend on
         # the time of the judged event go into a heap by deadline (so `due` costs O(log n) per change, not
         # a pass over every replica per event). Replicas whose obligations do depend on it (a wait that
-        # starts "now", see `obligations`) are `volatile` and re-derived at every `due`, as before.
+        # starts "now" for want of an anchor, see `derive`) are `volatile` and re-derived at every `due`,
+        # as before; an anchor that moves with every event while nobody is there to send to is `following`.
         self.dirty: set[tuple[str, str]] = set()
         self.dirty_stores: set[str] = set()
         self.volatile: set[tuple[str, str]] = set()
-        self.heap: list[tuple[int, tuple[str, str], int, int, str, str]] = []
+        self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
+        self.heap: list[tuple[int, tuple[str, str], int, int, str, Callable[[], str]]] = []
         self.version: dict[tuple[str, str], int] = {}
         self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
         self.live = 0  # heap entries of current versions
@@ -131,34 +133,38 @@ class Deadlines(_Base):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
-    def obligations(self, store: str, fid: str, now: int) -> list[Obligation]:
+    def obligations(self, store: str, fid: str, now: int) -> list[tuple[str, int, str]]:
         """(rule, deadline, what is owed) for one replica at time `now`."""
-        return self.derive(store, fid, now)[0]
+        return [(rule, deadline, what()) for rule, deadline, what in self.derive(store, fid, now)[0]]
 
-    def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool]:
-        """The obligations of one replica at `now`, and whether they depend on `now` (a wait that starts at
-        the judged event: no anchor recorded yet, or nobody to send to, which moves the anchor to `now`)."""
+    def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
+        """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
+        judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send
+        to (set here and by `due` at every later event until the replica's inputs change)."""
         rep = self.reps[(store, fid)]
         p = self.ctx(store).params
         volatile = store not in self.up_since
         since = self.up_since.get(store, now)
         out: list[Obligation] = []
         key = (store, fid)
+        follows: tuple[dict, ...] = ()
         if rep.state == ACTIVE and rep.unsent:
             if not D.others(rep):
-                self.owed_from[key] = now  # nobody to send to yet (PF-I13): the wait starts when someone is
-                volatile = True
+                # nobody to send to yet (PF-I13): the wait starts when someone is. Written past the watch:
+                # the anchor changes no obligation until the replica changes (which re-derives it).
+                dict.__setitem__(self.owed_from, key, now)
+                follows = (self.owed_from,)
             else:
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
                 volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append(("broadcast-interval", start + interval, f"broadcast of {rep.unsent}"))
+                out.append(("broadcast-interval", start + interval, lambda: f"broadcast of {rep.unsent}"))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
                     "status-thread-late",
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
-                    f"the status message due at expiry {rep.expiry_ms}",
+                    lambda: f"the status message due at expiry {rep.expiry_ms}",
                 )
             )
         for e in rep.backfill:
@@ -167,26 +173,28 @@ class Deadlines(_Base):
                 (
                     "backfill-check-late",
                     max(e.due_ms, became, since) + p.backfill_check_ms,
-                    f"the backfill check of {e.cns}, due {e.due_ms}",
+                    lambda e=e: f"the backfill check of {e.cns}, due {e.due_ms}",
                 )
             )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
             if not D.others(rep):
-                self.last_request[key] = now
-                volatile = True
+                dict.__setitem__(self.last_request, key, now)
+                follows = (*follows, self.last_request)
             else:
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append(("delete-pending-requests", start + p.content_interval_ms, "a repeated status request"))
+                out.append(
+                    ("delete-pending-requests", start + p.content_interval_ms, lambda: "a repeated status request")
+                )
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
                     "maintenance-removal",
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
-                    "removal at the next maintenance cycle",
+                    lambda: "removal at the next maintenance cycle",
                 )
             )
-        return out, volatile
+        return out, volatile, follows
 
     def due(self, ev: Event) -> None:
         """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation.
@@ -195,6 +203,9 @@ class Deadlines(_Base):
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
         now = ev.ts_ms
         judged = self.rederive(now)
+        for key, anchors in self.following.items():
+            for anchor in anchors:
+                dict.__setitem__(anchor, key, now)
         for key in self.volatile - judged.keys():
             judged[key] = self.derive(*key, now)[0]
         late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
@@ -214,7 +225,7 @@ class Deadlines(_Base):
                 self.flag(
                     rule,
                     ev,
-                    f"{store} still owes {what} for {fid}, due by {deadline} "
+                    f"{store} still owes {what()} for {fid}, due by {deadline} "
                     f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
                     entity=fid,
                 )
@@ -232,7 +243,7 @@ class Deadlines(_Base):
         if not self.dirty:
             return judged
         todo = list(self.dirty)
-        self.dirty.clear()  # the same set object: the watched dicts add to it (a volatile replica's anchor)
+        self.dirty.clear()  # the same set object: the watched dicts add to it
         for key in todo:
             found = self.index(key, now)
             if found is not None:
@@ -247,9 +258,12 @@ class Deadlines(_Base):
         self.version[key] = v = self.version.get(key, 0) + 1
         self.live -= self.count.pop(key, 0)
         self.volatile.discard(key)
+        self.following.pop(key, None)
         if key not in self.reps or not self.up.get(key[0], True):
             return None
-        obligations, volatile = self.derive(*key, now)
+        obligations, volatile, follows = self.derive(*key, now)
+        if follows:
+            self.following[key] = follows
         if volatile:
             self.volatile.add(key)
             return obligations
