@@ -202,14 +202,18 @@ class Deadlines(_Base):
         Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
         now = ev.ts_ms
-        judged = self.rederive(now)
+        changed = self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen
+        judged = self.rederive(now) if changed else {}
         for key, anchors in self.following.items():
             for anchor in anchors:
                 dict.__setitem__(anchor, key, now)
-        for key in self.volatile - judged.keys():
-            judged[key] = self.derive(*key, now)[0]
+        if self.volatile:
+            for key in self.volatile - judged.keys():
+                judged[key] = self.derive(*key, now)[0]
         late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
         heap, version, count = self.heap, self.version, self.count
+        if not late and (not heap or heap[0][0] >= now):
+            return
         while heap and heap[0][0] < now:
             deadline, key, v, i, rule, what = heapq.heappop(heap)
             if version.get(key) == v:

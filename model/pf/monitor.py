@@ -11,7 +11,7 @@ about itself are checked against what the monitor derived (family 1 of issue 9).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from conformance.monitor import MonitorResult, Violation
 from model.pf import decide as D
@@ -66,6 +66,7 @@ class Replay(Handlers, Lifecycle, Deadlines):
 
     def run(self) -> MonitorResult:
         pending_cfg = list(self.context)
+        handlers: dict[str, Any] = {}  # event kind -> bound handler (None: no handler)
         for ev in self.events:
             while pending_cfg and pending_cfg[0].seq <= ev.seq:
                 self.cfg = RunConfig.of(pending_cfg.pop(0), self.cfg)
@@ -89,7 +90,9 @@ class Replay(Handlers, Lifecycle, Deadlines):
                 )
                 continue
             self.due(ev)
-            handler = getattr(self, "on_" + ev.kind.lower(), None)
+            handler = handlers.get(ev.kind, False)
+            if handler is False:
+                handler = handlers[ev.kind] = getattr(self, "on_" + ev.kind.lower(), None)
             if handler is None:
                 continue
             self.file_not_recorded(ev)
