@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 
 from conformance import rulesets
 from conformance.monitor import Monitor, MonitorResult, Verdict, Violation
@@ -125,6 +126,10 @@ def trace_rules(trace_id: str, evs: list[Event]) -> list[Violation]:
     return out
 
 
+_KEY_FIELDS = {"trace": ("trace_id",), "entity": ("trace_id", "mechanism", "entity")}  # as in group_key
+_SEQ = attrgetter("seq")
+
+
 def group_key(scope: str, e: Event) -> tuple[str, ...]:
     """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope."""
     return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
@@ -218,7 +223,9 @@ def run_scope(
     contexts = trace_contexts(events) if contexts is None else contexts
     mechanisms = {m.mechanism for _, m in runs}
     chosen = events if scope == "trace" else [e for e in events if e.mechanism in mechanisms]
-    ordered = sorted(chosen, key=lambda e: (*group_key(scope, e), e.seq))
+    ordered = sorted(chosen, key=_SEQ)  # by (group key, seq): stable sorts from the last key to the first,
+    for name in reversed(_KEY_FIELDS[scope]):  # no key tuple per event (memory of a huge group)
+        ordered.sort(key=attrgetter(name))
     stream = ScopeStream(scope, runs, lambda t: contexts.get(t, []))
     out: list[Judged] = []
     for e in ordered:

@@ -32,18 +32,15 @@ class _Reject(ValueError):
     """The attrs text is not plainly valid: the row goes to the full judgement."""
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _Reject
-    return out
-
-
 def _constant(_: str) -> Any:
     raise _Reject
 
 
-_decode = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant).decode
+# Objects decode to tuples of (key, value) pairs (a C call, no Python hook per object): the top level is
+# turned into a dict below, where a duplicate key shows as fewer keys than pairs; a nested object stays a
+# tuple, which no plain value is. The C scanner is called directly: text it does not consume whole, or
+# that begins with whitespace, is not plain (the full judgement decides).
+_scan = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_constant).scan_once
 
 
 def plain_attrs(text: str) -> dict[str, Any] | None:
@@ -51,10 +48,13 @@ def plain_attrs(text: str) -> dict[str, Any] | None:
     if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
         return None
     try:
-        value = _decode(text)
-    except (_Reject, ValueError):
+        pairs, end = _scan(text, 0)
+    except (_Reject, ValueError, StopIteration):
         return None
-    if type(value) is not dict:
+    if end != len(text) or type(pairs) is not tuple:
+        return None
+    value = dict(pairs)
+    if len(value) != len(pairs):
         return None
     for item in value.values():
         kind = type(item)
@@ -105,6 +105,19 @@ def _utf8_ok(col: pa.Array) -> bool:
     return True
 
 
+_REPEATED = frozenset({"trace_id", "node", "mechanism", "entity", "kind"})  # few distinct values per batch
+
+
+def _values(col: pa.Array, name: str) -> list[Any]:
+    """The column as Python values; a column of few distinct strings yields one shared `str` per value
+    (dictionary-encoded first): less memory per event and fewer objects built."""
+    if name not in _REPEATED or col.null_count:
+        return col.to_pylist()
+    encoded = pc.dictionary_encode(col)
+    values = encoded.dictionary.to_pylist()
+    return [values[i] for i in encoded.indices.to_pylist()]
+
+
 def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem | None]]:
     """(event, None) or (None, problem) for each row of a batch, in row order."""
     names = batch.schema.names
@@ -115,7 +128,7 @@ def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem |
     ]
     raw = {n for n in strings if not _utf8_ok(batch.column(n))}
     mask = fast_mask(batch).to_pylist() if not raw else [False] * batch.num_rows
-    cols = [batch.column(n).to_pylist() if not raw else [None] * batch.num_rows for n in FIELD_NAMES]
+    cols = [_values(batch.column(n), n) if not raw else [None] * batch.num_rows for n in FIELD_NAMES]
     # for the rows judged in full; invalid UTF-8 in a column: read as bytes, the judgement says where
     slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in names}
     for i, (ok, sv, trace, seq, eid, ts, node, mech, entity, kind, text) in enumerate(zip(mask, *cols, strict=True)):

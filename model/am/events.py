@@ -8,6 +8,8 @@ events. Seed 002, all sections; see `README.md` for the attribute table.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from spec.catalogue import require
 
 require("AM-016", "AM-019", "AM-021", "AM-023", "AM-025")
@@ -63,6 +65,7 @@ def encode_group(group: frozenset[str] | set[str]) -> str:
     return "+".join(sorted(group))
 
 
+@lru_cache(maxsize=4096)
 def decode_group(text: str) -> frozenset[str]:
     return frozenset(t for t in text.split("+") if t)
 

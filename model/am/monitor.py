@@ -123,6 +123,7 @@ class Replay(BcssChecks):
         self.notes: list[str] = []
         self.current: Event | None = None
         self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
+        self.handlers: dict[str, Any] = {}  # event kind -> bound handler
 
     def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None:
         ids = (*(o.event_id for o in others), e.event_id)
@@ -138,7 +139,10 @@ class Replay(BcssChecks):
         if e.kind == ev.AM_DAG_CONFIG and self.fold_dag:
             self.check_dag_record(e)
             return
-        getattr(self, "on_" + e.kind.lower(), self.on_other)(e, e.attrs)
+        handler = self.handlers.get(e.kind)
+        if handler is None:
+            handler = self.handlers[e.kind] = getattr(self, "on_" + e.kind.lower(), self.on_other)
+        handler(e, e.attrs)
         self.w = step.apply(self.w, e.entity, e.kind, e.attrs)
 
     def feed(self, events: Sequence[Event]) -> list[Violation]:

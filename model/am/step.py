@@ -99,13 +99,24 @@ def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, An
 
 def dag_config(w: World, entity: str, a: Attrs) -> World:
     """AM_DAG_CONFIG: the recorded view and PAM claims replace the DAG-level facts; the health entries update
-    theirs (a database's monitor folds these instead of the DAG events)."""
-    health = {s: dict(h.components) for s, h in w.health.items()}
+    theirs (a database's monitor folds these instead of the DAG events). Servers without an entry keep
+    their (immutable) health as it is."""
+    changed: dict[str, dict[str, tuple[str, str]]] = {}
     for item in a["health"]:
         s, c, p, st = str(item).split("/")
-        health.setdefault(s, {})[c] = (p, st)
+        comps = changed.get(s)
+        if comps is None:
+            comps = changed[s] = dict(w.health[s].components) if s in w.health else {}
+        comps[c] = (p, st)
+    health = {**w.health, **{s: Health(comps) for s, comps in changed.items()}} if changed else w.health
     return replace(
-        view(w, entity, a), claims=frozenset(a["claims"]), health={s: Health(comps) for s, comps in health.items()}
+        w,
+        dag=entity,
+        members=tuple(a["members"]),
+        up=frozenset(a["up"]),
+        groups=tuple(ev.decode_group(g) for g in a["groups"]),
+        claims=frozenset(a["claims"]),
+        health=health,
     )
 
 

@@ -110,6 +110,11 @@ class CNSet:
         return any(lo <= cn.n <= hi for lo, hi in ranges)
 
     def add(self, cn: CN) -> CNSet:
+        for i, (origin, ranges) in enumerate(self.parts):
+            if origin == cn.origin and ranges[-1][1] < cn.n:  # past the last range: extend it or add one
+                lo, hi = ranges[-1]
+                grown = (*ranges[:-1], (lo, cn.n)) if hi + 1 == cn.n else (*ranges, (cn.n, cn.n))
+                return CNSet((*self.parts[:i], (origin, grown), *self.parts[i + 1 :]))
         return self | CNSet.of([cn])
 
     def __or__(self, other: CNSet) -> CNSet:
@@ -128,7 +133,15 @@ class CNSet:
         if other is self:
             return EMPTY
         theirs = other._map()
-        return CNSet._build({o: _minus(r, theirs.get(o, ())) for o, r in self.parts})
+        parts = []
+        changed = False
+        for origin, ranges in self.parts:  # ranges stay sorted, disjoint and non-adjacent: no re-merge
+            t = theirs.get(origin)
+            left = ranges if t is None else _minus(ranges, t)
+            changed = changed or left != ranges
+            if left:
+                parts.append((origin, left))
+        return CNSet(tuple(parts)) if changed else self
 
     def __and__(self, other: CNSet) -> CNSet:
         if not self.parts or not other.parts:

@@ -13,7 +13,9 @@ violation. Mixed into `monitor.Replay`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from model.pf import decide as D
 from model.pf import properties as P
@@ -35,17 +37,76 @@ def first_thread_run(at_or_after: int, p: Params) -> int:
     return at_or_after if S.is_thread_time(at_or_after, p) else S.next_thread_time(at_or_after, p)
 
 
+class Watched(dict):
+    """A dict that records which replica each write or removal concerns (`project` maps a key to the
+    replica's (store, folder)), so the deadline index re-derives only the obligations that may have changed."""
+
+    def __init__(self, touched: set, project: Callable[[Any], Any] = lambda k: k, *args: Any) -> None:
+        super().__init__(*args)
+        self.touched, self.project = touched, project
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.touched.add(self.project(key))
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.touched.add(self.project(key))
+        super().__delitem__(key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.touched.add(self.project(key))
+        return super().pop(key, *default)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.touched.add(self.project(key))
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def clear(self) -> None:
+        self.touched.update(self.project(k) for k in self)
+        super().clear()
+
+    def popitem(self) -> tuple[Any, Any]:
+        key, value = super().popitem()
+        self.touched.add(self.project(key))
+        return key, value
+
+
+Obligation = tuple[str, int, Callable[[], str]]  # (rule, deadline, what is owed: formatted when flagged)
+
+
 class Deadlines(_Base):
     def init_deadlines(self) -> None:
+        # The obligations of a replica change only when its inputs do: the replica, its store's up state,
+        # the wait anchors below, or the configuration. `dirty` holds the replicas whose inputs changed
+        # since the last `due`; their obligations are re-derived there and the ones that do not depend on
+        # the time of the judged event go into a heap by deadline (so `due` costs O(log n) per change, not
+        # a pass over every replica per event). Replicas whose obligations do depend on it (a wait that
+        # starts "now" for want of an anchor, see `derive`) are `volatile` and re-derived at every `due`,
+        # as before; an anchor that moves with every event while nobody is there to send to is `following`.
+        self.dirty: set[tuple[str, str]] = set()
+        self.dirty_stores: set[str] = set()
+        self.volatile: set[tuple[str, str]] = set()
+        self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
+        self.heap: list[tuple[int, tuple[str, str], int, int, str, Callable[[], str]]] = []
+        self.version: dict[tuple[str, str], int] = {}
+        self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
+        self.live = 0  # heap entries of current versions
+        self.cfg_seen: object = None
+        self.reps = Watched(self.dirty, lambda k: k, self.reps)
         self.up: dict[str, bool] = {}
         self.up_since: dict[str, int] = {}
-        self.owed_from: dict[tuple[str, str], int] = {}  # unsent local changes since
-        self.last_request: dict[tuple[str, str], int] = {}  # delete-pending: last status request (or entry)
-        self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
+        self.owed_from: dict[tuple[str, str], int] = Watched(self.dirty)  # unsent local changes since
+        self.last_request: dict[tuple[str, str], int] = Watched(self.dirty)  # delete-pending: last request (or entry)
+        self.dead_since: dict[tuple[str, str], int] = Watched(self.dirty)  # delete now since
         self.state_at_send: dict[str, str] = {}
         self.restoring: dict[str, str] = {}
         self.flagged: set[tuple[str, str, str, int]] = set()
-        self.due_seen: dict[tuple[str, str, int, int], int] = {}  # when an entry was first seen due
+        # when an entry was first seen due
+        self.due_seen: dict[tuple[str, str, int, int], int] = Watched(self.dirty, lambda k: k[:2])
 
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
@@ -58,10 +119,12 @@ class Deadlines(_Base):
                 self.due_seen.setdefault((ev.node, ev.entity, e.base_ms, e.attempt), ev.ts_ms)
 
     def mount(self, ev: Event) -> None:
+        self.dirty_stores.add(ev.node)
         self.up[ev.node] = True
         self.up_since.setdefault(ev.node, ev.ts_ms)
 
     def lifecycle(self, ev: Event) -> None:
+        self.dirty_stores.add(ev.node)
         if ev.kind == "CRASH":
             self.up[ev.node] = False
         else:
@@ -72,24 +135,36 @@ class Deadlines(_Base):
 
     def obligations(self, store: str, fid: str, now: int) -> list[tuple[str, int, str]]:
         """(rule, deadline, what is owed) for one replica at time `now`."""
+        return [(rule, deadline, what()) for rule, deadline, what in self.derive(store, fid, now)[0]]
+
+    def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
+        """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
+        judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send
+        to (set here and by `due` at every later event until the replica's inputs change)."""
         rep = self.reps[(store, fid)]
         p = self.ctx(store).params
+        volatile = store not in self.up_since
         since = self.up_since.get(store, now)
-        out: list[tuple[str, int, str]] = []
+        out: list[Obligation] = []
         key = (store, fid)
+        follows: tuple[dict, ...] = ()
         if rep.state == ACTIVE and rep.unsent:
             if not D.others(rep):
-                self.owed_from[key] = now  # nobody to send to yet (PF-I13): the wait starts when someone is
+                # nobody to send to yet (PF-I13): the wait starts when someone is. Written past the watch:
+                # the anchor changes no obligation until the replica changes (which re-derives it).
+                dict.__setitem__(self.owed_from, key, now)
+                follows = (self.owed_from,)
             else:
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
+                volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append(("broadcast-interval", start + interval, f"broadcast of {rep.unsent}"))
+                out.append(("broadcast-interval", start + interval, lambda: f"broadcast of {rep.unsent}"))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
                     "status-thread-late",
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
-                    f"the status message due at expiry {rep.expiry_ms}",
+                    lambda: f"the status message due at expiry {rep.expiry_ms}",
                 )
             )
         for e in rep.backfill:
@@ -98,42 +173,109 @@ class Deadlines(_Base):
                 (
                     "backfill-check-late",
                     max(e.due_ms, became, since) + p.backfill_check_ms,
-                    f"the backfill check of {e.cns}, due {e.due_ms}",
+                    lambda e=e: f"the backfill check of {e.cns}, due {e.due_ms}",
                 )
             )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
             if not D.others(rep):
-                self.last_request[key] = now
+                dict.__setitem__(self.last_request, key, now)
+                follows = (*follows, self.last_request)
             else:
+                volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append(("delete-pending-requests", start + p.content_interval_ms, "a repeated status request"))
+                out.append(
+                    ("delete-pending-requests", start + p.content_interval_ms, lambda: "a repeated status request")
+                )
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
                     "maintenance-removal",
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
-                    "removal at the next maintenance cycle",
+                    lambda: "removal at the next maintenance cycle",
                 )
             )
-        return out
+        return out, volatile, follows
 
     def due(self, ev: Event) -> None:
-        """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation."""
+        """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation.
+
+        Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
+        every replica's obligations at every event; here from the heap plus the volatile replicas."""
         now = ev.ts_ms
-        for store, fid in list(self.reps):
-            if not self.up.get(store, True):
-                continue
-            for rule, deadline, what in self.obligations(store, fid, now):
-                if now > deadline and (rule, store, fid, deadline) not in self.flagged:
-                    self.flagged.add((rule, store, fid, deadline))
-                    late = now - deadline
-                    self.flag(
-                        rule,
-                        ev,
-                        f"{store} still owes {what} for {fid}, due by {deadline} "
-                        f"({late} ms ago, store up since {self.up_since.get(store)})",
-                        entity=fid,
-                    )
+        changed = self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen
+        judged = self.rederive(now) if changed else {}
+        for key, anchors in self.following.items():
+            for anchor in anchors:
+                dict.__setitem__(anchor, key, now)
+        if self.volatile:
+            for key in self.volatile - judged.keys():
+                judged[key] = self.derive(*key, now)[0]
+        late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
+        heap, version, count = self.heap, self.version, self.count
+        if not late and (not heap or heap[0][0] >= now):
+            return
+        while heap and heap[0][0] < now:
+            deadline, key, v, i, rule, what = heapq.heappop(heap)
+            if version.get(key) == v:
+                self.live -= 1
+                count[key] -= 1
+                late.append((key, i, (rule, deadline, what)))
+        if len(late) > 1:
+            order = {k: n for n, k in enumerate(self.reps)}
+            late.sort(key=lambda item: (order[item[0]], item[1]))
+        for (store, fid), _, (rule, deadline, what) in late:
+            if (rule, store, fid, deadline) not in self.flagged:
+                self.flagged.add((rule, store, fid, deadline))
+                self.flag(
+                    rule,
+                    ev,
+                    f"{store} still owes {what()} for {fid}, due by {deadline} "
+                    f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
+                    entity=fid,
+                )
+
+    def rederive(self, now: int) -> dict[tuple[str, str], list[Obligation]]:
+        """Index the obligations of the replicas whose inputs changed; return those of the ones found
+        volatile (derived at `now`, to be judged by the caller)."""
+        if self.cfg is not self.cfg_seen:
+            self.cfg_seen = self.cfg
+            self.dirty.update(self.reps)
+        if self.dirty_stores:
+            self.dirty.update(k for k in self.reps if k[0] in self.dirty_stores)
+            self.dirty_stores.clear()
+        judged: dict[tuple[str, str], list[Obligation]] = {}
+        if not self.dirty:
+            return judged
+        todo = list(self.dirty)
+        self.dirty.clear()  # the same set object: the watched dicts add to it
+        for key in todo:
+            found = self.index(key, now)
+            if found is not None:
+                judged[key] = found
+        if len(self.heap) > 64 + 4 * self.live:  # drop the entries of superseded versions
+            self.heap = [h for h in self.heap if self.version.get(h[1]) == h[2]]
+            heapq.heapify(self.heap)
+        return judged
+
+    def index(self, key: tuple[str, str], now: int) -> list[Obligation] | None:
+        """Re-derive one replica: a new version of its heap entries, or its obligations when volatile."""
+        self.version[key] = v = self.version.get(key, 0) + 1
+        self.live -= self.count.pop(key, 0)
+        self.volatile.discard(key)
+        self.following.pop(key, None)
+        if key not in self.reps or not self.up.get(key[0], True):
+            return None
+        obligations, volatile, follows = self.derive(*key, now)
+        if follows:
+            self.following[key] = follows
+        if volatile:
+            self.volatile.add(key)
+            return obligations
+        for i, (rule, deadline, what) in enumerate(obligations):
+            heapq.heappush(self.heap, (deadline, key, v, i, rule, what))
+        self.count[key] = len(obligations)
+        self.live += len(obligations)
+        return None
 
     # --- convergence (PF-035) -------------------------------------------------------------------------
     def convergence(self) -> None:

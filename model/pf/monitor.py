@@ -11,7 +11,7 @@ about itself are checked against what the monitor derived (family 1 of issue 9).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from conformance.monitor import MonitorResult, Violation
 from model.pf import decide as D
@@ -34,6 +34,7 @@ class Replay(Handlers, Lifecycle, Deadlines):
         self.events = sorted(events, key=lambda e: e.seq)
         self.context = sorted((e for e in context if e.kind in (PF_CONFIG, "NET_CONFIG")), key=lambda e: e.seq)
         self.cfg: RunConfig | None = None
+        self.ctx_of: tuple[RunConfig | None, dict[str, Ctx]] = (None, {})
         self.changes: dict[str, Change] = {}
         self.change_fid: dict[str, str] = {}
         self.hier_targets: set[str] = set()
@@ -65,6 +66,7 @@ class Replay(Handlers, Lifecycle, Deadlines):
 
     def run(self) -> MonitorResult:
         pending_cfg = list(self.context)
+        handlers: dict[str, Any] = {}  # event kind -> bound handler (None: no handler)
         for ev in self.events:
             while pending_cfg and pending_cfg[0].seq <= ev.seq:
                 self.cfg = RunConfig.of(pending_cfg.pop(0), self.cfg)
@@ -88,7 +90,9 @@ class Replay(Handlers, Lifecycle, Deadlines):
                 )
                 continue
             self.due(ev)
-            handler = getattr(self, "on_" + ev.kind.lower(), None)
+            handler = handlers.get(ev.kind, False)
+            if handler is False:
+                handler = handlers[ev.kind] = getattr(self, "on_" + ev.kind.lower(), None)
             if handler is None:
                 continue
             self.file_not_recorded(ev)
@@ -103,8 +107,14 @@ class Replay(Handlers, Lifecycle, Deadlines):
 
     # --- helpers the handlers share --------------------------------------------------------------------
     def ctx(self, store: str) -> Ctx:
+        """The store's context under the configuration in force (built once per configuration and store)."""
         assert self.cfg is not None
-        return self.cfg.ctx(store)
+        if self.ctx_of[0] is not self.cfg:
+            self.ctx_of = (self.cfg, {})
+        found = self.ctx_of[1].get(store)
+        if found is None:
+            found = self.ctx_of[1][store] = self.cfg.ctx(store)
+        return found
 
     def view(self, store: str, fid: str) -> dict[str, str]:
         if fid == HIERARCHY:

@@ -121,8 +121,12 @@ def receive(
     if sent_ms is not None:
         transit = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
     rows[sender] = replace(row, cnset=sender_cnset, down=False, last_heard_ms=now, avg_transit_ms=transit)
-    entries = tuple(replace(e, cns=e.cns - cnset) for e in rep.backfill)
-    rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(e for e in entries if e.cns)), ctx)
+    entries = []
+    for e in rep.backfill:
+        left = e.cns - cnset
+        if left:
+            entries.append(e if left is e.cns else replace(e, cns=left))
+    rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(entries)), ctx)
     filed = None
     missing = sender_cnset - rep.cnset - rep.pending()
     if missing and rep.state == ACTIVE:
@@ -146,6 +150,8 @@ def receive(
 def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     """An entry filed as remote becomes local once a store of the own routing group is known to hold
     some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
+    if all(e.local for e in rep.backfill):
+        return rep  # nothing to relocalise (the replica unchanged, not copied)
     entries = []
     for e in rep.backfill:
         if not e.local and D.is_local(rep, e.cns, ctx):

@@ -51,6 +51,16 @@ VARIANTS = [
     {"attrs": '{"a":[]}'},
     {"attrs": "{}"},
     {"attrs": " {} "},
+    {"attrs": ' {"a":1}'},
+    {"attrs": '{"a":1} '},
+    {"attrs": '{"a":{}}'},
+    {"attrs": '{"a":[{}]}'},
+    {"attrs": '{"a":[{"b":1}]}'},
+    {"attrs": '{"a":[[1]]}'},
+    {"attrs": '{"a":"x","b":{"c":1,"c":2}}'},
+    {"attrs": '"text"'},
+    {"attrs": "{"},
+    {"entity": "other", "node": "n2"},
     {"trace_id": None},
     {"attrs": None},
 ]
@@ -87,7 +97,8 @@ def test_fast_path_agrees_with_the_full_judgement():
 
 def test_plain_attrs_only_accepts_what_the_rows_module_accepts():
     assert plain_attrs('{"a":[1,2],"b":"x"}') == {"a": [1, 2], "b": "x"}
-    for bad in ('{"a":1,"a":1}', '{"a":1.0}', '{"a":-Infinity}', "1", '{"a":[1,true]}'):
+    assert plain_attrs("{}") == {}
+    for bad in ('{"a":1,"a":1}', '{"a":1.0}', '{"a":-Infinity}', "1", '{"a":[1,true]}', '{"a":{}}', "[]", "{} x"):
         assert plain_attrs(bad) is None, bad
 
 

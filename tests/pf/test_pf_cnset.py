@@ -23,6 +23,9 @@ def test_operations_match_python_sets(a: frozenset[CN], b: frozenset[CN]) -> Non
     assert (x <= y) == (a <= b)
     assert (x < y) == (a < b)  # strict subset, the status request rule (PF-021)
     assert all((c in x) == (c in a) for c in a | b)
+    # canonical results (equal sets compare equal, whatever the operation that built them)
+    assert (x | y, x - y, x & y) == (CNSet.of(a | b), CNSet.of(a - b), CNSet.of(a & b))
+    assert all(x.add(c) == CNSet.of(a | {c}) for c in b)
 
 
 @pytest.mark.unit
