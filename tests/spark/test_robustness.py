@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import spark_trace_check.job as job
@@ -21,6 +21,7 @@ from conformance.pycheck import check_paths
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
 from tests.unit.test_rows import lines
 from traces.corpus import SAMPLES_DIR
+from traces.io import TraceFileError
 from traces.schema import FIELD_NAMES
 
 pytestmark = pytest.mark.spark
@@ -51,11 +52,21 @@ def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(
 
 @settings(max_examples=2, deadline=None)
 @given(st.lists(st.lists(lines, max_size=10), min_size=6, max_size=6))
+@example([[b"\xff\xfe{", b"}"], [], [], [], [], []])  # UTF-16 byte-order mark: both engines refuse the file
 def test_engines_agree_on_random_lines(spark, tmp_path_factory, files):
     tmp = tmp_path_factory.mktemp("random")
     for i, raw_lines in enumerate(files):
         (tmp / f"f{i}.jsonl").write_bytes(b"\n".join(raw_lines))
-    sp, py = job.check(spark, [str(tmp)]), check_paths([str(tmp)])
+    outcomes = []
+    for run in (lambda: job.check(spark, [str(tmp)]), lambda: check_paths([str(tmp)])):
+        try:
+            outcomes.append(run())
+        except TraceFileError as e:  # a file unusable as a whole (UTF-16 text, NUL bytes): exit 2 in the CLI
+            outcomes.append(str(e))
+    sp, py = outcomes
+    if isinstance(sp, str) or isinstance(py, str):
+        assert sp == py  # both engines refuse the input, with the same message naming the file
+        return
     assert sp.quarantine == py.quarantine
     assert sp.summary() | {"engine": ""} == py.summary() | {"engine": ""}
     assert sp.reconciles
