@@ -104,8 +104,7 @@ def _check(
     if skew_ms is not None:
         extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
     mon, names = monitor_violations(events, partitions, extra)
-    if mon is not None:
-        found = found.unionByName(mon)
+    found = found.unionByName(mon)
     rows = [r.asDict(recursive=True) for r in found.collect()]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
