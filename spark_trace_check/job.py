@@ -83,29 +83,36 @@ def _check(
     t0 = time.monotonic()
     loaded = load(spark, paths, stage_dir)
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
-    validated = loaded.validated.persist()  # every row judged once; events and quarantine are its two parts
-    loaded.validated = validated
-    events, quarantine = loaded.events, loaded.quarantine
+    _partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
+    loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
     # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
-    # the last two (and the events per mechanism) in one aggregation over the judged rows
-    rows_read = loaded.rows_read()
-    by_mech: dict[str, int] = {}
-    n_good = n_bad = 0
-    for r in validated.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
-        if r["ok"]:
-            by_mech[r["mechanism"]] = r["count"]
-            n_good += r["count"]
+    # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
+    rows_read, by_mech, n_slow = loaded.parquet_rows, {}, 0
+    for r in loaded.counts().collect():
+        if r["what"] == "read":
+            rows_read += r["count"]
+        elif r["fast"]:
+            by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
         else:
-            n_bad += r["count"]
+            n_slow += r["count"]
+    n_bad = 0
+    slow = loaded.judge_slow(n_slow)  # only the rows the JVM could not accept reach Python, once
+    if slow is not None:
+        for r in slow.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
+            if r["ok"]:
+                by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+            else:
+                n_bad += r["count"]
+    n_good = sum(by_mech.values())
+    events, quarantine = loaded.events, loaded.quarantine
     _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
     partitions = _partitions_for(spark, partitions, n_good)
-    found = core_violations(events)
+    found = core_violations(events)  # TR-002, corpus-wide; the per-trace rules run in the trace pass
     extra = extra_monitors(skew_ms)  # imported logs (conformance.audit)
     if skew_ms is not None:
         extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
     mon, names = monitor_violations(events, partitions, extra)
-    found = found.unionByName(mon)
-    rows = [r.asDict(recursive=True) for r in found.collect()]
+    rows = [r.asDict(recursive=True) for r in found.unionByName(mon).collect()]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
@@ -113,9 +120,9 @@ def _check(
     _attach_events(events, written)
     q_rows = [
         {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in quarantine.orderBy("file_rank", "line").limit(cap).collect()
+        for r in (quarantine.orderBy("file_rank", "line").limit(cap).collect() if n_bad else ())
     ]
-    validated.unpersist()
+    loaded.unpersist()
     return CheckOutcome(
         engine="spark",
         files=loaded.files,
