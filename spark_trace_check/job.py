@@ -25,6 +25,7 @@ from conformance.report import CheckOutcome, count_rules, run_and_report, violat
 from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import load
 from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
+from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.rules import core_violations
 from traces.schema import FIELD_NAMES
 
@@ -64,9 +65,13 @@ def check(
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
     try:
         return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
     finally:
+        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
@@ -145,6 +150,24 @@ def _check(
 
 
 ROWS_PER_PARTITION = 100_000
+SMALL_INPUT_BYTES = 64 << 20
+
+
+def input_bytes(paths: list[str]) -> int:
+    """The size on disk of the trace files under `paths`, to choose the session (`build_session(small=)`) and
+    to estimate the events (about 100 bytes each) for the progress bar. An input that cannot be listed
+    counts as large here; `load` reports it."""
+    from traces.io import TraceFileError, discover
+
+    try:
+        return sum(os.path.getsize(tf.path) for tf in discover(paths).files)
+    except (TraceFileError, OSError):
+        return SMALL_INPUT_BYTES
+
+
+def small_input(paths: list[str]) -> bool:
+    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`)."""
+    return input_bytes(paths) < SMALL_INPUT_BYTES
 
 
 def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
@@ -158,15 +181,23 @@ def run_check(args: argparse.Namespace) -> int:
     from spark_trace_check.session import build_session
 
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
-    progress = not args.quiet
+    quiet = bool(args.quiet)
+    bar = not quiet and (bool(getattr(args, "progress", False)) or sys.stderr.isatty())
 
     def compute() -> CheckOutcome:
-        if progress:
+        if not quiet:
             print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
         owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-        spark = build_session(args.master, partitions=partitions)
+        size = input_bytes(args.paths)
+        spark = build_session(args.master, partitions=partitions, small=size < SMALL_INPUT_BYTES)
+        status = StatusBar(spark.sparkContext.statusTracker(), events=size // 100, bar=bar, final_line=not quiet)
         try:
-            return check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
+            with status:
+                outcome = check(
+                    spark, args.paths, partitions=partitions, progress=not quiet and not bar, skew_ms=args.skew
+                )
+                status.close(outcome.rows_checked)
+                return outcome
         finally:
             if owned:
                 spark.stop()
