@@ -150,24 +150,34 @@ def _check(
 
 
 ROWS_PER_PARTITION = 100_000
-SMALL_INPUT_BYTES = 64 << 20
 
 
-def input_bytes(paths: list[str]) -> int:
-    """The size on disk of the trace files under `paths`, to choose the session (`build_session(small=)`) and
-    to estimate the events (about 100 bytes each) for the progress bar. An input that cannot be listed
-    counts as large here; `load` reports it."""
-    from traces.io import TraceFileError, discover
+SMALL_INPUT_EVENTS = 50_000
+
+
+def input_events(paths: list[str]) -> int:
+    """The events under `paths` before reading them: Parquet footers' row counts, JSONL at about 100 bytes a
+    line (compressed files 8 times their size). Chooses the session (`build_session(small=)`) and feeds the
+    progress bar's estimate. An input that cannot be listed counts as large here; `load` reports it."""
+    import pyarrow.parquet as pq
+
+    from traces.io import discover
 
     try:
-        return sum(os.path.getsize(tf.path) for tf in discover(paths).files)
-    except (TraceFileError, OSError):
-        return SMALL_INPUT_BYTES
+        total = 0
+        for tf in discover(paths).files:
+            if tf.kind == "parquet":
+                total += pq.ParquetFile(tf.path).metadata.num_rows
+            else:
+                total += os.path.getsize(tf.path) * (8 if tf.kind == "jsonl.gz" else 1) // 100
+        return total
+    except Exception:  # any unreadable input: `load` names it
+        return SMALL_INPUT_EVENTS
 
 
 def small_input(paths: list[str]) -> bool:
     """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`)."""
-    return input_bytes(paths) < SMALL_INPUT_BYTES
+    return input_events(paths) < SMALL_INPUT_EVENTS
 
 
 def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
@@ -188,9 +198,9 @@ def run_check(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
         owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-        size = input_bytes(args.paths)
-        spark = build_session(args.master, partitions=partitions, small=size < SMALL_INPUT_BYTES)
-        status = StatusBar(spark.sparkContext.statusTracker(), events=size // 100, bar=bar, final_line=not quiet)
+        estimate = input_events(args.paths)
+        spark = build_session(args.master, partitions=partitions, small=estimate < SMALL_INPUT_EVENTS)
+        status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
             with status:
                 outcome = check(

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -329,8 +330,23 @@ def jsonl_lines(spark: SparkSession, staged: list[str]) -> DataFrame:
     return spark.read.option("lineSep", "\n").text(staged).where(~_blank())
 
 
-def parquet_rows(spark: SparkSession, staged: list[str], extras: list[str]) -> DataFrame:
-    return spark.read.parquet(*staged).select(
+def _spark_schema(schemas: list[pa.Schema]):
+    """The Spark schema of Parquet files that all have one Arrow schema (their footers, already read), so
+    that Spark runs no job to infer it; None (Spark infers) when they differ or a type has no Spark twin."""
+    if any(not other.equals(schemas[0]) for other in schemas[1:]):
+        return None
+    try:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return from_arrow_schema(schemas[0])
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+
+
+def parquet_rows(spark: SparkSession, staged: list[str], extras: list[str], schemas: list | None = None) -> DataFrame:
+    schema = _spark_schema(schemas) if schemas else None
+    reader = spark.read.schema(schema) if schema is not None else spark.read
+    return reader.parquet(*staged).select(
         *FIELD_NAMES,
         *[F.col(f"`{x}`") for x in extras],
         _rank().alias("file_rank"),
@@ -361,12 +377,14 @@ def load(spark: SparkSession, paths: list[str], stage_dir: str) -> Loaded:
     found = discover(paths)
     jsonl: list[str] = []
     parquet: dict[tuple[str, ...], list[str]] = {}  # files grouped by their extra columns
+    schemas: dict[tuple[str, ...], list[pa.Schema]] = {}
     parquet_rows_total = jsonl_bytes = 0
     for _rank_no, tf, staged in stage(found, stage_dir):
         if tf.kind == "parquet":
             schema = check_parquet_schema(tf.path, tf.name)
             extras = tuple(sorted(n for n in schema.names if n not in FIELD_NAMES))
             parquet.setdefault(extras, []).append(staged)
+            schemas.setdefault(extras, []).append(schema)
             parquet_rows_total += pq.ParquetFile(tf.path).metadata.num_rows
         else:
             if tf.kind == "jsonl.gz":
@@ -379,7 +397,8 @@ def load(spark: SparkSession, paths: list[str], stage_dir: str) -> Loaded:
         lines = jsonl_lines(spark, jsonl)
         frames.append(validate_jsonl(jsonl_rows(spark, jsonl)))
     for extras, staged_files in parquet.items():
-        frames.append(validate_parquet(parquet_rows(spark, staged_files, list(extras)), list(extras)))
+        rows = parquet_rows(spark, staged_files, list(extras), schemas[extras])
+        frames.append(validate_parquet(rows, list(extras)))
     if not frames:
         frames.append(validate_jsonl(spark.createDataFrame([], "value string, file_rank int, line bigint")))
     return Loaded(frames, [tf.name for tf in found.files], found.skipped, lines, parquet_rows_total, jsonl_bytes)
