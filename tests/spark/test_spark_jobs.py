@@ -58,3 +58,19 @@ def test_one_shuffle_per_rule_breaks_the_bound(spark, tmp_path, monkeypatch):
     monkeypatch.setattr(job, "core_violations", per_rule)
     jobs, stages, _ = _shape(spark, _corpus(tmp_path))
     assert jobs > MAX_JOBS or stages > MAX_STAGES, (jobs, stages)
+
+
+def test_progress_flag_draws_the_bar_without_a_terminal_and_prints_the_rate(spark, tmp_path, capsys):
+    from conformance.cli import main
+
+    (tmp_path / "in").mkdir()
+    paths = _corpus(tmp_path / "in")
+    assert main(["check", *paths, "--out", str(tmp_path / "out"), "--progress"]) == 1
+    err = capsys.readouterr().err
+    assert "checking (Spark)" in err and "task" in err  # the bar, drawn although stderr is captured
+    assert "validated " not in err  # with a bar, no phase lines
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("checked ") and last.endswith(" events/s"), last
+    assert main(["check", *paths, "--out", str(tmp_path / "out2")]) == 1  # not a terminal: phase lines, no bar
+    err = capsys.readouterr().err
+    assert "checking (Spark)" not in err and "validated" in err and err.strip().endswith(" events/s")
