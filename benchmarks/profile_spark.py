@@ -2,7 +2,8 @@
 
     python benchmarks/profile_spark.py CORPUS [--master local[2]] [--partitions 4]
 
-Starts a session with the UI on (port 4199, the only difference from `haconform check`), runs the check
+Starts the session `haconform check` would (tuned for start-up when the input is small), with the UI on
+(port 4199, the only difference), runs the check
 once, then prints each Spark job's wall time and call site and the per-stage executor run time, sorted.
 Run it under `py-spy record --subprocesses` to see the Python workers too. A profile, not a benchmark.
 """
@@ -30,16 +31,12 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--partitions", type=int, default=4)
     args = ap.parse_args()
-    from pyspark.sql import SparkSession
-
     t0 = time.perf_counter()
-    SparkSession.builder.master(args.master).config("spark.ui.enabled", "true").config(
-        "spark.ui.port", "4199"
-    ).getOrCreate()
-    from spark_trace_check.job import check
+    from spark_trace_check.job import check, small_input
     from spark_trace_check.session import build_session
 
-    spark = build_session(args.master, partitions=args.partitions)
+    ui = {"spark.ui.enabled": "true", "spark.ui.port": "4199"}
+    spark = build_session(args.master, partitions=args.partitions, small=small_input([args.corpus]), conf=ui)
     t1 = time.perf_counter()
     outcome = check(spark, [args.corpus], partitions=args.partitions, progress=True)
     t2 = time.perf_counter()

@@ -215,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar (events/s, ETA) on stderr even when it is not a terminal",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
     p.add_argument(
         "--skew",

@@ -1,6 +1,7 @@
 """Progress of a long `haconform check`: a bar with events/s and an ETA on stderr (tqdm), and the rate.
 
-Shown only when stderr is a terminal and `--quiet` is not given, so test output and logs stay clean. The
+Shown only when stderr is a terminal (or `--progress` is given) and `--quiet` is not, so test output and logs
+stay clean. The Spark engine's bar is `spark_trace_check.progress`. The
 final line (always, unless `--quiet`) gives the events checked, the wall time and the rate in events/s.
 """
 
@@ -23,7 +24,8 @@ class Progress:
     @classmethod
     def for_args(cls, args: Any) -> Progress:
         quiet = bool(getattr(args, "quiet", False))
-        return cls(bar=not quiet and sys.stderr.isatty(), final_line=not quiet)
+        wanted = bool(getattr(args, "progress", False)) or sys.stderr.isatty()  # `--progress`: even when not a tty
+        return cls(bar=not quiet and wanted, final_line=not quiet)
 
     def start(self, total: int) -> None:
         self.t0 = time.monotonic()

@@ -4,8 +4,8 @@ A trace whose first event (in recording order) is the `IMPORT_START` of mechanis
 log (`haconform import msgtrk`): the rules that only make sense for simulated traces (TR-003 NET_SEND/NET_RECV
 pairing, TR-006 TRACE_START) do not apply to it; every other trace is held to every core rule. The audit
 monitor (`conformance.audit.monitor`) flags a trace holding imported rows that does not begin with the marker,
-so the decision cannot be dodged. Both engines call this module: `conformance.check.trace_rules` and
-`spark_trace_check.rules.core_violations`.
+so the decision cannot be dodged. Both engines call this module through `conformance.check.trace_rules` (the
+Spark job runs that very function in its trace pass, `spark_trace_check.monitors`).
 """
 
 from __future__ import annotations
@@ -36,17 +36,6 @@ def is_imported(first: Event) -> bool:
 def applies(rule: str, first: Event) -> bool:
     """Whether core rule `rule` applies to the trace that begins with `first`."""
     return not (rule in SIMULATED_ONLY and is_imported(first))
-
-
-def spark_simulated(ev: Any) -> Any:
-    """The rows of the traces that are not imported logs (Spark DataFrame with `file_rank` and `line`)."""
-    from pyspark.sql import functions as F
-
-    first = ev.groupBy("trace_id").agg(
-        F.min_by(F.struct("mechanism", "kind"), F.struct("file_rank", "line")).alias("f")
-    )
-    imported = first.where((F.col("f.mechanism") == IMPORTED_MECHANISM) & (F.col("f.kind") == IMPORTED_KIND))
-    return ev.join(F.broadcast(imported.select("trace_id")), "trace_id", "left_anti")
 
 
 def summary_rule_sets(events_by_mechanism: dict[str, int], monitors: list[str]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from conformance.report import CheckOutcome, count_rules, run_and_report, violat
 from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import load
 from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
+from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.rules import core_violations
 from traces.schema import FIELD_NAMES
 
@@ -70,9 +71,13 @@ def check(
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
     try:
         return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
     finally:
+        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
@@ -89,30 +94,36 @@ def _check(
     t0 = time.monotonic()
     loaded = load(spark, paths, stage_dir)
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
-    validated = loaded.validated.persist()  # every row judged once; events and quarantine are its two parts
-    loaded.validated = validated
-    events, quarantine = loaded.events, loaded.quarantine
+    _partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
+    loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
     # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
-    # the last two (and the events per mechanism) in one aggregation over the judged rows
-    rows_read = loaded.rows_read()
-    by_mech: dict[str, int] = {}
-    n_good = n_bad = 0
-    for r in validated.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
-        if r["ok"]:
-            by_mech[r["mechanism"]] = r["count"]
-            n_good += r["count"]
+    # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
+    rows_read, by_mech, n_slow = loaded.parquet_rows, {}, 0
+    for r in loaded.counts().collect():
+        if r["what"] == "read":
+            rows_read += r["count"]
+        elif r["fast"]:
+            by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
         else:
-            n_bad += r["count"]
+            n_slow += r["count"]
+    n_bad = 0
+    slow = loaded.judge_slow(n_slow)  # only the rows the JVM could not accept reach Python, once
+    if slow is not None:
+        for r in slow.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
+            if r["ok"]:
+                by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+            else:
+                n_bad += r["count"]
+    n_good = sum(by_mech.values())
+    events, quarantine = loaded.events, loaded.quarantine
     _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
     partitions = _partitions_for(spark, partitions, n_good)
-    found = core_violations(events)
+    found = core_violations(events)  # TR-002, corpus-wide; the per-trace rules run in the trace pass
     extra = extra_monitors(skew_ms)  # imported logs (conformance.audit)
     if skew_ms is not None:
         extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
     mon, names = monitor_violations(events, partitions, extra)
-    if mon is not None:
-        found = found.unionByName(mon)
-    rows = [r.asDict(recursive=True) for r in found.collect()]
+    rows = [r.asDict(recursive=True) for r in found.unionByName(mon).collect()]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
@@ -120,9 +131,9 @@ def _check(
     _attach_events(events, written)
     q_rows = [
         {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in quarantine.orderBy("file_rank", "line").limit(cap).collect()
+        for r in (quarantine.orderBy("file_rank", "line").limit(cap).collect() if n_bad else ())
     ]
-    validated.unpersist()
+    loaded.unpersist()
     return CheckOutcome(
         engine="spark",
         files=loaded.files,
@@ -147,6 +158,34 @@ def _check(
 ROWS_PER_PARTITION = 100_000
 
 
+SMALL_INPUT_EVENTS = 50_000
+
+
+def input_events(paths: list[str]) -> int:
+    """The events under `paths` before reading them: Parquet footers' row counts, JSONL at about 100 bytes a
+    line (compressed files 8 times their size). Chooses the session (`build_session(small=)`) and feeds the
+    progress bar's estimate. An input that cannot be listed counts as large here; `load` reports it."""
+    import pyarrow.parquet as pq
+
+    from traces.io import discover
+
+    try:
+        total = 0
+        for tf in discover(paths).files:
+            if tf.kind == "parquet":
+                total += pq.ParquetFile(tf.path).metadata.num_rows
+            else:
+                total += os.path.getsize(tf.path) * (8 if tf.kind == "jsonl.gz" else 1) // 100
+        return total
+    except Exception:  # any unreadable input: `load` names it
+        return SMALL_INPUT_EVENTS
+
+
+def small_input(paths: list[str]) -> bool:
+    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`)."""
+    return input_events(paths) < SMALL_INPUT_EVENTS
+
+
 def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
     """Fewer shuffle partitions for small inputs: each costs a task (and a Python worker round) per stage."""
     chosen = max(1, min(partitions, -(-rows // ROWS_PER_PARTITION)))
@@ -158,15 +197,23 @@ def run_check(args: argparse.Namespace) -> int:
     from spark_trace_check.session import build_session
 
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
-    progress = not args.quiet
+    quiet = bool(args.quiet)
+    bar = not quiet and (bool(getattr(args, "progress", False)) or sys.stderr.isatty())
 
     def compute() -> CheckOutcome:
-        if progress:
+        if not quiet:
             print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
         owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-        spark = build_session(args.master, partitions=partitions)
+        estimate = input_events(args.paths)
+        spark = build_session(args.master, partitions=partitions, small=estimate < SMALL_INPUT_EVENTS)
+        status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
-            return check(spark, args.paths, partitions=partitions, progress=progress, skew_ms=args.skew)
+            with status:
+                outcome = check(
+                    spark, args.paths, partitions=partitions, progress=not quiet and not bar, skew_ms=args.skew
+                )
+                status.close(outcome.rows_checked)
+                return outcome
         finally:
             if owned:
                 spark.stop()

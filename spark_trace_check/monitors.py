@@ -1,11 +1,16 @@
-"""Run the mechanism monitors inside Spark: one shuffle per scope, every monitor of that scope in one pass.
+"""Run the core trace rules and the mechanism monitors inside Spark: one shuffle per scope, one pass each.
 
-`repartition(N, key).sortWithinPartitions(key, seq).mapInArrow(fn)`: the fastest ordered per-entity form
+`repartition(N, key).sortWithinPartitions(...).mapInArrow(fn)`: the fastest ordered per-entity form
 measured in the field notes, and it never holds more than one group in memory. The grouping and the
 monitor runs are the engine's own `conformance.check.ScopeStream`, the same object the Python engine
-drives, so the two engines cannot group differently. The order seen inside `fn` is planner behaviour,
-not a contract: `ScopeStream` checks it and fails loudly if it breaks. Rows become `Event`s column-wise
-(one `to_pydict` per batch, `attrs` parsed once), without an intermediate dict per row.
+drives, so the two engines cannot group differently. The trace pass always runs (whether or not a
+trace-scope monitor is registered): it receives each trace in recording order (file, line), judges the
+core rules TR-001, TR-003, TR-004, TR-006 with `conformance.check.trace_rules` (the very function of the
+Python engine; TR-008 decides which apply), then feeds the trace in seq order (stable, so equal seqs keep
+recording order) to the trace-scope monitors. Event-ID uniqueness (TR-002) is corpus-wide and stays one
+aggregation (`spark_trace_check.rules`). The order seen inside `fn` is planner behaviour, not a contract:
+both orders are checked and a break fails loudly (`OrderBroken`). Rows become `Event`s column-wise (one
+`to_pydict` per batch, `attrs` parsed once), without an intermediate dict per row.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from conformance.check import Judged, OrderBroken, ScopeStream
+from conformance.check import Judged, OrderBroken, ScopeStream, trace_rules
 from conformance.monitor import Monitor, Verdict
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
@@ -71,6 +76,13 @@ def batch_events(batch: pa.RecordBatch) -> Iterator[Event]:
         yield Event(trace, seq, eid, ts, node, mech, entity, kind, loads(attrs), sv)
 
 
+def batch_recorded(batch: pa.RecordBatch) -> Iterator[tuple[tuple[int, int], Event]]:
+    """As `batch_events`, each event with its recording position (file rank, line)."""
+    ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
+    for rank, line, event in zip(ranks, lines, batch_events(batch.select(list(FIELD_NAMES))), strict=True):
+        yield (rank, line), event
+
+
 def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
     """Each trace's context rows (TRACE_START and `*_CONFIG` events), collected once on the driver.
 
@@ -118,6 +130,54 @@ def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_r
     return run
 
 
+def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]]):
+    """The mapInArrow function of the trace pass: core trace rules, then every trace-scope monitor, per trace.
+
+    Rows arrive sorted by (trace, file rank, line). A trace is held whole (as the trace-scope monitors
+    already need); it is judged when the next trace begins."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        contexts: dict[str, list[Event]] = {}
+
+        def context_of(trace_id: str) -> list[Event]:
+            if trace_id not in contexts:
+                contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
+            return contexts[trace_id]
+
+        stream = ScopeStream("trace", [(name, factory()) for name, factory in runs], context_of)
+        group: list[Event] = []
+        last: tuple | None = None
+
+        def judge() -> list[dict]:
+            found = [v.to_json() for v in trace_rules(group[0].trace_id, group)]
+            if stream.runs:
+                for event in sorted(group, key=lambda e: e.seq):  # stable: equal seqs keep recording order
+                    stream.feed(event)
+                found.extend(result_rows(stream.close()))
+            return found
+
+        out: list[dict] = []
+        for batch in batches:
+            for position, event in batch_recorded(batch):
+                where = (event.trace_id, *position)
+                if last is not None and where <= last:
+                    raise OrderBroken(f"trace pass: row {where} arrived after {last}")
+                if group and event.trace_id != last[0]:  # type: ignore[index]
+                    out.extend(judge())
+                    group = []
+                last = where
+                group.append(event)
+            if len(out) >= 1000:
+                yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
+                out = []
+        if group:
+            out.extend(judge())
+        if out:
+            yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
+
+    return run
+
+
 def _registered(name: str) -> Factory:
     def make() -> Monitor:
         from model.registry import get
@@ -129,18 +189,20 @@ def _registered(name: str) -> Factory:
 
 def monitor_violations(
     events: DataFrame, partitions: int, extra: Sequence[tuple[str, Factory]] = ()
-) -> tuple[DataFrame | None, list[str]]:
-    """Violations of every registered monitor and of the `extra` (name, factory) ones, and their names.
+) -> tuple[DataFrame, list[str]]:
+    """Violations of the core trace rules, of every registered monitor and of the `extra` (name, factory)
+    ones, and the monitors' names.
 
-    One shuffle per scope: the entity-scope monitors share one `mapInArrow` pass over the rows of their
-    mechanisms keyed by (trace, mechanism, entity); the trace-scope ones share one pass keyed by trace.
+    One shuffle per scope: the trace pass (core trace rules and every trace-scope monitor) keyed by trace,
+    in recording order; the entity-scope monitors share one `mapInArrow` pass over the rows of their
+    mechanisms keyed by (trace, mechanism, entity), in seq order.
     """
     from model.registry import mechanisms
 
     ship_code(events.sparkSession)  # the Python workers of a real cluster import the monitors from it
     runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
     names = [name for name, _ in runs]
-    by_scope: dict[str, list[tuple[str, Factory]]] = {}
+    by_scope: dict[str, list[tuple[str, Factory]]] = {"trace": []}
     records: set[str] = set()
     for name, factory in runs:
         monitor = factory()
@@ -149,25 +211,22 @@ def monitor_violations(
             records.add(monitor.mechanism)
     context_rows = trace_context_rows(events) if runs else {}
     cols = list(FIELD_NAMES)
-    # equal seq: recording order (file, line), the order the Python engine's stable sort keeps
-    tiebreak = [c for c in ("file_rank", "line") if c in events.columns]
-    result: DataFrame | None = None
-    for scope, scope_runs in sorted(by_scope.items()):
-        if scope == "trace":
-            df = (
-                events.repartition(partitions, "trace_id")
-                .sortWithinPartitions("trace_id", "seq", *tiebreak)
-                .select(*cols)
-            )
-        else:
-            keys = ("trace_id", "mechanism", "entity")
-            df = (
-                events.where(F.col("mechanism").isin(sorted(records)))
-                .repartition(partitions, *keys)
-                .sortWithinPartitions(*keys, "seq", *tiebreak)
-                .select(*cols)
-            )
-        found = df.mapInArrow(make_scope_runner(scope, scope_runs, context_rows), VIOLATION_DDL)
-        found = found.select(*VIOLATION_COLUMNS)
-        result = found if result is None else result.unionByName(found)
+    trace = (
+        events.repartition(partitions, "trace_id")
+        .sortWithinPartitions("trace_id", "file_rank", "line")
+        .select(*cols, "file_rank", "line")
+        .mapInArrow(make_trace_runner(by_scope["trace"], context_rows), VIOLATION_DDL)
+    )
+    result = trace.select(*VIOLATION_COLUMNS)
+    if by_scope.get("entity"):
+        keys = ("trace_id", "mechanism", "entity")
+        # equal seq: recording order (file, line), the order the Python engine's stable sort keeps
+        entity = (
+            events.where(F.col("mechanism").isin(sorted(records)))
+            .repartition(partitions, *keys)
+            .sortWithinPartitions(*keys, "seq", "file_rank", "line")
+            .select(*cols)
+            .mapInArrow(make_scope_runner("entity", by_scope["entity"], context_rows), VIOLATION_DDL)
+        )
+        result = result.unionByName(entity.select(*VIOLATION_COLUMNS))
     return result, names

@@ -1,0 +1,106 @@
+"""Progress of a long Spark `haconform check`: a tqdm bar on stderr driven by Spark's status tracker.
+
+A daemon thread polls `SparkContext.statusTracker()` for the jobs of the check's job group and shows tasks
+done of tasks known so far (the total grows as the check submits its few jobs), an estimated event rate
+and tqdm's ETA. Shown when `--quiet` is not given and stderr is a terminal, or with `--progress`. The final
+line (unless `--quiet`) gives the events checked, the wall time and the rate, as the Python engine's
+(`conformance.progress`). The rendering takes any tracker-like object and any file, so it is tested
+without a terminal and without Spark.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+JOB_GROUP = "haconform-check"
+
+
+class StatusBar:
+    """Poll a status tracker for the jobs of `group` and render them on a tqdm bar (tasks done/known)."""
+
+    def __init__(
+        self,
+        tracker: Any,
+        *,
+        group: str = JOB_GROUP,
+        events: int = 0,
+        bar: bool = True,
+        final_line: bool = True,
+        file: TextIO | None = None,
+        interval: float = 0.5,
+    ) -> None:
+        self.tracker, self.group, self.events, self.interval = tracker, group, events, interval
+        self.bar_enabled, self.final_line = bar, final_line
+        self.file = file if file is not None else sys.stderr
+        self.bar: Any = None
+        self.t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tasks(self) -> tuple[int, int]:
+        """(tasks done, tasks known) over the group's jobs; a finished job's stages count as done (stages it
+        skipped because their shuffle output already existed never run)."""
+        done = total = 0
+        for job_id in self.tracker.getJobIdsForGroup(self.group):
+            job = self.tracker.getJobInfo(job_id)
+            if job is None:
+                continue
+            finished = str(job.status) in ("SUCCEEDED", "JobExecutionStatus.SUCCEEDED")
+            for stage_id in job.stageIds:
+                stage = self.tracker.getStageInfo(stage_id)
+                if stage is None:
+                    continue
+                if finished:
+                    done += stage.numCompletedTasks
+                    total += stage.numCompletedTasks
+                else:
+                    done += stage.numCompletedTasks
+                    total += stage.numTasks
+        return done, total
+
+    def render(self) -> None:
+        """One poll, drawn on the bar."""
+        if self.bar is None:
+            return
+        done, total = self.tasks()
+        self.bar.total = max(total, 1)
+        self.bar.n = min(done, self.bar.total)
+        elapsed = max(time.monotonic() - self.t0, 1e-9)
+        if self.events and total:
+            self.bar.set_postfix_str(f"~{self.events * done / total / elapsed:,.0f} events/s", refresh=False)
+        self.bar.refresh()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.render()
+
+    def __enter__(self) -> StatusBar:
+        self.t0 = time.monotonic()
+        if self.bar_enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=1, unit="task", desc="checking (Spark)", file=self.file, leave=False)
+            self._thread = threading.Thread(target=self._loop, name="haconform-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self, events: int | None = None) -> None:
+        """Stop polling; print the final line with the rate over `events` (the events checked)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self.bar is not None:
+            self.render()
+            self.bar.close()
+            self.bar = None
+        if self.final_line and events is not None:
+            seconds = time.monotonic() - self.t0
+            rate = events / max(seconds, 1e-9)
+            print(f"checked {events} events in {seconds:.1f} s: {rate:,.0f} events/s", file=self.file)
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

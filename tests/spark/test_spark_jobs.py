@@ -1,0 +1,76 @@
+"""The Spark check's shape, not its speed: a check runs a bounded number of Spark jobs and stages (the core
+rules are one aggregation plus the trace pass, not one shuffle and one job per rule), counted from Spark's
+status tracker for the check's job group. Its twin puts one shuffle per rule back and must break the bound."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F
+
+import spark_trace_check.job as job
+from model.kernel.workload import MUTANTS, simulate
+from spark_trace_check.progress import JOB_GROUP
+from spark_trace_check.rules import event_id_unique
+from traces.io import write_events
+from traces.schema import arrow_schema
+
+pytestmark = pytest.mark.spark
+
+# the worst case of a small input: a Parquet file (schema job), a bad row (the Python judgement and the
+# quarantine job) and a violation (the events attached to it)
+MAX_JOBS, MAX_STAGES = 10, 20
+
+
+def _corpus(tmp_path):
+    write_events(tmp_path / "m.jsonl", MUTANTS["recv-without-send"](2))
+    (tmp_path / "m.jsonl").open("a").write('{"not": "an event"}\n')
+    rows = [e.to_row() for e in simulate(1)][:50]
+    for row in rows:
+        row["attrs"] = __import__("json").dumps(row["attrs"], sort_keys=True, separators=(",", ":"))
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema()), tmp_path / "c.parquet")
+    return [str(tmp_path)]
+
+
+def _shape(spark, paths) -> tuple[int, int, object]:
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup(JOB_GROUP))
+    outcome = job.check(spark, paths)
+    new = [tracker.getJobInfo(j) for j in set(tracker.getJobIdsForGroup(JOB_GROUP)) - before]
+    return len(new), sum(len(j.stageIds) for j in new if j is not None), outcome
+
+
+def test_a_check_runs_few_spark_jobs(spark, tmp_path):
+    jobs, stages, outcome = _shape(spark, _corpus(tmp_path))
+    assert outcome.rows_quarantined == 1 and outcome.violations_total > 0  # every optional job ran
+    assert 0 < jobs <= MAX_JOBS and stages <= MAX_STAGES, (jobs, stages)
+
+
+def test_one_shuffle_per_rule_breaks_the_bound(spark, tmp_path, monkeypatch):
+    def per_rule(ev):  # the old shape: each rule its own shuffle over the events
+        out = event_id_unique(ev)
+        for key in ("trace_id", "node", "entity", "kind", "mechanism", "seq"):
+            again = event_id_unique(ev.withColumn("event_id", F.col(key).cast("string")))
+            out = out.unionByName(again.where(F.col("explanation").contains("\x00")))
+        return out
+
+    monkeypatch.setattr(job, "core_violations", per_rule)
+    jobs, stages, _ = _shape(spark, _corpus(tmp_path))
+    assert jobs > MAX_JOBS or stages > MAX_STAGES, (jobs, stages)
+
+
+def test_progress_flag_draws_the_bar_without_a_terminal_and_prints_the_rate(spark, tmp_path, capsys):
+    from conformance.cli import main
+
+    (tmp_path / "in").mkdir()
+    paths = _corpus(tmp_path / "in")
+    assert main(["check", *paths, "--out", str(tmp_path / "out"), "--progress"]) == 1
+    err = capsys.readouterr().err
+    assert "checking (Spark)" in err and "task" in err  # the bar, drawn although stderr is captured
+    assert "validated " not in err  # with a bar, no phase lines
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("checked ") and last.endswith(" events/s"), last
+    assert main(["check", *paths, "--out", str(tmp_path / "out2")]) == 1  # not a terminal: phase lines, no bar
+    err = capsys.readouterr().err
+    assert "checking (Spark)" not in err and "validated" in err and err.strip().endswith(" events/s")
