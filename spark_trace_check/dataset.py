@@ -109,7 +109,7 @@ def _write_buckets(out_dir: str, batches: Iterator[pa.RecordBatch]) -> Iterator[
 
 
 def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> dict[str, Any]:
-    from spark_trace_check.load import load
+    from spark_trace_check.job import load_judged
 
     if files < 1:
         raise TraceFileError(f"--files must be at least 1, got {files}")
@@ -120,10 +120,8 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
     try:
         ship_code(spark)
-        loaded = load(spark, paths, stage_dir)
-        validated = loaded.validated.persist()
-        loaded.validated = validated
-        rows_read = loaded.rows_read()
+        judged = load_judged(spark, paths, stage_dir, files)
+        loaded, rows_read = judged.loaded, judged.rows_read
         if rows_read == 0:
             raise TraceFileError(
                 f"no events: {len(loaded.files)} trace file(s) read, {len(loaded.skipped)} skipped, 0 rows; "
@@ -143,7 +141,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
         repeated = events.groupBy("event_id").count().where("count > 1").select("event_id")
         dup_rows = events.join(F.broadcast(repeated), "event_id").orderBy("file_rank", "line").select(*FIELD_NAMES)
         dups = pa.Table.from_pylist([r.asDict() for r in dup_rows.collect()], schema=arrow_schema())
-        validated.unpersist()
+        loaded.unpersist()
         for stale in tmp.glob(".part-*.tmp"):  # left by a task attempt that failed and was retried
             stale.unlink()
         manifest = ingestion.finish(

@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -23,7 +24,7 @@ from pyspark.sql import functions as F
 from conformance.audit import extra_monitors
 from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
-from spark_trace_check.load import load
+from spark_trace_check.load import Loaded, load
 from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
 from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.rules import core_violations
@@ -92,28 +93,9 @@ def _check(
     skew_ms: int | None,
 ) -> CheckOutcome:
     t0 = time.monotonic()
-    loaded = load(spark, paths, stage_dir)
+    judged = load_judged(spark, paths, stage_dir, partitions)
+    loaded, rows_read, by_mech, n_bad = judged.loaded, judged.rows_read, judged.by_mechanism, judged.quarantined
     _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
-    _partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
-    loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
-    # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
-    # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
-    rows_read, by_mech, n_slow = loaded.parquet_rows, {}, 0
-    for r in loaded.counts().collect():
-        if r["what"] == "read":
-            rows_read += r["count"]
-        elif r["fast"]:
-            by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
-        else:
-            n_slow += r["count"]
-    n_bad = 0
-    slow = loaded.judge_slow(n_slow)  # only the rows the JVM could not accept reach Python, once
-    if slow is not None:
-        for r in slow.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
-            if r["ok"]:
-                by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
-            else:
-                n_bad += r["count"]
     n_good = sum(by_mech.values())
     events, quarantine = loaded.events, loaded.quarantine
     _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
@@ -153,6 +135,44 @@ def _check(
         monitors=names,
         files_skipped=loaded.skipped,
     )
+
+
+@dataclass
+class Judged:
+    """Every row of the input read, screened and judged once (`load_judged`), with the three counts."""
+
+    loaded: Loaded
+    rows_read: int
+    by_mechanism: dict[str, int]
+    quarantined: int
+
+
+def load_judged(spark: SparkSession, paths: list[str], stage_dir: str, partitions: int) -> Judged:
+    """Read and validate (`load`), persist the screened rows, and count: the lines/rows the files hold, the
+    rows the fast path accepted (by mechanism), and, after the rows it refused are judged in Python, the
+    quarantined ones. Shared by `check` and `haconform ingest` (spark_trace_check.dataset)."""
+    loaded = load(spark, paths, stage_dir)
+    _partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
+    loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
+    # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
+    # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
+    rows_read, by_mech, n_slow = loaded.parquet_rows, {}, 0
+    for r in loaded.counts().collect():
+        if r["what"] == "read":
+            rows_read += r["count"]
+        elif r["fast"]:
+            by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+        else:
+            n_slow += r["count"]
+    n_bad = 0
+    slow = loaded.judge_slow(n_slow)  # only the rows the JVM could not accept reach Python, once
+    if slow is not None:
+        for r in slow.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
+            if r["ok"]:
+                by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+            else:
+                n_bad += r["count"]
+    return Judged(loaded, rows_read, by_mech, n_bad)
 
 
 ROWS_PER_PARTITION = 100_000
