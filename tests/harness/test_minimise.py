@@ -238,3 +238,37 @@ def test_a_minimised_model_failure_is_written_and_replayed(tmp_path: Path) -> No
     write_json_atomic(path, failure_json(out.failure))
     assert main(["replay", str(path), "--mutant", "stale-cnset"]) == 1
     assert main(["replay", str(path)]) == 0
+
+
+@pytest.mark.unit
+def test_driver_simplifications_are_steps_the_generator_could_draw() -> None:
+    """pf: shorter advances from the generator's minutes, fewer and smaller posts, earlier folders; sr: shorter
+    advances and outages from its durations. Nothing simpler than the simplest value is offered."""
+    from conformance.harness import pf, sr
+    from model.kernel.sim import MINUTE
+
+    adv = {"op": "advance", "calls": [{"call": "advance", "args": {"ms": 90 * MINUTE}}]}
+    assert [v["calls"][0]["args"]["ms"] for v in pf.DRIVER.simpler(adv)] == [
+        MINUTE,
+        4 * MINUTE,
+        10 * MINUTE,
+        30 * MINUTE,
+    ]
+    assert pf.DRIVER.simpler({"op": "advance", "calls": [{"call": "advance", "args": {"ms": MINUTE}}]}) == []
+    post = {"call": "post", "args": {"store": "B", "fid": {"$folder": 2}, "size_kb": 16}}
+    variants = pf.DRIVER.simpler({"op": "post", "calls": [post, post, post]})
+    assert [len(v["calls"]) for v in variants[:2]] == [1, 2]
+    assert {c["args"]["size_kb"] for v in variants for c in v["calls"]} <= {1, 16}
+    assert sorted({c["args"]["fid"]["$folder"] for v in variants for c in v["calls"]}) == [0, 1, 2]
+    outage = {
+        "op": "outage_of_last_primary",
+        "calls": [
+            {"call": "isolate", "args": {"server": "MBX01"}},
+            {"call": "advance", "args": {"ms": sr.STEPS_MS[2]}},
+            {"call": "heal", "args": {}},
+        ],
+    }
+    shorter = sr.DRIVER.simpler(outage)
+    assert [v["calls"][1]["args"]["ms"] for v in shorter] == sr.STEPS_MS[:2]
+    assert all([c["call"] for c in v["calls"]] == ["isolate", "advance", "heal"] for v in shorter)
+    assert sr.DRIVER.simpler({"op": "heal", "calls": [{"call": "heal", "args": {}}]}) == []
