@@ -77,6 +77,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         args.profile,
         args.budget,
         keep_traces=args.coverage_traces,
+        shrink_budget_s=args.shrink_budget,
+        shrink_replays=args.shrink_replays,
     )
     if out.error:
         print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
@@ -99,6 +101,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "unjudged_notes": out.unjudged_notes,
         "coverage": cov,
     }
+    if out.minimised is not None:
+        summary["minimised"] = out.minimised.to_json()
     if out.failure:
         replay = Path(args.replay_out or f"haconform-replay-{args.mechanism}.json")
         write_json_atomic(replay, failure_json(out.failure, args.sut))
@@ -123,6 +127,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(text)
+        if out.minimised is not None:
+            print(out.minimised.text())
         print(coverage_text(cov))
     if out.failure:
         return 1
@@ -254,6 +260,13 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=float, help="seconds of search before stopping (default: the profile's)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one reply (then: a crash)")
     p.add_argument("--replay-out", help="where to write the replay file (default haconform-replay-MECH.json)")
+    p.add_argument(
+        "--shrink-budget",
+        type=float,
+        help="seconds for minimising a failure by replay after the search (default: what is left of 1.5 budgets, "
+        "10 to 30 s)",
+    )
+    p.add_argument("--shrink-replays", type=int, default=400, help="most replays the minimiser makes (default 400)")
     p.add_argument("--coverage-traces", type=int, default=12, help="finished traces sampled for coverage")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_guard(_cmd_conform))

@@ -28,6 +28,8 @@ STORES = ["A", "B", "C"]
 SERVERS = [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")]
 LINKS = [("rg0", "rg1", 7)]
 LATENCY_MAX_MS = 2 * MINUTE
+ADVANCE_MINUTES = [1, 4, 10, 30, 90, 6 * 60, 36 * 60]
+POST_SIZES = [1, 16, 400]
 _store = st.sampled_from(STORES)
 _folder = st.integers(0, 15)
 
@@ -67,7 +69,7 @@ class PfDriver:
     )
     ops: Mapping[str, Op] = {
         "create_folder": Op(_d(via=_store)),
-        "post": Op(_d(folder=_folder, store=_store, n=st.integers(1, 4), size=st.sampled_from([1, 16, 400]))),
+        "post": Op(_d(folder=_folder, store=_store, n=st.integers(1, 4), size=st.sampled_from(POST_SIZES))),
         "modify_folder": Op(_d(folder=_folder, via=_store)),
         "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
         "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
@@ -86,7 +88,7 @@ class PfDriver:
             _faults,
             doc="a post whose replication mail is lost: only backfill can repair it",
         ),
-        "advance": Op(_d(minutes=st.sampled_from([1, 4, 10, 30, 90, 6 * 60, 36 * 60]))),
+        "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
             _d(new_state=st.booleans()),
             _process,
@@ -168,6 +170,25 @@ class PfDriver:
             return [_c("kill_and_restart", new_state=raw["new_state"]), *again]
         raise KeyError(op)
 
+    def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
+        """Simpler versions of a recorded step that the generator could also have drawn, simplest first (for
+        `minimise`): a shorter `advance`, fewer or smaller posts, an earlier folder."""
+        op, calls = step["op"], step["calls"]
+        out: list[dict[str, Any]] = []
+        if op == "advance" and len(calls) == 1:
+            ms = calls[0]["args"]["ms"]
+            out += [{"op": op, "calls": [_c("advance", ms=m * MINUTE)]} for m in ADVANCE_MINUTES if m * MINUTE < ms]
+        if op == "post" and calls:
+            args = calls[0]["args"]
+            out += [{"op": op, "calls": calls[:n]} for n in range(1, len(calls))]
+            smaller = [z for z in POST_SIZES if z < args["size_kb"]]
+            out += [{"op": op, "calls": [_c("post", **{**args, "size_kb": z}) for _ in calls]} for z in smaller]
+        refs = {c["args"]["fid"]["$folder"] for c in calls if isinstance(c["args"].get("fid"), dict)}
+        if len(refs) == 1 and op != "post_while_mail_is_lost":
+            (k,) = refs
+            out += [{"op": op, "calls": [_refer(c, j) for c in calls]} for j in range(k)]
+        return out
+
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
         out = dict(args)
         for k, v in args.items():
@@ -208,6 +229,12 @@ def _norm(cnset: Any) -> str:
         return ",".join(sorted(map(str, cnset)))
     encode = getattr(cnset, "encode", None)
     return ",".join(sorted(map(str, encode()))) if callable(encode) else str(cnset)
+
+
+def _refer(call: Call, k: int) -> Call:
+    """The call with its folder reference changed to the k-th folder."""
+    args = call["args"]
+    return {**call, "args": {**args, "fid": {"$folder": k}}} if isinstance(args.get("fid"), dict) else call
 
 
 def _c(call: str, **args: Any) -> Call:

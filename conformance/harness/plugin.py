@@ -49,7 +49,8 @@ def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, ti
         return ""
     path = replay_dir / f"haconform-replay-{mechanism}.json"
     write_json_atomic(path, failure_json(out.failure, sut))
-    return describe_failure(out.failure, f"{path} --sut {sut!r}" if sut else path)
+    text = describe_failure(out.failure, f"{path} --sut {sut!r}" if sut else path)
+    return text + (f"\n{out.minimised.text()}" if out.minimised is not None else "")
 
 
 class ConformanceFailure(Exception):

@@ -20,6 +20,7 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.harness.core import Driver, Failure, FailureLog, OutOfBudget, SystemFactory, machine_for
+from conformance.harness.minimise import Minimised, minimise
 
 MECHANISMS = ("sr", "am", "pf")
 
@@ -73,6 +74,12 @@ class Outcome:
     error: str = ""
     unjudged_runs: int = 0  # runs whose records the monitor could not judge (verdict unknown)
     unjudged_notes: list[str] = field(default_factory=list)
+    minimised: Minimised | None = None  # the replay minimiser's work on the failure (None: not run)
+
+
+def shrink_budget(budget_s: float, elapsed_s: float) -> float:
+    """The minimiser's default share: what is left of one and a half budgets, at least 10 s and at most 30 s."""
+    return min(30.0, max(10.0, budget_s * 1.5 - elapsed_s))
 
 
 def search(
@@ -83,8 +90,14 @@ def search(
     keep_traces: int = 0,
     watch: frozenset[str] | None = None,
     drv: Driver | None = None,
+    shrink: bool = True,
+    shrink_budget_s: float | None = None,
+    shrink_replays: int = 400,
 ) -> Outcome:
-    """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`."""
+    """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`.
+
+    After Hypothesis, a failure's step list is minimised by replay (`minimise.minimise`, unless `shrink` is
+    false) within `shrink_budget_s` seconds (default `shrink_budget`) and `shrink_replays` replays."""
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
     drv = drv or driver(mechanism)
@@ -102,9 +115,15 @@ def search(
     except Exception as exc:  # an exception the system raised, not a verdict: the caller reports it
         if log.best is None:
             error = f"{type(exc).__name__}: {exc}"
+    best, shrunk = log.best, None
+    if best is not None and shrink:
+        spent = time.monotonic() - t0
+        cap = shrink_budget(budget, spent) if shrink_budget_s is None else shrink_budget_s
+        shrunk = minimise(drv, factory or drv.model_factory(), best, cap, shrink_replays, watch)
+        best = shrunk.failure
     return Outcome(
         mechanism,
-        log.best,
+        best,
         log.runs,
         log.steps_run,
         time.monotonic() - t0,
@@ -114,6 +133,7 @@ def search(
         error,
         log.unjudged_runs,
         list(log.unjudged_notes),
+        shrunk,
     )
 
 

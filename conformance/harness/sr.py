@@ -163,6 +163,22 @@ class SrDriver:
         names = s.state["servers"]
         return names[i % len(names)]
 
+    def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
+        """Simpler versions of a recorded step the generator could also have drawn (for `minimise`): a shorter
+        `advance` or outage, from the generator's durations."""
+        calls = step["calls"]
+        if step["op"] not in ("advance", "outage_of_last_primary"):
+            return []
+        at = [i for i, c in enumerate(calls) if c["call"] == "advance"]
+        if len(at) != 1:
+            return []
+        i = at[0]
+        return [
+            {"op": step["op"], "calls": [*calls[:i], _c("advance", ms=ms), *calls[i + 1 :]]}
+            for ms in STEPS_MS
+            if ms < calls[i]["args"]["ms"]
+        ]
+
     def expand(self, s: Session, op: str, raw: dict[str, Any]) -> list[Call]:
         last = s.state.get("last_primary", "")
         if op in ("submit", "exchange_2010_traffic"):
