@@ -263,7 +263,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--shrink-budget",
         type=float,
-        help="seconds for minimising a failure by replay after the search (default: what is left of 1.5 budgets, "
+        help="seconds for minimising a failure by replay after the search (default: what is left of 1.25 budgets, "
         "10 to 30 s)",
     )
     p.add_argument("--shrink-replays", type=int, default=400, help="most replays the minimiser makes (default 400)")
