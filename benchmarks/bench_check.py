@@ -9,7 +9,9 @@
 
 Corpora come from `benchmarks/corpus.py` (a simulated pool, then renamed copies) in a temp directory, or
 `--corpus DIR` reuses one. Prints events/s for each engine and, per size, the line
-`ratio spark/python throughput: R`. Spark's figure includes its start-up unless --warm is given. Peak
+`ratio spark/python throughput: R`, then the
+rate of a bare `repartition + sortWithinPartitions` of the same corpus in the same session and
+`ratio spark/bare throughput: R`. Spark's figure includes its start-up unless --warm is given. Peak
 memory (ru_maxrss) of this process is printed after the Python engine (the Spark JVM is a child process).
 With `--ingested` the corpus is also ingested (`haconform ingest`, Python engine, `--files` = 2x
 `--partitions`) and the dataset checked by each engine, with the lines `ratio ingested/raw python: R` and
@@ -62,6 +64,22 @@ def run_ingested(corpus: Path, args: argparse.Namespace, spark, py_s: float, sp_
         print(f"ratio ingested/raw spark: {sp_s / ds_s:.2f}", flush=True)
 
 
+def bare_shuffle(spark, corpus: Path, partitions: int) -> float:
+    """The floor of any check: read the corpus, `repartition` by trace and `sortWithinPartitions`, touching
+    every row once (Spark's `noop` sink: an aggregation would let the optimiser drop the sort). Same session,
+    same corpus, right after the check."""
+    paths = [str(p) for p in sorted(corpus.rglob("*")) if p.suffix in (".parquet", ".jsonl")]
+    t = time.perf_counter()
+    df = (
+        spark.read.parquet(*[p for p in paths if p.endswith(".parquet")])
+        if paths[0].endswith(".parquet")
+        else (spark.read.json([p for p in paths if p.endswith(".jsonl")]))
+    )
+    sorted_rows = df.repartition(partitions, "trace_id").sortWithinPartitions("trace_id", "seq")
+    sorted_rows.write.format("noop").mode("overwrite").save()  # every row, sorted, then dropped
+    return time.perf_counter() - t
+
+
 def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     print(f"corpus: {_files(corpus)} files ({corpus})", flush=True)
     t = time.perf_counter()
@@ -88,6 +106,9 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
         f"{' (warm)' if args.warm else ''}"
     )
     print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
+    bare_s = bare_shuffle(spark, corpus, args.partitions)
+    print(f"bare repartition+sort: {bare_s:7.2f} s  {n / bare_s:12,.0f} events/s")
+    print(f"ratio spark/bare throughput: {bare_s / sp_s:.2f}", flush=True)
     if args.ingested:
         run_ingested(corpus, args, spark, py_s, sp_s)
 
