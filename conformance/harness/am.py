@@ -161,9 +161,9 @@ class AmDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.am.mutants import MUTANTS
+        from model.am.mutants import ALSO, MUTANTS
 
-        return {name: (entry[1],) for name, entry in MUTANTS.items()}
+        return {name: (entry[1], *ALSO.get(name, ())) for name, entry in MUTANTS.items()}
 
     def monitor(self) -> Any:
         from model.registry import get

@@ -34,6 +34,12 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "minority-keeps-mounted": ("minority_keeps_mounted", "one-active-copy", "AM-009"),
 }
 require(*(req for _, _, req in MUTANTS.values()))
+# Rules that also, and legitimately, catch a mutant: an ordered list that ignores the lossless criterion is
+# recorded in BCSS_START, whose restated list must be one of the orders the seed allows (`bcss-record`, the
+# same requirement AM-039), often before a mount shows the wrong choice (`selection-order`).
+ALSO: dict[str, tuple[str, ...]] = {
+    "lossless-ignored-in-sort": ("bcss-record",),
+}
 
 
 def _db(layout: Layout) -> str:

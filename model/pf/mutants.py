@@ -219,6 +219,9 @@ EXPECTED: dict[str, str] = {
 ALSO: dict[str, tuple[str, ...]] = {
     "never-backfill": ("backfill-entry-derived",),
     "request-held-changes": ("backfill-entry-derived",),
+    # a status message carrying its own CNSet joined with the requester's is, first, a message that does not
+    # carry the sender's current CNSet (PF-013): the loss it leads to (BF-033) comes later, if at all
+    "status-claims-requester-set": ("cnset-carried",),
 }
 RULE_MUTANTS = {name: rules for name, (_, rules) in _RULE_MUTANTS.items()}
 STORE_MUTANTS = {name: cls for name, (_, cls) in _STORE_MUTANTS.items()}
