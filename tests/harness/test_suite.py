@@ -183,3 +183,15 @@ def _setup() -> dict:
     from tests.harness.test_adapter import SETUP
 
     return dict(SETUP)
+
+
+REPLAYS = Path(__file__).parent / "replays"
+
+
+def test_safetynet_expiries_of_several_servers_leave_in_time_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by `conform sr` once runs drew short hold times: two servers' Safety Net entries 1 s apart, the
+    reference system expired them server by server, so the earlier one left 1 s late (SR-065). Replayed
+    against the reference system (which failed this replay before the fix) and the model."""
+    replay = str(REPLAYS / "sr-safetynet-expiry-order.json")
+    assert main(["replay", replay, "--sut", SUT["sr"]]) == 0, capsys.readouterr().out
+    assert main(["replay", replay]) == 0, capsys.readouterr().out
