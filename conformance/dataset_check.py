@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 
 from conformance.check import core_violations
 from conformance.progress import Progress
-from conformance.pycheck import DEFAULT_CAP, _attach, _monitor_runs, _violations_of
-from conformance.report import CheckOutcome, InternalError, count_rules, violation_key
+from conformance.pycheck import DEFAULT_CAP, attach_events, finish_outcome, monitor_runs, violations_of
+from conformance.report import CheckOutcome, InternalError
 from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, trace_groups
 from traces.io import TraceFileError
 from traces.schema import Event
@@ -47,11 +47,11 @@ def dataset_of(paths: list[str]) -> str | None:
 def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes: array | None = None) -> dict:
     """One data file, read with pyarrow group by group (whole traces) and judged: core rules of each trace
     and every monitor (the unit of work of a Spark task). `hashes` collects a hash of every event ID."""
-    runs = _monitor_runs(skew_ms) if runs is None else runs
+    runs = monitor_runs(skew_ms) if runs is None else runs
     out: dict[str, Any] = {"violations": [], "unknown": [], "rows": 0, "by_mechanism": Counter()}
     for events in trace_groups(path):
-        found = _violations_of(events, runs, out["unknown"])
-        _attach(found, events)
+        found = violations_of(events, runs, out["unknown"])
+        attach_events(found, events)
         out["violations"].extend(found)
         out["rows"] += len(events)
         out["by_mechanism"].update(e.mechanism for e in events)
@@ -75,7 +75,7 @@ def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], d
     for e in dups:
         same.setdefault(e.event_id, []).append(e)
     out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
-    _attach(out, dups)
+    attach_events(out, dups)
     return out, same
 
 
@@ -100,31 +100,22 @@ def assemble(
         rows_checked += r["rows"]
     if rows_checked != ds.input["rows_checked"]:
         raise InternalError(f"{ds.root}: {rows_checked} rows checked, ingest recorded {ds.input['rows_checked']}")
-    dup_violations, same = duplicate_violations(ds, seen)
-    for v in violations:  # an ID used in other traces too: its events from the whole corpus, in recording order
-        if any(i in same for i in v["event_ids"]):
-            v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
-    violations.extend(dup_violations)
-    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
-    violations.sort(key=violation_key)
     quarantine = ds.quarantine()
     if len(quarantine) != ds.manifest["quarantine"]["rows"]:
         raise DatasetError(f"{ds.root}: the quarantine record holds {len(quarantine)} rows, manifest says otherwise")
-    return CheckOutcome(
+    return finish_outcome(
         engine=engine,
         files=list(ds.input["files"]),
         rows_read=ds.input["rows_read"],
         rows_checked=rows_checked,
-        rows_quarantined=len(quarantine),
-        quarantine=quarantine[:cap],
-        violations_total=len(violations),
-        violations=violations[:cap],
-        violations_by_rule=count_rules(violations),
-        unknown=unknown[:cap],
-        unknown_total=len(unknown),
-        events_by_mechanism=dict(by_mech),
+        quarantine=quarantine,
+        violations=violations,
+        unknown=unknown,
+        by_mechanism=dict(by_mech),
         monitors=monitors,
         files_skipped=list(ds.input["files_skipped"]),
+        duplicates=duplicate_violations(ds, seen),
+        cap=cap,
     )
 
 
@@ -133,7 +124,7 @@ def check_dataset(
 ) -> CheckOutcome:
     """The single-process engine over a dataset: one file in memory at a time."""
     ds = open_dataset(path)
-    runs = _monitor_runs(skew_ms)
+    runs = monitor_runs(skew_ms)
     if progress is not None:
         progress.start(ds.input["rows_checked"])
     hashes = array("Q")

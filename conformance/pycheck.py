@@ -32,7 +32,7 @@ from traces.schema import Event
 DEFAULT_CAP = 100_000
 
 
-def _monitor_runs(skew_ms: int | None) -> list:
+def monitor_runs(skew_ms: int | None) -> list:
     from model.registry import mechanisms
 
     runs = [(n, s.monitor()) for n, s in mechanisms().items() if s.monitor is not None]
@@ -42,7 +42,7 @@ def _monitor_runs(skew_ms: int | None) -> list:
     return runs
 
 
-def _violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
+def violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
     """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group."""
     by_trace: dict[str, list[Event]] = {}
     for e in events:
@@ -58,7 +58,7 @@ def _violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list
     return found
 
 
-def _attach(violations: list[dict], events: list[Event]) -> None:
+def attach_events(violations: list[dict], events: list[Event]) -> None:
     wanted = {i for v in violations for i in v["event_ids"]}
     rows: dict[str, list[dict]] = {}
     for e in events:
@@ -101,7 +101,7 @@ def check_paths(
     quarantine: list[dict] = []
     rows_read = rows_checked = 0
     by_mech: Counter[str] = Counter()
-    runs = _monitor_runs(skew_ms)
+    runs = monitor_runs(skew_ms)
     violations: list[dict] = []
     unknown: list[dict] = []
     hashes = array("Q")
@@ -126,38 +126,72 @@ def check_paths(
             rows_checked += 1
             by_mech[e.mechanism] += 1
             hashes.append(_id_hash(e.event_id))
-        found_here = _violations_of(events, runs, unknown)
-        _attach(found_here, events)
+        found_here = violations_of(events, runs, unknown)
+        attach_events(found_here, events)
         violations.extend(found_here)
         if progress is not None:
             progress.advance(len(events))
         del events
     repeated = _repeated(hashes)
     del hashes
-    if repeated:
-        dup_violations, same = _duplicate_ids(found.files, repeated)
-        for v in violations:  # an ID used in other groups too: its events from every group, as one list
-            if any(i in same for i in v["event_ids"]):
-                v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
-        violations.extend(dup_violations)
-    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
-    violations.sort(key=violation_key)
+    duplicates = _duplicate_ids(found.files, repeated) if repeated else ([], {})
     order = {tf.name: i for i, tf in enumerate(found.files)}
-    return CheckOutcome(
+    return finish_outcome(
         engine="python",
         files=[tf.name for tf in found.files],
         rows_read=rows_read,
         rows_checked=rows_checked,
+        quarantine=sorted(quarantine, key=lambda q: (order[q["file"]], q["line"])),
+        violations=violations,
+        unknown=unknown,
+        by_mechanism=dict(by_mech),
+        monitors=[name for name, _ in runs],
+        files_skipped=found.skipped,
+        duplicates=duplicates,
+        cap=cap,
+    )
+
+
+def finish_outcome(
+    *,
+    engine: str,
+    files: list[str],
+    rows_read: int,
+    rows_checked: int,
+    quarantine: list[dict],
+    violations: list[dict],
+    unknown: list[dict],
+    by_mechanism: dict[str, int],
+    monitors: list[str],
+    files_skipped: list[dict[str, str]],
+    duplicates: tuple[list[dict], dict[str, list[Event]]],
+    cap: int,
+) -> CheckOutcome:
+    """The report of a check (a corpus or an ingested dataset): TR-002 violations added, and a violation whose
+    event ID is used elsewhere too gets that ID's events from the whole corpus in recording order; violations
+    and notes in report order; lists cut at `cap` (totals are counted before the cut)."""
+    dup_violations, same = duplicates
+    for v in violations:
+        if any(i in same for i in v["event_ids"]):
+            v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
+    violations.extend(dup_violations)
+    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
+    violations.sort(key=violation_key)
+    return CheckOutcome(
+        engine=engine,
+        files=files,
+        rows_read=rows_read,
+        rows_checked=rows_checked,
         rows_quarantined=len(quarantine),
-        quarantine=sorted(quarantine, key=lambda q: (order[q["file"]], q["line"]))[:cap],
+        quarantine=quarantine[:cap],
         violations_total=len(violations),
         violations=violations[:cap],
         violations_by_rule=count_rules(violations),
         unknown=unknown[:cap],
         unknown_total=len(unknown),
-        events_by_mechanism=dict(by_mech),
-        monitors=[name for name, _ in runs],
-        files_skipped=found.skipped,
+        events_by_mechanism=by_mechanism,
+        monitors=monitors,
+        files_skipped=files_skipped,
     )
 
 
@@ -172,7 +206,7 @@ def _duplicate_ids(files: list, repeated: set[int]) -> tuple[list[dict], dict[st
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
     out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
-    _attach(out, dups)
+    attach_events(out, dups)
     return out, same
 
 

@@ -33,7 +33,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from conformance.dataset_check import assemble, judge_file
-from conformance.pycheck import DEFAULT_CAP, _monitor_runs
+from conformance.pycheck import DEFAULT_CAP, monitor_runs
 from conformance.report import CheckOutcome
 from spark_trace_check.cluster import ship_code
 from traces import dataset as fmt
@@ -57,7 +57,7 @@ def check_dataset(
         results = spark.sparkContext.parallelize(paths, len(paths)).map(task).collect()
         repeated = spark.read.parquet(*paths).groupBy("event_id").count().where("count > 1").collect()
         seen = Counter({r["event_id"]: r["count"] for r in repeated})
-    return assemble(ds, "spark", results, seen, [name for name, _ in _monitor_runs(skew_ms)], cap)
+    return assemble(ds, "spark", results, seen, [name for name, _ in monitor_runs(skew_ms)], cap)
 
 
 def _session(args: argparse.Namespace) -> tuple[SparkSession, bool]:
