@@ -1,8 +1,13 @@
 """Public folders through the harness: the generator's inputs and faults on `PublicFolderSystem`.
 
 Seeds 001, 003. Three stores named A, B and C (A and B in one routing group, C in another). The steps
-create folders, post, modify folders, add, remove and move replicas, send clients, crash and restart
-stores, back them up and restore them, and lose mail (faults only when the setup's `faults` is true).
+create folders (replicating ones, and local ones that never replicate: Restrictions and Views, PF-004),
+delete folders (several in one instant: one hierarchy broadcast packs the deletes, PF-011), post, modify
+folders, add, remove and move replicas (also several replicas of a folder at once, each removed on its own
+store: BF-I14), send clients, crash and restart stores, back them up and restore them, and lose mail
+(faults only when the setup's `faults` is true). The setup draws the deleted-folder limit per hierarchy
+message (`DELETED_FOLDER_LIMITS`: the seed's 500 is never reached by a run, so also 1 and 2); it is passed
+to the system and recorded in PF_CONFIG, which the monitor judges packing by.
 At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound
 pass, judges the trace with the public folder monitor and checks through the protocol that every
 folder's active replicas hold the same CNSet (PF-035). Folders are referred to in recorded steps as
@@ -30,6 +35,8 @@ LINKS = [("rg0", "rg1", 7)]
 LATENCY_MAX_MS = 2 * MINUTE
 ADVANCE_MINUTES = [1, 4, 10, 30, 90, 6 * 60, 36 * 60]
 POST_SIZES = [1, 16, 400]
+DELETED_FOLDER_LIMITS = [500, 2, 1]  # ReplicationDeletedFolderCountLimit (PF-011): the seed's default first
+REMOVAL_SETS = [["A", "B"], ["A", "C"], ["B", "C"], ["A", "B", "C"]]
 _store = st.sampled_from(STORES)
 _folder = st.integers(0, 15)
 
@@ -54,25 +61,51 @@ def convergence_wait_ms() -> int:
     return convergence_bound_ms(Params(), LATENCY_MAX_MS) + HOUR
 
 
+def params_of(setup: Mapping[str, Any]) -> Any:
+    """The model's `Params` for a setup: the catalogue's, with the setup's deleted-folder limit (PF-011) when it
+    names one (a replay file written before the setup drew it keeps the seed's 500)."""
+    from dataclasses import replace
+
+    from model.pf.state import default_params
+
+    limit = setup.get("deleted_folder_limit")
+    return default_params() if limit is None else replace(default_params(), deleted_folder_limit=int(limit))
+
+
 class PfDriver:
     name = "pf"
     setup = st.builds(
-        lambda seed, faults: {
+        lambda seed, faults, limit: {
             "seed": seed,
             "faults": faults,
             "stores": [list(s) for s in SERVERS],
             "links": [list(link) for link in LINKS],
             "latency_max_ms": LATENCY_MAX_MS,
+            "deleted_folder_limit": limit,
         },
         st.integers(0, 2**20),
         st.booleans(),
+        st.sampled_from(DELETED_FOLDER_LIMITS),
     )
     ops: Mapping[str, Op] = {
         "create_folder": Op(_d(via=_store)),
+        "create_local_folder": Op(
+            _d(via=_store),
+            doc="a Restrictions or Views folder (seed 001, PF-004): a local folder that never replicates",
+        ),
+        "delete_folders": Op(
+            _d(via=_store, folders=st.lists(_folder, min_size=1, max_size=3, unique=True)),
+            doc="folders deleted on one store in one instant (PF-025): one hierarchy broadcast packs the deletes",
+        ),
         "post": Op(_d(folder=_folder, store=_store, n=st.integers(1, 4), size=st.sampled_from(POST_SIZES))),
         "modify_folder": Op(_d(folder=_folder, via=_store)),
         "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
         "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
+        "remove_replicas_at_once": Op(
+            _d(folder=_folder, servers=st.sampled_from(REMOVAL_SETS)),
+            doc="several replicas of a folder removed in one instant, each on its own store before the others "
+            "hear of it (BF-I14)",
+        ),
         "move_replica": Op(
             _d(folder=_folder, src=_store, dst=_store, via=_store),
             doc='moving a replica (seed 001, "Deleting a Replica"): add the new one, remove the old',
@@ -112,7 +145,8 @@ class PfDriver:
 
             servers = [tuple(s) for s in setup["stores"]]
             links = [tuple(link) for link in setup["links"]]
-            return build_fixed(setup["seed"], servers, links, latency_ms=(1_000, setup["latency_max_ms"]), **kw)
+            latency = (1_000, setup["latency_max_ms"])
+            return build_fixed(setup["seed"], servers, links, latency_ms=latency, params=params_of(setup), **kw)
 
         return build
 
@@ -133,10 +167,18 @@ class PfDriver:
     def expand(self, s: Session, op: str, raw: dict[str, Any]) -> list[Call]:
         fids = s.state.get("fids", [])
         ref = {"$folder": raw["folder"] % len(fids)} if "folder" in raw and fids else None
-        if "folder" in raw and ref is None:
+        if ("folder" in raw or "folders" in raw) and not fids:
             return []  # no folder exists yet: nothing to do
         if op == "create_folder":
             return [_c("create_folder", via=raw["via"], name=f"f{s.state.get('created', 0)}")]
+        if op == "create_local_folder":
+            name = f"Views{s.state.get('created', 0)}"
+            return [_c("create_folder", via=raw["via"], name=name, tree="NON_IPM", replicating=False)]
+        if op == "delete_folders":
+            ks = sorted({k % len(fids) for k in raw["folders"]})
+            return [_c("delete_folder", via=raw["via"], fid={"$folder": k}) for k in ks]
+        if op == "remove_replicas_at_once":
+            return [_c("remove_replica", fid=ref, server=x, via=x) for x in raw["servers"]]
         if op == "post":
             return [_c("post", store=raw["store"], fid=ref, size_kb=raw["size"]) for _ in range(raw["n"])]
         if op == "modify_folder":
@@ -172,7 +214,8 @@ class PfDriver:
 
     def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
         """Simpler versions of a recorded step that the generator could also have drawn, simplest first (for
-        `minimise`): a shorter `advance`, fewer or smaller posts, an earlier folder."""
+        `minimise`): a shorter `advance`, fewer or smaller posts, fewer folders deleted or replicas removed at
+        once (at least two of those), an earlier folder."""
         op, calls = step["op"], step["calls"]
         out: list[dict[str, Any]] = []
         if op == "advance" and len(calls) == 1:
@@ -183,6 +226,8 @@ class PfDriver:
             out += [{"op": op, "calls": calls[:n]} for n in range(1, len(calls))]
             smaller = [z for z in POST_SIZES if z < args["size_kb"]]
             out += [{"op": op, "calls": [_c("post", **{**args, "size_kb": z}) for _ in calls]} for z in smaller]
+        if op in ("delete_folders", "remove_replicas_at_once") and len(calls) > (1 if op == "delete_folders" else 2):
+            out += [{"op": op, "calls": calls[:i] + calls[i + 1 :]} for i in range(len(calls))]
         refs = {c["args"]["fid"]["$folder"] for c in calls if isinstance(c["args"].get("fid"), dict)}
         if len(refs) == 1 and op != "post_while_mail_is_lost":
             (k,) = refs

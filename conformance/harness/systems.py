@@ -267,6 +267,9 @@ class PfProcess(ProcessSystem):
     def post(self, store: str, fid: str, size_kb: int) -> bool:
         return bool(self.request("post", False, store=store, fid=fid, size_kb=size_kb)[1])
 
+    def delete_folder(self, via: str, fid: str) -> bool:
+        return bool(self.request("delete_folder", False, via=via, fid=fid)[1])
+
     def add_replica(self, fid: str, server: str, via: str) -> bool:
         return bool(self.request("add_replica", False, fid=fid, server=server, via=via)[1])
 
@@ -331,12 +334,15 @@ class PfProcess(ProcessSystem):
 
 
 def pf_config(setup: Mapping[str, Any]) -> dict[str, Any]:
-    """The PF_CONFIG attributes of the setup's stores and links, as the model's `Cluster` records them."""
+    """The PF_CONFIG attributes of the setup's stores, links and parameters (the deleted-folder limit, PF-011), as
+    the model's `Cluster` records them."""
+    from conformance.harness.pf import params_of
     from model.pf.sim import build_fixed
 
     servers = [tuple(x) for x in setup["stores"]]
     links = [tuple(x) for x in setup["links"]]
-    cluster = build_fixed(setup.get("seed", 0), servers, links, latency_ms=(1_000, setup["latency_max_ms"]))
+    latency = (1_000, setup["latency_max_ms"])
+    cluster = build_fixed(setup.get("seed", 0), servers, links, latency_ms=latency, params=params_of(setup))
     return dict(next(e for e in cluster.events if e.kind == "PF_CONFIG").attrs)
 
 

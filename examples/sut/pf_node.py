@@ -51,6 +51,7 @@ from pf_store import (
     HIERARCHY,
     INITIAL,
     LATER_RETRY,
+    MAX_DELETES,
     STATUS_OFFSET,
     STATUS_PERIOD,
     Store,
@@ -76,6 +77,7 @@ class Group:
         self.out: list[dict[str, Any]] = []
         self.stores = {name: Store(self, name, d) for name, d in state.get("stores", {}).items()}
         self.versions: dict[str, int] = state.get("versions", {})
+        self.max_deletes = int(state.get("deleted_folder_limit", MAX_DELETES))
 
     # --- set-up -------------------------------------------------------------------------------------------
     @staticmethod
@@ -86,6 +88,7 @@ class Group:
         return {
             "seed": setup["seed"],
             "latency": [1000, max(1000, int(setup["latency_max_ms"]))],
+            "deleted_folder_limit": int(setup.get("deleted_folder_limit", MAX_DELETES)),
             "loss": 0.0,
             "groups": groups,
             "links": [list(x) for x in setup["links"]],
@@ -230,6 +233,16 @@ class Group:
         if store is None or not store.d["views"].get(fid):
             return False
         store.change(HIERARCHY, "modify", target=fid, detail=what)
+        return True
+
+    def op_delete_folder(self, via: str, fid: str) -> bool:
+        """Deleting a folder is a hierarchy change (seed 001, "Hierarchy Replication"): every store that holds
+        it drops its replica of the folder, whatever it held; the deletes made together go out in one hierarchy
+        broadcast, at most the setup's deleted-folder limit per message."""
+        store = self._up(via)
+        if store is None or not store.d["views"].get(fid):
+            return False
+        store.change(HIERARCHY, "delete", target=fid, detail="delete")
         return True
 
     def op_post(self, store: str, fid: str, size_kb: int) -> bool:

@@ -78,8 +78,9 @@ def parse_cn(text: str) -> CN:
     return origin, int(n)
 
 
-def fits(batch: list[dict[str, Any]], hierarchy: bool) -> bool:
-    """Packing limits; one change always fits (an oversized post travels alone)."""
+def fits(batch: list[dict[str, Any]], hierarchy: bool, max_deletes: int = MAX_DELETES) -> bool:
+    """Packing limits; one change always fits (an oversized post travels alone). `max_deletes`: the setup's
+    deleted-folder limit (Replication Deleted Folder Count Limit, 500 by default)."""
     if len(batch) <= 1:
         return True
     if sum(c["size_kb"] for c in batch) > MAX_KB:
@@ -87,13 +88,13 @@ def fits(batch: list[dict[str, Any]], hierarchy: bool) -> bool:
     if not hierarchy:
         return len(batch) <= MAX_ITEMS
     deletes = sum(1 for c in batch if c["op"] == "delete")
-    return deletes <= MAX_DELETES and len({c["target"] for c in batch if c["op"] != "delete"}) <= MAX_FOLDERS
+    return deletes <= max_deletes and len({c["target"] for c in batch if c["op"] != "delete"}) <= MAX_FOLDERS
 
 
-def pack(changes: list[dict[str, Any]], hierarchy: bool) -> list[list[dict[str, Any]]]:
+def pack(changes: list[dict[str, Any]], hierarchy: bool, max_deletes: int = MAX_DELETES) -> list[list[dict[str, Any]]]:
     out: list[list[dict[str, Any]]] = []
     for c in sorted(changes, key=lambda c: parse_cn(c["cn"])):
-        if out and fits([*out[-1], c], hierarchy):
+        if out and fits([*out[-1], c], hierarchy, max_deletes):
             out[-1].append(c)
         else:
             out.append([c])
@@ -227,12 +228,12 @@ class Store:
         changes = [self.d["data"][fid][cn_text(cn)] for cn in rep["unsent"]]
         rep["unsent"] = NONE
         kind = "hierarchy" if fid == HIERARCHY else "content"
-        for batch in pack(changes, fid == HIERARCHY):
+        for batch in pack(changes, fid == HIERARCHY, self.g.max_deletes):
             self.send(fid, kind, to, changes=batch, reason="broadcast")
 
     def send_data(self, fid: str, cns: CNs, to: str, reason: str, reply_to: str = "") -> None:
         changes = [self.d["data"][fid][cn_text(cn)] for cn in cns]
-        batches = pack(changes, fid == HIERARCHY) or ([[]] if reply_to else [])
+        batches = pack(changes, fid == HIERARCHY, self.g.max_deletes) or ([[]] if reply_to else [])
         for batch in batches:
             if reply_to:
                 code = RESPONSE[fid == HIERARCHY]

@@ -47,7 +47,16 @@ class Lifecycle(_Base):
         return True
 
     def on_folder_create(self, ev: Event) -> None:
-        return None  # whether a folder replicates is derived from the hierarchy (PF-004), not from here
+        """Whether a folder replicates is derived from the hierarchy (PF-004), not from here; a store creating
+        a local folder (Restrictions, Views) is only noted as the home of its one copy (PF-I16)."""
+        if ev.attrs.get("replicating") is False and ev.entity != HIERARCHY:
+            self.local_home.setdefault(ev.entity, ev.node)
+
+    def local_copy(self, store: str, fid: str) -> bool:
+        """Whether `store` holds the one copy of a local folder (PF-I16): it recorded creating the folder as a
+        local one, and no hierarchy change of the trace names the folder (one that does makes it a replicated
+        folder, judged by its replicas)."""
+        return self.local_home.get(fid) == store and fid not in self.hier_targets
 
     def on_replica_create(self, ev: Event) -> None:
         store, fid, a = ev.node, ev.entity, ev.attrs
@@ -185,12 +194,12 @@ class Lifecycle(_Base):
         outcome, target = ev.attrs["outcome"], ev.attrs["target"]
         rep = self.reps.get((store, fid))
         if outcome == "served":
-            ok = rep is not None and rep.state == ACTIVE and target in (store, "")
-            self.flag(
-                "served-by-active-replica",
-                ev,
-                not ok and f"served a client of {fid} from a replica in state {_state(rep)}",
-            )
+            held = (rep is not None and rep.state == ACTIVE) or (rep is None and self.local_copy(store, fid))
+            ok = held and target in (store, "")
+            where = f"from {target}" if target not in (store, "") else f"from a replica in state {_state(rep)}"
+            home = self.local_home.get(fid)
+            local = f" (a local folder whose one copy is on {home})" if home and fid not in self.hier_targets else ""
+            self.flag("served-by-active-replica", ev, not ok and f"served a client of {fid}{local} {where}")
         if outcome == "redirect" and self.view(store, fid).get(target) != ACTIVE:
             self.flag(
                 "redirect-to-active-replica",

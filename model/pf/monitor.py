@@ -44,6 +44,7 @@ class Replay(Handlers, Lifecycle, Deadlines):
         self.hindex: dict[str, dict[str, list[Change]]] = {}  # store -> target -> hierarchy changes held
         self.views: dict[tuple[str, str], dict[str, str]] = {}  # derived replica lists
         self.mounted: set[str] = set()
+        self.local_home: dict[str, str] = {}  # local (non-replicating) folder -> the store holding its one copy
         self.backups: dict[tuple[str, str], tuple[dict[str, Replica], dict[str, list[Change]]]] = {}
         self.pending_since: dict[tuple[str, str], int] = {}
         self.restored: dict[str, int] = {}

@@ -144,6 +144,10 @@ class Cluster:
                 done += 1
         return done
 
+    def delete_folder(self, via: str, fid: str) -> bool:
+        """One folder deleted (the protocol's form of `delete_folders`)."""
+        return self.delete_folders(via, [fid]) == 1
+
     def post(self, store: str, fid: str, size_kb: int) -> bool:
         s = self.stores[store]
         if not self.sim.is_up(store) or (fid not in s.replicas and fid not in s.local_only):
