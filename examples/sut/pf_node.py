@@ -119,6 +119,11 @@ class Group:
                 o.emit(HIERARCHY, "REPLICA_VIEW", replicas=[f"{m}={ACTIVE}" for m in members])
 
     # --- what stores ask of the group -----------------------------------------------------------------------
+    def params_text(self) -> str:
+        """The parameters that differ from the seeds' defaults, as a store restates them (JSON)."""
+        differ = {} if self.max_deletes == MAX_DELETES else {"deleted_folder_limit": self.max_deletes}
+        return json.dumps(differ, sort_keys=True, separators=(",", ":"))
+
     def emit(self, node: str, fid: str, kind: str, attrs: dict[str, Any]) -> None:
         self.out.append({"ts_ms": self.now, "node": node, "entity": fid, "kind": kind, "attrs": attrs})
 

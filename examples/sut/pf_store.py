@@ -166,7 +166,7 @@ class Store:
             costs=[f"{s}={c}" for s, c in sorted(self.g.costs_from(self.name).items())],
             versions=[f"{s}={v}" for s, v in sorted(self.g.versions.items())],
             preferred=[],
-            params="{}",
+            params=self.g.params_text(),
         )
 
     def _replica_events(self, fid: str, rep: dict[str, Any]) -> None:
