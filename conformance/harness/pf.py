@@ -36,7 +36,6 @@ LATENCY_MAX_MS = 2 * MINUTE
 ADVANCE_MINUTES = [1, 4, 10, 30, 90, 6 * 60, 36 * 60]
 POST_SIZES = [1, 16, 400]
 DELETED_FOLDER_LIMITS = [500, 2, 1]  # ReplicationDeletedFolderCountLimit (PF-011): the seed's default first
-REMOVAL_SETS = [["A", "B"], ["A", "C"], ["B", "C"], ["A", "B", "C"]]
 _store = st.sampled_from(STORES)
 _folder = st.integers(0, 15)
 
@@ -101,9 +100,15 @@ class PfDriver:
         "modify_folder": Op(_d(folder=_folder, via=_store)),
         "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
         "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
+        "remove_two_at_once": Op(
+            _d(folder=_folder, server=_store),
+            doc="a canned scenario (BF-I14, `model.pf.sim.remove_two_at_once` on an existing folder): a replica "
+            "added on `server`, an hour, three posts on a store holding the folder, an hour, then both replicas "
+            "removed in one instant, each on its own store before the other hears of it",
+        ),
         "remove_replicas_at_once": Op(
-            _d(folder=_folder, servers=st.sampled_from(REMOVAL_SETS)),
-            doc="several replicas of a folder removed in one instant, each on its own store before the others "
+            _d(folder=_folder),
+            doc="every active replica of a folder removed in one instant, each on its own store before the others "
             "hear of it (BF-I14)",
         ),
         "move_replica": Op(
@@ -177,8 +182,21 @@ class PfDriver:
         if op == "delete_folders":
             ks = sorted({k % len(fids) for k in raw["folders"]})
             return [_c("delete_folder", via=raw["via"], fid={"$folder": k}) for k in ks]
+        if op == "remove_two_at_once":
+            first = (_holders(s, ref) or [raw["server"]])[0]
+            second = raw["server"] if raw["server"] != first else STORES[(STORES.index(first) + 1) % len(STORES)]
+            wait = _c("advance", ms=HOUR)
+            return [
+                _c("add_replica", fid=ref, server=second, via=first),
+                wait,
+                *[_c("post", store=first, fid=ref, size_kb=5)] * 3,
+                wait,
+                _c("remove_replica", fid=ref, server=first, via=first),
+                _c("remove_replica", fid=ref, server=second, via=second),
+            ]
         if op == "remove_replicas_at_once":
-            return [_c("remove_replica", fid=ref, server=x, via=x) for x in raw["servers"]]
+            holders = _holders(s, ref)
+            return [_c("remove_replica", fid=ref, server=x, via=x) for x in holders] if len(holders) > 1 else []
         if op == "post":
             return [_c("post", store=raw["store"], fid=ref, size_kb=raw["size"]) for _ in range(raw["n"])]
         if op == "modify_folder":
@@ -267,6 +285,13 @@ class PfDriver:
             if len(set(sets.values())) > 1:
                 problems.append(f"[PF-035 convergence] {fid}: active replicas differ after the bound: {sets}")
         return problems
+
+
+def _holders(s: Session, ref: dict[str, int]) -> list[str]:
+    """The stores holding an active replica of the referenced folder, as the system reports them (a query: the
+    step records the calls it makes with these stores, so a replay does not ask again)."""
+    fid = s.state["fids"][ref["$folder"]]
+    return sorted(store for store, state in s.system.replicas(fid).items() if state == "active")
 
 
 def _norm(cnset: Any) -> str:
