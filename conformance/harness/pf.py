@@ -103,8 +103,9 @@ class PfDriver:
         "remove_two_at_once": Op(
             _d(folder=_folder, server=_store),
             doc="a canned scenario (BF-I14, `model.pf.sim.remove_two_at_once` on an existing folder): a replica "
-            "added on `server`, an hour, three posts on a store holding the folder, an hour, then both replicas "
-            "removed in one instant, each on its own store before the other hears of it",
+            "added on `server`, 20 minutes, three posts on a store holding the folder, 20 minutes, then both replicas "
+            "removed in one instant, each on its own store before the other hears of it; an hour later a replica on "
+            "the third store, which the two hand their content to (else they ask for status for ever: BF-I11)",
         ),
         "remove_replicas_at_once": Op(
             _d(folder=_folder),
@@ -185,7 +186,8 @@ class PfDriver:
         if op == "remove_two_at_once":
             first = (_holders(s, ref) or [raw["server"]])[0]
             second = raw["server"] if raw["server"] != first else STORES[(STORES.index(first) + 1) % len(STORES)]
-            wait = _c("advance", ms=HOUR)
+            third = next((x for x in STORES if x not in (first, second)), second)
+            wait = _c("advance", ms=20 * MINUTE)
             return [
                 _c("add_replica", fid=ref, server=second, via=first),
                 wait,
@@ -193,6 +195,8 @@ class PfDriver:
                 wait,
                 _c("remove_replica", fid=ref, server=first, via=first),
                 _c("remove_replica", fid=ref, server=second, via=second),
+                _c("advance", ms=HOUR),
+                _c("add_replica", fid=ref, server=third, via=first),
             ]
         if op == "remove_replicas_at_once":
             holders = _holders(s, ref)
