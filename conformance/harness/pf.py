@@ -99,6 +99,11 @@ class PfDriver:
         "post": Op(_d(folder=_folder, store=_store, n=st.integers(1, 4), size=st.sampled_from(POST_SIZES))),
         "modify_folder": Op(_d(folder=_folder, via=_store)),
         "add_replica": Op(_d(folder=_folder, server=_store, via=_store)),
+        "scratch_folders": Op(
+            _d(via=_store, n=st.integers(2, 3)),
+            doc="as the model's workload does (`model.pf.sim.scratch`): n scratch folders created on a store, and "
+            "at the next such step all of them deleted together on that store (PF-011's deleted-folder limit)",
+        ),
         "remove_replica": Op(_d(folder=_folder, server=_store, via=_store)),
         "remove_two_at_once": Op(
             _d(folder=_folder, server=_store),
@@ -172,6 +177,7 @@ class PfDriver:
 
     def expand(self, s: Session, op: str, raw: dict[str, Any]) -> list[Call]:
         fids = s.state.get("fids", [])
+        s.state["scratching"] = False
         ref = {"$folder": raw["folder"] % len(fids)} if "folder" in raw and fids else None
         if ("folder" in raw or "folders" in raw) and not fids:
             return []  # no folder exists yet: nothing to do
@@ -180,6 +186,14 @@ class PfDriver:
         if op == "create_local_folder":
             name = f"Views{s.state.get('created', 0)}"
             return [_c("create_folder", via=raw["via"], name=name, tree="NON_IPM", replicating=False)]
+        if op == "scratch_folders":
+            made, via = s.state.get("scratch", []), s.state.get("scratch_via", raw["via"])
+            if made:
+                s.state["scratch"] = []
+                return [_c("delete_folder", via=via, fid={"$folder": k}) for k in made]
+            s.state.update(scratching=True, scratch_via=raw["via"])
+            base = s.state.get("created", 0)
+            return [_c("create_folder", via=raw["via"], name=f"scratch{base + i}") for i in range(raw["n"])]
         if op == "delete_folders":
             ks = sorted({k % len(fids) for k in raw["folders"]})
             return [_c("delete_folder", via=raw["via"], fid={"$folder": k}) for k in ks]
@@ -265,13 +279,15 @@ class PfDriver:
 
     def absorb(self, s: Session, call: str, result: Any) -> None:
         if call == "__init__":
-            s.state.update(fids=[], created=0, loss=0.0)
+            s.state.update(fids=[], created=0, loss=0.0, scratch=[])
         elif call == "create_folder":
             s.state["created"] = s.state.get("created", 0) + 1
             if result:
+                if s.state.get("scratching"):  # made by a scratch_folders step: deleted by the next one
+                    s.state.setdefault("scratch", []).append(len(s.state["fids"]))
                 s.state["fids"].append(result)
         elif call == "kill_and_restart" and result:
-            s.state["fids"] = []  # a new state directory: the folders are gone
+            s.state.update(fids=[], scratch=[])  # a new state directory: the folders are gone
 
     def events(self, s: Session) -> list[Event]:
         evs = s.system.events
