@@ -11,7 +11,10 @@ probability `set_loss` gives, and lost when its recipient is down. So a lost pos
 status messages and backfill. Adding a replica is a hierarchy change; the new replica asks for status
 and backfills what the answers show; removing one makes it delete pending until status from every other
 active replica shows everything it holds (it pushes what they lack), then delete now, then removed at the
-next maintenance cycle. Clients of a store without an active replica are redirected to the cheapest active
+next maintenance cycle. Deleting a folder is a hierarchy change too: every store drops its replica of it, and a
+hierarchy message packs at most the setup's `deleted_folder_limit` deletes (500 unless set). A local folder
+(Restrictions, Views: `replicating` false) lives on its store only, is never replicated, and is served there.
+Clients of a store without an active replica are redirected to the cheapest active
 one its replica list names. Backups are snapshots of a store; a restored store continues as a new
 originator. Every step is recorded as the events of `model/pf/README.md`, so the public folder monitor
 judges packing, CNSets, status, backfill, the replica lifecycle and client access.
@@ -26,6 +29,8 @@ Bugs (`--bug`), each one a monitor rule finds:
   backfill-wrong-source a backfill request with one source goes to the last holder in name order rather than
                         the first by the seed's keys (backfill-source-order, BF-011)
   local-posts-only      posts are never broadcast, only backfilled (broadcast-interval, PF-023)
+  ignore-delete-limit   hierarchy messages pack any number of folder deletes, whatever the setup's
+                        deleted_folder_limit (packing-limits, PF-011)
 Protocol: conformance/PROTOCOL.md.
 """
 
@@ -60,7 +65,7 @@ from pf_store import (
     load,
 )
 
-BUGS = ("status-claims-more", "backfill-wrong-source", "local-posts-only")
+BUGS = ("status-claims-more", "backfill-wrong-source", "local-posts-only", "ignore-delete-limit")
 TICKS = (("hierarchy", HIER_EVERY), ("content", CONTENT_EVERY), ("backfill", BACKFILL_EVERY))
 
 
@@ -78,6 +83,7 @@ class Group:
         self.stores = {name: Store(self, name, d) for name, d in state.get("stores", {}).items()}
         self.versions: dict[str, int] = state.get("versions", {})
         self.max_deletes = int(state.get("deleted_folder_limit", MAX_DELETES))
+        self.pack_deletes = 10**9 if bug == "ignore-delete-limit" else self.max_deletes  # what packing keeps to
 
     # --- set-up -------------------------------------------------------------------------------------------
     @staticmethod

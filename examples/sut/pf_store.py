@@ -228,12 +228,12 @@ class Store:
         changes = [self.d["data"][fid][cn_text(cn)] for cn in rep["unsent"]]
         rep["unsent"] = NONE
         kind = "hierarchy" if fid == HIERARCHY else "content"
-        for batch in pack(changes, fid == HIERARCHY, self.g.max_deletes):
+        for batch in pack(changes, fid == HIERARCHY, self.g.pack_deletes):
             self.send(fid, kind, to, changes=batch, reason="broadcast")
 
     def send_data(self, fid: str, cns: CNs, to: str, reason: str, reply_to: str = "") -> None:
         changes = [self.d["data"][fid][cn_text(cn)] for cn in cns]
-        batches = pack(changes, fid == HIERARCHY, self.g.max_deletes) or ([[]] if reply_to else [])
+        batches = pack(changes, fid == HIERARCHY, self.g.pack_deletes) or ([[]] if reply_to else [])
         for batch in batches:
             if reply_to:
                 code = RESPONSE[fid == HIERARCHY]
