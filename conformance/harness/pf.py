@@ -27,7 +27,7 @@ from model.kernel.sim import HOUR, MINUTE
 from spec.catalogue import require
 from traces.schema import Event
 
-require("PF-035", "BF-024", "BF-033")
+require("PF-035", "BF-024", "BF-033", "PF-004", "PF-011", "PF-025")
 
 STORES = ["A", "B", "C"]
 SERVERS = [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")]
