@@ -21,9 +21,12 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
             manifest = run_ingest(args)
         else:
+            from conformance.progress import Progress
             from traces.ingest import ingest
 
-            manifest = ingest(args.paths, args.dataset, files=args.files).manifest
+            with Progress.for_args(args, label="ingesting", unit="rows") as bar:
+                bar.start(None)
+                manifest = ingest(args.paths, args.dataset, files=args.files, progress=bar.advance).manifest
     except TraceFileError as exc:
         print(f"haconform ingest: input unusable: {exc}", file=sys.stderr)
         return 2
@@ -57,4 +60,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--master", default="local[2]", help="Spark master URL (with --engine spark)")
     p.add_argument("--quiet", action="store_true", help="no summary line")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="a bar with rows/s (Python engine) even when stderr is not a terminal; final line with the rate",
+    )
     p.set_defaults(func=_cmd_ingest)

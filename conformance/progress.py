@@ -15,19 +15,20 @@ from typing import Any
 class Progress:
     """Counts events as groups finish; `start(total)` once the plan knows the total."""
 
-    def __init__(self, *, bar: bool, final_line: bool, label: str = "checking") -> None:
-        self.bar_enabled, self.final_line, self.label = bar, final_line, label
+    def __init__(self, *, bar: bool, final_line: bool, label: str = "checking", unit: str = "events") -> None:
+        self.bar_enabled, self.final_line, self.label, self.unit = bar, final_line, label, unit
         self.bar: Any = None
         self.done = 0
         self.t0 = time.monotonic()
 
     @classmethod
-    def for_args(cls, args: Any) -> Progress:
+    def for_args(cls, args: Any, **kw: str) -> Progress:
         quiet = bool(getattr(args, "quiet", False))
         wanted = bool(getattr(args, "progress", False)) or sys.stderr.isatty()  # `--progress`: even when not a tty
-        return cls(bar=not quiet and wanted, final_line=not quiet)
+        return cls(bar=not quiet and wanted, final_line=not quiet, **kw)
 
-    def start(self, total: int) -> None:
+    def start(self, total: int | None) -> None:
+        """`total` None: a count and a rate, no ETA (the input's size is not known before it is read)."""
         self.t0 = time.monotonic()
         if self.bar_enabled:
             from tqdm import tqdm
@@ -50,4 +51,6 @@ class Progress:
             self.bar.close()
         if self.final_line and exc[0] is None:
             seconds = time.monotonic() - self.t0
-            print(f"checked {self.done} events in {seconds:.1f} s: {self.rate():,.0f} events/s", file=sys.stderr)
+            verb = self.label.removesuffix("ing") + "ed" if self.label.endswith("ing") else self.label
+            rate = f"{self.rate():,.0f} {self.unit}/s"
+            print(f"{verb} {self.done} {self.unit} in {seconds:.1f} s: {rate}", file=sys.stderr)

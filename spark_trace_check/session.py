@@ -67,12 +67,14 @@ def build_session(
     for_tests: bool = False,
     small: bool = False,
     conf: dict[str, str] | None = None,
+    archive: str | None = None,
 ):
     """Create (or reuse) the SparkSession. `small` (an input of a few MB; implied by `for_tests`) trades JIT
     and GC throughput for start-up and warm-up time: client JIT only, serial GC, no whole-stage code
     generation (its compile time outweighs the run on small inputs) and no adaptive planning (which splits
     a query into one Spark job per shuffle stage). `conf`: further settings, applied last (the profiler
-    turns the UI back on)."""
+    turns the UI back on). `archive`: the driver JVM's class-data archive options (default: the archive
+    `spark_trace_check.jvm_archive` wrote, when there is a usable one)."""
     small = small or for_tests
     from pyspark.sql import SparkSession
 
@@ -86,6 +88,11 @@ def build_session(
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
     if small:
         java_opts += " -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+    if archive is None:
+        from spark_trace_check.jvm_archive import java_options
+
+        archive = java_options()
+    driver_opts = f"{java_opts} {archive}".strip()  # the archive is this JVM's; executors elsewhere differ
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -96,8 +103,10 @@ def build_session(
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.default.parallelism", str(partitions))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # no call-site capture around every DataFrame call (two JVM round trips each, and an IPython import)
+        .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         .config("spark.pyspark.python", python)
-        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
     )
     if master.startswith("local"):

@@ -196,6 +196,27 @@ class AmDriver:
             return [_c("kill_and_restart", new_state=raw["new_state"])]
         return [_c(op, **raw)]
 
+    def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
+        """Simpler versions of a recorded step that the generator could also have drawn, simplest first (for
+        `minimise`): fewer logs, smaller lags (all at 0, then one server's at a time), a smaller partition."""
+        op, calls = step["op"], step["calls"]
+        out: list[dict[str, Any]] = []
+        if op == "logs" and len(calls) == 1:
+            args = calls[0]["args"]
+            out += [{"op": op, "calls": [_c("generate_logs", **{**args, "n": n})]} for n in (1, 2) if n < args["n"]]
+            lags = args["lags"]
+            if any(lags.values()):
+                out.append({"op": op, "calls": [_c("generate_logs", **{**args, "lags": dict.fromkeys(lags, 0)})]})
+                out += [
+                    {"op": op, "calls": [_c("generate_logs", **{**args, "lags": {**lags, server: 0}})]}
+                    for server, lag in sorted(lags.items())
+                    if lag
+                ]
+        if op == "partition" and len(calls) == 1 and len(calls[0]["args"]["groups"][0]) > 1:
+            group = calls[0]["args"]["groups"][0]
+            out += [{"op": op, "calls": [_c("partition", groups=[[x for x in group if x != y]])]} for y in group]
+        return out
+
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
         return args
 

@@ -107,6 +107,10 @@ class Deadlines(_Base):
         self.flagged: set[tuple[str, str, str, int]] = set()
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = Watched(self.dirty, lambda k: k[:2])
+        # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
+        # a partition, mail loss) by key, and the ones that ended, with their end
+        self.open_faults: dict[tuple[str, ...], str] = {}
+        self.ended_faults: list[tuple[int, str]] = []
 
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
@@ -277,6 +281,39 @@ class Deadlines(_Base):
         self.live += len(obligations)
         return None
 
+    # --- the fairness assumption of PF-035, from the record -------------------------------------------
+    def note_fault(self, ev: Event) -> Event:
+        """Follow the recorded faults: a crash (until the store's restart), a partition (until HEAL), mail
+        loss (a NET_CONFIG with `loss_ppm` above 0, until one with 0). Returns `ev`."""
+        key: tuple[str, ...]
+        if ev.kind in ("CRASH", "RESTART"):
+            key, what = ("down", ev.node), f"{ev.node} down from {ev.ts_ms} ({ev.event_id})"
+            starts = ev.kind == "CRASH"
+        elif ev.kind in ("PARTITION", "HEAL"):
+            key, what = ("partition",), f"a network partition from {ev.ts_ms} ({ev.event_id})"
+            starts = ev.kind == "PARTITION"
+        elif ev.kind == "NET_CONFIG":
+            ppm = ev.attrs.get("loss_ppm", 0)
+            key, what = ("loss",), f"mail loss of {ppm} ppm from {ev.ts_ms} ({ev.event_id})"
+            starts = not isinstance(ppm, int) or ppm > 0
+        else:
+            return ev
+        if key in self.open_faults:
+            self.ended_faults.append((ev.ts_ms, self.open_faults.pop(key)))
+        if starts:
+            self.open_faults[key] = what
+        return ev
+
+    def fairness_broken(self, quiesce_ms: int) -> str | None:
+        """Why the record contradicts a quiescent phase from `quiesce_ms` (a fault in force at or after it)."""
+        late = sorted(what for end, what in self.ended_faults if end > quiesce_ms)
+        found = sorted(self.open_faults.values()) + late
+        return (
+            f"the trace records {found[0]}" + (f" and {len(found) - 1} more" if len(found) > 1 else "")
+            if found
+            else None
+        )
+
     # --- convergence (PF-035) -------------------------------------------------------------------------
     def convergence(self) -> None:
         for fid, ends in sorted(self.ends.items()):
@@ -307,7 +344,22 @@ class Deadlines(_Base):
             last,
             stated_bound != bound and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
         )
-        if last.ts_ms - int(last.attrs["quiesce_ms"]) < bound:
+        quiesce = last.attrs.get("quiesce_ms")
+        if type(quiesce) is not int:
+            self.notes.append(f"{last.event_id}: END states no quiescent phase (quiesce_ms): convergence not judged")
+            return
+        # the stated start of the quiescent phase is taken only where the record bears it out: no fault in
+        # force at or after it (else the END restates a phase that did not happen), and a trace that ends
+        # before the bound leaves convergence unjudged, which the report shows, rather than passed
+        broken = self.fairness_broken(quiesce)
+        if broken:
+            self.flag("restated-state", last, f"END states a quiescent phase from {quiesce}, but {broken}")
+            return
+        if last.ts_ms - quiesce < bound:
+            self.notes.append(
+                f"{last.event_id}: convergence of {fid} not judged: the trace ends {last.ts_ms - quiesce} ms "
+                f"after the quiescent phase its END states, before the bound of {bound} ms"
+            )
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
         self.flag("convergence", last, P.converged(active), *ends[:-1])

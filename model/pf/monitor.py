@@ -70,9 +70,11 @@ class Replay(Handlers, Lifecycle, Deadlines):
         handlers: dict[str, Any] = {}  # event kind -> bound handler (None: no handler)
         for ev in self.events:
             while pending_cfg and pending_cfg[0].seq <= ev.seq:
-                self.cfg = RunConfig.of(pending_cfg.pop(0), self.cfg)
-            if ev.mechanism == "core" and ev.kind in ("CRASH", "RESTART"):
-                self.lifecycle(ev)
+                self.cfg = RunConfig.of(self.note_fault(pending_cfg.pop(0)), self.cfg)
+            if ev.mechanism == "core" and ev.kind in ("CRASH", "RESTART", "PARTITION", "HEAL"):
+                self.note_fault(ev)
+                if ev.kind in ("CRASH", "RESTART"):
+                    self.lifecycle(ev)
                 continue
             if ev.mechanism != MECH or ev.kind == PF_CONFIG:
                 continue
@@ -103,6 +105,8 @@ class Replay(Handlers, Lifecycle, Deadlines):
             except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:  # a partial trace
                 self.notes.append(f"{ev.event_id}: cannot replay {ev.kind} ({type(exc).__name__}: {exc})")
                 return MonitorResult.of(self.violations, self.notes)
+        for ev in pending_cfg:  # context after the last event: only its faults matter
+            self.note_fault(ev)
         self.convergence()
         return MonitorResult.of(self.violations, self.notes)
 

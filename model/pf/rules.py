@@ -129,7 +129,9 @@ RULES: dict[str, Rule] = {
             "PF-035",
             "eventually",
             "after the quiescent phase's bound (derived from the recorded configuration), all active replicas of "
-            "a folder hold the same CNSet",
+            "a folder hold the same CNSet; the phase's start is taken from END only when no recorded fault (a "
+            "store down, a partition, mail loss) is in force at or after it, and a trace ending before the "
+            "bound leaves convergence unjudged",
             ("PF-P01", "PF-P02", "PF-P07", "BF-P02", "BF-P04", "BF-P06"),
         ),
         # --- family 1: nothing taken on trust -----------------------------------------------------------
@@ -157,7 +159,7 @@ RULES: dict[str, Rule] = {
             "PF-032",
             "always",
             "attributes restating replica state (END, DELETE_NOW, STATUS_EXPIRED, REPL_RECV) agree with the "
-            "state derived from the events seen",
+            "state derived from the events seen, and the quiescent phase an END states with the recorded faults",
         ),
         # --- family 2: the replication intervals --------------------------------------------------------
         _r(

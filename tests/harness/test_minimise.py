@@ -272,3 +272,26 @@ def test_driver_simplifications_are_steps_the_generator_could_draw() -> None:
     assert [v["calls"][1]["args"]["ms"] for v in shorter] == sr.STEPS_MS[:2]
     assert all([c["call"] for c in v["calls"]] == ["isolate", "advance", "heal"] for v in shorter)
     assert sr.DRIVER.simpler({"op": "heal", "calls": [{"call": "heal", "args": {}}]}) == []
+
+
+@pytest.mark.unit
+def test_am_simplifications_are_steps_the_generator_could_draw() -> None:
+    """am: fewer logs (1, 2), lags at 0 (all, then one server's), a partition one server smaller; a step
+    with nothing simpler gets nothing."""
+    from conformance.harness import am
+
+    lags = dict.fromkeys(am.SERVERS, 0) | {"MBX2": 13, "MBX4": 40}
+    logs = {"op": "logs", "calls": [{"call": "generate_logs", "args": {"db": "DB1", "n": 7, "lags": lags}}]}
+    variants = [v["calls"][0]["args"] for v in am.DRIVER.simpler(logs)]
+    assert [a["n"] for a in variants[:2]] == [1, 2] and all(a["db"] == "DB1" for a in variants)
+    assert [sorted(k for k, x in a["lags"].items() if x) for a in variants[2:]] == [[], ["MBX4"], ["MBX2"]]
+    assert all(set(a["lags"].values()) <= {0, 3, 7, 13, 40} for a in variants)
+    part = {"op": "partition", "calls": [{"call": "partition", "args": {"groups": [["MBX1", "MBX3"]]}}]}
+    assert [v["calls"][0]["args"]["groups"] for v in am.DRIVER.simpler(part)] == [[["MBX3"]], [["MBX1"]]]
+    one = {"op": "partition", "calls": [{"call": "partition", "args": {"groups": [["MBX1"]]}}]}
+    assert am.DRIVER.simpler(one) == []
+    flat = {
+        "op": "logs",
+        "calls": [{"call": "generate_logs", "args": {"db": "DB1", "n": 1, "lags": dict.fromkeys(lags, 0)}}],
+    }
+    assert am.DRIVER.simpler(flat) == []

@@ -292,3 +292,13 @@ def test_skew_option_gives_the_same_report(tmp_path):
     paths = mutant_corpus(tmp_path)
     ingest(paths, tmp_path / "ds", files=2)
     assert report(check_dataset(str(tmp_path / "ds"), skew_ms=50)) == report(pycheck.check_paths(paths, skew_ms=50))
+
+
+def test_ingest_progress_counts_every_row_read_and_prints_the_rate(tmp_path, capsys):
+    """`--progress`: a bar on stderr even off a terminal, and a final line whose count is the rows read."""
+    code, err = _cli(["ingest", str(SAMPLES_DIR / "clean"), "--out", str(tmp_path / "ds"), "--progress"], capsys)
+    rows = json.loads((tmp_path / "ds" / fmt.MANIFEST).read_text())["input"]["rows_read"]
+    assert code == 0 and "ingesting" in err
+    assert f"ingested {rows} rows in " in err and " rows/s" in err
+    code, err = _cli(["ingest", str(SAMPLES_DIR / "clean"), "--out", str(tmp_path / "ds2"), "--quiet"], capsys)
+    assert code == 0 and err == ""
