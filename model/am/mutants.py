@@ -39,6 +39,9 @@ require(*(req for _, _, req in MUTANTS.values()))
 # same requirement AM-039), often before a mount shows the wrong choice (`selection-order`).
 ALSO: dict[str, tuple[str, ...]] = {
     "lossless-ignored-in-sort": ("bcss-record",),
+    # mounting whatever the dial says is, first, an ACLL_END whose verdict (`ok`) is not the one the recorded
+    # dial and threshold give for the missing logs (AM-024, the same requirement): the mount comes after it
+    "activate-without-dial": ("acll-record",),
 }
 
 
