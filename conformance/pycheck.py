@@ -17,15 +17,13 @@ import argparse
 from array import array
 from collections import Counter
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from conformance.audit import extra_monitors
 from conformance.check import core_violations, run_scope, trace_contexts, trace_rules
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
 from conformance.streamplan import GROUP_EVENTS, Group, plan
+from traces.dataset import repeated_hashes
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
 
@@ -70,14 +68,6 @@ def attach_events(violations: list[dict], events: list[Event]) -> None:
 
 def _id_hash(event_id: str) -> int:
     return hash(event_id) & 0xFFFF_FFFF_FFFF_FFFF
-
-
-def _repeated(hashes: array) -> set[int]:
-    """The hashes that occur more than once (pyarrow's value counts: no Python object per event)."""
-    if not hashes:
-        return set()
-    counts = pc.value_counts(pa.array(hashes, type=pa.uint64()))
-    return set(counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist())
 
 
 def check_paths(
@@ -132,7 +122,7 @@ def check_paths(
         if progress is not None:
             progress.advance(len(events))
         del events
-    repeated = _repeated(hashes)
+    repeated = repeated_hashes(hashes)  # sorts it in place
     del hashes
     duplicates = _duplicate_ids(found.files, repeated) if repeated else ([], {})
     order = {tf.name: i for i, tf in enumerate(found.files)}

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.io import TraceFileError
@@ -132,10 +131,18 @@ def write_ipc(path: Path, table: pa.Table) -> None:
 
 
 def repeated_hashes(hashes: array) -> set[int]:
+    """The hashes that occur more than once. Sorts `hashes` in place (callers drop it afterwards): the
+    array's own memory is viewed, not copied, so the corpus-wide check costs its 8 bytes per event and a
+    byte per event for the comparison, not a Python int per event (`pa.array` of an `array` builds one:
+    4.8 GB for 2*10^7 hashes, 18.5 GB peak for a 10^8-event check)."""
     if not hashes:
         return set()
-    counts = pc.value_counts(pa.array(hashes, type=pa.uint64()))
-    return set(counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist())
+    import numpy as np  # pyarrow's and pandas' own dependency
+
+    view = np.frombuffer(hashes, dtype=np.uint64)
+    view.sort()
+    same = view[1:] == view[:-1]
+    return {int(h) for h in np.unique(view[1:][same])}
 
 
 @dataclass
