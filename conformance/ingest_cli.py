@@ -24,7 +24,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             from conformance.progress import Progress
             from traces.ingest import ingest
 
-            with Progress.for_args(args, label="ingesting", unit="rows") as bar:
+            with Progress.for_args(args, label="ingesting", done="ingested", unit="rows") as bar:
                 bar.start(None)
                 manifest = ingest(args.paths, args.dataset, files=args.files, progress=bar.advance).manifest
     except TraceFileError as exc:

@@ -15,8 +15,10 @@ from typing import Any
 class Progress:
     """Counts events as groups finish; `start(total)` once the plan knows the total."""
 
-    def __init__(self, *, bar: bool, final_line: bool, label: str = "checking", unit: str = "events") -> None:
-        self.bar_enabled, self.final_line, self.label, self.unit = bar, final_line, label, unit
+    def __init__(
+        self, *, bar: bool, final_line: bool, label: str = "checking", done: str = "checked", unit: str = "events"
+    ) -> None:
+        self.bar_enabled, self.final_line, self.label, self.verb, self.unit = bar, final_line, label, done, unit
         self.bar: Any = None
         self.done = 0
         self.t0 = time.monotonic()
@@ -33,7 +35,14 @@ class Progress:
         if self.bar_enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="ev", unit_scale=True, desc=self.label, file=sys.stderr, leave=False)
+            self.bar = tqdm(
+                total=total,
+                unit=self.unit.removesuffix("s"),
+                unit_scale=True,
+                desc=self.label,
+                file=sys.stderr,
+                leave=False,
+            )
 
     def advance(self, events: int) -> None:
         self.done += events
@@ -51,6 +60,5 @@ class Progress:
             self.bar.close()
         if self.final_line and exc[0] is None:
             seconds = time.monotonic() - self.t0
-            verb = self.label.removesuffix("ing") + "ed" if self.label.endswith("ing") else self.label
             rate = f"{self.rate():,.0f} {self.unit}/s"
-            print(f"{verb} {self.done} {self.unit} in {seconds:.1f} s: {rate}", file=sys.stderr)
+            print(f"{self.verb} {self.done} {self.unit} in {seconds:.1f} s: {rate}", file=sys.stderr)

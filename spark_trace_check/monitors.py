@@ -102,17 +102,23 @@ def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
     return found
 
 
+def _context_lookup(context_rows: dict[str, list[dict]]) -> Callable[[str], list[Event]]:
+    """A trace's context events, built from the broadcast rows once per trace and worker."""
+    contexts: dict[str, list[Event]] = {}
+
+    def context_of(trace_id: str) -> list[Event]:
+        if trace_id not in contexts:
+            contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
+        return contexts[trace_id]
+
+    return context_of
+
+
 def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]]):
     """The mapInArrow function running every (name, factory) monitor of one scope in one pass."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        contexts: dict[str, list[Event]] = {}
-
-        def context_of(trace_id: str) -> list[Event]:
-            if trace_id not in contexts:
-                contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
-            return contexts[trace_id]
-
+        context_of = _context_lookup(context_rows)
         stream = ScopeStream(scope, [(name, factory()) for name, factory in runs], context_of)
         out: list[dict] = []
         for batch in batches:
@@ -137,13 +143,7 @@ def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[st
     already need); it is judged when the next trace begins."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        contexts: dict[str, list[Event]] = {}
-
-        def context_of(trace_id: str) -> list[Event]:
-            if trace_id not in contexts:
-                contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
-            return contexts[trace_id]
-
+        context_of = _context_lookup(context_rows)
         stream = ScopeStream("trace", [(name, factory()) for name, factory in runs], context_of)
         group: list[Event] = []
         last: tuple | None = None

@@ -124,8 +124,10 @@ def test_random_lines_never_crash_the_check_and_counts_reconcile(tmp_path_factor
         ["check", "--engine", "python", str(tmp / "t.jsonl"), "--out", str(tmp / "out"), "--quiet", "--allow-empty"]
     )
     summary = json.loads((tmp / "out" / "summary.json").read_text())
-    if code == 2:  # only a whole file that is unusable: NUL bytes read as binary (UTF-16 without a byte-order mark)
-        assert b"\x00" in b"".join(raw_lines) and summary["verdict"] == "unusable", summary
+    if code == 2:  # only a whole file that is unusable: NUL bytes (binary, or UTF-16 without a byte-order mark),
+        data = b"\n".join(raw_lines)  # or a UTF-16 byte-order mark at its start (traces.io)
+        assert b"\x00" in data or data[:2] in (b"\xfe\xff", b"\xff\xfe"), summary
+        assert summary["verdict"] == "unusable", summary
         return
     assert code in (0, 1)  # otherwise random lines are rows (good or quarantined) or blank
     assert summary["rows_read"] == summary["rows_checked"] + summary["rows_quarantined"]
