@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from conformance.monitor import Monitor
+from traces.verdict import Monitor
 from traces.schema import Event
 
 Simulate = Callable[..., list[Event]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.monitor import Violation
+from traces.verdict import Violation
 from model.am import events as ev
 from model.am.bcss import (
     Choice,

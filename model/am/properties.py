@@ -9,7 +9,7 @@ not be fair.
 
 from __future__ import annotations
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from model.am.rules import RULES, doubly_mounted, pams_outside_quorum
 from model.am.state import World
 from spec.catalogue import require

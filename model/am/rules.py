@@ -9,7 +9,7 @@ the monitor evaluate are the functions at the end, so there is one statement of 
 
 from __future__ import annotations
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from model.am.state import World
 from spec.catalogue import require
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from model.pf import rules as R
 from model.pf.cnset import CNSet
 from model.pf.state import ACTIVE, Change, Params

@@ -9,7 +9,7 @@ parameters whose recorded values bound it. The transitions live in `step.py` and
 
 from __future__ import annotations
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from model.pf.decide import (  # noqa: F401  (re-exported names)
     DECISIONS,
     Candidate,

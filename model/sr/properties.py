@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from model.sr import events as ev
 from model.sr.rules import RULES
 from spec.catalogue import require

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.monitor import Rule
+from traces.verdict import Rule
 from spec.catalogue import require
 from traces.schema import Event
 

@@ -1,0 +1,205 @@
+"""Verdicts, violations, rules, and the fold protocol every trace monitor implements.
+
+These types sit below the mechanisms (traces <- spec <- kernel <- mechanisms <- registry <- engine), so a
+mechanism package never imports the engine to say what it found. Verdicts are three-valued, as in Jepsen's
+Elle: valid, invalid, or unknown when a trace is too incomplete to judge. Every violation names its rule,
+the requirement ID it enforces, the events involved and one sentence saying why.
+
+A monitor judges by folding: `start(context)` gives a `Fold` holding mutable state for one group (one
+trace, or one entity of a trace), `feed(event)` takes the group's events one at a time in sequence order,
+and `finish()` gives the verdict. A fold never sorts, copies or holds its input beyond what its state
+needs, and it can be saved and restored (`save_fold`, `restore_fold`): checking a group in two segments
+with a saved state between them gives the verdict of one pass.
+
+Context: a fold gets the trace's context events (TRACE_START and `*_CONFIG`, `traces.schema.is_context_kind`)
+known when it starts, in sequence order, and may be fed later context events inline, in order with the
+group's own events (a streaming engine that meets them as it reads). `ContextCursor` merges the two: a
+context event is taken once, before the first event with a higher sequence number, whichever way it came.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from traces.schema import Event, is_context_kind
+
+RuleKind = Literal["always", "eventually", "sometimes"]
+Scope = Literal["entity", "trace"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row of a mechanism's rules table (`model/<mechanism>/rules.py`: `RULES`, keyed by name).
+
+    `always`: a safety rule checked at every step; `eventually`: a liveness rule judged at the end of a run
+    under the fairness the mechanism's README states; `sometimes`: a reachability check (a run that never
+    reaches it is suspicious, never a violation). `params` names the catalogue parameters (IDs such as
+    `SR-P13`) whose recorded values bound the rule, so that every parameter that bounds observable
+    behaviour can be traced to the rule that checks it.
+    """
+
+    name: str
+    requirement: str
+    kind: RuleKind
+    statement: str
+    params: tuple[str, ...] = ()
+
+
+class Verdict(StrEnum):
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    requirement: str
+    trace_id: str
+    entity: str
+    event_ids: tuple[str, ...]
+    explanation: str
+    mechanism: str = "core"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "requirement": self.requirement,
+            "mechanism": self.mechanism,
+            "trace_id": self.trace_id,
+            "entity": self.entity,
+            "event_ids": list(self.event_ids),
+            "explanation": self.explanation,
+        }
+
+    def __str__(self) -> str:
+        ids = ", ".join(self.event_ids[:5]) + (" ..." if len(self.event_ids) > 5 else "")
+        return f"[{self.requirement} {self.rule}] {self.trace_id}/{self.entity}: {self.explanation} (events: {ids})"
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorResult:
+    verdict: Verdict
+    violations: tuple[Violation, ...] = ()
+    notes: tuple[str, ...] = field(default=())  # why a verdict is unknown, or other remarks
+
+    @staticmethod
+    def of(violations: Iterable[Violation], unknown: Iterable[str] = ()) -> MonitorResult:
+        vs, notes = tuple(violations), tuple(unknown)
+        if vs:
+            return MonitorResult(Verdict.INVALID, vs, notes)
+        return MonitorResult(Verdict.UNKNOWN if notes else Verdict.VALID, (), notes)
+
+
+@runtime_checkable
+class Fold(Protocol):
+    """One group's judgement in progress: mutable state, fed one event at a time, picklable."""
+
+    def feed(self, e: Event) -> None: ...
+
+    def finish(self) -> MonitorResult: ...
+
+
+@runtime_checkable
+class Monitor(Protocol):
+    """Replays recorded events through a mechanism's transition rules, as a fold.
+
+    `scope == "entity"`: a fold receives the events of one (trace_id, mechanism, entity), in sequence order.
+    `scope == "trace"`: it receives every event of one trace (all mechanisms, core included). Either way the
+    context is the recorded configuration every duration a rule compares must come from, never the event
+    being judged. `check` is `start`, `feed` of every event, `finish` (`fold_all`).
+    """
+
+    mechanism: str
+    scope: Scope
+
+    def start(self, context: Sequence[Event] = ()) -> Fold: ...
+
+    def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult: ...
+
+
+def in_seq_order(events: Sequence[Event]) -> Sequence[Event]:
+    """`events` as given when already in sequence order (the engines' guarantee), else a sorted copy: a
+    convenience for callers holding a list (tests, the harness), never used on a stream."""
+    seqs = [e.seq for e in events]
+    return events if all(a < b for a, b in zip(seqs, seqs[1:], strict=False)) else sorted(events, key=_seq)
+
+
+def _seq(e: Event) -> int:
+    return e.seq
+
+
+def fold_all(monitor: Monitor, events: Iterable[Event], context: Sequence[Event] = ()) -> MonitorResult:
+    """One group judged in one pass: start, feed every event in the order given, finish."""
+    fold = monitor.start(context)
+    for e in events:
+        fold.feed(e)
+    return fold.finish()
+
+
+def save_fold(fold: Fold) -> bytes:
+    """A fold's whole state as bytes (pickle, highest protocol): `restore_fold` continues it exactly."""
+    return pickle.dumps(fold, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def restore_fold(blob: bytes) -> Fold:
+    """The fold `save_fold` saved. Only ever given bytes this program wrote (a state directory it owns)."""
+    fold = pickle.loads(blob)
+    if not isinstance(fold, Fold):
+        raise TypeError(f"saved state holds a {type(fold).__name__}, not a monitor fold")
+    return fold
+
+
+class ContextCursor:
+    """The trace's context events in sequence order, taken once each, merged with a group's own events.
+
+    `start` holds the context known when the fold started; `due(seq)` yields the ones not yet taken with a
+    sequence number below `seq` (in order); `taken(e)` is true for a context event fed inline that was
+    already taken from the start list (or fed before), so it is not applied twice. State: the list given at
+    start (no copy) and an index, plus the highest context seq taken.
+    """
+
+    __slots__ = ("events", "index", "last")
+
+    def __init__(self, context: Sequence[Event] = ()) -> None:
+        self.events = context
+        self.index = 0
+        self.last = -1
+
+    def due(self, seq: int) -> Iterator[Event]:
+        events = self.events
+        while self.index < len(events) and events[self.index].seq < seq:
+            e = events[self.index]
+            self.index += 1
+            if e.seq > self.last:
+                self.last = e.seq
+                yield e
+
+    def rest(self) -> Iterator[Event]:
+        """Every context event not yet taken (at the end of the group)."""
+        events = self.events
+        while self.index < len(events):
+            e = events[self.index]
+            self.index += 1
+            if e.seq > self.last:
+                self.last = e.seq
+                yield e
+
+    def taken(self, e: Event) -> bool:
+        """For an event fed inline: true when it is a context event already taken; else it is marked taken."""
+        if not is_context_kind(e.kind):
+            return False
+        if e.seq <= self.last:
+            return True
+        self.last = e.seq
+        return False
+
+    def __getstate__(self) -> tuple[Sequence[Event], int, int]:
+        return (list(self.events[self.index :]), 0, self.last)  # only what is still to come
+
+    def __setstate__(self, state: tuple[Sequence[Event], int, int]) -> None:
+        self.events, self.index, self.last = state
