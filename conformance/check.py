@@ -13,20 +13,14 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
 from conformance import rulesets
-from conformance.monitor import Monitor, MonitorResult, Verdict, Violation
+from conformance.engine.core_fold import CORE_RULES, core_violation  # noqa: F401 (CORE_RULES: re-exported)
+from conformance.engine.folds import GroupFolds, start_fold
 from traces.schema import Event, is_context_kind
-
-CORE_RULES = {
-    "seq-strictly-increasing": "TR-001",
-    "event-id-unique": "TR-002",
-    "recv-after-send": "TR-003",
-    "node-clock-monotonic": "TR-004",
-    "trace-start": "TR-006",
-}
+from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
 
 def _v(rule: str, trace: str, entity: str, ids: Iterable[str], why: str) -> Violation:
-    return Violation(rule, CORE_RULES[rule], trace, entity, tuple(ids), why, "core")
+    return core_violation(rule, trace, entity, tuple(ids), why)
 
 
 def core_violations(events: Sequence[Event]) -> list[Violation]:
@@ -157,7 +151,10 @@ def judge_group(monitor: Monitor, group: Sequence[Event], context: Sequence[Even
     """One monitor over one group; None when a trace-scope group holds nothing of the monitor's mechanism."""
     if monitor.scope == "trace" and not any(e.mechanism == monitor.mechanism for e in group):
         return None
-    return monitor.check(group, context)
+    fold = start_fold(monitor, context)
+    for e in group:
+        fold.feed(e)
+    return fold.finish()
 
 
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
@@ -167,8 +164,10 @@ class ScopeStream:
     """Every monitor of one scope in one pass over events that arrive in (group key, seq) order.
 
     Both engines use it: the Python engine feeds its sorted events, the Spark engine the rows of one
-    `mapInArrow` partition. One group is held in memory at a time; entity groups go only to the monitors
-    of their mechanism. Rows out of order raise `OrderBroken` (the Spark plan's sort is not a contract).
+    `mapInArrow` partition. Each event goes straight into the folds of its group (`conformance.engine.folds`),
+    which start with the trace's context and finish when the next group begins: no group is held, only the
+    folds' state. Entity groups go only to the monitors of their mechanism. Rows out of order raise
+    `OrderBroken` (the Spark plan's sort is not a contract).
     """
 
     def __init__(
@@ -178,7 +177,7 @@ class ScopeStream:
         self.by_mechanism: dict[str, list[tuple[str, Monitor]]] = defaultdict(list)
         for name, monitor in self.runs:
             self.by_mechanism[monitor.mechanism].append((name, monitor))
-        self.group: list[Event] = []
+        self.group: GroupFolds | None = None
         self.key: tuple[str, ...] | None = None
         self.last: tuple | None = None
 
@@ -192,21 +191,16 @@ class ScopeStream:
         if key != self.key:
             out = self.close()
             self.key = key
-        self.group.append(e)
+            runs = self.runs if self.scope == "trace" else self.by_mechanism.get(e.mechanism, [])
+            if runs:
+                self.group = GroupFolds(self.scope, runs, e, self.context_of(e.trace_id))
+        if self.group is not None:
+            self.group.feed(e)
         return out
 
     def close(self) -> list[Judged]:
-        group, self.group = self.group, []
-        if not group:
-            return []
-        runs = self.runs if self.scope == "trace" else self.by_mechanism.get(group[0].mechanism, [])
-        context = self.context_of(group[0].trace_id)
-        out = []
-        for name, monitor in runs:
-            result = judge_group(monitor, group, context)
-            if result is not None:
-                out.append((name, group[0], result))
-        return out
+        group, self.group = self.group, None
+        return group.finish() if group is not None else []
 
 
 class OrderBroken(RuntimeError):

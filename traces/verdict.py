@@ -19,6 +19,7 @@ context event is taken once, before the first event with a higher sequence numbe
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -126,7 +127,7 @@ def in_seq_order(events: Sequence[Event]) -> Sequence[Event]:
     """`events` as given when already in sequence order (the engines' guarantee), else a sorted copy: a
     convenience for callers holding a list (tests, the harness), never used on a stream."""
     seqs = [e.seq for e in events]
-    return events if all(a < b for a, b in zip(seqs, seqs[1:], strict=False)) else sorted(events, key=_seq)
+    return events if all(a < b for a, b in itertools.pairwise(seqs)) else sorted(events, key=_seq)
 
 
 def _seq(e: Event) -> int:

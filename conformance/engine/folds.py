@@ -1,0 +1,68 @@
+"""Starting a monitor's fold for one group, and the folds of one group for every monitor of a scope.
+
+Every registered mechanism monitor folds (`traces.verdict.Monitor.start`). The two monitors that judge
+imported or cross-server evidence as a whole (`conformance.audit` for message tracking logs, whose rows
+are paired across servers by identifiers in any order, and `conformance.skew_monitor`, a constraint system
+over every ordering instance of a trace) keep a trace's own events until its end: `BufferedFold` says so
+by name, and `buffered(monitor)` tells a caller which monitors do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from traces.schema import Event
+from traces.verdict import Fold, Monitor, MonitorResult
+
+
+class BufferedFold:
+    """A monitor without a fold of its own: the group's events are kept and judged by `check` at the end."""
+
+    __slots__ = ("context", "events", "monitor")
+
+    def __init__(self, monitor: Monitor, context: Sequence[Event]) -> None:
+        self.monitor, self.context, self.events = monitor, list(context), []
+
+    def feed(self, e: Event) -> None:
+        self.events.append(e)
+
+    def finish(self) -> MonitorResult:
+        return self.monitor.check(self.events, self.context)
+
+
+def buffered(monitor: Monitor) -> bool:
+    return getattr(monitor, "start", None) is None
+
+
+def start_fold(monitor: Monitor, context: Sequence[Event]) -> Fold:
+    start = getattr(monitor, "start", None)
+    return BufferedFold(monitor, context) if start is None else start(context)
+
+
+class GroupFolds:
+    """One group (a trace, or an entity of a trace) being judged by several monitors at once.
+
+    A trace-scope monitor gives a result only for a trace holding events of its mechanism (it is fed the
+    whole trace, context and faults included); an entity-scope group goes only to monitors of its mechanism.
+    """
+
+    __slots__ = ("first", "folds", "relevant", "scope")
+
+    def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]], first: Event, context: Sequence[Event]) -> None:
+        self.scope, self.first = scope, first
+        self.folds = [(name, monitor.mechanism, start_fold(monitor, context)) for name, monitor in runs]
+        self.relevant = [scope != "trace"] * len(self.folds)
+
+    def feed(self, e: Event) -> None:
+        mech = e.mechanism
+        for i, (_, mechanism, fold) in enumerate(self.folds):
+            fold.feed(e)
+            if mech == mechanism:
+                self.relevant[i] = True
+
+    def finish(self) -> list[tuple[str, Event, MonitorResult]]:
+        return [
+            (name, self.first, fold.finish())
+            for (name, _, fold), relevant in zip(self.folds, self.relevant, strict=True)
+            if relevant
+        ]
