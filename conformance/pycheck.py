@@ -19,6 +19,7 @@ from collections import Counter
 
 from conformance.audit import extra_monitors
 from conformance.check import core_violations, run_scope, trace_contexts, trace_rules
+from conformance.engine.stream import Router
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
@@ -66,6 +67,22 @@ def attach_events(violations: list[dict], events: list[Event]) -> None:
         v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
 
 
+def attach_from(violations: list[dict], held: list[Event], files: list, traces: set[str]) -> None:
+    """Attach each violation's events: from the held events when they hold them all, else by reading the
+    group's files again, only for a group with violations (streamed events are not kept)."""
+    if not violations:
+        return
+    wanted = {i for v in violations for i in v["event_ids"]}
+    if wanted <= {e.event_id for e in held}:
+        attach_events(violations, held)
+        return
+    chosen: list[Event] = []
+    for tf in files:
+        for part in iter_trace_file(tf):
+            chosen.extend(e for e in part.events if e.event_id in wanted and e.trace_id in traces)
+    attach_events(violations, chosen)
+
+
 def _id_hash(event_id: str) -> int:
     return hash(event_id) & 0xFFFF_FFFF_FFFF_FFFF
 
@@ -96,7 +113,7 @@ def check_paths(
     unknown: list[dict] = []
     hashes = array("Q")
     for g, group in enumerate([*groups, Group(files=unread)]):
-        events: list[Event] = []
+        router = Router(runs, group.streamed)
         for rank in group.files:
             tf, first = found.files[rank], not read_once[rank]
             read_once[rank] = True
@@ -106,22 +123,24 @@ def check_paths(
                     quarantine.extend(
                         {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
                     )
+                n = 0
                 for e in part.events:
                     home = group_of.get(e.trace_id)
                     if home is None:
                         raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
-                    if home == g:
-                        events.append(e)
-        for e in events:  # counted where the events enter the rules, not derived from the other two counts
-            rows_checked += 1
-            by_mech[e.mechanism] += 1
-            hashes.append(_id_hash(e.event_id))
-        found_here = violations_of(events, runs, unknown)
-        attach_events(found_here, events)
+                    if home == g:  # counted where the events enter the rules, not derived from the other counts
+                        n += 1
+                        by_mech[e.mechanism] += 1
+                        hashes.append(_id_hash(e.event_id))
+                        router.feed(e)
+                rows_checked += n
+                if progress is not None:
+                    progress.advance(n)
+        held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
+        found_here, notes = router.finish(lambda evs, unknown_: violations_of(evs, runs, unknown_))
+        unknown.extend(notes)
+        attach_from(found_here, held, [found.files[r] for r in group.files], group.traces)
         violations.extend(found_here)
-        if progress is not None:
-            progress.advance(len(events))
-        del events
     repeated = repeated_hashes(hashes)  # sorts it in place
     del hashes
     duplicates = _duplicate_ids(found.files, repeated) if repeated else ([], {})

@@ -15,6 +15,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -24,6 +26,9 @@ from traces.rows import parse_json
 GROUP_EVENTS = 500_000  # events of whole traces held at once (a trace larger than this is a group alone)
 _KEY = re.compile(rb'"trace_id"\s*:')
 _VALUE = re.compile(rb'"trace_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_SEQ_KEY = re.compile(rb'"seq"\s*:')
+_SEQ = re.compile(rb'"seq"\s*:\s*(-?[0-9]+)\s*[,}]')
+Span = tuple[int, int, bool]  # a trace's rows in one file: first seq, last seq, strictly increasing between
 
 
 def _jsonl_trace(line: bytes) -> str | None:
@@ -49,27 +54,72 @@ def _jsonl_trace(line: bytes) -> str | None:
 
 def file_traces(tf: TraceFile) -> Counter[str]:
     """Rows per trace in one file (rows whose trace cannot be told are not counted: they are not valid)."""
+    return file_index(tf)[0]
+
+
+def file_index(tf: TraceFile) -> tuple[Counter[str], dict[str, Span]]:
+    """Rows per trace in one file, and each trace's span: first and last seq in row order and whether its
+    seqs strictly increase row by row (a row whose seq cannot be told counts as out of order)."""
     if tf.kind == "parquet":
-        check_parquet_schema(tf.path, tf.name)
-        try:
-            column = pq.read_table(tf.path, columns=["trace_id"])["trace_id"]
-        except Exception as exc:  # any Arrow failure: the file cannot be read
-            raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
-        try:
-            counts = pc.value_counts(column)
-        except Exception:  # invalid UTF-8: count the bytes, the rows are judged when read
-            counts = pc.value_counts(column.cast("binary"))
-        out: Counter[str] = Counter()
-        for item in counts.to_pylist():
-            if isinstance(item["values"], str):
-                out[item["values"]] += item["counts"]
-        return out
-    out = Counter()
+        return _parquet_index(tf)
+    out: Counter[str] = Counter()
+    spans: dict[str, Span] = {}
     for _, line in jsonl_lines(tf):
         trace = _jsonl_trace(line)
-        if trace is not None:
-            out[trace] += 1
-    return out
+        if trace is None:
+            continue
+        out[trace] += 1
+        seq = _jsonl_seq(line)
+        span = spans.get(trace)
+        if span is None:
+            spans[trace] = (seq, seq, seq >= 0)
+        else:
+            spans[trace] = (span[0], seq, span[2] and seq > span[1])
+    return out, spans
+
+
+def _jsonl_seq(line: bytes) -> int:
+    """The seq a JSON Lines row names when it is plainly one integer key, else -1 (out of order)."""
+    if len(_SEQ_KEY.findall(line)) != 1:
+        return -1
+    found = _SEQ.search(line)
+    return int(found.group(1)) if found is not None else -1
+
+
+def _parquet_index(tf: TraceFile) -> tuple[Counter[str], dict[str, Span]]:
+    check_parquet_schema(tf.path, tf.name)
+    try:
+        table = pq.read_table(tf.path, columns=["trace_id", "seq"])
+    except Exception as exc:  # any Arrow failure: the file cannot be read
+        raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
+    if table.num_rows == 0:
+        return Counter(), {}
+    if table["trace_id"].null_count:  # a row without a trace is not valid: not counted
+        table = table.filter(pc.is_valid(table["trace_id"]))
+    column = table["trace_id"]
+    try:
+        encoded = pc.dictionary_encode(column).combine_chunks()
+    except Exception:  # invalid UTF-8: such rows are judged (and quarantined) when read
+        encoded = pc.dictionary_encode(column.cast(pa.binary())).combine_chunks()
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy()
+    seqs = pc.fill_null(pc.cast(table["seq"], pa.int64()), -1).to_numpy()
+    order = np.argsort(codes, kind="stable")  # each trace's rows together, in row order
+    c, q = codes[order], seqs[order]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    ends = np.r_[starts[1:] - 1, len(c) - 1]
+    broken = q < 0
+    broken[1:] |= (c[1:] == c[:-1]) & (q[1:] <= q[:-1])
+    bad = np.add.reduceat(broken, starts) > 0
+    out: Counter[str] = Counter()
+    spans: dict[str, Span] = {}
+    for lo, hi, is_bad in zip(starts.tolist(), ends.tolist(), bad.tolist(), strict=True):
+        name = names[int(c[lo])]
+        if not isinstance(name, str):
+            continue
+        out[name] += hi - lo + 1
+        spans[name] = (int(q[lo]), int(q[hi]), not is_bad)
+    return out, spans
 
 
 @dataclass
@@ -77,18 +127,26 @@ class Group:
     traces: set[str] = field(default_factory=set)
     files: list[int] = field(default_factory=list)  # ranks of the files holding any of the traces
     events: int = 0
+    streamed: set[str] = field(default_factory=set)  # traces recorded in seq order: judged as they are read
 
 
 def plan(files: list[TraceFile], budget: int = GROUP_EVENTS) -> tuple[list[Group], dict[str, int]]:
     """Groups of whole traces, in the order their first rows appear, each at most `budget` events (unless
-    one trace is larger), and the group of every trace."""
-    index = [file_traces(tf) for tf in files]
+    one trace is larger), and the group of every trace. `Group.streamed` holds the traces whose rows are in
+    strictly increasing seq order across their files, read in rank order (`conformance.engine.stream`)."""
+    index = [file_index(tf) for tf in files]
     group_of: dict[str, int] = {}
     sizes: Counter[str] = Counter()
-    for counts in index:
+    last: dict[str, int] = {}
+    ordered: dict[str, bool] = {}
+    for counts, spans in index:
         sizes.update(counts)
+        for trace, (first, end, inside) in spans.items():
+            before = last.get(trace)
+            ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
+            last[trace] = end
     groups: list[Group] = []
-    for counts in index:
+    for counts, _ in index:
         for trace in counts:
             if trace in group_of:
                 continue
@@ -96,8 +154,10 @@ def plan(files: list[TraceFile], budget: int = GROUP_EVENTS) -> tuple[list[Group
                 groups.append(Group())
             groups[-1].traces.add(trace)
             groups[-1].events += sizes[trace]
+            if ordered.get(trace, False):
+                groups[-1].streamed.add(trace)
             group_of[trace] = len(groups) - 1
-    for rank, counts in enumerate(index):
+    for rank, (counts, _) in enumerate(index):
         for g in sorted({group_of[t] for t in counts}):
             groups[g].files.append(rank)
     return groups, group_of

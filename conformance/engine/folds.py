@@ -21,7 +21,7 @@ class BufferedFold:
     __slots__ = ("context", "events", "monitor")
 
     def __init__(self, monitor: Monitor, context: Sequence[Event]) -> None:
-        self.monitor, self.context, self.events = monitor, list(context), []
+        self.monitor, self.context, self.events = monitor, context, []  # the context list may still grow
 
     def feed(self, e: Event) -> None:
         self.events.append(e)

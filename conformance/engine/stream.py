@@ -1,0 +1,96 @@
+"""The single-process driver's router: each event, as it is read, goes into the folds that judge it.
+
+A trace recorded in seq order (`conformance.streamplan.Group.streamed`) is judged as it is read: its core
+rules fold (`core_fold.TraceRulesFold`), one `GroupFolds` of the trace-scope monitors, and one `GroupFolds`
+per (mechanism, entity) for the entity-scope monitors. No event is kept: only the folds' state and the
+trace's context events (TRACE_START and `*_CONFIG`), a list every fold of the trace reads through its
+`ContextCursor` as it grows, so an entity's fold sees the context recorded after its own last event too,
+as the sorted engines give it. A trace whose rows break seq order (TR-001) is held and judged whole
+(`judge_held`), in seq order, as the Spark engine and `conformance.check` judge every trace: the two paths
+give the same verdicts (tests/engine/test_fold_stream.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from conformance.engine.core_fold import TraceRulesFold
+from conformance.engine.folds import GroupFolds
+from traces.schema import Event, is_context_kind
+from traces.verdict import Monitor, MonitorResult, Verdict
+
+Judged = tuple[str, Event, MonitorResult]
+
+
+class TraceFolds:
+    """Every fold of one streamed trace."""
+
+    __slots__ = ("context", "core", "entities", "entity_runs", "trace")
+
+    def __init__(self, first: Event, trace_runs: Sequence[tuple[str, Monitor]], entity_runs) -> None:
+        self.context: list[Event] = []
+        self.core = TraceRulesFold(first.trace_id)
+        self.trace = GroupFolds("trace", trace_runs, first, self.context) if trace_runs else None
+        self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
+        self.entities: dict[tuple[str, str], GroupFolds] = {}
+
+    def feed(self, e: Event) -> None:
+        if is_context_kind(e.kind):
+            self.context.append(e)
+        self.core.feed(e)
+        if self.trace is not None:
+            self.trace.feed(e)
+        runs = self.entity_runs.get(e.mechanism)
+        if runs:
+            key = (e.mechanism, e.entity)
+            group = self.entities.get(key)
+            if group is None:
+                group = self.entities[key] = GroupFolds("entity", runs, e, self.context)
+            group.feed(e)
+
+    def finish(self) -> tuple[list, list[Judged]]:
+        judged: list[Judged] = []
+        for key in sorted(self.entities):
+            judged.extend(self.entities[key].finish())
+        if self.trace is not None:
+            judged.extend(self.trace.finish())
+        return self.core.finish(), judged
+
+
+class Router:
+    """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
+
+    def __init__(self, runs: Sequence[tuple[str, Monitor]], streamed: set[str]) -> None:
+        self.trace_runs = [(n, m) for n, m in runs if m.scope == "trace"]
+        self.entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
+        for name, monitor in runs:
+            if monitor.scope == "entity":
+                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.streamed = streamed
+        self.traces: dict[str, TraceFolds] = {}
+        self.held: list[Event] = []
+
+    def feed(self, e: Event) -> None:
+        if e.trace_id not in self.streamed:
+            self.held.append(e)
+            return
+        folds = self.traces.get(e.trace_id)
+        if folds is None:
+            folds = self.traces[e.trace_id] = TraceFolds(e, self.trace_runs, self.entity_runs)
+        folds.feed(e)
+
+    def finish(self, judge_held: Callable[[list[Event], list[dict]], list[dict]]) -> tuple[list[dict], list[dict]]:
+        """Every trace's violations (core rules first, then entity and trace monitors) and unknown notes."""
+        found: list[dict] = []
+        unknown: list[dict] = []
+        for trace in sorted(self.traces):
+            core, judged = self.traces.pop(trace).finish()
+            found.extend(v.to_json() for v in core)
+            for name, _, result in judged:
+                found.extend(v.to_json() for v in result.violations)
+                if result.verdict is Verdict.UNKNOWN:
+                    unknown.extend({"mechanism": name, "note": n} for n in result.notes)
+        if self.held:
+            found.extend(judge_held(self.held, unknown))
+            self.held = []
+        return found, unknown
