@@ -198,9 +198,3 @@ class ContextCursor:
             return True
         self.last = e.seq
         return False
-
-    def __getstate__(self) -> tuple[Sequence[Event], int, int]:
-        return (list(self.events[self.index :]), 0, self.last)  # only what is still to come
-
-    def __setstate__(self, state: tuple[Sequence[Event], int, int]) -> None:
-        self.events, self.index, self.last = state

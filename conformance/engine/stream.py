@@ -12,6 +12,7 @@ give the same verdicts (tests/engine/test_fold_stream.py).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 
 from conformance.engine.core_fold import TraceRulesFold
@@ -60,18 +61,18 @@ class TraceFolds:
 class Router:
     """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
 
-    def __init__(self, runs: Sequence[tuple[str, Monitor]], streamed: set[str]) -> None:
+    def __init__(self, runs: Sequence[tuple[str, Monitor]], streamed: set[str] | None) -> None:
         self.trace_runs = [(n, m) for n, m in runs if m.scope == "trace"]
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
         for name, monitor in runs:
             if monitor.scope == "entity":
                 self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
-        self.streamed = streamed
+        self.streamed = streamed  # None: every trace (the caller guarantees seq order)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
 
     def feed(self, e: Event) -> None:
-        if e.trace_id not in self.streamed:
+        if self.streamed is not None and e.trace_id not in self.streamed:
             self.held.append(e)
             return
         folds = self.traces.get(e.trace_id)
@@ -94,3 +95,41 @@ class Router:
             found.extend(judge_held(self.held, unknown))
             self.held = []
         return found, unknown
+
+
+class Incremental:
+    """A growing trace judged as it grows (the implementer harness): each new event is fed once; a verdict
+    finishes a copy of the folds (`pickle`), so the run's folds go on. The verdict of a prefix is that of
+    `conformance.check.verdict` over the same events: an event out of seq order or a repeated event ID
+    makes `exact()` false, and the caller judges the whole prefix instead."""
+
+    def __init__(self, runs: Sequence[tuple[str, Monitor]]) -> None:
+        self.router = Router(runs, None)
+        self.last: dict[str, int] = {}
+        self.ids: set[str] = set()
+        self.broken = False
+
+    def feed(self, e: Event) -> None:
+        if self.broken:
+            return
+        if e.seq <= self.last.get(e.trace_id, -1) or e.event_id in self.ids:
+            self.broken = True
+            return
+        self.last[e.trace_id] = e.seq
+        self.ids.add(e.event_id)
+        self.router.feed(e)
+
+    def exact(self) -> bool:
+        return not self.broken
+
+    def verdict(self) -> MonitorResult:
+        copy: dict[str, TraceFolds] = pickle.loads(pickle.dumps(self.router.traces, pickle.HIGHEST_PROTOCOL))
+        violations, notes = [], []
+        for trace in sorted(copy):
+            core, judged = copy[trace].finish()
+            violations.extend(core)
+            for _, _, result in judged:
+                violations.extend(result.violations)
+                if result.verdict is Verdict.UNKNOWN:
+                    notes.extend(result.notes)
+        return MonitorResult.of(violations, notes)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.check import verdict
+from conformance.engine.stream import Incremental
 from conformance.monitor import Violation
 from traces.schema import Event
 
@@ -206,6 +207,8 @@ class Session:
         self.outs: list[Event] = []  # events collected by drivers whose systems return them per call
         self.judged = 0
         self.notes: list[str] = []
+        self.incremental: Incremental | None = None  # the run's folds, fed each event once
+        self.fed: tuple[int, Event | None] = (0, None)  # how many events were fed, and the last of them
 
     def apply(self, call: Call) -> Any:
         args = self.driver.resolve(self, call.get("args", {}))
@@ -233,14 +236,24 @@ class Session:
     def judge(self, final: bool = False) -> tuple[list[Violation], list[str]]:
         """Core rules plus the mechanism's monitor over every event recorded so far.
 
-        The whole trace is judged each time (trace-scope monitors need it), but only once it has grown by
-        half since the last verdict, and at the end: linear in the run's length, not quadratic. A run may
-        so go on for a few steps after its first violation; shrinking removes them."""
+        Each event is fed once to the run's folds (`conformance.engine.stream.Incremental`); a verdict
+        finishes a copy of them (the run's folds go on), taken once the record has grown by half since the
+        last verdict and at the end, so a verdict costs a copy of the live state, not a replay of the run.
+        Where the record is not a growing sequence in seq order (an event out of order, an ID repeated, an
+        earlier event changed), the whole prefix is judged by
+        `conformance.check.verdict` instead: the same verdict, by the slow path."""
         events = self.events()
+        n, last = self.fed
+        if self.incremental is None or len(events) < n or (n and events[n - 1] is not last):
+            self.incremental, n = Incremental([(self.driver.name, self.driver.monitor())]), 0
         if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
             return [], []
+        for e in events[n:]:
+            self.incremental.feed(e)
+        self.fed = (len(events), events[-1] if events else None)
         self.judged = len(events)
-        result = verdict(events, [self.driver.monitor()])
+        exact = self.incremental.exact()
+        result = self.incremental.verdict() if exact else verdict(events, [self.driver.monitor()])
         return list(result.violations), list(result.notes)
 
 
