@@ -25,7 +25,7 @@ from conformance.audit import extra_monitors
 from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
 from conformance.skew_monitor import SkewMonitor
 from spark_trace_check.load import Loaded, load
-from spark_trace_check.monitors import UNKNOWN_RULE, monitor_violations
+from spark_trace_check.monitors import HELD_RULE, UNKNOWN_RULE, held_violations, monitor_violations
 from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.rules import core_violations
 from traces.schema import FIELD_NAMES
@@ -106,6 +106,10 @@ def _check(
         extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
     mon, names = monitor_violations(events, partitions, extra)
     rows = [r.asDict(recursive=True) for r in found.unionByName(mon).collect()]
+    held = sorted({r["trace_id"] for r in rows if r["rule"] == HELD_RULE})
+    if held:  # traces recorded out of seq order: judged whole, as the Python engine judges them
+        rows = [r for r in rows if r["rule"] != HELD_RULE]
+        rows += [r.asDict(recursive=True) for r in held_violations(events, held, partitions, extra).collect()]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)

@@ -23,12 +23,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import Judged, OrderBroken, ScopeStream, trace_rules
-from conformance.monitor import Monitor, Verdict
+from conformance.engine.core_fold import TraceRulesFold
+from conformance.engine.folds import GroupFolds
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, FIELD_NAMES, Event
+from traces.verdict import Monitor, Verdict
 
-__all__ = ["UNKNOWN_RULE", "OrderBroken", "monitor_violations", "trace_context_rows"]
+__all__ = ["HELD_RULE", "UNKNOWN_RULE", "OrderBroken", "held_violations", "monitor_violations", "trace_context_rows"]
 
 _VIOLATION_SCHEMA = pa.schema(
     [
@@ -42,6 +44,7 @@ _VIOLATION_SCHEMA = pa.schema(
     ]
 )
 UNKNOWN_RULE = "__unknown__"
+HELD_RULE = "__held__"  # a trace recorded out of seq order: the driver judges it whole (`held_violations`)
 Factory = Callable[[], Monitor]
 
 
@@ -136,46 +139,90 @@ def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_r
     return run
 
 
-def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]]):
-    """The mapInArrow function of the trace pass: core trace rules, then every trace-scope monitor, per trace.
+def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]], whole: bool = False):
+    """The mapInArrow function of the trace pass: core trace rules and every trace-scope monitor, per trace.
 
-    Rows arrive sorted by (trace, file rank, line). A trace is held whole (as the trace-scope monitors
-    already need); it is judged when the next trace begins."""
+    Rows arrive sorted by (trace, file rank, line). A trace recorded in seq order streams into its folds
+    (`conformance.engine.core_fold.TraceRulesFold`, `conformance.engine.folds.GroupFolds`) and is never held.
+    At a row whose seq does not exceed the previous one (a TR-001 break), the trace's folds are dropped and
+    a `HELD_RULE` row names the trace: the driver judges it again with `whole=True`, which holds each trace
+    and judges it with `conformance.check.trace_rules` and the monitors in seq order, as the Python engine
+    judges such a trace."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         context_of = _context_lookup(context_rows)
-        stream = ScopeStream("trace", [(name, factory()) for name, factory in runs], context_of)
-        group: list[Event] = []
-        last: tuple | None = None
-
-        def judge() -> list[dict]:
-            found = [v.to_json() for v in trace_rules(group[0].trace_id, group)]
-            if stream.runs:
-                for event in sorted(group, key=lambda e: e.seq):  # stable: equal seqs keep recording order
-                    stream.feed(event)
-                found.extend(result_rows(stream.close()))
-            return found
-
+        monitors = [(name, factory()) for name, factory in runs]
         out: list[dict] = []
+        state = _TraceState(monitors, context_of, whole)
         for batch in batches:
             for position, event in batch_recorded(batch):
-                where = (event.trace_id, *position)
-                if last is not None and where <= last:
-                    raise OrderBroken(f"trace pass: row {where} arrived after {last}")
-                if group and event.trace_id != last[0]:  # type: ignore[index]
-                    out.extend(judge())
-                    group = []
-                last = where
-                group.append(event)
+                found = state.feed(event, position)
+                if found:
+                    out.extend(found)
             if len(out) >= 1000:
                 yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
                 out = []
-        if group:
-            out.extend(judge())
+        out.extend(state.close())
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
 
     return run
+
+
+class _TraceState:
+    """The trace being judged in one partition of the trace pass (see `make_trace_runner`)."""
+
+    def __init__(self, monitors: list[tuple[str, Monitor]], context_of: Callable[[str], list[Event]], whole: bool):
+        self.monitors, self.context_of, self.whole = monitors, context_of, whole
+        self.last: tuple | None = None
+        self.held: list[Event] = []  # whole=True: the trace's events
+        self.core: TraceRulesFold | None = None
+        self.folds: GroupFolds | None = None
+        self.seq = -1
+        self.dropped = False
+
+    def feed(self, event: Event, position: tuple[int, int]) -> list[dict]:
+        where = (event.trace_id, *position)
+        if self.last is not None and where <= self.last:
+            raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
+        out = self.close() if self.last is not None and event.trace_id != self.last[0] else []
+        self.last = where
+        if self.whole:
+            self.held.append(event)
+        elif self.dropped:
+            pass
+        elif event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
+            self.core = self.folds = None
+            self.dropped = True
+            out.append({**unknown_row("", event, ""), "rule": HELD_RULE})
+        else:
+            if self.core is None:
+                self.core = TraceRulesFold(event.trace_id)
+                context = self.context_of(event.trace_id)
+                self.folds = GroupFolds("trace", self.monitors, event, context) if self.monitors else None
+            self.seq = event.seq
+            self.core.feed(event)
+            if self.folds is not None:
+                self.folds.feed(event)
+        return out
+
+    def close(self) -> list[dict]:
+        found: list[dict] = []
+        if self.held:
+            group, self.held = self.held, []
+            found = [v.to_json() for v in trace_rules(group[0].trace_id, group)]
+            if self.monitors:
+                stream = ScopeStream("trace", self.monitors, self.context_of)
+                for event in sorted(group, key=lambda e: e.seq):  # stable: equal seqs keep recording order
+                    stream.feed(event)
+                found.extend(result_rows(stream.close()))
+        elif self.core is not None:
+            found = [v.to_json() for v in self.core.finish()]
+            if self.folds is not None:
+                found.extend(result_rows(self.folds.finish()))
+        self.core = self.folds = None
+        self.seq, self.dropped = -1, False
+        return found
 
 
 def _registered(name: str) -> Factory:
@@ -185,6 +232,28 @@ def _registered(name: str) -> Factory:
         return get(name).monitor()  # type: ignore[misc]
 
     return make
+
+
+def _trace_pass(events: DataFrame, partitions: int, runs, context_rows, whole: bool) -> DataFrame:
+    return (
+        events.repartition(partitions, "trace_id")
+        .sortWithinPartitions("trace_id", "file_rank", "line")
+        .select(*FIELD_NAMES, "file_rank", "line")
+        .mapInArrow(make_trace_runner(runs, context_rows, whole), VIOLATION_DDL)
+    )
+
+
+def held_violations(
+    events: DataFrame, traces: list[str], partitions: int, extra: Sequence[tuple[str, Factory]] = ()
+) -> DataFrame:
+    """The trace pass again for the traces the streaming pass handed back (`HELD_RULE`), each judged whole."""
+    from model.registry import mechanisms
+
+    runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
+    trace_runs = [(n, f) for n, f in runs if f().scope == "trace"]
+    chosen = events.where(F.col("trace_id").isin(traces))
+    context_rows = trace_context_rows(chosen) if trace_runs else {}
+    return _trace_pass(chosen, partitions, trace_runs, context_rows, whole=True).select(*VIOLATION_COLUMNS)
 
 
 def monitor_violations(
@@ -211,13 +280,7 @@ def monitor_violations(
             records.add(monitor.mechanism)
     context_rows = trace_context_rows(events) if runs else {}
     cols = list(FIELD_NAMES)
-    trace = (
-        events.repartition(partitions, "trace_id")
-        .sortWithinPartitions("trace_id", "file_rank", "line")
-        .select(*cols, "file_rank", "line")
-        .mapInArrow(make_trace_runner(by_scope["trace"], context_rows), VIOLATION_DDL)
-    )
-    result = trace.select(*VIOLATION_COLUMNS)
+    result = _trace_pass(events, partitions, by_scope["trace"], context_rows, whole=False).select(*VIOLATION_COLUMNS)
     if by_scope.get("entity"):
         keys = ("trace_id", "mechanism", "entity")
         # equal seq: recording order (file, line), the order the Python engine's stable sort keeps
