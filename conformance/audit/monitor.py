@@ -118,11 +118,17 @@ class AuditMonitor:
     mechanism: str = MECHANISM
     scope: Literal["entity", "trace"] = "trace"
 
+    def start(self, context: Sequence[Event] = ()) -> AuditFold:
+        return AuditFold(self)
+
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        ours = [e for e in events if e.mechanism == MECHANISM]
-        if not ours:
+        return self.judge(events[0] if events else None, [e for e in events if e.mechanism == MECHANISM])
+
+    def judge(self, first: Event | None, ours: list[Event]) -> MonitorResult:
+        """`first`: the trace's first event; `ours`: its imported rows (message tracking rows are paired
+        across servers by identifiers, in any order, so an imported trace's own rows are judged together)."""
+        if first is None or not ours:
             return MonitorResult.of(())
-        first = events[0]
         if first.kind != IMPORT_KIND or first.mechanism != MECHANISM:
             v = Violation(
                 "msgtrk-import-start-first",
@@ -145,6 +151,25 @@ class AuditMonitor:
         _trace_notes(judge, first, by_entity)
         _cross_server(judge, self.skew_ms)
         return MonitorResult.of(judge.violations, judge.notes)
+
+
+class AuditFold:
+    """The fold of the imported-log monitor: it keeps the trace's first event and its imported rows only
+    (a simulated trace costs it nothing), and judges them together at the end."""
+
+    __slots__ = ("first", "monitor", "ours")
+
+    def __init__(self, monitor: AuditMonitor) -> None:
+        self.monitor, self.first, self.ours = monitor, None, []
+
+    def feed(self, e: Event) -> None:
+        if self.first is None:
+            self.first = e
+        if e.mechanism == MECHANISM:
+            self.ours.append(e)
+
+    def finish(self) -> MonitorResult:
+        return self.monitor.judge(self.first, self.ours)
 
 
 def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]]) -> None:
