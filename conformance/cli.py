@@ -142,6 +142,9 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if getattr(args, "state", None) and args.engine != "python":
+        print("haconform check: --state: incremental checking runs in the single-process engine", file=sys.stderr)
+        args.engine = "python"
     if args.engine == "python":
         from conformance.pycheck import run_check
     else:
@@ -232,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-empty",
         action="store_true",
         help="accept an input holding no events (exit 0) instead of exit 2 'no events'",
+    )
+    p.add_argument(
+        "--state",
+        metavar="DIR",
+        help="incremental checking (single-process engine): keep every trace's fold state in DIR; a later "
+        "check with the same DIR reads only new files and lines appended to JSON Lines files, and reports "
+        "as a full check would",
     )
     from conformance.audit.cli import add_check_options
 

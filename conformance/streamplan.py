@@ -57,14 +57,14 @@ def file_traces(tf: TraceFile) -> Counter[str]:
     return file_index(tf)[0]
 
 
-def file_index(tf: TraceFile) -> tuple[Counter[str], dict[str, Span]]:
+def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Counter[str], dict[str, Span]]:
     """Rows per trace in one file, and each trace's span: first and last seq in row order and whether its
     seqs strictly increase row by row (a row whose seq cannot be told counts as out of order)."""
     if tf.kind == "parquet":
         return _parquet_index(tf)
     out: Counter[str] = Counter()
     spans: dict[str, Span] = {}
-    for _, line in jsonl_lines(tf):
+    for _, line in jsonl_lines(tf, start, first_line):
         trace = _jsonl_trace(line)
         if trace is None:
             continue

@@ -258,12 +258,15 @@ def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
     return [Path(tf.path) for tf in discover(paths).files]
 
 
-def jsonl_lines(tf: TraceFile) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes without the line feed) of every non-blank line; gzip decompressed."""
-    lineno = 0
+def jsonl_lines(tf: TraceFile, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the line feed) of every non-blank line; gzip decompressed. `start`: the
+    byte offset to begin at (a plain file's appended lines), numbered from `first_line`."""
+    lineno = first_line - 1
     try:
         with gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb") as handle:
-            for lineno, raw in enumerate(handle, start=1):
+            if start:
+                handle.seek(start)
+            for lineno, raw in enumerate(handle, start=first_line):
                 line = raw[:-1] if raw.endswith(b"\n") else raw
                 if not is_blank(line):
                     yield lineno, line
@@ -273,10 +276,10 @@ def jsonl_lines(tf: TraceFile) -> Iterator[tuple[int, bytes]]:
         ) from exc
 
 
-def iter_jsonl(tf: TraceFile, chunk: int = 65_536) -> Iterator[ReadResult]:
+def iter_jsonl(tf: TraceFile, chunk: int = 65_536, start: int = 0, first_line: int = 1) -> Iterator[ReadResult]:
     """A JSON Lines file in chunks of at most `chunk` rows, each row judged by `traces.rows.check_line`."""
     part = ReadResult()
-    for lineno, raw in jsonl_lines(tf):
+    for lineno, raw in jsonl_lines(tf, start, first_line):
         part.rows_read += 1
         row, problem = check_line(raw, first_line=lineno == 1)
         if problem is not None:
@@ -344,9 +347,14 @@ def read_parquet(path: Path | str | TraceFile) -> ReadResult:
     return result
 
 
-def iter_trace_file(tf: TraceFile) -> Iterator[ReadResult]:
-    """A trace file in parts (rows judged, counts per part), in row order, in bounded memory."""
-    return iter_parquet(tf) if tf.kind == "parquet" else iter_jsonl(tf)
+def iter_trace_file(tf: TraceFile, start: int = 0, first_line: int = 1) -> Iterator[ReadResult]:
+    """A trace file in parts (rows judged, counts per part), in row order, in bounded memory; a JSON Lines
+    file may be read from byte `start` on (lines appended since an earlier read), numbered from `first_line`."""
+    if tf.kind == "parquet":
+        if start:
+            raise ValueError(f"{tf.name}: a Parquet file is read whole")
+        return iter_parquet(tf)
+    return iter_jsonl(tf, start=start, first_line=first_line)
 
 
 def read_trace_file(tf: TraceFile) -> ReadResult:

@@ -85,16 +85,25 @@ class Router:
         found: list[dict] = []
         unknown: list[dict] = []
         for trace in sorted(self.traces):
-            core, judged = self.traces.pop(trace).finish()
-            found.extend(v.to_json() for v in core)
-            for name, _, result in judged:
-                found.extend(v.to_json() for v in result.violations)
-                if result.verdict is Verdict.UNKNOWN:
-                    unknown.extend({"mechanism": name, "note": n} for n in result.notes)
+            more, notes = results_of(self.traces.pop(trace))
+            found.extend(more)
+            unknown.extend(notes)
         if self.held:
             found.extend(judge_held(self.held, unknown))
             self.held = []
         return found, unknown
+
+
+def results_of(folds: TraceFolds) -> tuple[list[dict], list[dict]]:
+    """A trace's folds finished: its violations (report rows) and unknown notes (mechanism, note)."""
+    core, judged = folds.finish()
+    found = [v.to_json() for v in core]
+    unknown: list[dict] = []
+    for name, _, result in judged:
+        found.extend(v.to_json() for v in result.violations)
+        if result.verdict is Verdict.UNKNOWN:
+            unknown.extend({"mechanism": name, "note": n} for n in result.notes)
+    return found, unknown
 
 
 class Incremental:

@@ -1,0 +1,177 @@
+"""The state directory of incremental checking (`haconform check PATHS --state DIR`): what a check of a corpus
+leaves behind so that a later check of the same corpus, grown by new files or by lines appended to its JSON
+Lines files, reads only the new events and gives the report a full check of everything would give.
+
+Layout (every file written to a temporary directory beside DIR and renamed into place, so DIR always holds
+one whole state of one run):
+- `state.json`: the format, the key (`key()`: project version and a fingerprint of the code that folds,
+  trace schema version, monitors, `--skew`), every file read (size, SHA-256 and line count of what was
+  read), the counts and the whole quarantine;
+- `folds.pickle`: trace -> its folds before finishing (`conformance.engine.stream.TraceFolds`, pickled), or
+  None for a trace judged whole because it was recorded out of seq order (it cannot be continued);
+- `results.pickle`: trace -> its report rows (violations with their events, unknown notes) as last judged;
+- `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events).
+
+A state is only ever read by the program that wrote it: a different key is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import tempfile
+from array import array
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from traces.io import TraceFileError
+from traces.schema import SCHEMA_VERSION
+
+FORMAT = 1
+_CODE = ("model", "conformance/engine", "conformance/audit", "traces")  # what decides a fold's state and results
+
+
+class StateError(TraceFileError):
+    """The state directory cannot be used for this check (named in the message): exit 2."""
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 over the source of the packages whose classes a saved fold holds (changed code: new state)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    digest = hashlib.sha256()
+    for top in _CODE:
+        for path in sorted((root / top).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def key(monitors: list[str], skew_ms: int | None) -> dict[str, Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        project = version("haconform")
+    except PackageNotFoundError:
+        project = "unknown"
+    return {
+        "format": FORMAT,
+        "project": project,
+        "code": code_fingerprint(),
+        "schema_version": SCHEMA_VERSION,
+        "monitors": monitors,
+        "skew_ms": skew_ms,
+    }
+
+
+def stable_hash(event_id: str) -> int:
+    """A 64-bit hash of an event ID that is the same in every process (Python's `hash` is salted)."""
+    return int.from_bytes(hashlib.blake2b(event_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+@dataclass
+class FileFacts:
+    """What was read of one file: its size, the SHA-256 of those bytes and how many lines they hold."""
+
+    size: int
+    sha256: str
+    lines: int
+    kind: str
+
+    @staticmethod
+    def of(path: str, kind: str, size: int | None = None) -> FileFacts:
+        digest, lines, left = hashlib.sha256(), 0, size
+        with open(path, "rb") as handle:
+            while left is None or left > 0:
+                block = handle.read(1 << 20 if left is None else min(1 << 20, left))
+                if not block:
+                    break
+                digest.update(block)
+                lines += block.count(b"\n")
+                if left is not None:
+                    left -= len(block)
+        read = os.path.getsize(path) if size is None else size
+        return FileFacts(read, digest.hexdigest(), lines, kind)
+
+
+@dataclass
+class State:
+    key: dict[str, Any]
+    files: dict[str, FileFacts] = field(default_factory=dict)
+    rows_read: int = 0
+    rows_checked: int = 0
+    by_mechanism: dict[str, int] = field(default_factory=dict)
+    quarantine: list[dict] = field(default_factory=list)
+    folds: dict[str, bytes | None] = field(default_factory=dict)
+    results: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)
+    hashes: array = field(default_factory=lambda: array("Q"))
+    previous: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)  # not saved
+
+
+def load(directory: Path, want: dict[str, Any]) -> State | None:
+    """The saved state, None when the directory does not exist yet; StateError when it cannot be used."""
+    if not directory.exists():
+        return None
+    meta_path = directory / "state.json"
+    if not meta_path.is_file():
+        raise StateError(f"{directory}: not a haconform state directory (no state.json)")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise StateError(f"{directory}/state.json: unreadable ({exc})") from exc
+    got = meta.get("key", {})
+    differ = [k for k in want if got.get(k) != want[k]]
+    if differ:
+        said = "; ".join(f"{k}: saved {got.get(k)!r}, now {want[k]!r}" for k in differ)
+        raise StateError(
+            f"{directory}: the state was saved by another configuration or version ({said}); "
+            "check without --state, or give a new state directory"
+        )
+    state = State(want, rows_read=meta["rows_read"], rows_checked=meta["rows_checked"])
+    state.files = {name: FileFacts(**facts) for name, facts in meta["files"].items()}
+    state.by_mechanism, state.quarantine = meta["by_mechanism"], meta["quarantine"]
+    with open(directory / "folds.pickle", "rb") as handle:
+        state.folds = pickle.load(handle)
+    with open(directory / "results.pickle", "rb") as handle:
+        state.results = pickle.load(handle)
+    with open(directory / "hashes.bin", "rb") as handle:
+        state.hashes.frombytes(handle.read())
+    return state
+
+
+def save(directory: Path, state: State) -> None:
+    """Write the whole state beside `directory` and rename it into place."""
+    directory = directory.resolve()
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        meta = {
+            "key": state.key,
+            "files": {name: vars(facts) for name, facts in state.files.items()},
+            "rows_read": state.rows_read,
+            "rows_checked": state.rows_checked,
+            "by_mechanism": state.by_mechanism,
+            "quarantine": state.quarantine,
+        }
+        (tmp / "state.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+        with open(tmp / "folds.pickle", "wb") as handle:
+            pickle.dump(state.folds, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(tmp / "results.pickle", "wb") as handle:
+            pickle.dump(state.results, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(tmp / "hashes.bin", "wb") as handle:
+            state.hashes.tofile(handle)
+        old = None
+        if directory.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
+            os.rename(directory, old / "state")
+        os.rename(tmp, directory)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
