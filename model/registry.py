@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from traces.verdict import Monitor
 from traces.schema import Event
+from traces.verdict import Monitor
 
 Simulate = Callable[..., list[Event]]
 KNOWN = ("sr", "am", "pf")
