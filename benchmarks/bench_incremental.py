@@ -1,0 +1,91 @@
+"""Incremental checking against a full re-check, side by side in one run (single-process engine).
+
+    python benchmarks/bench_incremental.py --events 1000000 --new 10000
+    python benchmarks/bench_incremental.py --events 10000000 --new 100000
+
+Builds a corpus of `--events` (`benchmarks/corpus.py`, Parquet), checks it with `--state` (a full check that
+saves the state), adds a file of whole new traces holding about `--new` events, then times (a) the
+incremental check reading only that file and (b) a full check of everything without state. The two reports
+must be the same (exit 1 otherwise). Prints each time, peak memory of this process, the state's size on
+disk, and `ratio incremental/full: R`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.corpus import _renamed, build_corpus
+from conformance.incremental import check_incremental
+from conformance.pycheck import DEFAULT_CAP, check_paths
+
+
+def new_traces(base: Path, events: int, out: Path) -> int:
+    """Whole traces from the corpus's first file, renamed `~new`, until about `events` rows."""
+    table = pq.read_table(sorted(base.glob("*.parquet"))[0])
+    counts = pc.value_counts(table["trace_id"]).to_pylist()
+    chosen, total = [], 0
+    for item in counts:
+        if total >= events:
+            break
+        chosen.append(item["values"])
+        total += item["counts"]
+    part = table.filter(pc.is_in(table["trace_id"], pa.array(chosen)))
+    pq.write_table(_renamed(part, "~new"), out)
+    return part.num_rows
+
+
+def _report(outcome) -> tuple:
+    return (outcome.summary(), outcome.violations, outcome.quarantine, outcome.unknown)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--new", type=int, default=10_000)
+    ap.add_argument("--corpus", help="reuse this directory (its base/ subdirectory is built when missing)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(args.corpus or tmp)
+        base = root / "in" / "base"
+        if not base.exists():
+            t = time.perf_counter()
+            n = build_corpus(base, args.events)
+            print(f"corpus: {n:,} events in {time.perf_counter() - t:.1f} s", flush=True)
+        extra = root / "in" / "zz-new.parquet"
+        extra.unlink(missing_ok=True)
+        state = Path(tmp) / "state"
+        t = time.perf_counter()
+        first = check_incremental([str(root / "in")], state, cap=DEFAULT_CAP)
+        t_first = time.perf_counter() - t
+        size = sum(p.stat().st_size for p in state.iterdir())
+        print(f"full check saving state: {t_first:8.2f} s  {first.rows_read:,} events; state {size / 2**20:.1f} MiB")
+        added = new_traces(base, args.new, extra)
+        t = time.perf_counter()
+        inc = check_incremental([str(root / "in")], state, cap=DEFAULT_CAP)
+        t_inc = time.perf_counter() - t
+        print(f"incremental ({added:,} new events): {t_inc:8.2f} s", flush=True)
+        t = time.perf_counter()
+        full = check_paths([str(root / "in")])
+        t_full = time.perf_counter() - t
+        print(f"full re-check of {full.rows_read:,} events: {t_full:8.2f} s")
+        print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+        same = _report(inc) == _report(full)
+        print(f"reports identical: {same}")
+        print(f"ratio incremental/full: {t_inc / t_full:.3f}")
+        extra.unlink(missing_ok=True)
+        return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
