@@ -7,73 +7,117 @@ PARTITION, HEAL) and the heartbeat records next to each message's events. Verdic
 unknown when the trace is too incomplete to judge (no recorded topology, an unreadable configuration, a
 message whose RECEIVE is missing, unreadable attributes, or no end-of-run SNAPSHOT, so the liveness rules
 SR-075 and SR-057 cannot be applied); valid otherwise. A malformed event never crashes the checker.
+
+The fold follows `traces.verdict`: `SrMonitor.start(context)` gives an `SrFold`, `feed` takes the trace's
+events in sequence order (context events given at start and fed inline are taken once, `ContextCursor`),
+`finish` runs the deferred checks at the last event's time. Settled messages are retired (`retire.py`), so
+the live state follows the messages in flight, not the history. A fold pickles at any point
+(`traces.verdict.save_fold`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
-from conformance.monitor import MonitorResult, Violation
 from model.sr import events as ev
 from model.sr.liveness import flush_due
+from model.sr.retire import SETTLING, retire, revive, settled
 from model.sr.rules import Breach
 from model.sr.step import step
 from model.sr.world import World
 from traces.schema import Event
+from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
+
+_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+_FAULTS = frozenset({"CRASH", "RESTART"})
 
 
 def to_violation(e: Event, b: Breach) -> Violation:
     return Violation(b.rule, b.requirement, e.trace_id, b.entity or e.entity, b.event_ids, b.explanation, ev.MECH)
 
 
-class Folder:
-    """Incremental fold of one trace's events (the stateful tests feed it after every step)."""
+class SrFold:
+    """One trace's judgement in progress (`traces.verdict.Fold`); the stateful tests feed it step by step.
 
-    def __init__(self, accept_variant: bool | None = None) -> None:
+    State beside the `World`: the context cursor, the last event fed (the deferred checks of `finish` run at
+    its time), the violations and notes so far, the names of the messages received, snapshotted, judged
+    without their RECEIVE, or with an unreadable event (one string each, for the whole run: the notes name
+    them at the end), and the retired messages (`retire.py`).
+    """
+
+    def __init__(self, context: Sequence[Event] = (), accept_variant: bool | None = None) -> None:
         self.world = World()
         self.accept_variant = accept_variant
         if accept_variant is not None:
             self.world.cfg = self.world.cfg.replace(accept_variant=accept_variant)
+        self.cursor = ContextCursor(context)
+        self.last: Event | None = None
         self.violations: list[Violation] = []
         self.malformed: list[str] = []  # events the rules could not read (missing or mistyped attributes)
-        self.seen_ids: set[str] = set()
         self.receives: set[str] = set()
         self.orphans: set[str] = set()
         self.snapshots: set[str] = set()
         self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
+        self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire.retire`)
 
-    def feed(self, events: Iterable[Event]) -> list[Violation]:
-        found: list[Violation] = []
-        for e in events:
-            if e.event_id in self.seen_ids:
-                continue
-            self.seen_ids.add(e.event_id)
+    # --- traces.verdict.Fold ------------------------------------------------------------------------------
+    def feed(self, e: Event) -> None:
+        """One event of the trace, in sequence order (context events due before it are taken first)."""
+        self.last = e
+        cursor = self.cursor
+        if cursor.index < len(cursor.events):
+            for c in cursor.due(e.seq):
+                self._step(c)
+        if cursor.taken(e):
+            return
+        self._step(e)
+
+    def finish(self) -> MonitorResult:
+        """The context events still to come, then the deferred checks at the last event's time (SR-058)."""
+        if self.last is None:
+            return MonitorResult.of(())
+        for c in self.cursor.rest():
+            self._step(c)
+        self.violations.extend(to_violation(self.last, b) for b in flush_due(self.world, self.last.ts_ms, final=True))
+        return MonitorResult.of(self.violations, self.notes())
+
+    # --- the fold ----------------------------------------------------------------------------------------
+    def _step(self, e: Event) -> None:
+        w, name = self.world, e.entity
+        if e.mechanism == ev.MECH:
             self._note(e)
-            try:
-                breaches = step(self.world, e)
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped, and "
-                                      f"{e.entity} is not judged from there on")  # fmt: skip
-                self.broken.add(e.entity)
-                continue
-            breaches = [b for b in breaches if (b.entity or e.entity) not in self.broken]
-            if self.accept_variant is not None and e.kind in ("TRACE_START", ev.SR_CONFIG):
-                self.world.cfg = self.world.cfg.replace(accept_variant=self.accept_variant)
-            found.extend(to_violation(e, b) for b in breaches)
-        self.violations.extend(found)
-        return found
+            if name in self.retired and e.kind != ev.SNAPSHOT:
+                revive(w, name, self.retired.pop(name))  # a later event names a retired message (retire.py)
+        touched = self._on_node(e) if e.mechanism == "core" and e.kind in _FAULTS else ()
+        try:
+            breaches = step(w, e)
+        except _UNREADABLE as exc:
+            self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped, and "
+                                  f"{name} is not judged from there on")  # fmt: skip
+            self.broken.add(name)
+            return
+        if breaches:
+            broken = self.broken
+            self.violations.extend(to_violation(e, b) for b in breaches if (b.entity or name) not in broken)
+        if self.accept_variant is not None and e.kind in ("TRACE_START", ev.SR_CONFIG):
+            w.cfg = w.cfg.replace(accept_variant=self.accept_variant)
+        if e.kind in SETTLING and e.mechanism == ev.MECH:
+            self._retire_if_settled(name)
+        for msg in touched:
+            self._retire_if_settled(msg)
 
-    def finish(self, last: Event | None) -> list[Violation]:
-        """Deferred checks still open when the trace ends."""
-        if last is None:
-            return []
-        found = [to_violation(last, b) for b in flush_due(self.world, last.ts_ms, final=True)]
-        self.violations.extend(found)
-        return found
+    def _on_node(self, e: Event) -> list[str]:
+        """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""
+        return sorted({inst.msg for inst in (self.world.at.get(e.node) or {}).values()})
+
+    def _retire_if_settled(self, name: str) -> None:
+        m = self.world.msgs.get(name)
+        if m is not None and settled(m):
+            self.retired[name] = retire(self.world, name)
 
     def _note(self, e: Event) -> None:
-        if e.mechanism != ev.MECH or e.entity.startswith("hb:") or e.kind == ev.SR_CONFIG:
+        if e.entity.startswith("hb:") or e.kind == ev.SR_CONFIG:
             return
         if e.kind == ev.RECEIVE:
             self.receives.add(e.entity)
@@ -81,6 +125,10 @@ class Folder:
             self.snapshots.add(e.entity)
         elif e.entity not in self.receives:
             self.orphans.add(e.entity)
+
+    def live(self) -> int:
+        """Messages whose state is held in full (not retired)."""
+        return len(self.world.msgs)
 
     def notes(self) -> list[str]:
         out = [*self.malformed, *self.world.notes]
@@ -94,6 +142,9 @@ class Folder:
         return out
 
 
+Folder = SrFold  # the name the incremental fold had before issue 19
+
+
 class SrMonitor:
     mechanism = ev.MECH
     scope: Literal["entity", "trace"] = "trace"
@@ -101,15 +152,11 @@ class SrMonitor:
     def __init__(self, accept_variant: bool | None = None) -> None:
         self.accept_variant = accept_variant
 
+    def start(self, context: Sequence[Event] = ()) -> SrFold:
+        return SrFold(context, self.accept_variant)
+
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        if not events:
-            return MonitorResult.of(())
-        folder = Folder(self.accept_variant)
-        ids = {e.event_id for e in events}
-        folder.feed(sorted((c for c in context if c.event_id not in ids), key=lambda c: c.seq))
-        violations = folder.feed(events)
-        violations += folder.finish(events[-1])
-        return MonitorResult.of(violations, folder.notes())
+        return fold_all(self, in_seq_order(events), context)
 
 
 def monitor() -> SrMonitor:

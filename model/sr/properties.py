@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from traces.verdict import Rule
 from model.sr import events as ev
 from model.sr.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
 FAIRNESS = (
     "every crashed server is eventually restarted (same or new storage), every partition heals, and "

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from traces.verdict import Rule
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
 _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     # creation (SR-018..SR-048)

@@ -11,6 +11,7 @@ CRASH / RESTART / PARTITION / HEAL records, the shadow sessions): never from the
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,7 +111,11 @@ class World:
         self.held_since: dict[Pair, int] = {}
         self.owed: dict[Pair, dict[tuple[str, int, str], int]] = {}  # (primary, shadow) -> queued discard events
         self.msgs: dict[str, Msg] = {}
-        self.due: list[tuple[int, str, str, Any]] = []  # failed queries after which nothing may stay held
+        # node -> the instances with a copy on it, so that a CRASH or RESTART touches only those (`step._apply`)
+        self.at: dict[str, dict[Key, Inst]] = {}
+        # failed queries after which nothing may stay held, oldest first (`liveness.flush_due`); a deque, so
+        # that taking the oldest costs O(1) and the order stays the recording order, as before
+        self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
 
     # --- recorded context -------------------------------------------------------------------------------
@@ -195,3 +200,8 @@ class World:
 
     def msg(self, name: str) -> Msg:
         return self.msgs.setdefault(name, Msg())
+
+    def place(self, node: str, inst: Inst, copy: Copy) -> None:
+        """A new copy of `inst` on `node` (the only way a copy is made: `step._move`), indexed by node."""
+        inst.copies[node] = copy
+        self.at.setdefault(node, {})[(inst.msg, inst.inst)] = inst
