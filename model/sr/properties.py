@@ -24,7 +24,7 @@ FAIRNESS = (
 )
 
 
-Property = Rule  # one shape for rules and properties (`conformance.monitor.Rule`)
+Property = Rule  # one shape for rules and properties (`traces.verdict.Rule`)
 PROPERTIES: dict[str, Rule] = RULES  # every rule of the table is a named property with its kind
 require(*(p.requirement for p in PROPERTIES.values()))
 

@@ -1,4 +1,4 @@
-"""The rules table of shadow redundancy: every rule the monitor can report, as `conformance.monitor.Rule`.
+"""The rules table of shadow redundancy: every rule the monitor can report, as `traces.verdict.Rule`.
 
 Seed 000, all sections. Each row names the requirement it enforces, its kind (`always`: checked at every
 step of the fold in `step.py`; `eventually`: judged at a quiesced end-of-run SNAPSHOT under the fairness of
