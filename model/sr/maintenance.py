@@ -36,7 +36,8 @@ def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
         if fork not in copy.left:
             out.append(breach("primary-copy-transition", (e,), f"{e.node} processed fork {fork}, which its queue "
                               "no longer (or never) held"))  # fmt: skip
-        copy.left.discard(fork)
+        else:
+            copy.left.discard(fork)  # a set: a fork in it came from ACCEPT or PROMOTE
         if not copy.promoted:
             iv.processed.add(fork)
             _owe(w, iv, {fork}, e.ts_ms)
@@ -45,7 +46,8 @@ def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
         if fork not in copy.resubmitted:
             out.append(breach("safetynet-transition", (e,), f"{e.node} sent fork {fork} out of Safety Net without "
                               "a resubmission request"))  # fmt: skip
-        copy.resubmitted.discard(fork)
+        else:
+            copy.resubmitted.discard(fork)  # a set: a fork in it came from RESUBMIT
     if "via" in e.attrs and e.attrs["via"] != via:
         out.append(breach("primary-record-as-derived", (e,), f"the delivery says via {e.attrs['via']}, but "
                           f"{e.node} holds the message as {via}"))  # fmt: skip
@@ -172,7 +174,10 @@ def _resubmit(w: World, iv: Inst, e: Event) -> list[Breach]:
                           "which had already crossed the boundary"))  # fmt: skip
     if fork not in iv.forks:
         out.append(breach("safetynet-transition", (e,), f"Safety Net resubmitted fork {fork}, not a fork of it"))
-    iv.copies[e.node].resubmitted.add(fork)
+    copy = iv.copies[e.node]
+    if not copy.resubmitted:
+        copy.resubmitted = set()
+    copy.resubmitted.add(fork)
     w.msgs[iv.msg].licences.add("safetynet")
     return out
 

@@ -26,7 +26,7 @@ from model.sr.retire import SETTLING, retire, revive, settled
 from model.sr.rules import Breach
 from model.sr.step import step
 from model.sr.world import World
-from traces.schema import Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
 
 _UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
@@ -69,8 +69,9 @@ class SrFold:
         if cursor.index < len(cursor.events):
             for c in cursor.due(e.seq):
                 self._step(c)
-        if cursor.taken(e):
-            return
+        kind = e.kind
+        if (kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)) and cursor.taken(e):
+            return  # a context event already taken (`ContextCursor.taken`)
         self._step(e)
 
     def finish(self) -> MonitorResult:
@@ -84,25 +85,35 @@ class SrFold:
 
     # --- the fold ----------------------------------------------------------------------------------------
     def _step(self, e: Event) -> None:
-        w, name = self.world, e.entity
+        """`step.step` on one event, with the notes, the breaches kept, and retirement (the hot path: inline)."""
+        w, name, kind = self.world, e.entity, e.kind
+        touched: Sequence[str] = ()
         if e.mechanism == ev.MECH:
-            self._note(e)
-            if name in self.retired and e.kind != ev.SNAPSHOT:
+            if kind == ev.SR_CONFIG or name.startswith("hb:"):
+                pass  # not a message (`notes` names the messages the trace does not show whole)
+            elif kind == ev.RECEIVE:
+                self.receives.add(name)
+            elif kind == ev.SNAPSHOT:
+                self.snapshots.add(name)
+            elif name not in self.receives:
+                self.orphans.add(name)
+            if name in self.retired and kind != ev.SNAPSHOT:
                 revive(w, name, self.retired.pop(name))  # a later event names a retired message (retire.py)
-        touched = self._on_node(e) if e.mechanism == "core" and e.kind in _FAULTS else ()
+        elif kind in _FAULTS and e.mechanism == "core":
+            touched = self._on_node(e)
         try:
             breaches = step(w, e)
         except _UNREADABLE as exc:
-            self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped, and "
+            self.malformed.append(f"{e.event_id} ({kind}): unreadable attributes ({exc!r}); skipped, and "
                                   f"{name} is not judged from there on")  # fmt: skip
             self.broken.add(name)
             return
         if breaches:
             broken = self.broken
             self.violations.extend(to_violation(e, b) for b in breaches if (b.entity or name) not in broken)
-        if self.accept_variant is not None and e.kind in ("TRACE_START", ev.SR_CONFIG):
+        if self.accept_variant is not None and kind in ("TRACE_START", ev.SR_CONFIG):
             w.cfg = w.cfg.replace(accept_variant=self.accept_variant)
-        if e.kind in SETTLING and e.mechanism == ev.MECH:
+        if kind in SETTLING and e.mechanism == ev.MECH:
             self._retire_if_settled(name)
         for msg in touched:
             self._retire_if_settled(msg)
@@ -115,16 +126,6 @@ class SrFold:
         m = self.world.msgs.get(name)
         if m is not None and settled(m):
             self.retired[name] = retire(self.world, name)
-
-    def _note(self, e: Event) -> None:
-        if e.entity.startswith("hb:") or e.kind == ev.SR_CONFIG:
-            return
-        if e.kind == ev.RECEIVE:
-            self.receives.add(e.entity)
-        elif e.kind == ev.SNAPSHOT:
-            self.snapshots.add(e.entity)
-        elif e.entity not in self.receives:
-            self.orphans.add(e.entity)
 
     def live(self) -> int:
         """Messages whose state is held in full (not retired)."""

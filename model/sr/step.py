@@ -110,16 +110,17 @@ def step(w: World, e: Event) -> Sequence[Breach]:
 
 
 def _move(w: World, e: Event, inst: Inst) -> list[Breach]:
-    allowed, target, rule = TRANSITIONS[e.kind]
-    node = inst.primary if e.kind == ev.DISCARD_EXPIRE else e.node
-    now = inst.state(node)
+    kind = e.kind
+    allowed, target, rule = TRANSITIONS[kind]
+    node = inst.primary if kind == ev.DISCARD_EXPIRE else e.node
+    copy = inst.copies.get(node)
+    now = copy.state if copy is not None else ABSENT
     if now not in allowed:
         why = f"{e.kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
         return [breach(HOLDER.get(now, rule), (e,), why)]
-    out = GUARDS[e.kind](w, inst, e)
+    out = GUARDS[kind](w, inst, e)
     if target is not None:
-        copy = inst.copies.get(node)
-        if copy is None:
+        if copy is None:  # (no guard makes or removes a copy: only this function makes one)
             w.place(node, inst, Copy(target, e.ts_ms))
         elif copy.state != target:
             copy.state, copy.since_ms = target, e.ts_ms

@@ -42,9 +42,12 @@ Key = tuple[str, int]  # (network message ID, instance)
 class Copy:
     state: str
     since_ms: int  # when it entered its current place (queue: acceptance or shadow creation; Safety Net: entry)
-    left: set[str] = field(default_factory=set)  # forks still queued (QUEUED)
+    # forks still queued (QUEUED); an empty frozenset until the queue takes them (no set per copy that never
+    # queues: fewer objects for the collector), replaced by a set by ACCEPT and PROMOTE
+    left: set[str] | frozenset[str] = frozenset()
     promoted: bool = False
-    resubmitted: set[str] = field(default_factory=set)  # forks Safety Net was asked to resubmit, not yet sent
+    # forks Safety Net was asked to resubmit, not yet sent; a set only once one is asked (RESUBMIT)
+    resubmitted: set[str] | frozenset[str] = frozenset()
 
 
 @dataclass
@@ -73,7 +76,7 @@ class Inst:
     redundant: bool = False
     processed: set[str] = field(default_factory=set)  # forks completed by the primary's own queue
     notified: set[str] = field(default_factory=set)
-    expired: set[str] = field(default_factory=set)
+    expired: set[str] | frozenset[str] = frozenset()  # forks expired (FAIL: `|=` makes a new one, rarely)
     copies: dict[str, Copy] = field(default_factory=dict)
     primary_lost: bool = False
     shadow_lost: bool = False
@@ -138,7 +141,13 @@ class World:
 
     # --- topology (SR-006, SR-014, SR-015, SR-047) ----------------------------------------------------------
     def knows(self, *servers: str) -> bool:
-        return self.topo is not None and all(s in self.topo for s in servers)
+        topo = self.topo
+        if topo is None:
+            return False
+        for s in servers:  # noqa: SIM110 (a loop: no generator per call on the hot path)
+            if s not in topo:
+                return False
+        return True
 
     def site(self, server: str) -> str:
         return self.topo[server][0]  # type: ignore[index]
