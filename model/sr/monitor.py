@@ -31,6 +31,7 @@ from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in
 
 _UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 _FAULTS = frozenset({"CRASH", "RESTART"})
+_MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
 
 
 def to_violation(e: Event, b: Breach) -> Violation:
@@ -62,42 +63,31 @@ class SrFold:
         self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire.retire`)
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
-    def feed(self, e: Event) -> None:
-        """One event of the trace, in sequence order (context events due before it are taken first)."""
-        self.last = e
-        cursor = self.cursor
-        if cursor.index < len(cursor.events):
-            for c in cursor.due(e.seq):
-                self._step(c)
+    def feed(self, e: Event, _context: bool = False) -> None:
+        """One event of the trace, in sequence order; the context events due before it are taken first
+        (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the
+        notes, the breaches kept, the revival and retirement of settled messages (`retire.py`)."""
         kind = e.kind
-        if (kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)) and cursor.taken(e):
-            return  # a context event already taken (`ContextCursor.taken`)
-        self._step(e)
-
-    def finish(self) -> MonitorResult:
-        """The context events still to come, then the deferred checks at the last event's time (SR-058)."""
-        if self.last is None:
-            return MonitorResult.of(())
-        for c in self.cursor.rest():
-            self._step(c)
-        self.violations.extend(to_violation(self.last, b) for b in flush_due(self.world, self.last.ts_ms, final=True))
-        return MonitorResult.of(self.violations, self.notes())
-
-    # --- the fold ----------------------------------------------------------------------------------------
-    def _step(self, e: Event) -> None:
-        """`step.step` on one event, with the notes, the breaches kept, and retirement (the hot path: inline)."""
-        w, name, kind = self.world, e.entity, e.kind
+        if not _context:
+            self.last = e
+            cursor = self.cursor
+            if cursor.index < len(cursor.events):
+                for c in cursor.due(e.seq):
+                    self.feed(c, True)
+            if (kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)) and cursor.taken(e):
+                return  # a context event already taken (`ContextCursor.taken`)
+        w, name = self.world, e.entity
         touched: Sequence[str] = ()
-        if e.mechanism == ev.MECH:
-            if kind == ev.SR_CONFIG or name.startswith("hb:"):
+        if e.mechanism == _MECH:
+            if kind == _SR_CONFIG or name.startswith("hb:"):
                 pass  # not a message (`notes` names the messages the trace does not show whole)
-            elif kind == ev.RECEIVE:
+            elif kind == _RECEIVE:
                 self.receives.add(name)
-            elif kind == ev.SNAPSHOT:
+            elif kind == _SNAPSHOT:
                 self.snapshots.add(name)
             elif name not in self.receives:
                 self.orphans.add(name)
-            if name in self.retired and kind != ev.SNAPSHOT:
+            if name in self.retired and kind != _SNAPSHOT:
                 revive(w, name, self.retired.pop(name))  # a later event names a retired message (retire.py)
         elif kind in _FAULTS and e.mechanism == "core":
             touched = self._on_node(e)
@@ -111,13 +101,23 @@ class SrFold:
         if breaches:
             broken = self.broken
             self.violations.extend(to_violation(e, b) for b in breaches if (b.entity or name) not in broken)
-        if self.accept_variant is not None and kind in ("TRACE_START", ev.SR_CONFIG):
+        if self.accept_variant is not None and kind in ("TRACE_START", _SR_CONFIG):
             w.cfg = w.cfg.replace(accept_variant=self.accept_variant)
-        if kind in SETTLING and e.mechanism == ev.MECH:
+        if kind in SETTLING and e.mechanism == _MECH:
             self._retire_if_settled(name)
         for msg in touched:
             self._retire_if_settled(msg)
 
+    def finish(self) -> MonitorResult:
+        """The context events still to come, then the deferred checks at the last event's time (SR-058)."""
+        if self.last is None:
+            return MonitorResult.of(())
+        for c in self.cursor.rest():
+            self.feed(c, True)
+        self.violations.extend(to_violation(self.last, b) for b in flush_due(self.world, self.last.ts_ms, final=True))
+        return MonitorResult.of(self.violations, self.notes())
+
+    # --- the fold ----------------------------------------------------------------------------------------
     def _on_node(self, e: Event) -> list[str]:
         """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""
         return sorted({inst.msg for inst in (self.world.at.get(e.node) or {}).values()})

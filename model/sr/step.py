@@ -78,25 +78,28 @@ GUARDS: dict[str, Guard] = {**creation.GUARDS, **maintenance.GUARDS}
 
 
 NONE: tuple[Breach, ...] = ()  # what most events return: no new list per step
+# the kinds `step` tells apart, bound once (no module attribute lookups per event)
+_MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYDISCARD, ev.SNAPSHOT
+_RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
 
 
 def step(w: World, e: Event) -> Sequence[Breach]:
     """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
     due = w.due
     out: Sequence[Breach] = flush_due(w, e.ts_ms) if due and due[0][0] < e.ts_ms else NONE
-    if e.mechanism != ev.MECH:
+    if e.mechanism != _MECH:
         if e.mechanism == "core":
             _lifecycle(w, e)
         return out
     kind = e.kind
-    if kind == ev.SR_CONFIG:
+    if kind == _SR_CONFIG:
         w.configure(kind, dict(e.attrs))
         return out
-    if kind == ev.XQUERYDISCARD:
+    if kind == _XQUERYDISCARD:
         found = maintenance.query(w, e)
-    elif kind == ev.SNAPSHOT:
+    elif kind == _SNAPSHOT:
         found = end_of_run(w, e)
-    elif kind == ev.RECEIVE:
+    elif kind == _RECEIVE:
         found = _move(w, e, creation.receive(w, e))
     else:
         m = w.msgs.get(e.entity)
@@ -112,7 +115,7 @@ def step(w: World, e: Event) -> Sequence[Breach]:
 def _move(w: World, e: Event, inst: Inst) -> list[Breach]:
     kind = e.kind
     allowed, target, rule = TRANSITIONS[kind]
-    node = inst.primary if kind == ev.DISCARD_EXPIRE else e.node
+    node = inst.primary if kind == _DISCARD_EXPIRE else e.node
     copy = inst.copies.get(node)
     now = copy.state if copy is not None else ABSENT
     if now not in allowed:
