@@ -10,22 +10,23 @@ SR-075 and SR-057 cannot be applied); valid otherwise. A malformed event never c
 
 The fold follows `traces.verdict`: `SrMonitor.start(context)` gives an `SrFold`, `feed` takes the trace's
 events in sequence order (context events given at start and fed inline are taken once, `ContextCursor`),
-`finish` runs the deferred checks at the last event's time. Settled messages are retired (`retire.py`), so
+`finish` runs the deferred checks at the last event's time. Settled messages are retired (the notes above `DEAD`), so
 the live state follows the messages in flight, not the history. A fold pickles at any point
 (`traces.verdict.save_fold`).
 """
 
 from __future__ import annotations
 
+import pickle
+import zlib
 from collections.abc import Sequence
 from typing import Literal
 
 from model.sr import events as ev
-from model.sr.liveness import flush_due
-from model.sr.retire import SETTLING, retire, revive, settled
+from model.sr.liveness import flush_due, liveness_findings
 from model.sr.rules import Breach
 from model.sr.step import step
-from model.sr.world import World
+from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
 
@@ -38,13 +39,68 @@ def to_violation(e: Event, b: Breach) -> Violation:
     return Violation(b.rule, b.requirement, e.trace_id, b.entity or e.entity, b.event_ids, b.explanation, ev.MECH)
 
 
+# --- retiring settled messages -------------------------------------------------------------------------------
+# A message the fold can no longer learn anything from is retired, and revived if it must be. Seed 000, "How
+# shadow messages are maintained" (SR-057, SR-065..SR-067) and "Message processing after an outage" (SR-075):
+# a message is *settled* when every copy of every instance is in a state no recorded fault changes and no
+# end-of-run rule reads (`DEAD`: refused, aborted, failed, expired, gone, lost) and the end-of-run liveness
+# rules (`liveness.liveness_findings`: no loss, SR-075; shadow released, SR-057) would report nothing for it.
+# Such a message is retired: its state leaves `World.msgs` and the node index `World.at` and is kept as
+# compressed bytes (`retire`); the fold brings it back (`revive`) before any later event that names it, except
+# its end-of-run SNAPSHOT. That is why retiring never changes a verdict:
+#
+# - no event about another message reads it: the only scans over messages are a CRASH's or a RESTART's
+#   (`step._apply`), and `step.LIFECYCLE` changes no `DEAD` state; the heartbeat and promotion checks read
+#   `World.held`, `World.contact` and `World.owed`, which are not per message and stay live;
+# - its SNAPSHOT finds no message and reports nothing of it (`liveness.end_of_run`), which is what the live
+#   message would have given: the age checks there read only shadows, Safety Net and queued copies (not
+#   `DEAD`), and the liveness findings read the instance and its message, never the time, and were empty;
+# - any other event about it (a sender's redelivery, a stray record of a faulty transport) meets the very
+#   state it would have met: pickle gives back the same dataclasses, and every explanation sorts its sets.
+#
+# So a retired message costs one compressed blob (a few hundred bytes) instead of its objects, and the work
+# of a CRASH no longer grows with the messages already settled.
+
+# states of a copy that no recorded fault changes (`step.LIFECYCLE`) and no end-of-run age check reads
+DEAD = frozenset({REFUSED, ABORTED, FAILED, EXPIRED, GONE, LOST})
+# event kinds that can put a message's last live copy into a `DEAD` state (faults: CRASH and RESTART)
+SETTLING = frozenset({ev.REJECT, ev.FAIL, ev.SHADOW_EXPIRE, ev.SAFETYNET_EXPIRE, ev.LOST})
+
+
+def settled(m: Msg) -> bool:
+    """Every copy of every instance `DEAD`, and nothing for the liveness rules to report (notes above)."""
+    for iv in m.insts.values():
+        for copy in iv.copies.values():
+            if copy.state not in DEAD:
+                return False
+    return not any(liveness_findings(iv, m.delivered, m.licences) for iv in m.insts.values())
+
+
+def retire(w: World, name: str) -> bytes:
+    """Take message `name` out of the world (and the node index); return its state as compressed bytes."""
+    m = w.msgs.pop(name)
+    for iv in m.insts.values():
+        for node in iv.copies:
+            w.at[node].pop((iv.msg, iv.inst), None)
+    return zlib.compress(pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def revive(w: World, name: str, blob: bytes) -> None:
+    """Put a retired message back exactly as it was retired (a later event names it)."""
+    m: Msg = pickle.loads(zlib.decompress(blob))
+    w.msgs[name] = m
+    for iv in m.insts.values():
+        for node in iv.copies:
+            w.at.setdefault(node, {})[(iv.msg, iv.inst)] = iv
+
+
 class SrFold:
     """One trace's judgement in progress (`traces.verdict.Fold`); the stateful tests feed it step by step.
 
     State beside the `World`: the context cursor, the last event fed (the deferred checks of `finish` run at
     its time), the violations and notes so far, the names of the messages received, snapshotted, judged
     without their RECEIVE, or with an unreadable event (one string each, for the whole run: the notes name
-    them at the end), and the retired messages (`retire.py`).
+    them at the end), and the retired messages (the retirement notes above `DEAD`).
     """
 
     def __init__(self, context: Sequence[Event] = (), accept_variant: bool | None = None) -> None:
@@ -60,13 +116,13 @@ class SrFold:
         self.orphans: set[str] = set()
         self.snapshots: set[str] = set()
         self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
-        self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire.retire`)
+        self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire`)
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
     def feed(self, e: Event, _context: bool = False) -> None:
         """One event of the trace, in sequence order; the context events due before it are taken first
         (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the
-        notes, the breaches kept, the revival and retirement of settled messages (`retire.py`)."""
+        notes, the breaches kept, the revival and retirement of settled messages (the retirement notes above `DEAD`)."""
         kind = e.kind
         if not _context:
             self.last = e
@@ -88,7 +144,7 @@ class SrFold:
             elif name not in self.receives:
                 self.orphans.add(name)
             if name in self.retired and kind != _SNAPSHOT:
-                revive(w, name, self.retired.pop(name))  # a later event names a retired message (retire.py)
+                revive(w, name, self.retired.pop(name))  # a later event names it (notes above `DEAD`)
         elif kind in _FAULTS and e.mechanism == "core":
             touched = self._on_node(e)
         try:

@@ -2,7 +2,7 @@
 
 Seed 000, all sections: whatever rules a trace breaks, the fold judges it the same in one pass, in two
 segments with its state saved and restored between them (`traces.verdict.save_fold`), and with its context
-given at start or inline; settled messages are retired (`model/sr/retire.py`) without changing a verdict.
+given at start or inline; settled messages are retired (`model/sr/monitor.py`) without changing a verdict.
 """
 
 from __future__ import annotations
