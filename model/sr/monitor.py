@@ -199,9 +199,6 @@ class SrFold:
         return out
 
 
-Folder = SrFold  # the name the incremental fold had before issue 19
-
-
 class SrMonitor:
     mechanism = ev.MECH
     scope: Literal["entity", "trace"] = "trace"

@@ -63,6 +63,16 @@ def test_two_segments_give_one_pass(name: str, seed: int) -> None:
         assert in_two(events, cut) == whole, f"{name} seed {seed}: cut at {cut} of {n}"
 
 
+@pytest.mark.parametrize("name", ["model", "discards-in-memory", "never-promote", "double-send", "premature-discard"])
+def test_two_segments_with_retired_messages(name: str) -> None:
+    """Cuts in runs where messages settle and are retired before the cut (and some revived after it)."""
+    events = trace(name, 4, 10 * MINUTE)
+    whole = one_pass(events)
+    n = len(events)
+    for cut in (n // 3, n // 2, 2 * n // 3):
+        assert in_two(events, cut) == whole, f"{name}: cut at {cut} of {n}"
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(NAMES), seed=st.sampled_from(SEEDS), at=st.floats(0.0, 1.0))
 def test_any_cut_gives_one_pass(name: str, seed: int, at: float) -> None:
