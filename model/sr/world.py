@@ -120,6 +120,7 @@ class World:
         # that taking the oldest costs O(1) and the order stays the recording order, as before
         self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
+        self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     # --- recorded context -------------------------------------------------------------------------------
     def configure(self, kind: str, attrs: dict[str, Any]) -> None:
@@ -157,6 +158,18 @@ class World:
         return f"dag:{dag}" if dag else f"site:{site}"
 
     def plan_for(self, primary: str) -> tuple[str, ...] | None:
+        """The attempt plan of a message received by `primary`, under the configuration and topology now
+        (SR-044): computed once per primary while neither changes (a cache holding the two it was made for)."""
+        cfg, topo = self.cfg, self.topo
+        cache = self._plans
+        if cache is None or cache[0] is not cfg or cache[1] is not topo:
+            cache = self._plans = (cfg, topo, {})
+        plans = cache[2]
+        if primary not in plans:
+            plans[primary] = self._plan(primary)
+        return plans[primary]
+
+    def _plan(self, primary: str) -> tuple[str, ...] | None:
         if not self.knows(primary):
             return None
         _, dag, _ = self.topo[primary]  # type: ignore[index]
