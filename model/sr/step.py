@@ -92,34 +92,41 @@ def step(w: World, e: Event) -> Sequence[Breach]:
             _lifecycle(w, e)
         return out
     kind = e.kind
-    if kind == _SR_CONFIG:
-        w.configure(kind, dict(e.attrs))
-        return out
-    if kind == _XQUERYDISCARD:
+    move = TRANSITIONS.get(kind)
+    if move is not None and kind != _RECEIVE:  # most events: a copy of a known instance moves
+        m = w.msgs.get(e.entity)
+        inst = m.insts.get(e.attrs["inst"]) if m is not None else None
+        if inst is None:
+            return out  # an instance whose RECEIVE is not in the trace (the monitor notes it)
+        found = _move(w, e, inst, move)
+    elif kind == _RECEIVE:
+        found = _move(w, e, creation.receive(w, e), move)  # type: ignore[arg-type]
+    elif kind == _XQUERYDISCARD:
         found = maintenance.query(w, e)
     elif kind == _SNAPSHOT:
         found = end_of_run(w, e)
-    elif kind == _RECEIVE:
-        found = _move(w, e, creation.receive(w, e))
-    else:
+    elif kind == _SR_CONFIG:
+        w.configure(kind, dict(e.attrs))
+        return out
+    else:  # a foreign kind changes nothing, but its `inst` is read as for any message event (unreadable: noted)
         m = w.msgs.get(e.entity)
-        inst = m.insts.get(e.attrs["inst"]) if m is not None else None
-        if inst is None or kind not in TRANSITIONS:
-            return out  # an instance whose RECEIVE is not in the trace (the monitor notes it) or a foreign kind
-        found = _move(w, e, inst)
+        if m is not None:
+            m.insts.get(e.attrs["inst"])
+        return out
     if not out:
         return found
     return [*out, *found]
 
 
-def _move(w: World, e: Event, inst: Inst) -> list[Breach]:
+def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, str]) -> list[Breach]:
+    """The copy on the event's node (the primary's, for DISCARD_EXPIRE) moves as `TRANSITIONS` allows."""
+    allowed, target, rule = move
     kind = e.kind
-    allowed, target, rule = TRANSITIONS[kind]
     node = inst.primary if kind == _DISCARD_EXPIRE else e.node
     copy = inst.copies.get(node)
     now = copy.state if copy is not None else ABSENT
     if now not in allowed:
-        why = f"{e.kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
+        why = f"{kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
         return [breach(HOLDER.get(now, rule), (e,), why)]
     out = GUARDS[kind](w, inst, e)
     if target is not None:
