@@ -27,12 +27,15 @@ from model.sr.liveness import flush_due, liveness_findings
 from model.sr.rules import Breach
 from model.sr.step import step
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
+from traces.schema import Event, is_context_kind
 from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
 
 _UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 _FAULTS = frozenset({"CRASH", "RESTART"})
 _MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
+# kinds known not to be context (`traces.schema.is_context_kind`): one set lookup per event instead of two tests
+_NOTED = frozenset({_RECEIVE, _SNAPSHOT})
+_PLAIN = frozenset(k for k in (*ev.ALL_KINDS, "CRASH", "RESTART", "PARTITION", "HEAL") if not is_context_kind(k))
 
 
 def to_violation(e: Event, b: Breach) -> Violation:
@@ -130,19 +133,21 @@ class SrFold:
             if cursor.index < len(cursor.events):
                 for c in cursor.due(e.seq):
                     self.feed(c, True)
-            if (kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)) and cursor.taken(e):
+            if kind not in _PLAIN and is_context_kind(kind) and cursor.taken(e):
                 return  # a context event already taken (`ContextCursor.taken`)
         w, name = self.world, e.entity
         touched: Sequence[str] = ()
         if e.mechanism == _MECH:
-            if kind == _SR_CONFIG or name.startswith("hb:"):
-                pass  # not a message (`notes` names the messages the trace does not show whole)
-            elif kind == _RECEIVE:
-                self.receives.add(name)
-            elif kind == _SNAPSHOT:
-                self.snapshots.add(name)
-            elif name not in self.receives:
-                self.orphans.add(name)
+            receives = self.receives  # the notes on the messages the trace does not show whole (`notes`)
+            if kind in _NOTED or name not in receives:  # else nothing to note
+                if kind == _SR_CONFIG or name.startswith("hb:"):
+                    pass  # not a message
+                elif kind == _RECEIVE:
+                    receives.add(name)
+                elif kind == _SNAPSHOT:
+                    self.snapshots.add(name)
+                else:
+                    self.orphans.add(name)
             if name in self.retired and kind != _SNAPSHOT:
                 revive(w, name, self.retired.pop(name))  # a later event names it (notes above `DEAD`)
         elif kind in _FAULTS and e.mechanism == "core":
