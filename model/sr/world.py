@@ -74,8 +74,8 @@ class Inst:
     inbound_open: bool = True
     outcome: str = ""
     redundant: bool = False
-    processed: set[str] = field(default_factory=set)  # forks completed by the primary's own queue
-    notified: set[str] = field(default_factory=set)
+    processed: set[str] | frozenset[str] = frozenset()  # forks completed by the primary's own queue (`grown`)
+    notified: set[str] | frozenset[str] = frozenset()  # forks whose discard notification the shadow got
     expired: set[str] | frozenset[str] = frozenset()  # forks expired (FAIL: `|=` makes a new one, rarely)
     copies: dict[str, Copy] = field(default_factory=dict)
     primary_lost: bool = False
@@ -89,8 +89,17 @@ class Inst:
 @dataclass
 class Msg:
     insts: dict[int, Inst] = field(default_factory=dict)
-    delivered: set[str] = field(default_factory=set)
-    licences: set[str] = field(default_factory=set)  # documented reasons for duplicates seen so far (SR-076)
+    delivered: set[str] | frozenset[str] = frozenset()  # forks that reached their destination (`grown`)
+    licences: set[str] | frozenset[str] = frozenset()  # documented reasons for duplicates seen so far (SR-076)
+
+
+def grown(items: set[str] | frozenset[str], item: str) -> set[str]:
+    """`items` with `item` added. The sets of a message start as an empty frozenset and become a set at their
+    first addition: most stay empty, and fewer live objects keep the collector's full passes away."""
+    if isinstance(items, set):
+        items.add(item)
+        return items
+    return {*items, item}
 
 
 class World:
