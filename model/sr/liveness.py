@@ -12,6 +12,8 @@ unpromoted once its moment has passed (`flush_due`).
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from model.sr import events as ev
 from model.sr.rules import Breach, breach
 from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
@@ -63,12 +65,12 @@ def end_of_run(w: World, e: Event) -> list[Breach]:
     return out
 
 
-def _liveness(w: World, iv: Inst, delivered: set[str], licences: set[str], e: Event) -> list[Breach]:
+def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Breach]:
     """No loss (SR-075) and release of fully processed shadows (SR-057) at a quiesced end of run."""
     return [breach(rule, (e,), why) for rule, why in liveness_findings(iv, delivered, licences)]
 
 
-def liveness_findings(iv: Inst, delivered: set[str], licences: set[str]) -> list[tuple[str, str]]:
+def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[str, str]]:
     """What `_liveness` would report for one instance, as (rule, explanation): it reads the instance and its
     message only, never the time, so the fold can tell in advance that a settled message's SNAPSHOT is clean."""
     if iv.outcome != "accepted":
