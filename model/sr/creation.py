@@ -13,7 +13,7 @@ from typing import Any
 
 from model.sr import events as ev
 from model.sr.rules import Breach, breach
-from model.sr.world import Inst, World
+from model.sr.world import Inst, World, grown
 from traces.schema import Event
 
 # RECEIVE attributes that restate the configuration: attribute -> how to read the configured value
@@ -33,7 +33,8 @@ def receive(w: World, e: Event) -> Inst:
     if a["inst"] in m.insts:
         return m.insts[a["inst"]]
     if m.insts:
-        m.licences.add("redelivery")  # the sender transmits again: a documented source of duplicates (SR-042)
+        # the sender transmits again: a documented source of duplicates (SR-042)
+        m.licences = grown(m.licences, "redelivery")
     inst = Inst(
         msg=e.entity,
         inst=a["inst"],

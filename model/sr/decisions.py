@@ -73,4 +73,4 @@ def safetynet_may_resubmit(fork: str) -> bool:
 
 def release_ready(forks: tuple[str, ...], notified: frozenset[str]) -> bool:
     """The shadow may be released only once every fork is known to be processed (SR-062, SR-063)."""
-    return all(f in notified for f in forks)
+    return notified.issuperset(forks)

@@ -12,9 +12,11 @@ unpromoted once its moment has passed (`flush_due`).
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from model.sr import events as ev
 from model.sr.rules import Breach, breach
-from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, World
+from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
 
 NEVER = -(2**62)
@@ -24,7 +26,7 @@ def flush_due(w: World, now: int, final: bool = False) -> list[Breach]:
     """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058)."""
     out = []
     while w.due and (final or w.due[0][0] < now):
-        _, s, p, q = w.due.pop(0)
+        _, s, p, q = w.due.popleft()
         left = w.held_count((s, p))
         if left:
             b = breach("promotion-overdue", (q,), f"{s} had not reached {p} for ShadowResubmitTimeSpan "
@@ -63,8 +65,14 @@ def end_of_run(w: World, e: Event) -> list[Breach]:
     return out
 
 
-def _liveness(w: World, iv, delivered: set[str], licences: set[str], e: Event) -> list[Breach]:
+def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Breach]:
     """No loss (SR-075) and release of fully processed shadows (SR-057) at a quiesced end of run."""
+    return [breach(rule, (e,), why) for rule, why in liveness_findings(iv, delivered, licences)]
+
+
+def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[str, str]]:
+    """What `_liveness` would report for one instance, as (rule, explanation): it reads the instance and its
+    message only, never the time, so the fold can tell in advance that a settled message's SNAPSHOT is clean."""
     if iv.outcome != "accepted":
         return []
     out = []
@@ -73,16 +81,16 @@ def _liveness(w: World, iv, delivered: set[str], licences: set[str], e: Event) -
     shadow_gone = shadow_state in ("none", LOST, EXPIRED, RELEASED, SAFETYNET, GONE)
     excused = iv.primary_lost and (not iv.redundant or shadow_gone)
     if missing and not excused:
-        out.append(breach("no-loss", (e,), f"instance {iv.inst} was accepted but forks {missing} never reached "
-                          "their destination although at most one of its copies was destroyed"))  # fmt: skip
+        out.append(("no-loss", f"instance {iv.inst} was accepted but forks {missing} never reached "
+                    "their destination although at most one of its copies was destroyed"))  # fmt: skip
     if (
         shadow_state == SHADOW
         and set(iv.forks) <= iv.processed
         and not iv.primary_lost
         and ("auto-discard" not in licences)
     ):
-        out.append(breach("shadow-released", (e,), f"instance {iv.inst} was fully processed but its shadow on "
-                          f"{iv.shadow} was never released"))  # fmt: skip
+        out.append(("shadow-released", f"instance {iv.inst} was fully processed but its shadow on "
+                    f"{iv.shadow} was never released"))  # fmt: skip
     return out
 
 

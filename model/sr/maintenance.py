@@ -13,7 +13,7 @@ from model.sr import events as ev
 from model.sr.decisions import release_ready
 from model.sr.rules import Breach, breach
 from model.sr.state import CROSSES_BOUNDARY, MAILBOX_KINDS, fork_kind
-from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Inst, World
+from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Inst, World, grown
 from traces.schema import Event
 
 NEVER = -(2**62)
@@ -36,16 +36,18 @@ def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
         if fork not in copy.left:
             out.append(breach("primary-copy-transition", (e,), f"{e.node} processed fork {fork}, which its queue "
                               "no longer (or never) held"))  # fmt: skip
-        copy.left.discard(fork)
+        else:
+            copy.left.discard(fork)  # a set: a fork in it came from ACCEPT or PROMOTE
         if not copy.promoted:
-            iv.processed.add(fork)
+            iv.processed = grown(iv.processed, fork)
             _owe(w, iv, {fork}, e.ts_ms)
     else:  # in Safety Net: only a fork it was asked to resubmit
         via = "safetynet"
         if fork not in copy.resubmitted:
             out.append(breach("safetynet-transition", (e,), f"{e.node} sent fork {fork} out of Safety Net without "
                               "a resubmission request"))  # fmt: skip
-        copy.resubmitted.discard(fork)
+        else:
+            copy.resubmitted.discard(fork)  # a set: a fork in it came from RESUBMIT
     if "via" in e.attrs and e.attrs["via"] != via:
         out.append(breach("primary-record-as-derived", (e,), f"the delivery says via {e.attrs['via']}, but "
                           f"{e.node} holds the message as {via}"))  # fmt: skip
@@ -59,7 +61,7 @@ def _process(w: World, iv: Inst, e: Event) -> list[Breach]:
     if e.kind == ev.DUPLICATEDELIVER and not seen:
         out.append(breach("duplicate-hidden-from-mailbox", (e,), f"fork {fork} was dropped as a duplicate but was "
                           "never delivered before"))  # fmt: skip
-    m.delivered.add(fork)
+    m.delivered = grown(m.delivered, fork)
     return out
 
 
@@ -127,7 +129,7 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Breach]:
         out.append(breach("discard-queue-transition", (e,), f"{p} had no queued discard event for fork {fork} "
                           f"for {s} (already sent, deleted, or lost with its database)"))  # fmt: skip
     owed.pop((iv.msg, iv.inst, fork), None)
-    iv.notified.add(fork)
+    iv.notified = grown(iv.notified, fork)
     return out
 
 
@@ -172,8 +174,12 @@ def _resubmit(w: World, iv: Inst, e: Event) -> list[Breach]:
                           "which had already crossed the boundary"))  # fmt: skip
     if fork not in iv.forks:
         out.append(breach("safetynet-transition", (e,), f"Safety Net resubmitted fork {fork}, not a fork of it"))
-    iv.copies[e.node].resubmitted.add(fork)
-    w.msgs[iv.msg].licences.add("safetynet")
+    copy = iv.copies[e.node]
+    if not copy.resubmitted:
+        copy.resubmitted = set()
+    copy.resubmitted.add(fork)
+    m = w.msgs[iv.msg]
+    m.licences = grown(m.licences, "safetynet")
     return out
 
 
@@ -211,7 +217,8 @@ def _promote(w: World, iv: Inst, e: Event) -> list[Breach]:
     w.unhold(pair, (iv.msg, iv.inst))
     copy = iv.copies[s]
     copy.promoted, copy.left = True, set(iv.forks) - iv.notified
-    w.msgs[iv.msg].licences.add("promotion")
+    m = w.msgs[iv.msg]
+    m.licences = grown(m.licences, "promotion")
     return out
 
 
@@ -259,7 +266,8 @@ def _discard_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
     if quiet < interval:
         out.append(breach("auto-discard-interval", (e,), f"{p} deleted discard events for {s} which had queried "
                           f"it {quiet} ms before, within the auto-discard interval ({interval} ms)"))  # fmt: skip
-    w.msgs[iv.msg].licences.add("auto-discard")
+    m = w.msgs[iv.msg]
+    m.licences = grown(m.licences, "auto-discard")
     return out
 
 

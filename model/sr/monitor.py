@@ -7,80 +7,190 @@ PARTITION, HEAL) and the heartbeat records next to each message's events. Verdic
 unknown when the trace is too incomplete to judge (no recorded topology, an unreadable configuration, a
 message whose RECEIVE is missing, unreadable attributes, or no end-of-run SNAPSHOT, so the liveness rules
 SR-075 and SR-057 cannot be applied); valid otherwise. A malformed event never crashes the checker.
+
+The fold follows `traces.verdict`: `SrMonitor.start(context)` gives an `SrFold`, `feed` takes the trace's
+events in sequence order (context events given at start and fed inline are taken once, `ContextCursor`),
+`finish` runs the deferred checks at the last event's time. Settled messages are retired (the notes above `DEAD`), so
+the live state follows the messages in flight, not the history. A fold pickles at any point
+(`traces.verdict.save_fold`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import pickle
+import zlib
+from collections.abc import Sequence
 from typing import Literal
 
-from conformance.monitor import MonitorResult, Violation
 from model.sr import events as ev
-from model.sr.liveness import flush_due
+from model.sr.liveness import flush_due, liveness_findings
 from model.sr.rules import Breach
 from model.sr.step import step
-from model.sr.world import World
-from traces.schema import Event
+from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
+from traces.schema import Event, is_context_kind
+from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
+
+_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+_FAULTS = frozenset({"CRASH", "RESTART"})
+_MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
+# kinds known not to be context (`traces.schema.is_context_kind`): one set lookup per event instead of two tests
+_NOTED = frozenset({_RECEIVE, _SNAPSHOT})
+_PLAIN = frozenset(k for k in (*ev.ALL_KINDS, "CRASH", "RESTART", "PARTITION", "HEAL") if not is_context_kind(k))
 
 
 def to_violation(e: Event, b: Breach) -> Violation:
     return Violation(b.rule, b.requirement, e.trace_id, b.entity or e.entity, b.event_ids, b.explanation, ev.MECH)
 
 
-class Folder:
-    """Incremental fold of one trace's events (the stateful tests feed it after every step)."""
+# --- retiring settled messages -------------------------------------------------------------------------------
+# A message the fold can no longer learn anything from is retired, and revived if it must be. Seed 000, "How
+# shadow messages are maintained" (SR-057, SR-065..SR-067) and "Message processing after an outage" (SR-075):
+# a message is *settled* when every copy of every instance is in a state no recorded fault changes and no
+# end-of-run rule reads (`DEAD`: refused, aborted, failed, expired, gone, lost) and the end-of-run liveness
+# rules (`liveness.liveness_findings`: no loss, SR-075; shadow released, SR-057) would report nothing for it.
+# Such a message is retired: its state leaves `World.msgs` and the node index `World.at` and is kept as
+# compressed bytes (`retire`); the fold brings it back (`revive`) before any later event that names it, except
+# its end-of-run SNAPSHOT. That is why retiring never changes a verdict:
+#
+# - no event about another message reads it: the only scans over messages are a CRASH's or a RESTART's
+#   (`step._apply`), and `step.LIFECYCLE` changes no `DEAD` state; the heartbeat and promotion checks read
+#   `World.held`, `World.contact` and `World.owed`, which are not per message and stay live;
+# - its SNAPSHOT finds no message and reports nothing of it (`liveness.end_of_run`), which is what the live
+#   message would have given: the age checks there read only shadows, Safety Net and queued copies (not
+#   `DEAD`), and the liveness findings read the instance and its message, never the time, and were empty;
+# - any other event about it (a sender's redelivery, a stray record of a faulty transport) meets the very
+#   state it would have met: pickle gives back the same dataclasses, and every explanation sorts its sets.
+#
+# So a retired message costs one compressed blob (a few hundred bytes) instead of its objects, and the work
+# of a CRASH no longer grows with the messages already settled.
 
-    def __init__(self, accept_variant: bool | None = None) -> None:
+# states of a copy that no recorded fault changes (`step.LIFECYCLE`) and no end-of-run age check reads
+DEAD = frozenset({REFUSED, ABORTED, FAILED, EXPIRED, GONE, LOST})
+# event kinds that can put a message's last live copy into a `DEAD` state (faults: CRASH and RESTART)
+SETTLING = frozenset({ev.REJECT, ev.FAIL, ev.SHADOW_EXPIRE, ev.SAFETYNET_EXPIRE, ev.LOST})
+
+
+def settled(m: Msg) -> bool:
+    """Every copy of every instance `DEAD`, and nothing for the liveness rules to report (notes above)."""
+    for iv in m.insts.values():
+        for copy in iv.copies.values():
+            if copy.state not in DEAD:
+                return False
+    return not any(liveness_findings(iv, m.delivered, m.licences) for iv in m.insts.values())
+
+
+def retire(w: World, name: str) -> bytes:
+    """Take message `name` out of the world (and the node index); return its state as compressed bytes."""
+    m = w.msgs.pop(name)
+    for iv in m.insts.values():
+        for node in iv.copies:
+            w.at[node].pop((iv.msg, iv.inst), None)
+    return zlib.compress(pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def revive(w: World, name: str, blob: bytes) -> None:
+    """Put a retired message back exactly as it was retired (a later event names it)."""
+    m: Msg = pickle.loads(zlib.decompress(blob))
+    w.msgs[name] = m
+    for iv in m.insts.values():
+        for node in iv.copies:
+            w.at.setdefault(node, {})[(iv.msg, iv.inst)] = iv
+
+
+class SrFold:
+    """One trace's judgement in progress (`traces.verdict.Fold`); the stateful tests feed it step by step.
+
+    State beside the `World`: the context cursor, the last event fed (the deferred checks of `finish` run at
+    its time), the violations and notes so far, the names of the messages received, snapshotted, judged
+    without their RECEIVE, or with an unreadable event (one string each, for the whole run: the notes name
+    them at the end), and the retired messages (the retirement notes above `DEAD`).
+    """
+
+    def __init__(self, context: Sequence[Event] = (), accept_variant: bool | None = None) -> None:
         self.world = World()
         self.accept_variant = accept_variant
         if accept_variant is not None:
             self.world.cfg = self.world.cfg.replace(accept_variant=accept_variant)
+        self.cursor = ContextCursor(context)
+        self.last: Event | None = None
         self.violations: list[Violation] = []
         self.malformed: list[str] = []  # events the rules could not read (missing or mistyped attributes)
-        self.seen_ids: set[str] = set()
         self.receives: set[str] = set()
         self.orphans: set[str] = set()
         self.snapshots: set[str] = set()
         self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
+        self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire`)
 
-    def feed(self, events: Iterable[Event]) -> list[Violation]:
-        found: list[Violation] = []
-        for e in events:
-            if e.event_id in self.seen_ids:
-                continue
-            self.seen_ids.add(e.event_id)
-            self._note(e)
-            try:
-                breaches = step(self.world, e)
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                self.malformed.append(f"{e.event_id} ({e.kind}): unreadable attributes ({exc!r}); skipped, and "
-                                      f"{e.entity} is not judged from there on")  # fmt: skip
-                self.broken.add(e.entity)
-                continue
-            breaches = [b for b in breaches if (b.entity or e.entity) not in self.broken]
-            if self.accept_variant is not None and e.kind in ("TRACE_START", ev.SR_CONFIG):
-                self.world.cfg = self.world.cfg.replace(accept_variant=self.accept_variant)
-            found.extend(to_violation(e, b) for b in breaches)
-        self.violations.extend(found)
-        return found
-
-    def finish(self, last: Event | None) -> list[Violation]:
-        """Deferred checks still open when the trace ends."""
-        if last is None:
-            return []
-        found = [to_violation(last, b) for b in flush_due(self.world, last.ts_ms, final=True)]
-        self.violations.extend(found)
-        return found
-
-    def _note(self, e: Event) -> None:
-        if e.mechanism != ev.MECH or e.entity.startswith("hb:") or e.kind == ev.SR_CONFIG:
+    # --- traces.verdict.Fold ------------------------------------------------------------------------------
+    def feed(self, e: Event, _context: bool = False) -> None:
+        """One event of the trace, in sequence order; the context events due before it are taken first
+        (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the
+        notes, the breaches kept, the revival and retirement of settled messages (the retirement notes above `DEAD`)."""
+        kind = e.kind
+        if not _context:
+            self.last = e
+            cursor = self.cursor
+            if cursor.index < len(cursor.events):
+                for c in cursor.due(e.seq):
+                    self.feed(c, True)
+            if kind not in _PLAIN and is_context_kind(kind) and cursor.taken(e):
+                return  # a context event already taken (`ContextCursor.taken`)
+        w, name = self.world, e.entity
+        touched: Sequence[str] = ()
+        if e.mechanism == _MECH:
+            receives = self.receives  # the notes on the messages the trace does not show whole (`notes`)
+            if kind in _NOTED or name not in receives:  # else nothing to note
+                if kind == _SR_CONFIG or name.startswith("hb:"):
+                    pass  # not a message
+                elif kind == _RECEIVE:
+                    receives.add(name)
+                elif kind == _SNAPSHOT:
+                    self.snapshots.add(name)
+                else:
+                    self.orphans.add(name)
+            if name in self.retired and kind != _SNAPSHOT:
+                revive(w, name, self.retired.pop(name))  # a later event names it (notes above `DEAD`)
+        elif kind in _FAULTS and e.mechanism == "core":
+            touched = self._on_node(e)
+        try:
+            breaches = step(w, e)
+        except _UNREADABLE as exc:
+            self.malformed.append(f"{e.event_id} ({kind}): unreadable attributes ({exc!r}); skipped, and "
+                                  f"{name} is not judged from there on")  # fmt: skip
+            self.broken.add(name)
             return
-        if e.kind == ev.RECEIVE:
-            self.receives.add(e.entity)
-        elif e.kind == ev.SNAPSHOT:
-            self.snapshots.add(e.entity)
-        elif e.entity not in self.receives:
-            self.orphans.add(e.entity)
+        if breaches:
+            broken = self.broken
+            self.violations.extend(to_violation(e, b) for b in breaches if (b.entity or name) not in broken)
+        if self.accept_variant is not None and kind in ("TRACE_START", _SR_CONFIG):
+            w.cfg = w.cfg.replace(accept_variant=self.accept_variant)
+        if kind in SETTLING and e.mechanism == _MECH:
+            self._retire_if_settled(name)
+        for msg in touched:
+            self._retire_if_settled(msg)
+
+    def finish(self) -> MonitorResult:
+        """The context events still to come, then the deferred checks at the last event's time (SR-058)."""
+        if self.last is None:
+            return MonitorResult.of(())
+        for c in self.cursor.rest():
+            self.feed(c, True)
+        self.violations.extend(to_violation(self.last, b) for b in flush_due(self.world, self.last.ts_ms, final=True))
+        return MonitorResult.of(self.violations, self.notes())
+
+    # --- the fold ----------------------------------------------------------------------------------------
+    def _on_node(self, e: Event) -> list[str]:
+        """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""
+        return sorted({inst.msg for inst in (self.world.at.get(e.node) or {}).values()})
+
+    def _retire_if_settled(self, name: str) -> None:
+        m = self.world.msgs.get(name)
+        if m is not None and settled(m):
+            self.retired[name] = retire(self.world, name)
+
+    def live(self) -> int:
+        """Messages whose state is held in full (not retired)."""
+        return len(self.world.msgs)
 
     def notes(self) -> list[str]:
         out = [*self.malformed, *self.world.notes]
@@ -101,15 +211,11 @@ class SrMonitor:
     def __init__(self, accept_variant: bool | None = None) -> None:
         self.accept_variant = accept_variant
 
+    def start(self, context: Sequence[Event] = ()) -> SrFold:
+        return SrFold(context, self.accept_variant)
+
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        if not events:
-            return MonitorResult.of(())
-        folder = Folder(self.accept_variant)
-        ids = {e.event_id for e in events}
-        folder.feed(sorted((c for c in context if c.event_id not in ids), key=lambda c: c.seq))
-        violations = folder.feed(events)
-        violations += folder.finish(events[-1])
-        return MonitorResult.of(violations, folder.notes())
+        return fold_all(self, in_seq_order(events), context)
 
 
 def monitor() -> SrMonitor:

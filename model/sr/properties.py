@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from traces.verdict import Rule
 from model.sr import events as ev
 from model.sr.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
 FAIRNESS = (
     "every crashed server is eventually restarted (same or new storage), every partition heals, and "
@@ -24,7 +24,7 @@ FAIRNESS = (
 )
 
 
-Property = Rule  # one shape for rules and properties (`conformance.monitor.Rule`)
+Property = Rule  # one shape for rules and properties (`traces.verdict.Rule`)
 PROPERTIES: dict[str, Rule] = RULES  # every rule of the table is a named property with its kind
 require(*(p.requirement for p in PROPERTIES.values()))
 

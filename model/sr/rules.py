@@ -1,4 +1,4 @@
-"""The rules table of shadow redundancy: every rule the monitor can report, as `conformance.monitor.Rule`.
+"""The rules table of shadow redundancy: every rule the monitor can report, as `traces.verdict.Rule`.
 
 Seed 000, all sections. Each row names the requirement it enforces, its kind (`always`: checked at every
 step of the fold in `step.py`; `eventually`: judged at a quiesced end-of-run SNAPSHOT under the fairness of
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from traces.verdict import Rule
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
 _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     # creation (SR-018..SR-048)

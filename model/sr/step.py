@@ -11,7 +11,7 @@ recorded configuration and every fact from earlier events. No I/O, no clock, no 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from model.sr import creation, maintenance
 from model.sr import events as ev
@@ -77,42 +77,61 @@ Guard = Callable[[World, Inst, Event], list[Breach]]
 GUARDS: dict[str, Guard] = {**creation.GUARDS, **maintenance.GUARDS}
 
 
-def step(w: World, e: Event) -> list[Breach]:
-    """Fold one recorded event (any mechanism) into the world; return the rules it breaks."""
-    out = flush_due(w, e.ts_ms)
-    if e.mechanism == "core":
-        _lifecycle(w, e)
-        return out
-    if e.mechanism != ev.MECH:
-        return out
-    if e.kind == ev.SR_CONFIG:
-        w.configure(e.kind, dict(e.attrs))
-        return out
-    if e.kind == ev.XQUERYDISCARD:
-        return out + maintenance.query(w, e)
-    if e.kind == ev.SNAPSHOT:
-        return out + end_of_run(w, e)
-    if e.kind == ev.RECEIVE:
-        return out + _move(w, e, creation.receive(w, e))
-    m = w.msgs.get(e.entity)
-    inst = m.insts.get(e.attrs["inst"]) if m is not None else None
-    if inst is None or e.kind not in TRANSITIONS:
-        return out  # an instance whose RECEIVE is not in the trace (the monitor notes it) or a foreign kind
-    return out + _move(w, e, inst)
+NONE: tuple[Breach, ...] = ()  # what most events return: no new list per step
+# the kinds `step` tells apart, bound once (no module attribute lookups per event)
+_MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYDISCARD, ev.SNAPSHOT
+_RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
 
 
-def _move(w: World, e: Event, inst: Inst) -> list[Breach]:
-    allowed, target, rule = TRANSITIONS[e.kind]
-    node = inst.primary if e.kind == ev.DISCARD_EXPIRE else e.node
-    now = inst.state(node)
+def step(w: World, e: Event) -> Sequence[Breach]:
+    """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
+    due = w.due
+    out: Sequence[Breach] = flush_due(w, e.ts_ms) if due and due[0][0] < e.ts_ms else NONE
+    if e.mechanism != _MECH:
+        if e.mechanism == "core":
+            _lifecycle(w, e)
+        return out
+    kind = e.kind
+    move = TRANSITIONS.get(kind)
+    if move is not None and kind != _RECEIVE:  # most events: a copy of a known instance moves
+        m = w.msgs.get(e.entity)
+        inst = m.insts.get(e.attrs["inst"]) if m is not None else None
+        if inst is None:
+            return out  # an instance whose RECEIVE is not in the trace (the monitor notes it)
+        found = _move(w, e, inst, move)
+    elif kind == _RECEIVE:
+        found = _move(w, e, creation.receive(w, e), move)  # type: ignore[arg-type]
+    elif kind == _XQUERYDISCARD:
+        found = maintenance.query(w, e)
+    elif kind == _SNAPSHOT:
+        found = end_of_run(w, e)
+    elif kind == _SR_CONFIG:
+        w.configure(kind, dict(e.attrs))
+        return out
+    else:  # a foreign kind changes nothing, but its `inst` is read as for any message event (unreadable: noted)
+        m = w.msgs.get(e.entity)
+        if m is not None:
+            m.insts.get(e.attrs["inst"])
+        return out
+    if not out:
+        return found
+    return [*out, *found]
+
+
+def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, str]) -> list[Breach]:
+    """The copy on the event's node (the primary's, for DISCARD_EXPIRE) moves as `TRANSITIONS` allows."""
+    allowed, target, rule = move
+    kind = e.kind
+    node = inst.primary if kind == _DISCARD_EXPIRE else e.node
+    copy = inst.copies.get(node)
+    now = copy.state if copy is not None else ABSENT
     if now not in allowed:
-        why = f"{e.kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
+        why = f"{kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
         return [breach(HOLDER.get(now, rule), (e,), why)]
-    out = GUARDS[e.kind](w, inst, e)
+    out = GUARDS[kind](w, inst, e)
     if target is not None:
-        copy = inst.copies.get(node)
-        if copy is None:
-            inst.copies[node] = Copy(target, e.ts_ms)
+        if copy is None:  # (no guard makes or removes a copy: only this function makes one)
+            w.place(node, inst, Copy(target, e.ts_ms))
         elif copy.state != target:
             copy.state, copy.since_ms = target, e.ts_ms
     return out
@@ -139,18 +158,19 @@ def _lifecycle(w: World, e: Event) -> None:
 
 
 def _apply(w: World, node: str, what: str) -> None:
-    for m in w.msgs.values():
-        for inst in m.insts.values():
-            copy = inst.copies.get(node)
-            if copy is None or (what, copy.state) not in LIFECYCLE:
-                continue
-            if copy.state == SHADOW:
-                w.unhold((node, inst.primary), (inst.msg, inst.inst))
-            if what == "RESTART-new" and copy.state in (QUEUED, SHADOW):
-                if node == inst.primary:
-                    inst.primary_lost = True
-                else:
-                    inst.shadow_lost = True
-            copy.state = LIFECYCLE[(what, copy.state)]
-            if copy.state == ABORTED:
-                inst.inbound_open = False
+    """A CRASH or a RESTART on new storage: only the copies on `node` change (the node index `World.at`; the
+    changes commute, so the index's order does not matter)."""
+    for inst in (w.at.get(node) or {}).values():
+        copy = inst.copies[node]
+        if (what, copy.state) not in LIFECYCLE:
+            continue
+        if copy.state == SHADOW:
+            w.unhold((node, inst.primary), (inst.msg, inst.inst))
+        if what == "RESTART-new" and copy.state in (QUEUED, SHADOW):
+            if node == inst.primary:
+                inst.primary_lost = True
+            else:
+                inst.shadow_lost = True
+        copy.state = LIFECYCLE[(what, copy.state)]
+        if copy.state == ABORTED:
+            inst.inbound_open = False

@@ -11,6 +11,7 @@ CRASH / RESTART / PARTITION / HEAL records, the shadow sessions): never from the
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +42,12 @@ Key = tuple[str, int]  # (network message ID, instance)
 class Copy:
     state: str
     since_ms: int  # when it entered its current place (queue: acceptance or shadow creation; Safety Net: entry)
-    left: set[str] = field(default_factory=set)  # forks still queued (QUEUED)
+    # forks still queued (QUEUED); an empty frozenset until the queue takes them (no set per copy that never
+    # queues: fewer objects for the collector), replaced by a set by ACCEPT and PROMOTE
+    left: set[str] | frozenset[str] = frozenset()
     promoted: bool = False
-    resubmitted: set[str] = field(default_factory=set)  # forks Safety Net was asked to resubmit, not yet sent
+    # forks Safety Net was asked to resubmit, not yet sent; a set only once one is asked (RESUBMIT)
+    resubmitted: set[str] | frozenset[str] = frozenset()
 
 
 @dataclass
@@ -70,9 +74,9 @@ class Inst:
     inbound_open: bool = True
     outcome: str = ""
     redundant: bool = False
-    processed: set[str] = field(default_factory=set)  # forks completed by the primary's own queue
-    notified: set[str] = field(default_factory=set)
-    expired: set[str] = field(default_factory=set)
+    processed: set[str] | frozenset[str] = frozenset()  # forks completed by the primary's own queue (`grown`)
+    notified: set[str] | frozenset[str] = frozenset()  # forks whose discard notification the shadow got
+    expired: set[str] | frozenset[str] = frozenset()  # forks expired (FAIL: `|=` makes a new one, rarely)
     copies: dict[str, Copy] = field(default_factory=dict)
     primary_lost: bool = False
     shadow_lost: bool = False
@@ -85,8 +89,17 @@ class Inst:
 @dataclass
 class Msg:
     insts: dict[int, Inst] = field(default_factory=dict)
-    delivered: set[str] = field(default_factory=set)
-    licences: set[str] = field(default_factory=set)  # documented reasons for duplicates seen so far (SR-076)
+    delivered: set[str] | frozenset[str] = frozenset()  # forks that reached their destination (`grown`)
+    licences: set[str] | frozenset[str] = frozenset()  # documented reasons for duplicates seen so far (SR-076)
+
+
+def grown(items: set[str] | frozenset[str], item: str) -> set[str]:
+    """`items` with `item` added. The sets of a message start as an empty frozenset and become a set at their
+    first addition: most stay empty, and fewer live objects keep the collector's full passes away."""
+    if isinstance(items, set):
+        items.add(item)
+        return items
+    return {*items, item}
 
 
 class World:
@@ -110,8 +123,13 @@ class World:
         self.held_since: dict[Pair, int] = {}
         self.owed: dict[Pair, dict[tuple[str, int, str], int]] = {}  # (primary, shadow) -> queued discard events
         self.msgs: dict[str, Msg] = {}
-        self.due: list[tuple[int, str, str, Any]] = []  # failed queries after which nothing may stay held
+        # node -> the instances with a copy on it, so that a CRASH or RESTART touches only those (`step._apply`)
+        self.at: dict[str, dict[Key, Inst]] = {}
+        # failed queries after which nothing may stay held, oldest first (`liveness.flush_due`); a deque, so
+        # that taking the oldest costs O(1) and the order stays the recording order, as before
+        self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
+        self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     # --- recorded context -------------------------------------------------------------------------------
     def configure(self, kind: str, attrs: dict[str, Any]) -> None:
@@ -133,7 +151,13 @@ class World:
 
     # --- topology (SR-006, SR-014, SR-015, SR-047) ----------------------------------------------------------
     def knows(self, *servers: str) -> bool:
-        return self.topo is not None and all(s in self.topo for s in servers)
+        topo = self.topo
+        if topo is None:
+            return False
+        for s in servers:  # noqa: SIM110 (a loop: no generator per call on the hot path)
+            if s not in topo:
+                return False
+        return True
 
     def site(self, server: str) -> str:
         return self.topo[server][0]  # type: ignore[index]
@@ -143,6 +167,18 @@ class World:
         return f"dag:{dag}" if dag else f"site:{site}"
 
     def plan_for(self, primary: str) -> tuple[str, ...] | None:
+        """The attempt plan of a message received by `primary`, under the configuration and topology now
+        (SR-044): computed once per primary while neither changes (a cache holding the two it was made for)."""
+        cfg, topo = self.cfg, self.topo
+        cache = self._plans
+        if cache is None or cache[0] is not cfg or cache[1] is not topo:
+            cache = self._plans = (cfg, topo, {})
+        plans = cache[2]
+        if primary not in plans:
+            plans[primary] = self._plan(primary)
+        return plans[primary]
+
+    def _plan(self, primary: str) -> tuple[str, ...] | None:
         if not self.knows(primary):
             return None
         _, dag, _ = self.topo[primary]  # type: ignore[index]
@@ -195,3 +231,8 @@ class World:
 
     def msg(self, name: str) -> Msg:
         return self.msgs.setdefault(name, Msg())
+
+    def place(self, node: str, inst: Inst, copy: Copy) -> None:
+        """A new copy of `inst` on `node` (the only way a copy is made: `step._move`), indexed by node."""
+        inst.copies[node] = copy
+        self.at.setdefault(node, {})[(inst.msg, inst.inst)] = inst
