@@ -137,6 +137,9 @@ class BcssChecks:
         self.runs[e.entity] = Run(
             e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded
         )
+        # Retired: the previous run's record is read only by a mount outside any run (the remount check);
+        # from here every mount of this database is inside this run until its BCSS_END replaces the record.
+        self.last_run.pop(e.entity, None)
 
     def _recorded_order(self, e: Event, a: dict[str, Any], order: tuple[Choice, ...]) -> tuple[str, ...] | None:
         """The run's own list when it is one the seed allows (with the right tier and set for each copy)."""
