@@ -112,7 +112,9 @@ class AmFold:
             except (TypeError, ValueError) as exc:
                 self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
         self.replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=None)
+        self.live = self.error is None  # the replay goes on (no configuration error, no malformed event)
         self.own: set[str] = set()
+        self.watched: frozenset[str] = _WATCHED  # the kinds a flag below still waits for
         self.dag_state = False  # a DAG-state event in the group
         self.dag_config = False  # an AM_DAG_CONFIG in the group or its context
         self.dag_db = False  # a DB_CREATE of a DAG database in the group
@@ -123,16 +125,16 @@ class AmFold:
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
         kind = e.kind
-        am = e.mechanism == "am"
-        if am:
-            self.own.add(e.entity)
-        if kind in _WATCHED:
+        if kind in self.watched:
             self._watch(e)
         cursor = self.cursor
         pending = cursor.events
         if cursor.index < len(pending) and pending[cursor.index].seq < e.seq:
             for c in cursor.due(e.seq):
                 self._take(c)
+        am = e.mechanism == "am"
+        if am:
+            self.own.add(e.entity)
         is_context = _CONTEXT_KIND.get(kind)
         if is_context is None:
             is_context = _CONTEXT_KIND[kind] = is_context_kind(kind)
@@ -141,7 +143,7 @@ class AmFold:
                 return  # already taken from the context given at start
             if kind == "TRACE_START" and not self.configured:
                 self._configure(e)
-        if am:
+        if am and self.live:
             self._step(e)
 
     def finish(self) -> MonitorResult:
@@ -157,8 +159,11 @@ class AmFold:
             self.dag_state = True
             if self.replay.fold_dag is False:
                 self.replay.fold_dag = True
+            self.watched = frozenset()  # fold_dag is true from here, and the group has DAG facts
         elif kind == ev.AM_DAG_CONFIG:
             self.dag_config = True
+            if not self.dag_state:
+                self.watched = ev.DAG_STATE_KINDS  # the group has DAG facts; fold_dag still waits
         elif e.attrs.get("dag"):  # DB_CREATE
             self.dag_db = True
 
@@ -166,9 +171,10 @@ class AmFold:
         """A context event from the list given at start: only the `am` ones matter (as they always did)."""
         if c.mechanism != "am":
             return
-        if c.kind == ev.AM_DAG_CONFIG:
-            self.dag_config = True
-        self._step(c)
+        if c.kind == ev.AM_DAG_CONFIG and not self.dag_config:
+            self._watch(c)
+        if self.live:
+            self._step(c)
 
     def _configure(self, e: Event) -> None:
         self.configured = True
@@ -176,16 +182,15 @@ class AmFold:
             cfg = Config.from_start(e)
         except (TypeError, ValueError) as exc:
             self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
+            self.live = False
             return
         r = self.replay
         r.opts = r.w.opts = cfg.opts
         r.thresholds_recorded = cfg.thresholds_recorded
 
     def _step(self, e: Event) -> None:
-        if self.stopped is not None or self.error is not None:
-            return
         r = self.replay
-        if e.kind == ev.AM_DAG_CONFIG and r.fold_dag is None:
+        if r.fold_dag is None and e.kind == ev.AM_DAG_CONFIG:
             r.fold_dag = self.dag_state
         self.last = e
         try:
@@ -194,9 +199,10 @@ class AmFold:
             self._stop(exc)
 
     def _stop(self, exc: Exception) -> None:
-        at = self.replay.current
+        at = self.last
         where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
         self.stopped = f"am monitor stopped at {where}: {type(exc).__name__} {exc}"
+        self.live = False
 
     def _finish(self) -> MonitorResult:
         for c in self.cursor.rest():

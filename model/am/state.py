@@ -106,6 +106,13 @@ class CopyState:
     def with_(self, **changes: object) -> CopyState:
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    def reach(self, reachable: bool) -> CopyState:
+        """This copy as seen from a side of the cluster that does or does not reach it (`decide.snapshot`)."""
+        s = self
+        return CopyState(
+            s.server, s.status, s.lli, s.replay_queue, s.content_index, s.preference, s.blocked, s.suspended, reachable
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Health:
@@ -153,9 +160,12 @@ class Snapshot:
         raise KeyError(f"{self.database} has no copy on {server}")
 
     def dial(self, server: str) -> str:
+        dials = self.dials
+        if server in dials:
+            return dials[server]
         from spec.catalogue import param_default
 
-        return self.dials.get(server, param_default("AutoDatabaseMountDial"))
+        return param_default("AutoDatabaseMountDial")
 
     def health_of(self, server: str) -> Health:
         return self.health.get(server, Health())
