@@ -78,11 +78,18 @@ class AmMonitor:
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         """One pass of the fold. Without a context, the context events among `events` are it (as before)."""
         ordered = in_seq_order(events)
-        return fold_all(self, ordered, context or [e for e in ordered if is_context_kind(e.kind)])
+        return fold_all(self, ordered, context or [e for e in ordered if _is_context(e.kind)])
 
 
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
+
+
+def _is_context(kind: str) -> bool:
+    known = _CONTEXT_KIND.get(kind)
+    if known is None:
+        known = _CONTEXT_KIND[kind] = is_context_kind(kind)
+    return known
 
 
 class AmFold:
@@ -137,14 +144,21 @@ class AmFold:
             self.own.add(e.entity)
         is_context = _CONTEXT_KIND.get(kind)
         if is_context is None:
-            is_context = _CONTEXT_KIND[kind] = is_context_kind(kind)
+            is_context = _is_context(kind)
         if is_context:
             if cursor.taken(e):
                 return  # already taken from the context given at start
             if kind == "TRACE_START" and not self.configured:
                 self._configure(e)
-        if am and self.live:
-            self._step(e)
+        if am and self.live:  # `_step`, written out: this is the path of nearly every event
+            r = self.replay
+            if r.fold_dag is None and kind == ev.AM_DAG_CONFIG:
+                r.fold_dag = self.dag_state
+            self.last = e
+            try:
+                r.step(e)
+            except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+                self._stop(exc)
 
     def finish(self) -> MonitorResult:
         """The rest of the context, the end-of-trace checks, and the verdict (the same on a second call)."""

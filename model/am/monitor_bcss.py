@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from traces.verdict import Violation
 from model.am import events as ev
 from model.am.bcss import (
     Choice,
@@ -28,6 +27,7 @@ from model.am.decide import snapshot
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
 from traces.schema import Event
+from traces.verdict import Violation
 
 cite("AM-022", "AM-024", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
 

@@ -12,7 +12,7 @@ group; `feed` here is the whole-list form kept for scripted scenarios and `expla
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from model.am import events as ev
 from model.am import step
@@ -39,7 +39,7 @@ class Replay(BcssChecks):
     the pending trigger and unasked failure report per database, the SERVER_HEALTH changes since the last
     AM_DAG_CONFIG, the violations and notes."""
 
-    TABLE: dict[str, tuple[Handler | None, Callable[..., None] | None]] = {}  # kind -> (check, transition)
+    TABLE: ClassVar[dict[str, tuple[Handler | None, Callable[..., None] | None]]] = {}  # kind -> (check, step)
 
     def __init__(self, opts: Options, thresholds_recorded: bool = True, fold_dag: bool | None = True) -> None:
         self.opts = opts
@@ -211,7 +211,7 @@ class Replay(BcssChecks):
         return self.w.dbs[name]
 
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
-        d, s = self.db(e.entity), a["server"]
+        d, s = self.w.dbs[e.entity], a["server"]
         why = step.status_fault(self.w, d, s, a["status"])
         if why:
             self.v("copy-status-transition", e, why)

@@ -5,10 +5,11 @@ Seed 002, section "Exchange Server Active Manager" (the PAM owns quorum and move
 only the PAM moves active designations AM-008, one active copy mounted or dismounted AM-009, the cluster
 database holds each database's state AM-016) and "Best Copy Selection" (the mount request AM-025).
 
-`apply(world, entity, kind, attrs)` is the fold, changing the world in place (issue 19): the generator (`decide.Tx.emit`) changes its world only by
-applying the event it records, and the monitor (`monitor.Replay`) rebuilds the same world by applying the
-recorded events, so the model and the checker cannot drift. Decisions (what to record next, where mutants
-plant their bugs) live in `decide.py` and `actions.py`; the guards below say which recorded transitions
+`apply(world, entity, kind, attrs)` is the fold, changing the world in place (issue 19): the generator
+(`decide.Tx.emit`) changes its world only by applying the event it records, and the monitor
+(`replay.Replay`) rebuilds the same world by applying the recorded events, so the model and the checker
+cannot drift. Decisions (what to record next, where mutants plant their bugs) live in `decide.py` and
+`actions.py`; the guards below say which recorded transitions
 the seed allows, and the monitor reports the rest.
 """
 
@@ -231,6 +232,9 @@ def status_class(status: str) -> str:
     return status if status in (MOUNTED, SERVICE_DOWN) else PASSIVE
 
 
+_CLASS = {MOUNTED: MOUNTED, SERVICE_DOWN: SERVICE_DOWN}  # status_class as a lookup (every other status: PASSIVE)
+
+
 def mount_state(d: DbState, server: str) -> str:
     if server in d.on:
         return UP
@@ -266,7 +270,7 @@ def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
     old = d.copies[server].status if server in d.copies else DISMOUNTED
     if old == new and new not in (MOUNTED, SERVICE_DOWN):
         return None  # no status change: another attribute changed
-    cond = STATUS_TABLE.get((status_class(old), status_class(new)))
+    cond = STATUS_TABLE.get((_CLASS.get(old, PASSIVE), _CLASS.get(new, PASSIVE)))  # `status_class` of each
     up, on = server in w.up, server in d.on
     if cond == "up":  # the common case first; each condition is one row of STATUS_TABLE's column
         ok = up and not on

@@ -110,4 +110,5 @@ def test_every_tracked_kind_has_one_transition() -> None:
         "MAINTENANCE",
     ):
         assert step.apply(w, "DB1", kind, {}) is w and w == before  # in place (issue 19), and unchanged
-    assert step.apply(empty_world(), "DAG1", ev.DAG_VIEW, {"members": ["A"], "up": ["A"], "groups": ["A"]}).dag == "DAG1"
+    view = {"members": ["A"], "up": ["A"], "groups": ["A"]}
+    assert step.apply(empty_world(), "DAG1", ev.DAG_VIEW, view).dag == "DAG1"
