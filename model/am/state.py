@@ -1,9 +1,10 @@
 """State of the Active Manager model: copies, servers, health, snapshots.
 
-Values (`CopyState`, `Health`, `Snapshot`, `Trigger`) are frozen: a snapshot or a BCSS run may hold them
-while the world moves on. The world (`World`, `DbState`) is mutable and changed in place by `step.apply`
-only (issue 19: the generator and the monitor fold events over it without rebuilding it per event); a
-caller that needs the world as it was copies what it needs (`decide.snapshot`).
+Values (`CopyState`, `Health`, `Snapshot`, `Trigger`) are never changed once made (all frozen but
+`CopyState`, see there): a snapshot or a BCSS run may hold them while the world moves on. The world
+(`World`, `DbState`) is mutable and changed in place by `step.apply` only (issue 19: the generator and
+the monitor fold events over it without rebuilding it per event); a caller that needs the world as it
+was copies what it needs (`decide.snapshot`).
 
 Seed 002, sections "Exchange Server Active Manager" (roles, one active copy, cluster database) and
 "Best copy selection process" (the copy attributes BCSS reads: status, copy and replay queue lengths,
@@ -81,9 +82,14 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class CopyState:
-    """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02)."""
+    """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02).
+
+    A value: never changed once made, replaced by a new one (`with_`, `reach`, `step.copy_state`), so a
+    snapshot or a BCSS run may hold it while the world moves on. Not `frozen` only because a frozen
+    instance costs four times as much to build and the fold builds one per COPY_STATE (issue 19);
+    hashable as before."""
 
     server: str
     status: str = HEALTHY
