@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from model.am import events as ev
-from model.am.bcss import Options
+from model.am.bcss import Options, default_options
 from model.am.replay import Replay
 from traces.schema import Event, is_context_kind
 from traces.verdict import ContextCursor, MonitorResult, fold_all, in_seq_order
@@ -47,13 +47,13 @@ class Config:
         for e in context:
             if e.kind == "TRACE_START":
                 return Config.from_start(e)
-        return Config(Options(), False)
+        return Config(default_options(), False)
 
     @staticmethod
     def from_start(e: Event) -> Config:
         cfg = json.loads(str(e.attrs.get("config") or "{}"))
         bcss = cfg.get("bcss") or {}
-        opts = Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
+        opts = default_options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
         return Config(opts, "thresholds" in bcss)
 
 
@@ -78,9 +78,12 @@ class AmMonitor:
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
         """One pass of the fold. Without a context, the context events among `events` are it (as before)."""
         ordered = in_seq_order(events)
-        return fold_all(self, ordered, context or [e for e in ordered if _is_context(e.kind)])
+        if not context:  # the context is among the events, fed inline: only the configuration is needed first
+            context = next(([e] for e in ordered if e.kind == "TRACE_START"), [])
+        return fold_all(self, ordered, context)
 
 
+_NEVER = float("inf")  # no context event left to take
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
 
@@ -110,9 +113,10 @@ class AmFold:
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
+        self.due_after = context[0].seq if context else _NEVER  # the next context event's seq, if any
         self.error: str | None = None  # unusable configuration: the only note, nothing judged
         self.configured = bool(context)  # else the first TRACE_START fed inline configures
-        cfg = Config(Options(), False)
+        cfg = Config(default_options(), False)
         if context:
             try:
                 cfg = Config.from_events(context)
@@ -134,11 +138,8 @@ class AmFold:
         kind = e.kind
         if kind in self.watched:
             self._watch(e)
-        cursor = self.cursor
-        pending = cursor.events
-        if cursor.index < len(pending) and pending[cursor.index].seq < e.seq:
-            for c in cursor.due(e.seq):
-                self._take(c)
+        if e.seq > self.due_after:
+            self._due(e.seq)
         am = e.mechanism == "am"
         if am:
             self.own.add(e.entity)
@@ -146,7 +147,7 @@ class AmFold:
         if is_context is None:
             is_context = _is_context(kind)
         if is_context:
-            if cursor.taken(e):
+            if self.cursor.taken(e):
                 return  # already taken from the context given at start
             if kind == "TRACE_START" and not self.configured:
                 self._configure(e)
@@ -180,6 +181,14 @@ class AmFold:
                 self.watched = ev.DAG_STATE_KINDS  # the group has DAG facts; fold_dag still waits
         elif e.attrs.get("dag"):  # DB_CREATE
             self.dag_db = True
+
+    def _due(self, seq: int) -> None:
+        """The context events due before an event with sequence number `seq` (the cursor's `due`)."""
+        cursor = self.cursor
+        for c in cursor.due(seq):
+            self._take(c)
+        rest = cursor.events
+        self.due_after = rest[cursor.index].seq if cursor.index < len(rest) else _NEVER
 
     def _take(self, c: Event) -> None:
         """A context event from the list given at start: only the `am` ones matter (as they always did)."""

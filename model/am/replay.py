@@ -159,9 +159,11 @@ class Replay(BcssChecks):
 
     def _view_changes(self, a: dict[str, Any]) -> bool:
         members, up, groups = a["members"], a["up"], a["groups"]
+        if (members, up, groups) == self.w.view_source:
+            return False  # recorded again from equal lists: the same view (the common case)
         key = self.w.view_key()
         if members == key[0] and up == key[1] and groups == key[2]:
-            return False  # recorded in normal form and unchanged (the common case): no sorting
+            return False  # recorded in normal form and unchanged: no sorting
         return (list(members), sorted(up), sorted(groups)) != key
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:

@@ -244,15 +244,26 @@ class World:
     opts: Any = None  # bcss.Options in force (configuration, not state)
     cached_quorum: Any = field(default=_UNSET, compare=False, repr=False)
     cached_view: Any = field(default=_UNSET, compare=False, repr=False)
+    view_source: Any = field(default=None, compare=False, repr=False)  # the recorded lists the view came from
 
     def __post_init__(self) -> None:
         self.dials, self.health, self.dbs = dict(self.dials), dict(self.health), dict(self.dbs)
         self.cached_quorum = self.cached_view = _UNSET
+        self.view_source = None
 
-    def set_view(self, members: tuple[str, ...], up: frozenset[str], groups: tuple[frozenset[str], ...]) -> None:
-        """The only way the view changes: the derived quorum and view key are recomputed on next use."""
+    def set_view(
+        self,
+        members: tuple[str, ...],
+        up: frozenset[str],
+        groups: tuple[frozenset[str], ...],
+        source: Any = None,
+    ) -> None:
+        """The only way the view changes: the derived quorum and view key are recomputed on next use.
+        `source`: the recorded (members, up, groups) lists it was built from (`step.view`): a view recorded
+        again from equal lists is the same view, and keeps what was derived from it."""
         self.members, self.up, self.groups = members, up, groups
         self.cached_quorum = self.cached_view = _UNSET
+        self.view_source = source
 
     def group_of(self, server: str) -> frozenset[str]:
         for g in self.groups:

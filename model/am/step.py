@@ -41,7 +41,15 @@ _decode = ev.decode_group
 def view(w: World, entity: str, a: Attrs) -> None:
     """DAG_VIEW: membership, who is up, who reaches whom (quorum is derived from it, AM-I13)."""
     w.dag = entity
-    w.set_view(tuple(a["members"]), frozenset(a["up"]), tuple([_decode(g) for g in a["groups"]]))
+    _set_view(w, a)
+
+
+def _set_view(w: World, a: Attrs) -> None:
+    """The view DAG_VIEW and AM_DAG_CONFIG record; recorded again from equal lists (a batch that changed only
+    health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
+    source = (a["members"], a["up"], a["groups"])
+    if source != w.view_source:
+        w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
 def pam_acquire(w: World, entity: str, a: Attrs) -> None:
@@ -108,7 +116,7 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
     for s, comps in changed.items():
         w.health[s] = Health(comps)
     w.dag = entity
-    w.set_view(tuple(a["members"]), frozenset(a["up"]), tuple([_decode(g) for g in a["groups"]]))
+    _set_view(w, a)
     w.claims = frozenset(a["claims"])
 
 
