@@ -31,6 +31,8 @@ from traces.verdict import Violation
 
 cite("AM-022", "AM-024", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
 
+FAILURE = Trigger()  # a detected failure (AM-021), the trigger when nothing else is pending; a frozen value
+
 
 @dataclass
 class Run:
@@ -101,7 +103,7 @@ class BcssChecks:
                 "but BCSS started without its request reaching the PAM",
                 unasked,
             )
-        trigger = self.pending.pop(e.entity, Trigger())
+        trigger = self.pending.pop(e.entity, FAILURE)
         if (trigger.kind, trigger.component, trigger.lossless) != (
             a["trigger"],
             a.get("component"),

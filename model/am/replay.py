@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from model.am import events as ev
 from model.am import step
 from model.am.bcss import Options, responder_ok
-from model.am.monitor_bcss import BcssChecks, Run
+from model.am.monitor_bcss import FAILURE, BcssChecks, Run
 from model.am.rules import RULES, minority_mounted
 from model.am.state import DbState, Trigger, empty_world
 from traces.schema import Event
@@ -238,7 +238,7 @@ class Replay(BcssChecks):
 
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
-        self.pending[e.entity] = Trigger("responder", a["component"]) if responder else Trigger()
+        self.pending[e.entity] = Trigger("responder", a["component"]) if responder else FAILURE
         role = self._role(self.db(e.entity), a["server"])
         if a.get("role") != role:
             self.v(
