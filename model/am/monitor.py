@@ -83,6 +83,8 @@ class AmMonitor:
         return fold_all(self, ordered, context)
 
 
+_TABLE = Replay.TABLE  # kind -> (check, transition), as `Replay.step` dispatches
+_NOTHING = (None, None)
 _NEVER = float("inf")  # no context event left to take
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
@@ -151,13 +153,20 @@ class AmFold:
                 return  # already taken from the context given at start
             if kind == "TRACE_START" and not self.configured:
                 self._configure(e)
-        if am and self.live:  # `_step`, written out: this is the path of nearly every event
+        if am and self.live:  # `_step` and `Replay.step`, written out: the path of nearly every event
             r = self.replay
-            if r.fold_dag is None and kind == ev.AM_DAG_CONFIG:
-                r.fold_dag = self.dag_state
             self.last = e
             try:
-                r.step(e)
+                if kind == ev.AM_DAG_CONFIG:
+                    if r.fold_dag is None:
+                        r.fold_dag = self.dag_state
+                    r.step(e)
+                else:
+                    check, transition = _TABLE.get(kind, _NOTHING)
+                    if check is not None:
+                        check(r, e, e.attrs)
+                    if transition is not None:
+                        transition(r.w, e.entity, e.attrs)
             except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
                 self._stop(exc)
 
