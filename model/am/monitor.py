@@ -111,6 +111,10 @@ class AmFold:
     - Violations are kept for the group's own entities (those of the `am` events fed) only: filtered at
       `finish`, when that set is complete.
     A malformed event stops the replay (its note says where); the flags and entities are still taken.
+    A context event fed inline counts as the group's (as every event given to `check` did) and is taken
+    once, whether or not it was also given at start (`ContextCursor`). State kept for the whole run: the
+    replay's (`replay.Replay`), the context still to come, the flags, the group's entities, the last
+    event; the flags stop being watched once decided (`watched`), the rest is what a verdict still reads.
     """
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
