@@ -135,3 +135,18 @@ def test_no_dag_facts_is_decided_at_finish_whatever_the_cut() -> None:
             assert in_two(group, context, cut) == one
     assert verdicts == {Verdict.VALID, Verdict.UNKNOWN}  # the DAG's group, and the database's
     assert AmMonitor().check(events).verdict is Verdict.VALID  # the whole trace folds the DAG events
+
+
+def test_a_malformed_event_stops_the_fold_the_same_whatever_the_cut() -> None:
+    """A COPY_STATE without its server stops the replay there: violations before it, a note saying where."""
+    import dataclasses
+
+    group, context = groups("model", 1)[1]
+    i = next(i for i, e in enumerate(group) if e.kind == "COPY_STATE" and i > len(group) // 2)
+    broken = [*group[:i], dataclasses.replace(group[i], attrs={"status": "Healthy"}), *group[i + 1 :]]
+    one = fold_all(AmMonitor(), broken, context)
+    assert one.verdict is Verdict.UNKNOWN and one.notes[-1].startswith(
+        f"am monitor stopped at COPY_STATE seq {group[i].seq}"
+    )
+    for cut in cuts(len(broken)):
+        assert in_two(broken, context, cut) == one
