@@ -5,7 +5,8 @@
 
 Selection: `select()` on random snapshots of N copies (random statuses, queues, content index, health,
 dials, blocks). Generator: `simulate()` events per second. Monitor: `AmMonitor().check()` events per second
-on the generated traces (the monitor replays the whole trace, BCSS recomputed at every run).
+on the generated traces: the fold (`start`, `feed` of every event, `finish`) over the whole trace, the
+world changed in place, BCSS recomputed at every run.
 """
 
 from __future__ import annotations

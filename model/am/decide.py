@@ -124,8 +124,10 @@ def copy_attrs(c: CopyState) -> dict[str, Any]:
 def snapshot(w: World, db: str, pam: str | None) -> Snapshot:
     """What the PAM sees of a database: reachability is relative to the PAM's side of any partition."""
     d = w.dbs[db]
+    side = w.group_of(pam) if pam is not None and pam in w.up else frozenset()  # `w.reachable(pam, _)`
     copies = tuple(
-        c.with_(reachable=pam is not None and w.reachable(pam, c.server)) for _, c in sorted(d.copies.items())
+        c if c.reachable == (c.server in side) else c.reach(c.server in side)  # values: shared when unchanged
+        for _, c in sorted(d.copies.items())
     )
     return Snapshot(
         db,

@@ -9,6 +9,9 @@ from the recorded configuration (TRACE_START `config.bcss`, AM_CONFIG events); e
 events seen before. What an event restates about itself is compared with that derivation, never trusted.
 Where copies tie on every key the seed names, any of them may be tried (`bcss.allowed_next`; the BCSS
 checks are in `monitor_bcss.py`).
+The monitor is a fold (issue 19, `traces.verdict`): `AmMonitor.start(context)` gives an `AmFold` holding
+mutable state for one group, fed one event at a time in sequence order and finished into the verdict;
+it never sorts, copies or holds its input, and it can be saved and restored between any two events.
 Scope is the entity: the DAG's events form one group, each database's another. A database's group reads
 the DAG-level facts it needs (view, PAM claims, health) from the AM_DAG_CONFIG events of its context,
 which the DAG's own group checks against the DAG events (rule `dag-record`); so memory and parallelism are
@@ -19,17 +22,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from conformance.monitor import MonitorResult, Violation
 from model.am import events as ev
-from model.am import step
-from model.am.bcss import Options, responder_ok
-from model.am.monitor_bcss import BcssChecks, Run
-from model.am.rules import RULES, minority_mounted
-from model.am.state import EMPTY_WORLD, DbState, Trigger
+from model.am.bcss import Options, default_options
+from model.am.replay import Replay
 from traces.schema import Event, is_context_kind
+from traces.verdict import ContextCursor, MonitorResult, fold_all, in_seq_order
+
+__all__ = ["AmFold", "AmMonitor", "Config", "Replay"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,15 @@ class Config:
     def from_events(context: Sequence[Event]) -> Config:
         for e in context:
             if e.kind == "TRACE_START":
-                cfg = json.loads(str(e.attrs.get("config") or "{}"))
-                bcss = cfg.get("bcss") or {}
-                opts = Options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
-                return Config(opts, "thresholds" in bcss)
-        return Config(Options(), False)
+                return Config.from_start(e)
+        return Config(default_options(), False)
+
+    @staticmethod
+    def from_start(e: Event) -> Config:
+        cfg = json.loads(str(e.attrs.get("config") or "{}"))
+        bcss = cfg.get("bcss") or {}
+        opts = default_options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
+        return Config(opts, "thresholds" in bcss)
 
 
 def _opts(events: Sequence[Event]) -> Options:
@@ -66,364 +72,195 @@ class AmMonitor:
     mechanism = "am"
     scope: Literal["entity", "trace"] = "entity"
 
+    def start(self, context: Sequence[Event] = ()) -> AmFold:
+        return AmFold(context)
+
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        ctx = list(context) or [e for e in events if is_context_kind(e.kind)]
+        """One pass of the fold. Without a context, the context events among `events` are it (as before)."""
+        ordered = in_seq_order(events)
+        if not context:  # the context is among the events, fed inline: only the configuration is needed first
+            context = next(([e] for e in ordered if e.kind == "TRACE_START"), [])
+        return fold_all(self, ordered, context)
+
+
+_TABLE = Replay.TABLE  # kind -> (check, transition), as `Replay.step` dispatches
+_NOTHING = (None, None)
+_NEVER = float("inf")  # no context event left to take
+_WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
+_CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
+
+
+def _is_context(kind: str) -> bool:
+    known = _CONTEXT_KIND.get(kind)
+    if known is None:
+        known = _CONTEXT_KIND[kind] = is_context_kind(kind)
+    return known
+
+
+class AmFold:
+    """One group's judgement in progress (`traces.verdict.Fold`): the replay, the context cursor, and
+    three flags and the group's entities in place of the look at the whole group the old `check` took.
+
+    - `fold_dag` (the replay's: are the DAG events folded, AM_DAG_CONFIG only checked against them?) was
+      "the group holds a DAG_VIEW/PAM_*/SERVER_HEALTH event". It is decided when first needed: at the first
+      AM_DAG_CONFIG, from the group's events seen so far and the one being fed (a DAG's group starts with
+      its view: generated traces always decide it as the whole group would), else at `finish`. A DAG-state
+      event arriving after a decision of False turns it on from there on.
+    - "no DAG facts" (a database of a DAG whose context records no AM_DAG_CONFIG and whose group holds no
+      DAG event: judged unknown) needs the whole context: decided at `finish` from the flags.
+    - Violations are kept for the group's own entities (those of the `am` events fed) only: filtered at
+      `finish`, when that set is complete.
+    A malformed event stops the replay (its note says where); the flags and entities are still taken.
+    A context event fed inline counts as the group's (as every event given to `check` did) and is taken
+    once, whether or not it was also given at start (`ContextCursor`). State kept for the whole run: the
+    replay's (`replay.Replay`), the context still to come, the flags, the group's entities, the last
+    event; the flags stop being watched once decided (`watched`), the rest is what a verdict still reads.
+    """
+
+    def __init__(self, context: Sequence[Event] = ()) -> None:
+        self.cursor = ContextCursor(context)
+        self.due_after = context[0].seq if context else _NEVER  # the next context event's seq, if any
+        self.error: str | None = None  # unusable configuration: the only note, nothing judged
+        self.configured = bool(context)  # else the first TRACE_START fed inline configures
+        cfg = Config(default_options(), False)
+        if context:
+            try:
+                cfg = Config.from_events(context)
+            except (TypeError, ValueError) as exc:
+                self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
+        self.replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=None)
+        self.live = self.error is None  # the replay goes on (no configuration error, no malformed event)
+        self.own: set[str] = set()
+        self.watched: frozenset[str] = _WATCHED  # the kinds a flag below still waits for
+        self.dag_state = False  # a DAG-state event in the group
+        self.dag_config = False  # an AM_DAG_CONFIG in the group or its context
+        self.dag_db = False  # a DB_CREATE of a DAG database in the group
+        self.last: Event | None = None  # the last `am` event folded: the end-of-trace checks cite it
+        self.stopped: str | None = None  # where a malformed event stopped the replay
+        self.result: MonitorResult | None = None
+
+    def feed(self, e: Event) -> None:
+        """Take one event of the group (in sequence order), after the context events due before it."""
+        kind = e.kind
+        if kind in self.watched:
+            self._watch(e)
+        if e.seq > self.due_after:
+            self._due(e.seq)
+        am = e.mechanism == "am"
+        if am:
+            self.own.add(e.entity)
+        is_context = _CONTEXT_KIND.get(kind)
+        if is_context is None:
+            is_context = _is_context(kind)
+        if is_context:
+            if self.cursor.taken(e):
+                return  # already taken from the context given at start
+            if kind == "TRACE_START" and not self.configured:
+                self._configure(e)
+        if am and self.live:  # `_step` and `Replay.step`, written out: the path of nearly every event
+            r = self.replay
+            self.last = e
+            try:
+                if kind == ev.AM_DAG_CONFIG:
+                    if r.fold_dag is None:
+                        r.fold_dag = self.dag_state
+                    r.step(e)
+                else:
+                    check, transition = _TABLE.get(kind, _NOTHING)
+                    if check is not None:
+                        check(r, e, e.attrs)
+                    if transition is not None:
+                        transition(r.w, e.entity, e.attrs)
+            except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+                self._stop(exc)
+
+    def finish(self) -> MonitorResult:
+        """The rest of the context, the end-of-trace checks, and the verdict (the same on a second call)."""
+        if self.result is None:
+            self.result = self._finish()
+        return self.result
+
+    # --- the parts ------------------------------------------------------------------------------------
+    def _watch(self, e: Event) -> None:
+        kind = e.kind
+        if kind in ev.DAG_STATE_KINDS:
+            self.dag_state = True
+            if self.replay.fold_dag is False:
+                self.replay.fold_dag = True
+            self.watched = frozenset()  # fold_dag is true from here, and the group has DAG facts
+        elif kind == ev.AM_DAG_CONFIG:
+            self.dag_config = True
+            if not self.dag_state:
+                self.watched = ev.DAG_STATE_KINDS  # the group has DAG facts; fold_dag still waits
+        elif e.attrs.get("dag"):  # DB_CREATE
+            self.dag_db = True
+
+    def _due(self, seq: int) -> None:
+        """The context events due before an event with sequence number `seq` (the cursor's `due`)."""
+        cursor = self.cursor
+        for c in cursor.due(seq):
+            self._take(c)
+        rest = cursor.events
+        self.due_after = rest[cursor.index].seq if cursor.index < len(rest) else _NEVER
+
+    def _take(self, c: Event) -> None:
+        """A context event from the list given at start: only the `am` ones matter (as they always did)."""
+        if c.mechanism != "am":
+            return
+        if c.kind == ev.AM_DAG_CONFIG and not self.dag_config:
+            self._watch(c)
+        if self.live:
+            self._step(c)
+
+    def _configure(self, e: Event) -> None:
+        self.configured = True
         try:
-            cfg = Config.from_events(ctx)
+            cfg = Config.from_start(e)
         except (TypeError, ValueError) as exc:
-            return MonitorResult.of((), [f"am monitor: unusable BCSS options in TRACE_START: {exc}"])
-        own = {e.entity for e in events if e.mechanism == "am"}
-        seen = {e.event_id for e in events}
-        merged = sorted(
-            [*events, *(c for c in ctx if c.mechanism == "am" and c.event_id not in seen)], key=lambda e: e.seq
-        )
-        fold_dag = any(e.kind in ev.DAG_STATE_KINDS for e in merged)
-        if (
-            not fold_dag
-            and not any(e.kind == ev.AM_DAG_CONFIG for e in merged)
-            and any(e.kind == ev.DB_CREATE and e.attrs.get("dag") for e in events)
-        ):
+            self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
+            self.live = False
+            return
+        r = self.replay
+        r.opts = r.w.opts = cfg.opts
+        r.thresholds_recorded = cfg.thresholds_recorded
+
+    def _step(self, e: Event) -> None:
+        r = self.replay
+        if r.fold_dag is None and e.kind == ev.AM_DAG_CONFIG:
+            r.fold_dag = self.dag_state
+        self.last = e
+        try:
+            r.step(e)
+        except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+            self._stop(exc)
+
+    def _stop(self, exc: Exception) -> None:
+        at = self.last
+        where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
+        self.stopped = f"am monitor stopped at {where}: {type(exc).__name__} {exc}"
+        self.live = False
+
+    def _finish(self) -> MonitorResult:
+        for c in self.cursor.rest():
+            self._take(c)
+        if self.error is not None:
+            return MonitorResult.of((), [self.error])
+        if not self.dag_state and not self.dag_config and self.dag_db:
             return MonitorResult.of(
                 (),
                 [
-                    f"am monitor: no DAG facts for {', '.join(sorted(own))} (neither the "
+                    f"am monitor: no DAG facts for {', '.join(sorted(self.own))} (neither the "
                     "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
                 ],
             )
-        replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=fold_dag)
-        try:
-            replay.feed(merged)
-        except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
-            at = replay.current
-            where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
-            return MonitorResult.of(
-                [v for v in replay.out if v.entity in own],
-                [*replay.notes, f"am monitor stopped at {where}: {type(exc).__name__} {exc}"],
-            )
-        return MonitorResult.of([v for v in replay.out if v.entity in own], replay.notes)
-
-
-class Replay(BcssChecks):
-    """The world folded from the events so far (`step.apply`), and the checks applied before each event.
-
-    `fold_dag`: the DAG events are part of the stream (a whole trace, or the DAG's own group): they are
-    folded and AM_DAG_CONFIG is only checked against them. Otherwise (a database's group) the DAG-level
-    facts come from AM_DAG_CONFIG."""
-
-    def __init__(self, opts: Options, thresholds_recorded: bool = True, fold_dag: bool = True) -> None:
-        self.opts = opts
-        self.thresholds_recorded = thresholds_recorded
-        self.fold_dag = fold_dag
-        self.w = replace(EMPTY_WORLD, opts=opts)
-        self.runs: dict[str, Run] = {}
-        self.last_run: dict[str, Run] = {}
-        self.pending: dict[str, Trigger] = {}  # the trigger the last FAILURE/SWITCHOVER implies
-        self.unasked: dict[str, Event] = {}  # a SAM's failure report not yet passed to the PAM
-        self.out: list[Violation] = []
-        self.notes: list[str] = []
-        self.current: Event | None = None
-        self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
-        self.handlers: dict[str, Any] = {}  # event kind -> bound handler
-
-    def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None:
-        ids = (*(o.event_id for o in others), e.event_id)
-        self.out.append(Violation(rule, RULES[rule].requirement, e.trace_id, entity or e.entity, ids, why, "am"))
-
-    def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-
-    def step(self, e: Event) -> None:
-        """Judge one event against the state so far, then fold it in."""
-        self.current = e
-        if e.kind == ev.AM_DAG_CONFIG and self.fold_dag:
-            self.check_dag_record(e)
-            return
-        handler = self.handlers.get(e.kind)
-        if handler is None:
-            handler = self.handlers[e.kind] = getattr(self, "on_" + e.kind.lower(), self.on_other)
-        handler(e, e.attrs)
-        self.w = step.apply(self.w, e.entity, e.kind, e.attrs)
-
-    def feed(self, events: Sequence[Event]) -> list[Violation]:
-        last: Event | None = None
-        for e in events:
-            if e.mechanism != "am":
-                continue
-            last = e
-            self.step(e)
-        if last is not None:
-            if self.fold_dag:
-                self.check_pam(last, "at the end of the trace")
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, last, "at the end of the trace")
-        return self.out
-
-    def on_other(self, e: Event, a: dict[str, Any]) -> None:
-        pass
-
-    # --- DAG events ---------------------------------------------------------------------------------
-    def check_pam(self, e: Event, when: str) -> None:
-        if not self.w.dag:
-            return
-        q = self.w.quorum() or frozenset()
-        for c in sorted(self.w.claims - q):
-            self.v(
-                "pam-owns-quorum",
-                e,
-                f"{c} still acts as PAM {when} though it is not in the quorum ({', '.join(sorted(q)) or 'none'})",
-            )
-        if q and not self.w.claims & q:
-            self.v("pam-moves-with-quorum", e, f"the quorum ({', '.join(sorted(q))}) has no PAM {when}")
-
-    def check_minority(self, db: str, e: Event, when: str) -> None:
-        for s in minority_mounted(self.w, db):
-            self.v(
-                "minority-mount",
-                e,
-                f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
-                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)",
-                entity=db,
-            )
-
-    def check_dag_record(self, e: Event) -> None:
-        """AM_DAG_CONFIG restates the DAG's state: the view and claims as the DAG events folded so far make them,
-        the health entries exactly those SERVER_HEALTH changed since the previous AM_DAG_CONFIG."""
-        want = step.dag_attrs(self.w, self.health_changed)
-        self.health_changed = []
-        a = e.attrs
-        got = {
-            "members": list(a.get("members") or []),
-            "up": sorted(a.get("up") or []),
-            "groups": sorted(a.get("groups") or []),
-            "claims": sorted(a.get("claims") or []),
-            "health": sorted(a.get("health") or []),
-        }
-        want = {**want, "groups": sorted(want["groups"]), "health": sorted(want["health"])}
-        wrong = [k for k in want if got[k] != want[k]]
-        if wrong:
-            self.v(
-                "dag-record",
-                e,
-                "AM_DAG_CONFIG records "
-                + "; ".join(f"{k} {got[k]} where the DAG events make it {want[k]}" for k in wrong),
-            )
-
-    def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
-        """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
-        if self.w.dag and self._view_changes(a):
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, e, "when the next cluster view arrives")
-
-    def _view_changes(self, a: dict[str, Any]) -> bool:
-        new = (list(a["members"]), sorted(a["up"]), sorted(a["groups"]))
-        return new != (list(self.w.members), sorted(self.w.up), sorted(ev.encode_group(g) for g in self.w.groups))
-
-    def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
-        self.check_pam(e, "when the next cluster view arrives")
-        if self._view_changes(a):
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, e, "when the next cluster view arrives")
-
-    def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
-        self.health_changed.append((a["server"], a["component"]))
-
-    def on_pam_acquire(self, e: Event, a: dict[str, Any]) -> None:
-        s = a["server"]
-        q = self.w.quorum() or frozenset()
-        if self.w.claims - {s}:
-            self.v("single-pam", e, f"{s} becomes PAM while {', '.join(sorted(self.w.claims - {s}))} still is")
-        if s not in q:
-            self.v(
-                "pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum ({', '.join(sorted(q)) or 'none'})"
-            )
-        why = step.pam_fault(self.w, e.kind, s, None)
-        if why:
-            self.v("pam-transition", e, why)
-        if "quorum" in a and sorted(a["quorum"]) != sorted(q):
-            self.v(
-                "role-record",
-                e,
-                f"PAM_ACQUIRE records quorum {sorted(a['quorum'])} but the recorded view makes it {sorted(q)}",
-            )
-
-    def on_pam_release(self, e: Event, a: dict[str, Any]) -> None:
-        why = step.pam_fault(self.w, e.kind, a["server"], a.get("reason"))
-        if why:
-            self.v("pam-transition", e, why)
-
-    def on_maintenance(self, e: Event, a: dict[str, Any]) -> None:
-        if a["server"] in self.w.claims:
-            self.v(
-                "pam-before-maintenance",
-                e,
-                f"{a['server']} is taken offline for maintenance while it "
-                "is still the PAM; the PAM must be moved first",
-            )
-
-    # --- database events ----------------------------------------------------------------------------
-    def db(self, name: str) -> DbState:
-        return self.w.dbs[name]
-
-    def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
-        d, s = self.db(e.entity), a["server"]
-        why = step.status_fault(self.w, d, s, a["status"])
-        if why:
-            self.v("copy-status-transition", e, why)
-        old = d.copies.get(s)
-        for k in ("blocked", "suspended"):
-            configured = bool(getattr(old, k)) if old is not None else False
-            if k in a and bool(a[k]) != configured:
-                self.v(
-                    "copy-config-record",
-                    e,
-                    f"the copy of {e.entity} on {s} reports {k}={a[k]} but the "
-                    f"recorded configuration (AM_CONFIG) makes it {configured}",
-                )
-
-    # --- roles, failures and triggers (AM-003, AM-012, AM-013, AM-021) --------------------------------
-    def _role(self, d: DbState, server: str) -> str:
-        return "Standalone" if d.dag is None else ("PAM" if server == self.w.pam else "SAM")
-
-    def _is_pam(self, server: str | None) -> bool:
-        return server is not None and server == self.w.pam and self.w.claims == {server}
-
-    def on_failure(self, e: Event, a: dict[str, Any]) -> None:
-        responder = a["what"] == "responder"
-        self.pending[e.entity] = Trigger("responder", a["component"]) if responder else Trigger()
-        role = self._role(self.db(e.entity), a["server"])
-        if a.get("role") != role:
-            self.v(
-                "role-record",
-                e,
-                f"the failure on {a['server']} is recorded as detected by a {a.get('role')} "
-                f"but the recorded PAM changes make {a['server']} {role}",
-            )
-        if role == "SAM":
-            self.unasked[e.entity] = e
-
-    def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
-        if a["pam"] != self.w.pam:
-            self.v(
-                "role-record",
-                e,
-                f"{a['server']} addresses its failover request to {a['pam']} but the PAM is {self.w.pam or 'nobody'}",
-            )
-        if self._is_pam(a["pam"]):
-            self.unasked.pop(e.entity, None)
-
-    def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
-        self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
-
-    def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
-        d = self.db(e.entity)
-        if d.dag is not None and not self._is_pam(a["by"]):
-            self.v(
-                "only-pam-activates",
-                e,
-                f"{a['by']} moves the active copy of {e.entity} to {a['dst']} but the PAM is {self.w.pam or 'nobody'}",
-            )
-        if a.get("src") != d.active:
-            self.v(
-                "active-record",
-                e,
-                f"the active designation of {e.entity} moves from {a.get('src')} but it is on {d.active}",
-            )
-
-    # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
-    def _mount_table(self, e: Event, s: str) -> None:
-        why = step.mount_fault(self.db(e.entity), e.kind, s)
-        if why:
-            self.v("mount-transition", e, why)
-
-    def _outside_quorum(self, e: Event, s: str, what: str) -> None:
-        d = self.db(e.entity)
-        if d.dag is not None and s not in (self.w.quorum() or frozenset()):
-            self.v(
-                "minority-mount",
-                e,
-                f"{what} {e.entity} on {s}, which is outside the quorum "
-                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'})",
-            )
-
-    def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
-        s, d, run = a["server"], self.db(e.entity), self.runs.get(e.entity)
-        self._mount_table(e, s)
-        if s != d.active:
-            self.v(
-                "mount-not-active",
-                e,
-                f"a mount of {e.entity} is requested on {s} but the active designation is on {d.active}",
-            )
-        if d.dag is None:
-            return
-        self._outside_quorum(e, s, "a mount is requested for")
-        if not self._is_pam(a["by"]):
-            self.v(
-                "only-pam-activates",
-                e,
-                f"{a['by']} asks the store to mount {e.entity} on {s} but the PAM is {self.w.pam or 'nobody'}",
-            )
-        if run is not None:
-            self._check_mount_in_run(run, e, s)
-        else:  # outside a run: only the first mount, or the source's remount after a run that found nothing
-            last = self.last_run.pop(e.entity, None)
-            remount = (
-                last is not None
-                and last.outcome != "mounted"
-                and last.trigger.kind != "failure"
-                and s == last.snap.source
-            )
-            if not remount and (d.last_mounted is not None or a.get("remount")):
-                self.v(
-                    "mount-outside-bcss",
-                    e,
-                    f"{e.entity} is mounted on {s} outside any BCSS run, and not as "
-                    "the source's remount after a switchover or responder run that mounted nothing",
-                )
-
-    def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
-        self._mount_table(e, a["server"])
-
-    def on_mounted(self, e: Event, a: dict[str, Any]) -> None:
-        s, d = a["server"], self.db(e.entity)
-        self._mount_table(e, s)
-        others = sorted(d.on - {s})
-        if others:
-            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on {', '.join(others)}")
-        self._outside_quorum(e, s, "the store mounts")
-        run = self.runs.get(e.entity)
-        if run is not None and run.trigger.kind == "responder":
-            comp = run.trigger.component or ""
-            src, tgt = run.snap.health_of(run.snap.source), run.snap.health_of(s)
-            if not responder_ok(tgt, src, comp, self.opts):
-                self.v(
-                    "responder-target",
-                    e,
-                    f"a {comp} responder failover lands on {s}, where {comp} is "
-                    f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
-                    run.start,
-                )
-
-    def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
-        s, reason = a["server"], a.get("reason")
-        self._mount_table(e, s)
-        q = self.w.quorum() or frozenset()
-        if reason == "server_down" and s in self.w.up:
-            self.v("active-record", e, f"{e.entity} is dismounted on {s} as 'server down' but {s} is up")
-        elif reason == "lost_quorum" and s in q:
-            self.v(
-                "active-record",
-                e,
-                f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
-            )
-
-    def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
-        want = self.db(e.entity).last_mounted
-        if a["answer"] != want:
-            self.v(
-                "location-answer",
-                e,
-                f"{a['server']} says the active copy of {e.entity} is on "
-                f"{a['answer']}, but the copy mounted last is on {want}",
-            )
+        r = self.replay
+        if r.fold_dag is None:
+            r.fold_dag = self.dag_state
+        if self.stopped is None and self.last is not None:
+            try:
+                r.end(self.last)
+            except (KeyError, TypeError, ValueError) as exc:
+                self._stop(exc)
+        own = self.own
+        violations = [v for v in r.out if v.entity in own]
+        return MonitorResult.of(violations, [*r.notes, self.stopped] if self.stopped else r.notes)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from traces.verdict import Violation
 from model.am import events as ev
 from model.am.bcss import (
     Choice,
@@ -28,8 +27,11 @@ from model.am.decide import snapshot
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
 from traces.schema import Event
+from traces.verdict import Violation
 
 cite("AM-022", "AM-024", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
+
+FAILURE = Trigger()  # a detected failure (AM-021), the trigger when nothing else is pending; a frozen value
 
 
 @dataclass
@@ -101,7 +103,7 @@ class BcssChecks:
                 "but BCSS started without its request reaching the PAM",
                 unasked,
             )
-        trigger = self.pending.pop(e.entity, Trigger())
+        trigger = self.pending.pop(e.entity, FAILURE)
         if (trigger.kind, trigger.component, trigger.lossless) != (
             a["trigger"],
             a.get("component"),
@@ -137,6 +139,9 @@ class BcssChecks:
         self.runs[e.entity] = Run(
             e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded
         )
+        # Retired: the previous run's record is read only by a mount outside any run (the remount check);
+        # from here every mount of this database is inside this run until its BCSS_END replaces the record.
+        self.last_run.pop(e.entity, None)
 
     def _recorded_order(self, e: Event, a: dict[str, Any], order: tuple[Choice, ...]) -> tuple[str, ...] | None:
         """The run's own list when it is one the seed allows (with the right tier and set for each copy)."""

@@ -9,10 +9,10 @@ not be fair.
 
 from __future__ import annotations
 
-from traces.verdict import Rule
 from model.am.rules import RULES, doubly_mounted, pams_outside_quorum
 from model.am.state import World
 from spec.catalogue import require
+from traces.verdict import Rule
 
 Property = Rule  # the one shape (the old name of a row)
 

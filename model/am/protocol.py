@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from model.am import actions as act
 from model.am import events as ev
 from model.am.bcss import Options, select
 from model.am.decide import Out, Tx, _mount, copy_attrs
-from model.am.state import COMPONENTS, EMPTY_WORLD, CopyState, Snapshot, Trigger, World
+from model.am.state import COMPONENTS, CopyState, Snapshot, Trigger, World, empty_world
 from spec.catalogue import param_default, require
 
 require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
@@ -120,7 +120,7 @@ class ModelSystem:
         opts: Options | None = None,
     ) -> None:
         self.layout, self.env, self.flaws = layout, env, flaws
-        self.world = replace(EMPTY_WORLD, opts=opts or Options())
+        self.world = empty_world(opts or Options())
         self.initial: list[Out] = self._boot(dials or {})
 
     def _boot(self, dials: Mapping[str, str]) -> list[Out]:

@@ -1,7 +1,7 @@
 """The rules table of the Active Manager monitor: every rule it can report, with its requirement ID, kind,
 statement and the catalogue parameters whose recorded values bound it (seed 002, all sections).
 
-`RULES` is the one table (`conformance.monitor.Rule`); `monitor.py` reports only these names, the
+`RULES` is the one table (`traces.verdict.Rule`); `monitor.py` reports only these names, the
 properties of `properties.py` are these rows, and `tests/am/test_monitor.py::TWINS` names the twin that
 must fail for each. The state-level invariants both the generator's state (`properties.check_world`) and
 the monitor evaluate are the functions at the end, so there is one statement of each.
@@ -9,9 +9,9 @@ the monitor evaluate are the functions at the end, so there is one statement of 
 
 from __future__ import annotations
 
-from traces.verdict import Rule
 from model.am.state import World
 from spec.catalogue import require
+from traces.verdict import Rule
 
 DIAL = ("AM-P01", "AM-P02", "AM-P03", "AM-P04", "AM-P10")
 ORDER = ("AM-P01", "AM-P05", "AM-P06", "AM-P07", "AM-P08", "AM-P09", "AM-P11", "AM-P12")

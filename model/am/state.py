@@ -1,4 +1,10 @@
-"""State of the Active Manager model: copies, servers, health, snapshots (frozen dataclasses).
+"""State of the Active Manager model: copies, servers, health, snapshots.
+
+Values (`CopyState`, `Health`, `Snapshot`, `Trigger`) are never changed once made (all frozen but
+`CopyState`, see there): a snapshot or a BCSS run may hold them while the world moves on. The world
+(`World`, `DbState`) is mutable and changed in place by `step.apply` only (issue 19: the generator and
+the monitor fold events over it without rebuilding it per event); a caller that needs the world as it
+was copies what it needs (`decide.snapshot`).
 
 Seed 002, sections "Exchange Server Active Manager" (roles, one active copy, cluster database) and
 "Best copy selection process" (the copy attributes BCSS reads: status, copy and replay queue lengths,
@@ -14,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from model.am.events import encode_group
 from spec.catalogue import require
 
 require("AM-005", "AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
@@ -75,9 +82,14 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class CopyState:
-    """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02)."""
+    """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02).
+
+    A value: never changed once made, replaced by a new one (`with_`, `reach`, `step.copy_state`), so a
+    snapshot or a BCSS run may hold it while the world moves on. Not `frozen` only because a frozen
+    instance costs four times as much to build and the fold builds one per COPY_STATE (issue 19);
+    hashable as before."""
 
     server: str
     status: str = HEALTHY
@@ -99,6 +111,13 @@ class CopyState:
 
     def with_(self, **changes: object) -> CopyState:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    def reach(self, reachable: bool) -> CopyState:
+        """This copy as seen from a side of the cluster that does or does not reach it (`decide.snapshot`)."""
+        s = self
+        return CopyState(
+            s.server, s.status, s.lli, s.replay_queue, s.content_index, s.preference, s.blocked, s.suspended, reachable
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +166,12 @@ class Snapshot:
         raise KeyError(f"{self.database} has no copy on {server}")
 
     def dial(self, server: str) -> str:
+        dials = self.dials
+        if server in dials:
+            return dials[server]
         from spec.catalogue import param_default
 
-        return self.dials.get(server, param_default("AutoDatabaseMountDial"))
+        return param_default("AutoDatabaseMountDial")
 
     def health_of(self, server: str) -> Health:
         return self.health.get(server, Health())
@@ -170,14 +192,17 @@ class Trigger:
             raise ValueError("a responder trigger names its component")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DbState:
     """One database as the cluster database holds it (AM-016): its copies, the active designation, which
-    copies are mounted (`on`; AM-009 allows at most one), a pending mount request and the last log."""
+    copies are mounted (`on`; AM-009 allows at most one), a pending mount request and the last log.
+
+    Mutable, changed in place by `step.apply` only; `copies` is this state's own dict (copied at
+    construction, so two states never share it) of immutable `CopyState` values, replaced per change."""
 
     name: str
     dag: str | None  # None: a standalone database (AM-002)
-    copies: Mapping[str, CopyState]
+    copies: dict[str, CopyState]
     active: str | None = None
     on: frozenset[str] = frozenset()  # servers whose copy is mounted (AM-009: at most one)
     mounting: str | None = None  # the server a mount request (MOUNT_START) is outstanding for
@@ -185,29 +210,60 @@ class DbState:
     last_mounted: str | None = None
     stuck: bool = False  # the last BCSS run activated nothing (used only to avoid idle re-runs)
 
+    def __post_init__(self) -> None:
+        self.copies = dict(self.copies)
+
     @property
     def mounted(self) -> bool:
         """The active copy is mounted (another mounted copy would break AM-009)."""
         return self.active is not None and self.active in self.on
 
 
-@dataclass(frozen=True)
+_UNSET: Any = ...  # the quorum and view key are not computed for the current view (Ellipsis: pickles as itself)
+
+
+@dataclass(slots=True)
 class World:
     """One DAG (plus standalone servers outside it) and its databases, as the cluster database holds it.
 
-    Every field changes only through `step.apply` (one function per event kind); the generator and the
-    monitor both build it by folding events, so they cannot drift. `opts` is configuration (the BCSS
-    reading recorded in TRACE_START), not state."""
+    Every field changes only through `step.apply` (one function per event kind), in place; the generator
+    and the monitor both build it by folding events, so they cannot drift. The view (`members`, `up`,
+    `groups`) changes only through `set_view`, which drops the cached quorum (AM-I13) and view key: both are
+    derived once per view, not at each of the dozen places that ask. `opts` is configuration (the BCSS
+    reading recorded in TRACE_START), not state. The mappings are this world's own (copied at
+    construction: `dataclasses.replace` gives an independent world, though it shares the `DbState`s)."""
 
     dag: str
     members: tuple[str, ...]
     up: frozenset[str]
     groups: tuple[frozenset[str], ...]
     claims: frozenset[str] = frozenset()  # servers acting as PAM (AM-005: at most one)
-    dials: Mapping[str, str] = field(default_factory=dict)
-    health: Mapping[str, Health] = field(default_factory=dict)
-    dbs: Mapping[str, DbState] = field(default_factory=dict)
+    dials: dict[str, str] = field(default_factory=dict)
+    health: dict[str, Health] = field(default_factory=dict)
+    dbs: dict[str, DbState] = field(default_factory=dict)
     opts: Any = None  # bcss.Options in force (configuration, not state)
+    cached_quorum: Any = field(default=_UNSET, compare=False, repr=False)
+    cached_view: Any = field(default=_UNSET, compare=False, repr=False)
+    view_source: Any = field(default=None, compare=False, repr=False)  # the recorded lists the view came from
+
+    def __post_init__(self) -> None:
+        self.dials, self.health, self.dbs = dict(self.dials), dict(self.health), dict(self.dbs)
+        self.cached_quorum = self.cached_view = _UNSET
+        self.view_source = None
+
+    def set_view(
+        self,
+        members: tuple[str, ...],
+        up: frozenset[str],
+        groups: tuple[frozenset[str], ...],
+        source: Any = None,
+    ) -> None:
+        """The only way the view changes: the derived quorum and view key are recomputed on next use.
+        `source`: the recorded (members, up, groups) lists it was built from (`step.view`): a view recorded
+        again from equal lists is the same view, and keeps what was derived from it."""
+        self.members, self.up, self.groups = members, up, groups
+        self.cached_quorum = self.cached_view = _UNSET
+        self.view_source = source
 
     def group_of(self, server: str) -> frozenset[str]:
         for g in self.groups:
@@ -216,12 +272,31 @@ class World:
         return frozenset({server}) & self.up
 
     def quorum(self) -> frozenset[str] | None:
-        """AM-I13: the up members reachable from each other forming a strict majority of the DAG."""
+        """AM-I13: the up members reachable from each other forming a strict majority of the DAG (computed
+        once per view: `set_view` drops it)."""
+        q = self.cached_quorum
+        if q is _UNSET:
+            q = self.cached_quorum = self._quorum()
+        return q
+
+    def _quorum(self) -> frozenset[str] | None:
         for g in self.groups:
             live = g & self.up & set(self.members)
             if 2 * len(live) > len(self.members):
                 return live
         return None
+
+    def view_key(self) -> tuple[list[str], list[str], list[str]]:
+        """The view as AM_DAG_CONFIG and DAG_VIEW record it, normalised (members in order, up and the
+        encoded groups sorted); computed once per view. Callers must not change the lists."""
+        k = self.cached_view
+        if k is _UNSET:
+            k = self.cached_view = (
+                list(self.members),
+                sorted(self.up),
+                sorted(encode_group(g) for g in self.groups),
+            )
+        return k
 
     @property
     def pam(self) -> str | None:
@@ -233,4 +308,6 @@ class World:
         return a in self.up and b in self.group_of(a)
 
 
-EMPTY_WORLD = World("", (), frozenset(), ())
+def empty_world(opts: Any = None) -> World:
+    """A new world with no DAG and no database (each caller gets its own: worlds are mutable)."""
+    return World("", (), frozenset(), (), opts=opts)

@@ -5,17 +5,17 @@ Seed 002, section "Exchange Server Active Manager" (the PAM owns quorum and move
 only the PAM moves active designations AM-008, one active copy mounted or dismounted AM-009, the cluster
 database holds each database's state AM-016) and "Best Copy Selection" (the mount request AM-025).
 
-`apply(world, entity, kind, attrs)` is the fold: the generator (`decide.Tx.emit`) changes its world only by
-applying the event it records, and the monitor (`monitor.Replay`) rebuilds the same world by applying the
-recorded events, so the model and the checker cannot drift. Decisions (what to record next, where mutants
-plant their bugs) live in `decide.py` and `actions.py`; the guards below say which recorded transitions
+`apply(world, entity, kind, attrs)` is the fold, changing the world in place (issue 19): the generator
+(`decide.Tx.emit`) changes its world only by applying the event it records, and the monitor
+(`replay.Replay`) rebuilds the same world by applying the recorded events, so the model and the checker
+cannot drift. Decisions (what to record next, where mutants plant their bugs) live in `decide.py` and
+`actions.py`; the guards below say which recorded transitions
 the seed allows, and the monitor reports the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from model.am import events as ev
@@ -33,71 +33,76 @@ from spec.catalogue import require
 require("AM-005", "AM-006", "AM-008", "AM-009", "AM-016", "AM-025", "AM-034")
 
 Attrs = Mapping[str, Any]
+_decode = ev.decode_group
+
+# ---- one transition per event kind, each changing the world in place ----------------------------------
 
 
-def _db(w: World, name: str, **changes: Any) -> World:
-    return replace(w, dbs={**w.dbs, name: replace(w.dbs[name], **changes)})
-
-
-# ---- one transition per event kind -------------------------------------------------------------------
-
-
-def view(w: World, entity: str, a: Attrs) -> World:
+def view(w: World, entity: str, a: Attrs) -> None:
     """DAG_VIEW: membership, who is up, who reaches whom (quorum is derived from it, AM-I13)."""
-    return replace(
-        w,
-        dag=entity,
-        members=tuple(a["members"]),
-        up=frozenset(a["up"]),
-        groups=tuple(ev.decode_group(g) for g in a["groups"]),
-    )
+    w.dag = entity
+    _set_view(w, a)
 
 
-def pam_acquire(w: World, entity: str, a: Attrs) -> World:
-    return replace(w, claims=w.claims | {a["server"]})
+def _set_view(w: World, a: Attrs) -> None:
+    """The view DAG_VIEW and AM_DAG_CONFIG record; recorded again from equal lists (a batch that changed only
+    health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
+    source = (a["members"], a["up"], a["groups"])
+    if source != w.view_source:
+        w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
-def pam_release(w: World, entity: str, a: Attrs) -> World:
-    return replace(w, claims=w.claims - {a["server"]})
+def pam_acquire(w: World, entity: str, a: Attrs) -> None:
+    w.claims = w.claims | {a["server"]}
 
 
-def health(w: World, entity: str, a: Attrs) -> World:
-    h = w.health.get(a["server"], Health())
-    comps = {**h.components, a["component"]: (a["priority"], a["state"])}
-    return replace(w, health={**w.health, a["server"]: Health(comps)})
+def pam_release(w: World, entity: str, a: Attrs) -> None:
+    w.claims = w.claims - {a["server"]}
 
 
-def config(w: World, entity: str, a: Attrs) -> World:
+def health(w: World, entity: str, a: Attrs) -> None:
+    """SERVER_HEALTH: a new (immutable) `Health` for the server: a snapshot holding the old one keeps it."""
+    h = w.health.get(a["server"])
+    comps = dict(h.components) if h is not None else {}
+    comps[a["component"]] = (a["priority"], a["state"])
+    w.health[a["server"]] = Health(comps)
+
+
+def config(w: World, entity: str, a: Attrs) -> None:
     """AM_CONFIG: a server's AutoDatabaseMountDial (`server`, `dial`), or a copy's activation policy
     (`database`, `server`, `blocked`, `suspended`): configuration, so it reaches every monitor as context."""
     if "dial" in a:
-        w = replace(w, dials={**w.dials, a["server"]: a["dial"]})
+        w.dials[a["server"]] = a["dial"]
     db, s = a.get("database"), a["server"]
     if db is not None and db in w.dbs:
-        c = w.dbs[db].copies.get(s, CopyState(s))
-        c = c.with_(**{k: bool(a[k]) for k in ("blocked", "suspended") if k in a})
-        w = _db(w, db, copies={**w.dbs[db].copies, s: c})
-    return w
+        copies = w.dbs[db].copies
+        c = copies.get(s, CopyState(s))
+        copies[s] = c.with_(**{k: bool(a[k]) for k in ("blocked", "suspended") if k in a})
 
 
 def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
     """The DAG-level facts a database's monitor needs, as the attributes of AM_DAG_CONFIG: the view and the
     PAM claims in full, and the health entries (`server/component/priority/state`) changed since the
     previous AM_DAG_CONFIG."""
-    health = []
-    for s, c in sorted(set(changed)):
-        prio, state = w.health[s].components[c]
-        health.append(f"{s}/{c}/{prio}/{state}")
     return {
         "members": list(w.members),
         "up": sorted(w.up),
         "groups": [ev.encode_group(g) for g in w.groups],
         "claims": sorted(w.claims),
-        "health": health,
+        "health": health_entries(w, changed),
     }
 
 
-def dag_config(w: World, entity: str, a: Attrs) -> World:
+def health_entries(w: World, changed: Iterable[tuple[str, str]]) -> list[str]:
+    """AM_DAG_CONFIG's health entries: each (server, component) changed, as `server/component/prio/state`."""
+    health = []
+    for s, c in sorted(set(changed)):
+        prio, state = w.health[s].components[c]
+        health.append(f"{s}/{c}/{prio}/{state}")
+    return health
+
+
+def dag_config(w: World, entity: str, a: Attrs) -> None:
     """AM_DAG_CONFIG: the recorded view and PAM claims replace the DAG-level facts; the health entries update
     theirs (a database's monitor folds these instead of the DAG events). Servers without an entry keep
     their (immutable) health as it is."""
@@ -108,61 +113,62 @@ def dag_config(w: World, entity: str, a: Attrs) -> World:
         if comps is None:
             comps = changed[s] = dict(w.health[s].components) if s in w.health else {}
         comps[c] = (p, st)
-    health = {**w.health, **{s: Health(comps) for s, comps in changed.items()}} if changed else w.health
-    return replace(
-        w,
-        dag=entity,
-        members=tuple(a["members"]),
-        up=frozenset(a["up"]),
-        groups=tuple(ev.decode_group(g) for g in a["groups"]),
-        claims=frozenset(a["claims"]),
-        health=health,
-    )
+    for s, comps in changed.items():
+        w.health[s] = Health(comps)
+    w.dag = entity
+    _set_view(w, a)
+    w.claims = frozenset(a["claims"])
 
 
-def db_create(w: World, entity: str, a: Attrs) -> World:
-    return replace(w, dbs={**w.dbs, entity: DbState(entity, a["dag"], {})})
+def db_create(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity] = DbState(entity, a["dag"], {})
 
 
-def copy_state(w: World, entity: str, a: Attrs) -> World:
+def copy_state(w: World, entity: str, a: Attrs) -> None:
     """COPY_STATE: what the replication service reports of one copy. The activation policy (`blocked`,
     `suspended`) is configuration and comes from AM_CONFIG; the event only restates it."""
-    d = w.dbs[entity]
-    old = d.copies.get(a["server"], CopyState(a["server"]))
-    c = old.with_(status=a["status"], lli=a["lli"], replay_queue=a["rq"], content_index=a["ci"], preference=a["pref"])
-    return _db(w, entity, copies={**d.copies, c.server: c})
-
-
-def logs(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, lgen=a["lgen"])
-
-
-def active_move(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, active=a["dst"])
-
-
-def mount_start(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, mounting=a["server"])
-
-
-def mount_fail(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, mounting=None)
-
-
-def mounted(w: World, entity: str, a: Attrs) -> World:
+    copies = w.dbs[entity].copies
     s = a["server"]
-    return _db(w, entity, active=s, on=w.dbs[entity].on | {s}, mounting=None, last_mounted=s)
+    old = copies.get(s)
+    if old is None:
+        copies[s] = CopyState(s, a["status"], a["lli"], a["rq"], a["ci"], a["pref"])
+    else:
+        copies[s] = CopyState(
+            s, a["status"], a["lli"], a["rq"], a["ci"], a["pref"], old.blocked, old.suspended, old.reachable
+        )
 
 
-def dismounted(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, on=w.dbs[entity].on - {a["server"]})
+def logs(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity].lgen = a["lgen"]
 
 
-def bcss_end(w: World, entity: str, a: Attrs) -> World:
-    return _db(w, entity, stuck=a["outcome"] != "mounted")
+def active_move(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity].active = a["dst"]
 
 
-STEPS: dict[str, Callable[[World, str, Attrs], World]] = {
+def mount_start(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity].mounting = a["server"]
+
+
+def mount_fail(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity].mounting = None
+
+
+def mounted(w: World, entity: str, a: Attrs) -> None:
+    d, s = w.dbs[entity], a["server"]
+    d.active, d.on, d.mounting, d.last_mounted = s, d.on | {s}, None, s
+
+
+def dismounted(w: World, entity: str, a: Attrs) -> None:
+    d = w.dbs[entity]
+    d.on = d.on - {a["server"]}
+
+
+def bcss_end(w: World, entity: str, a: Attrs) -> None:
+    w.dbs[entity].stuck = a["outcome"] != "mounted"
+
+
+STEPS: dict[str, Callable[[World, str, Attrs], None]] = {
     ev.DAG_VIEW: view,
     ev.PAM_ACQUIRE: pam_acquire,
     ev.PAM_RELEASE: pam_release,
@@ -182,9 +188,13 @@ STEPS: dict[str, Callable[[World, str, Attrs], World]] = {
 
 
 def apply(w: World, entity: str, kind: str, attrs: Attrs) -> World:
-    """The world after one recorded event; kinds that change no tracked state leave it as it is."""
+    """Apply one recorded event to `w` in place and return `w`; kinds that change no tracked state leave
+    it as it is. A malformed event may raise with the world partly changed: the monitor stops there and
+    judges nothing past it; the generator records only events it built itself."""
     fn = STEPS.get(kind)
-    return w if fn is None else fn(w, entity, attrs)
+    if fn is not None:
+        fn(w, entity, attrs)
+    return w
 
 
 # ---- the allowed transitions of each tracked state (family: state changes outside the protocol) --------
@@ -230,6 +240,9 @@ def status_class(status: str) -> str:
     return status if status in (MOUNTED, SERVICE_DOWN) else PASSIVE
 
 
+_CLASS = {MOUNTED: MOUNTED, SERVICE_DOWN: SERVICE_DOWN}  # status_class as a lookup (every other status: PASSIVE)
+
+
 def mount_state(d: DbState, server: str) -> str:
     if server in d.on:
         return UP
@@ -265,15 +278,20 @@ def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
     old = d.copies[server].status if server in d.copies else DISMOUNTED
     if old == new and new not in (MOUNTED, SERVICE_DOWN):
         return None  # no status change: another attribute changed
-    cond = STATUS_TABLE.get((status_class(old), status_class(new)))
+    cond = STATUS_TABLE.get((_CLASS.get(old, PASSIVE), _CLASS.get(new, PASSIVE)))  # `status_class` of each
     up, on = server in w.up, server in d.on
-    ok = {
-        "mounted": on,
-        "dismounted_up": not on and up,
-        "dismounted_down": not on and not up,
-        "down": not up and not on,
-        "up": up and not on,
-    }.get(cond or "", False)
+    if cond == "up":  # the common case first; each condition is one row of STATUS_TABLE's column
+        ok = up and not on
+    elif cond == "mounted":
+        ok = on
+    elif cond == "dismounted_up":
+        ok = not on and up
+    elif cond == "dismounted_down":
+        ok = not on and not up
+    elif cond == "down":
+        ok = not up and not on
+    else:
+        ok = False
     if ok:
         return None
     where = ("mounted" if on else "not mounted") + (", server up" if up else ", server down")

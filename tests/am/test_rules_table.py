@@ -13,7 +13,7 @@ from conformance.monitor import Rule
 from model.am import events as ev
 from model.am import step
 from model.am.rules import RULES
-from model.am.state import EMPTY_WORLD, CopyState, DbState, World
+from model.am.state import CopyState, DbState, World, empty_world
 from spec.catalogue import catalogue
 
 pytestmark = pytest.mark.unit
@@ -98,7 +98,7 @@ def test_status_table() -> None:
 
 def test_every_tracked_kind_has_one_transition() -> None:
     """The fold changes state only for the kinds of STEPS; every other kind leaves the world as it is."""
-    w = _world()
+    w, before = _world(), _world()
     for kind in (
         "FAILURE",
         "FAILOVER_REQUEST",
@@ -109,5 +109,6 @@ def test_every_tracked_kind_has_one_transition() -> None:
         "LOCATION_QUERY",
         "MAINTENANCE",
     ):
-        assert step.apply(w, "DB1", kind, {}) is w
-    assert step.apply(EMPTY_WORLD, "DAG1", ev.DAG_VIEW, {"members": ["A"], "up": ["A"], "groups": ["A"]}).dag == "DAG1"
+        assert step.apply(w, "DB1", kind, {}) is w and w == before  # in place (issue 19), and unchanged
+    view = {"members": ["A"], "up": ["A"], "groups": ["A"]}
+    assert step.apply(empty_world(), "DAG1", ev.DAG_VIEW, view).dag == "DAG1"
