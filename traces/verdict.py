@@ -161,7 +161,8 @@ class ContextCursor:
     `start` holds the context known when the fold started; `due(seq)` yields the ones not yet taken with a
     sequence number below `seq` (in order); `taken(e)` is true for a context event fed inline that was
     already taken from the start list (or fed before), so it is not applied twice. State: the list given at
-    start (no copy) and an index, plus the highest context seq taken.
+    start (no copy) and an index, plus the highest context seq taken. The list may grow while the fold
+    runs (a streaming engine appends each context event as it reads it): never cache its length or its end.
     """
 
     __slots__ = ("events", "index", "last")

@@ -85,7 +85,6 @@ class AmMonitor:
 
 _TABLE = Replay.TABLE  # kind -> (check, transition), as `Replay.step` dispatches
 _NOTHING = (None, None)
-_NEVER = float("inf")  # no context event left to take
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
 
@@ -119,7 +118,6 @@ class AmFold:
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
-        self.due_after = context[0].seq if context else _NEVER  # the next context event's seq, if any
         self.error: str | None = None  # unusable configuration: the only note, nothing judged
         self.configured = bool(context)  # else the first TRACE_START fed inline configures
         cfg = Config(default_options(), False)
@@ -144,7 +142,8 @@ class AmFold:
         kind = e.kind
         if kind in self.watched:
             self._watch(e)
-        if e.seq > self.due_after:
+        cursor = self.cursor  # the context list may still grow (a streaming engine appends as it reads)
+        if cursor.index < len(cursor.events) and cursor.events[cursor.index].seq < e.seq:
             self._due(e.seq)
         am = e.mechanism == "am"
         if am:
@@ -200,8 +199,6 @@ class AmFold:
         cursor = self.cursor
         for c in cursor.due(seq):
             self._take(c)
-        rest = cursor.events
-        self.due_after = rest[cursor.index].seq if cursor.index < len(rest) else _NEVER
 
     def _take(self, c: Event) -> None:
         """A context event from the list given at start: only the `am` ones matter (as they always did)."""

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from conformance.monitor import Verdict
 from model.sr.monitor import SrMonitor
 from traces.schema import Event
+from traces.verdict import Verdict
 
 T0 = 1_767_225_600_000
 MSG = "<id-42@contoso.example>"

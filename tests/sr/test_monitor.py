@@ -7,7 +7,6 @@ import dataclasses
 import pytest
 
 from conformance.check import verdict
-from conformance.monitor import Verdict
 from model.registry import get
 from model.sr.monitor import SrMonitor
 from model.sr.mutants import MUTANTS
@@ -15,6 +14,7 @@ from model.sr.properties import SOMETIMES, reached
 from model.sr.sim import simulate
 from tests.sr.helpers import report, sr, violations
 from traces.io import read_events, write_events
+from traces.verdict import Verdict
 
 CONFIGS = [
     {},
