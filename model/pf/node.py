@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from model.kernel.network import Envelope
-from model.pf import decide as D
 from model.pf import step as R
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import (
@@ -28,6 +27,7 @@ from model.pf.events import (
     send_attrs,
 )
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Msg, Replica
+from model.pf.views import HeldHierarchy
 from spec.catalogue import require
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class Store:
         self.epoch, self.counter, self.msgs = 0, 0, 0
         self.replicas: dict[str, Replica] = {}
         self.data: dict[str, dict[CN, Change]] = {}
-        self.hindex: dict[str, list[Change]] = {}
+        self.held = HeldHierarchy()  # the hierarchy changes it holds, folded per folder (PF-025)
         self.views: dict[str, View] = {}
         self.local_only: set[str] = set()
         self.first_request: set[str] = set()
@@ -220,15 +220,8 @@ class Store:
 
     # --- the hierarchy view (PF-025, BF-021, BF-028) ---------------------------------------------------
     def _index(self, changes: list[Change]) -> None:
-        targets = set()
-        for c in changes:
-            self.hindex.setdefault(c.target, []).append(c)
-            targets.add(c.target)
-        for t in sorted(targets - {HIERARCHY}):
-            self._set_view(t, self._fold(t))
-
-    def _fold(self, target: str) -> View:
-        return D.fold_view(self.hindex.get(target, []))
+        for t in self.held.hold(changes):
+            self._set_view(t, self.held.view(t))
 
     def _set_view(self, fid: str, view: View) -> None:
         if self.views.get(fid) == view:
@@ -329,7 +322,7 @@ class Store:
         return {
             "replicas": dict(self.replicas),
             "data": {f: dict(d) for f, d in self.data.items()},
-            "hindex": {t: list(cs) for t, cs in self.hindex.items()},
+            "held": self.held.copy(),
             "views": dict(self.views),
         }
 
@@ -341,7 +334,7 @@ class Store:
         lost = set(self.replicas) - set(snap["replicas"])
         self.replicas = {f: replace(r, origin=self.origin) for f, r in snap["replicas"].items()}
         self.data = {f: dict(d) for f, d in snap["data"].items()}
-        self.hindex = {t: list(cs) for t, cs in snap["hindex"].items()}
+        self.held = snap["held"].copy()
         self.views = dict(snap["views"])
         for fid in sorted(lost):
             self.emit(fid, "RESTORE", backup=backup_id, origin=self.origin, present=False)
