@@ -1,7 +1,8 @@
 """The public folder monitor's event handlers: each applies one recorded event through `step.py` and judges
 it against what the monitor derived (seeds 001 and 003; rules in `rules.RULES`).
 
-Mixed into `monitor.Replay`, which holds the state (`reps`, `views`, `hindex`, `sends`, ...) and `flag`.
+Mixed into `monitor.PfFold`, which holds the state (`reps`, `views`, `held`, `sends`, ...) and `flag`; every
+write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `deadlines.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from spec.catalogue import require
 from traces.schema import Event
 
 if TYPE_CHECKING:
-    from model.pf.monitor import Replay as _Base
+    from model.pf.monitor import PfFold as _Base
 else:
     _Base = object
 
@@ -39,7 +40,15 @@ CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
+Sent = tuple[Msg, Event, str]  # a message, its REPL_SEND, and its sender's replica state then
+
+
 class Handlers(_Base):
+    def sent_state(self, msg_id: str) -> str:
+        """The sender's replica state when it sent `msg_id` (active when unknown)."""
+        sent = self.sends.get(msg_id)
+        return ACTIVE if sent is None else sent[2]
+
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
@@ -58,11 +67,11 @@ class Handlers(_Base):
                 )
         if rep is not None:
             was = bool(rep.unsent)
-            self.reps[(store, fid)] = S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params)
+            self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
             if not was:
-                self.owed_from[(store, fid)] = ev.ts_ms
+                self.anchor(self.owed_from, (store, fid), ev.ts_ms)
         if fid == HIERARCHY and rep is not None:
-            self.hold_hierarchy(store, CNSet.of([c.cn]))
+            self.hold_hierarchy(store, [str(c.cn)])
 
     # --- messages ------------------------------------------------------------------------------------
     def on_repl_send(self, ev: Event) -> None:
@@ -79,8 +88,7 @@ class Handlers(_Base):
         self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
         carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
         msg = msg_from_attrs(store, fid, {**a, "cns": carried}, self.changes)
-        self.sends[msg.msg_id] = (msg, ev)
-        self.state_at_send[msg.msg_id] = rep.state if rep is not None else ACTIVE
+        self.sends[msg.msg_id] = (msg, ev, rep.state if rep is not None else ACTIVE)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         self.flag("packing-separation", ev, wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
         if rep is None:
@@ -106,15 +114,15 @@ class Handlers(_Base):
                 msg.requires_response != need
                 and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
             )
-            self.last_request[(store, fid)] = ev.ts_ms
+            self.anchor(self.last_request, (store, fid), ev.ts_ms)
         if route == "broadcast":
             self.flag(
                 "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
             )
             rep = S.broadcast_sent(rep, msg.carried, ev.ts_ms, p)
-            self.reps[(store, fid)] = rep
+            self.put((store, fid), rep)
             if not rep.unsent:
-                self.owed_from.pop((store, fid), None)
+                self.anchor(self.owed_from, (store, fid), None)
         elif msg.reply_to:
             self.reply(ev, msg, rep)
 
@@ -171,12 +179,12 @@ class Handlers(_Base):
         return "push"
 
     def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
-        req_pair = self.sends.get(msg.reply_to)
-        if req_pair is None:
+        sent = self.sends.get(msg.reply_to)
+        if sent is None:
             return
-        req, req_ev = req_pair
+        req, req_ev, _ = sent
         if msg.code == STATUS:
-            sender_state = self.state_at_send.get(req.msg_id, ACTIVE)
+            sender_state = self.sent_state(req.msg_id)
             self.flag(
                 "status-strict-subset",
                 ev,
@@ -196,11 +204,11 @@ class Handlers(_Base):
 
     def on_repl_recv(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
-        pair = self.sends.get(a["msg"])
-        if pair is None:
+        sent = self.sends.get(a["msg"])
+        if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
             return
-        m, send_ev = pair
+        m, send_ev, _ = sent
         self.received.add((store, m.msg_id))
         bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
         self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
@@ -217,16 +225,16 @@ class Handlers(_Base):
             m.cnset,
             m.carried,
             m.request,
-            D.requires_response(self.state_at_send.get(m.msg_id, ACTIVE)),
+            D.requires_response(self.sent_state(m.msg_id)),
             ev.ts_ms,
             self.ctx(store),
             sent_ms=send_ev.ts_ms,
         )
-        self.reps[(store, fid)] = new_rep
+        self.put((store, fid), new_rep)
         if react.filed is not None:
             self.expect_file[(store, fid)] = (react.filed, ev)
         if fid == HIERARCHY and react.applied:
-            self.hold_hierarchy(store, react.applied)
+            self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 
     # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
     def file_not_recorded(self, ev: Event) -> None:
@@ -287,7 +295,7 @@ class Handlers(_Base):
         for i, e, cands in log:
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
             self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
-        self.reps[(store, fid)] = new_rep
+        self.put((store, fid), new_rep)
         self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
@@ -312,4 +320,4 @@ class Handlers(_Base):
             and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
         )
         self.expired_now[(store, fid)] = ev.ts_ms
-        self.reps[(store, fid)] = S.status_sent(rep)
+        self.put((store, fid), S.status_sent(rep))

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from traces.verdict import Rule
 from model.pf import rules as R
 from model.pf.cnset import CNSet
 from model.pf.state import ACTIVE, Change, Params
 from spec.catalogue import require
+from traces.verdict import Rule
 
 Property = Rule  # one shape for a rules-table row (conformance.monitor.Rule)
 PROPERTIES: dict[str, Rule] = R.RULES  # the old name of the rules table

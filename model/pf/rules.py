@@ -9,7 +9,6 @@ parameters whose recorded values bound it. The transitions live in `step.py` and
 
 from __future__ import annotations
 
-from traces.verdict import Rule
 from model.pf.decide import (  # noqa: F401  (re-exported names)
     DECISIONS,
     Candidate,
@@ -50,6 +49,7 @@ from model.pf.step import (  # noqa: F401
     transition,
 )
 from spec.catalogue import require
+from traces.verdict import Rule
 
 Rules = Decisions  # the old name of the decision bundle
 
