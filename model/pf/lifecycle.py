@@ -6,7 +6,6 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from model.pf import properties as P
@@ -162,8 +161,8 @@ class Lifecycle(_Base):
             held = self.held.get(store)
             self.backups[key] = ({}, held.copy() if held is not None else HeldHierarchy())
         reps = self.backups[key][0]
-        if (store, ev.entity) in self.reps:
-            reps[ev.entity] = self.reps[(store, ev.entity)]
+        if (store, ev.entity) in self.reps:  # a copy: the live replica changes in place
+            reps[ev.entity] = self.reps[(store, ev.entity)].copy()
 
     def on_restore(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -186,11 +185,11 @@ class Lifecycle(_Base):
         if not present:
             self.drop((store, fid))
             return
-        rep = reps[fid]
-        self.put(
-            (store, fid),
-            replace(rep, origin=ev.attrs["origin"], view=dict(rep.view) if fid == HIERARCHY else self.view(store, fid)),
-        )
+        rep = reps[fid].copy()  # the backup stays as it was (another restore may read it)
+        rep.origin = ev.attrs["origin"]
+        if fid != HIERARCHY:
+            rep.view = self.view(store, fid)
+        self.put((store, fid), rep)
         if rep.unsent:
             self.anchor(self.owed_from, (store, fid), ev.ts_ms)
 

@@ -9,7 +9,6 @@ nothing records nothing.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from model.kernel.network import Envelope
@@ -228,7 +227,7 @@ class Store:
             return
         self.views[fid] = view
         if fid in self.replicas:
-            self.replicas[fid] = replace(self.replicas[fid], view=view)
+            self.replicas[fid].view = view
         elif view.get(self.name) != ACTIVE:
             self.emit(fid, "REPLICA_VIEW", replicas=[f"{s}={v}" for s, v in sorted(view.items())])
             return
@@ -320,7 +319,7 @@ class Store:
     # --- backup and restore (BF-023, PF-I07) -----------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         return {
-            "replicas": dict(self.replicas),
+            "replicas": {f: r.copy() for f, r in self.replicas.items()},  # copies: replicas change in place
             "data": {f: dict(d) for f, d in self.data.items()},
             "held": self.held.copy(),
             "views": dict(self.views),
@@ -332,7 +331,9 @@ class Store:
         self.epoch += 1
         self.counter = 0
         lost = set(self.replicas) - set(snap["replicas"])
-        self.replicas = {f: replace(r, origin=self.origin) for f, r in snap["replicas"].items()}
+        self.replicas = {f: r.copy() for f, r in snap["replicas"].items()}
+        for r in self.replicas.values():
+            r.origin = self.origin
         self.data = {f: dict(d) for f, d in snap["data"].items()}
         self.held = snap["held"].copy()
         self.views = dict(snap["views"])
