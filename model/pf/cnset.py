@@ -34,6 +34,9 @@ class CN:
 
 def _normalise(ranges: Iterable[Range]) -> tuple[Range, ...]:
     """Sort and merge overlapping or adjacent ranges."""
+    if type(ranges) is list and len(ranges) == 1:
+        lo, hi = ranges[0]
+        return ((lo, hi),) if lo <= hi else ()
     out: list[list[int]] = []
     for lo, hi in sorted(ranges):
         if lo > hi:
@@ -122,10 +125,21 @@ class CNSet:
             return self
         if not self.parts:
             return other
-        by: dict[str, list[Range]] = {}
-        for origin, ranges in (*self.parts, *other.parts):
-            by.setdefault(origin, []).extend(ranges)
-        return CNSet._build(by)
+        mine = dict(self.parts)
+        changed = False
+        for origin, ranges in other.parts:
+            cur = mine.get(origin)
+            if cur is None:
+                mine[origin] = ranges
+            elif cur != ranges:
+                merged = _normalise((*cur, *ranges))
+                if merged == cur:
+                    continue
+                mine[origin] = merged
+            else:
+                continue
+            changed = True
+        return CNSet(tuple(sorted(mine.items()))) if changed else self
 
     def __sub__(self, other: CNSet) -> CNSet:
         if not self.parts or not other.parts:
@@ -175,6 +189,19 @@ class CNSet:
 
     @staticmethod
     def decode(items: Iterable[str] | None) -> CNSet:
+        """The CNSet of a text form (the recorded lists repeat: the last ones decoded are remembered)."""
+        if not items:
+            return EMPTY
+        key = tuple(items)
+        found = _DECODED.get(key)
+        if found is None:
+            if len(_DECODED) >= 4096:
+                _DECODED.clear()
+            found = _DECODED[key] = CNSet._decode(key)
+        return found
+
+    @staticmethod
+    def _decode(items: Iterable[str]) -> CNSet:
         by: dict[str, list[Range]] = {}
         for item in items or ():
             origin, _, text = item.rpartition(":")
@@ -188,3 +215,4 @@ class CNSet:
 
 
 EMPTY = CNSet()
+_DECODED: dict[tuple[str, ...], CNSet] = {}  # text form -> CNSet (a cache of a pure function, bounded)

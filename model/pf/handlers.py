@@ -40,7 +40,7 @@ CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
-Sent = tuple[Msg, Event, str]  # a message, its REPL_SEND, and its sender's replica state then
+Sent = tuple[Msg, Event, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
 
 
 class Handlers(_Base):
@@ -88,7 +88,8 @@ class Handlers(_Base):
         self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
         carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
         msg = msg_from_attrs(store, fid, {**a, "cns": carried}, self.changes)
-        self.sends[msg.msg_id] = (msg, ev, rep.state if rep is not None else ACTIVE)
+        cset = msg.carried
+        self.sends[msg.msg_id] = (msg, ev, rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         self.flag("packing-separation", ev, wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
         if rep is None:
@@ -119,12 +120,12 @@ class Handlers(_Base):
             self.flag(
                 "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
             )
-            rep = S.broadcast_sent(rep, msg.carried, ev.ts_ms, p)
+            rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
                 self.anchor(self.owed_from, (store, fid), None)
         elif msg.reply_to:
-            self.reply(ev, msg, rep)
+            self.reply(ev, msg, rep, cset)
 
     def route(self, ev: Event, msg: Msg, rep: Replica) -> str:
         """The route the seeds allow for this message (message-route), derived from its code, what it
@@ -178,11 +179,11 @@ class Handlers(_Base):
         )
         return "push"
 
-    def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
+    def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
         sent = self.sends.get(msg.reply_to)
         if sent is None:
             return
-        req, req_ev, _ = sent
+        req, req_ev, _, _ = sent
         if msg.code == STATUS:
             sender_state = self.sent_state(req.msg_id)
             self.flag(
@@ -192,12 +193,12 @@ class Handlers(_Base):
                 req_ev,
             )
         if msg.code in RESPONSE_CODES:
-            wrong = msg.recipients != (req.sender,) or not msg.carried <= req.request
+            wrong = msg.recipients != (req.sender,) or not carried <= req.request
             self.flag(
                 "backfill-response-addressing",
                 ev,
                 wrong
-                and f"response to {list(msg.recipients)} carrying {msg.carried} for a request by "
+                and f"response to {list(msg.recipients)} carrying {carried} for a request by "
                 f"{req.sender} of {req.request}",
                 req_ev,
             )
@@ -208,7 +209,7 @@ class Handlers(_Base):
         if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
             return
-        m, send_ev, _ = sent
+        m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
         bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
         self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
@@ -218,19 +219,23 @@ class Handlers(_Base):
         rep = self.reps.get((store, fid))
         if rep is None:
             return
-        new_rep, react = S.receive(
+        entries = rep.backfill
+        _, react = S.receive(
             rep,
             m.code,
             m.sender,
             m.cnset,
-            m.carried,
+            carried,
             m.request,
-            D.requires_response(self.sent_state(m.msg_id)),
+            D.requires_response(state),
             ev.ts_ms,
             self.ctx(store),
             sent_ms=send_ev.ts_ms,
         )
-        self.put((store, fid), new_rep)
+        # updated in place; of what the replica's deadlines derive from (`Deadlines.derive`: its state,
+        # unsent changes, status expiry, backfill entries and replica list) a message changes only the entries
+        if rep.backfill is not entries:
+            self.dirty.add((store, fid))
         if react.filed is not None:
             self.expect_file[(store, fid)] = (react.filed, ev)
         if fid == HIERARCHY and react.applied:

@@ -170,7 +170,7 @@ class PfFold(Handlers, Lifecycle, Deadlines):
             view = held.view(t) if held is not None else {}
             self.views[(store, t)] = view
             rep = self.reps.get((store, t))
-            if rep is not None:
+            if rep is not None and rep.view != view:  # an equal list changes no deadline: not re-derived
                 self.put((store, t), S.set_view(rep, view))
 
     def hold_hierarchy(self, store: str, cns: Sequence[str]) -> None:
