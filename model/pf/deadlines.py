@@ -202,18 +202,26 @@ class Deadlines(_Base):
         Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
         now = ev.ts_ms
-        changed = self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen
-        judged = self.rederive(now) if changed else {}
-        for key, anchors in self.following.items():
-            for anchor in anchors:
-                anchor[key] = now
+        judged = self.rederive(now) if self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen else None
+        if self.following:
+            for key, anchors in self.following.items():
+                for anchor in anchors:
+                    anchor[key] = now
         if self.volatile:
+            if judged is None:
+                judged = {}
             for key in self.volatile - judged.keys():
                 judged[key] = self.derive(*key, now)[0]
-        late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
-        heap, version, count = self.heap, self.version, self.count
-        if not late and (not heap or heap[0][0] >= now):
-            return
+        heap = self.heap
+        if judged:
+            late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
+            if not late and (not heap or heap[0][0] >= now):
+                return
+        elif not heap or heap[0][0] >= now:
+            return  # the common case: nothing re-derived, nothing in the heap due before `now`
+        else:
+            late = []
+        version, count = self.version, self.count
         while heap and heap[0][0] < now:
             deadline, key, v, i, rule, what = heapq.heappop(heap)
             if version.get(key) == v:

@@ -26,7 +26,7 @@ from model.pf.rules import RULES
 from model.pf.state import HIERARCHY, Change, Ctx, Replica
 from model.pf.views import HeldHierarchy
 from spec.catalogue import require
-from traces.schema import Event, is_context_kind
+from traces.schema import CONTEXT_START, Event
 from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
@@ -35,8 +35,8 @@ FAULTS = ("CRASH", "RESTART", "PARTITION", "HEAL")
 CONFIGS = (PF_CONFIG, "NET_CONFIG")
 REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # what a partial trace raises
 
-# event kind -> the handler of a fold class (None: none); a cache of class attributes, never fold state
-_HANDLERS: dict[tuple[type, str], Callable[..., None] | None] = {}
+# fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
+_HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
 
 
 class PfFold(Handlers, Lifecycle, Deadlines):
@@ -77,20 +77,12 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         if cursor.index < len(cursor.events):
             for c in cursor.due(ev.seq):
                 self.take_context(c)
-        if is_context_kind(ev.kind):
+        kind = ev.kind
+        if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
             if not cursor.taken(ev):
                 self.take_context(ev)
-            if ev.kind in CONFIGS or ev.mechanism != MECH:
+            if kind in CONFIGS:
                 return
-        self.judge(ev)
-
-    def take_context(self, c: Event) -> None:
-        """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
-        if c.kind in CONFIGS:
-            self.cfg = RunConfig.of(self.note_fault(c), self.cfg)
-
-    def judge(self, ev: Event) -> None:
-        kind = ev.kind
         if ev.mechanism != MECH:
             if ev.mechanism == "core" and kind in FAULTS:
                 self.note_fault(ev)
@@ -108,10 +100,12 @@ class PfFold(Handlers, Lifecycle, Deadlines):
             )
             return
         self.due(ev)
-        cls = type(self)
-        handler = _HANDLERS.get((cls, kind), False)
+        table = _HANDLERS.get(type(self))
+        if table is None:
+            table = _HANDLERS[type(self)] = {}
+        handler = table.get(kind, False)
         if handler is False:
-            handler = _HANDLERS[(cls, kind)] = getattr(cls, "on_" + kind.lower(), None)
+            handler = table[kind] = getattr(type(self), "on_" + kind.lower(), None)
         if handler is None:
             return
         if self.expect_file:
@@ -122,6 +116,11 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         except REPLAYABLE as exc:  # a partial trace: judging stops here
             self.notes.append(f"{ev.event_id}: cannot replay {kind} ({type(exc).__name__}: {exc})")
             self.stop(MonitorResult.of(self.violations, self.notes))
+
+    def take_context(self, c: Event) -> None:
+        """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
+        if c.kind in CONFIGS:
+            self.cfg = RunConfig.of(self.note_fault(c), self.cfg)
 
     def stop(self, result: MonitorResult) -> None:
         """Judging ends with `result`: no later event can change it, so every other state is dropped."""

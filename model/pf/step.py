@@ -131,13 +131,14 @@ def receive(
         transit = row.avg_transit_ms
         row.avg_transit_ms = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
     row.cnset, row.down, row.last_heard_ms = sender_cnset, False, now
-    if rep.backfill:  # entries keep only what is still missing
+    if rep.backfill:  # entries keep only what is still missing (the tuple replaced only when one changed)
         entries = []
         for e in rep.backfill:
             left = e.cns - cnset
             if left:
                 entries.append(e if left is e.cns else replace(e, cns=left))
-        rep.backfill = tuple(entries)
+        if len(entries) != len(rep.backfill) or any(a is not b for a, b in zip(entries, rep.backfill, strict=True)):
+            rep.backfill = tuple(entries)
     relocalise(rep, ctx)
     filed = None
     missing = sender_cnset - cnset
@@ -167,12 +168,15 @@ def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     if all(e.local for e in rep.backfill):
         return rep  # nothing to relocalise
     entries = []
+    changed = False
     for e in rep.backfill:
         if not e.local and D.is_local(rep, e.cns, ctx):
             due = min(e.due_ms, e.base_ms + D.entry_delay(e.attempt, True, e.cause, ctx.params))
             e = replace(e, local=True, due_ms=due)
+            changed = True
         entries.append(e)
-    rep.backfill = tuple(entries)
+    if changed:
+        rep.backfill = tuple(entries)
     return rep
 
 
