@@ -211,11 +211,11 @@ class Handlers(_Base):
             return
         m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
-        bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
-        self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
-        self.flag(
-            "message-route", ev, store not in m.recipients and f"received {m.msg_id}, not addressed to it", send_ev
-        )
+        if a.get("src", m.sender) != m.sender or a.get("code", m.code) != m.code:
+            bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
+            self.flag("restated-state", ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
+        if store not in m.recipients:
+            self.flag("message-route", ev, f"received {m.msg_id}, not addressed to it", send_ev)
         rep = self.reps.get((store, fid))
         if rep is None:
             return

@@ -95,7 +95,7 @@ def status_sent(rep: Replica) -> Replica:
 
 
 # --- receiving (PF-014, PF-028, BF-001, BF-004) -----------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reaction:
     applied: CNSet = EMPTY
     filed: Entry | None = None
@@ -165,7 +165,7 @@ def receive(
 def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     """An entry filed as remote becomes local once a store of the own routing group is known to hold
     some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
-    if all(e.local for e in rep.backfill):
+    if not rep.backfill or all(e.local for e in rep.backfill):
         return rep  # nothing to relocalise
     entries = []
     changed = False
