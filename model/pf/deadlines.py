@@ -151,7 +151,7 @@ class Deadlines(_Base):
         key = (store, fid)
         follows: tuple[dict, ...] = ()
         if rep.state == ACTIVE and rep.unsent:
-            if not D.others(rep):
+            if not D.has_others(rep):
                 # nobody to send to yet (PF-I13): the wait starts when someone is. Not marked dirty: the
                 # anchor changes no obligation until the replica changes (which re-derives it).
                 self.owed_from[key] = now
@@ -179,7 +179,7 @@ class Deadlines(_Base):
                 )
             )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
-            if not D.others(rep):
+            if not D.has_others(rep):
                 self.last_request[key] = now
                 follows = (*follows, self.last_request)
             else:

@@ -233,6 +233,12 @@ def others(rep: Replica) -> tuple[str, ...]:
     return tuple(s for s, st in sorted(rep.view.items()) if s != rep.store and st in (ACTIVE, DELETE_PENDING))
 
 
+def has_others(rep: Replica) -> bool:
+    """Whether `others(rep)` names anyone (a replica with nobody to send to owes no broadcast yet, PF-I13)."""
+    store = rep.store
+    return any(s != store and st in (ACTIVE, DELETE_PENDING) for s, st in rep.view.items())
+
+
 # --- the replica list (PF-025, PF-I14) --------------------------------------------------------------
 # What the hierarchy changes about one folder say so far: for each server the (time made, change number)
 # and state of its latest replica change; None once a change deleted the folder (absorbing).

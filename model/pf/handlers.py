@@ -84,10 +84,13 @@ class Handlers(_Base):
                 f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
             )
-        foreign = [c for c in a["cns"] if self.change_fid.get(c) != fid]
-        self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
-        carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
-        msg = msg_from_attrs(store, fid, {**a, "cns": carried}, self.changes)
+        change_fid = self.change_fid
+        carried, foreign = [], []
+        for c in a["cns"]:
+            (carried if change_fid.get(c) == fid else foreign).append(c)
+        if foreign:
+            self.flag("packing-separation", ev, f"the message carries updates {foreign} of another folder")
+        msg = msg_from_attrs(store, fid, a, self.changes, carried)
         cset = msg.carried
         self.sends[msg.msg_id] = (msg, ev, rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)

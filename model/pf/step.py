@@ -133,11 +133,16 @@ def receive(
     row.cnset, row.down, row.last_heard_ms = sender_cnset, False, now
     if rep.backfill:  # entries keep only what is still missing (the tuple replaced only when one changed)
         entries = []
+        pruned = False
         for e in rep.backfill:
             left = e.cns - cnset
-            if left:
-                entries.append(e if left is e.cns else replace(e, cns=left))
-        if len(entries) != len(rep.backfill) or any(a is not b for a, b in zip(entries, rep.backfill, strict=True)):
+            if left is not e.cns:
+                pruned = True
+                if left:
+                    entries.append(replace(e, cns=left))
+            else:
+                entries.append(e)
+        if pruned:
             rep.backfill = tuple(entries)
     relocalise(rep, ctx)
     filed = None
