@@ -118,7 +118,10 @@ class Handlers(_Base):
                 msg.requires_response != need
                 and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
             )
-            self.anchor(self.last_request, (store, fid), ev.ts_ms)
+            if rep.state == DELETE_PENDING:
+                self.anchor(self.last_request, (store, fid), ev.ts_ms)
+            else:  # only a delete-pending replica's deadlines read it (`derive`): none re-derived
+                self.last_request[(store, fid)] = ev.ts_ms
         if route == "broadcast":
             self.flag(
                 "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
