@@ -170,8 +170,11 @@ def receive(
 def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     """An entry filed as remote becomes local once a store of the own routing group is known to hold
     some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
-    if not rep.backfill or all(e.local for e in rep.backfill):
-        return rep  # nothing to relocalise
+    for e in rep.backfill:
+        if not e.local:
+            break
+    else:
+        return rep  # nothing to relocalise (no entry, or every one local already)
     entries = []
     changed = False
     for e in rep.backfill:
