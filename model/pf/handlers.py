@@ -7,7 +7,7 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from model.pf import decide as D
 from model.pf import properties as P
@@ -40,7 +40,15 @@ CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
-Sent = tuple[Msg, Event, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
+class Mark(NamedTuple):
+    """What a later check needs of a REPL_SEND: its ID (cited in a violation) and time (transit time);
+    the event itself is not held."""
+
+    event_id: str
+    ts_ms: int
+
+
+Sent = tuple[Msg, Mark, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
 
 
 class Handlers(_Base):
@@ -92,7 +100,7 @@ class Handlers(_Base):
             self.flag("packing-separation", ev, f"the message carries updates {foreign} of another folder")
         msg = msg_from_attrs(store, fid, a, self.changes, carried)
         cset = msg.carried
-        self.sends[msg.msg_id] = (msg, ev, rep.state if rep is not None else ACTIVE, cset)
+        self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         self.flag("packing-separation", ev, wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
         if rep is None:

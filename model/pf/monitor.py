@@ -20,7 +20,7 @@ from model.pf import step as S
 from model.pf.config import PF_CONFIG, RunConfig, restated_config
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
-from model.pf.handlers import Handlers, Sent
+from model.pf.handlers import Handlers, Mark, Sent
 from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
 from model.pf.state import HIERARCHY, Change, Ctx, Replica
@@ -137,7 +137,9 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         assert self.stopped is not None
         return self.stopped
 
-    def flag(self, rule: str, ev: Event, why: str | bool | None, *more: Event, entity: str | None = None) -> None:
+    def flag(
+        self, rule: str, ev: Event, why: str | bool | None, *more: Event | Mark, entity: str | None = None
+    ) -> None:
         if why:
             ids = (*(m.event_id for m in more), ev.event_id)
             req = RULES[rule].requirement
