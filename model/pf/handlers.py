@@ -151,6 +151,8 @@ class Handlers(_Base):
             owed = self.expect_requests.get(key, [])
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
                 owed.remove((msg.recipients[0], msg.request))
+                if not owed:  # retired: a missing entry reads as no request owed, as an empty one did
+                    del self.expect_requests[key]
             else:
                 self.flag(
                     "message-route",
@@ -315,7 +317,10 @@ class Handlers(_Base):
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
             self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
         self.put((store, fid), new_rep)
-        self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
+        if recorded:  # the requests this check decided replace any still owed
+            self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
+        else:
+            self.expect_requests.pop((store, fid), None)
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
     def on_status_expired(self, ev: Event) -> None:

@@ -12,7 +12,6 @@ from model.pf import properties as P
 from model.pf import step as S
 from model.pf.cnset import CNSet
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
-from model.pf.views import HeldHierarchy
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -159,7 +158,7 @@ class Lifecycle(_Base):
         key = (store, ev.attrs["backup"])
         if key not in self.backups:
             held = self.held.get(store)
-            self.backups[key] = ({}, held.copy() if held is not None else HeldHierarchy())
+            self.backups[key] = ({}, held.copy() if held is not None else S.HeldHierarchy())
         reps = self.backups[key][0]
         if (store, ev.entity) in self.reps:  # a copy: the live replica changes in place
             reps[ev.entity] = self.reps[(store, ev.entity)].copy()

@@ -4,7 +4,7 @@ Scope "trace": the checker feeds it every event of one trace in sequence order (
 every folder, and the kernel's CRASH/RESTART), with the trace's context (TRACE_START, PF_CONFIG,
 NET_CONFIG) given at `start` and/or fed inline (`traces.verdict.ContextCursor` takes each once). It keeps
 every store's replica of every folder, and every store's replica list folded from the hierarchy changes
-that store holds (PF-025, PF-I14, `views.HeldHierarchy`), calling the same transitions as the generator.
+that store holds (PF-025, PF-I14, `step.HeldHierarchy`), calling the same transitions as the generator.
 Durations, sort keys and the convergence bound come from the recorded configuration (`config.py`); flags
 and timestamps an event states about itself are checked against what the monitor derived (family 1 of
 issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklable at any point
@@ -24,7 +24,6 @@ from model.pf.handlers import Handlers, Mark, Sent
 from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
 from model.pf.state import HIERARCHY, Change, Ctx, Replica
-from model.pf.views import HeldHierarchy
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
 from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
@@ -53,11 +52,11 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         self.sends: dict[str, Sent] = {}  # every message sent, by id (a REPL_RECV or reply may name any)
         self.received: set[tuple[str, str]] = set()  # (store, msg id)
         self.reps: dict[tuple[str, str], Replica] = {}
-        self.held: dict[str, HeldHierarchy] = {}  # store -> the hierarchy changes it holds, folded
+        self.held: dict[str, S.HeldHierarchy] = {}  # store -> the hierarchy changes it holds, folded
         self.views: dict[tuple[str, str], dict[str, str]] = {}  # derived replica lists
         self.mounted: set[str] = set()
         self.local_home: dict[str, str] = {}  # local (non-replicating) folder -> the store holding its one copy
-        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], HeldHierarchy]] = {}
+        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], S.HeldHierarchy]] = {}
         self.pending_since: dict[tuple[str, str], int] = {}
         self.restored: dict[str, int] = {}
         self.removed_after_delete_now: set[tuple[str, str]] = set()
@@ -179,7 +178,7 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         found = [c for c in map(self.changes.get, cns) if c is not None]
         held = self.held.get(store)
         if held is None:
-            held = self.held[store] = HeldHierarchy()
+            held = self.held[store] = S.HeldHierarchy()
         self.refresh_views(store, held.hold(found))
 
     def check_restated_config(self, ev: Event) -> None:

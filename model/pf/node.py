@@ -26,7 +26,6 @@ from model.pf.events import (
     send_attrs,
 )
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Msg, Replica
-from model.pf.views import HeldHierarchy
 from spec.catalogue import require
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ class Store:
         self.epoch, self.counter, self.msgs = 0, 0, 0
         self.replicas: dict[str, Replica] = {}
         self.data: dict[str, dict[CN, Change]] = {}
-        self.held = HeldHierarchy()  # the hierarchy changes it holds, folded per folder (PF-025)
+        self.held = R.HeldHierarchy()  # the hierarchy changes it holds, folded per folder (PF-025)
         self.views: dict[str, View] = {}
         self.local_only: set[str] = set()
         self.first_request: set[str] = set()

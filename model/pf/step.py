@@ -11,16 +11,16 @@ monitor rejects any other change of a replica's state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from model.pf import decide as D
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import BACKFILL_REQ, DATA_CODES, STATUS, STATUS_REQ
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Ctx, Entry, Params, Replica, Row
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Entry, Params, Replica, Row
 from spec.catalogue import require
 
-require("PF-012", "PF-014", "PF-028", "PF-029", "PF-030", "BF-001", "BF-004", "BF-006", "BF-014", "BF-029")
+require("PF-012", "PF-014", "PF-025", "PF-028", "PF-029", "PF-030", "BF-001", "BF-004", "BF-006", "BF-014", "BF-029")
 
 ABSENT = "absent"  # no replica of the folder on the store
 
@@ -252,3 +252,39 @@ def new_replica(fid: str, store: str, origin: str, view: Mapping[str, str], *, n
 def set_view(rep: Replica, view: Mapping[str, str]) -> Replica:
     rep.view = dict(view)
     return rep
+
+
+# --- the replica lists a store holds (PF-025, PF-I14) --------------------------------------------------
+class HeldHierarchy:
+    """The replica lists one store derives from the hierarchy changes it holds (seed 001, "Hierarchy
+    Replication", "Adding a Replica", "Deleting a Replica"): per target folder, the fold of those changes
+    (`decide.view_step`, in place), so the state is the latest replica change per server (bounded by the
+    servers, not by the history) and holding a change costs the same at any point of a run. The one fold
+    shared by the generator (`node.Store`) and the monitor (`monitor.PfFold`, one per store); `copy` is
+    what a backup keeps (BF-023)."""
+
+    __slots__ = ("acc",)
+
+    def __init__(self, acc: dict[str, D.ViewAcc] | None = None) -> None:
+        self.acc: dict[str, D.ViewAcc] = {} if acc is None else acc
+
+    def hold(self, changes: Iterable[Change]) -> list[str]:
+        """Fold `changes` in; the folders (never 1-1 itself) whose changes they were, in name order."""
+        acc = self.acc
+        targets = set()
+        for c in changes:
+            t = c.target
+            acc[t] = D.view_step(acc.get(t, {}), c)
+            targets.add(t)
+        targets.discard(HIERARCHY)
+        return sorted(targets)
+
+    def view(self, target: str) -> dict[str, str]:
+        """The replica list of `target` (empty when no change about it is held, or it was deleted)."""
+        return D.view_of(self.acc.get(target, {}))
+
+    def targets(self) -> list[str]:
+        return list(self.acc)
+
+    def copy(self) -> HeldHierarchy:
+        return HeldHierarchy({t: None if a is None else dict(a) for t, a in self.acc.items()})
