@@ -255,7 +255,7 @@ class Deadlines(_Base):
         if not self.dirty:
             return judged
         todo = list(self.dirty)
-        self.dirty.clear()  # the same set object: the watched dicts add to it
+        self.dirty.clear()  # the same set object: `put`, `drop`, `anchor` and the handlers add to it
         for key in todo:
             found = self.index(key, now)
             if found is not None:

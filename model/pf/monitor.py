@@ -70,6 +70,8 @@ class PfFold(Handlers, Lifecycle, Deadlines):
 
     # --- the fold ---------------------------------------------------------------------------------------
     def feed(self, ev: Event) -> None:
+        """Judge one event (in sequence order): the context due before it first, then its handler after
+        the deadlines it may have passed (`Deadlines.due`). Seed 001 "Replication Process", seed 003."""
         if self.stopped is not None:
             return
         cursor = self.cursor
@@ -127,6 +129,7 @@ class PfFold(Handlers, Lifecycle, Deadlines):
         self.stopped = result
 
     def finish(self) -> MonitorResult:
+        """The verdict: the context left (its faults), then convergence at the END of each folder (PF-035)."""
         if self.stopped is None:
             for c in self.cursor.rest():  # context after the last event: only its faults matter
                 if c.kind in CONFIGS:
