@@ -34,6 +34,9 @@ class CN:
 
 def _normalise(ranges: Iterable[Range]) -> tuple[Range, ...]:
     """Sort and merge overlapping or adjacent ranges."""
+    if type(ranges) is list and len(ranges) == 1:
+        lo, hi = ranges[0]
+        return ((lo, hi),) if lo <= hi else ()
     out: list[list[int]] = []
     for lo, hi in sorted(ranges):
         if lo > hi:
@@ -46,6 +49,13 @@ def _normalise(ranges: Iterable[Range]) -> tuple[Range, ...]:
 
 
 def _minus(a: tuple[Range, ...], b: tuple[Range, ...]) -> tuple[Range, ...]:
+    if len(a) == 1 and len(b) == 1:  # the common case: one run of counters from each side
+        (lo, hi), (blo, bhi) = a[0], b[0]
+        if bhi < lo or blo > hi:
+            return a
+        if blo <= lo:
+            return () if bhi >= hi else ((bhi + 1, hi),)
+        return ((lo, blo - 1),) if bhi >= hi else ((lo, blo - 1), (bhi + 1, hi))
     out: list[Range] = []
     for lo, hi in a:
         cur = lo
@@ -122,25 +132,45 @@ class CNSet:
             return self
         if not self.parts:
             return other
-        by: dict[str, list[Range]] = {}
-        for origin, ranges in (*self.parts, *other.parts):
-            by.setdefault(origin, []).extend(ranges)
-        return CNSet._build(by)
+        mine = dict(self.parts)
+        changed = False
+        for origin, ranges in other.parts:
+            cur = mine.get(origin)
+            if cur is None:
+                mine[origin] = ranges
+            elif cur != ranges:
+                merged = _normalise((*cur, *ranges))
+                if merged == cur:
+                    continue
+                mine[origin] = merged
+            else:
+                continue
+            changed = True
+        return CNSet(tuple(sorted(mine.items()))) if changed else self
 
     def __sub__(self, other: CNSet) -> CNSet:
-        if not self.parts or not other.parts:
+        mine, theirs = self.parts, other.parts
+        if not mine or not theirs:
             return self
-        if other is self:
+        if other is self or mine == theirs:
             return EMPTY
-        theirs = other._map()
+        # both sorted by originator: one merge walk; ranges stay sorted, disjoint and non-adjacent
         parts = []
         changed = False
-        for origin, ranges in self.parts:  # ranges stay sorted, disjoint and non-adjacent: no re-merge
-            t = theirs.get(origin)
-            left = ranges if t is None else _minus(ranges, t)
-            changed = changed or left != ranges
-            if left:
-                parts.append((origin, left))
+        j, n = 0, len(theirs)
+        for part in mine:
+            origin, ranges = part
+            while j < n and theirs[j][0] < origin:
+                j += 1
+            if j < n and theirs[j][0] == origin:
+                t = theirs[j][1]
+                left = () if t == ranges else _minus(ranges, t)
+                if left != ranges:
+                    changed = True
+                    if left:
+                        parts.append((origin, left))
+                    continue
+            parts.append(part)
         return CNSet(tuple(parts)) if changed else self
 
     def __and__(self, other: CNSet) -> CNSet:
@@ -175,6 +205,19 @@ class CNSet:
 
     @staticmethod
     def decode(items: Iterable[str] | None) -> CNSet:
+        """The CNSet of a text form (the recorded lists repeat: the last ones decoded are remembered)."""
+        if not items:
+            return EMPTY
+        key = tuple(items)
+        found = _DECODED.get(key)
+        if found is None:
+            if len(_DECODED) >= 4096:
+                _DECODED.clear()
+            found = _DECODED[key] = CNSet._decode(key)
+        return found
+
+    @staticmethod
+    def _decode(items: Iterable[str]) -> CNSet:
         by: dict[str, list[Range]] = {}
         for item in items or ():
             origin, _, text = item.rpartition(":")
@@ -188,3 +231,4 @@ class CNSet:
 
 
 EMPTY = CNSet()
+_DECODED: dict[tuple[str, ...], CNSet] = {}  # text form -> CNSet (a cache of a pure function, bounded)

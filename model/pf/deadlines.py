@@ -8,25 +8,24 @@ maintenance cycle removes a delete-now replica (BF-034, BF-I13), and a delete-pe
 for status (BF-029, BF-I12). Each obligation has a deadline computed from the recorded configuration and
 the events seen; a store that is down owes nothing, and a store that comes back starts its timers afresh
 (its first run comes within one interval of the restart). Any event later than a deadline still owed is a
-violation. Mixed into `monitor.Replay`.
+violation. Mixed into `monitor.PfFold`.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from model.pf import decide as D
 from model.pf import properties as P
 from model.pf import step as S
 from model.pf.cnset import CNSet
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
 
 if TYPE_CHECKING:
-    from model.pf.monitor import Replay as _Base
+    from model.pf.monitor import PfFold as _Base
 else:
     _Base = object
 
@@ -37,45 +36,23 @@ def first_thread_run(at_or_after: int, p: Params) -> int:
     return at_or_after if S.is_thread_time(at_or_after, p) else S.next_thread_time(at_or_after, p)
 
 
-class Watched(dict):
-    """A dict that records which replica each write or removal concerns (`project` maps a key to the
-    replica's (store, folder)), so the deadline index re-derives only the obligations that may have changed."""
-
-    def __init__(self, touched: set, project: Callable[[Any], Any] = lambda k: k, *args: Any) -> None:
-        super().__init__(*args)
-        self.touched, self.project = touched, project
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.touched.add(self.project(key))
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self.touched.add(self.project(key))
-        super().__delitem__(key)
-
-    def pop(self, key: Any, *default: Any) -> Any:
-        self.touched.add(self.project(key))
-        return super().pop(key, *default)
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        self.touched.add(self.project(key))
-        return super().setdefault(key, default)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def clear(self) -> None:
-        self.touched.update(self.project(k) for k in self)
-        super().clear()
-
-    def popitem(self) -> tuple[Any, Any]:
-        key, value = super().popitem()
-        self.touched.add(self.project(key))
-        return key, value
+# What an obligation owes, as data (formatted only when flagged, so the fold stays picklable): a kind and
+# the values it names, taken when the obligation was derived.
+Owed = tuple[str, object, object]
+Obligation = tuple[str, int, Owed]  # (rule, deadline, what is owed)
 
 
-Obligation = tuple[str, int, Callable[[], str]]  # (rule, deadline, what is owed: formatted when flagged)
+def owed_text(what: Owed) -> str:
+    kind, x, y = what
+    if kind == "broadcast":
+        return f"broadcast of {x}"
+    if kind == "status":
+        return f"the status message due at expiry {x}"
+    if kind == "backfill":
+        return f"the backfill check of {x}, due {y}"
+    if kind == "requests":
+        return "a repeated status request"
+    return "removal at the next maintenance cycle"
 
 
 class Deadlines(_Base):
@@ -91,22 +68,21 @@ class Deadlines(_Base):
         self.dirty_stores: set[str] = set()
         self.volatile: set[tuple[str, str]] = set()
         self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
-        self.heap: list[tuple[int, tuple[str, str], int, int, str, Callable[[], str]]] = []
+        self.heap: list[tuple[int, tuple[str, str], int, int, str, Owed]] = []
         self.version: dict[tuple[str, str], int] = {}
         self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
         self.live = 0  # heap entries of current versions
         self.cfg_seen: object = None
-        self.reps = Watched(self.dirty, lambda k: k, self.reps)
         self.up: dict[str, bool] = {}
         self.up_since: dict[str, int] = {}
-        self.owed_from: dict[tuple[str, str], int] = Watched(self.dirty)  # unsent local changes since
-        self.last_request: dict[tuple[str, str], int] = Watched(self.dirty)  # delete-pending: last request (or entry)
-        self.dead_since: dict[tuple[str, str], int] = Watched(self.dirty)  # delete now since
-        self.state_at_send: dict[str, str] = {}
+        # the wait anchors; every write to them, and to `reps`, marks the replica dirty (`put`, `anchor`)
+        self.owed_from: dict[tuple[str, str], int] = {}  # unsent local changes since
+        self.last_request: dict[tuple[str, str], int] = {}  # delete-pending: last request (or entry)
+        self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
         self.restoring: dict[str, str] = {}
         self.flagged: set[tuple[str, str, str, int]] = set()
         # when an entry was first seen due
-        self.due_seen: dict[tuple[str, str, int, int], int] = Watched(self.dirty, lambda k: k[:2])
+        self.due_seen: dict[tuple[str, str, int, int], int] = {}
         # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
         # a partition, mail loss) by key, and the ones that ended, with their end
         self.open_faults: dict[tuple[str, ...], str] = {}
@@ -118,9 +94,31 @@ class Deadlines(_Base):
         rep = self.reps.get((ev.node, ev.entity))
         if rep is None:
             return
+        now = ev.ts_ms
         for e in rep.backfill:
-            if e.due_ms <= ev.ts_ms:
-                self.due_seen.setdefault((ev.node, ev.entity, e.base_ms, e.attempt), ev.ts_ms)
+            if e.due_ms <= now:
+                seen = (ev.node, ev.entity, e.base_ms, e.attempt)
+                if seen not in self.due_seen:
+                    self.due_seen[seen] = now
+                    self.dirty.add((ev.node, ev.entity))
+
+    def put(self, key: tuple[str, str], rep: Replica) -> None:
+        """A replica's new state: its obligations are re-derived at the next event."""
+        self.reps[key] = rep
+        self.dirty.add(key)
+
+    def drop(self, key: tuple[str, str]) -> None:
+        """A replica gone (removed, or absent from the backup restored)."""
+        self.reps.pop(key, None)
+        self.dirty.add(key)
+
+    def anchor(self, anchors: dict[tuple[str, str], int], key: tuple[str, str], at: int | None) -> None:
+        """Set (or, with None, clear) a wait anchor of one replica: its obligations are re-derived."""
+        if at is None:
+            anchors.pop(key, None)
+        else:
+            anchors[key] = at
+        self.dirty.add(key)
 
     def mount(self, ev: Event) -> None:
         self.dirty_stores.add(ev.node)
@@ -139,7 +137,7 @@ class Deadlines(_Base):
 
     def obligations(self, store: str, fid: str, now: int) -> list[tuple[str, int, str]]:
         """(rule, deadline, what is owed) for one replica at time `now`."""
-        return [(rule, deadline, what()) for rule, deadline, what in self.derive(store, fid, now)[0]]
+        return [(rule, deadline, owed_text(what)) for rule, deadline, what in self.derive(store, fid, now)[0]]
 
     def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
         """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
@@ -153,22 +151,22 @@ class Deadlines(_Base):
         key = (store, fid)
         follows: tuple[dict, ...] = ()
         if rep.state == ACTIVE and rep.unsent:
-            if not D.others(rep):
-                # nobody to send to yet (PF-I13): the wait starts when someone is. Written past the watch:
-                # the anchor changes no obligation until the replica changes (which re-derives it).
-                dict.__setitem__(self.owed_from, key, now)
+            if not D.has_others(rep):
+                # nobody to send to yet (PF-I13): the wait starts when someone is. Not marked dirty: the
+                # anchor changes no obligation until the replica changes (which re-derives it).
+                self.owed_from[key] = now
                 follows = (self.owed_from,)
             else:
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
                 volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append(("broadcast-interval", start + interval, lambda: f"broadcast of {rep.unsent}"))
+                out.append(("broadcast-interval", start + interval, ("broadcast", rep.unsent, None)))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
                     "status-thread-late",
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
-                    lambda: f"the status message due at expiry {rep.expiry_ms}",
+                    ("status", rep.expiry_ms, None),
                 )
             )
         for e in rep.backfill:
@@ -177,25 +175,23 @@ class Deadlines(_Base):
                 (
                     "backfill-check-late",
                     max(e.due_ms, became, since) + p.backfill_check_ms,
-                    lambda e=e: f"the backfill check of {e.cns}, due {e.due_ms}",
+                    ("backfill", e.cns, e.due_ms),
                 )
             )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
-            if not D.others(rep):
-                dict.__setitem__(self.last_request, key, now)
+            if not D.has_others(rep):
+                self.last_request[key] = now
                 follows = (*follows, self.last_request)
             else:
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append(
-                    ("delete-pending-requests", start + p.content_interval_ms, lambda: "a repeated status request")
-                )
+                out.append(("delete-pending-requests", start + p.content_interval_ms, ("requests", None, None)))
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
                     "maintenance-removal",
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
-                    lambda: "removal at the next maintenance cycle",
+                    ("removal", None, None),
                 )
             )
         return out, volatile, follows
@@ -206,18 +202,26 @@ class Deadlines(_Base):
         Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
         now = ev.ts_ms
-        changed = self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen
-        judged = self.rederive(now) if changed else {}
-        for key, anchors in self.following.items():
-            for anchor in anchors:
-                dict.__setitem__(anchor, key, now)
+        judged = self.rederive(now) if self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen else None
+        if self.following:
+            for key, anchors in self.following.items():
+                for anchor in anchors:
+                    anchor[key] = now
         if self.volatile:
+            if judged is None:
+                judged = {}
             for key in self.volatile - judged.keys():
                 judged[key] = self.derive(*key, now)[0]
-        late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
-        heap, version, count = self.heap, self.version, self.count
-        if not late and (not heap or heap[0][0] >= now):
-            return
+        heap = self.heap
+        if judged:
+            late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
+            if not late and (not heap or heap[0][0] >= now):
+                return
+        elif not heap or heap[0][0] >= now:
+            return  # the common case: nothing re-derived, nothing in the heap due before `now`
+        else:
+            late = []
+        version, count = self.version, self.count
         while heap and heap[0][0] < now:
             deadline, key, v, i, rule, what = heapq.heappop(heap)
             if version.get(key) == v:
@@ -233,7 +237,7 @@ class Deadlines(_Base):
                 self.flag(
                     rule,
                     ev,
-                    f"{store} still owes {what()} for {fid}, due by {deadline} "
+                    f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
                     f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
                     entity=fid,
                 )
@@ -251,7 +255,7 @@ class Deadlines(_Base):
         if not self.dirty:
             return judged
         todo = list(self.dirty)
-        self.dirty.clear()  # the same set object: the watched dicts add to it
+        self.dirty.clear()  # the same set object: `put`, `drop`, `anchor` and the handlers add to it
         for key in todo:
             found = self.index(key, now)
             if found is not None:

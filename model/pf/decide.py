@@ -233,22 +233,52 @@ def others(rep: Replica) -> tuple[str, ...]:
     return tuple(s for s, st in sorted(rep.view.items()) if s != rep.store and st in (ACTIVE, DELETE_PENDING))
 
 
+def has_others(rep: Replica) -> bool:
+    """Whether `others(rep)` names anyone (a replica with nobody to send to owes no broadcast yet, PF-I13)."""
+    store = rep.store
+    for s, st in rep.view.items():  # noqa: SIM110 (a loop: no generator per call on the monitor's hot path)
+        if s != store and st in (ACTIVE, DELETE_PENDING):
+            return True
+    return False
+
+
 # --- the replica list (PF-025, PF-I14) --------------------------------------------------------------
+# What the hierarchy changes about one folder say so far: for each server the (time made, change number)
+# and state of its latest replica change; None once a change deleted the folder (absorbing).
+ViewAcc = dict[str, tuple[tuple[int, CN], str]] | None
+
+
+def view_step(acc: ViewAcc, c: Change) -> ViewAcc:
+    """One hierarchy change about a folder folded into its accumulator (updated in place, and returned):
+    each (folder, server) entry takes the state of its latest change by (time made, change number)
+    (PF-I14); a deleted folder has no replicas (PF-025: deleting a folder is a hierarchy change)."""
+    if acc is None or c.op == "delete":
+        return None
+    if c.op != "replica":
+        return acc
+    server, _, state = c.detail.rpartition(":")
+    key = (c.stamp, c.cn)
+    old = acc.get(server)
+    if old is None or key > old[0]:
+        acc[server] = (key, state)
+    return acc
+
+
+def view_of(acc: ViewAcc) -> dict[str, str]:
+    """The replica list an accumulator gives: its servers in name order, a removed one left out."""
+    if acc is None:
+        return {}
+    return {s: st for s, (_, st) in sorted(acc.items()) if st != "removed"}
+
+
 def fold_view(changes: Iterable[Change]) -> dict[str, str]:
-    """A folder's replica list from the hierarchy changes a store holds about it: each (folder, server)
-    entry takes the state of its latest change by (time made, change number) (PF-I14); a deleted folder
-    has no replicas (PF-025: deleting a folder is a hierarchy change)."""
-    latest: dict[str, tuple[tuple[int, CN], str]] = {}
+    """A folder's replica list from the hierarchy changes a store holds about it (PF-I14, PF-025): the
+    fold of `view_step` from nothing (order-insensitive: the latest change per server wins, and a delete
+    absorbs everything)."""
+    acc: ViewAcc = {}
     for c in changes:
-        if c.op == "delete":
-            return {}
-        if c.op != "replica":
-            continue
-        server, _, state = c.detail.rpartition(":")
-        key = (c.stamp, c.cn)
-        if server not in latest or key > latest[server][0]:
-            latest[server] = (key, state)
-    return {s: st for s, (_, st) in sorted(latest.items()) if st != "removed"}
+        acc = view_step(acc, c)
+    return view_of(acc)
 
 
 @dataclass(frozen=True)

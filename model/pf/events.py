@@ -92,8 +92,9 @@ def send_attrs(m: Msg) -> dict[str, object]:
     }
 
 
-def msg_from_attrs(sender: str, fid: str, attrs: dict, changes: dict) -> Msg:
-    """Rebuild a message from its REPL_SEND attributes and the folder's known changes (by CN text)."""
+def msg_from_attrs(sender: str, fid: str, attrs: dict, changes: dict, cns: list[str] | None = None) -> Msg:
+    """Rebuild a message from its REPL_SEND attributes and the folder's known changes (by CN text); `cns`
+    (when given) replaces the recorded `cns` (the monitor keeps only the folder's own)."""
     return Msg(
         msg_id=attrs["msg"],
         code=int(attrs["code"]),
@@ -101,7 +102,7 @@ def msg_from_attrs(sender: str, fid: str, attrs: dict, changes: dict) -> Msg:
         sender=sender,
         recipients=tuple(attrs["recipients"]),
         cnset=CNSet.decode(attrs["cnset"]),
-        changes=tuple(changes[c] for c in attrs["cns"]),
+        changes=tuple(changes[c] for c in (attrs["cns"] if cns is None else cns)),
         request=CNSet.decode(attrs["request"]),
         requires_response=bool(attrs["requires_response"]),
         reply_to=attrs["reply_to"],

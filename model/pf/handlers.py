@@ -1,12 +1,13 @@
 """The public folder monitor's event handlers: each applies one recorded event through `step.py` and judges
 it against what the monitor derived (seeds 001 and 003; rules in `rules.RULES`).
 
-Mixed into `monitor.Replay`, which holds the state (`reps`, `views`, `hindex`, `sends`, ...) and `flag`.
+Mixed into `monitor.PfFold`, which holds the state (`reps`, `views`, `held`, `sends`, ...) and `flag`; every
+write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `deadlines.py`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from model.pf import decide as D
 from model.pf import properties as P
@@ -28,7 +29,7 @@ from spec.catalogue import require
 from traces.schema import Event
 
 if TYPE_CHECKING:
-    from model.pf.monitor import Replay as _Base
+    from model.pf.monitor import PfFold as _Base
 else:
     _Base = object
 
@@ -39,7 +40,23 @@ CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
+class Mark(NamedTuple):
+    """What a later check needs of a REPL_SEND: its ID (cited in a violation) and time (transit time);
+    the event itself is not held."""
+
+    event_id: str
+    ts_ms: int
+
+
+Sent = tuple[Msg, Mark, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
+
+
 class Handlers(_Base):
+    def sent_state(self, msg_id: str) -> str:
+        """The sender's replica state when it sent `msg_id` (active when unknown)."""
+        sent = self.sends.get(msg_id)
+        return ACTIVE if sent is None else sent[2]
+
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
@@ -58,11 +75,11 @@ class Handlers(_Base):
                 )
         if rep is not None:
             was = bool(rep.unsent)
-            self.reps[(store, fid)] = S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params)
+            self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
             if not was:
-                self.owed_from[(store, fid)] = ev.ts_ms
+                self.anchor(self.owed_from, (store, fid), ev.ts_ms)
         if fid == HIERARCHY and rep is not None:
-            self.hold_hierarchy(store, CNSet.of([c.cn]))
+            self.hold_hierarchy(store, [str(c.cn)])
 
     # --- messages ------------------------------------------------------------------------------------
     def on_repl_send(self, ev: Event) -> None:
@@ -75,48 +92,55 @@ class Handlers(_Base):
                 f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
             )
-        foreign = [c for c in a["cns"] if self.change_fid.get(c) != fid]
-        self.flag("packing-separation", ev, foreign and f"the message carries updates {foreign} of another folder")
-        carried = [c for c in a["cns"] if self.change_fid.get(c) == fid]
-        msg = msg_from_attrs(store, fid, {**a, "cns": carried}, self.changes)
-        self.sends[msg.msg_id] = (msg, ev)
-        self.state_at_send[msg.msg_id] = rep.state if rep is not None else ACTIVE
+        change_fid = self.change_fid
+        carried, foreign = [], []
+        for c in a["cns"]:
+            (carried if change_fid.get(c) == fid else foreign).append(c)
+        if foreign:
+            self.flag("packing-separation", ev, f"the message carries updates {foreign} of another folder")
+        msg = msg_from_attrs(store, fid, a, self.changes, carried)
+        cset = msg.carried
+        self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
-        self.flag("packing-separation", ev, wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
+        if wrong_kind:
+            self.flag("packing-separation", ev, f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
         if rep is None:
             self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
             return
         p = self.ctx(store).params
-        if msg.code in DATA_CODES:
-            self.flag("packing-limits", ev, P.packing_limits(msg.changes, fid == HIERARCHY, p))
-        self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
+        # each check's sentence is built only when it fails (the flags in the order they always came)
+        if msg.code in DATA_CODES and (why := P.packing_limits(msg.changes, fid == HIERARCHY, p)):
+            self.flag("packing-limits", ev, why)
+        if msg.cnset != rep.cnset:
+            self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
         route = self.route(ev, msg, rep)
-        self.flag(
-            "restated-state",
-            ev,
-            a.get("reason", route) != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}",
-        )
+        if a.get("reason", route) != route:
+            self.flag("restated-state", ev, f"reason {a.get('reason')!r}, but the message's route is {route!r}")
         if route in ("broadcast", "expiry", "status_request", "push"):
-            self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, D.others(rep)))
+            allowed = D.others(rep)
+            if not set(msg.recipients).issubset(allowed):
+                self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, allowed))
         if route == "status_request":
             need = D.requires_response(rep.state)
-            self.flag(
-                "requires-response-derived",
-                ev,
-                msg.requires_response != need
-                and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
-            )
-            self.last_request[(store, fid)] = ev.ts_ms
+            if msg.requires_response != need:
+                self.flag(
+                    "requires-response-derived",
+                    ev,
+                    f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
+                )
+            if rep.state == DELETE_PENDING:
+                self.anchor(self.last_request, (store, fid), ev.ts_ms)
+            else:  # only a delete-pending replica's deadlines read it (`derive`): none re-derived
+                self.last_request[(store, fid)] = ev.ts_ms
         if route == "broadcast":
-            self.flag(
-                "no-empty-broadcast", ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
-            )
-            rep = S.broadcast_sent(rep, msg.carried, ev.ts_ms, p)
-            self.reps[(store, fid)] = rep
+            if not msg.changes:
+                self.flag("no-empty-broadcast", ev, f"a regular {a.get('type')} broadcast carries no update")
+            rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
+            self.put((store, fid), rep)
             if not rep.unsent:
-                self.owed_from.pop((store, fid), None)
+                self.anchor(self.owed_from, (store, fid), None)
         elif msg.reply_to:
-            self.reply(ev, msg, rep)
+            self.reply(ev, msg, rep, cset)
 
     def route(self, ev: Event, msg: Msg, rep: Replica) -> str:
         """The route the seeds allow for this message (message-route), derived from its code, what it
@@ -128,6 +152,8 @@ class Handlers(_Base):
             owed = self.expect_requests.get(key, [])
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
                 owed.remove((msg.recipients[0], msg.request))
+                if not owed:  # retired: a missing entry reads as no request owed, as an empty one did
+                    del self.expect_requests[key]
             else:
                 self.flag(
                     "message-route",
@@ -170,13 +196,13 @@ class Handlers(_Base):
         )
         return "push"
 
-    def reply(self, ev: Event, msg: Msg, rep: Replica) -> None:
-        req_pair = self.sends.get(msg.reply_to)
-        if req_pair is None:
+    def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
+        sent = self.sends.get(msg.reply_to)
+        if sent is None:
             return
-        req, req_ev = req_pair
+        req, req_ev, _, _ = sent
         if msg.code == STATUS:
-            sender_state = self.state_at_send.get(req.msg_id, ACTIVE)
+            sender_state = self.sent_state(req.msg_id)
             self.flag(
                 "status-strict-subset",
                 ev,
@@ -184,49 +210,53 @@ class Handlers(_Base):
                 req_ev,
             )
         if msg.code in RESPONSE_CODES:
-            wrong = msg.recipients != (req.sender,) or not msg.carried <= req.request
+            wrong = msg.recipients != (req.sender,) or not carried <= req.request
             self.flag(
                 "backfill-response-addressing",
                 ev,
                 wrong
-                and f"response to {list(msg.recipients)} carrying {msg.carried} for a request by "
+                and f"response to {list(msg.recipients)} carrying {carried} for a request by "
                 f"{req.sender} of {req.request}",
                 req_ev,
             )
 
     def on_repl_recv(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
-        pair = self.sends.get(a["msg"])
-        if pair is None:
+        sent = self.sends.get(a["msg"])
+        if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
             return
-        m, send_ev = pair
+        m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
-        bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
-        self.flag("restated-state", ev, bad and f"REPL_RECV restates {bad} unlike the message sent", send_ev)
-        self.flag(
-            "message-route", ev, store not in m.recipients and f"received {m.msg_id}, not addressed to it", send_ev
-        )
+        if a.get("src", m.sender) != m.sender or a.get("code", m.code) != m.code:
+            bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
+            self.flag("restated-state", ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
+        if store not in m.recipients:
+            self.flag("message-route", ev, f"received {m.msg_id}, not addressed to it", send_ev)
         rep = self.reps.get((store, fid))
         if rep is None:
             return
-        new_rep, react = S.receive(
+        entries = rep.backfill
+        _, react = S.receive(
             rep,
             m.code,
             m.sender,
             m.cnset,
-            m.carried,
+            carried,
             m.request,
-            D.requires_response(self.state_at_send.get(m.msg_id, ACTIVE)),
+            D.requires_response(state),
             ev.ts_ms,
             self.ctx(store),
             sent_ms=send_ev.ts_ms,
         )
-        self.reps[(store, fid)] = new_rep
+        # updated in place; of what the replica's deadlines derive from (`Deadlines.derive`: its state,
+        # unsent changes, status expiry, backfill entries and replica list) a message changes only the entries
+        if rep.backfill is not entries:
+            self.dirty.add((store, fid))
         if react.filed is not None:
             self.expect_file[(store, fid)] = (react.filed, ev)
         if fid == HIERARCHY and react.applied:
-            self.hold_hierarchy(store, react.applied)
+            self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 
     # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
     def file_not_recorded(self, ev: Event) -> None:
@@ -287,8 +317,11 @@ class Handlers(_Base):
         for i, e, cands in log:
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
             self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
-        self.reps[(store, fid)] = new_rep
-        self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
+        self.put((store, fid), new_rep)
+        if recorded:  # the requests this check decided replace any still owed
+            self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
+        else:
+            self.expect_requests.pop((store, fid), None)
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
     def on_status_expired(self, ev: Event) -> None:
@@ -312,4 +345,4 @@ class Handlers(_Base):
             and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
         )
         self.expired_now[(store, fid)] = ev.ts_ms
-        self.reps[(store, fid)] = S.status_sent(rep)
+        self.put((store, fid), S.status_sent(rep))

@@ -1,12 +1,11 @@
 """The public folder monitor's replica-lifecycle handlers (family 3 of issue 9): every change of a replica's
 state is checked against `step.REPLICA_TRANSITIONS` and the route's condition; replica lists are derived
 from the hierarchy changes a store holds (seed 001 "Adding a Replica", "Deleting a Replica", "Hierarchy
-Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.Replay`.
+Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from model.pf import properties as P
@@ -17,7 +16,7 @@ from spec.catalogue import require
 from traces.schema import Event
 
 if TYPE_CHECKING:
-    from model.pf.monitor import Replay as _Base
+    from model.pf.monitor import PfFold as _Base
 else:
     _Base = object
 
@@ -77,7 +76,7 @@ class Lifecycle(_Base):
             )
         new = bool(a.get("new", fid != HIERARCHY))
         self.flag("restated-state", ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
-        self.reps[(store, fid)] = S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
+        self.put((store, fid), S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True))
 
     def on_replica_view(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -100,7 +99,7 @@ class Lifecycle(_Base):
             )
             rep = self.reps.get((store, fid))
             if rep is not None:
-                self.reps[(store, fid)] = S.set_view(rep, recorded)
+                self.put((store, fid), S.set_view(rep, recorded))
             return
         derived = self.view(store, fid)
         self.flag(
@@ -116,8 +115,8 @@ class Lifecycle(_Base):
         cond = mine != DELETE_PENDING and f"its replica list shows it {mine or 'absent'}, not delete pending"
         if self.move(ev, rep, cond or None) and rep is not None:
             self.pending_since[(store, fid)] = ev.seq
-            self.last_request[(store, fid)] = ev.ts_ms
-            self.reps[(store, fid)] = S.enter_delete_pending(rep)
+            self.anchor(self.last_request, (store, fid), ev.ts_ms)
+            self.put((store, fid), S.enter_delete_pending(rep))
 
     def on_delete_now(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -138,8 +137,8 @@ class Lifecycle(_Base):
             and CNSet.decode(stated) != rep.cnset
             and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}",
         )
-        self.reps[(store, fid)] = S.delete_now(rep)
-        self.dead_since[(store, fid)] = ev.ts_ms
+        self.put((store, fid), S.delete_now(rep))
+        self.anchor(self.dead_since, (store, fid), ev.ts_ms)
 
     def on_replica_removed(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -151,16 +150,18 @@ class Lifecycle(_Base):
         if self.move(ev, rep, cond):
             if rep is not None and rep.state == DELETE_NOW:
                 self.removed_after_delete_now.add((store, fid))
-            self.reps.pop((store, fid), None)
-            self.dead_since.pop((store, fid), None)
+            self.drop((store, fid))
+            self.anchor(self.dead_since, (store, fid), None)
 
     def on_backup(self, ev: Event) -> None:
         store = ev.node
         key = (store, ev.attrs["backup"])
-        held = {t: list(cs) for t, cs in self.hindex.get(store, {}).items()}
-        reps, _ = self.backups.setdefault(key, ({}, held))
-        if (store, ev.entity) in self.reps:
-            reps[ev.entity] = self.reps[(store, ev.entity)]
+        if key not in self.backups:
+            held = self.held.get(store)
+            self.backups[key] = ({}, held.copy() if held is not None else S.HeldHierarchy())
+        reps = self.backups[key][0]
+        if (store, ev.entity) in self.reps:  # a copy: the live replica changes in place
+            reps[ev.entity] = self.reps[(store, ev.entity)].copy()
 
     def on_restore(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -168,26 +169,28 @@ class Lifecycle(_Base):
         snap = self.backups.get((store, ev.attrs["backup"]))
         if snap is None:
             self.notes.append(f"{ev.event_id}: restore of {store} from a backup not in the trace")
-            self.reps.pop((store, fid), None)
+            self.drop((store, fid))
             return
-        reps, index = snap
+        reps, held = snap
         if self.restoring.get(store) != ev.attrs["backup"]:  # the first RESTORE event of this restore
             self.restoring[store] = ev.attrs["backup"]
-            self.hindex[store] = {t: list(cs) for t, cs in index.items()}
-            self.refresh_views(store, {k[1] for k in self.views if k[0] == store} | set(index))
+            self.held[store] = held.copy()
+            targets = {k[1] for k in self.views if k[0] == store} | set(held.targets())
+            self.refresh_views(store, sorted(targets - {HIERARCHY}))
         present = fid in reps
         stated = bool(ev.attrs.get("present", present))
         has = "holds" if present else "lacks"
         self.flag("restated-state", ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
         if not present:
-            self.reps.pop((store, fid), None)
+            self.drop((store, fid))
             return
-        rep = reps[fid]
-        self.reps[(store, fid)] = replace(
-            rep, origin=ev.attrs["origin"], view=dict(rep.view) if fid == HIERARCHY else self.view(store, fid)
-        )
+        rep = reps[fid].copy()  # the backup stays as it was (another restore may read it)
+        rep.origin = ev.attrs["origin"]
+        if fid != HIERARCHY:
+            rep.view = self.view(store, fid)
+        self.put((store, fid), rep)
         if rep.unsent:
-            self.owed_from[(store, fid)] = ev.ts_ms
+            self.anchor(self.owed_from, (store, fid), ev.ts_ms)
 
     def on_client_access(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity

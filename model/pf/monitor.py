@@ -1,114 +1,153 @@
 """The public folder trace monitor: a fold of one trace's events over `step.py`, judged by `rules.RULES`.
 
-Scope "trace": the checker hands it every event of one trace (the hierarchy 1-1 and every folder, and the
-kernel's CRASH/RESTART), plus the trace's context (TRACE_START, PF_CONFIG, NET_CONFIG). It rebuilds every
-store's replica of every folder, and every store's replica list from the hierarchy changes that store
-holds (PF-025, PF-I14), calling the same transitions as the generator. Durations, sort keys and the
-convergence bound come from the recorded configuration (`config.py`); flags and timestamps an event states
-about itself are checked against what the monitor derived (family 1 of issue 9). Seeds 001 and 003.
+Scope "trace": the checker feeds it every event of one trace in sequence order (the hierarchy 1-1 and
+every folder, and the kernel's CRASH/RESTART), with the trace's context (TRACE_START, PF_CONFIG,
+NET_CONFIG) given at `start` and/or fed inline (`traces.verdict.ContextCursor` takes each once). It keeps
+every store's replica of every folder, and every store's replica list folded from the hierarchy changes
+that store holds (PF-025, PF-I14, `step.HeldHierarchy`), calling the same transitions as the generator.
+Durations, sort keys and the convergence bound come from the recorded configuration (`config.py`); flags
+and timestamps an event states about itself are checked against what the monitor derived (family 1 of
+issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklable at any point
+(`traces.verdict.save_fold`); what it keeps for the whole run, and why, is in `README.md` ("Monitor state").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Literal
 
-from conformance.monitor import MonitorResult, Violation
-from model.pf import decide as D
 from model.pf import step as S
-from model.pf.cnset import CNSet
 from model.pf.config import PF_CONFIG, RunConfig, restated_config
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
-from model.pf.handlers import Handlers
+from model.pf.handlers import Handlers, Mark, Sent
 from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
-from model.pf.state import HIERARCHY, Change, Ctx, Msg, Replica
-from traces.schema import Event
+from model.pf.state import HIERARCHY, Change, Ctx, Replica
+from spec.catalogue import require
+from traces.schema import CONTEXT_START, Event
+from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
+
+require("PF-025", "PF-035", "PF-032")
+
+FAULTS = ("CRASH", "RESTART", "PARTITION", "HEAL")
+CONFIGS = (PF_CONFIG, "NET_CONFIG")
+REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # what a partial trace raises
+
+# fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
+_HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
 
 
-class Replay(Handlers, Lifecycle, Deadlines):
-    """The monitor's state for one trace and its fold."""
+class PfFold(Handlers, Lifecycle, Deadlines):
+    """One trace's judgement in progress: the state of every replica, message and obligation."""
 
-    def __init__(self, events: Sequence[Event], context: Sequence[Event]) -> None:
-        self.events = sorted(events, key=lambda e: e.seq)
-        self.context = sorted((e for e in context if e.kind in (PF_CONFIG, "NET_CONFIG")), key=lambda e: e.seq)
+    def __init__(self, context: Sequence[Event] = ()) -> None:
+        self.cursor = ContextCursor(context)
+        self.stopped: MonitorResult | None = None  # the verdict once judging stopped (or finished)
         self.cfg: RunConfig | None = None
         self.ctx_of: tuple[RunConfig | None, dict[str, Ctx]] = (None, {})
-        self.changes: dict[str, Change] = {}
+        self.changes: dict[str, Change] = {}  # every change by CN text (a backfill may carry any of them)
         self.change_fid: dict[str, str] = {}
         self.hier_targets: set[str] = set()
-        self.sends: dict[str, tuple[Msg, Event]] = {}
+        self.sends: dict[str, Sent] = {}  # every message sent, by id (a REPL_RECV or reply may name any)
         self.received: set[tuple[str, str]] = set()  # (store, msg id)
         self.reps: dict[tuple[str, str], Replica] = {}
-        self.hindex: dict[str, dict[str, list[Change]]] = {}  # store -> target -> hierarchy changes held
+        self.held: dict[str, S.HeldHierarchy] = {}  # store -> the hierarchy changes it holds, folded
         self.views: dict[tuple[str, str], dict[str, str]] = {}  # derived replica lists
         self.mounted: set[str] = set()
         self.local_home: dict[str, str] = {}  # local (non-replicating) folder -> the store holding its one copy
-        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], dict[str, list[Change]]]] = {}
+        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], S.HeldHierarchy]] = {}
         self.pending_since: dict[tuple[str, str], int] = {}
         self.restored: dict[str, int] = {}
         self.removed_after_delete_now: set[tuple[str, str]] = set()
         self.expired_now: dict[tuple[str, str], int] = {}
         self.expect_file: dict[tuple[str, str], tuple[object, Event]] = {}
-        self.expect_requests: dict[tuple[str, str], list[tuple[str, CNSet]]] = {}
+        self.expect_requests: dict[tuple[str, str], list] = {}
         self.ends: dict[str, list[Event]] = {}
         self.violations: list[Violation] = []
         self.notes: list[str] = []
         self.init_deadlines()
 
-    def flag(self, rule: str, ev: Event, why: str | bool | None, *more: Event, entity: str | None = None) -> None:
+    # --- the fold ---------------------------------------------------------------------------------------
+    def feed(self, ev: Event) -> None:
+        """Judge one event (in sequence order): the context due before it first, then its handler after
+        the deadlines it may have passed (`Deadlines.due`). Seed 001 "Replication Process", seed 003."""
+        if self.stopped is not None:
+            return
+        cursor = self.cursor
+        if cursor.index < len(cursor.events):
+            for c in cursor.due(ev.seq):
+                self.take_context(c)
+        kind = ev.kind
+        if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
+            if not cursor.taken(ev):
+                self.take_context(ev)
+            if kind in CONFIGS:
+                return
+        if ev.mechanism != MECH:
+            if ev.mechanism == "core" and kind in FAULTS:
+                self.note_fault(ev)
+                if kind in ("CRASH", "RESTART"):
+                    self.lifecycle(ev)
+            return
+        if self.cfg is None:
+            note = f"{ev.event_id}: no PF_CONFIG before the first pf event: the configuration to judge by is unknown"
+            self.stop(MonitorResult.of((), [note]))
+            return
+        if ev.node not in self.mounted and not (kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
+            self.notes.append(
+                f"{ev.event_id}: {ev.node} records {kind} before mounting its store "
+                "(REPLICA_CREATE of 1-1): a partial trace"
+            )
+            return
+        self.due(ev)
+        table = _HANDLERS.get(type(self))
+        if table is None:
+            table = _HANDLERS[type(self)] = {}
+        handler = table.get(kind, False)
+        if handler is False:
+            handler = table[kind] = getattr(type(self), "on_" + kind.lower(), None)
+        if handler is None:
+            return
+        if self.expect_file:
+            self.file_not_recorded(ev)
+        try:
+            handler(self, ev)
+            self.note_due(ev)
+        except REPLAYABLE as exc:  # a partial trace: judging stops here
+            self.notes.append(f"{ev.event_id}: cannot replay {kind} ({type(exc).__name__}: {exc})")
+            self.stop(MonitorResult.of(self.violations, self.notes))
+
+    def take_context(self, c: Event) -> None:
+        """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
+        if c.kind in CONFIGS:
+            self.cfg = RunConfig.of(self.note_fault(c), self.cfg)
+
+    def stop(self, result: MonitorResult) -> None:
+        """Judging ends with `result`: no later event can change it, so every other state is dropped."""
+        self.__dict__.clear()
+        self.stopped = result
+
+    def finish(self) -> MonitorResult:
+        """The verdict: the context left (its faults), then convergence at the END of each folder (PF-035)."""
+        if self.stopped is None:
+            for c in self.cursor.rest():  # context after the last event: only its faults matter
+                if c.kind in CONFIGS:
+                    self.note_fault(c)
+            self.convergence()
+            self.stop(MonitorResult.of(self.violations, self.notes))
+        assert self.stopped is not None
+        return self.stopped
+
+    def flag(
+        self, rule: str, ev: Event, why: str | bool | None, *more: Event | Mark, entity: str | None = None
+    ) -> None:
         if why:
             ids = (*(m.event_id for m in more), ev.event_id)
             req = RULES[rule].requirement
             self.violations.append(
                 Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
             )
-
-    def run(self) -> MonitorResult:
-        pending_cfg = list(self.context)
-        handlers: dict[str, Any] = {}  # event kind -> bound handler (None: no handler)
-        for ev in self.events:
-            while pending_cfg and pending_cfg[0].seq <= ev.seq:
-                self.cfg = RunConfig.of(self.note_fault(pending_cfg.pop(0)), self.cfg)
-            if ev.mechanism == "core" and ev.kind in ("CRASH", "RESTART", "PARTITION", "HEAL"):
-                self.note_fault(ev)
-                if ev.kind in ("CRASH", "RESTART"):
-                    self.lifecycle(ev)
-                continue
-            if ev.mechanism != MECH or ev.kind == PF_CONFIG:
-                continue
-            if self.cfg is None:
-                return MonitorResult.of(
-                    (),
-                    [
-                        f"{ev.event_id}: no PF_CONFIG before the first pf event: "
-                        "the configuration to judge by is unknown"
-                    ],
-                )
-            if ev.node not in self.mounted and not (ev.kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
-                self.notes.append(
-                    f"{ev.event_id}: {ev.node} records {ev.kind} before mounting its store "
-                    "(REPLICA_CREATE of 1-1): a partial trace"
-                )
-                continue
-            self.due(ev)
-            handler = handlers.get(ev.kind, False)
-            if handler is False:
-                handler = handlers[ev.kind] = getattr(self, "on_" + ev.kind.lower(), None)
-            if handler is None:
-                continue
-            self.file_not_recorded(ev)
-            try:
-                handler(ev)
-                self.note_due(ev)
-            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:  # a partial trace
-                self.notes.append(f"{ev.event_id}: cannot replay {ev.kind} ({type(exc).__name__}: {exc})")
-                return MonitorResult.of(self.violations, self.notes)
-        for ev in pending_cfg:  # context after the last event: only its faults matter
-            self.note_fault(ev)
-        self.convergence()
-        return MonitorResult.of(self.violations, self.notes)
 
     # --- helpers the handlers share --------------------------------------------------------------------
     def ctx(self, store: str) -> Ctx:
@@ -127,25 +166,23 @@ class Replay(Handlers, Lifecycle, Deadlines):
             return dict(rep.view) if rep is not None else {}
         return self.views.get((store, fid), {})
 
-    def refresh_views(self, store: str, targets: set[str]) -> None:
-        """Re-fold the replica lists of `targets` from the hierarchy changes the store holds (PF-I14)."""
-        index = self.hindex.setdefault(store, {})
-        for t in sorted(targets - {HIERARCHY}):
-            view = D.fold_view(index.get(t, []))
+    def refresh_views(self, store: str, targets: Sequence[str]) -> None:
+        """Re-read the replica lists of `targets` (in name order, never 1-1) from the store's fold (PF-I14)."""
+        held = self.held.get(store)
+        for t in targets:
+            view = held.view(t) if held is not None else {}
             self.views[(store, t)] = view
             rep = self.reps.get((store, t))
-            if rep is not None:
-                self.reps[(store, t)] = S.set_view(rep, view)
+            if rep is not None and rep.view != view:  # an equal list changes no deadline: not re-derived
+                self.put((store, t), S.set_view(rep, view))
 
-    def hold_hierarchy(self, store: str, cns: CNSet) -> None:
-        targets = set()
-        for cn in cns:
-            c = self.changes.get(str(cn))
-            if c is None:
-                continue
-            self.hindex.setdefault(store, {}).setdefault(c.target, []).append(c)
-            targets.add(c.target)
-        self.refresh_views(store, targets)
+    def hold_hierarchy(self, store: str, cns: Sequence[str]) -> None:
+        """The store now holds the hierarchy changes `cns` (CN texts): fold them into its replica lists."""
+        found = [c for c in map(self.changes.get, cns) if c is not None]
+        held = self.held.get(store)
+        if held is None:
+            held = self.held[store] = S.HeldHierarchy()
+        self.refresh_views(store, held.hold(found))
 
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
@@ -158,8 +195,11 @@ class PFMonitor:
     mechanism = MECH
     scope: Literal["entity", "trace"] = "trace"
 
+    def start(self, context: Sequence[Event] = ()) -> PfFold:
+        return PfFold(context)
+
     def check(self, events: Sequence[Event], context: Sequence[Event] = ()) -> MonitorResult:
-        return Replay(events, context).run()
+        return fold_all(self, in_seq_order(events), context)
 
 
 def monitor() -> PFMonitor:

@@ -9,11 +9,9 @@ nothing records nothing.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from model.kernel.network import Envelope
-from model.pf import decide as D
 from model.pf import step as R
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import (
@@ -66,7 +64,7 @@ class Store:
         self.epoch, self.counter, self.msgs = 0, 0, 0
         self.replicas: dict[str, Replica] = {}
         self.data: dict[str, dict[CN, Change]] = {}
-        self.hindex: dict[str, list[Change]] = {}
+        self.held = R.HeldHierarchy()  # the hierarchy changes it holds, folded per folder (PF-025)
         self.views: dict[str, View] = {}
         self.local_only: set[str] = set()
         self.first_request: set[str] = set()
@@ -220,22 +218,15 @@ class Store:
 
     # --- the hierarchy view (PF-025, BF-021, BF-028) ---------------------------------------------------
     def _index(self, changes: list[Change]) -> None:
-        targets = set()
-        for c in changes:
-            self.hindex.setdefault(c.target, []).append(c)
-            targets.add(c.target)
-        for t in sorted(targets - {HIERARCHY}):
-            self._set_view(t, self._fold(t))
-
-    def _fold(self, target: str) -> View:
-        return D.fold_view(self.hindex.get(target, []))
+        for t in self.held.hold(changes):
+            self._set_view(t, self.held.view(t))
 
     def _set_view(self, fid: str, view: View) -> None:
         if self.views.get(fid) == view:
             return
         self.views[fid] = view
         if fid in self.replicas:
-            self.replicas[fid] = replace(self.replicas[fid], view=view)
+            self.replicas[fid].view = view
         elif view.get(self.name) != ACTIVE:
             self.emit(fid, "REPLICA_VIEW", replicas=[f"{s}={v}" for s, v in sorted(view.items())])
             return
@@ -327,9 +318,9 @@ class Store:
     # --- backup and restore (BF-023, PF-I07) -----------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         return {
-            "replicas": dict(self.replicas),
+            "replicas": {f: r.copy() for f, r in self.replicas.items()},  # copies: replicas change in place
             "data": {f: dict(d) for f, d in self.data.items()},
-            "hindex": {t: list(cs) for t, cs in self.hindex.items()},
+            "held": self.held.copy(),
             "views": dict(self.views),
         }
 
@@ -339,9 +330,11 @@ class Store:
         self.epoch += 1
         self.counter = 0
         lost = set(self.replicas) - set(snap["replicas"])
-        self.replicas = {f: replace(r, origin=self.origin) for f, r in snap["replicas"].items()}
+        self.replicas = {f: r.copy() for f, r in snap["replicas"].items()}
+        for r in self.replicas.values():
+            r.origin = self.origin
         self.data = {f: dict(d) for f, d in snap["data"].items()}
-        self.hindex = {t: list(cs) for t, cs in snap["hindex"].items()}
+        self.held = snap["held"].copy()
         self.views = dict(snap["views"])
         for fid in sorted(lost):
             self.emit(fid, "RESTORE", backup=backup_id, origin=self.origin, present=False)

@@ -1,6 +1,6 @@
 """The rules table of the public folder monitor (`RULES`), and the transitions and decisions re-exported.
 
-`RULES` maps every rule name the monitor can report to its `conformance.monitor.Rule`: the requirement it
+`RULES` maps every rule name the monitor can report to its `traces.verdict.Rule`: the requirement it
 enforces (seeds 001, 003, 004 via `spec/requirements/pf.toml` and `bf.toml`), its kind and the catalogue
 parameters whose recorded values bound it. The transitions live in `step.py` and the decisions in
 `decide.py`; their names stay importable from here (`R.receive`, `R.pack`, ...) for older callers, and

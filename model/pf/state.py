@@ -4,8 +4,9 @@ Seed 001, "Replication State Tables": every replicated folder (the hierarchy 1-1
 replica; the local row holds the change number last broadcast, the locally owned CNSet, the backfill
 array and the time of the next status broadcast; each remote row the CNSet last received from that
 replica, and the last time a backfill request was sent to it (PF-032). `Replica` is that set of rows as
-one store sees it. Everything here is a frozen dataclass; dict fields are never mutated after
-construction (the rules build new ones).
+one store sees it. `Replica` and its `Row`s are mutable: the transitions (`step.py`) update them in place,
+which is what both the generator and the monitor do at every message; a backup keeps a `Replica.copy()`
+(BF-023), never the live object. Everything else here is a frozen dataclass.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class Msg:
         return CNSet.of(c.cn for c in self.changes)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Row:
     """A remote row of the replication state table (PF-032)."""
 
@@ -161,7 +162,7 @@ class Ctx:
         return Ctx(store, table(costs), table(versions), tuple(preferred), Params.from_json(params))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Replica:
     """One store's replica of one folder: the local row plus the remote rows (PF-032)."""
 
@@ -172,14 +173,43 @@ class Replica:
     unsent: CNSet = EMPTY  # local changes not yet broadcast ("change number last broadcast")
     state: str = ACTIVE
     expiry_ms: int | None = None
-    rows: Mapping[str, Row] = field(default_factory=dict)
+    rows: dict[str, Row] = field(default_factory=dict)
     backfill: tuple[Entry, ...] = ()
-    statuses: Mapping[str, CNSet] = field(default_factory=dict)  # received while delete pending
+    statuses: dict[str, CNSet] = field(default_factory=dict)  # received while delete pending
     new_replica: bool = False
-    view: Mapping[str, str] = field(default_factory=dict)  # this store's copy of the replica list
+    view: dict[str, str] = field(default_factory=dict)  # this store's copy of the replica list
 
     def row(self, server: str) -> Row:
+        """The remote row of `server` (a fresh empty one, not stored, when none is held)."""
         return self.rows.get(server, Row())
+
+    def row_for(self, server: str) -> Row:
+        """The remote row of `server`, added (empty) when none is held: for updating it in place."""
+        rows = self.rows
+        row = rows.get(server)
+        if row is None:
+            row = rows[server] = Row()
+        return row
+
+    def copy(self) -> Replica:
+        """An independent copy (what a backup keeps): the rows and tables copied, the values shared."""
+        rows = {
+            s: Row(r.cnset, r.down, r.last_heard_ms, r.last_backfill_ms, r.avg_transit_ms) for s, r in self.rows.items()
+        }
+        return Replica(
+            self.fid,
+            self.store,
+            self.origin,
+            self.cnset,
+            self.unsent,
+            self.state,
+            self.expiry_ms,
+            rows,
+            self.backfill,
+            dict(self.statuses),
+            self.new_replica,
+            dict(self.view),
+        )
 
     def pending(self) -> CNSet:
         """Every change number already filed in the backfill array."""

@@ -1,8 +1,9 @@
 """The transitions of public folder replication and backfill: the only state updates, shared by the
 generator (`node.py`) and the monitor (`monitor.py`, a fold over these functions). Seeds 001, 003, 004.
 
-Every function takes a frozen `Replica` (one store's rows for one folder, PF-032) plus inputs and returns
-a new `Replica` and what to do (messages are described, not sent). No I/O, no clock, no randomness. The
+Every function takes a `Replica` (one store's rows for one folder, PF-032) plus inputs, updates it in place
+and returns it, with what to do (messages are described, not sent); a caller that needs the state before
+reads it first, and a backup keeps a copy (`Replica.copy`). No I/O, no clock, no randomness. The
 choices they depend on come from `decide.py` through a `Decisions` bundle (a mutant swaps one).
 `REPLICA_TRANSITIONS` is the table of allowed replica-state changes (BF-021, BF-029, BF-034, BF-023): the
 monitor rejects any other change of a replica's state.
@@ -10,16 +11,16 @@ monitor rejects any other change of a replica's state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from model.pf import decide as D
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import BACKFILL_REQ, DATA_CODES, STATUS, STATUS_REQ
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Ctx, Entry, Params, Replica, Row
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Entry, Params, Replica, Row
 from spec.catalogue import require
 
-require("PF-012", "PF-014", "PF-028", "PF-029", "PF-030", "BF-001", "BF-004", "BF-006", "BF-014", "BF-029")
+require("PF-012", "PF-014", "PF-025", "PF-028", "PF-029", "PF-030", "BF-001", "BF-004", "BF-006", "BF-014", "BF-029")
 
 ABSENT = "absent"  # no replica of the folder on the store
 
@@ -48,23 +49,29 @@ def transition(before: str, kind: str) -> str | None:
 def local_change(rep: Replica, cn: CN, now: int, p: Params) -> Replica:
     """A local update: the change number joins the CNSet and the unsent set; the status expiry is
     (re)set when it is anchored on local changes (PF-029, PF-I02)."""
-    expiry = now + p.status_timeout_ms if p.status_anchor == "last_local_change" else rep.expiry_ms
-    return replace(rep, cnset=rep.cnset.add(cn), unsent=rep.unsent.add(cn), expiry_ms=expiry)
+    if p.status_anchor == "last_local_change":
+        rep.expiry_ms = now + p.status_timeout_ms
+    rep.cnset = rep.cnset.add(cn)
+    rep.unsent = rep.unsent.add(cn)
+    return rep
 
 
 def take_unsent(rep: Replica, now: int, p: Params) -> tuple[Replica, CNSet]:
     """A replication event: the local changes not yet broadcast are taken for packing (PF-023)."""
-    if not rep.unsent:
+    unsent = rep.unsent
+    if not unsent:
         return rep, EMPTY
-    return broadcast_sent(rep, rep.unsent, now, p), rep.unsent
+    return broadcast_sent(rep, unsent, now, p), unsent
 
 
 def broadcast_sent(rep: Replica, carried: CNSet, now: int, p: Params) -> Replica:
     """A regular broadcast carried `carried`: they are no longer unsent; the status expiry restarts when it
     is anchored on broadcasts (PF-I02). The generator applies it to all unsent at once (`take_unsent`), the
     monitor once per recorded message (one broadcast may be packed into several)."""
-    expiry = now + p.status_timeout_ms if p.status_anchor == "last_broadcast" else rep.expiry_ms
-    return replace(rep, unsent=rep.unsent - carried, expiry_ms=expiry)
+    if p.status_anchor == "last_broadcast":
+        rep.expiry_ms = now + p.status_timeout_ms
+    rep.unsent = rep.unsent - carried
+    return rep
 
 
 # --- status (PF-029, PF-030) --------------------------------------------------------------------------
@@ -83,11 +90,12 @@ def status_due(rep: Replica, now: int) -> bool:
 
 
 def status_sent(rep: Replica) -> Replica:
-    return replace(rep, expiry_ms=None)
+    rep.expiry_ms = None
+    return rep
 
 
 # --- receiving (PF-014, PF-028, BF-001, BF-004) -----------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reaction:
     applied: CNSet = EMPTY
     filed: Entry | None = None
@@ -113,25 +121,37 @@ def receive(
     """Apply one received replication message to the receiver's replica of the folder: new changes, the
     sender's row of the state table (its CNSet, average transmission time), backfill entries."""
     r = rules or D.DECISIONS
-    applied = carried - rep.cnset if msg_code in DATA_CODES else EMPTY
-    cnset = rep.cnset | applied
-    rows = dict(rep.rows)
-    row = rep.row(sender)
-    transit = row.avg_transit_ms
+    applied = carried - rep.cnset if msg_code in DATA_CODES and carried else EMPTY
+    if applied:
+        rep.cnset = cnset = rep.cnset | applied
+    else:
+        cnset = rep.cnset
+    row = rep.row_for(sender)
     if sent_ms is not None:
-        transit = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
-    rows[sender] = replace(row, cnset=sender_cnset, down=False, last_heard_ms=now, avg_transit_ms=transit)
-    entries = []
-    for e in rep.backfill:
-        left = e.cns - cnset
-        if left:
-            entries.append(e if left is e.cns else replace(e, cns=left))
-    rep = relocalise(replace(rep, cnset=cnset, rows=rows, backfill=tuple(entries)), ctx)
+        transit = row.avg_transit_ms
+        row.avg_transit_ms = now - sent_ms if transit < 0 else (7 * transit + now - sent_ms) // 8
+    row.cnset, row.down, row.last_heard_ms = sender_cnset, False, now
+    if rep.backfill:  # entries keep only what is still missing (the tuple replaced only when one changed)
+        entries = []
+        pruned = False
+        for e in rep.backfill:
+            left = e.cns - cnset
+            if left is not e.cns:
+                pruned = True
+                if left:
+                    entries.append(replace(e, cns=left))
+            else:
+                entries.append(e)
+        if pruned:
+            rep.backfill = tuple(entries)
+    relocalise(rep, ctx)
     filed = None
-    missing = sender_cnset - rep.cnset - rep.pending()
+    missing = sender_cnset - cnset
+    if missing and rep.backfill:
+        missing = missing - rep.pending()
     if missing and rep.state == ACTIVE:
         filed = r.file_entry(rep, missing, sender, now, ctx)
-        rep = replace(rep, backfill=(*rep.backfill, filed))
+        rep.backfill = (*rep.backfill, filed)
     answer = (
         msg_code == STATUS_REQ
         and r.may_answer(rep.state, requires_response)
@@ -140,7 +160,7 @@ def receive(
     reply = request & rep.cnset if msg_code == BACKFILL_REQ else None
     push, ready = EMPTY, False
     if msg_code == STATUS and rep.state == DELETE_PENDING:
-        rep = replace(rep, statuses={**rep.statuses, sender: sender_cnset})
+        rep.statuses[sender] = sender_cnset
         push = rep.cnset - sender_cnset if rep.view.get(sender) == ACTIVE else EMPTY
         ready = r.delete_ready(rep, ctx.params)
     return rep, Reaction(applied, filed, answer, reply, push, ready)
@@ -150,15 +170,22 @@ def receive(
 def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     """An entry filed as remote becomes local once a store of the own routing group is known to hold
     some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
-    if all(e.local for e in rep.backfill):
-        return rep  # nothing to relocalise (the replica unchanged, not copied)
+    for e in rep.backfill:
+        if not e.local:
+            break
+    else:
+        return rep  # nothing to relocalise (no entry, or every one local already)
     entries = []
+    changed = False
     for e in rep.backfill:
         if not e.local and D.is_local(rep, e.cns, ctx):
             due = min(e.due_ms, e.base_ms + D.entry_delay(e.attempt, True, e.cause, ctx.params))
             e = replace(e, local=True, due_ms=due)
+            changed = True
         entries.append(e)
-    return replace(rep, backfill=tuple(entries))
+    if changed:
+        rep.backfill = tuple(entries)
+    return rep
 
 
 def backfill_tick(
@@ -174,7 +201,7 @@ def backfill_tick(
     `chosen` (entry index -> requests) applies a choice made elsewhere (the monitor applies the recorded
     one) instead of the decision's own; `log` receives each due entry with the candidates it was chosen from."""
     r = rules or D.DECISIONS
-    rows = dict(rep.rows)
+    rows = rep.rows
     entries: list[Entry] = []
     requests: list[tuple[str, CNSet]] = []
     for i, e in enumerate(rep.backfill):
@@ -183,22 +210,22 @@ def backfill_tick(
             continue
         for s in e.asked:  # unanswered since the last request: marked down (BF-014, BF-I07)
             if rows.get(s, Row()).last_heard_ms < e.asked_ms:
-                rows[s] = replace(rows.get(s, Row()), down=True)
-        probe = replace(rep, rows=rows)
-        cands = D.candidates(probe, e.cns, ctx)
+                rep.row_for(s).down = True
+        cands = D.candidates(rep, e.cns, ctx)
         if log is not None:
             log.append((i, e, cands))
         picked = list(chosen.get(i, [])) if chosen is not None else r.select_sources(e.cns, cands)
-        local = D.is_local(probe, e.cns, ctx)
+        local = D.is_local(rep, e.cns, ctx)
         sent = e.attempt + (1 if picked else 0)
         for s, _ in picked:
-            rows[s] = replace(rows.get(s, Row()), last_backfill_ms=now)
+            rep.row_for(s).last_backfill_ms = now
         wait = D.entry_delay(max(sent, 1), local, e.cause, ctx.params)
         asked = tuple(s for s, _ in picked)
         entries.append(replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
         requests.extend(picked)
-    new_flag = rep.new_replica and not requests
-    return replace(rep, rows=rows, backfill=tuple(entries), new_replica=new_flag), requests
+    rep.backfill = tuple(entries)
+    rep.new_replica = rep.new_replica and not requests
+    return rep, requests
 
 
 def due_entries(rep: Replica, now: int, rules: D.Decisions | None = None) -> list[tuple[int, Entry]]:
@@ -209,11 +236,13 @@ def due_entries(rep: Replica, now: int, rules: D.Decisions | None = None) -> lis
 
 # --- the replica lifecycle (BF-021, BF-029..BF-034) -------------------------------------------------
 def enter_delete_pending(rep: Replica) -> Replica:
-    return replace(rep, state=DELETE_PENDING, statuses={}, backfill=(), expiry_ms=None)
+    rep.state, rep.statuses, rep.backfill, rep.expiry_ms = DELETE_PENDING, {}, (), None
+    return rep
 
 
 def delete_now(rep: Replica) -> Replica:
-    return replace(rep, state=DELETE_NOW)
+    rep.state = DELETE_NOW
+    return rep
 
 
 def new_replica(fid: str, store: str, origin: str, view: Mapping[str, str], *, new: bool) -> Replica:
@@ -221,4 +250,41 @@ def new_replica(fid: str, store: str, origin: str, view: Mapping[str, str], *, n
 
 
 def set_view(rep: Replica, view: Mapping[str, str]) -> Replica:
-    return replace(rep, view=dict(view))
+    rep.view = dict(view)
+    return rep
+
+
+# --- the replica lists a store holds (PF-025, PF-I14) --------------------------------------------------
+class HeldHierarchy:
+    """The replica lists one store derives from the hierarchy changes it holds (seed 001, "Hierarchy
+    Replication", "Adding a Replica", "Deleting a Replica"): per target folder, the fold of those changes
+    (`decide.view_step`, in place), so the state is the latest replica change per server (bounded by the
+    servers, not by the history) and holding a change costs the same at any point of a run. The one fold
+    shared by the generator (`node.Store`) and the monitor (`monitor.PfFold`, one per store); `copy` is
+    what a backup keeps (BF-023)."""
+
+    __slots__ = ("acc",)
+
+    def __init__(self, acc: dict[str, D.ViewAcc] | None = None) -> None:
+        self.acc: dict[str, D.ViewAcc] = {} if acc is None else acc
+
+    def hold(self, changes: Iterable[Change]) -> list[str]:
+        """Fold `changes` in; the folders (never 1-1 itself) whose changes they were, in name order."""
+        acc = self.acc
+        targets = set()
+        for c in changes:
+            t = c.target
+            acc[t] = D.view_step(acc.get(t, {}), c)
+            targets.add(t)
+        targets.discard(HIERARCHY)
+        return sorted(targets)
+
+    def view(self, target: str) -> dict[str, str]:
+        """The replica list of `target` (empty when no change about it is held, or it was deleted)."""
+        return D.view_of(self.acc.get(target, {}))
+
+    def targets(self) -> list[str]:
+        return list(self.acc)
+
+    def copy(self) -> HeldHierarchy:
+        return HeldHierarchy({t: None if a is None else dict(a) for t, a in self.acc.items()})

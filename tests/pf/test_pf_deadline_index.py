@@ -12,13 +12,14 @@ from collections.abc import Sequence
 import pytest
 
 from conformance.check import trace_contexts
-from model.pf.monitor import Replay
+from model.pf.monitor import PfFold
 from model.pf.mutants import MUTANTS
 from model.pf.sim import simulate
 from traces.schema import Event
+from traces.verdict import in_seq_order
 
 
-class FullScan(Replay):
+class FullScan(PfFold):
     """The reference: every replica's obligations derived at every event (the fold before the index)."""
 
     def due(self, ev: Event) -> None:
@@ -38,7 +39,7 @@ class FullScan(Replay):
                     )
 
 
-class HeapIgnored(Replay):
+class HeapIgnored(PfFold):
     """The twin: an index whose heap is never consulted (only volatile replicas are judged)."""
 
     def due(self, ev: Event) -> None:
@@ -46,9 +47,12 @@ class HeapIgnored(Replay):
         super().due(ev)
 
 
-def _judged(cls: type[Replay], events: Sequence[Event]) -> tuple[list[dict], list[str]]:
+def _judged(cls: type[PfFold], events: Sequence[Event]) -> tuple[list[dict], list[str]]:
     context = trace_contexts(events).get(events[0].trace_id, [])
-    result = cls(events, context).run()
+    fold = cls(context)
+    for e in in_seq_order(events):
+        fold.feed(e)
+    result = fold.finish()
     return [v.to_json() for v in result.violations], list(result.notes)
 
 
@@ -81,7 +85,7 @@ def test_index_gives_the_full_scans_verdicts_in_order(corpus: list[tuple[str, li
     late = 0
     for name, events in corpus:
         expected = _judged(FullScan, events)
-        assert _judged(Replay, events) == expected, name
+        assert _judged(PfFold, events) == expected, name
         late += sum(1 for v in expected[0] if v["rule"].endswith(("-late", "-interval", "-requests", "-removal")))
     assert late > 0, "the corpus must contain missed deadlines for the comparison to mean anything"
 
