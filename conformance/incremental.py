@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from conformance.engine import statedir
+from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import Router, TraceFolds, results_of
 from conformance.progress import Progress
@@ -164,8 +165,15 @@ def _continues(saved: bytes, seq: int) -> bool:
 def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> None:
     """Read the new segments into the router; count and hash as the full engine does (no event is kept)."""
     by_mech: Counter[str] = Counter(state.by_mechanism)
+    with PausedCollector() as collector:
+        _read_segments(todo, state, router, progress, by_mech, collector)
+    state.by_mechanism = dict(by_mech)
+
+
+def _read_segments(todo, state: State, router: Router, progress, by_mech: Counter[str], collector) -> None:
     for tf, start, first_line in todo:
         for part in iter_trace_file(tf, start, first_line):
+            collector.read(part.rows_read)
             state.rows_read += part.rows_read
             state.quarantine.extend(
                 {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
@@ -177,7 +185,6 @@ def _read(todo: list[Segment], state: State, router: Router, progress: Progress 
                 router.feed(e)
             if progress is not None:
                 progress.advance(len(part.events))
-    state.by_mechanism = dict(by_mech)
 
 
 def _attach(fresh: dict[str, list[dict]], state: State, todo: list[Segment], files: list[TraceFile]) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from conformance.audit import extra_monitors
 from conformance.check import core_violations, run_scope, trace_contexts, trace_rules
+from conformance.engine.collector import PausedCollector
 from conformance.engine.stream import Router
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError, count_rules, run_and_report, violation_key
@@ -113,35 +114,37 @@ def check_paths(
     violations: list[dict] = []
     unknown: list[dict] = []
     hashes = array("Q")
-    for g, group in enumerate([*groups, Group(files=unread)]):
-        router = Router(runs, group.streamed)
-        for rank in group.files:
-            tf, first = found.files[rank], not read_once[rank]
-            read_once[rank] = True
-            for part in iter_trace_file(tf):
-                if first:
-                    rows_read += part.rows_read
-                    quarantine.extend(
-                        {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
-                    )
-                n = 0
-                for e in part.events:
-                    home = group_of.get(e.trace_id)
-                    if home is None:
-                        raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
-                    if home == g:  # counted where the events enter the rules, not derived from the other counts
-                        n += 1
-                        by_mech[e.mechanism] += 1
-                        hashes.append(_id_hash(e.event_id))
-                        router.feed(e)
-                rows_checked += n
-                if progress is not None:
-                    progress.advance(n)
-        held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
-        found_here, notes = router.finish(lambda evs, unknown_: violations_of(evs, runs, unknown_))
-        unknown.extend(notes)
-        attach_from(found_here, held, [found.files[r] for r in group.files], group.traces)
-        violations.extend(found_here)
+    with PausedCollector() as collector:  # conformance.engine.collector: collected once per group read
+        for g, group in enumerate([*groups, Group(files=unread)]):
+            router = Router(runs, group.streamed)
+            for rank in group.files:
+                tf, first = found.files[rank], not read_once[rank]
+                read_once[rank] = True
+                for part in iter_trace_file(tf):
+                    if first:
+                        rows_read += part.rows_read
+                        quarantine.extend(
+                            {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
+                        )
+                    n = 0
+                    for e in part.events:
+                        home = group_of.get(e.trace_id)
+                        if home is None:
+                            raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
+                        if home == g:  # counted where the events enter the rules, not derived from the other counts
+                            n += 1
+                            by_mech[e.mechanism] += 1
+                            hashes.append(_id_hash(e.event_id))
+                            router.feed(e)
+                    rows_checked += n
+                    if progress is not None:
+                        progress.advance(n)
+                    collector.read(part.rows_read)
+            held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
+            found_here, notes = router.finish(lambda evs, unknown_: violations_of(evs, runs, unknown_))
+            unknown.extend(notes)
+            attach_from(found_here, held, [found.files[r] for r in group.files], group.traces)
+            violations.extend(found_here)
     repeated = repeated_hashes(hashes)  # sorts it in place
     del hashes
     duplicates = _duplicate_ids(found.files, repeated) if repeated else ([], {})

@@ -102,9 +102,11 @@ def canonical_attrs(attrs: Mapping[str, Any]) -> str:
     return json.dumps(attrs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
-    """One trace event. `attrs` must not be mutated after construction."""
+    """One trace event, treated as immutable: no field and no part of `attrs` is changed after construction
+    (`dataclasses.replace` makes a changed copy). Not `frozen`: a frozen dataclass sets each field through
+    `object.__setattr__`, which made building one cost 1.1 us against 0.2 us, once per event read."""
 
     trace_id: str
     seq: int

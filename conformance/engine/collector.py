@@ -1,0 +1,42 @@
+"""The cyclic garbage collector during a check: paused, and run at known points instead.
+
+A check builds millions of short-lived objects (an event, its attrs) that reference counting frees at
+once, beside fold state that lives for the whole run. Python's generational collector counts allocations,
+not garbage: at 10^6 events it ran 34 full collections, each walking every live object of the folds, for
+a third of the run's time (benchmarks/README.md, session 5), and found nothing to collect. The engines
+pause it for the run and collect once every `every` events they read (a group's worth), so cycles that do
+arise (a fold dropped with a bound-method cache on itself) are freed at a bounded delay, and once at the end.
+"""
+
+from __future__ import annotations
+
+import gc
+from types import TracebackType
+
+EVERY = 500_000  # events read between two collections (the single-process engine's group size)
+
+
+class PausedCollector:
+    """`with PausedCollector() as c: ... c.read(n) ...`: the collector is off inside, and runs every `every`
+    events counted by `read` and on leaving; its earlier state is restored."""
+
+    __slots__ = ("count", "every", "was_on")
+
+    def __init__(self, every: int = EVERY) -> None:
+        self.every, self.count, self.was_on = every, 0, False
+
+    def __enter__(self) -> PausedCollector:
+        self.was_on = gc.isenabled()
+        gc.disable()
+        return self
+
+    def read(self, n: int) -> None:
+        self.count += n
+        if self.count >= self.every:
+            self.count = 0
+            gc.collect()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        gc.collect()
+        if self.was_on:
+            gc.enable()
