@@ -204,8 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="check trace corpora (Spark)",
         description="Validate JSONL/Parquet "
         "traces against the schema (bad rows quarantined with a reason) and check the "
-        "mechanism-independent rules and every mechanism monitor. Exit 0 clean, 1 "
-        "violations, 2 unusable input or no events, 3 internal error.",
+        "mechanism-independent rules and every mechanism monitor. Exit 0 judged and clean, 1 "
+        "violations, 2 unusable input, no events, or some group could not be judged (verdict unknown, "
+        "see unknown.jsonl; --allow-unknown accepts it), 3 internal error.",
     )
     p.add_argument("paths", nargs="+", help="trace files or directories")
     p.add_argument("--out", default="out/check", help="output directory for summary.json and violations")
@@ -223,7 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show the progress bar (events/s, ETA) on stderr even when it is not a terminal",
     )
-    p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="accept a verdict of unknown (no violations, some group could not be judged): exit 0 instead "
+        "of 2; summary.json says unknown_accepted",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 (not 2) when some group could not be judged; overrides --allow-unknown",
+    )
     p.add_argument(
         "--skew",
         type=int,

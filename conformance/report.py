@@ -8,6 +8,11 @@ in a deterministic order; the summary always carries the full counts.
 The report is written into a fresh directory beside `--out` and renamed into place, so `--out` holds one
 whole report of one run: a clean or failed verdict, an unusable input (`verdict: unusable`, exit 2) or an
 internal error (`verdict: internal-error`, exit 3, with the full trace in `haconform-error.log`).
+
+Exit statuses of the gate (`exit_status`): 0 only for a judged, clean input; 1 violations (whatever else);
+2 unusable, and also a verdict of unknown (no violations, some group could not be judged: its notes are in
+`unknown.jsonl`) unless `--allow-unknown` accepts it (exit 0, `unknown_accepted` in summary.json);
+`--strict` makes unknown exit 1 instead; 3 internal error.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ class CheckOutcome:
             return "invalid"
         return "unknown" if self.unknown_total else "valid"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, *, allow_unknown: bool = False) -> dict[str, Any]:
         rules = list(self.violations_by_rule)
         if self.rows_quarantined:
             rules.append(
@@ -99,6 +104,7 @@ class CheckOutcome:
             "violations_written": len(self.violations),
             "quarantine_written": len(self.quarantine),
             "unknown_total": self.unknown_total,
+            "unknown_accepted": self.verdict == "unknown" and allow_unknown,
         }
 
 
@@ -198,14 +204,40 @@ def write_internal_error(out_dir: Path | str, one_line: str, trace: str) -> Path
     return publish(out_dir, write) / ERROR_LOG
 
 
+def exit_status(verdict: str, *, strict: bool = False, allow_unknown: bool = False) -> int:
+    """The gate: 0 only for judged and clean, 1 violations, 2 for an unknown verdict (some group could not be
+    judged) unless `allow_unknown` accepts it (0) or `strict` makes it a failure (1)."""
+    if verdict == "invalid":
+        return EXIT_VIOLATIONS
+    if verdict == "unknown":
+        if strict:
+            return EXIT_VIOLATIONS
+        return EXIT_CLEAN if allow_unknown else EXIT_UNUSABLE
+    return EXIT_CLEAN
+
+
+def unknown_message(outcome: CheckOutcome, out: Path) -> str:
+    groups = outcome.unknown_total
+    return (
+        f"haconform check: {groups} group(s) could not be judged (no violations found; why in "
+        f"{out / 'unknown.jsonl'}): exit 2; pass --allow-unknown to accept an unjudged input"
+    )
+
+
 def write_outcome(
-    outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False, stream: TextIO | None = None
+    outcome: CheckOutcome,
+    out_dir: Path | str,
+    *,
+    strict: bool = False,
+    allow_unknown: bool = False,
+    stream: TextIO | None = None,
 ) -> int:
     """Write the report atomically and a short readable verdict (to stdout unless `stream`); return the exit
-    status. Counts that do not reconcile raise InternalError before anything is written."""
+    status (`exit_status`); an unknown verdict not accepted adds one line on stderr. Counts that do not
+    reconcile raise InternalError before anything is written."""
     outcome.require_reconciled()
     stream = stream or sys.stdout  # looked up per call, so a replaced sys.stdout is honoured
-    summary = outcome.summary()
+    summary = outcome.summary(allow_unknown=allow_unknown and not strict)
 
     def write(tmp: Path) -> None:
         _write_json(tmp / "summary.json", summary)
@@ -234,11 +266,10 @@ def write_outcome(
         f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/",
         file=stream,
     )
-    if summary["verdict"] == "invalid":
-        return EXIT_VIOLATIONS
-    if summary["verdict"] == "unknown" and strict:
-        return EXIT_VIOLATIONS
-    return EXIT_CLEAN
+    status = exit_status(summary["verdict"], strict=strict, allow_unknown=allow_unknown)
+    if summary["verdict"] == "unknown" and status != EXIT_CLEAN:
+        print(unknown_message(outcome, out), file=sys.stderr)
+    return status
 
 
 def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) -> int:
@@ -260,4 +291,8 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
         write_unusable(out, engine, str(exc))
         return EXIT_UNUSABLE
-    return write_outcome(outcome, out, strict=getattr(args, "strict", False))
+    status = write_outcome(
+        outcome, out, strict=getattr(args, "strict", False), allow_unknown=getattr(args, "allow_unknown", False)
+    )
+    args.report_written = True  # a whole report is in --out, whatever the status (conformance.audit.cli)
+    return status
