@@ -124,6 +124,15 @@ def no_events_message(outcome: CheckOutcome) -> str:
     )
 
 
+def no_valid_row_message(outcome: CheckOutcome) -> str:
+    first = outcome.quarantine[0] if outcome.quarantine else None
+    where = f" (first: {first['file']}:{first['line']}: field {first['field']!r}: {first['reason']})" if first else ""
+    return (
+        f"no valid row: all {outcome.rows_read} row(s) read from {len(outcome.files)} file(s) break the "
+        f"trace schema{where}"
+    )
+
+
 def check_out_dir(out_dir: Path | str) -> Path:
     """Fail early (OutDirError) unless `out_dir` can receive a report: a new or empty directory, or one
     holding only an earlier report, whose parent is writable."""
@@ -274,8 +283,9 @@ def write_outcome(
 
 def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) -> int:
     """The frame of `haconform check` for either engine: refuse an unusable `--out` before any work, turn
-    an unusable input (or no events at all, unless `--allow-empty`) into exit 2 with a report saying so,
-    and write the outcome. Any other exception propagates: the CLI makes it an internal error (exit 3)."""
+    an unusable input (no events at all, unless `--allow-empty`; rows none of which is valid) into exit 2
+    with a report saying so, and write the outcome. Any other exception propagates: the CLI makes it an
+    internal error (exit 3)."""
     from traces.io import TraceFileError
 
     try:
@@ -287,6 +297,8 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
         outcome = compute()
         if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
             raise TraceFileError(no_events_message(outcome))
+        if outcome.rows_read and outcome.rows_checked == 0 and outcome.rows_quarantined == outcome.rows_read:
+            raise TraceFileError(no_valid_row_message(outcome))  # nothing to judge: unusable, not a verdict
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
         write_unusable(out, engine, str(exc))

@@ -73,6 +73,18 @@ def validate_reply(mechanism: str, op: str, reply: Any) -> None:
         )
 
 
+def check_event_times(op: str, request_id: int, now_ms: int, events: list[dict[str, Any]]) -> None:
+    """PROTOCOL.md: every event of a reply happens at or after the request's `now_ms` (the system never
+    records in the past); an event before it is a protocol error naming the request and the event."""
+    for i, ev in enumerate(events):
+        if ev["ts_ms"] < now_ms:
+            raise SutFailure(
+                f"reply to {op!r} (request {request_id}) records event {i} ({ev['kind']} of {ev['entity']!r}) at "
+                f"ts_ms {ev['ts_ms']}, before the request's now_ms {now_ms}: events must be at or after now_ms",
+                f"events/{i}/ts_ms",
+            )
+
+
 class ReplyTimeout(Exception):
     pass
 
@@ -193,6 +205,7 @@ class ProcessClient:
             raise SutFailure(f"reply to {op!r} answers request {reply['id']}, not {request['id']}", "id")
         if "error" in reply:
             raise SutFailure(f"the system under test reports an error for {op!r}: {reply['error']}", "error")
+        check_event_times(op, request["id"], now_ms, reply["events"])
         return reply
 
 
