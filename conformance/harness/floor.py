@@ -104,3 +104,16 @@ def shortfall(mechanism: str, system_cov: dict[str, Any], inputs: Sequence[Any])
     mine = list(system_cov["exercised"])
     missing = sorted(set(ref["exercised"]) - set(mine))
     return Floor(mine, list(ref["exercised"]), runs, failed, missing)
+
+
+def not_a_pass(mechanism: str, out: Any, sut: str | None) -> str:
+    """Why a search without a failure (`search.Outcome`) is still no pass, for the pytest plugin: no run
+    could be judged, or (for a system under test) its runs fall below the coverage floor; '' for a pass."""
+    if out.runs > 0 and out.unjudged_runs >= out.runs:
+        return f"UNKNOWN {mechanism}: the monitor could not judge any of the {out.runs} runs: " + "; ".join(
+            out.unjudged_notes[:3]
+        )
+    if not sut or not any(i is not None for i in out.inputs):
+        return ""
+    floor = shortfall(mechanism, coverage(mechanism, driver(mechanism).monitor(), out.traces), out.inputs)
+    return floor.text(mechanism, sut) if floor.below else ""

@@ -89,3 +89,12 @@ def test_an_event_before_now_ms_is_a_protocol_error(tmp_path: Path) -> None:
     assert info.value.field == "events/0/ts_ms"
     text = str(info.value)
     assert "reply to 'submit' (request 3)" in text and "RECEIVE of 'm0'" in text and "ts_ms 999" in text
+
+
+@pytest.mark.model
+def test_the_pytest_plugin_applies_the_same_floor(tmp_path: Path) -> None:
+    from conformance.harness.plugin import _run
+
+    text = _run("sr", fake_sut(tmp_path, SILENT_SR), "quick", 5, 20, tmp_path)
+    assert text.startswith("FAIL sr: ") and "exercised 0 rule(s), fewer than the required" in text
+    assert _run("sr", None, "quick", 5, 20, tmp_path) == ""  # twin: the model itself passes

@@ -27,3 +27,27 @@ def test_spark_unknown_exits_2_unless_accepted(tmp_path, spark, capsys):
 
 def test_twin_spark_clean_trace_exits_0(tmp_path, spark):
     assert main(["check", str(CLEAN), "--out", str(tmp_path / "s"), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("mechanism", ["am", "sr"])
+def test_spark_reports_unknown_kinds_as_the_python_engine_does(mechanism, tmp_path, spark):
+    """The same unknown-kind notes from both engines (they share GroupFolds); twin in tests/engine."""
+    from tests.engine.test_unknown_kinds import EXIT, RENAMED, renamed
+
+    path, _ = renamed(tmp_path, mechanism)
+    assert main(["check", str(path), "--out", str(tmp_path / "s"), "--quiet"]) == EXIT[mechanism]
+    assert main(["check", str(path), "--engine", "python", "--out", str(tmp_path / "p"), "--quiet"]) == EXIT[mechanism]
+    spark_notes = (tmp_path / "s" / "unknown.jsonl").read_text()
+    assert spark_notes == (tmp_path / "p" / "unknown.jsonl").read_text()
+    assert repr(RENAMED[mechanism][2]) in spark_notes
+
+
+def test_spark_no_valid_row_and_cr_line_endings_exit_2(tmp_path, spark, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\n', encoding="utf-8")
+    assert main(["check", str(bad), "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    assert "no valid row" in capsys.readouterr().err
+    cr = tmp_path / "cr.jsonl"
+    cr.write_bytes(CLEAN.read_bytes().replace(b"\n", b"\r"))
+    assert main(["check", str(cr), "--out", str(tmp_path / "c"), "--quiet"]) == 2
+    assert "uses CR line endings" in capsys.readouterr().err
