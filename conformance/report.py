@@ -133,6 +133,25 @@ def no_valid_row_message(outcome: CheckOutcome) -> str:
     )
 
 
+def older_version_message(outcome: CheckOutcome) -> str | None:
+    """A check whose input holds rows of an older schema version is unusable (exit 2): not judged by the
+    current rules, whose context and vocabulary it lacks; the message says what is missing and how to
+    produce it (`traces.schema.OLDER_VERSIONS`)."""
+    from traces.rows import OLDER_VERSION_REASON
+    from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
+
+    old = [
+        q for q in outcome.quarantine if q["field"] == "schema_version" and q["reason"].startswith(OLDER_VERSION_REASON)
+    ]
+    if not old:
+        return None
+    version = int(old[0]["reason"][len(OLDER_VERSION_REASON) :].split(",")[0])
+    return (
+        f"{len(old)} row(s) of trace schema version {version}, not {SCHEMA_VERSION} (first: {old[0]['file']}:"
+        f"{old[0]['line']}): {OLDER_VERSIONS[version]}"
+    )
+
+
 def check_out_dir(out_dir: Path | str) -> Path:
     """Fail early (OutDirError) unless `out_dir` can receive a report: a new or empty directory, or one
     holding only an earlier report, whose parent is writable."""
@@ -297,6 +316,8 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
         outcome = compute()
         if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
             raise TraceFileError(no_events_message(outcome))
+        if (older := older_version_message(outcome)) is not None:
+            raise TraceFileError(older)  # an older contract: said, never judged by the current rules
         if outcome.rows_read and outcome.rows_checked == 0 and outcome.rows_quarantined == outcome.rows_read:
             raise TraceFileError(no_valid_row_message(outcome))  # nothing to judge: unusable, not a verdict
     except TraceFileError as exc:

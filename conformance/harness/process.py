@@ -30,7 +30,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from conformance.harness.core import SutFailure
-from traces.schema import Event
+from traces.schema import SCHEMA_VERSION, Event
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 EPOCH_MS = 1_700_000_000_000  # virtual time of the first request (2023-11-14T22:13:20Z)
@@ -267,7 +267,7 @@ class ProcessSystem:
 
     def _add(self, raw: dict[str, Any], mechanism: str | None = None) -> Event:
         e = Event(
-            schema_version=1,
+            schema_version=SCHEMA_VERSION,
             trace_id=self.trace_id,
             seq=self.seq,
             event_id=f"{self.trace_id}-{self.seq}",

@@ -51,3 +51,17 @@ def test_spark_no_valid_row_and_cr_line_endings_exit_2(tmp_path, spark, capsys):
     cr.write_bytes(CLEAN.read_bytes().replace(b"\n", b"\r"))
     assert main(["check", str(cr), "--out", str(tmp_path / "c"), "--quiet"]) == 2
     assert "uses CR line endings" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sample", ["am-s1.jsonl", "sr-s3.parquet"])
+def test_spark_names_a_version_1_trace(sample, tmp_path, spark, capsys):
+    """The JVM fast path sends a version-1 row to the Python judgement, whose reason stops the check (exit 2);
+    twin: the same trace at version 2 is judged clean."""
+    from tests.unit.test_schema_version import CLEAN as SAMPLES
+    from tests.unit.test_schema_version import at_version
+
+    old = at_version(SAMPLES / sample, tmp_path / f"old-{sample}", 1)
+    assert main(["check", str(old), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "of trace schema version 1, not 2" in capsys.readouterr().err
+    new = at_version(SAMPLES / sample, tmp_path / f"new-{sample}", 2)
+    assert main(["check", str(new), "--out", str(tmp_path / "n"), "--quiet"]) == 0
