@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from model.registry import mechanisms
 from traces.io import write_events
-from traces.schema import arrow_schema
+from traces.schema import SCHEMA_VERSION, arrow_schema
 
 POOL_EVENTS = 200_000
 
@@ -72,7 +72,7 @@ def single_entity_corpus(directory: Path, events: int, *, per_file: int = 1_000_
     directory.mkdir(parents=True, exist_ok=True)
     schema = arrow_schema()
     start = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "trace_id": "one",
         "seq": 0,
         "event_id": "one:0",
@@ -91,7 +91,7 @@ def single_entity_corpus(directory: Path, events: int, *, per_file: int = 1_000_
         n = hi - lo
         table = pa.table(
             {
-                "schema_version": pa.array([1] * n, pa.int32()),
+                "schema_version": pa.array([SCHEMA_VERSION] * n, pa.int32()),
                 "trace_id": pa.array(["one"] * n),
                 "seq": seq,
                 "event_id": pc.binary_join_element_wise(pa.array(["one:"] * n), pc.cast(seq, pa.string()), ""),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 import tempfile
@@ -16,6 +17,7 @@ import textwrap
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from spec.catalogue import KINDS, MECHANISMS, catalogue
 
@@ -108,6 +110,30 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, object]:
     return out
 
 
+WRITABLE_SUFFIXES = (".jsonl", ".ndjson", ".parquet")  # what traces.io.write_events writes
+
+
+def _named_options(run: Any) -> tuple[list[str], bool]:
+    """The keyword options a simulate function names, and whether it passes others on (**overrides)."""
+    params = inspect.signature(run).parameters.values()
+    named = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def _unknown_options(run: Any, options: dict[str, Any]) -> list[str]:
+    named, open_ended = _named_options(run)
+    return [] if open_ended else [k for k in options if k not in named]
+
+
+def _options_message(mechanism: str, run: Any, unknown: list[str]) -> str:
+    named, open_ended = _named_options(run)
+    more = " and the model's configuration settings" if open_ended else ""
+    return (
+        f"haconform simulate: {mechanism} has no option {', '.join(map(repr, unknown))}; "
+        f"known: {', '.join(named)}{more}"
+    )
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from model import registry
     from traces.io import write_events
@@ -127,7 +153,26 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             )
             return 2
         run = spec.mutants[args.mutant]
-    events = run(args.seed, **_parse_options(args.opt))
+    out = str(args.out)
+    if not out.endswith(WRITABLE_SUFFIXES):
+        print(
+            f"haconform simulate: --out {out}: unknown trace format; give a file ending in "
+            f"{', '.join(WRITABLE_SUFFIXES)}",
+            file=sys.stderr,
+        )
+        return 2
+    options = _parse_options(args.opt)
+    unknown = _unknown_options(run, options)
+    if unknown:
+        print(_options_message(args.mechanism, run, unknown), file=sys.stderr)
+        return 2
+    try:
+        events = run(args.seed, **options)
+    except TypeError as exc:  # an option passed on through **overrides that its target does not take
+        if "unexpected keyword argument" not in str(exc):
+            raise
+        print(_options_message(args.mechanism, run, [str(exc).rsplit(" ", 1)[-1].strip("'")]), file=sys.stderr)
+        return 2
     write_events(args.out, events)
     print(f"wrote {len(events)} events of {args.mechanism} (seed {args.seed}) to {args.out}", file=sys.stderr)
     return 0
@@ -204,8 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="check trace corpora (Spark)",
         description="Validate JSONL/Parquet "
         "traces against the schema (bad rows quarantined with a reason) and check the "
-        "mechanism-independent rules and every mechanism monitor. Exit 0 clean, 1 "
-        "violations, 2 unusable input or no events, 3 internal error.",
+        "mechanism-independent rules and every mechanism monitor. Exit 0 judged and clean, 1 "
+        "violations, 2 unusable input, no events, or some group could not be judged (verdict unknown, "
+        "see unknown.jsonl; --allow-unknown accepts it), 3 internal error.",
     )
     p.add_argument("paths", nargs="+", help="trace files or directories")
     p.add_argument("--out", default="out/check", help="output directory for summary.json and violations")
@@ -223,7 +269,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show the progress bar (events/s, ETA) on stderr even when it is not a terminal",
     )
-    p.add_argument("--strict", action="store_true", help="exit 1 also when some group could not be judged")
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="accept a verdict of unknown (no violations, some group could not be judged): exit 0 instead "
+        "of 2; summary.json says unknown_accepted",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 (not 2) when some group could not be judged; overrides --allow-unknown",
+    )
     p.add_argument(
         "--skew",
         type=int,

@@ -8,6 +8,11 @@ in a deterministic order; the summary always carries the full counts.
 The report is written into a fresh directory beside `--out` and renamed into place, so `--out` holds one
 whole report of one run: a clean or failed verdict, an unusable input (`verdict: unusable`, exit 2) or an
 internal error (`verdict: internal-error`, exit 3, with the full trace in `haconform-error.log`).
+
+Exit statuses of the gate (`exit_status`): 0 only for a judged, clean input; 1 violations (whatever else);
+2 unusable, and also a verdict of unknown (no violations, some group could not be judged: its notes are in
+`unknown.jsonl`) unless `--allow-unknown` accepts it (exit 0, `unknown_accepted` in summary.json);
+`--strict` makes unknown exit 1 instead; 3 internal error.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ class CheckOutcome:
             return "invalid"
         return "unknown" if self.unknown_total else "valid"
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, *, allow_unknown: bool = False) -> dict[str, Any]:
         rules = list(self.violations_by_rule)
         if self.rows_quarantined:
             rules.append(
@@ -99,6 +104,7 @@ class CheckOutcome:
             "violations_written": len(self.violations),
             "quarantine_written": len(self.quarantine),
             "unknown_total": self.unknown_total,
+            "unknown_accepted": self.verdict == "unknown" and allow_unknown,
         }
 
 
@@ -115,6 +121,34 @@ def no_events_message(outcome: CheckOutcome) -> str:
     return (
         f"no events: {len(outcome.files)} trace file(s) read, {len(outcome.files_skipped)} skipped, 0 rows "
         "(empty files and blank lines hold no events); pass --allow-empty to accept an empty input"
+    )
+
+
+def no_valid_row_message(outcome: CheckOutcome) -> str:
+    first = outcome.quarantine[0] if outcome.quarantine else None
+    where = f" (first: {first['file']}:{first['line']}: field {first['field']!r}: {first['reason']})" if first else ""
+    return (
+        f"no valid row: all {outcome.rows_read} row(s) read from {len(outcome.files)} file(s) break the "
+        f"trace schema{where}"
+    )
+
+
+def older_version_message(outcome: CheckOutcome) -> str | None:
+    """A check whose input holds rows of an older schema version is unusable (exit 2): not judged by the
+    current rules, whose context and vocabulary it lacks; the message says what is missing and how to
+    produce it (`traces.schema.OLDER_VERSIONS`)."""
+    from traces.rows import OLDER_VERSION_REASON
+    from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
+
+    old = [
+        q for q in outcome.quarantine if q["field"] == "schema_version" and q["reason"].startswith(OLDER_VERSION_REASON)
+    ]
+    if not old:
+        return None
+    version = int(old[0]["reason"][len(OLDER_VERSION_REASON) :].split(",")[0])
+    return (
+        f"{len(old)} row(s) of trace schema version {version}, not {SCHEMA_VERSION} (first: {old[0]['file']}:"
+        f"{old[0]['line']}): {OLDER_VERSIONS[version]}"
     )
 
 
@@ -198,14 +232,40 @@ def write_internal_error(out_dir: Path | str, one_line: str, trace: str) -> Path
     return publish(out_dir, write) / ERROR_LOG
 
 
+def exit_status(verdict: str, *, strict: bool = False, allow_unknown: bool = False) -> int:
+    """The gate: 0 only for judged and clean, 1 violations, 2 for an unknown verdict (some group could not be
+    judged) unless `allow_unknown` accepts it (0) or `strict` makes it a failure (1)."""
+    if verdict == "invalid":
+        return EXIT_VIOLATIONS
+    if verdict == "unknown":
+        if strict:
+            return EXIT_VIOLATIONS
+        return EXIT_CLEAN if allow_unknown else EXIT_UNUSABLE
+    return EXIT_CLEAN
+
+
+def unknown_message(outcome: CheckOutcome, out: Path) -> str:
+    groups = outcome.unknown_total
+    return (
+        f"haconform check: {groups} group(s) could not be judged (no violations found; why in "
+        f"{out / 'unknown.jsonl'}): exit 2; pass --allow-unknown to accept an unjudged input"
+    )
+
+
 def write_outcome(
-    outcome: CheckOutcome, out_dir: Path | str, *, strict: bool = False, stream: TextIO | None = None
+    outcome: CheckOutcome,
+    out_dir: Path | str,
+    *,
+    strict: bool = False,
+    allow_unknown: bool = False,
+    stream: TextIO | None = None,
 ) -> int:
     """Write the report atomically and a short readable verdict (to stdout unless `stream`); return the exit
-    status. Counts that do not reconcile raise InternalError before anything is written."""
+    status (`exit_status`); an unknown verdict not accepted adds one line on stderr. Counts that do not
+    reconcile raise InternalError before anything is written."""
     outcome.require_reconciled()
     stream = stream or sys.stdout  # looked up per call, so a replaced sys.stdout is honoured
-    summary = outcome.summary()
+    summary = outcome.summary(allow_unknown=allow_unknown and not strict)
 
     def write(tmp: Path) -> None:
         _write_json(tmp / "summary.json", summary)
@@ -234,17 +294,17 @@ def write_outcome(
         f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/",
         file=stream,
     )
-    if summary["verdict"] == "invalid":
-        return EXIT_VIOLATIONS
-    if summary["verdict"] == "unknown" and strict:
-        return EXIT_VIOLATIONS
-    return EXIT_CLEAN
+    status = exit_status(summary["verdict"], strict=strict, allow_unknown=allow_unknown)
+    if summary["verdict"] == "unknown" and status != EXIT_CLEAN:
+        print(unknown_message(outcome, out), file=sys.stderr)
+    return status
 
 
 def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) -> int:
     """The frame of `haconform check` for either engine: refuse an unusable `--out` before any work, turn
-    an unusable input (or no events at all, unless `--allow-empty`) into exit 2 with a report saying so,
-    and write the outcome. Any other exception propagates: the CLI makes it an internal error (exit 3)."""
+    an unusable input (no events at all, unless `--allow-empty`; rows none of which is valid) into exit 2
+    with a report saying so, and write the outcome. Any other exception propagates: the CLI makes it an
+    internal error (exit 3)."""
     from traces.io import TraceFileError
 
     try:
@@ -256,8 +316,16 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
         outcome = compute()
         if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
             raise TraceFileError(no_events_message(outcome))
+        if (older := older_version_message(outcome)) is not None:
+            raise TraceFileError(older)  # an older contract: said, never judged by the current rules
+        if outcome.rows_read and outcome.rows_checked == 0 and outcome.rows_quarantined == outcome.rows_read:
+            raise TraceFileError(no_valid_row_message(outcome))  # nothing to judge: unusable, not a verdict
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
         write_unusable(out, engine, str(exc))
         return EXIT_UNUSABLE
-    return write_outcome(outcome, out, strict=getattr(args, "strict", False))
+    status = write_outcome(
+        outcome, out, strict=getattr(args, "strict", False), allow_unknown=getattr(args, "allow_unknown", False)
+    )
+    args.report_written = True  # a whole report is in --out, whatever the status (conformance.audit.cli)
+    return status

@@ -1,8 +1,10 @@
 """`haconform conform`, `replay`, `mutants` and `protocol-doc`: the conformance suite's commands.
 
 Design card, "conformance suite". Exit statuses: 0 pass (or every mutant killed, or the replayed run is
-clean), 1 a failure found (a surviving mutant, a reproduced violation), 2 unusable input or usage (an
-unknown mechanism, a system that cannot be started, an unreadable replay file), 3 internal error.
+clean), 1 a failure found (a surviving mutant, a reproduced violation, a system under test whose runs
+exercise fewer rules than the reference model on the same inputs: `conformance.harness.floor`), 2 unusable
+input or usage (an unknown mechanism, a system that cannot be started, an unreadable replay file), 3 internal
+error.
 """
 
 from __future__ import annotations
@@ -88,6 +90,12 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     nothing_judged = not out.failure and out.runs > 0 and out.unjudged_runs >= out.runs
     cov = coverage(args.mechanism, drv.monitor(), traces)
     target = args.sut or "the reference model"
+    floor = None
+    if args.sut and not out.failure and not nothing_judged and any(i is not None for i in out.inputs):
+        from conformance.harness.floor import shortfall
+
+        floor = shortfall(args.mechanism, cov, out.inputs)  # the model's coverage on the same inputs
+    below = floor is not None and floor.below
     summary: dict[str, Any] = {
         "mechanism": args.mechanism,
         "sut": args.sut,
@@ -96,11 +104,13 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "steps": out.steps,
         "seconds": round(out.elapsed_s, 2),
         "budget_spent": out.exhausted_budget,
-        "verdict": "fail" if out.failure else ("unknown" if nothing_judged else "pass"),
+        "verdict": "fail" if out.failure or below else ("unknown" if nothing_judged else "pass"),
         "unjudged_runs": out.unjudged_runs,
         "unjudged_notes": out.unjudged_notes,
         "coverage": cov,
     }
+    if floor is not None:
+        summary["coverage_floor"] = floor.to_json()
     if out.minimised is not None:
         summary["minimised"] = out.minimised.to_json()
     if out.failure:
@@ -114,11 +124,18 @@ def _cmd_conform(args: argparse.Namespace) -> int:
             f"UNKNOWN {args.mechanism}: the monitor could not fully judge any of the {out.runs} runs of {target} "
             "(not a pass: its records lack what the rules need); first reasons:\n  " + "\n  ".join(out.unjudged_notes)
         )
+    elif below:
+        text = floor.text(args.mechanism, target)
     else:
         text = (
             f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
             + (" (budget spent)" if out.exhausted_budget else "")
         )
+        if floor is not None:
+            text += (
+                f"\n  coverage floor: {len(floor.exercised)} rule(s) exercised, the reference model "
+                f"{len(floor.reference)} on the same inputs (required: {floor.required})"
+            )
         if out.unjudged_runs:
             text += f"\n  but {out.unjudged_runs} run(s) were judged only in part; first reasons:\n    " + (
                 "\n    ".join(out.unjudged_notes)
@@ -130,7 +147,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         if out.minimised is not None:
             print(out.minimised.text())
         print(coverage_text(cov))
-    if out.failure:
+    if out.failure or below:
         return 1
     return 2 if nothing_judged else 0  # unknown: the records are unusable for a verdict, never a pass
 

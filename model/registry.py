@@ -28,6 +28,7 @@ class MechanismSpec:
     monitor: Callable[[], Monitor] | None = None
     mutants: Mapping[str, Simulate] = field(default_factory=dict)
     trace_mechanism: str = ""  # value of the `mechanism` column this model records ("" = same as name)
+    kinds: frozenset[str] = frozenset()  # every event kind of this mechanism (empty: no vocabulary checked)
 
     @property
     def records(self) -> str:
@@ -74,3 +75,14 @@ def monitors() -> list[Monitor]:
 
 def simulate(name: str, seed: int, **options: Any) -> list[Event]:
     return get(name).simulate(seed, **options)
+
+
+def vocabulary(mechanism: str) -> frozenset[str] | None:
+    """The event kinds a mechanism's monitor knows (by the trace's `mechanism` value); None when the
+    mechanism has no registered vocabulary (its events are not checked for unknown kinds)."""
+    return _vocabularies().get(mechanism)
+
+
+@lru_cache(maxsize=1)
+def _vocabularies() -> dict[str, frozenset[str]]:
+    return {spec.records: spec.kinds for spec in mechanisms().values() if spec.kinds}

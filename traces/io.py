@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,11 @@ def _text_problem(head: bytes) -> str | None:
         return f"is UTF-16 text (byte-order mark {head[:2].hex(' ').upper()}); JSON Lines must be UTF-8"
     if head and head.count(0) * 4 >= len(head):
         return "holds binary data (NUL bytes), not UTF-8 JSON Lines text (UTF-16 without a byte-order mark?)"
+    if b"\n" not in head and re.search(rb"\r[ \t\r]*\S", head):
+        return (
+            "uses CR line endings (carriage returns without line feeds, as classic Mac OS wrote text): "
+            "JSON Lines ends each line with LF (or CRLF); convert it, e.g. tr '\\r' '\\n'"
+        )
     return None
 
 

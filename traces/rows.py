@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, SCHEMA_VERSION
+from traces.schema import FIELD_NAMES, KIND_PATTERN, MECHANISMS, OLDER_VERSIONS, SCHEMA_VERSION
 
 MAX_DEPTH = 32
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -30,6 +30,7 @@ BOM = b"\xef\xbb\xbf"
 BLANK = b" \t\r"  # a line of only these bytes is blank, not a row
 FIELD_ORDER = tuple(sorted(FIELD_NAMES))
 INTEGER_FIELDS = ("schema_version", "seq", "ts_ms")
+OLDER_VERSION_REASON = "an older trace contract: schema version"  # a quarantine reason the report turns into exit 2
 NONEMPTY_FIELDS = ("event_id", "node", "trace_id")
 _KIND = re.compile(KIND_PATTERN)
 _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -165,6 +166,13 @@ def _int_problem(value: Any, lo: int, hi: int) -> str | None:
     return None if lo <= value <= hi else ("must be >= 0" if value < lo else f"must be {lo}")
 
 
+def _version_problem(value: Any) -> str | None:
+    """The current version passes; an older one this checker knows is named as such (`OLDER_VERSIONS`)."""
+    if type(value) is int and value in OLDER_VERSIONS:
+        return f"{OLDER_VERSION_REASON} {value}, not {SCHEMA_VERSION}"
+    return _int_problem(value, SCHEMA_VERSION, SCHEMA_VERSION)
+
+
 def _attr_problem(key: str, value: Any) -> str | None:
     if isinstance(value, list):
         kinds = {json_type(x) for x in value}
@@ -185,6 +193,8 @@ def _field_problem(name: str, value: Any) -> str | None:
         if not isinstance(value, dict):
             return f"expected object, found {json_type(value)}"
         return next((p for k in sorted(value) if (p := _attr_problem(k, value[k]))), None)
+    if name == "schema_version":
+        return _version_problem(value)
     if name in INTEGER_FIELDS:
         return _int_problem(
             value,

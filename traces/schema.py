@@ -15,7 +15,15 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Versions this checker recognises but does not judge: what changed since, and how to produce a current trace.
+OLDER_VERSIONS = {
+    1: "version 2 records the configuration as context events (SR_CONFIG for sr, PF_CONFIG for pf, "
+    "AM_DAG_CONFIG for am), names the dial AM_CONFIG (was SERVER_DIAL), records XQUERYDISCARD before what it "
+    "causes and MOUNTED before the COPY_STATE that reports it; re-record the trace with this haconform "
+    "(haconform simulate, conform or import), or add those events, keep those orders and set schema_version 2 "
+    "(traces/README.md)",
+}
 MECHANISMS = ("core", "sr", "am", "pf", "msgtrk")  # msgtrk: imported Exchange message tracking logs
 KIND_PATTERN = r"^[A-Za-z][A-Za-z0-9_.:-]*$"
 # The trace's context: its TRACE_START (seed and configuration) and every configuration event recorded
@@ -44,7 +52,7 @@ class FieldSpec:
 
 
 FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("schema_version", "integer", "Event schema version; this document describes version 1.", pa.int32()),
+    FieldSpec("schema_version", "integer", "Event schema version; this document describes version 2.", pa.int32()),
     FieldSpec("trace_id", "string", "Identifies one trace (one run or one recorded log)."),
     FieldSpec("seq", "integer", "Per-trace sequence number, strictly increasing in recording order.", pa.int64()),
     FieldSpec("event_id", "string", "Corpus-wide unique event identifier."),

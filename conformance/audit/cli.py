@@ -142,7 +142,7 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
 
 def post_check(args: argparse.Namespace, status: int) -> int:
     """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
-    if status not in (EXIT_CLEAN, EXIT_VIOLATIONS):
+    if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
         return status
     from conformance.rulesets import summary_rule_sets
 

@@ -44,14 +44,24 @@ class GroupFolds:
 
     A trace-scope monitor gives a result only for a trace holding events of its mechanism (it is fed the
     whole trace, context and faults included); an entity-scope group goes only to monitors of its mechanism.
+
+    An event of a monitor's mechanism whose kind is not in that mechanism's vocabulary
+    (`model.registry.vocabulary`: an older trace's `SERVER_DIAL`, now `AM_CONFIG`, say) is judged by no rule:
+    the group notes each such kind once, with its count and first event, as one more result of that
+    monitor whose verdict is unknown, so it is counted unjudgeable in `unknown.jsonl`, never skipped in
+    silence, whatever the monitor's own verdict.
     """
 
-    __slots__ = ("first", "folds", "relevant", "scope")
+    __slots__ = ("first", "folds", "relevant", "scope", "strange", "vocab")
 
     def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]], first: Event, context: Sequence[Event]) -> None:
+        from model.registry import vocabulary
+
         self.scope, self.first = scope, first
         self.folds = [(name, monitor.mechanism, start_fold(monitor, context)) for name, monitor in runs]
         self.relevant = [scope != "trace"] * len(self.folds)
+        self.vocab = {m: v for _, m, _ in self.folds if (v := vocabulary(m)) is not None}
+        self.strange: dict[tuple[str, str], list] = {}  # (mechanism, kind) -> [count, first event ID]
 
     def feed(self, e: Event) -> None:
         mech = e.mechanism
@@ -59,10 +69,26 @@ class GroupFolds:
             fold.feed(e)
             if mech == mechanism:
                 self.relevant[i] = True
+        vocab = self.vocab.get(mech)
+        if vocab is not None and e.kind not in vocab:
+            seen = self.strange.setdefault((mech, e.kind), [0, e.event_id])
+            seen[0] += 1
 
     def finish(self) -> list[tuple[str, Event, MonitorResult]]:
+        out = []
+        for (name, mechanism, fold), relevant in zip(self.folds, self.relevant, strict=True):
+            if relevant:
+                out.append((name, self.first, fold.finish()))
+                notes = self.unknown_kinds(mechanism)
+                if notes:
+                    out.append((name, self.first, MonitorResult.of((), notes)))
+        return out
+
+    def unknown_kinds(self, mechanism: str) -> list[str]:
+        where = self.first.trace_id if self.scope == "trace" else f"{self.first.trace_id}/{self.first.entity}"
         return [
-            (name, self.first, fold.finish())
-            for (name, _, fold), relevant in zip(self.folds, self.relevant, strict=True)
-            if relevant
+            f"{where}: {count} {mech} event(s) of kind {kind!r}, which is not in the {mech} vocabulary (first: "
+            f"{first}); not judged: record it under a current kind (traces/README.md)"
+            for (mech, kind), (count, first) in sorted(self.strange.items())
+            if mech == mechanism
         ]

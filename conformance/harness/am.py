@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.harness.core import Call, Op, Session, SystemFactory
-from traces.schema import Event
+from traces.schema import SCHEMA_VERSION, Event
 
 MEMBERS = ("MBX1", "MBX2", "MBX3", "MBX4", "MBX5")
 SERVERS = (*MEMBERS, "MBXS1")
@@ -252,7 +252,7 @@ class AmDriver:
         s.state["seq"] = seq + 1
         s.outs.append(
             Event(
-                schema_version=1,
+                schema_version=SCHEMA_VERSION,
                 trace_id=s.state["trace_id"],
                 seq=seq,
                 event_id=f"{s.state['trace_id']}-{seq}",

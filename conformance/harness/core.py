@@ -127,6 +127,7 @@ class FailureLog:
     runs: int = 0
     steps_run: int = 0
     traces: list[list[Event]] = field(default_factory=list)  # the richest finished traces (coverage)
+    inputs: list[Any] = field(default_factory=list)  # each kept trace's (setup, steps): the model replays them
     keep_traces: int = 0
     _features: list[set[Any]] = field(default_factory=list)
     unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
@@ -146,17 +147,20 @@ class FailureLog:
             return None
         return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
 
-    def keep(self, events: list[Event]) -> None:
+    def keep(self, events: list[Event], inputs: Any = None) -> None:
         """Keep `keep_traces` finished traces for the coverage report, chosen for variety: a trace replaces the
         kept one that adds least to the sample (fewest features no other kept trace has) when it adds more
         (ties: the shorter trace, cheaper to perturb).
         Features: event kinds, boolean and word-valued attributes, the recorded configuration's settings.
-        Hypothesis' first runs are its simplest, so the first few traces would show little of the run."""
+        Hypothesis' first runs are its simplest, so the first few traces would show little of the run.
+        `inputs` (the run's setup and steps) is kept beside its trace, for the reference model's coverage on the
+        same inputs (`conformance.harness.floor`)."""
         if self.keep_traces <= 0:
             return
         feats = features(events)
         if len(self.traces) < self.keep_traces:
             self.traces.append(events)
+            self.inputs.append(inputs)
             self._features.append(feats)
             return
         counts: dict[Any, int] = {}
@@ -169,6 +173,7 @@ class FailureLog:
         gain = len(feats - others)
         if (gain, len(feats), -len(events)) > (unique[worst], len(self._features[worst]), -len(self.traces[worst])):
             self.traces[worst], self._features[worst] = events, feats
+            self.inputs[worst] = inputs
 
     def check_time(self) -> None:
         now = time.monotonic()
@@ -283,9 +288,9 @@ def machine_for(
         self.session = Session(driver, None, setup)
         try:
             self.session.system = build(setup)
+            driver.absorb(self.session, "__init__", None)  # e.g. sr asks for the servers: a bad reply fails
         except SutFailure as exc:
             self._fail([], str(exc))
-        driver.absorb(self.session, "__init__", None)
         opening = getattr(driver, "opening", None)
         for op, raw in opening(self.session) if opening else []:
             try:
@@ -356,7 +361,7 @@ def machine_for(
             problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
         if problems:
             self._fail([], "; ".join(problems))
-        record.keep(list(s.events()))
+        record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps]))
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),

@@ -42,11 +42,13 @@ def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, ti
     from conformance.harness.search import search
 
     factory = process_factory(mechanism, sut, timeout) if sut else None
-    out = search(mechanism, factory, profile, budget)
+    out = search(mechanism, factory, profile, budget, keep_traces=12)
     if out.error:
         return f"the run stopped on an error that is not a verdict: {out.error}"
-    if out.failure is None:
-        return ""
+    if out.failure is None:  # unjudged runs, or a system below the coverage floor, are no pass either
+        from conformance.harness.floor import not_a_pass
+
+        return not_a_pass(mechanism, out, sut)
     path = replay_dir / f"haconform-replay-{mechanism}.json"
     write_json_atomic(path, failure_json(out.failure, sut))
     text = describe_failure(out.failure, f"{path} --sut {sut!r}" if sut else path)

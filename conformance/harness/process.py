@@ -30,7 +30,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from conformance.harness.core import SutFailure
-from traces.schema import Event
+from traces.schema import SCHEMA_VERSION, Event
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 EPOCH_MS = 1_700_000_000_000  # virtual time of the first request (2023-11-14T22:13:20Z)
@@ -71,6 +71,18 @@ def validate_reply(mechanism: str, op: str, reply: Any) -> None:
         raise SutFailure(
             f"reply to {op!r} breaks the {mechanism} protocol schema at field {where}: {err.message}", where
         )
+
+
+def check_event_times(op: str, request_id: int, now_ms: int, events: list[dict[str, Any]]) -> None:
+    """PROTOCOL.md: every event of a reply happens at or after the request's `now_ms` (the system never
+    records in the past); an event before it is a protocol error naming the request and the event."""
+    for i, ev in enumerate(events):
+        if ev["ts_ms"] < now_ms:
+            raise SutFailure(
+                f"reply to {op!r} (request {request_id}) records event {i} ({ev['kind']} of {ev['entity']!r}) at "
+                f"ts_ms {ev['ts_ms']}, before the request's now_ms {now_ms}: events must be at or after now_ms",
+                f"events/{i}/ts_ms",
+            )
 
 
 class ReplyTimeout(Exception):
@@ -193,6 +205,7 @@ class ProcessClient:
             raise SutFailure(f"reply to {op!r} answers request {reply['id']}, not {request['id']}", "id")
         if "error" in reply:
             raise SutFailure(f"the system under test reports an error for {op!r}: {reply['error']}", "error")
+        check_event_times(op, request["id"], now_ms, reply["events"])
         return reply
 
 
@@ -254,7 +267,7 @@ class ProcessSystem:
 
     def _add(self, raw: dict[str, Any], mechanism: str | None = None) -> Event:
         e = Event(
-            schema_version=1,
+            schema_version=SCHEMA_VERSION,
             trace_id=self.trace_id,
             seq=self.seq,
             event_id=f"{self.trace_id}-{self.seq}",

@@ -75,6 +75,7 @@ class Outcome:
     unjudged_runs: int = 0  # runs whose records the monitor could not judge (verdict unknown)
     unjudged_notes: list[str] = field(default_factory=list)
     minimised: Minimised | None = None  # the replay minimiser's work on the failure (None: not run)
+    inputs: list = field(default_factory=list)  # each kept trace's (setup, steps), in the order of `traces`
 
 
 def shrink_budget(budget_s: float, elapsed_s: float) -> float:
@@ -135,6 +136,7 @@ def search(
         log.unjudged_runs,
         list(log.unjudged_notes),
         shrunk,
+        list(log.inputs),
     )
 
 

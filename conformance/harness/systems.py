@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from conformance.harness.core import SutFailure
 from conformance.harness.process import ProcessSystem
 from traces.schema import Event
 
@@ -46,7 +47,18 @@ class SrProcess(ProcessSystem):
         self._add({"ts_ms": self.now_ms, "node": node, "entity": entity, "kind": kind, "attrs": attrs}, "core")
 
     def servers(self) -> list[str]:
-        return list(self.request("servers", [])[1] or [])
+        """The system's Exchange 2013 transport servers: a non-empty list of such servers of the topology the
+        setup gave it (an Exchange 2010 Hub is not one: the protocol's `servers` operation)."""
+        names = list(self.request("servers", [])[1] or [])
+        known = {n for n, s in sr_topology(self.setup).items() if s["version"] != "2010"}
+        if not names or any(n not in known for n in names):
+            what = "lists no servers" if not names else f"lists what is not a 2013 server of the topology: {names}"
+            raise SutFailure(
+                f"reply to 'servers' (request {self.client.next_id}) {what}; the setup's topology has "
+                f"{', '.join(sorted(known))}",
+                "result",
+            )
+        return names
 
     def submit(self, msg: str, primary: str, forks: Sequence[str], origin: str = "outside") -> None:
         self.request("submit", msg=msg, primary=primary, forks=list(forks), origin=origin)

@@ -6,6 +6,7 @@ Exports `MECHANISM` for the registry: the generator (`sim.simulate`), the trace 
 
 from __future__ import annotations
 
+from model.am.events import KINDS
 from model.am.monitor import AmMonitor
 from model.am.mutants import SIMULATORS
 from model.am.sim import simulate
@@ -17,4 +18,5 @@ MECHANISM = MechanismSpec(
     simulate=simulate,
     monitor=AmMonitor,
     mutants=SIMULATORS,
+    kinds=KINDS,
 )

@@ -57,6 +57,33 @@ OP_IDS = {
     BCSS_START: 334,
     BCSS_END: 335,
 }
+KINDS = frozenset(  # the vocabulary: every kind an am trace records (model.registry, unknown-kind notes)
+    {
+        DAG_VIEW,
+        PAM_ACQUIRE,
+        PAM_RELEASE,
+        SERVER_HEALTH,
+        MAINTENANCE,
+        AM_CONFIG,
+        AM_DAG_CONFIG,
+        DB_CREATE,
+        COPY_STATE,
+        LOGS,
+        FAILURE,
+        FAILOVER_REQUEST,
+        SWITCHOVER,
+        BCSS_START,
+        ACLL_START,
+        ACLL_END,
+        ACTIVE_MOVE,
+        MOUNT_START,
+        MOUNT_FAIL,
+        MOUNTED,
+        DISMOUNTED,
+        BCSS_END,
+        LOCATION_QUERY,
+    }
+)
 DAG_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH, AM_CONFIG, MAINTENANCE, AM_DAG_CONFIG})
 DAG_STATE_KINDS = frozenset({DAG_VIEW, PAM_ACQUIRE, PAM_RELEASE, SERVER_HEALTH})  # restated by AM_DAG_CONFIG
 

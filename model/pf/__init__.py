@@ -1,5 +1,6 @@
 """Public folder replication, backfill and replica lifecycle (Exchange Server 2003; seeds 001, 003, 004)."""
 
+from model.pf.events import ALL_KINDS
 from model.pf.monitor import monitor
 from model.pf.mutants import MUTANTS
 from model.pf.sim import simulate
@@ -11,4 +12,5 @@ MECHANISM = MechanismSpec(
     simulate=simulate,
     monitor=monitor,
     mutants=MUTANTS,
+    kinds=ALL_KINDS,
 )

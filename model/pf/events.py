@@ -108,3 +108,8 @@ def msg_from_attrs(sender: str, fid: str, attrs: dict, changes: dict, cns: list[
         reply_to=attrs["reply_to"],
         reason=attrs["reason"],
     )
+
+
+# the vocabulary: every kind a pf trace records (model.registry, unknown-kind notes): the store's kinds above,
+# the context record and the simulated network's records made under mechanism pf (model.kernel)
+ALL_KINDS = frozenset({*KINDS, "PF_CONFIG", "NET_SEND", "NET_RECV", "NET_DROP"})

@@ -8,6 +8,7 @@ The package is the reference model of `spec/requirements/sr.toml`: `rules.py` (p
 from __future__ import annotations
 
 from model.registry import MechanismSpec
+from model.sr.events import ALL_KINDS
 from model.sr.monitor import monitor
 from model.sr.mutants import simulators
 from model.sr.sim import simulate
@@ -18,4 +19,5 @@ MECHANISM = MechanismSpec(
     simulate=simulate,
     monitor=monitor,
     mutants=simulators(),
+    kinds=frozenset(ALL_KINDS),
 )

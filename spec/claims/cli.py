@@ -89,8 +89,12 @@ def _validate(args: argparse.Namespace) -> int:
         return 2
     try:
         report = check_config(load_config(args.file))
-    except (ConfigError, OSError) as exc:
+    except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # one line naming the file and what is wrong with it, not a raw "[Errno 2]"
+        why = "no such file" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc)).lower()
+        print(f"haconform validate-config: {args.file}: cannot read the deployment file: {why}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(_report_json(args.file, report), indent=2))

@@ -21,7 +21,7 @@ def as_events(outs: list) -> list[Event]:
     """Wrap (entity, kind, attrs) triples into Events the monitor accepts (time and ids made up)."""
     return [
         Event(
-            schema_version=1,
+            schema_version=2,
             trace_id="t",
             seq=i,
             event_id=f"t-{i}",

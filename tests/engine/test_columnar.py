@@ -13,7 +13,7 @@ from traces.schema import Event
 pytestmark = pytest.mark.unit
 
 GOOD = {
-    "schema_version": 1,
+    "schema_version": 2,
     "trace_id": "t",
     "seq": 0,
     "event_id": "e",
@@ -28,7 +28,8 @@ VARIANTS = [
     {},
     {"seq": -1},
     {"ts_ms": -2},
-    {"schema_version": 2},
+    {"schema_version": 3},
+    {"schema_version": 1},
     {"trace_id": ""},
     {"event_id": ""},
     {"node": ""},

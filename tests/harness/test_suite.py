@@ -97,6 +97,8 @@ def test_each_reference_system_passes(mechanism: str, tmp_path: Path, capsys: py
     assert out["verdict"] == "pass" and out["runs"] > 0
     assert "coverage" in out and set(out["coverage"]["rules"]) == set(rule_table(mechanism))
     assert out["coverage"]["exercised"], "a pass must have exercised some rule"
+    floor = out["coverage_floor"]  # the twin of test_conform_gate's silent system: a correct one is above it
+    assert not floor["below"] and floor["exercised"] >= floor["required"] > 0, floor
     if mechanism == "pf":  # the monitor judges every run of the reference store group, its messages included
         assert out["unjudged_runs"] == 0, out["unjudged_notes"]
         judged = {"cnset-carried", "message-route", "backfill-entry-derived", "packing-separation"}

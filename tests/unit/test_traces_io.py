@@ -15,7 +15,7 @@ from traces.schema import SCHEMA_PATH, arrow_schema, json_schema
 pytestmark = pytest.mark.unit
 
 GOOD = {
-    "schema_version": 1,
+    "schema_version": 2,
     "trace_id": "t",
     "seq": 0,
     "event_id": "t:0",
@@ -38,7 +38,8 @@ BAD_ROWS = [
     (json.dumps({**GOOD, "mechanism": "xx"}), "mechanism", ""),
     (json.dumps({**GOOD, "kind": "9bad kind"}), "kind", ""),
     (json.dumps({**GOOD, "node": ""}), "node", ""),
-    (json.dumps({**GOOD, "schema_version": 2}), "schema_version", ""),
+    (json.dumps({**GOOD, "schema_version": 3}), "schema_version", ""),
+    (json.dumps({**GOOD, "schema_version": 1}), "schema_version", "an older trace contract: schema version 1"),
     (json.dumps({**GOOD, "extra": 1}), "extra", "unknown"),
     (json.dumps({**GOOD, "attrs": {"a": {"nested": 1}}}), "attrs", ""),
     (json.dumps({**GOOD, "attrs": {"a": [1, "x"]}}), "attrs", ""),

@@ -1,0 +1,119 @@
+"""The coverage floor of `haconform conform`: a system under test passes only when its runs exercise at least
+`FLOOR_SHARE` (half) of the number of rules the reference model exercises on the same inputs.
+
+A system that answers every request and records nothing (or records too little for the monitors to judge)
+breaks no rule: without a floor it would pass. The harness keeps each sampled run's setup and steps beside
+its trace (`core.FailureLog.keep`); `reference_coverage` replays those steps against the mechanism's model
+(`core.replay_steps`, as `haconform replay` does) and measures the model's coverage with the same
+perturbations (`report.coverage`, same seed). `shortfall` compares the two: the system passes when it
+exercises at least half as many rules as the model did on those inputs (rounded up); otherwise the verdict
+names how many it exercised, how many the model did and the rules the model reached that the system did not.
+
+Why half and not all: the reference systems of `examples/sut/` are correct and record what the protocol asks,
+yet their records give the perturbations fewer handles than the model's (measured with a 10 s budget: sr 24
+of the model's 27, am 15 of 22, pf 22 of 16), so "no fewer than the model" would fail them. Half keeps
+them passing with a margin and fails a system that records nothing (0) or next to nothing.
+A run the model cannot replay (steps naming what the model does not know) is left out and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.harness.core import SutFailure, replay_steps
+from conformance.harness.report import coverage
+from conformance.harness.search import driver
+from traces.schema import Event
+
+FLOOR_SHARE = (1, 2)  # numerator, denominator: the share of the model's exercised rules a system must reach
+
+
+@dataclass
+class Floor:
+    """The system's coverage against the reference model's on the same inputs."""
+
+    exercised: list[str]  # rules the system's runs exercised
+    reference: list[str]  # rules the model exercised on the same inputs
+    runs: int  # runs the model replayed
+    not_replayed: int = 0
+    missing: list[str] = field(default_factory=list)  # exercised by the model, not by the system
+
+    @property
+    def required(self) -> int:
+        num, den = FLOOR_SHARE
+        return -(-len(self.reference) * num // den)  # rounded up: at least one when the model exercises any
+
+    @property
+    def below(self) -> bool:
+        return len(self.exercised) < self.required
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exercised": len(self.exercised),
+            "reference_exercised": len(self.reference),
+            "required": self.required,
+            "reference_runs": self.runs,
+            "not_replayed": self.not_replayed,
+            "missing": self.missing,
+            "below": self.below,
+        }
+
+    def text(self, mechanism: str, target: str) -> str:
+        return (
+            f"FAIL {mechanism}: {target} exercised {len(self.exercised)} rule(s), fewer than the required "
+            f"{self.required} (half of the {len(self.reference)} the reference model exercises on the same inputs, "
+            f"{self.runs} run(s) replayed against the model): a system must record the events its rules judge; "
+            f"exercised by the model, not by the system: {', '.join(self.missing) or '(none by name)'}"
+        )
+
+
+def model_traces(mechanism: str, inputs: Sequence[Any]) -> tuple[list[list[Event]], int]:
+    """The model's traces for the recorded (setup, steps) of each run; and how many it could not replay."""
+    drv = driver(mechanism)
+    traces: list[list[Event]] = []
+    failed = 0
+    for item in inputs:
+        if item is None:
+            failed += 1
+            continue
+        setup, steps = item
+        system = drv.model_factory()(setup)
+        try:
+            session, _ = replay_steps(drv, system, setup, steps)
+            traces.append(list(session.events()))
+        except (SutFailure, KeyError, ValueError, TypeError, IndexError):
+            failed += 1
+        finally:
+            close = getattr(system, "close", None)
+            if close is not None:
+                close()
+    return traces, failed
+
+
+def reference_coverage(mechanism: str, inputs: Sequence[Any], seed: int = 0) -> tuple[dict[str, Any], int, int]:
+    """The model's coverage over the same inputs, the runs replayed and the runs it could not replay."""
+    traces, failed = model_traces(mechanism, inputs)
+    return coverage(mechanism, driver(mechanism).monitor(), traces, seed=seed), len(traces), failed
+
+
+def shortfall(mechanism: str, system_cov: dict[str, Any], inputs: Sequence[Any]) -> Floor:
+    """Compare the system's coverage (`report.coverage` of its traces) with the model's on its inputs."""
+    ref, runs, failed = reference_coverage(mechanism, inputs)
+    mine = list(system_cov["exercised"])
+    missing = sorted(set(ref["exercised"]) - set(mine))
+    return Floor(mine, list(ref["exercised"]), runs, failed, missing)
+
+
+def not_a_pass(mechanism: str, out: Any, sut: str | None) -> str:
+    """Why a search without a failure (`search.Outcome`) is still no pass, for the pytest plugin: no run
+    could be judged, or (for a system under test) its runs fall below the coverage floor; '' for a pass."""
+    if out.runs > 0 and out.unjudged_runs >= out.runs:
+        return f"UNKNOWN {mechanism}: the monitor could not judge any of the {out.runs} runs: " + "; ".join(
+            out.unjudged_notes[:3]
+        )
+    if not sut or not any(i is not None for i in out.inputs):
+        return ""
+    floor = shortfall(mechanism, coverage(mechanism, driver(mechanism).monitor(), out.traces), out.inputs)
+    return floor.text(mechanism, sut) if floor.below else ""
