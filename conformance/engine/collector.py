@@ -5,7 +5,10 @@ once, beside fold state that lives for the whole run. Python's generational coll
 not garbage: at 10^6 events it ran 34 full collections, each walking every live object of the folds, for
 a third of the run's time (benchmarks/README.md, session 5), and found nothing to collect. The engines
 pause it for the run and collect once every `every` events they read (a group's worth), so cycles that do
-arise (a fold dropped with a bound-method cache on itself) are freed at a bounded delay, and once at the end.
+arise (a fold dropped with a bound-method cache on itself) are freed at a bounded delay. After each
+collection the survivors are frozen (`gc.freeze`: the collector no longer walks them, reference counting
+still frees them), so a collection walks only what was built since the last one; on leaving they are
+unfrozen and the collector's earlier state restored.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ EVERY = 500_000  # events read between two collections (the single-process engin
 
 class PausedCollector:
     """`with PausedCollector() as c: ... c.read(n) ...`: the collector is off inside, and runs every `every`
-    events counted by `read` and on leaving; its earlier state is restored."""
+    events counted by `read`; its earlier state is restored on leaving."""
 
     __slots__ = ("count", "every", "was_on")
 
@@ -35,8 +38,9 @@ class PausedCollector:
         if self.count >= self.every:
             self.count = 0
             gc.collect()
+            gc.freeze()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        gc.collect()
+        gc.unfreeze()
         if self.was_on:
             gc.enable()
