@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from traces.schema import Event
@@ -77,9 +77,15 @@ def simulate(name: str, seed: int, **options: Any) -> list[Event]:
     return get(name).simulate(seed, **options)
 
 
+@cache
 def vocabulary(mechanism: str) -> frozenset[str] | None:
     """The event kinds a mechanism's monitor knows (by the trace's `mechanism` value); None when the
-    mechanism has no registered vocabulary (its events are not checked for unknown kinds)."""
+    mechanism has no registered vocabulary (its events are not checked for unknown kinds). A package named
+    like the mechanism is loaded alone (a check of one mechanism does not import the others)."""
+    if mechanism in KNOWN:
+        spec = _load(mechanism)
+        if spec is not None and spec.records == mechanism:
+            return spec.kinds or None
     return _vocabularies().get(mechanism)
 
 

@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import Judged, OrderBroken, ScopeStream, trace_rules
+from conformance.engine.collector import PausedCollector
 from conformance.engine.core_fold import TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from spark_trace_check.cluster import ship_code
@@ -124,15 +125,17 @@ def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_r
         context_of = _context_lookup(context_rows)
         stream = ScopeStream(scope, [(name, factory()) for name, factory in runs], context_of)
         out: list[dict] = []
-        for batch in batches:
-            for event in batch_events(batch):
-                judged = stream.feed(event)
-                if judged:
-                    out.extend(result_rows(judged))
-            if len(out) >= 1000:
-                yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-                out = []
-        out.extend(result_rows(stream.close()))
+        with PausedCollector() as collector:  # conformance.engine.collector
+            for batch in batches:
+                collector.read(batch.num_rows)
+                for event in batch_events(batch):
+                    judged = stream.feed(event)
+                    if judged:
+                        out.extend(result_rows(judged))
+                if len(out) >= 1000:
+                    yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
+                    out = []
+            out.extend(result_rows(stream.close()))
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
 
@@ -154,15 +157,17 @@ def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[st
         monitors = [(name, factory()) for name, factory in runs]
         out: list[dict] = []
         state = _TraceState(monitors, context_of, whole)
-        for batch in batches:
-            for position, event in batch_recorded(batch):
-                found = state.feed(event, position)
-                if found:
-                    out.extend(found)
-            if len(out) >= 1000:
-                yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-                out = []
-        out.extend(state.close())
+        with PausedCollector() as collector:  # conformance.engine.collector
+            for batch in batches:
+                collector.read(batch.num_rows)
+                for position, event in batch_recorded(batch):
+                    found = state.feed(event, position)
+                    if found:
+                        out.extend(found)
+                if len(out) >= 1000:
+                    yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
+                    out = []
+            out.extend(state.close())
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
 

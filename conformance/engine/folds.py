@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from model.registry import vocabulary
 from traces.schema import Event
 from traces.verdict import Fold, Monitor, MonitorResult
 
@@ -55,8 +56,6 @@ class GroupFolds:
     __slots__ = ("first", "folds", "relevant", "scope", "strange", "vocab")
 
     def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]], first: Event, context: Sequence[Event]) -> None:
-        from model.registry import vocabulary
-
         self.scope, self.first = scope, first
         self.folds = [(name, monitor.mechanism, start_fold(monitor, context)) for name, monitor in runs]
         self.relevant = [scope != "trace"] * len(self.folds)
