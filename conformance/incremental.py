@@ -26,7 +26,7 @@ from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import Router, TraceFolds, results_of
 from conformance.progress import Progress
-from conformance.pycheck import attach_events, finish_outcome, monitor_runs, violations_of
+from conformance.pycheck import attach_events, duplicate_ids, finish_outcome, monitor_runs, violations_of
 from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import file_index
 from traces.dataset import repeated_hashes
@@ -225,7 +225,7 @@ def _outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path
         violations.extend(dict(v) for v in rows)
         unknown.extend(notes)
     repeated = repeated_hashes(array_copy(state.hashes))
-    duplicates = _duplicates(found.files, repeated) if repeated else ([], {})
+    duplicates = duplicate_ids(found.files, repeated, statedir.stable_hash) if repeated else ([], {})
     if state.rows_read != state.rows_checked + len(state.quarantine):
         raise InternalError("incremental check: the counts do not reconcile")
     order = {tf.name: i for i, tf in enumerate(found.files)}
@@ -251,20 +251,3 @@ def array_copy(hashes):
     from array import array
 
     return array("Q", hashes)
-
-
-def _duplicates(files: list[TraceFile], repeated: set[int]):
-    """TR-002 exactly, as the full engine resolves it: the events whose stable hash repeats, read again."""
-    from conformance.check import core_violations
-
-    same: dict[str, list[Event]] = {}
-    for tf in files:
-        for part in iter_trace_file(tf):
-            for e in part.events:
-                if statedir.stable_hash(e.event_id) in repeated:
-                    same.setdefault(e.event_id, []).append(e)
-    same = {i: evs for i, evs in same.items() if len(evs) > 1}
-    dups = [e for evs in same.values() for e in evs]
-    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
-    attach_events(out, dups)
-    return out, same

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.audit import extra_monitors
@@ -165,7 +166,7 @@ def check_paths(
             violations.extend(found_here)
     repeated = repeated_hashes(reading.hashes)  # sorts it in place
     reading.hashes = array("Q")
-    duplicates = _duplicate_ids(found.files, repeated) if repeated else ([], {})
+    duplicates = duplicate_ids(found.files, repeated) if repeated else ([], {})
     order = {tf.name: i for i, tf in enumerate(found.files)}
     return finish_outcome(
         engine="python",
@@ -226,13 +227,16 @@ def finish_outcome(
     )
 
 
-def _duplicate_ids(files: list, repeated: set[int]) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly: a second read keeps only the events whose ID hash was seen twice, in recording order."""
+def duplicate_ids(
+    files: list, repeated: set[int], hash_of: Callable[[str], int] = _id_hash
+) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly: a second read keeps only the events whose ID hash (by `hash_of`, the function that
+    made the hashes) was seen twice, in recording order."""
     same: dict[str, list[Event]] = {}
     for tf in files:
         for part in iter_trace_file(tf):
             for e in part.events:
-                if _id_hash(e.event_id) in repeated:
+                if hash_of(e.event_id) in repeated:
                     same.setdefault(e.event_id, []).append(e)
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
