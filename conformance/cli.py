@@ -190,7 +190,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if getattr(args, "state", None) and args.engine != "python":
         print("haconform check: --state: incremental checking runs in the single-process engine", file=sys.stderr)
         args.engine = "python"
-    if args.engine == "python":
+    if getattr(args, "state", None):
+        from conformance.incremental import run_check
+    elif args.engine == "python":
         from conformance.pycheck import run_check
     else:
         from spark_trace_check.job import run_check

@@ -26,7 +26,7 @@ from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import Router, TraceFolds, results_of
 from conformance.progress import Progress
-from conformance.pycheck import attach_events, duplicate_ids, finish_outcome, monitor_runs, violations_of
+from conformance.pycheck import DEFAULT_CAP, attach_events, duplicate_ids, finish_outcome, monitor_runs, violations_of
 from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import file_index
 from traces.dataset import repeated_hashes
@@ -103,6 +103,8 @@ def _check(
     router = Router(runs, streamed)
     for trace in touched & set(state.folds):
         router.traces[trace] = pickle.loads(state.folds[trace])  # type: ignore[arg-type]
+    if progress is not None:
+        progress.start(None)  # the new rows are counted as they are read
     _read(todo, state, router, progress)
     held = router.held
     router.held = []
@@ -251,3 +253,16 @@ def array_copy(hashes):
     from array import array
 
     return array("Q", hashes)
+
+
+def run_check(args) -> int:
+    """`haconform check PATHS --state DIR`: the report frame of `haconform check` (conformance.report)."""
+    from conformance.report import run_and_report
+
+    def compute() -> CheckOutcome:
+        with Progress.for_args(args) as progress:
+            return check_incremental(
+                args.paths, Path(args.state), cap=DEFAULT_CAP, skew_ms=args.skew, progress=progress
+            )
+
+    return run_and_report(args, "python", compute)

@@ -19,7 +19,6 @@ import argparse
 from array import array
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 from conformance.audit import extra_monitors
 from conformance.check import core_violations, run_scope, trace_contexts, trace_rules
@@ -248,10 +247,6 @@ def duplicate_ids(
 def run_check(args: argparse.Namespace) -> int:
     def compute() -> CheckOutcome:
         with Progress.for_args(args) as progress:
-            if getattr(args, "state", None):
-                from conformance.incremental import check_incremental
-
-                return check_incremental(args.paths, Path(args.state), cap=DEFAULT_CAP, skew_ms=args.skew)
             return check_paths(args.paths, skew_ms=args.skew, progress=progress)
 
     return run_and_report(args, "python", compute)
