@@ -208,7 +208,8 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def write_unusable(out_dir: Path | str, engine: str, message: str, skipped: list[dict[str, str]] = ()) -> None:
-    """The report of a run whose input was unusable: replaces any earlier report in `out_dir`."""
+    """The report of a run whose input was unusable: replaces any earlier report in `out_dir`, so a gate
+    reading `summary.json` after exit 2 never finds an earlier run's verdict there."""
     summary = {
         "tool": "haconform check",
         "engine": engine,
@@ -305,7 +306,7 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
     an unusable input (no events at all, unless `--allow-empty`; rows none of which is valid) into exit 2
     with a report saying so, and write the outcome. Any other exception propagates: the CLI makes it an
     internal error (exit 3)."""
-    from traces.io import TraceFileError
+    from traces.io import TraceFileError, discover
 
     try:
         out = check_out_dir(args.out)
@@ -313,6 +314,7 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
         print(f"haconform check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
+        discover(args.paths)  # a missing or unreadable path is said before any engine starts (Spark: seconds)
         outcome = compute()
         if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
             raise TraceFileError(no_events_message(outcome))
@@ -322,7 +324,7 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
             raise TraceFileError(no_valid_row_message(outcome))  # nothing to judge: unusable, not a verdict
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
-        write_unusable(out, engine, str(exc))
+        write_unusable(out, engine, str(exc))  # summary.json describes this run: never a stale verdict
         return EXIT_UNUSABLE
     status = write_outcome(
         outcome, out, strict=getattr(args, "strict", False), allow_unknown=getattr(args, "allow_unknown", False)

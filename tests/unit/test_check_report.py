@@ -138,3 +138,28 @@ def test_counts_that_do_not_reconcile_are_an_internal_error(tmp_path, monkeypatc
 def test_a_usage_error_raised_as_text_exits_2_not_1(tmp_path, capsys):
     assert main(["simulate", "net", "--seed", "1", "--out", str(tmp_path / "t.jsonl"), "--opt", "novalue"]) == 2
     assert "--opt expects KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_missing_path_is_said_before_any_engine_starts(tmp_path, capsys, monkeypatch):
+    import spark_trace_check.session as session
+
+    started = []
+    monkeypatch.setattr(session, "build_session", lambda *a, **k: started.append(1))
+    code = main(["check", str(tmp_path / "nosuch"), "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 2 and not started
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_twin_an_existing_path_does_start_the_engine(tmp_path, monkeypatch):
+    import spark_trace_check.session as session
+
+    def refuse(*a, **k):
+        raise RuntimeError("engine started")
+
+    monkeypatch.setattr(session, "build_session", refuse)
+    with pytest.raises(RuntimeError, match="engine started"):
+        report.run_and_report(
+            type("A", (), {"out": str(tmp_path / "out"), "paths": [CLEAN]})(),
+            "spark",
+            lambda: session.build_session("local[1]"),
+        )
