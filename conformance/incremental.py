@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -101,8 +102,7 @@ def _check(
     todo = segments(found.files, state)
     streamed, touched = _plan(todo, state)
     router = Router(runs, streamed)
-    for trace in touched & set(state.folds):
-        router.traces[trace] = pickle.loads(state.folds[trace])  # type: ignore[arg-type]
+    router.traces.update(_restored(touched, state))
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
     _read(todo, state, router, progress)
@@ -144,24 +144,27 @@ def _plan(todo: list[Segment], state: State) -> tuple[set[str], set[str]]:
             ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
             last[trace] = end
             begins.setdefault(trace, first)
-    streamed: set[str] = set()
     for trace, ok in ordered.items():
-        if trace in state.folds:
-            saved = state.folds[trace]
-            if saved is None or not ok or not _continues(saved, begins[trace]):
-                raise NotContinued(
-                    f"trace {trace!r}: its new events do not continue it in seq order (or it was judged whole "
-                    "for breaking TR-001)"
-                )
-        if ok:
-            streamed.add(trace)
-    return streamed, set(ordered)
+        if trace in state.folds and (state.folds[trace] is None or not ok):
+            raise NotContinued(
+                f"trace {trace!r}: judged whole for breaking TR-001, or its new events are out of seq order"
+            )
+    state.begins = begins
+    return {t for t, ok in ordered.items() if ok}, set(ordered)
 
 
-def _continues(saved: bytes, seq: int) -> bool:
-    folds: TraceFolds = pickle.loads(saved)
-    prev = folds.core.prev
-    return prev is None or seq > prev.seq
+def _restored(touched: set[str], state: State) -> dict[str, TraceFolds]:
+    """The saved folds of the traces the new events continue (unpickled once), which must go on in seq."""
+    out: dict[str, TraceFolds] = {}
+    for trace in touched & set(state.folds):
+        folds: TraceFolds = pickle.loads(state.folds[trace])  # type: ignore[arg-type]
+        prev = folds.core.prev
+        if prev is not None and state.begins[trace] <= prev.seq:
+            raise NotContinued(
+                f"trace {trace!r}: its new events begin at seq {state.begins[trace]}, not after {prev.seq}"
+            )
+        out[trace] = folds
+    return out
 
 
 def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> None:
@@ -226,7 +229,7 @@ def _outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path
         rows, notes = state.results[trace]
         violations.extend(dict(v) for v in rows)
         unknown.extend(notes)
-    repeated = repeated_hashes(array_copy(state.hashes))
+    repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
     duplicates = duplicate_ids(found.files, repeated, statedir.stable_hash) if repeated else ([], {})
     if state.rows_read != state.rows_checked + len(state.quarantine):
         raise InternalError("incremental check: the counts do not reconcile")
@@ -247,12 +250,6 @@ def _outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path
         duplicates=duplicates,
         cap=cap,
     )
-
-
-def array_copy(hashes):
-    from array import array
-
-    return array("Q", hashes)
 
 
 def run_check(args) -> int:

@@ -111,6 +111,7 @@ class State:
     results: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)
     hashes: array = field(default_factory=lambda: array("Q"))
     previous: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)  # not saved
+    begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
 
 
 def load(directory: Path, want: dict[str, Any]) -> State | None:

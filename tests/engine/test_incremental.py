@@ -141,3 +141,17 @@ def test_cli_state_option(tmp_path):
     again = main(["check", str(SAMPLES_DIR / "clean"), "--state", str(tmp_path / "st"), "--out", str(tmp_path / "o2")])
     assert again == 0
     assert (out / "violations.jsonl").read_bytes() == (tmp_path / "o2" / "violations.jsonl").read_bytes()
+
+
+def test_appended_events_going_back_in_seq_are_checked_anew(tmp_path, capsys):
+    src = tmp_path / "in"
+    shutil.copytree(SAMPLES_DIR / "clean", src)
+    incremental.check_incremental([str(src)], tmp_path / "st", cap=10)
+    victim = sorted(src.glob("net-*.jsonl"))[0]
+    lines = victim.read_bytes().splitlines(keepends=True)
+    with open(victim, "ab") as handle:
+        handle.write(lines[3])  # an earlier event again: its seq goes back (TR-001), its ID repeats (TR-002)
+    inc = incremental.check_incremental([str(src)], tmp_path / "st", cap=10)
+    assert "checking everything anew" in capsys.readouterr().err
+    full = pycheck.check_paths([str(src)], cap=10)
+    assert _report(inc) == _report(full) and full.violations
