@@ -153,6 +153,10 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     seen = snap
     if "lossless_ignored" in tx.flaws:  # mutant: sorts as if no server were Lossless (AM-036)
         seen = replace(snap, dials={s: "GoodAvailability" for s in snap.dials})
+    if "preference_sort" in tx.flaws:  # mutant: always sorts by activation preference (breaks AM-035)
+        seen = replace(snap, dials={s: "Lossless" for s in snap.dials})
+    if "lossless_switchover_ignored" in tx.flaws and used.lossless:  # mutant: sorts by copy queue (AM-037)
+        used = Trigger(used.kind, used.component, False)
     sel = select(seen, used, tx.opts)
     order = sel.order[::-1] if "wrong_order" in tx.flaws else sel.order
     tx.emit(
@@ -206,7 +210,12 @@ def _mount_request(tx: Tx, db: str, target: str, env: Env, by: str) -> bool:
     if not env.mount_ok(db, target):
         tx.emit(db, ev.MOUNT_FAIL, server=target)
         tx.set_copy(db, target, status=DISMOUNTED)
-        return False
+        if "retry_mount" not in tx.flaws:
+            return False
+        tx.emit(db, ev.MOUNT_START, server=target, by=by)  # mutant: asks again for the copy that failed (AM-025)
+        if not env.mount_ok(db, target):
+            tx.emit(db, ev.MOUNT_FAIL, server=target)
+            return False
     _mount(tx, db, target)
     return True
 

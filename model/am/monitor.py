@@ -258,6 +258,9 @@ class AmFold:
                 r.end(self.last)
             except (KeyError, TypeError, ValueError) as exc:
                 self._stop(exc)
+        if self.stopped is not None:  # what the open runs' records restated wrongly is still reported
+            for db in sorted(r.runs):
+                r.flush_record(r.runs[db])
         own = self.own
         violations = [v for v in r.out if v.entity in own]
         return MonitorResult.of(violations, [*r.notes, self.stopped] if self.stopped else r.notes)

@@ -24,12 +24,13 @@ from model.am.bcss import (
     select,
 )
 from model.am.decide import snapshot
+from model.am.diagnose import context, deviation
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
 from traces.schema import Event
 from traces.verdict import Violation
 
-cite("AM-022", "AM-024", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
+cite("AM-022", "AM-024", "AM-025", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
 
 FAILURE = Trigger()  # a detected failure (AM-021), the trigger when nothing else is pending; a frozen value
 
@@ -52,6 +53,12 @@ class Run:
     acll_done: set[str] = field(default_factory=set)
     broken: bool = False
     outcome: str | None = None  # BCSS_END's outcome, once the run has ended
+    excluded: tuple[tuple[str, str], ...] = ()  # (server, why) left out of the candidates (AM-032, AM-034)
+    refused: dict[str, str] = field(default_factory=dict)  # server -> why it did not mount in this run
+    failed: set[str] = field(default_factory=set)  # servers whose mount failed in this run
+    # what the run's own record restates wrongly (rule, event, sentence): reported at BCSS_END unless a rule
+    # on the run's behaviour fires first, which then leads and carries these as its evidence (issue 24)
+    deferred: list[tuple[str, Event, str]] = field(default_factory=list)
 
 
 class BcssChecks:
@@ -71,6 +78,28 @@ class BcssChecks:
     def db(self, name: str) -> DbState: ...
     def _is_pam(self, server: str | None) -> bool: ...
     def check_minority(self, db: str, e: Event, when: str) -> None: ...
+
+    # --- record findings and the behaviour rule that leads (issue 24) --------------------------------
+    def record(self, run: Run | None, rule: str, e: Event, why: str) -> None:
+        """A restated fact of the run is wrong: kept as evidence until the run ends (or reported now, outside
+        a run)."""
+        if run is None:
+            self.v(rule, e, why)
+        else:
+            run.deferred.append((rule, e, why))
+
+    def lead(self, run: Run | None, rule: str, e: Event, why: str, *others: Event) -> None:
+        """A behaviour rule fires: it is reported, with the run's record findings so far as its evidence."""
+        if run is not None and run.deferred:
+            why += " [evidence, the run's own record: " + "; ".join(f"{r}: {w}" for r, _, w in run.deferred) + "]"
+            others = (*others, *(x for _, x, _ in run.deferred if x is not e and x not in others))
+            run.deferred.clear()
+        self.v(rule, e, why, *others)
+
+    def flush_record(self, run: Run) -> None:
+        for rule, e, why in run.deferred:
+            self.v(rule, e, why, *((run.start,) if e is not run.start else ()))
+        run.deferred.clear()
 
     # --- BCSS runs (AM-022..AM-025, AM-032, AM-034, AM-039, AM-051) ---------------------------------
     def _dials_unrecorded(self, snap: Snapshot) -> list[str]:
@@ -104,19 +133,19 @@ class BcssChecks:
                 unasked,
             )
         trigger = self.pending.pop(e.entity, FAILURE)
+        found: list[str] = []  # what BCSS_START restates wrongly: evidence for a behaviour rule of the run
         if (trigger.kind, trigger.component, trigger.lossless) != (
             a["trigger"],
             a.get("component"),
             bool(a.get("lossless")),
         ):
-            self.v(
-                "bcss-record",
-                e,
-                f"BCSS records trigger {a['trigger']}/{a.get('component')} but the "
-                f"preceding events make it {trigger.kind}/{trigger.component}",
+            found.append(
+                f"BCSS records trigger {a['trigger']}/{a.get('component')}"
+                f"{' lossless' if a.get('lossless') else ''} but the preceding events make it "
+                f"{trigger.kind}/{trigger.component}{' lossless' if trigger.lossless else ''}"
             )
         if "source" in a and (a["source"] or None) != d.active:
-            self.v("bcss-record", e, f"BCSS records source {a['source']} but the active copy is on {d.active}")
+            found.append(f"BCSS records source {a['source']} but the active copy is on {d.active}")
         snap = snapshot(self.w, e.entity, pam)
         sel = select(snap, trigger, self.opts)
         unrecorded = self._dials_unrecorded(snap)
@@ -131,20 +160,26 @@ class BcssChecks:
                 "dial thresholds not recorded in TRACE_START config.bcss.thresholds (the seed gives none, "
                 "AM-I09): the dial (AM-024) is not judged"
             )
-        recorded = self._recorded_order(e, a, sel.order) if judged else None
         if judged and "sort" in a and a["sort"] != sel.sort:
-            self.v(
-                "bcss-record", e, f"BCSS records sort {a['sort']} but the recorded dials and trigger make it {sel.sort}"
-            )
-        self.runs[e.entity] = Run(
-            e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded
-        )
+            found.append(f"BCSS records sort {a['sort']} but the recorded dials and trigger make it {sel.sort}")
+        recorded = self._recorded_order(a, sel.order, sel.excluded, found) if judged else None
+        run = Run(e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded)
+        run.excluded = sel.excluded
+        run.deferred = [("bcss-record", e, why) for why in found]
+        self.runs[e.entity] = run
         # Retired: the previous run's record is read only by a mount outside any run (the remount check);
         # from here every mount of this database is inside this run until its BCSS_END replaces the record.
         self.last_run.pop(e.entity, None)
 
-    def _recorded_order(self, e: Event, a: dict[str, Any], order: tuple[Choice, ...]) -> tuple[str, ...] | None:
-        """The run's own list when it is one the seed allows (with the right tier and set for each copy)."""
+    def _recorded_order(
+        self,
+        a: dict[str, Any],
+        order: tuple[Choice, ...],
+        excluded: tuple[tuple[str, str], ...],
+        found: list[str],
+    ) -> tuple[str, ...] | None:
+        """The run's own list when it is one the seed allows (with the right tier and set for each copy); else
+        None, and why it is not in `found`."""
         if "order" not in a:
             return None
         entries = [str(x).split(":") for x in a["order"]]
@@ -154,13 +189,12 @@ class BcssChecks:
             by_server[s] == str(x) for s, x in zip(servers, a["order"], strict=True)
         ):
             return servers
-        want = ", ".join(c.why() for c in order) or "no copy"
-        self.v("bcss-record", e, f"BCSS records the list {list(a['order'])}, not an order the seed allows: {want}")
+        allowed = context(order, excluded, {})
+        found.append(f"BCSS records the list {list(a['order'])}, not an order the seed allows; {allowed}")
         return None
 
-    def _order_broken(self, run: Run, e: Event, why: str) -> None:
-        want = ", ".join(c.why() for c in run.expected) or "no copy"
-        self.v("selection-order", e, f"{why}; the seed's order allows: {want}", run.start)
+    def _order_broken(self, run: Run, e: Event, why: str, rule: str = "selection-order") -> None:
+        self.lead(run, rule, e, why, run.start)
         run.broken = True  # one report per run
 
     def on_acll_start(self, e: Event, a: dict[str, Any]) -> None:
@@ -175,12 +209,15 @@ class BcssChecks:
                 f"ACLL for {s} names source {a['source']} but the run's source is {run.snap.source}",
                 run.start,
             )
-        if run.judged and not run.broken:
+        i = len(run.tried)
+        retried_or_excluded = s in run.tried or s in dict(run.excluded)
+        if not run.broken and (run.judged or retried_or_excluded):
             allowed = [c.server for c in allowed_next(run.expected, run.tried)]
-            i = len(run.tried)
             if s not in allowed:
-                nxt = " or ".join(allowed) or "no further copy"
-                self._order_broken(run, e, f"attempt {i + 1} of this BCSS run is {s}, allowed: {nxt}")
+                rule, why = deviation(
+                    s, i + 1, run.expected, run.tried, run.excluded, run.refused, run.snap, run.trigger
+                )
+                self._order_broken(run, e, why, rule)
             elif run.recorded is not None and run.recorded[i] != s:
                 self._order_broken(
                     run,
@@ -208,18 +245,20 @@ class BcssChecks:
                 f"{src or '?'} {'is unreachable' if not src_ok else 'only generated ' + str(d.lgen)}",
             )
         if d.copies[s].lli != a["lli"]:
-            self.v(
+            self.record(
+                run,
                 "acll-record",
                 e,
                 f"ACLL_END says {s} reached log {a['lli']} but its recorded copy state says {d.copies[s].lli}",
             )
         missing = max(0, d.lgen - a["lli"])
         if "lli_before" in a and a["lli_before"] != before:
-            self.v(
-                "acll-record", e, f"ACLL_END says {s} started at log {a['lli_before']}, its copy state said {before}"
+            self.record(
+                run, "acll-record", e, f"ACLL_END says {s} started at log {a['lli_before']}, its state said {before}"
             )
         if "missing" in a and a["missing"] != missing:
-            self.v(
+            self.record(
+                run,
                 "acll-record",
                 e,
                 f"ACLL_END says {s} misses {a['missing']} logs; the last log generated "
@@ -230,17 +269,21 @@ class BcssChecks:
         threshold = dial_threshold(run.snap, s, self.opts)
         allowed = dial_allows(missing, run.snap, s, self.opts)
         run.acll_ok[s] = allowed
+        if not allowed:
+            run.refused[s] = f"was over its dial ({missing} missing logs, threshold {threshold})"
         if "threshold" in a and a["threshold"] != threshold:
-            self.v(
+            self.record(
+                run,
                 "acll-record",
                 e,
                 f"ACLL_END records threshold {a['threshold']} for {s} but the configured "
                 f"dial ({run.snap.dial(s)}) and thresholds make it {threshold}",
             )
         if allowed and not a["ok"]:
-            self.v("dial", e, f"{s} was passed over with {missing} missing logs, within its dial's {threshold}")
+            self.lead(run, "dial", e, f"{s} was passed over with {missing} missing logs, within its dial's {threshold}")
         elif not allowed and a["ok"]:
-            self.v(
+            self.record(
+                run,
                 "acll-record",
                 e,
                 f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}",
@@ -249,19 +292,43 @@ class BcssChecks:
     def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
         c = next((c for c in run.snap.copies if c.server == s), None)
         if c is None or not c.reachable or c.administratively_blocked:
-            why = "unreachable" if c is None or not c.reachable else "blocked from activation"
-            self.v("never-blocked", e, f"{s} is {why} but BCSS mounts it", run.start)
+            why = "unreachable" if c is None or not c.reachable else _policy(c)
+            self.lead(
+                run,
+                "never-blocked",
+                e,
+                f"{s} is {why}, left out of the candidates, but BCSS asks the store to mount it; "
+                f"{context(run.expected, run.excluded, run.refused)}",
+                run.start,
+            )
+        if s in run.failed:
+            self.lead(
+                run,
+                "next-best-copy",
+                e,
+                f"the mount of {e.entity} on {s} failed earlier in this BCSS run and the PAM asks the store to mount "
+                f"it again: a failed mount sends the PAM on to the next best copy, each copy at most once per run "
+                f"(AM-I12); {context(run.expected, run.excluded, run.refused)}",
+                run.start,
+            )
         if s not in run.acll_done:
-            self.v("acll-before-mount", e, f"{s} is mounted without attempt copy last logs first", run.start)
+            self.lead(run, "acll-before-mount", e, f"{s} is mounted without attempt copy last logs first", run.start)
         elif s in run.acll_ok and not run.acll_ok[s]:
             d = self.db(e.entity)
-            self.v(
+            self.lead(
+                run,
                 "dial",
                 e,
                 f"{s} is mounted with {d.lgen - d.copies[s].lli} missing logs, "
                 f"over its dial's {dial_threshold(run.snap, s, self.opts)}",
                 run.start,
             )
+
+    def mount_failed(self, e: Event, s: str) -> None:
+        run = self.runs.get(e.entity)
+        if run is not None:
+            run.failed.add(s)
+            run.refused[s] = "did not mount"
 
     def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.pop(e.entity, None)
@@ -271,22 +338,33 @@ class BcssChecks:
         run.outcome = a["outcome"]
         d = self.db(e.entity)
         if a["outcome"] == "mounted" and not (a.get("server") == d.active and d.mounted):
-            self.v(
+            self.record(
+                run,
                 "bcss-record",
                 e,
                 f"BCSS ends 'mounted' on {a.get('server')} but {e.entity} is mounted on "
                 f"{', '.join(sorted(d.on)) or 'no copy'}",
-                run.start,
             )
         elif a["outcome"] == "no_candidate" and run.judged and run.expected:
-            self.v(
+            self.record(
+                run,
                 "bcss-record",
                 e,
                 f"BCSS ends with no candidate but the seed's list has {', '.join(c.server for c in run.expected)}",
-                run.start,
             )
-        if run.broken or not run.judged or a["outcome"] == "mounted":
-            return
-        left = [c.server for c in run.expected if c.server not in run.tried]
-        if left:
-            self._order_broken(run, e, f"the run gives up ({a['outcome']}) without trying {', '.join(left)}")
+        if not (run.broken or not run.judged or a["outcome"] == "mounted"):
+            left = [c.server for c in run.expected if c.server not in run.tried]
+            if left:
+                self._order_broken(
+                    run,
+                    e,
+                    f"the run gives up ({a['outcome']}) without trying {', '.join(left)}; "
+                    f"{context(run.expected, run.excluded, run.refused)}",
+                )
+        self.flush_record(run)
+
+
+def _policy(c: Any) -> str:
+    """Why a reachable copy is blocked from activation, from its recorded activation policy (AM_CONFIG)."""
+    flags = [k for k in ("blocked", "suspended") if getattr(c, k, False)]
+    return f"blocked from activation (its recorded policy: {', '.join(f'{k}=true' for k in flags) or 'blocked'})"

@@ -26,19 +26,31 @@ MUTANTS: dict[str, tuple[str, str, str]] = {
     "ignore-blocked": ("ignore_blocked", "never-blocked", "AM-034"),
     "second-pam-after-partition": ("second_pam", "single-pam", "AM-005"),
     "wrong-order": ("wrong_order", "selection-order", "AM-039"),
+    "retry-failed-mount": ("retry_mount", "next-best-copy", "AM-025"),
+    "sort-by-preference": ("preference_sort", "sort-copy-queue", "AM-035"),
+    "lossless-switchover-by-queue": ("lossless_switchover_ignored", "sort-lossless-switchover", "AM-037"),
     "ignore-responder-constraint": ("ignore_responder", "responder-target", "AM-032"),
     "no-pam-move-before-maintenance": ("no_pam_move", "pam-before-maintenance", "AM-007"),
-    "lossless-ignored-in-sort": ("lossless_ignored", "selection-order", "AM-039"),
+    "lossless-ignored-in-sort": ("lossless_ignored", "sort-lossless-dial", "AM-036"),
     "mount-without-acll": ("skip_acll", "acll-before-mount", "AM-051"),
     "stale-location-answer": ("stale_location", "location-answer", "AM-019"),
-    "minority-keeps-mounted": ("minority_keeps_mounted", "one-active-copy", "AM-009"),
+    "minority-keeps-mounted": ("minority_keeps_mounted", "minority-mount", "AM-009"),
 }
 require(*(req for _, _, req in MUTANTS.values()))
-# Rules that also, and legitimately, catch a mutant: an ordered list that ignores the lossless criterion is
-# recorded in BCSS_START, whose restated list must be one of the orders the seed allows (`bcss-record`, the
-# same requirement AM-039), often before a mount shows the wrong choice (`selection-order`).
+# Rules that also, and legitimately, catch a mutant. A wrong sort is recorded in BCSS_START, whose restated
+# list must be one of the orders the seed allows (`bcss-record`): when the run's attempts happen to be right
+# (the first copy mounts) the record is the only thing wrong; when an attempt is wrong, the behaviour rule
+# leads and the record is its evidence (issue 24).
+SORT_RULES = ("sort-copy-queue", "sort-lossless-dial", "sort-lossless-switchover")
 ALSO: dict[str, tuple[str, ...]] = {
     "lossless-ignored-in-sort": ("bcss-record",),
+    "sort-by-preference": ("bcss-record",),
+    "lossless-switchover-by-queue": ("bcss-record",),
+    # the reversed list breaks the sort statement when the copies it swaps share a tier and criteria set
+    "wrong-order": (*SORT_RULES, "bcss-record"),
+    # a copy left mounted outside the quorum (minority-mount) is, once the majority mounts another, two
+    # mounted copies (one-active-copy): the same requirement, AM-009
+    "minority-keeps-mounted": ("one-active-copy",),
     # mounting whatever the dial says is, first, an ACLL_END whose verdict (`ok`) is not the one the recorded
     # dial and threshold give for the missing logs (AM-024, the same requirement): the mount comes after it
     "activate-without-dial": ("acll-record",),
@@ -84,9 +96,36 @@ def _partition_the_pam(s: ModelSystem, layout: Layout) -> list[Out]:
 
 
 def _uneven_copies_fail(s: ModelSystem, layout: Layout) -> list[Out]:
+    """Copies in different criteria sets (copy queue under and over the bound): reversing breaks AM-039."""
     db = _db(layout)
-    lags = {m: 2 * i for i, m in enumerate(layout.copies[db])}
-    return s.generate_logs(db, 30, lags) + s.fail_database(db)
+    lags = {m: 0 if i < 2 else 12 * i for i, m in enumerate(layout.copies[db])}
+    return s.generate_logs(db, 40, lags) + s.fail_database(db)
+
+
+def _every_mount_fails(s: ModelSystem, layout: Layout) -> list[Out]:
+    """A failover in which no mount succeeds: the PAM must go on to the next copy each time (AM-025)."""
+    db = _db(layout)
+    env: Any = s.env
+    before, env.mount_fail = env.mount_fail, 1.0
+    try:
+        return s.fail_database(db)
+    finally:
+        env.mount_fail = before
+
+
+def _queue_against_preference(s: ModelSystem, layout: Layout) -> list[Out]:
+    """Short copy queues on the copies of low preference, all within one criteria set."""
+    db = _db(layout)
+    servers = layout.copies[db]
+    return s.generate_logs(db, 20, {m: len(servers) - i for i, m in enumerate(servers)})
+
+
+def _queue_against_preference_then_fail(s: ModelSystem, layout: Layout) -> list[Out]:
+    return _queue_against_preference(s, layout) + s.fail_database(_db(layout))
+
+
+def _lossless_switchover(s: ModelSystem, layout: Layout) -> list[Out]:
+    return _queue_against_preference(s, layout) + s.switchover(_db(layout), True)
 
 
 def _responder_nowhere_better(s: ModelSystem, layout: Layout) -> list[Out]:
@@ -132,6 +171,9 @@ PRELUDES: dict[str, Callable[[ModelSystem, Layout], list[Out]]] = {
     "ignore_blocked": _all_passives_blocked,
     "second_pam": _partition_the_pam,
     "wrong_order": _uneven_copies_fail,
+    "retry_mount": _every_mount_fails,
+    "preference_sort": _queue_against_preference_then_fail,
+    "lossless_switchover_ignored": _lossless_switchover,
     "ignore_responder": _responder_nowhere_better,
     "no_pam_move": _maintain_the_pam,
     "lossless_ignored": _lossless_somewhere_then_fail,

@@ -150,13 +150,49 @@ _ROWS = (
         "copy states, last log and configured dials and thresholds make it",
         DIAL,
     ),
-    Rule("never-blocked", "AM-034", "always", "a blocked, suspended or unreachable copy is never activated"),
+    Rule(
+        "never-blocked",
+        "AM-034",
+        "always",
+        "a blocked, suspended or unreachable copy is left out of the candidates: never tried, never activated",
+    ),
+    Rule(
+        "next-best-copy",
+        "AM-025",
+        "always",
+        "after a copy does not mount (or is over the dial) the PAM goes on with the next best copy: no copy is "
+        "tried or mounted twice in one BCSS run (AM-I12)",
+    ),
+    Rule(
+        "sort-copy-queue",
+        "AM-035",
+        "always",
+        "with no Lossless server and no lossless switchover, copies admitted at the same tier and criteria set "
+        "are tried by copy queue length, then activation preference",
+        ORDER,
+    ),
+    Rule(
+        "sort-lossless-dial",
+        "AM-036",
+        "always",
+        "when a server of the database is Lossless, copies admitted at the same tier and criteria set are "
+        "tried by activation preference",
+        ORDER,
+    ),
+    Rule(
+        "sort-lossless-switchover",
+        "AM-037",
+        "always",
+        "in a lossless switchover without a target, copies admitted at the same tier and criteria set are "
+        "tried by activation preference, whatever the dials",
+        ORDER,
+    ),
     Rule(
         "selection-order",
         "AM-039",
         "always",
-        "the copies tried follow an order the seed allows (copies equal on every sort key in any order), "
-        "and a run gives up only after trying them all",
+        "the copies tried follow the tiers and criteria sets in the order the seed allows (copies equal on "
+        "every sort key in any order), and a run gives up only after trying them all",
         ORDER,
     ),
     Rule(
@@ -164,7 +200,8 @@ _ROWS = (
         "AM-039",
         "always",
         "what BCSS_START restates (trigger, source, sort, the ordered list) equals what the preceding events "
-        "make it; the recorded list is one of the orders the seed allows",
+        "make it; the recorded list is one of the orders the seed allows (a record: where a rule on the run's "
+        "behaviour fires too, that rule is reported, this one as its evidence)",
         ORDER,
     ),
     Rule(

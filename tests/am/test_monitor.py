@@ -321,7 +321,11 @@ TWINS = {
     "mount-outside-bcss": "test_dropped_event_is_caught[BCSS_START]",
     "acll-source": "test_tampered_trace_is_invalid[ACLL_END]",
     "dial": "test_each_mutant_is_caught_with_its_rule[activate-without-dial]",
-    "never-blocked": "test_each_mutant_is_caught_with_its_rule[ignore-blocked]",
+    "never-blocked": "test_each_mutant_is_caught_with_its_rule[ignore-blocked], test_specific_rule.py",
+    "next-best-copy": "test_each_mutant_is_caught_with_its_rule[retry-failed-mount], test_specific_rule.py",
+    "sort-copy-queue": "test_each_mutant_is_caught_with_its_rule[sort-by-preference], traces9 not_a_tie_invalid",
+    "sort-lossless-dial": "test_each_mutant_is_caught_with_its_rule[lossless-ignored-in-sort]",
+    "sort-lossless-switchover": "test_each_mutant_is_caught_with_its_rule[lossless-switchover-by-queue]",
     "selection-order": "test_each_mutant_is_caught_with_its_rule[wrong-order], test_reading_matters",
     "responder-target": "test_each_mutant_is_caught_with_its_rule[ignore-responder-constraint]",
     "acll-before-mount": "test_dropped_event_is_caught[ACLL_END], mutant mount-without-acll",
@@ -336,8 +340,8 @@ TWINS = {
     "copy-status-transition": "traces9 status_mounted_without_mount, service_down_while_running",
     "active-record": "traces9 active_move_from_wrong_source",
     "copy-config-record": "traces9 blocked_restated_wrong",
-    "acll-record": "traces9 threshold_claimed_by_event, missing_restated_wrong, dial_most_restrictive_invalid",
-    "bcss-record": "traces9 sort_restated_wrong, not_a_tie_invalid, rq_bound_recorded_invalid",
+    "acll-record": "traces9 missing_restated_wrong",
+    "bcss-record": "traces9 sort_restated_wrong",
 }
 
 
