@@ -65,7 +65,15 @@ def _preflight(mechanism: str, sut: str, timeout_s: float) -> str:
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:
-    from conformance.harness.report import coverage, coverage_text, describe_failure, failure_json, write_json_atomic
+    from conformance.harness.report import (
+        all_runs_coverage,
+        all_runs_text,
+        coverage,
+        coverage_text,
+        describe_failure,
+        failure_json,
+        write_json_atomic,
+    )
     from conformance.harness.search import driver, search
 
     if args.sut:
@@ -81,6 +89,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         keep_traces=args.coverage_traces,
         shrink_budget_s=args.shrink_budget,
         shrink_replays=args.shrink_replays,
+        keep_going=args.keep_going,
+        cover_per_run=args.coverage_perturbations,
     )
     if out.error:
         print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
@@ -107,8 +117,14 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "verdict": "fail" if out.failure or below else ("unknown" if nothing_judged else "pass"),
         "unjudged_runs": out.unjudged_runs,
         "unjudged_notes": out.unjudged_notes,
-        "coverage": cov,
+        "coverage_sample": cov,
     }
+    all_cov = None
+    if args.coverage_perturbations > 0:
+        all_cov = all_runs_coverage(args.mechanism, out.rule_runs, out.covered_runs, args.coverage_perturbations)
+        summary["coverage"] = all_cov
+    if out.failure:
+        summary["found"] = {"seconds": _round(out.first_found_s), "run": out.first_found_run}
     if floor is not None:
         summary["coverage_floor"] = floor.to_json()
     if out.minimised is not None:
@@ -119,6 +135,9 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         summary["failure"] = failure_json(out.failure, args.sut)
         summary["replay_file"] = str(replay)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
+        text += f"\nfound after {out.first_found_s or 0.0:.1f} s, in run {out.first_found_run} of {out.runs}" + (
+            "" if args.keep_going else " (the search stops at the first failure; --keep-going searches on)"
+        )
     elif nothing_judged:
         text = (
             f"UNKNOWN {args.mechanism}: the monitor could not fully judge any of the {out.runs} runs of {target} "
@@ -146,10 +165,14 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         print(text)
         if out.minimised is not None:
             print(out.minimised.text())
-        print(coverage_text(cov))
+        print(all_runs_text(all_cov) if all_cov is not None else coverage_text(cov))
     if out.failure or below:
         return 1
     return 2 if nothing_judged else 0  # unknown: the records are unusable for a verdict, never a pass
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -284,7 +307,24 @@ def register(sub: Any) -> None:
         "10 to 30 s)",
     )
     p.add_argument("--shrink-replays", type=int, default=400, help="most replays the minimiser makes (default 400)")
-    p.add_argument("--coverage-traces", type=int, default=12, help="finished traces sampled for coverage")
+    p.add_argument(
+        "--coverage-traces",
+        type=int,
+        default=12,
+        help="finished traces sampled for the coverage floor of --sut (the reference model replays their inputs)",
+    )
+    p.add_argument(
+        "--coverage-perturbations",
+        type=int,
+        default=8,
+        help="one-event perturbations of every finished run for the coverage report over all runs (default 8; "
+        "0: only the sampled traces' coverage)",
+    )
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="do not stop at the first failure: search (and let Hypothesis shrink) until the budget is spent",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_guard(_cmd_conform))
 

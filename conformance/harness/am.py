@@ -65,7 +65,10 @@ _bcss = st.one_of(
 )
 
 
-def _setup(seed: int, bcss: dict[str, Any]) -> dict[str, Any]:
+def _setup(seed: int, bcss: dict[str, Any], dial: str | None = None) -> dict[str, Any]:
+    """`dial`: every server's AutoDatabaseMountDial at start (None: the catalogue's default). A third of the
+    runs start Lossless or BestAvailability, so that the sort by activation preference (AM-036) and the
+    other thresholds reach BCSS runs without waiting for a `dial` step."""
     return {
         "seed": seed,
         "dag": "DAG1",
@@ -74,7 +77,7 @@ def _setup(seed: int, bcss: dict[str, Any]) -> dict[str, Any]:
         "copies": _layout(seed),
         "bcss": bcss,
         "components": _components(),
-        "default_dial": _default_dial(),
+        "default_dial": dial or _default_dial(),
         "mount_fail": 0.2,
     }
 
@@ -102,7 +105,12 @@ def _d(**kw: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
 
 class AmDriver:
     name = "am"
-    setup = st.builds(_setup, st.integers(0, 2**16), _bcss)
+    setup = st.builds(
+        _setup,
+        st.integers(0, 2**16),
+        _bcss,
+        st.sampled_from([None, None, None, None, "Lossless", "BestAvailability"]),
+    )
     ops: Mapping[str, Op] = {
         "crash": Op(_d(server=_servers)),
         "restart": Op(_d(server=_servers)),
@@ -156,7 +164,8 @@ class AmDriver:
             )
             opts = Options().with_(**setup["bcss"])
             env = RngEnv(random.Random(setup["seed"]), mount_fail=setup.get("mount_fail", 0.2))
-            return ModelSystem(layout, env, flaws, opts=opts)
+            dials = dict.fromkeys((*layout.members, *layout.standalone), setup.get("default_dial", _default_dial()))
+            return ModelSystem(layout, env, flaws, dials=dials, opts=opts)
 
         return build
 

@@ -91,6 +91,7 @@ class Failure:
     problem: str = ""  # an adapter/protocol failure or an end-of-run check, when not a monitor violation
     events: list[Event] = field(default_factory=list)
     found_after_s: float = 0.0
+    found_in_run: int = 0  # the run (1-based, counted over the whole search) in which it was found
 
     @property
     def rule(self) -> str:
@@ -122,6 +123,7 @@ class FailureLog:
 
     deadline: float | None = None  # time.monotonic() after which no new example starts
     shrink_deadline: float | None = None
+    stop_at_first: bool = False  # no new run once a failure is found (the replay minimiser shrinks it)
     started: float = field(default_factory=time.monotonic)
     failures: list[Failure] = field(default_factory=list)
     runs: int = 0
@@ -132,9 +134,15 @@ class FailureLog:
     _features: list[set[Any]] = field(default_factory=list)
     unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
     unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
+    # coverage over every finished run (not a sample): `cover(events, n)` gives the rules one run exercised
+    # (`report.run_coverage`); `rule_runs[rule]` counts the runs that exercised each rule
+    cover: Callable[[list[Event], int], set[str]] | None = None
+    covered_runs: int = 0
+    rule_runs: dict[str, int] = field(default_factory=dict)
 
     def record(self, failure: Failure) -> None:
         failure.found_after_s = time.monotonic() - self.started
+        failure.found_in_run = self.runs
         self.failures.append(failure)
 
     @property
@@ -154,7 +162,12 @@ class FailureLog:
         Features: event kinds, boolean and word-valued attributes, the recorded configuration's settings.
         Hypothesis' first runs are its simplest, so the first few traces would show little of the run.
         `inputs` (the run's setup and steps) is kept beside its trace, for the reference model's coverage on the
-        same inputs (`conformance.harness.floor`)."""
+        same inputs (`conformance.harness.floor`).
+        Every finished run, kept or not, counts towards the coverage over all runs (`cover`)."""
+        if self.cover is not None:
+            self.covered_runs += 1
+            for rule in self.cover(events, self.covered_runs):
+                self.rule_runs[rule] = self.rule_runs.get(rule, 0) + 1
         if self.keep_traces <= 0:
             return
         feats = features(events)
@@ -176,6 +189,8 @@ class FailureLog:
             self.inputs[worst] = inputs
 
     def check_time(self) -> None:
+        if self.failures and self.stop_at_first:
+            raise OutOfBudget  # the first failure ends the search; `search` minimises it by replay
         now = time.monotonic()
         if not self.failures and self.deadline is not None and now > self.deadline:
             raise OutOfBudget

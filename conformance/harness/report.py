@@ -154,19 +154,26 @@ def _reconfigured(start: Event, rng: random.Random) -> Event | None:
 
 
 def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Event]]:
-    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute, or change
-    one setting of the recorded configuration (a rule whose verdict hangs on a setting was reached too)."""
+    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another
+    value the same entity's events hold for it), or change one setting of the recorded configuration (a rule
+    whose verdict hangs on a setting was reached too). The event is drawn kind first, then among the events
+    of that kind, so that the rare events rules judge (a BCSS run, a maintenance) are perturbed as often as
+    the common ones."""
     out: list[list[Event]] = []
     idx = [i for i, e in enumerate(events) if e.kind != "TRACE_START"]
     if not idx:
         return out
-    values: dict[str, list[Any]] = {}
-    for e in events:
+    values: dict[tuple[str, str], list[Any]] = {}  # (entity, attribute) -> values seen
+    by_kind: dict[str, list[int]] = {}
+    for i, e in enumerate(events):
         for k, v in e.attrs.items():
-            values.setdefault(k, []).append(v)
+            values.setdefault((e.entity, k), []).append(v)
+        if e.kind != "TRACE_START":
+            by_kind.setdefault(e.kind, []).append(i)
+    kinds = sorted(by_kind)
     starts = [i for i, e in enumerate(events) if e.kind == "TRACE_START"]
     for _ in range(n):
-        i = rng.choice(idx)
+        i = rng.choice(by_kind[rng.choice(kinds)])  # a kind first: rare kinds are perturbed as often as common
         e = events[i]
         what = rng.randrange(5)
         evs = list(events)
@@ -184,7 +191,10 @@ def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Even
         elif e.attrs:
             key = rng.choice(sorted(e.attrs))
             v = e.attrs[key]
-            new = _altered(v, rng, [x for x in values.get(key, []) if x != v])
+            others = [x for x in values.get((e.entity, key), []) if x != v]
+            if not others:  # nothing else in this entity: any value the trace holds for the attribute
+                others = [x for (_, k), xs in values.items() if k == key for x in xs if x != v]
+            new = _altered(v, rng, others)
             evs[i] = replace(e, attrs={**e.attrs, key: new})
         # renumber so that the core rules (seq order, unique IDs) do not fire on the perturbation itself
         evs = [replace(x, seq=k) for k, x in enumerate(evs)]
@@ -226,6 +236,42 @@ def coverage(
         "requirements": reqs,
         "traces": len(traces),
     }
+
+
+def run_coverage(mechanism: str, monitor: Any, events: list[Event], seed: int, n: int = 8) -> set[str]:
+    """The rules one finished run exercised: those that `n` one-event perturbations of its trace make fire
+    (the same perturbations as `coverage`, from a generator seeded by the run's number)."""
+    fired: set[str] = set()
+    for variant in _tampered(events, random.Random(seed), n):
+        fired.update(v.rule for v in verdict(variant, [monitor]).violations if v.mechanism == mechanism)
+    return fired
+
+
+def all_runs_coverage(mechanism: str, rule_runs: dict[str, int], runs: int, per_run: int) -> dict[str, Any]:
+    """Coverage over every finished run of a search: for each rule, the runs that exercised it."""
+    table = rule_table(mechanism)
+    counts = {r: rule_runs.get(r, 0) for r in sorted(table)}
+    extra = sorted(set(rule_runs) - set(table))
+    return {
+        "runs": runs,
+        "perturbations_per_run": per_run,
+        "rule_runs": {**counts, **{r: rule_runs[r] for r in extra}},
+        "exercised": sorted(r for r, k in counts.items() if k) + extra,
+        "not_exercised": sorted(r for r, k in counts.items() if not k),
+        "requirements": sorted({table[r] for r, k in counts.items() if k}),
+    }
+
+
+def all_runs_text(cov: dict[str, Any]) -> str:
+    total = len(cov["rule_runs"])
+    lines = [
+        f"coverage over all {cov['runs']} finished runs ({cov['perturbations_per_run']} perturbations each): "
+        f"{len(cov['exercised'])} of {total} rules exercised"
+    ]
+    width = max((len(r) for r in cov["rule_runs"]), default=0)
+    for rule, k in cov["rule_runs"].items():
+        lines.append(f"  {rule:<{width}}  {k:>5} run(s)" + ("" if k else "  NOT EXERCISED"))
+    return "\n".join(lines)
 
 
 def coverage_text(cov: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.harness.core import Driver, Failure, FailureLog, OutOfBudget, SystemFactory, machine_for
 from conformance.harness.minimise import Minimised, minimise
+from conformance.harness.report import run_coverage
 
 MECHANISMS = ("sr", "am", "pf")
 
@@ -76,6 +77,9 @@ class Outcome:
     unjudged_notes: list[str] = field(default_factory=list)
     minimised: Minimised | None = None  # the replay minimiser's work on the failure (None: not run)
     inputs: list = field(default_factory=list)  # each kept trace's (setup, steps), in the order of `traces`
+    first_found_run: int | None = None  # the run in which the first failure was found
+    covered_runs: int = 0  # finished runs whose coverage was measured (`cover_per_run`)
+    rule_runs: dict[str, int] = field(default_factory=dict)  # rule -> runs that exercised it
 
 
 def shrink_budget(budget_s: float, elapsed_s: float) -> float:
@@ -95,23 +99,35 @@ def search(
     shrink: bool = True,
     shrink_budget_s: float | None = None,
     shrink_replays: int = 400,
+    keep_going: bool = False,
+    cover_per_run: int = 0,
 ) -> Outcome:
     """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`.
 
-    After Hypothesis, a failure's step list is minimised by replay (`minimise.minimise`, unless `shrink` is
-    false) within `shrink_budget_s` seconds (default `shrink_budget`) and `shrink_replays` replays."""
+    The search stops at the first failure (no further run starts; Hypothesis' own shrinking is cut short),
+    unless `keep_going`: then Hypothesis goes on shrinking and searching until the budget is spent and the
+    shortest failure seen is reported. Either way the failure's step list is then minimised by replay
+    (`minimise.minimise`, unless `shrink` is false) within `shrink_budget_s` seconds (default
+    `shrink_budget`) and `shrink_replays` replays.
+    `cover_per_run` > 0: every finished run's coverage is measured with that many perturbations
+    (`report.run_coverage`); the counts per rule are `Outcome.rule_runs` over `Outcome.covered_runs`."""
     prof = PROFILES[profile] if isinstance(profile, str) else profile
     budget = prof.budget_s if budget_s is None else budget_s
     drv = drv or driver(mechanism)
     t0 = time.monotonic()
-    log = FailureLog(deadline=t0 + budget, shrink_deadline=t0 + budget, keep_traces=keep_traces)
+    log = FailureLog(
+        deadline=t0 + budget, shrink_deadline=t0 + budget, keep_traces=keep_traces, stop_at_first=not keep_going
+    )
+    if cover_per_run > 0:
+        monitor = drv.monitor()
+        log.cover = lambda events, n: run_coverage(mechanism, monitor, events, n, cover_per_run)
     machine = machine_for(drv, factory, log, watch)
     exhausted = False
     error = ""
     try:
         run_state_machine_as_test(machine, settings=hypothesis_settings(prof))
     except OutOfBudget:
-        exhausted = True
+        exhausted = log.first is None or keep_going
     except (AssertionError, Flaky):
         pass  # the failure is in the log
     except Exception as exc:  # an exception the system raised, not a verdict: the caller reports it
@@ -137,6 +153,9 @@ def search(
         list(log.unjudged_notes),
         shrunk,
         list(log.inputs),
+        log.first.found_in_run if log.first else None,
+        log.covered_runs,
+        dict(log.rule_runs),
     )
 
 
