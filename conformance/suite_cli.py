@@ -177,8 +177,9 @@ def _round(x: float | None) -> float | None:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from conformance.check import verdict
-    from conformance.harness.core import SutFailure, replay_steps
-    from conformance.harness.report import ReplayFileError, read_replay, where_in_seed
+    from conformance.harness.core import StepError, SutFailure, replay_steps
+    from conformance.harness.replayfile import ReplayFileError, read_replay
+    from conformance.harness.report import where_in_seed
     from conformance.harness.search import driver
 
     try:
@@ -186,6 +187,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         drv = driver(data["mechanism"])
     except (ReplayFileError, KeyError) as exc:
         print(f"haconform replay: {exc}", file=sys.stderr)
+        return 2
+    if args.mutant and args.mutant not in drv.mutants():
+        known = ", ".join(sorted(drv.mutants()))
+        mech = data["mechanism"]
+        print(f"haconform replay: --mutant {args.mutant!r} is not a {mech} mutant ({known})", file=sys.stderr)
         return 2
     sut = args.sut
     factory = _factory(data["mechanism"], sut, args.timeout) or drv.model_factory(args.mutant)
@@ -201,6 +207,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except SutFailure as exc:
         print(f"FAIL: the system under test broke the protocol: {exc}")
         return 1
+    except StepError as exc:
+        print(f"haconform replay: {args.file}: {exc}", file=sys.stderr)
+        return 2
     finally:
         close = getattr(system, "close", None)
         if close:

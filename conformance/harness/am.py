@@ -134,6 +134,20 @@ class AmDriver:
             )
         ),
         "switchover": Op(_d(db=_dbs, lossless=st.booleans())),
+        "blocked_failover": Op(
+            _d(
+                db=st.sampled_from(DBS[:3]),
+                i=st.integers(0, 4),
+                which=st.sampled_from(["blocked", "suspended"]),
+                how=st.sampled_from(["fail_database", "switchover"]),
+            ),
+            doc="a copy is blocked from activation, then its database fails over: a selection with a blocked "
+            "candidate (AM-034)",
+        ),
+        "maintenance_of_active": Op(
+            _d(db=st.sampled_from(DBS[:3])),
+            doc="the server holding the database's mounted copy goes into maintenance (AM-007, then BCSS)",
+        ),
         "move_pam": Op(_d(to=st.sampled_from(MEMBERS))),
         "maintenance": Op(_d(server=st.sampled_from(MEMBERS))),
         "query": Op(_d(db=_dbs, server=_servers)),
@@ -162,7 +176,7 @@ class AmDriver:
                 tuple(setup["standalone"]),
                 {db: tuple(s) for db, s in setup["copies"].items()},
             )
-            opts = Options().with_(**setup["bcss"])
+            opts = Options().with_(**_options(setup["bcss"]))
             env = RngEnv(random.Random(setup["seed"]), mount_fail=setup.get("mount_fail", 0.2))
             dials = dict.fromkeys((*layout.members, *layout.standalone), setup.get("default_dial", _default_dial()))
             return ModelSystem(layout, env, flaws, dials=dials, opts=opts)
@@ -197,7 +211,19 @@ class AmDriver:
             names = copies[raw["db"]]
             server = names[raw["i"] % len(names)]
             change = raw["change"] if op == "set_copy" else {raw["which"]: True}
-            return [_c("set_copy", db=raw["db"], server=server, **change)]
+            return [_c("set_copy", db=raw["db"], server=server, changes=change)]
+        if op == "blocked_failover":
+            names = copies[raw["db"]]
+            server = names[raw["i"] % len(names)]
+            then = (
+                _c("fail_database", db=raw["db"])
+                if raw["how"] == "fail_database"
+                else _c("switchover", db=raw["db"], lossless=False)
+            )
+            return [_c("set_copy", db=raw["db"], server=server, changes={raw["which"]: True}), then]
+        if op == "maintenance_of_active":
+            on = sorted(s.system.mounted(raw["db"]))
+            return [_c("maintenance", server=on[0] if on else copies[raw["db"]][0])]
         if op == "logs":
             return [_c("generate_logs", db=raw["db"], n=raw["n"], lags=dict(zip(SERVERS, raw["lags"], strict=True)))]
         if op == "process_restart":
@@ -227,7 +253,71 @@ class AmDriver:
         return out
 
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
+        """`set_copy`'s `changes` (the protocol's shape) become keyword arguments of the Python protocol."""
+        changes = args.get("changes")
+        if isinstance(changes, dict):
+            return {**{k: v for k, v in args.items() if k != "changes"}, **changes}
         return args
+
+    # --- replay files (`replayfile.py`) --------------------------------------------------------------
+    def full_setup(self, setup: dict[str, Any]) -> dict[str, Any]:
+        """Every default written out: the BCSS options and thresholds in force, the starting dial."""
+        return {**setup, "bcss": bcss_in_force(setup), "default_dial": setup.get("default_dial") or _default_dial()}
+
+    def check_setup(self, setup: dict[str, Any]) -> list[str]:
+        """The values of a replay file's setup (field names and types are checked by `replayfile`)."""
+        from model.am.bcss import Options
+
+        out: list[str] = []
+        names = [*setup.get("members", []), *setup.get("standalone", [])]
+        if not isinstance(setup.get("seed"), int) or isinstance(setup.get("seed"), bool):
+            out.append(f"setup.seed: an integer, not {setup.get('seed')!r}")
+        if not (isinstance(setup.get("members"), list) and all(isinstance(m, str) for m in names)):
+            out.append("setup.members/standalone: lists of server names")
+        copies = setup.get("copies")
+        if not isinstance(copies, dict) or not all(isinstance(v, list) and v for v in copies.values()):
+            out.append("setup.copies: an object mapping each database to its list of servers")
+        else:
+            out += [
+                f"setup.copies.{db}: {s!r} is not a server of the setup"
+                for db, servers in sorted(copies.items())
+                for s in servers
+                if s not in names
+            ]
+        if setup.get("default_dial") not in _dials():
+            out.append(f"setup.default_dial: one of {', '.join(_dials())}, not {setup.get('default_dial')!r}")
+        mf = setup.get("mount_fail", 0.0)
+        if not isinstance(mf, (int, float)) or isinstance(mf, bool) or not 0 <= mf <= 1:
+            out.append(f"setup.mount_fail: a probability from 0 to 1, not {mf!r}")
+        bcss = setup.get("bcss")
+        if not isinstance(bcss, dict):
+            return [*out, "setup.bcss: an object of BCSS options"]
+        known = set(Options.__dataclass_fields__)
+        out += [f"setup.bcss.{k}: not a BCSS option ({', '.join(sorted(known))})" for k in sorted(set(bcss) - known)]
+        defaults = Options()
+        for k in sorted(set(bcss) & known):
+            want = type(getattr(defaults, k))
+            if k != "thresholds" and (type(bcss[k]) is not want):
+                out.append(f"setup.bcss.{k}: a {want.__name__}, not {bcss[k]!r}")
+        if not out:
+            try:
+                bcss_in_force(setup)
+            except (TypeError, ValueError, KeyError) as exc:
+                out.append(f"setup.bcss: unusable options ({exc})")
+        return out
+
+    def check_call(self, setup: dict[str, Any], call: str, args: dict[str, Any]) -> str:
+        """'' or the argument of a call naming what the setup does not have (`.db: ...`)."""
+        servers = {*setup.get("members", []), *setup.get("standalone", [])}
+        if "db" in args and args["db"] not in setup.get("copies", {}):
+            return f".db: {args['db']!r} is not a database of the setup"
+        for key in ("server", "to", "also"):
+            if key in args and args[key] not in servers:
+                return f".{key}: {args[key]!r} is not a server of the setup"
+        if call == "partition":
+            bad = [x for g in args.get("groups", []) for x in g if x not in servers]
+            return f".groups: {bad[0]!r} is not a server of the setup" if bad else ""
+        return ""
 
     def absorb(self, s: Session, call: str, result: Any) -> None:
         if call == "__init__":
@@ -303,7 +393,15 @@ def bcss_in_force(setup: Mapping[str, Any]) -> dict[str, Any]:
     from model.am.bcss import Options
     from model.am.sim import options_json
 
-    return options_json(Options().with_(**setup["bcss"]))
+    return options_json(Options().with_(**_options(setup["bcss"])))
+
+
+def _options(bcss: Mapping[str, Any]) -> dict[str, Any]:
+    """A setup's BCSS options as `Options` takes them (a full setup writes the thresholds as JSON lists)."""
+    out = dict(bcss)
+    if "thresholds" in out:
+        out["thresholds"] = tuple((str(k), int(v)) for k, v in out["thresholds"])
+    return out
 
 
 def _c(call: str, **args: Any) -> Call:

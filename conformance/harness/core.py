@@ -39,6 +39,10 @@ class SutFailure(AssertionError):
         self.field = field
 
 
+class StepError(Exception):
+    """A recorded step that an in-process system cannot apply (a replay file naming what the setup lacks)."""
+
+
 @dataclass(frozen=True)
 class Op:
     """One input or fault of a mechanism's generator: a strategy for its raw arguments and when it applies."""
@@ -400,12 +404,18 @@ def replay_steps(
     session = Session(driver, system, setup)
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
-    for raw in steps:
+    for i, raw in enumerate(steps):
         before = len(session.events())
         calls = list(raw["calls"])
         session.steps.append(Step(raw["op"], calls))
-        for call in calls:
-            session.apply(call)
+        for j, call in enumerate(calls):
+            try:
+                session.apply(call)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                raise StepError(
+                    f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
         per_step.append((raw["op"], session.events()[before:]))
     before = len(session.events())
     for call in driver.finish(session):

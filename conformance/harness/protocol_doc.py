@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.harness.process import schema
+from conformance.harness.replayfile import FORMAT_DOC
 from conformance.harness.search import MECHANISMS
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "PROTOCOL.md"
@@ -76,6 +77,8 @@ def _fields(s: dict[str, Any]) -> list[str]:
     rows = ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
     for name, p in props.items():
         rows.append(f"| `{name}` | {_type(p)} | {'yes' if name in req else 'no'} | {p.get('description', '')} |")
+        for sub, q in p.get("properties", {}).items():  # an object argument's own fields (am set_copy changes)
+            rows.append(f"| `{name}.{sub}` | {_type(q)} | no | {q.get('description', '')} |")
     return rows
 
 
@@ -86,6 +89,7 @@ def render() -> str:
         parts.append(f"## The {name}\n\n{common[name]['description']}\n")
         parts.extend(_fields(common[name]))
         parts.append("")
+    parts.append(FORMAT_DOC)
     for m in MECHANISMS:
         doc = schema(m)
         parts.append(f"## `{m}`: {doc['title']}\n\n{doc['description']}\n")

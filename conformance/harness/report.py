@@ -20,10 +20,11 @@ from typing import Any
 
 from conformance.check import verdict
 from conformance.harness.core import Failure
+from conformance.harness.replayfile import REPLAY_FORMAT, ReplayFileError, full_setup, read_replay
 from spec.catalogue import catalogue
 from traces.schema import Event
 
-REPLAY_FORMAT = "haconform-replay/1"
+__all__ = ["REPLAY_FORMAT", "ReplayFileError", "read_replay"]  # the replay file's format: `replayfile.py`
 
 
 def rule_table(mechanism: str) -> dict[str, str]:
@@ -79,12 +80,13 @@ def describe_failure(f: Failure, replay_file: str | Path | None = None) -> str:
 
 
 def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:
+    """The replay file of a failure (`replayfile.FORMAT_DOC`): the full setup, defaults written out."""
     return {
         "format": REPLAY_FORMAT,
         "mechanism": f.mechanism,
         "sut": sut,
         "seed": f.setup.get("seed"),
-        "setup": f.setup,
+        "setup": full_setup(f.mechanism, f.setup),
         "steps": [s.to_json() for s in f.steps],
         "violations": [{**v.to_json(), "seed_section": where_in_seed(v.requirement)} for v in f.violations],
         "problem": f.problem,
@@ -102,26 +104,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-class ReplayFileError(ValueError):
-    pass
-
-
-def read_replay(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReplayFileError(f"{path}: not a readable replay file ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
-        raise ReplayFileError(f"{path}: field 'format' must be {REPLAY_FORMAT!r}")
-    for key, kind in (("mechanism", str), ("setup", dict), ("steps", list)):
-        if not isinstance(data.get(key), kind):
-            raise ReplayFileError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
-    for i, step in enumerate(data["steps"]):
-        if not isinstance(step, dict) or not isinstance(step.get("op"), str) or not isinstance(step.get("calls"), list):
-            raise ReplayFileError(f"{path}: steps[{i}] needs 'op' (string) and 'calls' (list)")
-    return data
 
 
 # --- coverage --------------------------------------------------------------------------------------------
@@ -256,6 +238,7 @@ def all_runs_coverage(mechanism: str, rule_runs: dict[str, int], runs: int, per_
         "runs": runs,
         "perturbations_per_run": per_run,
         "rule_runs": {**counts, **{r: rule_runs[r] for r in extra}},
+        "rules": {r: k > 0 for r, k in counts.items()},
         "exercised": sorted(r for r, k in counts.items() if k) + extra,
         "not_exercised": sorted(r for r, k in counts.items() if not k),
         "requirements": sorted({table[r] for r, k in counts.items() if k}),
@@ -263,7 +246,7 @@ def all_runs_coverage(mechanism: str, rule_runs: dict[str, int], runs: int, per_
 
 
 def all_runs_text(cov: dict[str, Any]) -> str:
-    total = len(cov["rule_runs"])
+    total = len(cov["rules"])
     lines = [
         f"coverage over all {cov['runs']} finished runs ({cov['perturbations_per_run']} perturbations each): "
         f"{len(cov['exercised'])} of {total} rules exercised"
