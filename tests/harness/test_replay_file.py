@@ -115,7 +115,8 @@ def test_a_version_1_file_with_flattened_set_copy_is_read_in_the_protocol_shape(
     v1["format"] = "haconform-replay/1"
     v1["steps"][0]["calls"][0]["args"] = {"db": "DB1", "server": "MBX3", "replay_queue": 49}
     assert validate(v1)["steps"][0]["calls"][0]["args"] == data["steps"][0]["calls"][0]["args"]
-    with pytest.raises(ReplayFileError, match=r"steps\[0\]\.calls\[0\]\.args"):  # twin: a version 2 file must use the protocol's shape
+    # twin: a version 2 file must use the protocol's shape
+    with pytest.raises(ReplayFileError, match=r"steps\[0\]\.calls\[0\]\.args"):
         validate({**v1, "format": REPLAY_FORMAT})
 
 
