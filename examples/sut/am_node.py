@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """A reference Active Manager speaking the haconform stdio protocol (standard library only).
 
-It does not import haconform. It is a deliberately cautious Active Manager: the PAM role follows the
-quorum (a strict majority of DAG members that reach each other), a PAM is moved before its server goes
-into maintenance, a server that is down or cut off from the quorum dismounts its databases, every state
-change is recorded, and SAMs answer location queries with the copy mounted last. It never activates a
-copy on its own: after a failure the database stays dismounted until ... nothing, because this reference
-system has no best copy selection at all. That keeps every safety rule but not the availability promise
-(AM-020), and `haconform conform am` shows it: the coverage report lists the BCSS rules as not exercised.
+It does not import haconform. The PAM role follows the quorum (a strict majority of DAG members that reach
+each other), a PAM is moved before its server goes into maintenance, a server that is down or cut off from
+the quorum dismounts its databases, every state change is recorded, and SAMs answer location queries with
+the copy mounted last. After a failure, a switchover or a responder's failover the PAM runs best copy and
+server selection (`am_bcss.py`): candidates, sort, tiers and criteria sets, attempt copy last logs, the dial,
+the mount, the next best copy when a mount fails. Mounts fail with the setup's `mount_fail` probability,
+drawn from one generator seeded by the setup's seed.
 
-    python examples/sut/am_node.py --state-dir DIR [--bug keep-pam-in-minority]
+    python examples/sut/am_node.py --state-dir DIR [--bug BUG]
 
-`--bug keep-pam-in-minority` plants one bug: a PAM cut off from the quorum keeps its role (AM-005).
+`--bug keep-pam-in-minority` plants a bug: a PAM cut off from the quorum keeps its role (AM-005); the BCSS
+bugs of `am_bcss.BUGS` (`retry-failed-mount` AM-025, `activate-blocked` AM-034,
+`lossless-switchover-by-queue` AM-037) each break one statement of the selection.
 Protocol: conformance/PROTOCOL.md.
 """
 
@@ -24,11 +26,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from am_bcss import BUGS, Selection, failure
+
 DAG_STATE_KINDS = {"DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH"}
 DAG_KINDS = DAG_STATE_KINDS | {"AM_CONFIG", "MAINTENANCE", "AM_DAG_CONFIG"}
 
 
-class ActiveManager:
+class ActiveManager(Selection):
     def __init__(self, state: dict[str, Any], bug: str) -> None:
         self.s = state
         self.bug = bug
@@ -113,6 +118,7 @@ class ActiveManager:
             ):
                 self.emit(db, "MOUNT_START", server=d["active"], by=d["active"])  # AM-002: standalone
                 self.mount(db, d["active"])
+        self.failover_all()
 
     def pam(self) -> str | None:
         inside = sorted(set(self.s["claims"]) & set(self.quorum()))
@@ -160,6 +166,10 @@ class ActiveManager:
             "copies": setup["copies"],
             "standalone": setup["standalone"],
             "default_dial": setup["default_dial"],
+            "seed": setup["seed"],
+            "bcss": setup["bcss"],
+            "mount_fail": setup.get("mount_fail", 0.0),
+            "draws": 0,
         }
 
     def boot(self) -> None:
@@ -233,6 +243,11 @@ class ActiveManager:
         role = "Standalone" if d["dag"] is None else ("PAM" if server == pam else "SAM")
         self.emit(db, "FAILURE", server=server, what=what, component=None, detector=server, role=role)
         self.dismount(db, what, "Failed")
+        if d["dag"] is None or pam is None:
+            return  # AM-002: a standalone database has nowhere to go; without a PAM nobody selects
+        if role == "SAM":
+            self.emit(db, "FAILOVER_REQUEST", server=server, pam=pam)  # AM-013: the SAM asks the PAM
+        self.run_bcss(db, failure(), pam)
 
     def op_fail_database(self, db: str) -> None:
         self.fail_one(db, "database")
@@ -247,10 +262,26 @@ class ActiveManager:
                     self.set_copy(db, server, status="Failed")
 
     def op_responder_failover(self, server: str, component: str) -> None:
-        self.op_set_health(server, component, "Unhealthy")  # no copy selection here: nothing moves
+        """The component's responder on `server` moves the databases active there (AM-032)."""
+        self.op_set_health(server, component, "Unhealthy")
+        pam = self.pam()
+        for db in sorted(self.s["dbs"]):
+            d = self.s["dbs"][db]
+            if not d["dag"] or d["active"] != server or not d["mounted"] or pam is None:
+                continue
+            role = "PAM" if server == pam else "SAM"
+            self.emit(db, "FAILURE", server=server, what="responder", component=component, detector=server, role=role)
+            if role == "SAM":
+                self.emit(db, "FAILOVER_REQUEST", server=server, pam=pam)
+            self.move_off(db, {"kind": "responder", "component": component, "lossless": False}, pam, "responder")
 
     def op_switchover(self, db: str, lossless: bool) -> None:
-        return None  # declined: this reference system does not select copies
+        """An administrator's targetless switchover, run by the PAM (AM-021, AM-037)."""
+        d, pam = self.s["dbs"][db], self.pam()
+        if pam is None or not d["mounted"] or not d["dag"]:
+            return
+        self.emit(db, "SWITCHOVER", lossless=lossless)
+        self.move_off(db, {"kind": "switchover", "component": None, "lossless": lossless}, pam, "switchover")
 
     def op_move_pam(self, to: str) -> None:
         q, pam = self.quorum(), self.pam()
@@ -294,7 +325,11 @@ class ActiveManager:
         new = {names[k]: v for k, v in changes.items()}
         if (d["active"] == server and d["mounted"]) or new.get("status") == "Mounted" or server not in self.s["up"]:
             new.pop("status", None)  # a stopped server's copy reports nothing; Mounted follows mounts only
+        if new.get("status") == "ServiceDown":
+            new.pop("status")  # ServiceDown follows the view, not a report
         self.set_copy(db, server, **new)
+        if server in self.s["up"]:
+            self.failover_all()  # a copy that became usable may be the one a stuck database waits for
 
     def op_generate_logs(self, db: str, n: int, lags: dict[str, int]) -> None:
         d = self.s["dbs"][db]
@@ -323,7 +358,7 @@ class ActiveManager:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--state-dir", required=True, type=Path)
-    ap.add_argument("--bug", choices=["keep-pam-in-minority"], default="")
+    ap.add_argument("--bug", choices=["keep-pam-in-minority", *sorted(BUGS)], default="")
     args = ap.parse_args()
     args.state_dir.mkdir(parents=True, exist_ok=True)
     path = args.state_dir / "state.json"
