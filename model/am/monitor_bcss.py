@@ -24,7 +24,7 @@ from model.am.bcss import (
     select,
 )
 from model.am.decide import snapshot
-from model.am.diagnose import context, deviation
+from model.am.diagnose import context, deviation, sort_reason, sort_rule
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
 from traces.schema import Event
@@ -160,13 +160,16 @@ class BcssChecks:
                 "dial thresholds not recorded in TRACE_START config.bcss.thresholds (the seed gives none, "
                 "AM-I09): the dial (AM-024) is not judged"
             )
-        if judged and "sort" in a and a["sort"] != sel.sort:
-            found.append(f"BCSS records sort {a['sort']} but the recorded dials and trigger make it {sel.sort}")
+        wrong_sort = judged and "sort" in a and a["sort"] != sel.sort
         recorded = self._recorded_order(a, sel.order, sel.excluded, found) if judged else None
         run = Run(e, snap, trigger, pam, sel.order, recorded, judged, judged and self.thresholds_recorded)
         run.excluded = sel.excluded
         run.deferred = [("bcss-record", e, why) for why in found]
         self.runs[e.entity] = run
+        if wrong_sort:  # the run says it sorted otherwise than the statement that applies: that statement's rule
+            self._order_broken(
+                run, e, f"BCSS records sort {a['sort']}, but {sort_reason(snap, trigger)}", sort_rule(snap, trigger)
+            )
         # Retired: the previous run's record is read only by a mount outside any run (the remount check);
         # from here every mount of this database is inside this run until its BCSS_END replaces the record.
         self.last_run.pop(e.entity, None)

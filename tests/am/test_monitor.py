@@ -323,7 +323,7 @@ TWINS = {
     "dial": "test_each_mutant_is_caught_with_its_rule[activate-without-dial]",
     "never-blocked": "test_each_mutant_is_caught_with_its_rule[ignore-blocked], test_specific_rule.py",
     "next-best-copy": "test_each_mutant_is_caught_with_its_rule[retry-failed-mount], test_specific_rule.py",
-    "sort-copy-queue": "test_each_mutant_is_caught_with_its_rule[sort-by-preference], traces9 not_a_tie_invalid",
+    "sort-copy-queue": "traces9 not_a_tie_invalid, sort_restated_wrong; mutant sort-by-preference",
     "sort-lossless-dial": "test_each_mutant_is_caught_with_its_rule[lossless-ignored-in-sort]",
     "sort-lossless-switchover": "test_each_mutant_is_caught_with_its_rule[lossless-switchover-by-queue]",
     "selection-order": "test_each_mutant_is_caught_with_its_rule[wrong-order], test_reading_matters",
@@ -341,7 +341,7 @@ TWINS = {
     "active-record": "traces9 active_move_from_wrong_source",
     "copy-config-record": "traces9 blocked_restated_wrong",
     "acll-record": "traces9 missing_restated_wrong",
-    "bcss-record": "traces9 sort_restated_wrong",
+    "bcss-record": "traces9 source_restated_wrong",
 }
 
 

@@ -73,11 +73,20 @@ def test_twin_a_run_leaving_the_blocked_copy_out_is_valid() -> None:
 
 
 def test_a_wrong_record_alone_is_still_reported_under_the_record_rule() -> None:
-    """Nothing the run does is wrong, only what BCSS_START restates: bcss-record, at the end of the run."""
+    """Nothing the run does is wrong, only what BCSS_START restates (its source): bcss-record, at the end of
+    the run."""
     t = Trace("am24-record-only").boot().logs(20, {"MBX1": 20, "MBX2": 17, "MBX3": 17}).sam_failure()
-    t.bcss(["MBX2:1:1", "MBX3:1:1"], sort="ActivationPreference")
+    t.bcss(["MBX2:1:1", "MBX3:1:1"], source="MBX2")
     got = _rules(t.attempt("MBX2", lli_before=17, lli=20, lgen=20).end("mounted", "MBX2"))
     assert set(got) == {"bcss-record"}, got
+
+
+def test_a_sort_recorded_against_the_statement_is_that_statement_s_rule() -> None:
+    """BCSS_START says it sorted by activation preference where no server is Lossless: AM-035's rule."""
+    t = Trace("am24-sort").boot().logs(20, {"MBX1": 20, "MBX2": 17, "MBX3": 17}).sam_failure()
+    t.bcss(["MBX2:1:1", "MBX3:1:1"], sort="ActivationPreference")
+    got = _rules(t.attempt("MBX2", lli_before=17, lli=20, lgen=20).end("mounted", "MBX2"))
+    assert set(got) == {"sort-copy-queue"} and "ordered by copy queue length (AM-035)" in got["sort-copy-queue"]
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

@@ -79,6 +79,14 @@ def sort_restated_wrong() -> Trace:
     return t.attempt("MBX2", lli_before=17, lli=20, lgen=20).end("mounted", "MBX2")
 
 
+def source_restated_wrong() -> Trace:
+    """BCSS_START names MBX2 as the source; the active copy was on MBX1. The run itself is right: the record
+    rule alone (issue 24: a behaviour rule would lead and carry it as evidence)."""
+    t = Trace("am9-f1-source").boot().logs(20, {"MBX1": 20, "MBX2": 17, "MBX3": 17}).sam_failure()
+    t.bcss(ORDER3, source="MBX2")
+    return t.attempt("MBX2", lli_before=17, lli=20, lgen=20).end("mounted", "MBX2")
+
+
 def request_to_wrong_pam() -> Trace:
     t = Trace("am9-f1-request").boot().logs(20, {"MBX1": 20, "MBX2": 17, "MBX3": 17})
     t.db("FAILURE", server="MBX1", what="database", component=None, detector="MBX1", role="SAM")
@@ -343,7 +351,8 @@ CASES: dict[str, Case] = {
         f("copy-config-record", "never-blocked"),
     ),
     "missing_restated_wrong": ("trust", missing_restated_wrong, f("acll-record")),
-    "sort_restated_wrong": ("trust", sort_restated_wrong, f("bcss-record")),
+    "sort_restated_wrong": ("trust", sort_restated_wrong, f("sort-copy-queue")),
+    "source_restated_wrong": ("trust", source_restated_wrong, f("bcss-record")),
     "request_to_wrong_pam": ("trust", request_to_wrong_pam, f("role-record", "sam-asks-pam")),
     "active_move_from_wrong_source": ("trust", active_move_from_wrong_source, f("active-record")),
     "dismount_reason_false": ("trust", dismount_reason_false, f("active-record", "copy-status-transition")),
