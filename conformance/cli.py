@@ -42,6 +42,9 @@ def _cmd_spec(args: argparse.Namespace) -> int:
                 print(
                     f"{i.id}  {i.topic}\n  reading: {i.reading}\n  alternatives: {i.alternatives}"
                     + (f"\n  selectable by parameter {i.parameter}" if i.parameter else "")
+                    + (f"\n  enforced by: {', '.join(i.covered_by)}" if i.covered_by else "")
+                    + (f"\n  not observable: {i.not_observable}" if i.not_observable else "")
+                    + (f"\n  not enforced yet: {i.not_enforced}" if i.not_enforced else "")
                     + "\n"
                 )
         return 0

@@ -119,6 +119,11 @@ class Interpretation:
     alternatives: str
     requirements: tuple[str, ...] = ()
     parameter: str = ""  # name of the parameter that selects the alternative, if any
+    # what enforces it (issue 24): "MECH:rule" (a monitor rule), "claim:NAME" (a z3 claim), "test:PATH::NAME";
+    # or why nothing does: it cannot be observed in a trace, or it could be but no rule checks it yet
+    covered_by: tuple[str, ...] = ()
+    not_observable: str = ""
+    not_enforced: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,6 +134,9 @@ class Interpretation:
             "alternatives": self.alternatives,
             "requirements": list(self.requirements),
             "parameter": self.parameter,
+            "covered_by": list(self.covered_by),
+            "not_observable": self.not_observable,
+            "not_enforced": self.not_enforced,
         }
 
 
@@ -254,7 +262,16 @@ def _interpretation(raw: dict[str, Any], where: str) -> Interpretation:
         alternatives=" ".join(str(raw["alternatives"]).split()),
         requirements=tuple(raw.get("requirements", ())),
         parameter=str(raw.get("parameter", "")),
+        covered_by=_strings(raw.get("covered_by", []), f"{where}: field 'covered_by'"),
+        not_observable=" ".join(str(raw.get("not_observable", "")).split()),
+        not_enforced=" ".join(str(raw.get("not_enforced", "")).split()),
     )
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CatalogueError(f"{where} must be a list of non-empty strings")
+    return tuple(value)
 
 
 def load(spec_dir: Path | None = None) -> Catalogue:
