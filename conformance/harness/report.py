@@ -135,12 +135,14 @@ def _reconfigured(start: Event, rng: random.Random) -> Event | None:
     return replace(start, attrs={**start.attrs, "config": json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 
-def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Event]]:
+def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None = None) -> list[list[Event]]:
     """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another
     value the same entity's events hold for it), or change one setting of the recorded configuration (a rule
     whose verdict hangs on a setting was reached too). The event is drawn kind first, then among the events
     of that kind, so that the rare events rules judge (a BCSS run, a maintenance) are perturbed as often as
-    the common ones."""
+    the common ones. `sweep` (a run's number): first one perturbation of each kind the trace holds, the kind
+    of perturbation turning with the run's number, so that over the runs every kind gets every kind of
+    perturbation; then `n` drawn as above."""
     out: list[list[Event]] = []
     idx = [i for i, e in enumerate(events) if e.kind != "TRACE_START"]
     if not idx:
@@ -154,10 +156,11 @@ def _tampered(events: list[Event], rng: random.Random, n: int) -> list[list[Even
             by_kind.setdefault(e.kind, []).append(i)
     kinds = sorted(by_kind)
     starts = [i for i, e in enumerate(events) if e.kind == "TRACE_START"]
-    for _ in range(n):
-        i = rng.choice(by_kind[rng.choice(kinds)])  # a kind first: rare kinds are perturbed as often as common
+    plan = [(rng.choice(by_kind[k]), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []
+    for _ in range(n):  # a kind first: rare kinds are perturbed as often as common ones
+        plan.append((rng.choice(by_kind[rng.choice(kinds)]), rng.randrange(5)))
+    for i, what in plan:
         e = events[i]
-        what = rng.randrange(5)
         evs = list(events)
         if what == 4 and starts:
             j = rng.choice(starts)
@@ -221,10 +224,11 @@ def coverage(
 
 
 def run_coverage(mechanism: str, monitor: Any, events: list[Event], seed: int, n: int = 8) -> set[str]:
-    """The rules one finished run exercised: those that `n` one-event perturbations of its trace make fire
-    (the same perturbations as `coverage`, from a generator seeded by the run's number)."""
+    """The rules one finished run exercised: those that one-event perturbations of its trace make fire (the
+    same perturbations as `coverage`, from a generator seeded by the run's number): one of each event kind
+    the trace holds (`_tampered`'s sweep), then `n` more."""
     fired: set[str] = set()
-    for variant in _tampered(events, random.Random(seed), n):
+    for variant in _tampered(events, random.Random(seed), n, sweep=seed):
         fired.update(v.rule for v in verdict(variant, [monitor]).violations if v.mechanism == mechanism)
     return fired
 
@@ -248,7 +252,8 @@ def all_runs_coverage(mechanism: str, rule_runs: dict[str, int], runs: int, per_
 def all_runs_text(cov: dict[str, Any]) -> str:
     total = len(cov["rules"])
     lines = [
-        f"coverage over all {cov['runs']} finished runs ({cov['perturbations_per_run']} perturbations each): "
+        f"coverage over all {cov['runs']} finished runs (one perturbation of each event kind and "
+        f"{cov['perturbations_per_run']} more per run): "
         f"{len(cov['exercised'])} of {total} rules exercised"
     ]
     width = max((len(r) for r in cov["rule_runs"]), default=0)
