@@ -144,6 +144,11 @@ class AmDriver:
             doc="a copy is blocked from activation, then its database fails over: a selection with a blocked "
             "candidate (AM-034)",
         ),
+        "responder_on_active": Op(
+            _d(db=st.sampled_from(DBS[:3]), component=_comp, also=_servers),
+            doc="a component goes Unhealthy somewhere, then the responder on the server holding the database's "
+            "mounted copy fails over (AM-032: the target must be better in that component)",
+        ),
         "maintenance_of_active": Op(
             _d(db=st.sampled_from(DBS[:3])),
             doc="the server holding the database's mounted copy goes into maintenance (AM-007, then BCSS)",
@@ -157,6 +162,17 @@ class AmDriver:
             doc="kill -9 the system's process and restart it with the same or a new state directory",
         ),
     }
+
+    def opening(self, s: Session) -> list[tuple[str, dict[str, Any]]]:
+        """A third of the runs start with one server of the largest database Lossless (the others keep the
+        setup's dial): mixed dials, so that the Lossless sort (AM-036) and the most restrictive dial scope
+        meet a selection early (decided by the setup's seed: the same setup, the same opening)."""
+        seed = s.setup["seed"]
+        if seed % 3 or s.setup.get("default_dial") == "Lossless":
+            return []
+        db = max(sorted(DBS[:3]), key=lambda d: len(s.setup["copies"][d]))
+        servers = s.setup["copies"][db]
+        return [("dial", {"server": servers[seed % len(servers)], "dial": "Lossless"})]
 
     # --- systems ------------------------------------------------------------------------------------
     def model_factory(self, mutant: str | None = None) -> SystemFactory:
@@ -221,9 +237,15 @@ class AmDriver:
                 else _c("switchover", db=raw["db"], lossless=False)
             )
             return [_c("set_copy", db=raw["db"], server=server, changes={raw["which"]: True}), then]
-        if op == "maintenance_of_active":
+        if op in ("maintenance_of_active", "responder_on_active"):
             on = sorted(s.system.mounted(raw["db"]))
-            return [_c("maintenance", server=on[0] if on else copies[raw["db"]][0])]
+            server = on[0] if on else copies[raw["db"]][0]
+            if op == "maintenance_of_active":
+                return [_c("maintenance", server=server)]
+            return [
+                _c("set_health", server=raw["also"], component=raw["component"], state="Unhealthy"),
+                _c("responder_failover", server=server, component=raw["component"]),
+            ]
         if op == "logs":
             return [_c("generate_logs", db=raw["db"], n=raw["n"], lags=dict(zip(SERVERS, raw["lags"], strict=True)))]
         if op == "process_restart":
