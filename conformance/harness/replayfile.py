@@ -12,7 +12,9 @@ flattened into the arguments) are read and converted to the protocol's shape.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+import re
 import warnings
 from functools import cache
 from pathlib import Path
@@ -79,6 +81,21 @@ def _arg_validators(mechanism: str) -> dict[str, Any]:
     return {op: cls({**spec["args"], "$defs": doc["$defs"]}) for op, spec in doc["operations"].items() if op != "setup"}
 
 
+@cache
+def _defaulted(mechanism: str, op: str) -> frozenset[str]:
+    """Arguments the mechanism's Python protocol (`model/MECH/protocol.py`) gives a default: a recorded call
+    may leave them out (the adapter sends the default, as pf's create_folder does with `tree`)."""
+    mod = importlib.import_module(f"model.{mechanism}.protocol")
+    for obj in vars(mod).values():
+        if isinstance(obj, type) and callable(getattr(obj, op, None)):
+            try:
+                params = inspect.signature(getattr(obj, op)).parameters
+            except (TypeError, ValueError):
+                continue
+            return frozenset(n for n, p in params.items() if p.default is not inspect.Parameter.empty)
+    return frozenset()
+
+
 def _is_placeholder(v: Any) -> bool:
     return (
         isinstance(v, dict)
@@ -107,13 +124,16 @@ def sample_setups(mechanism: str, n: int = 25) -> tuple[frozenset[str], frozense
 
 
 def check_setup(mechanism: str, setup: dict[str, Any]) -> list[str]:
-    """The fields the generator always writes are there, no others, each as the protocol's `setup` request
-    types it (`schemas/MECH.json`), then the driver's own checks of the values."""
-    required, allowed = sample_setups(mechanism)
-    problems = [f"setup.{k}: missing" for k in sorted(required - set(setup))]
-    problems += [f"setup.{k}: not a field of the {mechanism} setup" for k in sorted(set(setup) - allowed)]
+    """The fields both the protocol's `setup` request requires and the generator always writes are there; no
+    field that neither knows; each typed as the protocol types it (`schemas/MECH.json`); then the driver's
+    own checks of the values."""
+    always, drawn = sample_setups(mechanism)
     doc = schema(mechanism)
-    props = doc["operations"]["setup"]["args"].get("properties", {})
+    args = doc["operations"]["setup"]["args"]
+    props = args.get("properties", {})
+    required = always & set(args.get("required", ()))  # the protocol requires it and the harness writes it
+    problems = [f"setup.{k}: missing" for k in sorted(required - set(setup))]
+    problems += [f"setup.{k}: not a field of the {mechanism} setup" for k in sorted(set(setup) - drawn - set(props))]
     cls = jsonschema.validators.validator_for(doc)
     for key in sorted(set(setup) & set(props)):
         err = best_match(cls({**props[key], "$defs": doc["$defs"]}).iter_errors(setup[key]))
@@ -151,6 +171,9 @@ def check_call(mechanism: str, call: Any, where: str, setup: dict[str, Any]) -> 
     for err in sorted(validators[name].iter_errors(args), key=lambda e: list(e.absolute_path)):
         if _is_placeholder(err.instance):
             continue
+        missing = re.match(r"'([^']+)' is a required property", err.message) if err.validator == "required" else None
+        if missing and not err.absolute_path and missing.group(1) in _defaulted(mechanism, name):
+            continue
         return f"{where}.args{_where(err.absolute_path)}: {err.message}"
     own = getattr(_driver(mechanism), "check_call", None)
     why = own(setup, name, args) if own is not None else ""
@@ -173,13 +196,14 @@ def validate(data: Any, path: Path | str = "replay file") -> dict[str, Any]:
     for key, kind in (("setup", dict), ("steps", list)):
         if not isinstance(data.get(key), kind):
             raise bad(f"field {key!r} is missing or not a{'n' if kind is dict else ''} {kind.__name__}")
+    for i, step in enumerate(data["steps"]):
+        if not isinstance(step, dict) or not isinstance(step.get("op"), str) or not isinstance(step.get("calls"), list):
+            raise bad(f"steps[{i}]: a step is an object with 'op' (string) and 'calls' (list)")
     problems = check_setup(mech, data["setup"])
     if problems:
         raise bad(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     steps = []
     for i, step in enumerate(data["steps"]):
-        if not isinstance(step, dict) or not isinstance(step.get("op"), str) or not isinstance(step.get("calls"), list):
-            raise bad(f"steps[{i}]: a step is an object with 'op' (string) and 'calls' (list)")
         legacy = data["format"] == READABLE[0]
         calls = [_upgrade_call(mech, c) if legacy else c for c in step["calls"]]
         for j, call in enumerate(calls):
