@@ -236,15 +236,18 @@ class AmDriver:
                 if raw["how"] == "fail_database"
                 else _c("switchover", db=raw["db"], lossless=False)
             )
-            return [_c("set_copy", db=raw["db"], server=server, changes={raw["which"]: True}), then]
+            ask = _c("query", db=raw["db"], server=names[(raw["i"] + 1) % len(names)])  # where is it now? (AM-019)
+            return [_c("set_copy", db=raw["db"], server=server, changes={raw["which"]: True}), then, ask]
         if op in ("maintenance_of_active", "responder_on_active"):
             on = sorted(s.system.mounted(raw["db"]))
             server = on[0] if on else copies[raw["db"]][0]
+            ask = _c("query", db=raw["db"], server=copies[raw["db"]][-1])  # a SAM asked afterwards (AM-019)
             if op == "maintenance_of_active":
-                return [_c("maintenance", server=server)]
+                return [_c("maintenance", server=server), ask]
             return [
                 _c("set_health", server=raw["also"], component=raw["component"], state="Unhealthy"),
                 _c("responder_failover", server=server, component=raw["component"]),
+                ask,
             ]
         if op == "logs":
             return [_c("generate_logs", db=raw["db"], n=raw["n"], lags=dict(zip(SERVERS, raw["lags"], strict=True)))]
