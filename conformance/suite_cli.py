@@ -332,7 +332,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--keep-going",
         action="store_true",
-        help="do not stop at the first failure: search (and let Hypothesis shrink) until the budget is spent",
+        help="do not stop at the first failure: Hypothesis goes on running (its own shrinking of the failure) "
+        "until that is done or the budget is spent",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_guard(_cmd_conform))

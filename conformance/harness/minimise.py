@@ -152,6 +152,7 @@ def minimise(
 
     def done(best: Failure, stopped: str) -> Minimised:
         best.found_after_s = failure.found_after_s
+        best.found_in_run = failure.found_in_run
         return Minimised(best, len(failure.steps), count[0], clock() - t0, stopped)
 
     try:

@@ -105,9 +105,9 @@ def search(
     """`drv`: the mechanism's driver in a variant (`mutant_driver`); default `driver(mechanism)`.
 
     The search stops at the first failure (no further run starts; Hypothesis' own shrinking is cut short),
-    unless `keep_going`: then Hypothesis goes on shrinking and searching until the budget is spent and the
-    shortest failure seen is reported. Either way the failure's step list is then minimised by replay
-    (`minimise.minimise`, unless `shrink` is false) within `shrink_budget_s` seconds (default
+    unless `keep_going`: then Hypothesis goes on with its own shrinking of it (more runs) until that is done
+    or the budget is spent, and the shortest failure seen is reported. Either way the failure's step list is
+    then minimised by replay (`minimise.minimise`, unless `shrink` is false) within `shrink_budget_s` seconds (default
     `shrink_budget`) and `shrink_replays` replays.
     `cover_per_run` > 0: every finished run's coverage is measured with that many perturbations
     (`report.run_coverage`); the counts per rule are `Outcome.rule_runs` over `Outcome.covered_runs`."""

@@ -72,6 +72,7 @@ class BcssChecks:
     pending: dict[str, Trigger]
     unasked: dict[str, Event]
     out: list[Violation]
+    blocked_listed: tuple[str, str] | None = None  # a copy AM-034 leaves out, found in BCSS_START's list
 
     def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None: ...
     def note(self, text: str) -> None: ...
@@ -166,7 +167,16 @@ class BcssChecks:
         run.excluded = sel.excluded
         run.deferred = [("bcss-record", e, why) for why in found]
         self.runs[e.entity] = run
-        if wrong_sort:  # the run says it sorted otherwise than the statement that applies: that statement's rule
+        listed, self.blocked_listed = self.blocked_listed, None
+        if listed is not None:
+            self._order_broken(
+                run,
+                e,
+                f"BCSS lists {listed[0]} among the candidates, but it is {listed[1].replace(' (AM-034)', '')}: such "
+                f"a copy is left out of the candidate list and never activated (AM-034)",
+                "never-blocked",
+            )
+        if wrong_sort and not run.broken:  # sorted otherwise than the statement that applies: its rule
             self._order_broken(
                 run, e, f"BCSS records sort {a['sort']}, but {sort_reason(snap, trigger)}", sort_rule(snap, trigger)
             )
@@ -194,6 +204,10 @@ class BcssChecks:
             return servers
         allowed = context(order, excluded, {})
         found.append(f"BCSS records the list {list(a['order'])}, not an order the seed allows; {allowed}")
+        left_out = dict(excluded)
+        listed = [s for s in servers if "(AM-034)" in left_out.get(s, "")]
+        if listed:  # the candidate list itself holds a copy AM-034 leaves out: that statement's rule
+            self.blocked_listed = (listed[0], left_out[listed[0]])
         return None
 
     def _order_broken(self, run: Run, e: Event, why: str, rule: str = "selection-order") -> None:
