@@ -18,6 +18,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.harness.am_setup import (
+    _default_dial,
+    _options,
+    bcss_in_force,
+    check_call,
+    check_setup,
+    full_setup,
+)
 from conformance.harness.core import Call, Op, Session, SystemFactory
 from traces.schema import SCHEMA_VERSION, Event
 
@@ -32,18 +40,6 @@ def _components() -> list[list[str]]:
     from model.am.state import COMPONENTS
 
     return [[c, p] for c, p in COMPONENTS]
-
-
-def _dials() -> list[str]:
-    from model.am.state import DIALS
-
-    return list(DIALS)
-
-
-def _default_dial() -> str:
-    from spec.catalogue import param_default
-
-    return str(param_default("AutoDatabaseMountDial"))
 
 
 def _layout(seed: int) -> dict[str, list[str]]:
@@ -284,65 +280,15 @@ class AmDriver:
             return {**{k: v for k, v in args.items() if k != "changes"}, **changes}
         return args
 
-    # --- replay files (`replayfile.py`) --------------------------------------------------------------
+    # --- replay files (`replayfile.py`; the checks are `am_setup.py`) -------------------------------
     def full_setup(self, setup: dict[str, Any]) -> dict[str, Any]:
-        """Every default written out: the BCSS options and thresholds in force, the starting dial."""
-        return {**setup, "bcss": bcss_in_force(setup), "default_dial": setup.get("default_dial") or _default_dial()}
+        return full_setup(setup)
 
     def check_setup(self, setup: dict[str, Any]) -> list[str]:
-        """The values of a replay file's setup (field names and types are checked by `replayfile`)."""
-        from model.am.bcss import Options
-
-        out: list[str] = []
-        names = [*setup.get("members", []), *setup.get("standalone", [])]
-        if not isinstance(setup.get("seed"), int) or isinstance(setup.get("seed"), bool):
-            out.append(f"setup.seed: an integer, not {setup.get('seed')!r}")
-        if not (isinstance(setup.get("members"), list) and all(isinstance(m, str) for m in names)):
-            out.append("setup.members/standalone: lists of server names")
-        copies = setup.get("copies")
-        if not isinstance(copies, dict) or not all(isinstance(v, list) and v for v in copies.values()):
-            out.append("setup.copies: an object mapping each database to its list of servers")
-        else:
-            out += [
-                f"setup.copies.{db}: {s!r} is not a server of the setup"
-                for db, servers in sorted(copies.items())
-                for s in servers
-                if s not in names
-            ]
-        if setup.get("default_dial") not in _dials():
-            out.append(f"setup.default_dial: one of {', '.join(_dials())}, not {setup.get('default_dial')!r}")
-        mf = setup.get("mount_fail", 0.0)
-        if not isinstance(mf, (int, float)) or isinstance(mf, bool) or not 0 <= mf <= 1:
-            out.append(f"setup.mount_fail: a probability from 0 to 1, not {mf!r}")
-        bcss = setup.get("bcss")
-        if not isinstance(bcss, dict):
-            return [*out, "setup.bcss: an object of BCSS options"]
-        known = set(Options.__dataclass_fields__)
-        out += [f"setup.bcss.{k}: not a BCSS option ({', '.join(sorted(known))})" for k in sorted(set(bcss) - known)]
-        defaults = Options()
-        for k in sorted(set(bcss) & known):
-            want = type(getattr(defaults, k))
-            if k != "thresholds" and (type(bcss[k]) is not want):
-                out.append(f"setup.bcss.{k}: a {want.__name__}, not {bcss[k]!r}")
-        if not out:
-            try:
-                bcss_in_force(setup)
-            except (TypeError, ValueError, KeyError) as exc:
-                out.append(f"setup.bcss: unusable options ({exc})")
-        return out
+        return check_setup(setup)
 
     def check_call(self, setup: dict[str, Any], call: str, args: dict[str, Any]) -> str:
-        """'' or the argument of a call naming what the setup does not have (`.db: ...`)."""
-        servers = {*setup.get("members", []), *setup.get("standalone", [])}
-        if "db" in args and args["db"] not in setup.get("copies", {}):
-            return f".db: {args['db']!r} is not a database of the setup"
-        for key in ("server", "to", "also"):
-            if key in args and args[key] not in servers:
-                return f".{key}: {args[key]!r} is not a server of the setup"
-        if call == "partition":
-            bad = [x for g in args.get("groups", []) for x in g if x not in servers]
-            return f".groups: {bad[0]!r} is not a server of the setup" if bad else ""
-        return ""
+        return check_call(setup, call, args)
 
     def absorb(self, s: Session, call: str, result: Any) -> None:
         if call == "__init__":
@@ -410,23 +356,6 @@ class AmDriver:
             if len(mounted) > 1:
                 problems.append(f"[AM-009 one-active-copy] the system reports {db} mounted on {mounted}")
         return problems
-
-
-def bcss_in_force(setup: Mapping[str, Any]) -> dict[str, Any]:
-    """Every BCSS option of the run, the dial thresholds included (recorded in TRACE_START `config.bcss`: the
-    seed gives no thresholds, AM-I09, so the monitor judges the dial only against recorded ones)."""
-    from model.am.bcss import Options
-    from model.am.sim import options_json
-
-    return options_json(Options().with_(**_options(setup["bcss"])))
-
-
-def _options(bcss: Mapping[str, Any]) -> dict[str, Any]:
-    """A setup's BCSS options as `Options` takes them (a full setup writes the thresholds as JSON lists)."""
-    out = dict(bcss)
-    if "thresholds" in out:
-        out["thresholds"] = tuple((str(k), int(v)) for k, v in out["thresholds"])
-    return out
 
 
 def _c(call: str, **args: Any) -> Call:
