@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from conformance.audit.importer import IMPORT_KIND, MECHANISM
+from conformance.audit.smtpmon import RULES as SMTP_RULES
+from conformance.audit.smtpmon import judge_protocol
 from conformance.monitor import MonitorResult, Violation
 from spec.catalogue import require
 from traces.schema import Event
@@ -36,6 +38,7 @@ RULES = {
     "msgtrk-shadow-failure-accept": "SR-019",
     "msgtrk-shadow-failure-reject": "SR-021",
     "msgtrk-rejection-text": "SR-020",
+    **SMTP_RULES,  # judged on SMTP protocol logs (smtpmon)
 }
 require(*RULES.values(), "SR-031", "SR-059")
 NEXT_HOP = frozenset({"SEND", "SENDEXTERNAL", "DELIVER"})
@@ -144,11 +147,12 @@ class AuditMonitor:
         judge = _Judge(first.trace_id, Config.of(first))
         by_entity: dict[str, list[Event]] = defaultdict(list)
         for e in ours[1:]:
-            if "/" in e.entity and not e.entity.startswith("row:"):
+            if "/" in e.entity and not e.entity.startswith(("row:", "smtp")):
                 by_entity[e.entity].append(e)
         for entity in sorted(by_entity):
             _judge_entity(judge, entity, by_entity[entity])
-        _trace_notes(judge, first, by_entity)
+        acked = judge_protocol(judge.bad, judge.notes, judge.cfg.reject, by_entity, ours[1:])
+        _trace_notes(judge, first, by_entity, acked)
         _cross_server(judge, self.skew_ms)
         return MonitorResult.of(judge.violations, judge.notes)
 
@@ -172,14 +176,16 @@ class AuditFold:
         return self.monitor.judge(self.first, self.ours)
 
 
-def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]]) -> None:
+def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]], acked: set[str]) -> None:
     a = start.attrs
-    shadowed = sum(1 for evs in by_entity.values() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs))
+    made = {k for k, evs in by_entity.items() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs)}
+    shadowed = len(made - acked)
     if shadowed:
         judge.notes.append(
             f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
             f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
-            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I28)"
+            "sender is not in message tracking logs, only in the SMTP Receive protocol log, and no imported "
+            "protocol-log reply joins them (SR-I28, SR-I29)"
         )
     if a.get("lines_quarantined"):
         shown = "; ".join(a.get("quarantine", [])[:5])
@@ -187,7 +193,7 @@ def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]])
             f"{judge.trace}: {a['lines_quarantined']} log line(s) could not be read and were not "
             f"judged (TR-007): {shown}"
         )
-    if shadowed and not judge.cfg.boundaries:
+    if made and not judge.cfg.boundaries:
         judge.notes.append(
             f"{judge.trace}: no transport high availability boundaries were given at import "
             "(--boundary): shadow placement and resubmission across boundaries not judged "
