@@ -44,6 +44,7 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
     from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
     from conformance.audit.msgtrk import LogFileError, parse_logs
     from conformance.audit.smtplog import parse_protocol
+    from conformance.audit.sniff import unaccounted
     from traces.io import TraceFileError, write_events
 
     try:
@@ -56,9 +57,13 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
         )
         parsed = parse_logs(args.paths, args.layout, protocol=not args.no_protocol_logs)
         smtp = parse_protocol(parsed.inputs.protocol)
+        missing = unaccounted(args.paths, parsed.inputs)
     except (LogFileError, ValueError, OSError) as exc:
         print(f"haconform import msgtrk: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    if missing:  # every file is read or listed with its reason; anything else is a bug, never a verdict
+        print(f"haconform import msgtrk: internal error: files neither read nor listed: {missing}", file=sys.stderr)
+        return EXIT_INTERNAL
     files = [label for _, label in parsed.inputs.tracking]
     events, start = build_trace(parsed, config, files, smtp)
     out = Path(args.out)

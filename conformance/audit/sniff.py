@@ -108,3 +108,18 @@ def _place(found: Inputs, path: Path, label: str, *, explicit: bool, protocol: b
         found.skipped.append((label, f"SMTP {kind} protocol log, not read (--no-protocol-logs)"))
     else:
         found.skipped.append((label, why))
+
+
+def unaccounted(paths: list[str], inputs: Inputs) -> list[str]:
+    """Files under `paths` that discovery neither read nor listed as skipped (must be none: TR-007)."""
+    known = {label for _, label in inputs.tracking}
+    known |= {label for _, label, _ in inputs.protocol} | {label for label, _ in inputs.skipped}
+    missing = []
+    for given in paths:
+        p = Path(given)
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else []
+        for f in files:
+            label = given if f == p else str(Path(given) / f.relative_to(p))
+            if label not in known:
+                missing.append(label)
+    return missing
