@@ -13,7 +13,7 @@ round. Replies answer pending commands in order (pipelining); a `354` to DATA le
 pending, whose reply is the message's acknowledgement (or refusal); `BDAT n LAST` is answered the same way.
 The reply text `250 2.6.0 <message-id> [InternalId=N, Hostname=H] Queued mail for delivery|redundancy` names
 the accepting server's internal-message-id: that is how transactions are joined to tracking rows (seed 000,
-"How shadow messages are created"; interpretation SR-I28). A line that cannot be read is quarantined with
+"How shadow messages are created"; interpretation SR-I29). A line that cannot be read is quarantined with
 file, line, column and field (TR-005).
 """
 

@@ -185,3 +185,22 @@ def write_pair(
         text("Send", shadow_session(shadow_reply_at, announce=announce))
     )
     (root / "mbx2" / "SEND2023040218-1.LOG").write_bytes(text("Send", heartbeat_session(query=heartbeat_query)))
+
+
+def write_sample(root: Path, *, ack_at: int = 20) -> None:
+    """The shipped sample (`tests/audit/data/`): mbx1's tracking log with its header, mbx2's rows as a SIEM
+    exports them (no header, any name), both servers' protocol logs, and files the import does not read."""
+    from tests.audit import logs
+
+    p, s = logs.flow(send_at=5000, discard_at=9000)
+    logs.write(root / "mbx1" / "MSGTRK2023040218-1.LOG", "2016", p, bom=True, crlf=True)
+    (root / "siem").mkdir(parents=True, exist_ok=True)
+    (root / "siem" / "mbx2-msgtrk-export.csv").write_bytes(logs.text("2016", s, header=False))
+    write_pair(root, ack_at=ack_at)
+    (root / "README-from-the-customer.txt").write_text("Logs collected 2023-04-03 from MBX1, MBX2 and the SIEM.\n")
+
+
+if __name__ == "__main__":  # regenerate the shipped sample: python3 -m tests.audit.smtplogs
+    here = Path(__file__).parent / "data"
+    write_sample(here / "pair")
+    write_sample(here / "pair-early-ack", ack_at=2)

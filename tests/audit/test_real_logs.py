@@ -249,3 +249,19 @@ def test_end_to_end_import_then_check(tmp_path):
         assert main(["import", "msgtrk", str(root), "--out", str(trace), "--boundary", "DAG1=mbx1,mbx2"]) == 0
         args = ["check", str(trace), "--skew", "100", "--engine", "python", "--out", str(tmp_path / f"{name}-out")]
         assert main(args) == status
+
+
+def test_shipped_sample_is_current_and_judged(tmp_path):
+    data = Path(__file__).parent / "data"
+    for name, ack_at, status in (("pair", 20, 0), ("pair-early-ack", 2, 1)):
+        fresh = tmp_path / name
+        smtplogs.write_sample(fresh, ack_at=ack_at)
+        shipped = sorted(p.relative_to(data / name) for p in (data / name).rglob("*") if p.is_file())
+        assert shipped == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
+        for rel in shipped:
+            assert (data / name / rel).read_bytes() == (fresh / rel).read_bytes(), f"regenerate {name}/{rel}"
+        trace = tmp_path / f"{name}.jsonl"
+        args = ["import", "msgtrk", str(data / name), "--out", str(trace), "--boundary", "DAG1=mbx1,mbx2"]
+        assert main(args) == 0
+        check = ["check", str(trace), "--skew", "100", "--engine", "python", "--out", str(tmp_path / f"{name}-o")]
+        assert main(check) == status
