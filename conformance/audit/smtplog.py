@@ -34,6 +34,8 @@ _MID = re.compile(r"<([^<>\s]+@[^<>\s]+)>")
 _CODE = re.compile(r"^(\d{3})[ -]")
 SHADOW_COMMANDS = ("XSHADOWREQUEST", "XSHADOW")
 DISCARD_COMMANDS = ("XQDISCARD", "XQUERYDISCARD")
+_PLAIN = ("EHLO", "HELO", "MAIL", "RCPT", "DATA", "BDAT", "RSET", "NOOP", "QUIT", "STARTTLS", "AUTH", "VRFY")
+VERBS = frozenset((*_PLAIN, "EXPN", "HELP", "X-ANONYMOUSTLS", "XEXPS", "XEXCH50", *SHADOW_COMMANDS, *DISCARD_COMMANDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,9 +192,8 @@ def _walk(s: Session) -> None:
             s.closed = p
         if p.event == client:
             verb = p.data.strip().split(" ", 1)[0].upper()
-            if pending and pending[0][0] == "AUTH*":  # the client's part of an AUTH exchange
-                pending.pop(0)
-                pending.insert(0, ("AUTH", p))
+            if pending and pending[0][0] == "AUTH*" and verb not in VERBS:  # the client's part of an AUTH
+                pending[0] = ("AUTH", p)
                 continue
             if verb == "MAIL":
                 txn = Transaction(p)
@@ -212,6 +213,10 @@ def _walk(s: Session) -> None:
             if not pending:
                 if code == "220" and s.direction == "receive":
                     names.setdefault("self", _arg(p.data))
+                continue
+            if pending[0][0] == "AUTH*":  # a reply while the client's AUTH part was not logged
+                if code != "334":
+                    pending.pop(0)  # the exchange ended
                 continue
             verb, cmd = pending.pop(0)
             if verb in ("EHLO", "HELO") and s.direction == "send":

@@ -265,3 +265,48 @@ def test_shipped_sample_is_current_and_judged(tmp_path):
         assert main(args) == 0
         check = ["check", str(trace), "--skew", "100", "--engine", "python", "--out", str(tmp_path / f"{name}-o")]
         assert main(check) == status
+
+
+def test_protocol_log_lines_that_cannot_be_read_are_quarantined(tmp_path):
+    rows = smtplogs.receive_session()
+    rows[2] = (rows[2][0], rows[2][1].replace(",<,EHLO", ",?,EHLO"))  # an unknown event marker
+    rows[5] = (rows[5][0], rows[5][1].replace(",5,", ",five,"))  # sequence-number not a number
+    rows[6] = (rows[6][0], rows[6][1] + ',"unclosed')
+    f = tmp_path / "RECV1.LOG"
+    f.write_bytes(smtplogs.text("Receive", rows))
+    smtp = parse_protocol([(f, "RECV1.LOG", "receive")])
+    assert {(q.field, q.reason[:22]) for q in smtp.quarantine} == {
+        ("event", "'?' is not a protocol "),
+        ("sequence-number", "not a number"),
+        ("", "quoted field is not cl"),
+    }
+    assert smtp.data_lines == smtp.lines_kept + len(smtp.quarantine) + smtp.duplicates  # nothing silent
+    p, _ = logs.flow(send_at=5000)
+    logs.write(tmp_path / "MSGTRK1.LOG", "2016", p)
+    assert main(["import", "msgtrk", str(tmp_path), "--out", str(tmp_path / "o" / "t.jsonl")]) == 1
+
+
+def test_auth_exchanges_and_no_protocol_logs_option(tmp_path, capsys):
+    rows = smtplogs.receive_session()
+    c, sid, loc, rem = "MBX1\\Default MBX1", "08DB33A1C0FFEE01", "10.0.0.11:25", "203.0.113.5:51544"
+    auth = [  # AUTH between EHLO and MAIL: the client's part logged once, not the second time
+        smtplogs.row(-43, c, sid, 0, loc, rem, "<", "AUTH LOGIN"),
+        smtplogs.row(-43, c, sid, 0, loc, rem, ">", "334 <authentication response>"),
+        smtplogs.row(-42, c, sid, 0, loc, rem, "<", "<authentication information>"),
+        smtplogs.row(-42, c, sid, 0, loc, rem, ">", "334 <authentication response>"),
+        smtplogs.row(-41, c, sid, 0, loc, rem, ">", "235 2.7.0 Authentication successful"),
+    ]
+    rows = rows[:5] + auth + rows[5:16]  # renumbered in order below
+    rows = [(ms, ",".join([*x.split(",", 4)[:3], str(i), x.split(",", 4)[4]])) for i, (ms, x) in enumerate(rows)]
+    f = tmp_path / "RECV1.LOG"
+    f.write_bytes(smtplogs.text("Receive", rows))
+    smtp = parse_protocol([(f, "RECV1.LOG", "receive")])
+    txn = next(s for s in smtp.sessions if s.session_id == sid).transactions[0]
+    assert txn.code == "250" and txn.internal_id == "101"
+    p, _ = logs.flow(send_at=5000)
+    logs.write(tmp_path / "MSGTRK1.LOG", "2016", p)
+    out = tmp_path / "o" / "t.jsonl"
+    assert main(["import", "msgtrk", str(tmp_path), "--no-protocol-logs", "--out", str(out)]) == 0
+    assert "RECV1.LOG: SMTP receive protocol log, not read (--no-protocol-logs)" in capsys.readouterr().err
+    (tmp_path / "RECV1.LOG").write_text("#Fields: " + smtplogs.FIELDS + "\n")
+    assert "Receive or Send cannot be told" in discover([str(tmp_path)]).skipped[0][1]
