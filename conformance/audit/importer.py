@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
-from conformance.audit.smtpjoin import REPLY, Placed, names_in, protocol_events
+from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
 from spec.catalogue import param_default, require
 from traces.schema import KIND_PATTERN, Event
@@ -350,7 +350,8 @@ def build_trace(
     events = [Event(trace, 0, f"{trace}:0", first_ts, IMPORT_NODE, MECHANISM, trace, IMPORT_KIND, start_attrs)]
     for seq, (ts, node, file, line, event, entity, a) in enumerate(merged, start=1):
         kind = event if _KIND_RE.match(event) else "UNREADABLE_EVENT_ID"
-        events.append(Event(trace, seq, f"{trace}:{file}:{line}", ts, node, MECHANISM, entity, kind, a))
+        eid = f"{trace}:{file}:{line}" if kind != SESSION else f"{trace}:{file}:{line}:session"
+        events.append(Event(trace, seq, eid, ts, node, MECHANISM, entity, kind, a))
     return events, start_attrs
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from conformance.audit.smtpjoin import REPLY, SESSION, SHADOW_CMD
+from conformance.audit.smtpjoin import REPLY, SESSION
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -156,6 +156,3 @@ def _judge_discard_queries(
             f"{unnamed} SMTP Send session(s) without the peer's name (no EHLO answer logged): the discard "
             "query (SR-054) is not judged for them"
         )
-
-
-__all__ = ["RULES", "SHADOW_CMD", "judge_protocol"]

@@ -43,7 +43,8 @@ class Inputs:
 
 def sniff(path: Path) -> tuple[str | None, str]:
     """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is)."""
-    head = path.read_bytes()[:_HEAD]
+    with path.open("rb") as f:
+        head = f.read(_HEAD)
     if not head.strip():
         return None, "empty file"
     if b"\x00" in head:
