@@ -157,6 +157,7 @@ def _file_servers(rows: list[LogRow]) -> dict[str, str]:
 
 
 NEXT_HOP_SEND = frozenset({"SEND", "SENDEXTERNAL"})
+NEXT_HOP = NEXT_HOP_SEND | {"DELIVER"}  # the primary's next hop (SR-I26)
 
 
 def _logging_server(r: LogRow, names: Names, by_file: dict[str, str]) -> str:

@@ -12,15 +12,14 @@ log lines (`file:line`, TR-007). Trace scope: one import is one trace.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from conformance.audit.importer import IMPORT_KIND, MECHANISM
+from conformance.audit.importer import IMPORT_KIND, MECHANISM, NEXT_HOP
 from conformance.audit.smtpmon import RULES as SMTP_RULES
-from conformance.audit.smtpmon import judge_protocol
+from conformance.audit.smtpmon import judge_failure, judge_protocol
 from conformance.monitor import MonitorResult, Violation
 from spec.catalogue import require
 from traces.schema import Event
@@ -41,8 +40,6 @@ RULES = {
     **SMTP_RULES,  # judged on SMTP protocol logs (smtpmon)
 }
 require(*RULES.values(), "SR-031", "SR-059")
-NEXT_HOP = frozenset({"SEND", "SENDEXTERNAL", "DELIVER"})
-_REJECT = re.compile(r"\b4\d\d[ -]4\.\d{1,3}\.\d{1,3}\b")
 
 
 def where(e: Event) -> str:
@@ -214,7 +211,7 @@ def _judge_entity(j: _Judge, entity: str, evs: list[Event]) -> None:
     for h in (e for e in prim if e.kind == "HAREDIRECT"):
         _judge_redirect(j, entity, primary, h, evs, hops, bound)
     for f in (e for e in prim if e.kind == "HAREDIRECTFAIL"):
-        _judge_failure(j, entity, f, prim)
+        judge_failure(j.bad, j.notes, (j.cfg.reject, j.cfg.variant), entity, f, prim)
     if bound is not None:
         for r in (e for e in evs if e.kind == "RESUBMIT" and e.node not in bound):
             j.bad(
@@ -319,49 +316,6 @@ def _judge_redirect(
                 f"({j.cfg.span_ms} ms): conformant only if {primary} returned with a new transport "
                 "database (SR-059), which the tracking log does not show (SR-I27)"
             )
-
-
-def _statuses(e: Event) -> list[str]:
-    texts = list(e.attrs.get("recipient_status", []))
-    if e.attrs.get("source_context"):
-        texts.append(e.attrs["source_context"])
-    return [t for t in texts if _REJECT.search(t)]
-
-
-def _judge_failure(j: _Judge, entity: str, f: Event, prim: list[Event]) -> None:
-    after = [e for e in prim if e.seq > f.seq and e.kind != "HAREDIRECT"]
-    rejections = [(e, t) for e in after for t in _statuses(e)]
-    if not j.cfg.reject:
-        for e, text in rejections[:1]:
-            j.bad(
-                "msgtrk-shadow-failure-accept",
-                entity,
-                [f, e],
-                f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
-                f"({text!r}) instead of accepted without redundancy",
-            )
-        return
-    for s in (e for e in after if e.kind in NEXT_HOP):
-        j.bad(
-            "msgtrk-shadow-failure-reject",
-            entity,
-            [f, s],
-            f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})",
-        )
-    for e, text in rejections:
-        ok = "451 4.4.0" in text or (j.cfg.variant and "450 4.5.1" in text)
-        if not ok:
-            j.bad(
-                "msgtrk-rejection-text",
-                entity,
-                [f, e],
-                f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'",
-            )
-    if not rejections and not any(e.kind in NEXT_HOP for e in after):
-        j.notes.append(
-            f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
-            "is not in the tracking log (SR-I28)"
-        )
 
 
 def _cross_server(j: _Judge, skew_ms: int | None) -> None:

@@ -1,6 +1,7 @@
-"""What the SMTP protocol logs let the audit monitor judge: the acknowledgement to the sender after the shadow's
-(SR-031), the shadow session announcing itself (SR-030), the shadow server querying discard status in every
-session it opens to the primary (SR-054), and the acknowledgement despite a failed shadow (SR-021).
+"""What the audit monitor judges of the replies to the sender: on SMTP protocol logs, the acknowledgement to the
+sender after the shadow's (SR-031), the shadow session announcing itself (SR-030), the shadow server querying
+discard status in every session it opens to the primary (SR-054), and the acknowledgement despite a failed
+shadow (SR-021); on the tracking log, the accept or reject after HAREDIRECTFAIL (SR-019, SR-020, SR-021).
 
 Seed 000, "How shadow messages are created" (steps 2-4), "Shadow redundancy is enabled by default" and "How
 shadow messages are maintained"; interpretation SR-I29. Orders are compared only on one server's clock (the
@@ -11,8 +12,10 @@ joined ambiguously, is a note with the reason. Every violation names the protoco
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
+from conformance.audit.importer import NEXT_HOP
 from conformance.audit.smtpjoin import REPLY, SESSION
 from spec.catalogue import require
 from traces.schema import Event
@@ -23,7 +26,7 @@ RULES = {
     "smtp-shadow-session-announced": "SR-030",
     "smtp-shadow-session-discard-query": "SR-054",
 }
-require(*RULES.values())
+require(*RULES.values(), "SR-019", "SR-020")
 Bad = Callable[[str, str, Sequence[Event], str], None]
 
 
@@ -155,4 +158,54 @@ def _judge_discard_queries(
         notes.append(
             f"{unnamed} SMTP Send session(s) without the peer's name (no EHLO answer logged): the discard "
             "query (SR-054) is not judged for them"
+        )
+
+
+_REJECT = re.compile(r"\b4\d\d[ -]4\.\d{1,3}\.\d{1,3}\b")
+
+
+def _statuses(e: Event) -> list[str]:
+    texts = list(e.attrs.get("recipient_status", []))
+    if e.attrs.get("source_context"):
+        texts.append(e.attrs["source_context"])
+    return [t for t in texts if _REJECT.search(t)]
+
+
+def judge_failure(
+    bad: Bad, notes: list[str], config: tuple[bool, bool], entity: str, f: Event, prim: list[Event]
+) -> None:
+    """After the primary's HAREDIRECTFAIL, from its tracking rows: the configured accept or reject (SR-019,
+    SR-020, SR-021; interpretation SR-I28). `config`: (RejectMessageOnShadowFailure, AcceptRejectionVariant)."""
+    reject, variant = config
+    after = [e for e in prim if e.seq > f.seq and e.kind != "HAREDIRECT"]
+    rejections = [(e, t) for e in after for t in _statuses(e)]
+    if not reject:
+        for e, text in rejections[:1]:
+            bad(
+                "msgtrk-shadow-failure-accept",
+                entity,
+                [f, e],
+                f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
+                f"({text!r}) instead of accepted without redundancy",
+            )
+        return
+    for s in (e for e in after if e.kind in NEXT_HOP):
+        bad(
+            "msgtrk-shadow-failure-reject",
+            entity,
+            [f, s],
+            f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})",
+        )
+    for e, text in rejections:
+        if not ("451 4.4.0" in text or (variant and "450 4.5.1" in text)):
+            bad(
+                "msgtrk-rejection-text",
+                entity,
+                [f, e],
+                f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'",
+            )
+    if not rejections and not any(e.kind in NEXT_HOP for e in after):
+        notes.append(
+            f"{entity}: HAREDIRECTFAIL at {_where(f)}: the rejection is given in the SMTP session and "
+            "is not in the tracking log (SR-I28)"
         )
