@@ -310,3 +310,13 @@ def test_auth_exchanges_and_no_protocol_logs_option(tmp_path, capsys):
     assert "RECV1.LOG: SMTP receive protocol log, not read (--no-protocol-logs)" in capsys.readouterr().err
     (tmp_path / "RECV1.LOG").write_text("#Fields: " + smtplogs.FIELDS + "\n")
     assert "Receive or Send cannot be told" in discover([str(tmp_path)]).skipped[0][1]
+
+
+def test_a_session_continued_in_the_next_hourly_file_is_one_session(tmp_path):
+    rows = smtplogs.receive_session()
+    (tmp_path / "RECV1.LOG").write_bytes(smtplogs.text("Receive", rows[:9]))
+    (tmp_path / "RECV2.LOG").write_bytes(smtplogs.text("Receive", rows[9:]))
+    whole = parse_protocol(discover([str(tmp_path)]).protocol)
+    session = next(s for s in whole.sessions if s.session_id == "08DB33A1C0FFEE01")
+    assert {p.file.rsplit("/", 1)[1] for p in session.lines} == {"RECV1.LOG", "RECV2.LOG"}
+    assert session.transactions[0].internal_id == "101" and session.closed is not None
