@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from conformance.check import verdict
 from conformance.pycheck import check_paths, monitor_runs
@@ -39,6 +40,7 @@ from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor
 
 EXIT_WRITTEN, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 2, 3
+T = TypeVar("T")
 MAX_TESTS = 20_000  # candidates judged by ddmin at most; its result is then valid but maybe not 1-minimal
 
 
@@ -87,7 +89,7 @@ class Oracle:
         return any(self.target.hit(v) for v in verdict(events, self.monitors).violations)
 
 
-def ddmin(items: list[Event], fails: Callable[[list[Event]], bool], max_tests: int = MAX_TESTS) -> list[Event]:
+def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX_TESTS) -> list[T]:
     """Zeller's ddmin: a subset of `items` on which `fails` holds, from which no chunk at the final
     granularity can be removed (1-minimal when it ends by granularity, not by `max_tests`). `fails(items)`
     must hold."""
