@@ -12,7 +12,9 @@ How (monitors are folds over one group, `traces/verdict.py`; `conformance.engine
    every event up to there; the whole trace. The trace's first event and its context events (TRACE_START,
    `*_CONFIG`: what the monitors need in order to judge at all) are always kept;
 3. delta debugging (Zeller's ddmin) over the cut's other events, each candidate judged by the monitors of
-   the violation's mechanism (`Oracle`), until no single chunk can go;
+   the violation's mechanism (`Oracle`), until no single chunk can go. A candidate counts only when it breaks
+   the rule and no rule the input trace did not break: dropping an event must not make a new failure (a
+   shadow's receipt dropped would be an "unconfirmed shadow" of its own), so the result shows the input's bug;
 4. the result is written to a temporary file and checked again by the real engine; only when the same rule
    (and entity, when given) fires on it is it renamed to `--out`.
 
@@ -75,8 +77,8 @@ class Oracle:
     monitors of the violation's mechanism (core rules for a core rule), all of them when those alone do not
     reproduce it on the cut."""
 
-    def __init__(self, target: Target, skew_ms: int | None) -> None:
-        self.target = target
+    def __init__(self, target: Target, skew_ms: int | None, allowed: frozenset[str]) -> None:
+        self.target, self.allowed = target, allowed
         self.every: list[Monitor] = [m for _, m in monitor_runs(skew_ms)]
         self.monitors = [m for m in self.every if m.mechanism == target.mechanism]  # core rules: always
         self.tests = 0
@@ -86,7 +88,8 @@ class Oracle:
 
     def __call__(self, events: Sequence[Event]) -> bool:
         self.tests += 1
-        return any(self.target.hit(v) for v in verdict(events, self.monitors).violations)
+        found = verdict(events, self.monitors).violations
+        return any(self.target.hit(v) for v in found) and all(v.rule in self.allowed for v in found)
 
 
 def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX_TESTS) -> list[T]:
@@ -121,8 +124,9 @@ def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX
     return items
 
 
-def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None) -> tuple[Target, dict, int]:
-    """The real engine's first violation of `rule` (of `entity`): the target, the violation, rows read."""
+def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None) -> tuple[Target, dict, frozenset[str]]:
+    """The real engine's first violation of `rule` (of `entity`): the target, the violation, and the rules
+    its trace breaks."""
     outcome = check_paths([trace], skew_ms=skew_ms)
     fired = [v for v in outcome.violations if v["rule"] == rule and (entity is None or v["entity"] == entity)]
     if not fired:
@@ -133,7 +137,8 @@ def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None)
             f"{outcome.rows_quarantined} row(s) quarantined)"
         )
     v = fired[0]
-    return Target(rule, v["trace_id"], entity, v.get("mechanism", "core")), v, outcome.rows_read
+    broken = frozenset(w["rule"] for w in outcome.violations if w["trace_id"] == v["trace_id"])
+    return Target(rule, v["trace_id"], entity, v.get("mechanism", "core")), v, broken
 
 
 def _read_trace(trace: str, trace_id: str) -> list[Event]:
@@ -177,6 +182,7 @@ class Shrunk:
     cut_events: int
     tests: int
     target: Target
+    broken: frozenset[str]  # the rules the input trace breaks: the result breaks no other
 
 
 def shrink(
@@ -188,13 +194,19 @@ def shrink(
     reducer: Callable[..., list[Event]] | None = None,
 ) -> Shrunk:
     """The smallest sub-trace found that still breaks `rule` (not yet re-checked nor written)."""
-    target, v, _ = _find_target(trace, rule, entity, skew_ms)
+    target, v, broken = _find_target(trace, rule, entity, skew_ms)
     events = _read_trace(trace, target.trace_id)
     base = kept(events)
-    oracle = Oracle(target, skew_ms)
+    oracle = Oracle(target, skew_ms, broken)
+
+    seen: dict[tuple[int, ...], bool] = {}  # ddmin meets the same candidate again: judge it once
 
     def fails(extra: Sequence[Event], context: Sequence[Event] = base) -> bool:
-        return oracle(sorted([*context, *extra], key=lambda e: e.seq))
+        events = sorted([*context, *extra], key=lambda e: e.seq)
+        key = tuple(e.seq for e in events)
+        if key not in seen:
+            seen[key] = oracle(events)
+        return seen[key]
 
     candidates = cuts(events, v, target)
     if not fails(candidates[-1][1]):
@@ -206,19 +218,23 @@ def shrink(
             early = [e for e in base if e.seq <= last]  # context recorded after the last event kept
             context = early if len(early) < len(base) and fails(reduced, early) else base
             out = sorted([*context, *reduced], key=lambda e: e.seq)
-            return Shrunk(out, len(events), name, len(base) + len(extra), oracle.tests, target)
+            return Shrunk(out, len(events), name, len(base) + len(extra), oracle.tests, target, broken)
     raise NotFiring(f"rule {rule!r} fires on {trace} only beside other traces' events (TR-002?); not shrunk")
 
 
-def recheck(path: Path, target: Target, skew_ms: int | None) -> None:
-    """The written candidate, checked by the real engine: raise unless the target fires on it."""
+def recheck(path: Path, result: Shrunk, skew_ms: int | None) -> None:
+    """The written candidate, checked by the real engine: raise unless the target fires on it and it breaks
+    no rule the input did not."""
     outcome = check_paths([str(path)], skew_ms=skew_ms)
-    if not any(target.hit(v) for v in outcome.violations):
-        rules = sorted({v["rule"] for v in outcome.violations})
+    rules = sorted({v["rule"] for v in outcome.violations})
+    if not any(result.target.hit(v) for v in outcome.violations):
         raise RecheckFailed(
-            f"the shrunk trace does not violate {target.rule!r} when checked again "
+            f"the shrunk trace does not violate {result.target.rule!r} when checked again "
             f"(it violates: {', '.join(rules) or 'nothing'}); nothing written"
         )
+    new = [r for r in rules if r not in result.broken]
+    if new:
+        raise RecheckFailed(f"the shrunk trace breaks rules the input did not ({', '.join(new)}); nothing written")
 
 
 def write_checked(result: Shrunk, out: Path, skew_ms: int | None) -> None:
@@ -228,7 +244,7 @@ def write_checked(result: Shrunk, out: Path, skew_ms: int | None) -> None:
     os.close(fd)
     try:
         write_events(tmp, result.events)
-        recheck(Path(tmp), result.target, skew_ms)
+        recheck(Path(tmp), result, skew_ms)
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     finally:
