@@ -73,7 +73,7 @@ class Target:
 
 
 class Oracle:
-    """Whether a candidate (the kept context plus some events, in seq order) still breaks the target: the
+    """Whether a candidate (the kept context plus some events, in recording order) still breaks the target: the
     monitors of the violation's mechanism (core rules for a core rule), all of them when those alone do not
     reproduce it on the cut."""
 
@@ -142,33 +142,32 @@ def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None)
 
 
 def _read_trace(trace: str, trace_id: str) -> list[Event]:
-    """The valid events of one trace, in seq order."""
+    """The valid events of one trace, in recording order (a trace recorded out of seq order stays so: TR-001)."""
     found = discover([trace])
     if not found.files:
         raise TraceFileError(f"{trace}: no trace file ({'; '.join(s['reason'] for s in found.skipped) or 'none'})")
-    events = [e for tf in found.files for part in iter_trace_file(tf) for e in part.events if e.trace_id == trace_id]
-    return sorted(events, key=lambda e: e.seq)
+    return [e for tf in found.files for part in iter_trace_file(tf) for e in part.events if e.trace_id == trace_id]
 
 
-def kept(events: Sequence[Event]) -> list[Event]:
-    """What every candidate keeps: the trace's first event (TR-006/TR-008 judge by it) and its context."""
-    first = events[0].seq if events else None
-    return [e for e in events if e.seq == first or is_context_kind(e.kind) or e.kind == IMPORTED_KIND]
+def kept(events: Sequence[Event]) -> list[int]:
+    """What every candidate keeps (positions in recording order): the trace's first event (TR-006/TR-008
+    judge by it) and its context events."""
+    return [i for i, e in enumerate(events) if i == 0 or is_context_kind(e.kind) or e.kind == IMPORTED_KIND]
 
 
-def cuts(events: list[Event], v: dict, target: Target) -> list[tuple[str, list[Event]]]:
-    """The candidate cuts of the trace, smallest first (each: its name, and its events beyond `kept`)."""
+def cuts(events: list[Event], v: dict) -> list[tuple[str, list[int]]]:
+    """The candidate cuts of the trace, smallest first: each its name and its positions beyond `kept`."""
     ids = set(v["event_ids"])
-    involved = [e for e in events if e.event_id in ids]
-    last = max((e.seq for e in involved), default=events[-1].seq)
-    keep = {e.seq for e in kept(events)}
-    rest = [e for e in events if e.seq not in keep]
-    upto = [e for e in rest if e.seq <= last]
+    keep = set(kept(events))
+    involved = [i for i, e in enumerate(events) if e.event_id in ids]
+    last = max(involved, default=len(events) - 1)
+    rest = [i for i in range(len(events)) if i not in keep]
+    upto = [i for i in rest if i <= last]
     mech = v.get("mechanism", "core")
     return [
-        ("the violation's events", [e for e in involved if e.seq not in keep]),
-        (f"entity {v['entity']!r} up to the violation", [e for e in upto if e.entity == v["entity"]]),
-        (f"mechanism {mech} up to the violation", [e for e in upto if e.mechanism == mech]),
+        ("the violation's events", [i for i in involved if i not in keep]),
+        (f"entity {v['entity']!r} up to the violation", [i for i in upto if events[i].entity == v["entity"]]),
+        (f"mechanism {mech} up to the violation", [i for i in upto if events[i].mechanism == mech]),
         ("the trace up to the violation", upto),
         ("the whole trace", rest),
     ]
@@ -191,7 +190,6 @@ def shrink(
     entity: str | None = None,
     *,
     skew_ms: int | None = None,
-    reducer: Callable[..., list[Event]] | None = None,
 ) -> Shrunk:
     """The smallest sub-trace found that still breaks `rule` (not yet re-checked nor written)."""
     target, v, broken = _find_target(trace, rule, entity, skew_ms)
@@ -201,23 +199,22 @@ def shrink(
 
     seen: dict[tuple[int, ...], bool] = {}  # ddmin meets the same candidate again: judge it once
 
-    def fails(extra: Sequence[Event], context: Sequence[Event] = base) -> bool:
-        events = sorted([*context, *extra], key=lambda e: e.seq)
-        key = tuple(e.seq for e in events)
+    def fails(extra: Sequence[int], context: Sequence[int] = base) -> bool:
+        key = tuple(sorted({*context, *extra}))
         if key not in seen:
-            seen[key] = oracle(events)
+            seen[key] = oracle([events[i] for i in key])
         return seen[key]
 
-    candidates = cuts(events, v, target)
+    candidates = cuts(events, v)
     if not fails(candidates[-1][1]):
         oracle.widen()  # the mechanism's monitors alone do not reproduce it: judge with every monitor
     for name, extra in candidates:
         if fails(extra):
-            reduced = (reducer or ddmin)(extra, fails)
-            last = max((e.seq for e in reduced), default=base[0].seq)
-            early = [e for e in base if e.seq <= last]  # context recorded after the last event kept
+            reduced = ddmin(extra, fails)  # looked up here: a test replaces it
+            last = max(reduced, default=0)
+            early = [i for i in base if i <= last]  # context recorded after the last event kept goes
             context = early if len(early) < len(base) and fails(reduced, early) else base
-            out = sorted([*context, *reduced], key=lambda e: e.seq)
+            out = [events[i] for i in sorted({*context, *reduced})]
             return Shrunk(out, len(events), name, len(base) + len(extra), oracle.tests, target, broken)
     raise NotFiring(f"rule {rule!r} fires on {trace} only beside other traces' events (TR-002?); not shrunk")
 
