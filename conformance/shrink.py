@@ -119,8 +119,6 @@ def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX
             if n >= len(items):
                 break
             n = min(len(items), 2 * n)
-    if len(items) == 1 and fails([]):
-        return []
     return items
 
 
