@@ -8,7 +8,7 @@ error naming the field and the copy; a default is used only where the catalogue 
 (AutoDatabaseMountDial, AM-P01). ActivationPreference has no catalogue default: older versions do not print it
 (it comes from `Get-MailboxDatabase`), so it must then be given with `--preference SERVER=N`. The BCSS snapshot
 that `haconform import copystatus` writes (`model.am.codec.snapshot_to_json`) is read back as it is
-(`--source` may name another failed copy; `--preference` does not apply: the snapshot holds every preference).
+(`--source` may name another failed copy; `--preference` is refused: the snapshot holds every preference).
 
 The export says nothing about managed-availability health: every server gets the same (empty) health, so the
 health tiers (AM-027..AM-031) cannot tell servers apart, and the explanation says so.
@@ -126,6 +126,8 @@ def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | 
     three forms, or a snapshot `haconform import copystatus` wrote."""
     doc = _snapshot_doc(path)
     if doc is not None:
+        if preferences:
+            raise CopyStatusError(f"{path}: --preference does not apply to a BCSS snapshot: it holds every preference")
         return read_snapshot(path, doc, source)
     given = {}
     for item in preferences:

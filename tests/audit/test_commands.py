@@ -86,6 +86,8 @@ def test_explain_reads_the_snapshot_import_copystatus_writes(tmp_path, capsys):
         assert capsys.readouterr().out == from_export
     assert main(["explain", str(snapshot), "--source", "MBX2"]) == 0
     assert "active copy on MBX2 is lost" in capsys.readouterr().out
+    assert main(["explain", str(snapshot), "--preference", "MBX1=2"]) == 2  # never ignored in silence
+    assert "--preference does not apply" in capsys.readouterr().err
     # twin: a snapshot missing a field BCSS needs is refused, naming it
     doc = json.loads(snapshot.read_text())
     del doc["last_log_generated"]
