@@ -162,7 +162,8 @@ def _rules_table(s: dict[str, Any], first_card: dict[tuple[str, str], int]) -> s
 
 def _rule_row(r: dict[str, Any], first_card: dict[tuple[str, str], int], statement: bool = False) -> str:
     card = first_card.get((r["requirement"], r["rule"]))
-    last = _e(r["statement"]) if statement else (f"<a href='#v{card}'>#v{card}</a>" if card is not None else "")
+    said = r["statement"] or (c.statement if (c := cited(r["requirement"])) else "")
+    last = _e(said) if statement else (f"<a href='#v{card}'>#v{card}</a>" if card is not None else "")
     name = f"<a href='#v{card}'>{_e(r['rule'])}</a>" if card is not None else _e(r["rule"])
     return (
         f"<tr><td>{name}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
@@ -300,7 +301,8 @@ def _follow(i: int, v: dict[str, Any], t0: int) -> str:
     at = f" at {rel(e['ts_ms'] - t0)} (#{e['seq']} {e['kind']} on {e['node']})" if e else ""
     c = cited(v["requirement"])
     return (
-        f"<li id='v{i}' title='{_e(c.statement if c else '')}'><b>[{_e(v['requirement'])} {_e(v['rule'])}]</b>"
+        f"<li id='v{i}' data-ts='{e['ts_ms'] if e else ''}' data-seq='{e['seq'] if e else ''}' "
+        f"title='{_e(c.statement if c else '')}'><b>[{_e(v['requirement'])} {_e(v['rule'])}]</b>"
         f"{_e(at)}: {_e(v['explanation'])}</li>"
     )
 

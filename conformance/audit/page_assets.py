@@ -35,11 +35,13 @@ svg.timeline .selected circle,svg.timeline .selected rect,svg.timeline .selected
 margin-right:.3em;vertical-align:middle}
 details.follows{margin:.4em 0}details.follows li{margin:.3em 0}details.follows li:target{background:#fff3e0}
 .card:target{box-shadow:0 0 0 3px #ffb74d}
+#rules-table td,#rules-table th,#rules-violated td,#rules-violated th{white-space:nowrap}
+#rules-table td:last-child{white-space:normal;overflow-wrap:normal}
 """
 
 JS = r"""
 (function(){
-  var NS='http://www.w3.org/2000/svg', LEFT=96, ROWH=12, LANEH=30+3*ROWH, TOP=34, MINGAP=22, BREAKW=36;
+  var NS='http://www.w3.org/2000/svg', RIGHT=110, LEFT=96, ROWH=12, LANEH=30+3*ROWH, TOP=34, MINGAP=22, BREAKW=36;
   var COLORS={judged:'#c62828',involved:'#ef6c00',follows:'#7b1fa2','':'#1565c0'};
   function el(n,a,t){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);
     if(t!==undefined)e.textContent=t;return e;}
@@ -61,8 +63,11 @@ JS = r"""
       gaps.forEach(function(g,j){if(!broken[j]&&g>rest/3&&rest>0&&(big<0||g>gaps[big]))big=j;});
       if(big<0||gaps.filter(function(g,j){return !broken[j];}).length<2)break;broken[big]=true;}
     gaps.forEach(function(g,j){if(!broken[j])span+=g;});
-    var nb=broken.filter(Boolean).length, avail=Math.max(100,width-LEFT-30-nb*BREAKW);
+    var nb=broken.filter(Boolean).length, avail=Math.max(100,width-LEFT-16-RIGHT-nb*BREAKW);
     var scale=span>0?avail/span:0, xs=[LEFT+16], marks=[];
+    for(var k=0;k<8&&scale>0;k++){var small=0,rest2=0;  // gaps below MINGAP take MINGAP: fit the others
+      gaps.forEach(function(g,j){if(broken[j])return;if(g*scale<MINGAP)small+=MINGAP;else rest2+=g;});
+      if(rest2<=0)break;var s2=Math.max(0,avail-small)/rest2;if(Math.abs(s2-scale)<1e-9)break;scale=s2;}
     gaps.forEach(function(g,j){var w=broken[j]?BREAKW:Math.max(MINGAP,g*scale);
       if(broken[j])marks.push({x:xs[j]+w/2,gap:g});xs.push(xs[j]+w);});
     return {xs:xs,breaks:marks,broken:broken,scale:scale};
@@ -76,18 +81,22 @@ JS = r"""
     var evs=data.events, lanes=[], old=box.querySelector('.tl-scroll');if(old)old.remove();
     evs.forEach(function(e){if(lanes.indexOf(e.node)<0)lanes.push(e.node);});lanes.sort();
     var width=Math.max(200,box.clientWidth*zoom), L=layout(evs,width);
-    var W=Math.max(width-2,(L.xs.length?L.xs[L.xs.length-1]:LEFT)+90), H=TOP+lanes.length*LANEH+6;
+    var W=Math.max(width-2,(L.xs.length?L.xs[L.xs.length-1]:LEFT)+RIGHT);
+    var H=TOP+lanes.length*LANEH+(L.breaks.length?26:6);
     var svg=el('svg',{'class':'timeline',width:W,height:H,viewBox:'0 0 '+W+' '+H,role:'img',
       'aria-label':'timeline of '+evs.length+' events on '+lanes.length+' lanes'});
+    var scroll=document.createElement('div');scroll.className='tl-scroll';scroll.appendChild(svg);
+    box.insertBefore(scroll,box.querySelector('.state'));  // in the document first: texts are measured below
     // the time axis: ticks at round times between unbroken neighbours, labels kept apart
     svg.appendChild(el('line',{x1:LEFT,y1:TOP-14,x2:W-4,y2:TOP-14,stroke:'#999','class':'axis'}));
     var lastX=-1e9, step=1;
     if(L.scale>0){var want=90/L.scale;var p=Math.pow(10,Math.floor(Math.log10(want)));
-      step=[1,2,5,10].map(function(k){return k*p;}).filter(function(s){return s>=want;})[0]||10*p;}
-    function tick(x,ms){if(x-lastX<70)return;lastX=x;
-      svg.appendChild(el('line',{x1:x,y1:TOP-18,x2:x,y2:TOP-10,stroke:'#999'}));
+      step=Math.max(1,[1,2,5,10].map(function(k){return k*p;}).filter(function(s){return s>=want;})[0]||10*p);}
+    function tick(x,ms){  // a tick and its label where the label has room, else nothing
       var t=el('text',{x:x,y:TOP-22,'font-size':10,'text-anchor':'middle','class':'tick'},rel(ms));
-      t.appendChild(el('title',{},utc(data.t0+ms)));svg.appendChild(t);}
+      svg.appendChild(t);var w=t.getComputedTextLength();
+      if(x-w/2<lastX+8){t.remove();return;}lastX=x+w/2;t.appendChild(el('title',{},utc(data.t0+ms)));
+      svg.appendChild(el('line',{x1:x,y1:TOP-18,x2:x,y2:TOP-10,stroke:'#999'}));}
     if(evs.length){tick(L.xs[0],evs[0].rel);}
     for(var i=1;i<evs.length;i++){if(L.broken[i-1]){tick(L.xs[i],evs[i].rel);continue;}if(!(L.scale>0))continue;
       var a=evs[i-1].rel,b=evs[i].rel;for(var t=Math.ceil(a/step)*step;t<b;t+=step){if(t<=a)continue;
@@ -104,7 +113,7 @@ JS = r"""
       g.appendChild(el('title',{},'axis broken: '+gapText(m.gap)+' left out'));svg.appendChild(g);
       var w=g.getComputedTextLength(), row=gapEnd[0]<m.x-w/2-4?0:(gapEnd[1]<m.x-w/2-4?1:-1);
       if(row<0){g.remove();return;}
-      g.setAttribute('x',m.x-w/2);g.setAttribute('y',TOP+lanes.length*LANEH-8+row*10);gapEnd[row]=m.x+w/2;});
+      g.setAttribute('x',m.x-w/2);g.setAttribute('y',TOP+lanes.length*LANEH+6+row*10);gapEnd[row]=m.x+w/2;});
     lanes.forEach(function(n,k){var y=TOP+k*LANEH+10;
       svg.appendChild(el('line',{x1:LEFT,y1:y,x2:W-4,y2:y,stroke:'#ccc','class':'lane'}));
       var t=el('text',{x:4,y:y+4,'font-size':12,'class':'lane-label'},n);svg.appendChild(t);
@@ -130,8 +139,6 @@ JS = r"""
       t.appendChild(el('title',{},e.kind));g.appendChild(t);e._label=t;
       g.addEventListener('click',function(){show(e,g);});
       if(e.role==='judged'&&!selected)show(e,g);});
-    var scroll=document.createElement('div');scroll.className='tl-scroll';scroll.appendChild(svg);
-    box.insertBefore(scroll,box.querySelector('.state'));
     Object.keys(rows).forEach(function(n){var lane=rows[n];lane.forEach(function(p,j){
       var next=lane[j+3], room=(next?next.x:W)-p.x-4, t=evs[p.i]._label;
       if(window.HACONFORM_NO_FIT)return;fit(evs[p.i].kind,t,room);});});
