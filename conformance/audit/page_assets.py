@@ -100,7 +100,8 @@ JS = r"""
     if(evs.length){tick(L.xs[0],evs[0].rel);}
     for(var i=1;i<evs.length;i++){if(L.broken[i-1]){tick(L.xs[i],evs[i].rel);continue;}if(!(L.scale>0))continue;
       var a=evs[i-1].rel,b=evs[i].rel;for(var t=Math.ceil(a/step)*step;t<b;t+=step){if(t<=a)continue;
-        tick(L.xs[i-1]+(t-a)/(b-a)*(L.xs[i]-L.xs[i-1]),t);}}
+        tick(L.xs[i-1]+(t-a)/(b-a)*(L.xs[i]-L.xs[i-1]),t);}
+      if(b>a)tick(L.xs[i],b);}  // the time at an event where it changes, when the round ticks left room
     var gapEnd=[-1e9,-1e9];
     L.breaks.forEach(function(m){var y=TOP-14;
       svg.appendChild(el('rect',{x:m.x-7,y:y-6,width:14,height:12,fill:'#fcfcfc'}));
