@@ -128,7 +128,7 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
     from conformance.audit.html import load_report, render_html
     from conformance.audit.junit import render_junit
 
-    report = load_report(out_dir, traces)
+    report = load_report(out_dir, traces if html else [])  # [] : JUnit alone reads no trace file
     if html:
         page = render_html(report)
         _atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))

@@ -53,10 +53,11 @@ def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "ca
     if traces is None:
         traces = [f for f in summary.get("files", []) if Path(f).exists()]
     drawn = cards[:MAX_CARDS]
-    if traces:
+    if traces and drawn:
         found = gather(drawn, traces)
     else:
-        found = {"rows": {}, "t0": {}, "states": {}, "notes": ["no trace file at hand: events and states not shown"]}
+        why = ["no trace file at hand: only the events the violations name, and no model state"] if drawn else []
+        found = {"rows": {}, "t0": {}, "states": {}, "notes": why}
     return {
         "summary": summary,
         "violations": violations,

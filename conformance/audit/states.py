@@ -6,8 +6,8 @@ group it (`conformance.check.group_key`: the whole trace for a trace-scope monit
 that mechanism for an entity-scope one; the trace's context events at start, `conformance.engine.folds`),
 and after each event shown on a card the fold's `describe(entity)` is kept: a compact, JSON-able summary
 (`model/{sr,am,pf}/monitor.py`, `conformance.audit.monitor.AuditFold`). Nothing is computed for events no
-card shows, and the replay is never judged: `finish` is not called. Only the traces that hold a card are kept
-in memory; a trace may span several files.
+card shows, the replay stops after the last shown event, and it is never judged (`finish` is not called).
+Only the traces that hold a card are kept in memory; a trace may span several files.
 """
 
 from __future__ import annotations
@@ -125,9 +125,12 @@ def _replay(
             entities = {entity for targets in at.values() for _, entity in targets}
             groups = [(n, [e for e in events if e.mechanism == mech and e.entity == n]) for n in sorted(entities)]
         for entity, group in groups:
-            fold = start_fold(monitor, context)
+            fold, left = start_fold(monitor, context), sum(1 for e in group if e.event_id in at)
             for e in group:
+                if not left:
+                    break  # no shown event further on: the rest of the trace is not replayed
                 fold.feed(e)
+                left -= e.event_id in at
                 for key, card_entity in at.get(e.event_id, ()):
                     if entity is None or entity == card_entity:
                         states[key][e.event_id] = describe(fold, card_entity)
