@@ -123,7 +123,8 @@ JS = r"""
     function show(e,g){if(selected)selected.classList.remove('selected');selected=g;g.classList.add('selected');
       var head='After #'+e.seq+' '+e.kind+' on '+e.node+' at '+rel(e.rel)+' ('+utc(e.ts)+')';
       panel.querySelector('.state-head').textContent=head;
-      panel.querySelector('pre').textContent=e.state?lines(e.state,'').join('\n'):(data.no_state||'no state');}
+      var text=e.state?lines(e.state,''):[data.no_state||'no state'], pre=panel.querySelector('pre');
+      pre.textContent=text.join('\n');pre.style.columns=text.length>12?'':'1';}
     evs.forEach(function(e,i){var x=L.xs[i], k=lanes.indexOf(e.node), y=TOP+k*LANEH+10;
       var g=el('g',{'class':'event'+(e.role?' '+e.role:'')+(e.fault?' fault':''),'data-seq':e.seq,tabindex:0});
       var c=COLORS[e.role||''], r=e.role==='judged'?8:(e.role?7:5);
