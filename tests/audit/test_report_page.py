@@ -137,10 +137,15 @@ def test_clean_page_names_the_rules_checked(pages):
     assert "Not exercised, no events of their mechanism in the input: am (" in page
 
 
-def test_report_without_traces_reads_the_summarys_files(pages, tmp_path):
+def test_report_gives_the_page_of_check_html(pages, tmp_path):
     out = pages["mutant"]
-    assert main(["report", str(out), "--html", str(tmp_path / "again.html")]) == 0
-    assert "shadow acknowledged" in (tmp_path / "again.html").read_text()
+    assert main(["report", str(out), "--html", str(tmp_path / "again.html")]) == 0  # no --traces
+    again = (tmp_path / "again.html").read_text()
+    assert again == (out.parent / "mutant.html").read_text() and "shadow acknowledged" in again
+    ids = set(re.findall(r"id='([^']+)'", again))
+    links = re.findall(r"href='#([^']+)'", again)
+    assert links and set(links) <= ids  # the rules table links to its cards
+    assert len(re.findall(r"id='(v\d+)'", again)) == len(load_report(out, [])["violations"])  # one anchor each
 
 
 # --- in the browser -----------------------------------------------------------------------------------------
