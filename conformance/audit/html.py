@@ -117,15 +117,15 @@ def _run_facts(s: dict[str, Any]) -> str:
         for i in inputs
     )
     return (
-        "<h2 id='run'>The run</h2><table id='facts'>"
+        "<h2 id='run'>The run</h2><div class='tbl'><table id='facts'>"
         f"<tr><th>tool</th><td>haconform check {_e(run.get('version', '(version not recorded)'))}</td></tr>"
         f"<tr><th>finished</th><td>{_e(run.get('finished_utc', '(time not recorded)'))}</td></tr>"
         f"<tr><th>engine</th><td>{_e(s.get('engine', '?'))}</td></tr>"
-        f"<tr><th>monitors</th><td>{_e(', '.join(s.get('monitors', [])))}</td></tr></table>"
+        f"<tr><th>monitors</th><td>{_e(', '.join(s.get('monitors', [])))}</td></tr></table></div>"
         f"<p>{_e(_sentence_counts(s))}</p>"
         f"<h3>Rule sets applied</h3><ul>{sets or '<li>not recorded</li>'}</ul>"
-        "<h3>Input files</h3><table id='inputs'><tr><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
-        f"{rows}</table>"
+        "<h3>Input files</h3><div class='tbl'><table id='inputs'><tr><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
+        f"{rows}</table></div>"
     )
 
 
@@ -143,18 +143,18 @@ def _rules_table(s: dict[str, Any], first_card: dict[tuple[str, str], int]) -> s
         "row read).</p>"
     ]
     if violated:
-        out.append("<table id='rules-violated'><tr><th>rule violated</th><th>requirement</th><th>mechanism</th>"
-                   "<th>events judged</th><th>violations</th><th>first card</th></tr>")  # fmt: skip
+        out.append("<div class='tbl'><table id='rules-violated'><tr><th>rule violated</th><th>requirement</th>"
+                   "<th>mechanism</th><th>events judged</th><th>violations</th><th>first card</th></tr>")  # fmt: skip
         out += [_rule_row(r, first_card) for r in violated]
-        out.append("</table>")
+        out.append("</table></div>")
     held = [r for r in exercised if not r["violations"]]
     out.append(
         f"<details id='rules-held'{'' if violated else ' open'}><summary>{len(held)} rules checked that held"
-        "</summary><table id='rules-table'><tr><th>rule</th><th>requirement</th><th>mechanism</th>"
+        "</summary><div class='tbl'><table id='rules-table'><tr><th>rule</th><th>requirement</th><th>mechanism</th>"
         "<th>events judged</th><th>violations</th><th>statement</th></tr>"
     )
     out += [_rule_row(r, first_card, statement=True) for r in held]
-    out.append("</table></details>")
+    out.append("</table></div></details>")
     if idle:
         listed = ", ".join(f"{m} ({n} rules)" for m, n in sorted(idle.items()))
         out.append(f"<p class='muted'>Not exercised, no events of their mechanism in the input: {_e(listed)}.</p>")
@@ -203,13 +203,13 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append(_card(k, c, report["found"]) if k < MAX_CARDS else _card_plain(k, c))
     parts.append(f"<h2>Quarantine ({len(report['quarantine'])})</h2>")
     if report["quarantine"]:
-        parts.append("<table><tr><th>file</th><th>line</th><th>field</th><th>reason</th></tr>")
+        parts.append("<div class='tbl'><table><tr><th>file</th><th>line</th><th>field</th><th>reason</th></tr>")
         parts += [
             f"<tr><td>{_e(q.get('file'))}</td><td>{_e(q.get('line'))}</td><td>{_e(q.get('field'))}</td>"
             f"<td>{_e(q.get('reason'))}</td></tr>"
             for q in report["quarantine"]
         ]
-        parts.append("</table>")
+        parts.append("</table></div>")
     parts.append(f"<h2>Could not be judged ({len(report['unknown'])})</h2><ul id='unknown'>")
     parts += [f"<li><b>{_e(u.get('mechanism'))}</b>: {_e(u.get('note'))}</li>" for u in report["unknown"]]
     parts.append(
@@ -292,8 +292,8 @@ def _card(k: int, c: Card, found: dict[str, Any]) -> str:
             if c.follows
             else ""
         )
-        + "<details><summary>events</summary><table><tr><th>seq</th><th>time</th><th>node</th><th>kind</th>"
-        f"<th>log line</th><th>role</th></tr>{rows}</table></details></section>"
+        + "<details><summary>events</summary><div class='tbl'><table><tr><th>seq</th><th>time</th><th>node</th>"
+        f"<th>kind</th><th>log line</th><th>role</th></tr>{rows}</table></div></details></section>"
     )
 
 

@@ -35,8 +35,9 @@ svg.timeline .selected circle,svg.timeline .selected rect,svg.timeline .selected
 margin-right:.3em;vertical-align:middle}
 details.follows{margin:.4em 0}details.follows li{margin:.3em 0}details.follows li:target{background:#fff3e0}
 .card:target{box-shadow:0 0 0 3px #ffb74d}
-#rules-table td,#rules-table th,#rules-violated td,#rules-violated th{white-space:nowrap}
-#rules-table td:last-child{white-space:normal;overflow-wrap:normal}
+@media (min-width:1000px){#rules-table td,#rules-table th,#rules-violated td,#rules-violated th{white-space:nowrap}
+#rules-table td:last-child{white-space:normal;overflow-wrap:normal}}
+.tbl{overflow-x:auto;max-width:100%}
 """
 
 JS = r"""

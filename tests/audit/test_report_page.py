@@ -177,19 +177,21 @@ LET_OUT = "<style>.tl-scroll,.card{overflow:visible!important}</style>"
 NO_FIT = "<script>window.HACONFORM_NO_FIT=true;</script>"
 
 
-def _chromium(tmp_path: Path, page: Path, *args: str) -> str:
+def _chromium(tmp_path: Path, page: Path, *args: str, width: int = WIDTH) -> str:
     argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-            f"--window-size={WIDTH},2400", f"--user-data-dir={tmp_path / 'profile'}", *args,
+            f"--window-size={width},2400", f"--user-data-dir={tmp_path / 'profile'}", *args,
             page.resolve().as_uri()]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
 
 
-def _probe(tmp_path: Path, page_html: str, name: str, before: str = "", after: str = "") -> dict[str, Any]:
+def _probe(
+    tmp_path: Path, page_html: str, name: str, before: str = "", after: str = "", width: int = WIDTH
+) -> dict[str, Any]:
     page_html = page_html.replace("<script>", before + "<script>", 1) if before else page_html
     page = tmp_path / f"{name}.html"
     page.write_text(page_html.replace("</body>", after + PROBE + "</body>"), encoding="utf-8")
-    dom = _chromium(tmp_path, page, "--dump-dom")
+    dom = _chromium(tmp_path, page, "--dump-dom", width=width)
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
     assert found, f"{name}: the probe did not run"
     return json.loads(
@@ -232,6 +234,7 @@ def test_page_in_headless_chromium(pages, tmp_path, name):
         assert first["state"].strip() and "no state" not in first["state"]
     if name == "mutant":
         assert "shadow acknowledged: false" in probe["cards"][0]["state"]
+        assert layout_problems(_probe(tmp_path, page_html, "narrow", after=ZOOM_IN, width=700)) == []
         assert any("follows" in m for c in probe["cards"] for m in c["marked"])
     if os.environ.get("HACONFORM_SCREENSHOTS"):  # to look at (kept out of git); a second browser run
         page = tmp_path / f"{name}-page.html"
