@@ -27,6 +27,7 @@ from conformance.audit.report_data import (
     rules_checked,
 )
 from conformance.audit.seedtext import cited
+from conformance.audit.states import gather
 
 FAULT_KINDS = frozenset(
     {"CRASH", "RESTART", "PARTITION", "HEAL", "NET_DROP", "HAREDIRECTFAIL", "FAIL", "RESUBMIT", "RESUBMITFAIL",
@@ -42,8 +43,6 @@ ROLE_TEXT = {
 def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "cause") -> dict[str, Any]:
     """The report files of `out_dir` as cards (`order`: "cause", or "rule" for the test's twin only); the
     entities' events and states from `traces`, else from the summary's own files when they are at hand."""
-    from conformance.audit.states import gather
-
     summary_path = out_dir / "summary.json"
     if not summary_path.is_file():
         raise ValueError(f"{summary_path} is missing: not a check report directory")

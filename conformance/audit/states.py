@@ -21,6 +21,7 @@ from conformance.audit.report_data import Card, shown_events
 from conformance.check import trace_contexts
 from conformance.engine.folds import start_fold
 from model.registry import mechanisms
+from traces.io import expand_paths, read_events
 from traces.schema import Event
 from traces.verdict import Monitor
 
@@ -54,8 +55,6 @@ def gather(cards: list[Card], paths: Iterable[str]) -> dict[str, Any]:
     """For the cards: the entity's events (`rows`, by card key), the trace's first timestamp (`t0`, by trace),
     the model's state after each shown event (`states`, by card key then event ID) and notes on what could
     not be replayed."""
-    from traces.io import expand_paths, read_events
-
     wanted = {c.key for c in cards}
     traces = {c.trace_id for c in cards}
     kept: dict[str, list[Event]] = defaultdict(list)
@@ -129,7 +128,11 @@ def _replay(
             for e in group:
                 if not left:
                     break  # no shown event further on: the rest of the trace is not replayed
-                fold.feed(e)
+                try:
+                    fold.feed(e)
+                except Exception as exc:  # said on the page, never a verdict: the check's own run judged it
+                    notes.append(f"{trace} ({mech}): the replay for states stopped at {e.event_id}: {exc!r}")
+                    break
                 left -= e.event_id in at
                 for key, card_entity in at.get(e.event_id, ()):
                     if entity is None or entity == card_entity:
