@@ -42,7 +42,7 @@ details.follows{margin:.4em 0}details.follows li{margin:.3em 0}details.follows l
 
 JS = r"""
 (function(){
-  var NS='http://www.w3.org/2000/svg', RIGHT=110, LEFT=96, ROWH=12, LANEH=30+3*ROWH, TOP=34, MINGAP=22, BREAKW=36;
+  var NS='http://www.w3.org/2000/svg', RIGHT=80, LEFT=96, ROWH=12, LANEH=30+3*ROWH, TOP=34, MINGAP=22, BREAKW=36;
   var COLORS={judged:'#c62828',involved:'#ef6c00',follows:'#7b1fa2','':'#1565c0'};
   function el(n,a,t){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);
     if(t!==undefined)e.textContent=t;return e;}
@@ -56,7 +56,7 @@ JS = r"""
     else out.push(pad+k+': '+(Array.isArray(v)?(v.length?v.join(', '):'none'):String(v)));});return out;}
   function utc(ms){return new Date(ms).toISOString().replace('T',' ').replace('Z',' UTC');}
   function layout(evs,width){
-    // x of each event: gaps to scale, at least MINGAP apart, a gap over a third of the rest broken
+    // x of each event: gaps to scale, at least `least` apart, a gap over a third of the rest broken
     var gaps=[],i,span=0;for(i=1;i<evs.length;i++){gaps.push(Math.max(0,evs[i].rel-evs[i-1].rel));}
     var broken=gaps.map(function(){return false;});
     for(var round=0;round<6;round++){var rest=0,big=-1;
@@ -66,10 +66,12 @@ JS = r"""
     gaps.forEach(function(g,j){if(!broken[j])span+=g;});
     var nb=broken.filter(Boolean).length, avail=Math.max(100,width-LEFT-16-RIGHT-nb*BREAKW);
     var scale=span>0?avail/span:0, xs=[LEFT+16], marks=[];
-    for(var k=0;k<8&&scale>0;k++){var small=0,rest2=0;  // gaps below MINGAP take MINGAP: fit the others
-      gaps.forEach(function(g,j){if(broken[j])return;if(g*scale<MINGAP)small+=MINGAP;else rest2+=g;});
+    // the least spacing: MINGAP, less (down to 8 px) when that is what it takes for every event to fit
+    var least=Math.max(8,Math.min(MINGAP,avail/Math.max(1,gaps.length-nb)));
+    for(var k=0;k<8&&scale>0;k++){var small=0,rest2=0;  // gaps below the least spacing take it: fit the others
+      gaps.forEach(function(g,j){if(broken[j])return;if(g*scale<least)small+=least;else rest2+=g;});
       if(rest2<=0)break;var s2=Math.max(0,avail-small)/rest2;if(Math.abs(s2-scale)<1e-9)break;scale=s2;}
-    gaps.forEach(function(g,j){var w=broken[j]?BREAKW:Math.max(MINGAP,g*scale);
+    gaps.forEach(function(g,j){var w=broken[j]?BREAKW:Math.max(least,g*scale);
       if(broken[j])marks.push({x:xs[j]+w/2,gap:g});xs.push(xs[j]+w);});
     return {xs:xs,breaks:marks,broken:broken,scale:scale};
   }
