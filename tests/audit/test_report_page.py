@@ -96,6 +96,8 @@ def test_cards_are_cause_first_and_the_planted_cause_leads(pages):
     report = load_report(pages["mutant"], _traces(pages["mutant"]))
     first = report["cards"][0]
     assert first.head[1]["requirement"] == "SR-031"  # the planted bug, not its consequences
+    kinds = {e["event_id"]: e["kind"] for e in first.head[1]["events"]}
+    assert [kinds[i] for i in first.head[1]["event_ids"]] == ["ACCEPT", "HAREDIRECT"]  # judged, and compared with
     entities = {(v["trace_id"], v["entity"]) for v in report["violations"]}
     assert len(report["cards"]) == len(entities) < len(report["violations"])
     # twin: the old order (one card per violation, by rule) breaks it
@@ -234,6 +236,7 @@ def test_page_in_headless_chromium(pages, tmp_path, name):
         assert first["state"].strip() and "no state" not in first["state"]
     if name == "mutant":
         assert "shadow acknowledged: false" in probe["cards"][0]["state"]
+        assert any("involved" in m for m in probe["cards"][0]["marked"])  # the HAREDIRECT the ACCEPT was compared with
         assert layout_problems(_probe(tmp_path, page_html, "narrow", after=ZOOM_IN, width=700)) == []
         assert any("follows" in m for c in probe["cards"] for m in c["marked"])
     if os.environ.get("HACONFORM_SCREENSHOTS"):  # to look at (kept out of git); a second browser run
