@@ -1,10 +1,11 @@
 """The HTML report, cause first (issue 21): cards, quotes, run facts, model state; rendered in headless Chromium.
 
-Three pages: a clean check of the sr model, a check with the planted sr bug (`ack-before-shadow`), and an
-imported message tracking log. The page structure is asserted from Python and from the DOM Chromium builds
-(a probe script appended to a copy of the page writes what it measured into the DOM): the first card is the
-earliest violation of its entity and every card opens with its entity's first violation, no page-wide
-horizontal scroll even zoomed in, and no two labels of one lane overlap. Each check has a twin that must fail
+Three pages: a clean check of the sr model, a check with the planted sr bug (`ack-before-shadow`), and the
+shipped imported log `data/pair-early-ack` (tracking + SMTP protocol logs, SR-031 fails). The page structure is
+asserted from Python and from the DOM Chromium builds (a probe script appended to a copy of the page writes what
+it measured into the DOM): the first card is the earliest violation of its entity and every card opens with its
+entity's first violation, no page-wide horizontal scroll even zoomed in (also at 700 px), and no two texts of a
+card's timeline overlap. Each check has a twin that must fail
 it: the old order (one card per violation, by rule), a timeline let out of its card, labels left uncut.
 With `$HACONFORM_SCREENSHOTS` set, each page is also screenshotted into that directory (kept out of git), to
 be looked at.
@@ -26,7 +27,6 @@ import pytest
 from conformance.audit.html import load_report, render_html
 from conformance.audit.report_data import cause_first, when
 from conformance.cli import main
-from tests.audit import logs
 
 pytestmark = pytest.mark.unit
 
@@ -35,6 +35,7 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; scripts/install.sh installs it)"
 )
 WIDTH = 1280
+SAMPLE = Path(__file__).parent / "data" / "pair-early-ack"
 
 
 @pytest.fixture(scope="module")
@@ -49,12 +50,8 @@ def pages(tmp_path_factory) -> dict[str, Path]:
                        str(base / f"{name}.html")])  # fmt: skip
         assert status == (0 if name == "clean" else 1)
         out[name] = base / name
-    p, _ = logs.flow("2013", send_at=5000, discard_at=1000)
-    _, s = logs.flow("2010", send_at=5000, discard_at=1000)
-    logs.write(base / "logs" / "mbx1" / "MSGTRK2023040218-1.LOG", "2013", p)
-    logs.write(base / "logs" / "mbx2" / "MSGTRKMS2023040218-1.LOG", "2010", s)
-    trace = base / "imported.parquet"
-    assert main(["import", "msgtrk", str(base / "logs"), "--out", str(trace)]) == 0
+    trace = base / "imported.parquet"  # the shipped tracking + SMTP protocol log sample whose SR-031 fails
+    assert main(["import", "msgtrk", str(SAMPLE), "--out", str(trace), "--boundary", "DAG1=mbx1,mbx2"]) == 0
     status = main(["check", str(trace), "--engine", "python", "--skew", "100", "--out", str(base / "imported"),
                    "--html", str(base / "imported.html")])  # fmt: skip
     assert status == 1
@@ -234,6 +231,9 @@ def test_page_in_headless_chromium(pages, tmp_path, name):
         assert first["svg"] and any(t.startswith("+") and t.endswith(" s") for t in first["ticks"])
         assert any("judged" in m for m in first["marked"])
         assert first["state"].strip() and "no state" not in first["state"]
+    if name == "imported":
+        assert any("involved" in m for m in probe["cards"][0]["marked"])  # the shadow's 250 it was compared with
+        assert "rows imported so far" in probe["cards"][0]["state"]
     if name == "mutant":
         assert "shadow acknowledged: false" in probe["cards"][0]["state"]
         assert any("involved" in m for m in probe["cards"][0]["marked"])  # the HAREDIRECT the ACCEPT was compared with
