@@ -158,7 +158,7 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
     from conformance.audit.html import load_report, render_html
     from conformance.audit.junit import render_junit
 
-    report = load_report(out_dir, traces)
+    report = load_report(out_dir, traces if html else [])  # [] : JUnit alone reads no trace file
     if html:
         page = render_html(report)
         _atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))
@@ -174,6 +174,7 @@ def post_check(args: argparse.Namespace, status: int) -> int:
     """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
     if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
         return status
+    from conformance.audit.report_data import run_facts
     from conformance.rulesets import summary_rule_sets
 
     out = Path(args.out)
@@ -181,6 +182,7 @@ def post_check(args: argparse.Namespace, status: int) -> int:
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         summary["rule_sets"] = summary_rule_sets(summary.get("events_by_mechanism", {}), summary.get("monitors", []))
+        summary["run"] = run_facts(summary.get("files", []))  # version, time, input hashes (the HTML report's)
         text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         _atomic_write(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         if getattr(args, "html", None) or getattr(args, "junit", None):

@@ -172,6 +172,24 @@ class AuditFold:
     def finish(self) -> MonitorResult:
         return self.monitor.judge(self.first, self.ours)
 
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary for the report: the configuration recorded at import (SR-I26) and the
+        rows of `entity` seen so far, by server. The rules are applied at the end of the import (rows are
+        paired across servers by identifiers, in any order), so this is what they will be applied to."""
+        out: dict[str, Any] = {"rows imported so far": len(self.ours)}
+        if self.first is not None and self.first.kind == IMPORT_KIND:
+            cfg = Config.of(self.first)
+            out["boundaries recorded at import"] = {k: sorted(v) for k, v in sorted(cfg.boundaries.items())} or "none"
+            out["RejectMessageOnShadowFailure"] = cfg.reject
+        if entity is not None:
+            rows: dict[str, list[str]] = defaultdict(list)
+            for e in self.ours:
+                if e.entity == entity:
+                    rows[e.node].append(e.kind)
+            out[f"rows of {entity} so far"] = {n: ", ".join(k) for n, k in sorted(rows.items())} or "none"
+        out["judged"] = "at the end of the import, all rows together"
+        return out
+
 
 def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]], acked: set[str]) -> None:
     a = start.attrs
