@@ -28,6 +28,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.audit.cli",
     "conformance.suite_cli",
     "conformance.ingest_cli",
+    "conformance.shrink",
 )
 
 
@@ -182,9 +183,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_samples(args: argparse.Namespace) -> int:
+    from conformance.audit.samples import regenerate as audit_samples
     from traces.corpus import regenerate
 
-    for path in regenerate(Path(args.out)):
+    for path in [*regenerate(Path(args.out)), *audit_samples(Path(args.out) / "audit")]:
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -244,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="regenerate the shipped sample corpus",
         description="Regenerate "
         "the sample corpus (clean traces of every mechanism, and mutant traces with known "
-        "violations) deterministically.",
+        "violations) and the audit samples (message tracking logs, copy-status exports, deployment files: "
+        "audit/) deterministically.",
     )
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "traces" / "samples"))
     p.set_defaults(func=_cmd_samples)

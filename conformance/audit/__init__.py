@@ -2,7 +2,9 @@
 
 `msgtrk` (reader) and `importer` turn `MSGTRK*.LOG` files into an imported trace (mechanism `msgtrk`),
 `monitor` judges it, `copystatus` reads `Get-MailboxDatabaseCopyStatus` exports for `explain`, `html` and
-`junit` render a check report, `cli` adds the subcommands. See README.md, "Audit real logs".
+`junit` render a check report (the page: `report_data` orders it cause first, `states` replays the folds for
+the model's state, `seedtext` quotes the catalogue and the seeds, `page_assets` holds its CSS and script), `cli`
+adds the subcommands. See README.md, "Audit real logs".
 """
 
 from __future__ import annotations

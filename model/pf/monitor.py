@@ -14,7 +14,7 @@ issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklab
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from model.pf import step as S
 from model.pf.config import PF_CONFIG, RunConfig, restated_config
@@ -148,6 +148,24 @@ class PfFold(Handlers, Lifecycle, Deadlines):
             self.violations.append(
                 Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
             )
+
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
+        mounted stores, and for `entity` (a folder) each store's replica of it: its state, the change numbers
+        it holds (its CNSet) and those not yet broadcast (seed 001, "Replication State Tables"). Read only."""
+        out: dict[str, Any] = {
+            "stores mounted": sorted(self.mounted),
+            "replication messages sent": len(self.sends),
+            "judging": "stopped" if self.stopped is not None else "on",
+            "violations so far": len(self.violations),
+        }
+        if entity is not None:
+            reps = {store: rep for (store, fid), rep in self.reps.items() if fid == entity}
+            out[f"replicas of {entity}"] = {
+                store: {"state": rep.state, "holds": str(rep.cnset) or "-", "not yet broadcast": str(rep.unsent) or "-"}
+                for store, rep in sorted(reps.items())
+            } or "none recorded yet"
+        return out
 
     # --- helpers the handlers share --------------------------------------------------------------------
     def ctx(self, store: str) -> Ctx:
