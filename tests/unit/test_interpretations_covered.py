@@ -65,3 +65,18 @@ def test_twin_a_cover_naming_a_missing_rule_fails() -> None:
 def test_the_reasons_are_listed_in_the_catalogue_json() -> None:
     it = catalogue().interpretations["AM-I15"].to_json()
     assert it["not_observable"] and it["covered_by"] == []
+
+
+@pytest.mark.model
+def test_pf_i10_a_backfill_response_with_the_other_folder_kind_s_code_is_caught() -> None:
+    """PF-I10's cover: 0x80000002 answers for the hierarchy, 0x80000004 for content; a hierarchy backfill
+    response sent with the content code is `packing-separation`. Twin: the trace as recorded is clean of it."""
+    from conformance.check import verdict
+    from model.pf.sim import simulate
+
+    events = simulate(0)
+    i = next(k for k, e in enumerate(events) if e.kind == "REPL_SEND" and e.attrs["code"] == 0x80000002)
+    assert "packing-separation" not in {v.rule for v in verdict(events).violations}
+    wrong = dataclasses.replace(events[i], attrs={**events[i].attrs, "code": 0x80000004})
+    rules = {v.rule for v in verdict([*events[:i], wrong, *events[i + 1 :]]).violations}
+    assert "packing-separation" in rules
