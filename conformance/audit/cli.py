@@ -12,7 +12,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from conformance.audit.copystatus import CopyStatusError, explain_file, read_copy_status, snapshot_json
+from conformance.audit.html import load_report, render_html
+from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
+from conformance.audit.junit import render_junit
+from conformance.audit.msgtrk import LogFileError, expand_logs, parse_logs
+from conformance.engine.rulesets import summary_rule_sets
 from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+from traces.io import TraceFileError, write_events
 
 EXIT_INTERNAL = 3
 
@@ -41,9 +48,6 @@ def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
-    from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
-    from conformance.audit.msgtrk import LogFileError, expand_logs, parse_logs
-    from traces.io import TraceFileError, write_events
 
     try:
         config = ImportConfig(
@@ -88,7 +92,6 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, read_copy_status, snapshot_json
 
     try:
         snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
@@ -105,7 +108,6 @@ def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, explain_file
 
     try:
         lines = explain_file(
@@ -125,8 +127,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str] | None = None) -> int:
     """Write the HTML page and/or the JUnit file from a written check report directory."""
-    from conformance.audit.html import load_report, render_html
-    from conformance.audit.junit import render_junit
 
     report = load_report(out_dir, traces)
     if html:
@@ -144,7 +144,6 @@ def post_check(args: argparse.Namespace, status: int) -> int:
     """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
     if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
         return status
-    from conformance.rulesets import summary_rule_sets
 
     out = Path(args.out)
     summary_path = out / "summary.json"

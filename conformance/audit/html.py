@@ -16,6 +16,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from spec.catalogue import catalogue
+from traces.io import expand_paths, read_events
+
 FAULT_KINDS = frozenset(
     {
         "CRASH",
@@ -66,7 +69,6 @@ def load_report(out_dir: Path, traces: list[str] | None = None) -> dict[str, Any
 
 
 def _entity_events(violations: list[dict[str, Any]], traces: list[str]) -> dict[str, list[dict[str, Any]]]:
-    from traces.io import expand_paths, read_events
 
     wanted = {(v["trace_id"], v["entity"]) for v in violations if v.get("entity")}
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -79,8 +81,6 @@ def _entity_events(violations: list[dict[str, Any]], traces: list[str]) -> dict[
 
 def _sources(requirement: str) -> str:
     try:
-        from spec.catalogue import catalogue
-
         cat = catalogue()
         req = cat.requirements.get(requirement) or cat.interpretations.get(requirement)
     except Exception:  # the page is still useful without the catalogue

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
-from spec.catalogue import param_default, require
+from model.msgtrk.events import IMPORT_KIND, MECHANISM
+from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
 
 require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
 
-MECHANISM = "msgtrk"
-IMPORT_KIND = "IMPORT_START"
 IMPORT_NODE = "import"
 # Event IDs of the documented list (FIELD-NOTES); anything else is kept, marked unknown and counted.
 KNOWN_EVENTS = frozenset(
@@ -325,7 +324,6 @@ def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> 
 
 
 def _span_default() -> int:
-    from spec.catalogue import catalogue
 
     for req in catalogue().requirements.values():
         if req.parameter is not None and req.parameter.name == "ShadowResubmitTimeSpan":

@@ -11,16 +11,16 @@ from collections import defaultdict
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from conformance.engine.core_fold import CORE_RULES
+from conformance.report import SCHEMA_RULE
+from model.msgtrk.rules import RULES
+
 MAX_LISTED = 50
 
 
 def _known_rules() -> dict[str, tuple[str, str]]:
-    from conformance.audit.monitor import RULES
-    from conformance.check import CORE_RULES
-    from conformance.report import SCHEMA_RULE
-
     core = {**CORE_RULES, SCHEMA_RULE[0]: SCHEMA_RULE[1]}
-    return {**{k: (q, "core") for k, q in core.items()}, **{k: (q, "msgtrk") for k, q in RULES.items()}}
+    return {**{k: (q, "core") for k, q in core.items()}, **{k: (r.requirement, "msgtrk") for k, r in RULES.items()}}
 
 
 def render_junit(report: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.check import verdict
 from conformance.harness.core import replay_steps
-from conformance.harness.process import process_factory
+from conformance.harness.systems import process_factory
 from conformance.harness.search import driver, search
 
 ROOT = Path(__file__).resolve().parents[2]

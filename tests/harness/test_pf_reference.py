@@ -15,7 +15,7 @@ import pytest
 from conformance.check import verdict
 from conformance.harness.core import replay_steps
 from conformance.harness.pf import DRIVER, LINKS, SERVERS
-from conformance.harness.process import process_factory
+from conformance.harness.systems import process_factory
 from conformance.harness.report import coverage
 
 pytestmark = pytest.mark.model  # each scenario starts the program and lets four days of virtual time pass

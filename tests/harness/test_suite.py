@@ -11,7 +11,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.harness import search
-from conformance.harness.process import process_factory
+from conformance.harness.systems import process_factory
 from conformance.harness.protocol_doc import DOC_PATH, render
 from conformance.harness.report import coverage, rule_table
 from conformance.harness.search import driver

@@ -14,7 +14,7 @@ import pytest
 from conformance.cli import main
 from conformance.monitor import Rule
 from spec.catalogue import CatalogueError, catalogue
-from spec.coverage import (
+from conformance.coverage import (
     CATEGORIES,
     GATED_KINDS,
     PACKAGE_OF,

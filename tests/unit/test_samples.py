@@ -8,7 +8,8 @@ import pytest
 
 from conformance.check import check_events
 from model.registry import mechanisms
-from traces.corpus import SAMPLES_DIR, regenerate
+from conformance.samples import regenerate
+from traces.corpus import SAMPLES_DIR
 from traces.io import read_events
 
 pytestmark = pytest.mark.model

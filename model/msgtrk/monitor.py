@@ -18,26 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from conformance.audit.importer import IMPORT_KIND, MECHANISM
-from conformance.monitor import MonitorResult, Violation
+from model.msgtrk.events import IMPORT_KIND, MECHANISM
+from model.msgtrk.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import MonitorResult, Violation
 
-RULES = {
-    "msgtrk-import-start-first": "TR-008",
-    "msgtrk-shadow-on-other-server": "SR-028",
-    "msgtrk-shadow-in-boundary": "SR-015",
-    "msgtrk-shadow-before-next-hop": "SR-001",
-    "msgtrk-shadow-unconfirmed": "SR-030",
-    "msgtrk-discard-after-next-hop": "SR-052",
-    "msgtrk-promotion-after-discard": "SR-062",
-    "msgtrk-resubmit-across-boundary": "SR-025",
-    "msgtrk-safetynet-after-boundary-exit": "SR-033",
-    "msgtrk-shadow-failure-accept": "SR-019",
-    "msgtrk-shadow-failure-reject": "SR-021",
-    "msgtrk-rejection-text": "SR-020",
-}
-require(*RULES.values(), "SR-031", "SR-059")
+require("SR-031", "SR-059")
 NEXT_HOP = frozenset({"SEND", "SENDEXTERNAL", "DELIVER"})
 _REJECT = re.compile(r"\b4\d\d[ -]4\.\d{1,3}\.\d{1,3}\b")
 
@@ -96,7 +83,7 @@ class _Judge:
         self.violations.append(
             Violation(
                 rule,
-                RULES[rule],
+                RULES[rule].requirement,
                 self.trace,
                 entity,
                 tuple(e.event_id for e in evs),
@@ -376,7 +363,7 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
             f"after it; {reversed_} recorded in reverse) not judged: give a clock-skew bound with --skew"
         )
         return
-    from spec.claims.skew import classify, resolve
+    from spec.claims.skew import classify, resolve  # z3: loaded only when a skew bound is given
 
     orderings, rows = _skew_rows(pairs)
     report = resolve(classify(rows, skew_ms, orderings), skew_ms)
@@ -408,14 +395,14 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
 
 
 def _skew_rows(pairs: list[tuple[str, Event, Event, str]]) -> tuple[list[Any], list[tuple]]:
-    from spec.claims.skew import Ordering
+    from spec.claims.skew import Ordering  # z3: as in _cross_server
 
     orderings: dict[tuple[str, str, str], Any] = {}
     rows: list[tuple] = []
     for i, (rule, b, a, entity) in enumerate(pairs):
         key = (rule, b.kind, a.kind)
         if key not in orderings:
-            orderings[key] = Ordering(rule, RULES[rule], b.kind, a.kind, "pair", where=(("rule", rule),))
+            orderings[key] = Ordering(rule, RULES[rule].requirement, b.kind, a.kind, "pair", where=(("rule", rule),))
         rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule}))
         rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule}))
     return list(orderings.values()), rows
