@@ -19,16 +19,15 @@ from typing import Any
 
 from conformance.check import verdict
 from conformance.harness.core import SutFailure, replay_steps
+from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
 from conformance.harness.protocol_doc import DOC_PATH, render
 from conformance.harness.report import (
     ReplayFileError,
     coverage,
     coverage_text,
-    describe_failure,
     failure_json,
     read_replay,
-    where_in_seed,
     write_json_atomic,
 )
 from conformance.harness.search import MECHANISMS, PROFILES, driver, kill_mutant, kill_report, search

@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.monitor import Rule
-from spec.catalogue import CatalogueError, catalogue
 from conformance.coverage import (
     CATEGORIES,
     GATED_KINDS,
@@ -26,6 +24,8 @@ from conformance.coverage import (
     rules_table,
     unbound_parameters,
 )
+from conformance.monitor import Rule
+from spec.catalogue import CatalogueError, catalogue
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conformance.check import check_events
-from model.registry import mechanisms
 from conformance.samples import regenerate
+from model.registry import mechanisms
 from traces.corpus import SAMPLES_DIR
 from traces.io import read_events
 
