@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.check import duplicate_id_violations, run_scope, trace_contexts, trace_rules
+from conformance.engine.stream import unknown_rows
 from conformance.report import CheckOutcome, count_rules, violation_key
 from traces.dataset import id_hash
 from traces.io import iter_trace_file
@@ -28,8 +29,7 @@ def violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[
         scoped = [(name, monitor) for name, monitor in runs if monitor.scope == scope]
         for name, _, res in run_scope(scoped, scope, events, contexts) if scoped else ():
             found.extend(v.to_json() for v in res.violations)
-            if res.verdict.value == "unknown":
-                unknown.extend({"mechanism": name, "note": n} for n in res.notes)
+            unknown.extend(unknown_rows(name, res))
     return found
 
 
