@@ -25,7 +25,7 @@ RULE_SETS = {
     "core": "TR-001 seq-strictly-increasing, TR-002 event-id-unique, TR-004 node-clock-monotonic, "
     "TR-005 schema-conformance: every trace",
     "simulated": "TR-003 recv-after-send, TR-006 trace-start: traces that do not begin with IMPORT_START",
-    "msgtrk": "the imported-log monitor (TR-008, SR-I26..SR-I28): traces that begin with IMPORT_START",
+    "msgtrk": "the imported-log monitor (TR-008, SR-I26..SR-I29): traces that begin with IMPORT_START",
 }
 
 

@@ -12,21 +12,19 @@ log lines (`file:line`, TR-007). Trace scope: one import is one trace.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from model.msgtrk.events import IMPORT_KIND, MECHANISM
+from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP
 from model.msgtrk.rules import RULES
+from model.msgtrk.smtpmon import judge_failure, judge_protocol
 from spec.catalogue import require
 from traces.schema import Event
 from traces.verdict import MonitorResult, Violation
 
 require("SR-031", "SR-059")
-NEXT_HOP = frozenset({"SEND", "SENDEXTERNAL", "DELIVER"})
-_REJECT = re.compile(r"\b4\d\d[ -]4\.\d{1,3}\.\d{1,3}\b")
 
 
 def where(e: Event) -> str:
@@ -131,11 +129,12 @@ class AuditMonitor:
         judge = _Judge(first.trace_id, Config.of(first))
         by_entity: dict[str, list[Event]] = defaultdict(list)
         for e in ours[1:]:
-            if "/" in e.entity and not e.entity.startswith("row:"):
+            if "/" in e.entity and not e.entity.startswith(("row:", "smtp")):
                 by_entity[e.entity].append(e)
         for entity in sorted(by_entity):
             _judge_entity(judge, entity, by_entity[entity])
-        _trace_notes(judge, first, by_entity)
+        acked = judge_protocol(judge.bad, judge.notes, judge.cfg.reject, by_entity, ours[1:])
+        _trace_notes(judge, first, by_entity, acked)
         _cross_server(judge, self.skew_ms)
         return MonitorResult.of(judge.violations, judge.notes)
 
@@ -159,14 +158,16 @@ class AuditFold:
         return self.monitor.judge(self.first, self.ours)
 
 
-def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]]) -> None:
+def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]], acked: set[str]) -> None:
     a = start.attrs
-    shadowed = sum(1 for evs in by_entity.values() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs))
+    made = {k for k, evs in by_entity.items() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs)}
+    shadowed = len(made - acked)
     if shadowed:
         judge.notes.append(
             f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
             f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
-            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I28)"
+            "sender is not in message tracking logs, only in the SMTP Receive protocol log, and no imported "
+            "protocol-log reply joins them (SR-I28, SR-I29)"
         )
     if a.get("lines_quarantined"):
         shown = "; ".join(a.get("quarantine", [])[:5])
@@ -174,7 +175,7 @@ def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]])
             f"{judge.trace}: {a['lines_quarantined']} log line(s) could not be read and were not "
             f"judged (TR-007): {shown}"
         )
-    if shadowed and not judge.cfg.boundaries:
+    if made and not judge.cfg.boundaries:
         judge.notes.append(
             f"{judge.trace}: no transport high availability boundaries were given at import "
             "(--boundary): shadow placement and resubmission across boundaries not judged "
@@ -195,7 +196,7 @@ def _judge_entity(j: _Judge, entity: str, evs: list[Event]) -> None:
     for h in (e for e in prim if e.kind == "HAREDIRECT"):
         _judge_redirect(j, entity, primary, h, evs, hops, bound)
     for f in (e for e in prim if e.kind == "HAREDIRECTFAIL"):
-        _judge_failure(j, entity, f, prim)
+        judge_failure(j.bad, j.notes, (j.cfg.reject, j.cfg.variant), entity, f, prim)
     if bound is not None:
         for r in (e for e in evs if e.kind == "RESUBMIT" and e.node not in bound):
             j.bad(
@@ -300,49 +301,6 @@ def _judge_redirect(
                 f"({j.cfg.span_ms} ms): conformant only if {primary} returned with a new transport "
                 "database (SR-059), which the tracking log does not show (SR-I27)"
             )
-
-
-def _statuses(e: Event) -> list[str]:
-    texts = list(e.attrs.get("recipient_status", []))
-    if e.attrs.get("source_context"):
-        texts.append(e.attrs["source_context"])
-    return [t for t in texts if _REJECT.search(t)]
-
-
-def _judge_failure(j: _Judge, entity: str, f: Event, prim: list[Event]) -> None:
-    after = [e for e in prim if e.seq > f.seq and e.kind != "HAREDIRECT"]
-    rejections = [(e, t) for e in after for t in _statuses(e)]
-    if not j.cfg.reject:
-        for e, text in rejections[:1]:
-            j.bad(
-                "msgtrk-shadow-failure-accept",
-                entity,
-                [f, e],
-                f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
-                f"({text!r}) instead of accepted without redundancy",
-            )
-        return
-    for s in (e for e in after if e.kind in NEXT_HOP):
-        j.bad(
-            "msgtrk-shadow-failure-reject",
-            entity,
-            [f, s],
-            f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})",
-        )
-    for e, text in rejections:
-        ok = "451 4.4.0" in text or (j.cfg.variant and "450 4.5.1" in text)
-        if not ok:
-            j.bad(
-                "msgtrk-rejection-text",
-                entity,
-                [f, e],
-                f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'",
-            )
-    if not rejections and not any(e.kind in NEXT_HOP for e in after):
-        j.notes.append(
-            f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
-            "is not in the tracking log (SR-I28)"
-        )
 
 
 def _cross_server(j: _Judge, skew_ms: int | None) -> None:

@@ -2,7 +2,8 @@
 
 Seed 000 ("How shadow messages are created", "How shadow messages are maintained", "SMTP timeouts",
 "Message processing after an outage", "Messages sent outside a transport high availability boundary"),
-read for tracking logs as interpretations SR-I26, SR-I27 and SR-I28. The monitor reports only these names.
+read for tracking logs as interpretations SR-I26, SR-I27 and SR-I28, and for SMTP protocol logs as SR-I29. The
+monitor reports only these names.
 """
 
 from __future__ import annotations
@@ -74,5 +75,31 @@ _ROWS = (
         "a rejection for a failed shadow reads 451 4.4.0 (or 450 4.5.1 where that variant is recorded)",
     ),
 )
-RULES: dict[str, Rule] = {r.name: r for r in _ROWS}
-require(*(r.requirement for r in _ROWS))
+_SMTP_ROWS = (  # judged on SMTP protocol logs (`model.msgtrk.smtpmon`, interpretation SR-I29)
+    Rule(
+        "smtp-ack-after-shadow",
+        "SR-031",
+        "always",
+        "the primary acknowledges the message to the sender only after the shadow's acknowledgement, on its clock",
+    ),
+    Rule(
+        "smtp-ack-despite-shadow-failure",
+        "SR-021",
+        "always",
+        "with RejectMessageOnShadowFailure on, a message whose shadow failed is not acknowledged to the sender",
+    ),
+    Rule(
+        "smtp-shadow-session-announced",
+        "SR-030",
+        "always",
+        "a session that queues mail for redundancy sent XSHADOWREQUEST (or XSHADOW) before MAIL FROM",
+    ),
+    Rule(
+        "smtp-shadow-session-discard-query",
+        "SR-054",
+        "always",
+        "a shadow server holding a primary's shadow queries discard status in every session it opens to it",
+    ),
+)
+RULES: dict[str, Rule] = {r.name: r for r in (*_ROWS, *_SMTP_ROWS)}
+require(*(r.requirement for r in RULES.values()))
