@@ -13,7 +13,10 @@ checker a made-up graph with a cycle, an upward import and a hidden import, and 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
@@ -106,6 +109,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
     return out
 
 
+@cache
 def all_imports(root: Path = ROOT) -> tuple[set[str], list[Import]]:
     modules = project_modules(root)
     return set(modules), [i for m, p in modules.items() for i in imports_of(m, p, modules)]
@@ -208,3 +212,19 @@ def test_twin_the_layers_are_in_order():
     order = ["traces.io", "spec.catalogue", "model.kernel.sim", "model.sr.monitor", "model.registry"]
     order += ["conformance.engine.stream", "conformance.pycheck", "spark_trace_check.job", "conformance.cli"]
     assert [layer_of(m) for m in order] == list(range(len(LAYERS)))
+
+
+def _loaded(*modules: str) -> set[str]:
+    """The `model.*` modules a fresh interpreter holds after importing `modules`."""
+    code = f"import sys, {', '.join(modules)}; print(' '.join(m for m in sys.modules if m.startswith('model.')))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(run.stdout.split())
+
+
+def test_a_mechanism_submodule_loads_no_monitor_simulator_or_mutants():
+    """Lazy package `__init__`s (PEP 562): each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
+    (the registry's entry), loads all three, so the probe does see them when they are there."""
+    mechanisms = ("sr", "am", "pf")
+    parts = {f"model.{m}.{part}" for m in mechanisms for part in ("monitor", "sim", "mutants")}
+    assert not _loaded(*(f"model.{m}.state" for m in mechanisms)) & parts
+    assert parts <= _loaded(*(f"model.{m}.mechanism" for m in mechanisms))
