@@ -6,8 +6,10 @@ Every import of every module of the five packages is read with `ast`, at module 
 connected components of the import graph, one cycle of each shown with `networkx.find_cycle`); (b) no import
 from a lower layer to a higher one; (c) no project import inside a function, unless the module imported
 loads one of `LAZY_ALLOWED` (an optional heavy dependency, each with its reason) at import: an import
-hidden in a function to dodge a cycle fails here even where the cycle is gone. The twins feed the same
-checker a made-up graph with a cycle, an upward import and a hidden import, and it must report each.
+hidden in a function to dodge a cycle fails here even where the cycle is gone; (d) mechanisms do not import
+each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants. The
+twins feed the same checker a made-up graph with a cycle, an upward import and a hidden import, and it must
+report each; (e)'s twin is the `mechanism` module, which loads all three.
 """
 
 from __future__ import annotations
