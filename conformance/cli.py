@@ -21,6 +21,7 @@ from typing import Any
 
 from conformance import incremental, pycheck
 from conformance.audit.cli import add_check_options, post_check
+from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
@@ -35,6 +36,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.audit.cli",
     "conformance.suite_cli",
     "conformance.ingest_cli",
+    "conformance.shrink",
 )
 
 
@@ -183,7 +185,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _cmd_samples(args: argparse.Namespace) -> int:
 
-    for path in regenerate(Path(args.out)):
+    for path in [*regenerate(Path(args.out)), *audit_samples(Path(args.out) / "audit")]:
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -242,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="regenerate the shipped sample corpus",
         description="Regenerate "
         "the sample corpus (clean traces of every mechanism, and mutant traces with known "
-        "violations) deterministically.",
+        "violations) and the audit samples (message tracking logs, copy-status exports, deployment files: "
+        "audit/) deterministically.",
     )
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "traces" / "samples"))
     p.set_defaults(func=_cmd_samples)

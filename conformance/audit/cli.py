@@ -196,8 +196,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"haconform report: {out} holds no summary.json (run haconform check --out {out} first)", file=sys.stderr)
         return EXIT_UNUSABLE
     html = args.html or str(out / "report.html")
+    traces = args.traces
+    if traces is None:  # as `check --html` draws it: the files the check read, as summary.json names them
+        files = json.loads((out / "summary.json").read_text(encoding="utf-8")).get("files", [])
+        traces = [f for f in files if Path(f).is_file()]
+        if len(traces) < len(files):
+            print(
+                f"haconform report: {len(files) - len(traces)} of the {len(files)} checked file(s) are not found "
+                "from here (summary.json names them as check was given them): their timelines show only the "
+                "violations' events; name them with --traces",
+                file=sys.stderr,
+            )
     try:
-        return render(out, html, args.junit, args.traces or None)
+        return render(out, html, args.junit, traces or None)
     except (ValueError, KeyError) as exc:
         print(f"haconform report: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -315,7 +326,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("out_dir", help="the check report directory")
     r.add_argument("--html", metavar="FILE", help="the page (default OUT_DIR/report.html)")
     r.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
-    r.add_argument("--traces", nargs="*", metavar="PATH", help="the checked traces: draw each violated entity whole")
+    r.add_argument(
+        "--traces",
+        nargs="*",
+        metavar="PATH",
+        help="the checked traces, to draw each violated entity whole (default: the files summary.json names)",
+    )
     r.set_defaults(func=_cmd_report)
 
 

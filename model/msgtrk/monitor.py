@@ -358,9 +358,10 @@ def _skew_rows(pairs: list[tuple[str, Event, Event, str]]) -> tuple[list[Any], l
     orderings: dict[tuple[str, str, str], Any] = {}
     rows: list[tuple] = []
     for i, (rule, b, a, entity) in enumerate(pairs):
-        key = (rule, b.kind, a.kind)
-        if key not in orderings:
-            orderings[key] = Ordering(rule, RULES[rule].requirement, b.kind, a.kind, "pair", where=(("rule", rule),))
-        rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule}))
-        rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule}))
+        key = (rule, b.kind, a.kind)  # an ordering judges only its own pairs: a discard after a DELIVER is
+        if key not in orderings:  # not one after a SEND whose SEND is missing (the `before` attribute)
+            where = (("rule", rule), ("before", b.kind))
+            orderings[key] = Ordering(rule, RULES[rule].requirement, b.kind, a.kind, "pair", where=where)
+        rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
+        rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
     return list(orderings.values()), rows
