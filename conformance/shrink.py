@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from conformance.check import verdict
-from conformance.pycheck import check_paths, monitor_runs
-from conformance.rulesets import IMPORTED_KIND
+from conformance.engine.rulesets import IMPORTED_KIND
+from conformance.pycheck import check_paths
+from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
 from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor

@@ -12,7 +12,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from conformance.audit.copystatus import CopyStatusError, explain_file, read_copy_status, snapshot_json
+from conformance.audit.html import load_report, render_html
+from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
+from conformance.audit.junit import render_junit
+from conformance.audit.msgtrk import LogFileError, parse_logs
+from conformance.audit.report_data import run_facts
+from conformance.audit.smtplog import parse_protocol
+from conformance.audit.sniff import unaccounted
+from conformance.engine.rulesets import summary_rule_sets
 from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+from traces.io import TraceFileError, write_events
 
 EXIT_INTERNAL = 3
 
@@ -41,11 +51,6 @@ def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
-    from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
-    from conformance.audit.msgtrk import LogFileError, parse_logs
-    from conformance.audit.smtplog import parse_protocol
-    from conformance.audit.sniff import unaccounted
-    from traces.io import TraceFileError, write_events
 
     try:
         config = ImportConfig(
@@ -118,7 +123,6 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
 
 
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, read_copy_status, snapshot_json
 
     try:
         snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
@@ -135,7 +139,6 @@ def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, explain_file
 
     try:
         lines = explain_file(
@@ -155,8 +158,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str] | None = None) -> int:
     """Write the HTML page and/or the JUnit file from a written check report directory."""
-    from conformance.audit.html import load_report, render_html
-    from conformance.audit.junit import render_junit
 
     report = load_report(out_dir, traces if html else [])  # [] : JUnit alone reads no trace file
     if html:
@@ -174,8 +175,6 @@ def post_check(args: argparse.Namespace, status: int) -> int:
     """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
     if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
         return status
-    from conformance.audit.report_data import run_facts
-    from conformance.rulesets import summary_rule_sets
 
     out = Path(args.out)
     summary_path = out / "summary.json"

@@ -24,13 +24,12 @@ from typing import Any
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
 from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
-from spec.catalogue import param_default, require
+from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
+from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
 
 require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
 
-MECHANISM = "msgtrk"
-IMPORT_KIND = "IMPORT_START"
 IMPORT_NODE = "import"
 # Event IDs of the documented list (FIELD-NOTES); anything else is kept, marked unknown and counted.
 KNOWN_EVENTS = frozenset(
@@ -154,10 +153,6 @@ def _file_servers(rows: list[LogRow]) -> dict[str, str]:
         if r.get("server-hostname") and r.get("event-id").strip().upper() not in NEXT_HOP_SEND:
             counts.setdefault(r.file, Counter())[r.get("server-hostname")] += 1
     return {f: c.most_common(1)[0][0] for f, c in counts.items()}
-
-
-NEXT_HOP_SEND = frozenset({"SEND", "SENDEXTERNAL"})
-NEXT_HOP = NEXT_HOP_SEND | {"DELIVER"}  # the primary's next hop (SR-I26)
 
 
 def _logging_server(r: LogRow, names: Names, by_file: dict[str, str]) -> str:
@@ -357,7 +352,6 @@ def build_trace(
 
 
 def _span_default() -> int:
-    from spec.catalogue import catalogue
 
     for req in catalogue().requirements.values():
         if req.parameter is not None and req.parameter.name == "ShadowResubmitTimeSpan":

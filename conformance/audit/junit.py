@@ -13,16 +13,16 @@ from collections import defaultdict
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from conformance.engine.core_fold import CORE_RULES
+from conformance.engine.rulesets import SIMULATED_ONLY, summary_rule_sets
+from conformance.report import SCHEMA_RULE
+from model.msgtrk.rules import RULES
+
 MAX_LISTED = 50
 
 
 def applied_rules(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """The rules that applied to the checked traces (name -> (requirement, mechanism)), by the rule sets."""
-    from conformance.audit.monitor import RULES
-    from conformance.check import CORE_RULES
-    from conformance.report import SCHEMA_RULE
-    from conformance.rulesets import SIMULATED_ONLY, summary_rule_sets
-
     sets = summary.get("rule_sets") or summary_rule_sets(
         summary.get("events_by_mechanism", {}), summary.get("monitors", [])
     )
@@ -32,7 +32,7 @@ def applied_rules(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
         for k, q in {**CORE_RULES, SCHEMA_RULE[0]: SCHEMA_RULE[1]}.items()
         if k not in SIMULATED_ONLY or "simulated" in applied
     }
-    audit = RULES if "msgtrk" in applied else {}
+    audit = {k: r.requirement for k, r in RULES.items()} if "msgtrk" in applied else {}
     return {**{k: (q, "core") for k, q in core.items()}, **{k: (q, "msgtrk") for k, q in audit.items()}}
 
 

@@ -23,9 +23,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from conformance.audit.monitor import RULES as MSGTRK_RULES
 from conformance.engine.core_fold import CORE_RULES
-from conformance.rulesets import SIMULATED_ONLY
+from conformance.engine.rulesets import SIMULATED_ONLY
+from model.msgtrk.rules import RULES as MSGTRK_RULES
 from model.registry import mechanisms
 
 MAX_CARDS = 200  # cards drawn with a timeline (the rest are listed)
@@ -171,8 +171,8 @@ def rules_checked(summary: dict[str, Any]) -> list[dict[str, Any]]:
         for rule in _rules_of(spec.name).values():
             out.append(_row(spec.records, rule.name, rule.requirement, rule.statement, events, counts))
     if "msgtrk" in applied:
-        for name, req in MSGTRK_RULES.items():
-            out.append(_row("msgtrk", name, req, "", by_mech.get("msgtrk", 0), counts))
+        for rule in MSGTRK_RULES.values():
+            out.append(_row("msgtrk", rule.name, rule.requirement, rule.statement, by_mech.get("msgtrk", 0), counts))
     known = {(r["requirement"], r["rule"]) for r in out}
     for (req, name), n in sorted(counts.items()):  # a rule the tables above do not list (never dropped)
         if (req, name) not in known:

@@ -19,14 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.audit.smtplog import DISCARD_COMMANDS, Session, SmtpParse, Transaction
+from model.msgtrk.events import REPLY, SESSION, SHADOW_CMD
 from spec.catalogue import require
 
 require("TR-007", "SR-031", "SR-054")
 
-REPLY = "SMTP_DATA_REPLY"
-SHADOW_CMD = "SMTP_SHADOW_COMMAND"
-SESSION = "SMTP_SESSION"
-SMTP_KINDS = frozenset({REPLY, SHADOW_CMD, SESSION})
 Placed = tuple[int, str, str, int, str, str, dict[str, Any]]  # ts, node, file, line, kind, entity, attrs
 
 

@@ -5,7 +5,7 @@ trace holding a card, the trace is replayed through the card's mechanism's monit
 group it (`conformance.check.group_key`: the whole trace for a trace-scope monitor, the entity's events of
 that mechanism for an entity-scope one; the trace's context events at start, `conformance.engine.folds`),
 and after each event shown on a card the fold's `describe(entity)` is kept: a compact, JSON-able summary
-(`model/{sr,am,pf}/monitor.py`, `conformance.audit.monitor.AuditFold`). Nothing is computed for events no
+(`model/{sr,am,pf}/monitor.py`, `model.msgtrk.monitor.AuditFold`). Nothing is computed for events no
 card shows, the replay stops after the last shown event, and it is never judged (`finish` is not called).
 Only the traces that hold a card are kept in memory; a trace may span several files.
 """
@@ -16,11 +16,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.audit import extra_monitors
 from conformance.audit.report_data import Card, shown_events
 from conformance.check import trace_contexts
 from conformance.engine.folds import start_fold
-from model.registry import mechanisms
+from model.registry import mechanisms, monitor_factories
 from traces.io import expand_paths, read_events
 from traces.schema import Event
 from traces.verdict import Monitor
@@ -35,7 +34,7 @@ def monitor_for(mechanism: str) -> Monitor | None:
     for spec in mechanisms().values():
         if spec.records == mechanism and spec.monitor is not None:
             return spec.monitor()
-    for name, factory in extra_monitors():
+    for name, factory in monitor_factories():
         if name == mechanism:
             return factory()
     return None

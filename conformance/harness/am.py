@@ -27,6 +27,11 @@ from conformance.harness.am_setup import (
     full_setup,
 )
 from conformance.harness.core import Call, Op, Session, SystemFactory
+from model.am.bcss import Options
+from model.am.mutants import ALSO, MUTANTS
+from model.am.protocol import Layout, ModelSystem, RngEnv
+from model.am.state import COMPONENTS
+from model.registry import get
 from traces.schema import SCHEMA_VERSION, Event
 
 MEMBERS = ("MBX1", "MBX2", "MBX3", "MBX4", "MBX5")
@@ -37,7 +42,6 @@ COPY_STATUSES = ("Healthy", "Failed", "Suspended", "SeedingSource", "Disconnecte
 
 
 def _components() -> list[list[str]]:
-    from model.am.state import COMPONENTS
 
     return [[c, p] for c, p in COMPONENTS]
 
@@ -174,13 +178,9 @@ class AmDriver:
     def model_factory(self, mutant: str | None = None) -> SystemFactory:
         flaws: frozenset[str] = frozenset()
         if mutant is not None:
-            from model.am.mutants import MUTANTS
-
             flaws = frozenset({MUTANTS[mutant][0]})
 
         def build(setup: dict[str, Any]) -> Any:
-            from model.am.bcss import Options
-            from model.am.protocol import Layout, ModelSystem, RngEnv
 
             layout = Layout(
                 setup["dag"],
@@ -196,12 +196,10 @@ class AmDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.am.mutants import ALSO, MUTANTS
 
         return {name: (entry[1], *ALSO.get(name, ())) for name, entry in MUTANTS.items()}
 
     def monitor(self) -> Any:
-        from model.registry import get
 
         return get("am").monitor()
 

@@ -39,7 +39,7 @@ def test_report_gives_the_page_check_gave(tmp_path, monkeypatch):
     assert main(["report", "out", "--html", "report.html"]) == 0
     assert Path("report.html").read_bytes() == Path("check.html").read_bytes()
     # twin: the page drawn without the checked traces (what `report` gave before) is another page
-    render(Path("out"), "bare.html", None, None)
+    render(Path("out"), "bare.html", None, [])
     assert Path("bare.html").read_bytes() != Path("check.html").read_bytes()
 
 

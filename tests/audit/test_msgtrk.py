@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from conformance.audit.importer import ImportConfig, build_trace
-from conformance.audit.monitor import AuditMonitor
 from conformance.audit.msgtrk import parse_logs, split_csv, split_multi
 from conformance.check import core_violations
 from conformance.cli import main
+from model.msgtrk.monitor import AuditMonitor
 from tests.audit import logs
 from tests.audit.logs import MID, line, t
 

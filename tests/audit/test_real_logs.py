@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from conformance.audit.importer import ImportConfig, build_trace
-from conformance.audit.monitor import AuditMonitor
 from conformance.audit.msgtrk import parse_logs
 from conformance.audit.smtplog import parse_protocol
 from conformance.audit.sniff import discover, unaccounted
 from conformance.cli import main
+from model.msgtrk.monitor import AuditMonitor
 from tests.audit import logs, smtplogs
 from tests.audit.logs import MID, line, t
 

@@ -8,8 +8,9 @@ import pytest
 
 from conformance.audit.samples import regenerate as regenerate_audit
 from conformance.check import check_events
+from conformance.samples import regenerate
 from model.registry import mechanisms
-from traces.corpus import SAMPLES_DIR, regenerate
+from traces.corpus import SAMPLES_DIR
 from traces.io import read_events
 
 pytestmark = pytest.mark.model

@@ -6,8 +6,9 @@ shadow (SR-021); on the tracking log, the accept or reject after HAREDIRECTFAIL 
 Seed 000, "How shadow messages are created" (steps 2-4), "Shadow redundancy is enabled by default" and "How
 shadow messages are maintained"; interpretation SR-I29. Orders are compared only on one server's clock (the
 primary's Receive log, its Send log and its tracking log are all written by the primary); a tie in the same
-millisecond is unknown, not a verdict. Rows are joined by identifiers (`smtpjoin`); what is not joined, or
-joined ambiguously, is a note with the reason. Every violation names the protocol-log lines (TR-007).
+millisecond is unknown, not a verdict. Rows are joined by identifiers at import (`conformance.audit.smtpjoin`);
+what is not joined, or joined ambiguously, is a note with the reason. Every violation names the protocol-log
+lines (TR-007). Its rule rows are in `model.msgtrk.rules` (`smtp-*`).
 """
 
 from __future__ import annotations
@@ -15,18 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from conformance.audit.importer import NEXT_HOP
-from conformance.audit.smtpjoin import REPLY, SESSION
+from model.msgtrk.events import NEXT_HOP, REPLY, SESSION
 from spec.catalogue import require
 from traces.schema import Event
 
-RULES = {
-    "smtp-ack-after-shadow": "SR-031",
-    "smtp-ack-despite-shadow-failure": "SR-021",
-    "smtp-shadow-session-announced": "SR-030",
-    "smtp-shadow-session-discard-query": "SR-054",
-}
-require(*RULES.values(), "SR-019", "SR-020")
+require("SR-019", "SR-020")  # its rules are rows of `model.msgtrk.rules` (smtp-*)
 Bad = Callable[[str, str, Sequence[Event], str], None]
 
 

@@ -17,29 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from conformance.audit.importer import IMPORT_KIND, MECHANISM, NEXT_HOP
-from conformance.audit.smtpmon import RULES as SMTP_RULES
-from conformance.audit.smtpmon import judge_failure, judge_protocol
-from conformance.monitor import MonitorResult, Violation
+from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP
+from model.msgtrk.rules import RULES
+from model.msgtrk.smtpmon import judge_failure, judge_protocol
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import MonitorResult, Violation
 
-RULES = {
-    "msgtrk-import-start-first": "TR-008",
-    "msgtrk-shadow-on-other-server": "SR-028",
-    "msgtrk-shadow-in-boundary": "SR-015",
-    "msgtrk-shadow-before-next-hop": "SR-001",
-    "msgtrk-shadow-unconfirmed": "SR-030",
-    "msgtrk-discard-after-next-hop": "SR-052",
-    "msgtrk-promotion-after-discard": "SR-062",
-    "msgtrk-resubmit-across-boundary": "SR-025",
-    "msgtrk-safetynet-after-boundary-exit": "SR-033",
-    "msgtrk-shadow-failure-accept": "SR-019",
-    "msgtrk-shadow-failure-reject": "SR-021",
-    "msgtrk-rejection-text": "SR-020",
-    **SMTP_RULES,  # judged on SMTP protocol logs (smtpmon)
-}
-require(*RULES.values(), "SR-031", "SR-059")
+require("SR-031", "SR-059")
 
 
 def where(e: Event) -> str:
@@ -96,7 +81,7 @@ class _Judge:
         self.violations.append(
             Violation(
                 rule,
-                RULES[rule],
+                RULES[rule].requirement,
                 self.trace,
                 entity,
                 tuple(e.event_id for e in evs),
@@ -354,7 +339,7 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
             f"after it; {reversed_} recorded in reverse) not judged: give a clock-skew bound with --skew"
         )
         return
-    from spec.claims.skew import classify, resolve
+    from spec.claims.skew import classify, resolve  # z3: loaded only when a skew bound is given
 
     orderings, rows = _skew_rows(pairs)
     report = resolve(classify(rows, skew_ms, orderings), skew_ms)
@@ -386,7 +371,7 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
 
 
 def _skew_rows(pairs: list[tuple[str, Event, Event, str]]) -> tuple[list[Any], list[tuple]]:
-    from spec.claims.skew import Ordering
+    from spec.claims.skew import Ordering  # z3: as in _cross_server
 
     orderings: dict[tuple[str, str, str], Any] = {}
     rows: list[tuple] = []
@@ -394,7 +379,7 @@ def _skew_rows(pairs: list[tuple[str, Event, Event, str]]) -> tuple[list[Any], l
         key = (rule, b.kind, a.kind)  # an ordering judges only its own pairs: a discard after a DELIVER is
         if key not in orderings:  # not one after a SEND whose SEND is missing (the `before` attribute)
             where = (("rule", rule), ("before", b.kind))
-            orderings[key] = Ordering(rule, RULES[rule], b.kind, a.kind, "pair", where=where)
+            orderings[key] = Ordering(rule, RULES[rule].requirement, b.kind, a.kind, "pair", where=where)
         rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
         rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
     return list(orderings.values()), rows
