@@ -136,7 +136,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         summary["replay_file"] = str(replay)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
         text += f"\nfound after {out.first_found_s or 0.0:.1f} s, in run {out.first_found_run} of {out.runs}" + (
-            "" if args.keep_going else " (the search stops at the first failure; --keep-going searches on)"
+            "" if args.keep_going else " (the search stopped at the first failure; --keep-going lets Hypothesis run on)"
         )
     elif nothing_judged:
         text = (
