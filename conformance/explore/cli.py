@@ -90,8 +90,11 @@ def _cmd_all(args: argparse.Namespace) -> int:
         res = explore(e.bound, max_states=e.max_states)
         diffs = compare(e, res)
         bad += bool(diffs)
-        print(f"{e.bound.name:<28} {res.states:>7} states depth {res.depth} {res.result:<9} {res.seconds:6.1f} s "
-              + ("ok" if not diffs else "; ".join(diffs)), flush=True)
+        print(
+            f"{e.bound.name:<28} {res.states:>7} states depth {res.depth} {res.result:<9} {res.seconds:6.1f} s "
+            + ("ok" if not diffs else "; ".join(diffs)),
+            flush=True,
+        )
     return 1 if bad else 0
 
 
@@ -106,11 +109,20 @@ def explore_mutants(mechanism: str, manifest: Path = MANIFEST, only: list[str] |
             continue
         res = explore(mb.for_mutant(name), name, watch=frozenset(rules))
         f = res.found
-        rows.append({
-            "mechanism": mechanism, "mutant": name, "found": f is not None, "depth": f.depth if f else None,
-            "rule": f.rule if f else "", "kind": f.kind if f else "", "bound": bound.name, "states": res.states,
-            "seconds": round(res.seconds, 2), "expected_depth": expected.get(name),
-        })
+        rows.append(
+            {
+                "mechanism": mechanism,
+                "mutant": name,
+                "found": f is not None,
+                "depth": f.depth if f else None,
+                "rule": f.rule if f else "",
+                "kind": f.kind if f else "",
+                "bound": bound.name,
+                "states": res.states,
+                "seconds": round(res.seconds, 2),
+                "expected_depth": expected.get(name),
+            }
+        )
     return rows
 
 
@@ -122,10 +134,15 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             at = f"depth {r['depth']}" if r["found"] else "not found"
-            print(f"{r['mechanism']:<3} {r['mutant']:<36} {at:<10} {r['rule']:<28} {r['states']:>6} states "
-                  f"{r['seconds']:6.1f} s" + ("  (manifest: %s)" % r["expected_depth"] if r in wrong else ""))
-        print(f"{sum(r['found'] for r in rows)} of {len(rows)} mutants found by exploration in {rows[0]['bound']}"
-              if rows else "no mutants")
+            print(
+                f"{r['mechanism']:<3} {r['mutant']:<36} {at:<10} {r['rule']:<28} {r['states']:>6} states "
+                f"{r['seconds']:6.1f} s" + (f"  (manifest: {r['expected_depth']})" if r in wrong else "")
+            )
+        print(
+            f"{sum(r['found'] for r in rows)} of {len(rows)} mutants found by exploration in {rows[0]['bound']}"
+            if rows
+            else "no mutants"
+        )
     return 1 if wrong else 0
 
 
@@ -136,7 +153,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         if args.all:
             return _cmd_all(args)
         if not args.bound and None in (args.servers, args.messages, args.faults, args.depth):
-            print("haconform explore: give --bound NAME, or --servers, --messages, --faults and --depth", file=sys.stderr)
+            print(
+                "haconform explore: give --bound NAME, or --servers, --messages, --faults and --depth", file=sys.stderr
+            )
             return 2
         return _cmd_one(args)
     except ManifestError as exc:

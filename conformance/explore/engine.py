@@ -93,8 +93,15 @@ class Result:
             "depth": self.depth,
             "complete": self.complete,
             "result": self.result,
-            "violation": None if f is None else {"rule": f.rule, "requirement": f.requirement, "kind": f.kind,
-                                                 "depth": f.depth, "explanation": f.explanation},
+            "violation": None
+            if f is None
+            else {
+                "rule": f.rule,
+                "requirement": f.requirement,
+                "kind": f.kind,
+                "depth": f.depth,
+                "explanation": f.explanation,
+            },
             "seconds": round(self.seconds, 3),
             "replays": self.replays,
             "states_per_level": self.per_level,

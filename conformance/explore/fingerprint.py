@@ -48,7 +48,9 @@ class Walker:
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
         self.rename = dict(rename or {})
-        self._pattern = re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True))) if rename else None
+        self._pattern = (
+            re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True))) if rename else None
+        )
 
     def put(self, token: str) -> None:
         self.h.update(token.encode("utf-8", "surrogatepass"))

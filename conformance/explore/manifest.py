@@ -88,8 +88,15 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
         if result not in ("clean", "violation", "unchecked"):
             raise ManifestError(f"{where}: field 'result' must be clean, violation or unchecked")
         entries.append(
-            Entry(b, raw.get("states"), raw.get("depth_reached"), result, raw.get("rule", ""), bool(raw.get("slow")),
-                  raw.get("max_states"))
+            Entry(
+                b,
+                raw.get("states"),
+                raw.get("depth_reached"),
+                result,
+                raw.get("rule", ""),
+                bool(raw.get("slow")),
+                raw.get("max_states"),
+            )
         )
     mutants = {}
     for mech, raw in data.get("mutants", {}).items():

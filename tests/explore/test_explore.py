@@ -86,8 +86,9 @@ def test_bfs_gives_the_shortest_path() -> None:
 def test_deepcopy_cannot_copy_a_model_state() -> None:
     """Why states are restored by replay: a deep copy's pending timers are closures over the original."""
     ex = Explorer(Bound("sr", "t", 2, 1, 0, (), 1))
-    s = ex.replay([{"op": "submit", "calls": [{"call": "submit", "args": {"msg": "m1", "primary": "MBX01",
-                                                                           "forks": ["mbx"]}}]}])
+    s = ex.replay(
+        [{"op": "submit", "calls": [{"call": "submit", "args": {"msg": "m1", "primary": "MBX01", "forks": ["mbx"]}}]}]
+    )
     clone = copy.deepcopy(s.system)
     before = len(s.system.events())
     clone.advance(60_000)
