@@ -121,16 +121,13 @@ class Explorer:
         self.renames: list[dict[str, str]] = []
 
     # --- states ------------------------------------------------------------------------------------------
-    def replay(self, steps: list[dict[str, Any]], end: bool = False) -> Session:
+    def replay(self, steps: list[dict[str, Any]]) -> Session:
         self.result.replays += 1
         s = Session(self.driver, self.factory(dict(self.setup)), dict(self.setup))
         self.driver.absorb(s, "__init__", None)
         for raw in steps:
             s.steps.append(Step(raw["op"], raw["calls"]))
             for call in raw["calls"]:
-                s.apply(call)
-        if end:
-            for call in self.driver.finish(s):
                 s.apply(call)
         return s
 
@@ -167,7 +164,7 @@ class Explorer:
         books: list[Book] = [EMPTY]
         seen = {self.fingerprint(root, EMPTY): 0}
         res.states, res.per_level = 1, [1]
-        res.found = self.judge(root, [], False) or (self.judge(self.replay([], True), [], True) if ends else None)
+        res.found = self.judge(root, [], False) or (self.end(self.replay([]), []) if ends else None)
         frontier: deque[tuple[int, int]] = deque([(0, 0)])
         while frontier and res.found is None and res.complete:
             idx, depth = frontier.popleft()
@@ -216,7 +213,13 @@ class Explorer:
         if len(res.per_level) <= depth + 1:
             res.per_level.append(0)
         res.per_level[depth + 1] += 1
-        return self.judge(self.replay(longer, True), longer, True) if ends else None
+        return self.end(s, longer) if ends else None
+
+    def end(self, s: Session, steps: list[dict[str, Any]]) -> Found | None:
+        """The state's fairness end, judged (the session goes on past the state: call it last)."""
+        for call in self.driver.finish(s):
+            s.apply(call)
+        return self.judge(s, steps, True)
 
     @staticmethod
     def path(paths: list[tuple[int, dict[str, Any] | None]], idx: int) -> list[dict[str, Any]]:

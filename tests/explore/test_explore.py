@@ -43,7 +43,7 @@ def test_every_mechanism_has_a_default_bound_and_a_mutant_bound() -> None:
 
 @pytest.mark.unit
 def test_a_changed_count_fails_with_both_numbers() -> None:
-    entry = FAST[0]
+    entry = find("am-3s-1db-crash-partition")
     res = explore(entry.bound)
     wrong = Entry(entry.bound, res.states + 1, res.depth, "clean", "", False)
     (diff,) = compare(wrong, res)
@@ -135,3 +135,37 @@ def test_mutants_found_at_their_pinned_depths(mechanism: str) -> None:
     rows = explore_mutants(mechanism)
     wrong = [(r["mutant"], r["depth"], r["expected_depth"]) for r in rows if (r["depth"] or 0) != r["expected_depth"]]
     assert wrong == []
+
+
+@pytest.mark.model
+def test_cli_writes_the_replay_file_and_checks_the_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "x.json"
+    args = ["explore", "am", "--bound", "am-3s-1db-crash-partition", "--replay-out", str(out)]
+    assert main([*args, "--check"]) == 0  # clean, as pinned
+    assert not out.exists()
+    assert main([*args, "--mutant", "second-pam-after-partition"]) == 1
+    assert "VIOLATION single-pam (AM-005) at depth 1" in capsys.readouterr().out
+    assert json.loads(out.read_text())["found_by"]["depth"] == 1
+
+
+@pytest.mark.unit
+def test_kill_report_column_from_an_explore_report(tmp_path: Path) -> None:
+    from conformance.suite_cli import _explore_text, _explored
+
+    report = tmp_path / "x-am.json"
+    row = {
+        "mechanism": "am",
+        "mutant": "wrong-order",
+        "found": True,
+        "depth": 1,
+        "rule": "selection-order",
+        "bound": "am-mutants",
+        "states": 1,
+    }
+    report.write_text(json.dumps({"mutants": [row]}))
+    got = _explored([str(report)])
+    assert _explore_text(got[("am", "wrong-order")]) == "found at depth 1 in am-mutants"
+    assert _explore_text(None) == "not explored"
+    report.write_text("{}")
+    with pytest.raises(ValueError, match="not a `haconform explore --mutants --json` report"):
+        _explored([str(report)])
