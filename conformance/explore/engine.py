@@ -10,11 +10,12 @@ for one setup; `deepcopy` cannot copy its timers). In BFS order:
   `haconform check`): the `always` rules, on the shortest path to the source state plus the step. A
   transition into a state already seen is judged too (so every edge is judged once, with one history);
 - where the driver's end-of-run checks are safety (am: one PAM, one mounted copy) they are checked in every
-  state;
+  state, with the mechanism's state-level safety rules (am: `model.am.properties.check_world`);
 - the `eventually` rules on every new state's fairness end (`Driver.finish`: the fairness the mechanism's
   README states, e.g. every server restarted, the network healed and the quiet tail for sr; the
-  convergence wait for pf), with the driver's end checks (pf's PF-035 convergence). Virtual time is part
-  of the state and only grows, so the explored graph has no cycles: every state is a possible end.
+  convergence wait for pf), with the driver's end checks (pf's PF-035 convergence). sr and pf: virtual
+  time is part of the state and only grows, so the explored graph has no cycles: every state is a possible
+  end. am has no time (cycles are states seen again) and no liveness rule judged under arbitrary faults.
 
 The first violation found is at the smallest depth (BFS); its path is a replay file (`replay_file`).
 """
@@ -144,6 +145,9 @@ class Explorer:
         if violations:
             v = violations[0]
             return Found("end" if end else "always", v.rule, v.requirement, v.explanation, list(steps))
+        for rule, req, text in self.space.invariants(s) if self.space.invariants else ():
+            if self.watch is None or rule in self.watch:
+                return Found("end" if end else "always", rule, req, text, list(steps))
         if end or self.space.always_end_checks:
             for p in self.driver.end_checks(s):
                 req, _, rule = p[1 : p.index("]")].partition(" ") if p.startswith("[") else ("", "", "end-check")
@@ -156,7 +160,8 @@ class Explorer:
         """Symmetry reduction: a state and its images under every permutation of `names` are one state."""
         self.renames = [dict(zip(names, p, strict=True)) for p in itertools.permutations(names)]
 
-    def run(self, max_states: int | None = None, ends: bool = True) -> Result:
+    def run(self, max_states: int | None = None, ends: bool = True, deadline: float | None = None) -> Result:
+        """Explore; stop (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic())."""
         started = time.monotonic()
         res = self.result
         root = self.replay([])
@@ -177,7 +182,9 @@ class Explorer:
                 res.found = self.expand(steps, act, depth, paths, books, seen, frontier, idx, ends)
                 if res.found is not None:
                     break
-                if max_states is not None and res.states >= max_states:
+                if (max_states is not None and res.states >= max_states) or (
+                    deadline is not None and time.monotonic() > deadline
+                ):
                     res.complete = False
                     break
         res.seconds = time.monotonic() - started

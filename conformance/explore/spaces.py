@@ -255,6 +255,18 @@ def pf_actions(s: Session, book: Book, bound: Bound) -> list[Action]:
     return out + time_steps(s.system, s.system.sim, bound, book)
 
 
+def am_invariants(s: Session) -> list[tuple[str, str, str]]:
+    """Active Manager's state-level safety rules on the model's world (`model.am.properties.check_world`, the
+    same functions of `rules.py` the monitor uses): (rule, requirement, text)."""
+    from model.am.properties import check_world
+
+    out = []
+    for text in check_world(s.system.world):
+        rule, _, rest = text.partition(" (")
+        out.append((rule, rest.partition(")")[0], text))
+    return out
+
+
 @dataclass(frozen=True)
 class Space:
     """One mechanism's explorable space: its setup for a bound, its steps, and what its state is."""
@@ -263,6 +275,7 @@ class Space:
     setup: Callable[[Bound], dict[str, Any]]
     actions: Callable[[Session, Book, Bound], list[Action]]
     always_end_checks: bool  # the driver's end_checks are safety (am: one PAM, one mounted copy) or liveness (pf)
+    invariants: Callable[[Session], list[tuple[str, str, str]]] | None = None  # state-level safety rules
 
     def roots(self, s: Session, book: Book) -> list[Any]:
         """What the state is: the system and the driver's bookkeeping (not the recorded trace), and the book."""
@@ -272,6 +285,6 @@ class Space:
 
 SPACES: dict[str, Space] = {
     "sr": Space("sr", sr_setup, sr_actions, False),
-    "am": Space("am", am_setup, am_actions, True),
+    "am": Space("am", am_setup, am_actions, True, am_invariants),
     "pf": Space("pf", pf_setup, pf_actions, False),
 }
