@@ -20,7 +20,7 @@ from typing import Any
 
 from conformance.explore.engine import Result, explore
 from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
-from conformance.explore.spaces import Bound
+from conformance.explore.spaces import Bound, BoundError
 from conformance.harness.report import write_json_atomic
 from conformance.harness.search import MECHANISMS, driver
 
@@ -158,7 +158,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             )
             return 2
         return _cmd_one(args)
-    except ManifestError as exc:
+    except BoundError as exc:  # ManifestError too
         print(f"haconform explore: {exc}", file=sys.stderr)
         return 2
 

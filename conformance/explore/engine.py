@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
-from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, Space
+from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
 from conformance.harness.core import Session, Step, SystemFactory
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
@@ -255,4 +255,7 @@ def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[str]:
     """The servers a bound declares interchangeable (am: the DAG members, every database on each)."""
     if bound.mechanism == "am":
         return list(setup["members"])
-    raise ValueError(f"{bound.mechanism}: no symmetry reduction (see conformance/explore/README.md)")
+    raise BoundError(
+        f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction (servers are not "
+        "interchangeable in its model: conformance/explore/README.md)"
+    )

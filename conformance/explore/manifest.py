@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.explore.engine import Result
-from conformance.explore.spaces import SPACES, Bound
+from conformance.explore.spaces import SPACES, Bound, BoundError
 
 MANIFEST = Path(__file__).resolve().parents[2] / "spec" / "explore.toml"
 
 
-class ManifestError(ValueError):
+class ManifestError(BoundError):
     """An unusable manifest entry: names the file, the entry and the field."""
 
 

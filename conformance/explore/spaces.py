@@ -20,6 +20,10 @@ Book = tuple[int, int, frozenset[str], frozenset[str]]  # (messages or folders, 
 EMPTY: Book = (0, 0, frozenset(), frozenset())
 
 
+class BoundError(ValueError):
+    """A bound that cannot be explored (usage: exit 2), naming where it came from and the field."""
+
+
 @dataclass(frozen=True)
 class Bound:
     """A named bound: the setup's size and what the environment may do, at most `depth` steps."""

@@ -169,3 +169,16 @@ def test_kill_report_column_from_an_explore_report(tmp_path: Path) -> None:
     report.write_text("{}")
     with pytest.raises(ValueError, match="not a `haconform explore --mutants --json` report"):
         _explored([str(report)])
+
+
+@pytest.mark.model
+def test_symmetry_only_where_servers_are_interchangeable(capsys: pytest.CaptureFixture[str]) -> None:
+    """am: every database has a copy on every member, but the state orders them (activation preference, the
+    PAM), so the reduction merges nothing and changes no figure; sr: refused (the model is not symmetric)."""
+    entry = find("am-3s-1db-crash-partition")
+    plain, reduced = explore(entry.bound), explore(entry.bound.with_(symmetry=True))
+    assert (reduced.states, reduced.depth, reduced.result) == (plain.states, plain.depth, plain.result)
+    assert (
+        main(["explore", "sr", "--servers", "2", "--messages", "1", "--faults", "0", "--depth", "1", "--symmetry"]) == 2
+    )
+    assert "sr has no symmetry reduction" in capsys.readouterr().err
