@@ -98,7 +98,9 @@ def _cmd_all(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def explore_mutants(mechanism: str, manifest: Path = MANIFEST, only: list[str] | None = None) -> list[dict[str, Any]]:
+def explore_mutants(
+    mechanism: str, manifest: Path = MANIFEST, only: list[str] | None = None, progress: bool = False
+) -> list[dict[str, Any]]:
     """Each mutant explored in the mechanism's mutant bound, only its own rules armed (as the kill report)."""
     _, mutant_bounds = load(manifest)
     mb = mutant_bounds[mechanism]
@@ -109,6 +111,9 @@ def explore_mutants(mechanism: str, manifest: Path = MANIFEST, only: list[str] |
             continue
         res = explore(mb.for_mutant(name), name, watch=frozenset(rules))
         f = res.found
+        if progress:
+            at = f"depth {f.depth}" if f else "not found"
+            print(f"  {name}: {at} ({res.states} states)", file=sys.stderr)
         rows.append(
             {
                 "mechanism": mechanism,
@@ -127,7 +132,7 @@ def explore_mutants(mechanism: str, manifest: Path = MANIFEST, only: list[str] |
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
-    rows = explore_mutants(args.mechanism, Path(args.manifest), args.only)
+    rows = explore_mutants(args.mechanism, Path(args.manifest), args.only, progress=args.json)
     wrong = [r for r in rows if r["expected_depth"] is not None and (r["depth"] or 0) != r["expected_depth"]]
     if args.json:
         print(json.dumps({"mutants": rows, "differ_from_manifest": [r["mutant"] for r in wrong]}, indent=2))
