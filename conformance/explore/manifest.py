@@ -122,8 +122,10 @@ class MutantBound:
     setup_of: dict[str, dict[str, Any]]
 
     def for_mutant(self, name: str) -> Bound:
-        extra = self.setup_of.get(name)
-        return self.bound if not extra else self.bound.with_(setup={**self.bound.setup, **extra})
+        """The mutant's bound: its setup over the shared one; a `waits_ms` entry adds fixed waits to its steps."""
+        extra = dict(self.setup_of.get(name, {}))
+        waits = tuple(extra.pop("waits_ms", ()))
+        return self.bound.with_(setup={**self.bound.setup, **extra}, waits_ms=self.bound.waits_ms + waits)
 
 
 def find(name: str, path: Path = MANIFEST) -> Entry:

@@ -91,15 +91,16 @@ def _used(book: Book, down: frozenset[str] | None = None, cut: frozenset[str] | 
 
 
 def server_faults(names: list[str], book: Book, bound: Bound, crash: str, restart: str, **rk: Any) -> list[Action]:
-    """Crash an up server (a fault), restart a down one (free: fairness brings it back anyway)."""
+    """Crash an up server (a fault), restart a down one (free: fairness brings it back anyway), with the same or,
+    where the bound's kinds say `new-database`, a new database (part of the crash's fault)."""
     out = []
     key = "server" if crash != "crash_store" else "store"
     for s in names:
         if s in book[2]:
-            out.append(Action("restart", [c(restart, **{key: s}, **rk)], (*book[:2], book[2] - {s}, book[3])))
-            if "new-database" in bound.kinds and _fault(book, bound, "new-database"):
-                calls = [c(restart, **{key: s}, new_database=True)]
-                out.append(Action("restart", calls, _used(book, down=book[2] - {s})))
+            back = (*book[:2], book[2] - {s}, book[3])
+            out.append(Action("restart", [c(restart, **{key: s}, **rk)], back))
+            if "new-database" in bound.kinds:
+                out.append(Action("restart", [c(restart, **{key: s}, new_database=True)], back))
         elif _fault(book, bound, "crash"):
             out.append(Action("crash", [c("crash", **{key: s})], _used(book, down=book[2] | {s})))
     return out

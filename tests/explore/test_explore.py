@@ -182,3 +182,37 @@ def test_symmetry_only_where_servers_are_interchangeable(capsys: pytest.CaptureF
         main(["explore", "sr", "--servers", "2", "--messages", "1", "--faults", "0", "--depth", "1", "--symmetry"]) == 2
     )
     assert "sr has no symmetry reduction" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_counts_do_not_depend_on_hash_randomisation() -> None:
+    """The fingerprint sorts sets and keeps dict order: two processes with different hash seeds count alike."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    argv = [
+        sys.executable,
+        "-m",
+        "conformance",
+        "explore",
+        "sr",
+        "--servers",
+        "2",
+        "--messages",
+        "1",
+        "--faults",
+        "1",
+        "--kinds",
+        "crash",
+        "--depth",
+        "3",
+        "--json",
+    ]
+    counts = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=True).stdout
+        counts.append((json.loads(out)["states"], json.loads(out)["transitions"]))
+    assert counts[0] == counts[1]
