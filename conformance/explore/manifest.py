@@ -115,7 +115,8 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
 @dataclass(frozen=True)
 class MutantBound:
     """The bound a mechanism's mutants are explored in; a mutant's own setup (`setup_of`: the settings its bug
-    needs, as its simulation scenario in `model/<m>/mutants.py` names them); the depth each is found at."""
+    needs, as its simulation scenario in `model/<m>/mutants.py` names them, and optionally `waits_ms`,
+    `more_kinds` and the bound's sizes); the depth each is found at."""
 
     bound: Bound
     found_at: dict[str, int]
@@ -125,7 +126,11 @@ class MutantBound:
         """The mutant's bound: its setup over the shared one; a `waits_ms` entry adds fixed waits to its steps."""
         extra = dict(self.setup_of.get(name, {}))
         waits = tuple(extra.pop("waits_ms", ()))
-        return self.bound.with_(setup={**self.bound.setup, **extra}, waits_ms=self.bound.waits_ms + waits)
+        sizes = {k: extra.pop(k) for k in _INT if k in extra}
+        kinds = self.bound.kinds + tuple(extra.pop("more_kinds", ()))
+        return self.bound.with_(
+            setup={**self.bound.setup, **extra}, waits_ms=self.bound.waits_ms + waits, kinds=kinds, **sizes
+        )
 
 
 def find(name: str, path: Path = MANIFEST) -> Entry:

@@ -250,6 +250,7 @@ def pf_actions(s: Session, book: Book, bound: Bound) -> list[Action]:
                 out.append(Action("add_replica", [c("add_replica", fid=ref, server=x, via=x)], book))
             if held.get(x) == "active" and "remove_replica" in bound.kinds and _fault(book, bound, "remove_replica"):
                 out.append(Action("remove_replica", [c("remove_replica", fid=ref, server=x, via=x)], _used(book)))
+    out += pf_more(s, stores, fids, book, bound)
     out += server_faults(stores, book, bound, "crash_store", "restart")
     if "loss" in bound.kinds:
         lost = "loss" in book[3]
@@ -258,6 +259,34 @@ def pf_actions(s: Session, book: Book, bound: Bound) -> list[Action]:
         elif _fault(book, bound, "loss"):
             out.append(Action("set_loss", [c("set_loss", loss=1.0)], _used(book, cut=frozenset({"loss"}))))
     return out + time_steps(s.system, s.system.sim, bound, book)
+
+
+def pf_more(s: Session, stores: list[str], fids: list[str], book: Book, bound: Bound) -> list[Action]:
+    """The harness's further public folder steps, where the bound's kinds name them: `local` (a Views folder that
+    never replicates, PF-004; one of the bound's folders), `big` (three 400 KB posts), `client` (a client's access),
+    `delete` (every folder deleted on one store in one instant, PF-011/PF-025; a fault) and `remove_at_once`
+    (every active replica of a folder removed in one instant, each on its own store, BF-I14; a fault)."""
+    out: list[Action] = []
+    if "local" in bound.kinds and book[0] < bound.messages:
+        name = f"Views{s.state.get('created', 0)}"
+        call = c("create_folder", via="A", name=name, tree="NON_IPM", replicating=False)
+        out.append(Action("create_local_folder", [call], (book[0] + 1, *book[1:])))
+    up = [x for x in stores if x not in book[2]]
+    for k, fid in enumerate(fids):
+        ref = {"$folder": k}
+        if "big" in bound.kinds:
+            out += [Action("post", [c("post", store=x, fid=ref, size_kb=400)] * 3, book) for x in up]
+        if "client" in bound.kinds:
+            out += [Action("client", [c("client_access", store=x, fid=ref)], book) for x in up]
+        active = sorted(x for x, st in s.system.replicas(fid).items() if st == "active")
+        if "remove_at_once" in bound.kinds and len(active) > 1 and _fault(book, bound, "remove_at_once"):
+            calls = [c("remove_replica", fid=ref, server=x, via=x) for x in active]
+            out.append(Action("remove_replicas_at_once", calls, _used(book)))
+    if "delete" in bound.kinds and fids and _fault(book, bound, "delete"):
+        for x in up:
+            calls = [c("delete_folder", via=x, fid={"$folder": k}) for k in range(len(fids))]
+            out.append(Action("delete_folders", calls, _used(book)))
+    return out
 
 
 def am_invariants(s: Session) -> list[tuple[str, str, str]]:
