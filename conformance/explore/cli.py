@@ -21,6 +21,7 @@ from typing import Any
 from conformance.explore.engine import Result, explore
 from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
 from conformance.explore.spaces import Bound, BoundError
+from conformance.explore.witness import WITNESSES
 from conformance.harness.report import write_json_atomic
 from conformance.harness.search import MECHANISMS, driver
 
@@ -55,7 +56,8 @@ def _print(res: Result, replay: Path | None) -> None:
     if f is None:
         print("  result: clean")
         return
-    print(f"  VIOLATION {f.rule} ({f.requirement}) at depth {f.depth}{' (fairness end)' if f.kind == 'end' else ''}")
+    what = "WITNESS of the refuted claim" if f.kind == "witness" else "VIOLATION"
+    print(f"  {what} {f.rule} ({f.requirement}) at depth {f.depth}{' (fairness end)' if f.kind == 'end' else ''}")
     print(f"  {f.explanation}")
     for n, step in enumerate(f.steps, 1):
         calls = "; ".join(f"{c['call']}({json.dumps(c['args'], sort_keys=True)})" for c in step["calls"])
@@ -66,7 +68,12 @@ def _print(res: Result, replay: Path | None) -> None:
 
 def _cmd_one(args: argparse.Namespace) -> int:
     bound, entry = _bound(args)
-    res = explore(bound, args.mutant, max_states=args.max_states, ends=not args.no_ends)
+    goal = None
+    if args.witness:
+        if args.witness not in WITNESSES:
+            raise BoundError(f"--witness: no witness for claim {args.witness!r} (known: {', '.join(WITNESSES)})")
+        goal = WITNESSES[args.witness]
+    res = explore(bound, args.mutant, max_states=args.max_states, ends=not args.no_ends, goal=goal)
     replay = None
     if res.found is not None:
         replay = Path(args.replay_out or f"haconform-explore-{bound.mechanism}.json")
@@ -185,6 +192,12 @@ def register(sub: Any) -> None:
     p.add_argument("--depth", type=int, help="steps on one path")
     p.add_argument("--symmetry", action="store_true", help="symmetry reduction over server names (am only)")
     p.add_argument("--mutant", help="explore one of the model's mutants instead")
+    p.add_argument(
+        "--witness",
+        metavar="CLAIM",
+        help="search for the shortest behaviour of the model showing a claim z3 refuted as stated "
+        "(pf.replica_add.step1_before_step2)",
+    )
     p.add_argument("--mutants", action="store_true", help="explore every mutant in the manifest's mutant bound")
     p.add_argument("--only", action="append", help="with --mutants: only this mutant (repeatable)")
     p.add_argument("--all", action="store_true", help="every manifest bound of the mechanism, checked")

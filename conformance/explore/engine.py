@@ -30,6 +30,7 @@ from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
+from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
@@ -39,7 +40,7 @@ from conformance.harness.search import driver
 class Found:
     """A violation and the shortest path to it."""
 
-    kind: str  # "always" (judged on the path) or "end" (at the path's fairness end)
+    kind: str  # "always" (judged on the path), "end" (at the path's fairness end) or "witness" (a refuted claim)
     rule: str
     requirement: str
     explanation: str
@@ -112,8 +113,10 @@ class Result:
 class Explorer:
     """One exploration: a mechanism's space under a bound, against the model or one of its mutants."""
 
-    def __init__(self, bound: Bound, mutant: str | None = None, watch: frozenset[str] | None = None) -> None:
-        self.bound, self.mutant, self.watch = bound, mutant, watch
+    def __init__(
+        self, bound: Bound, mutant: str | None = None, watch: frozenset[str] | None = None, goal: Witness | None = None
+    ) -> None:
+        self.bound, self.mutant, self.watch, self.goal = bound, mutant, watch, goal
         self.space: Space = SPACES[bound.mechanism]
         self.driver = driver(bound.mechanism)
         self.factory: SystemFactory = self.driver.model_factory(mutant)
@@ -207,6 +210,10 @@ class Explorer:
         found = self.judge(s, longer, False)
         if found is not None:
             return found
+        g = self.goal
+        if g is not None and g.shown(s.events()):
+            why = f"the model shows a behaviour against: {g.statement}"
+            return Found("witness", g.claim, g.requirement, why, longer)
         fp = self.fingerprint(s, act.book)
         if fp in seen:
             return None
@@ -243,9 +250,11 @@ def explore(
     watch: frozenset[str] | None = None,
     max_states: int | None = None,
     ends: bool = True,
+    goal: Witness | None = None,
 ) -> Result:
-    """Explore `bound` against the model (or `mutant`); `watch`: only these rules count as violations."""
-    ex = Explorer(bound, mutant, watch)
+    """Explore `bound` against the model (or `mutant`); `watch`: only these rules count as violations; `goal`: stop
+    at the first state whose trace shows a refuted claim's counterexample (`conformance.explore.witness`)."""
+    ex = Explorer(bound, mutant, watch, goal)
     if bound.symmetry:
         ex.symmetric(symmetric_servers(bound, ex.setup))
     return ex.run(max_states, ends)
