@@ -4,8 +4,9 @@ Each `[[bound]]` names a bound (mechanism, servers, messages, faults, the fault 
 exploring it must give: the number of distinct states, the deepest level reached and the result (`clean`,
 or `violation` with its rule and depth). `slow = true` bounds are left out of the default test run. A
 change to the model that changes a count fails with both numbers (`compare`). Each `[mutants.<mechanism>]`
-table names the bound a mechanism's mutants are explored in (`haconform explore --mutants`) and, per
-mutant, the depth at which exploration finds it (0: not within that bound).
+table names the bound a mechanism's mutants are explored in (`haconform explore --mutants`), per mutant the
+depth at which exploration finds it (`found_at`; 0: at the fairness end of the initial state) and the mutants
+it does not find within that bound (`not_found`).
 """
 
 from __future__ import annotations
@@ -102,12 +103,17 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
     for mech, raw in data.get("mutants", {}).items():
         where = f"{path}: mutants.{mech}"
         expected = raw.get("found_at", {})
-        if not isinstance(expected, dict) or not all(isinstance(v, int) for v in expected.values()):
-            raise ManifestError(f"{where}: field 'found_at' must map mutant names to depths (0: not found)")
+        if not isinstance(expected, dict) or not all(isinstance(v, int) and v >= 0 for v in expected.values()):
+            raise ManifestError(f"{where}: field 'found_at' must map mutant names to depths")
+        missing = raw.get("not_found", [])
+        if not isinstance(missing, list) or set(missing) & set(expected):
+            raise ManifestError(f"{where}: field 'not_found' must list mutants not in found_at")
+        expected = {**expected, **dict.fromkeys(missing, None)}
         setups = raw.get("setup_of", {})
         if not isinstance(setups, dict) or not all(isinstance(v, dict) for v in setups.values()):
             raise ManifestError(f"{where}: field 'setup_of' must map mutant names to setup tables")
-        bound = bound_of({**raw, "mechanism": mech, "name": f"{mech}-mutants"}, where)
+        sizes = {k: v for k, v in raw.items() if k not in ("found_at", "not_found", "setup_of")}
+        bound = bound_of({**sizes, "mechanism": mech, "name": f"{mech}-mutants"}, where)
         mutants[mech] = MutantBound(bound, dict(expected), {k: dict(v) for k, v in setups.items()})
     return entries, mutants
 
@@ -119,7 +125,7 @@ class MutantBound:
     `more_kinds` and the bound's sizes); the depth each is found at."""
 
     bound: Bound
-    found_at: dict[str, int]
+    found_at: dict[str, int | None]  # None: not found within the bound
     setup_of: dict[str, dict[str, Any]]
 
     def for_mutant(self, name: str) -> Bound:
