@@ -37,6 +37,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.suite_cli",
     "conformance.ingest_cli",
     "conformance.shrink",
+    "conformance.explore.cli",
 )
 
 

@@ -242,6 +242,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_mutants(args: argparse.Namespace) -> int:
 
     mechs = [args.mechanism] if args.mechanism else list(MECHANISMS)
+    try:
+        explored = _explored(args.explore_report or [])
+    except ValueError as exc:
+        print(f"haconform mutants: {exc}", file=sys.stderr)
+        return 2
     kills = []
     for m in mechs:
         for name in sorted(driver(m).mutants()):
@@ -255,12 +260,17 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
                 print(
                     f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
                     f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}{how}"
+                    + (f"  [explore: {_explore_text(explored.get((m, name)))}]" if explored else "")
                     + (f"  [must be caught by: {', '.join(k.expected)}]" if not k.killed else ""),
                     flush=True,
                 )
     report = kill_report([k for _, k in kills])
     if args.json:
-        print(json.dumps({"mutants": [{"mechanism": m, **k.to_json()} for m, k in kills], "summary": report}, indent=2))
+        rows = [
+            {"mechanism": m, **k.to_json(), **({"explore": explored.get((m, k.mutant))} if explored else {})}
+            for m, k in kills
+        ]
+        print(json.dumps({"mutants": rows, "summary": report}, indent=2))
     else:
         print(
             f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
@@ -268,6 +278,27 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
             f"counterexample {report['median_steps']} steps"
         )
     return 1 if report["survivors"] else 0
+
+
+def _explored(paths: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The kill report's `explore` column, from `haconform explore MECH --mutants --json` outputs (computed apart,
+    so that the mutant searches do not take longer): (mechanism, mutant) -> found, depth, rule, bound."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in paths:
+        try:
+            rows = json.loads(Path(path).read_text(encoding="utf-8"))["mutants"]
+            for r in rows:
+                keep = ("found", "depth", "rule", "bound", "states")
+                out[(r["mechanism"], r["mutant"])] = {k: r[k] for k in keep}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: not a `haconform explore --mutants --json` report ({exc!r})") from exc
+    return out
+
+
+def _explore_text(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "not explored"
+    return f"found at depth {row['depth']} in {row['bound']}" if row["found"] else f"not found in {row['bound']}"
 
 
 def _cmd_protocol_doc(args: argparse.Namespace) -> int:
@@ -358,6 +389,13 @@ def register(sub: Any) -> None:
     p.add_argument("--profile", choices=sorted(PROFILES), default="quick")
     p.add_argument("--budget", type=float, help="seconds per mutant (default: the profile's)")
     p.add_argument("--only", action="append", help="only this mutant (repeatable)")
+    p.add_argument(
+        "--explore-report",
+        action="append",
+        metavar="FILE",
+        help="add the column 'found by exploration, at which depth' from `haconform explore MECH --mutants --json` "
+        "output (repeatable: one file per mechanism)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_guard(_cmd_mutants))
 

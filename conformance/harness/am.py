@@ -349,7 +349,7 @@ class AmDriver:
         pams = sorted(s.system.pams())
         if len(pams) > 1:
             problems.append(f"[AM-005 single-pam] the system reports PAMs {pams}")
-        for db in DBS:
+        for db in s.setup.get("copies", DBS):  # the setup's databases (an explored setup has fewer)
             mounted = sorted(s.system.mounted(db))
             if len(mounted) > 1:
                 problems.append(f"[AM-009 one-active-copy] the system reports {db} mounted on {mounted}")

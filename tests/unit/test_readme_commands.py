@@ -68,6 +68,12 @@ EXPECTED = {  # the README command (as written, comment dropped) -> its exit sta
     "haconform replay haconform-replay-sr.json": 0,
     'haconform conform pf --sut "python examples/sut/pf_node.py --bug status-claims-more"': 1,
     "haconform mutants sr": 0,
+    "haconform explore sr --bound sr-2s-1m-crash": 0,
+    "haconform explore am --servers 3 --messages 1 --faults 2 --kinds crash,partition --depth 4": 0,
+    "haconform explore pf --all": 0,
+    "haconform explore am --mutant second-pam-after-partition --bound am-3s-1db-crash-partition": 1,  # found
+    "haconform explore pf --servers 2 --messages 1 --faults 0 --kinds add_replica --depth 5 --no-ends "
+    "--witness pf.replica_add.step1_before_step2": 1,  # the refuted claim's behaviour is found
 }
 FAST = {  # run in the default run (seconds each): the audit block and these
     "haconform spec SR-P13",
@@ -76,6 +82,7 @@ FAST = {  # run in the default run (seconds each): the audit block and these
     "haconform shrink traces/samples/mutants/sr--ack-before-shadow.jsonl --rule shadow-before-ack --out min.jsonl",
     "haconform validate-config traces/samples/audit/deploy.toml",
     "haconform validate-config traces/samples/audit/deploy-broken.toml",
+    "haconform explore sr --bound sr-2s-1m-crash",
 }
 
 

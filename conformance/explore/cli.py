@@ -1,0 +1,212 @@
+"""`haconform explore`: exhaustive exploration of the model within a bound (issue 22).
+
+`haconform explore MECHANISM --bound NAME` (a bound of `spec/explore.toml`) or `--servers N --messages M
+--faults F --kinds a,b --depth D`: every state the model reaches, every transition judged by the monitor,
+every state's fairness end judged by the liveness rules. A violation prints the shortest path and writes it
+as a replay file (`haconform replay FILE [--sut ...]`). `--check` compares the figures with the manifest;
+`--all` explores every manifest bound (`--slow` too); `--mutants` explores each mutant in the manifest's
+mutant bound and prints the depth at which each is found (the kill report's `explore` column:
+`haconform mutants --explore-report FILE`). Exit 0 clean (and, with --check, as pinned), 1 a violation
+(or a figure that differs from the manifest, or a mutant not found at its pinned depth), 2 usage, 3 internal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformance.explore.engine import Result, explore
+from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
+from conformance.explore.spaces import Bound, BoundError
+from conformance.explore.witness import WITNESSES
+from conformance.harness.report import write_json_atomic
+from conformance.harness.search import MECHANISMS, driver
+
+
+def _bound(args: argparse.Namespace) -> tuple[Bound, Any]:
+    if args.bound:
+        entry = find(args.bound, Path(args.manifest))
+        if entry.bound.mechanism != args.mechanism:
+            raise ManifestError(f"bound {args.bound!r} is a {entry.bound.mechanism} bound, not {args.mechanism}")
+        return entry.bound, entry
+    raw = {
+        "mechanism": args.mechanism,
+        "name": "cli",
+        "servers": args.servers,
+        "messages": args.messages,
+        "faults": args.faults,
+        "kinds": [k for k in (args.kinds or "").split(",") if k],
+        "depth": args.depth,
+        "symmetry": args.symmetry,
+    }
+    return bound_of(raw, "command line"), None
+
+
+def _print(res: Result, replay: Path | None) -> None:
+    rate = res.states / res.seconds if res.seconds else 0.0
+    print(
+        f"{res.mechanism} {res.bound}: {res.states} distinct states, {res.transitions} transitions, depth "
+        f"{res.depth}{'' if res.complete else ' (stopped at --max-states)'}, {res.seconds:.1f} s ({rate:.0f} states/s)"
+    )
+    print(f"  states per level: {res.per_level}")
+    f = res.found
+    if f is None:
+        print("  result: clean")
+        return
+    what = "WITNESS of the refuted claim" if f.kind == "witness" else "VIOLATION"
+    print(f"  {what} {f.rule} ({f.requirement}) at depth {f.depth}{' (fairness end)' if f.kind == 'end' else ''}")
+    print(f"  {f.explanation}")
+    for n, step in enumerate(f.steps, 1):
+        calls = "; ".join(f"{c['call']}({json.dumps(c['args'], sort_keys=True)})" for c in step["calls"])
+        print(f"  step {n}: {step['op']}: {calls}")
+    if replay:
+        print(f"  replay: haconform replay {replay}")
+
+
+def _cmd_one(args: argparse.Namespace) -> int:
+    bound, entry = _bound(args)
+    goal = None
+    if args.witness:
+        if args.witness not in WITNESSES:
+            raise BoundError(f"--witness: no witness for claim {args.witness!r} (known: {', '.join(WITNESSES)})")
+        goal = WITNESSES[args.witness]
+    res = explore(bound, args.mutant, max_states=args.max_states, ends=not args.no_ends, goal=goal)
+    replay = None
+    if res.found is not None:
+        replay = Path(args.replay_out or f"haconform-explore-{bound.mechanism}.json")
+        write_json_atomic(replay, res.replay_file(args.mutant))
+    diffs = compare(entry, res) if args.check and entry is not None else []
+    if args.json:
+        print(json.dumps({**res.to_json(), "replay_file": str(replay) if replay else None, "manifest": diffs}))
+    else:
+        _print(res, replay)
+        for d in diffs:
+            print(f"  MANIFEST: {d}")
+    return 1 if res.found is not None or diffs else 0
+
+
+def _cmd_all(args: argparse.Namespace) -> int:
+    entries, _ = load(Path(args.manifest))
+    bad = 0
+    for e in entries:
+        if e.bound.mechanism != args.mechanism or (e.slow and not args.slow):
+            continue
+        res = explore(e.bound, max_states=e.max_states)
+        diffs = compare(e, res)
+        bad += bool(diffs)
+        print(
+            f"{e.bound.name:<28} {res.states:>7} states depth {res.depth} {res.result:<9} {res.seconds:6.1f} s "
+            + ("ok" if not diffs else "; ".join(diffs)),
+            flush=True,
+        )
+    return 1 if bad else 0
+
+
+def explore_mutants(
+    mechanism: str, manifest: Path = MANIFEST, only: list[str] | None = None, progress: bool = False
+) -> list[dict[str, Any]]:
+    """Each mutant explored in the mechanism's mutant bound, only its own rules armed (as the kill report)."""
+    _, mutant_bounds = load(manifest)
+    mb = mutant_bounds[mechanism]
+    bound, expected = mb.bound, mb.found_at
+    rows = []
+    for name, rules in sorted(driver(mechanism).mutants().items()):
+        if only and name not in only:
+            continue
+        res = explore(mb.for_mutant(name), name, watch=frozenset(rules))
+        f = res.found
+        if progress:
+            at = f"depth {f.depth}" if f else "not found"
+            print(f"  {name}: {at} ({res.states} states)", file=sys.stderr)
+        rows.append(
+            {
+                "mechanism": mechanism,
+                "mutant": name,
+                "found": f is not None,
+                "depth": f.depth if f else None,
+                "rule": f.rule if f else "",
+                "kind": f.kind if f else "",
+                "bound": bound.name,
+                "states": res.states,
+                "seconds": round(res.seconds, 2),
+                "expected_depth": expected.get(name),
+                "pinned": name in expected,
+            }
+        )
+    return rows
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    rows = explore_mutants(args.mechanism, Path(args.manifest), args.only, progress=args.json)
+    wrong = [r for r in rows if r["pinned"] and r["depth"] != r["expected_depth"]]
+    if args.json:
+        print(json.dumps({"mutants": rows, "differ_from_manifest": [r["mutant"] for r in wrong]}, indent=2))
+    else:
+        for r in rows:
+            at = f"depth {r['depth']}" if r["found"] else "not found"
+            print(
+                f"{r['mechanism']:<3} {r['mutant']:<36} {at:<10} {r['rule']:<28} {r['states']:>6} states "
+                f"{r['seconds']:6.1f} s" + (f"  (manifest: {r['expected_depth']})" if r in wrong else "")
+            )
+        print(
+            f"{sum(r['found'] for r in rows)} of {len(rows)} mutants found by exploration in {rows[0]['bound']}"
+            if rows
+            else "no mutants"
+        )
+    return 1 if wrong else 0
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    try:
+        if args.mutants:
+            return _cmd_mutants(args)
+        if args.all:
+            return _cmd_all(args)
+        if not args.bound and None in (args.servers, args.messages, args.faults, args.depth):
+            print(
+                "haconform explore: give --bound NAME, or --servers, --messages, --faults and --depth", file=sys.stderr
+            )
+            return 2
+        return _cmd_one(args)
+    except BoundError as exc:  # ManifestError too
+        print(f"haconform explore: {exc}", file=sys.stderr)
+        return 2
+
+
+def register(sub: Any) -> None:
+    from conformance.suite_cli import _guard
+
+    p = sub.add_parser(
+        "explore",
+        help="explore every state of the model within a bound (BFS), judging every step",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    p.add_argument("mechanism", choices=MECHANISMS)
+    p.add_argument("--bound", help="a bound named in the manifest (spec/explore.toml)")
+    p.add_argument("--servers", type=int, help="servers (am: DAG members; pf: stores)")
+    p.add_argument("--messages", type=int, help="sr: messages submitted; pf: folders created; am: databases")
+    p.add_argument("--faults", type=int, help="faults (and am administration steps) on one path")
+    p.add_argument("--kinds", help="comma-separated fault kinds (see conformance/explore/README.md)")
+    p.add_argument("--depth", type=int, help="steps on one path")
+    p.add_argument("--symmetry", action="store_true", help="symmetry reduction over server names (am only)")
+    p.add_argument("--mutant", help="explore one of the model's mutants instead")
+    p.add_argument(
+        "--witness",
+        metavar="CLAIM",
+        help="search for the shortest behaviour of the model showing a claim z3 refuted as stated "
+        "(pf.replica_add.step1_before_step2)",
+    )
+    p.add_argument("--mutants", action="store_true", help="explore every mutant in the manifest's mutant bound")
+    p.add_argument("--only", action="append", help="with --mutants: only this mutant (repeatable)")
+    p.add_argument("--all", action="store_true", help="every manifest bound of the mechanism, checked")
+    p.add_argument("--slow", action="store_true", help="with --all: the slow bounds too")
+    p.add_argument("--check", action="store_true", help="compare the figures with the manifest (exit 1 if they differ)")
+    p.add_argument("--max-states", type=int, help="stop after this many distinct states")
+    p.add_argument("--no-ends", action="store_true", help="do not judge each state's fairness end (liveness)")
+    p.add_argument("--manifest", default=str(MANIFEST), help="the manifest (default spec/explore.toml)")
+    p.add_argument("--replay-out", help="where to write the replay file (default haconform-explore-MECH.json)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_guard(_cmd_explore))
