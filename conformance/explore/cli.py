@@ -24,6 +24,7 @@ from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES
 from conformance.harness.report import write_json_atomic
 from conformance.harness.search import MECHANISMS, driver
+from conformance.suite_cli import _guard
 
 
 def _bound(args: argparse.Namespace) -> tuple[Bound, Any]:
@@ -177,7 +178,6 @@ def _cmd_explore(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from conformance.suite_cli import _guard
 
     p = sub.add_parser(
         "explore",

@@ -14,7 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from conformance.harness.am import _components, _default_dial
 from conformance.harness.core import Call, Session
+from conformance.harness.pf import LATENCY_MAX_MS, LINKS, SERVERS
+from conformance.harness.sr import _fixed_config, durations
+from model.am.properties import check_world
 
 Book = tuple[int, int, frozenset[str], frozenset[str]]  # (messages or folders, faults used, down, cut off)
 EMPTY: Book = (0, 0, frozenset(), frozenset())
@@ -108,7 +112,6 @@ def server_faults(names: list[str], book: Book, bound: Bound, crash: str, restar
 
 # --- shadow redundancy -------------------------------------------------------------------------------------
 def sr_setup(bound: Bound) -> dict[str, Any]:
-    from conformance.harness.sr import _fixed_config, durations
 
     base = {
         **_fixed_config(),
@@ -146,7 +149,6 @@ def sr_actions(s: Session, book: Book, bound: Bound) -> list[Action]:
 
 # --- Active Manager ----------------------------------------------------------------------------------------
 def am_setup(bound: Bound) -> dict[str, Any]:
-    from conformance.harness.am import _components, _default_dial
 
     members = [f"MBX{i + 1}" for i in range(bound.servers)]
     base = {
@@ -219,7 +221,6 @@ def am_admin(names: list[str], dbs: list[str], book: Book, bound: Bound) -> list
 
 # --- public folders ----------------------------------------------------------------------------------------
 def pf_setup(bound: Bound) -> dict[str, Any]:
-    from conformance.harness.pf import LATENCY_MAX_MS, LINKS, SERVERS
 
     base = {
         "seed": 1,
@@ -292,7 +293,6 @@ def pf_more(s: Session, stores: list[str], fids: list[str], book: Book, bound: B
 def am_invariants(s: Session) -> list[tuple[str, str, str]]:
     """Active Manager's state-level safety rules on the model's world (`model.am.properties.check_world`, the
     same functions of `rules.py` the monitor uses): (rule, requirement, text)."""
-    from model.am.properties import check_world
 
     out = []
     for text in check_world(s.system.world):
