@@ -39,7 +39,8 @@ _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     ("no-xshadow-advertised", "SR-036", "always", "a 2013 server never advertises XSHADOW", ()),
     ("session-timeout", "SR-039", "always",
      "a shadow session times out no earlier than min(Send, Receive ConnectionInactivityTimeout) after it opened; "
-     "the sender's session no earlier than min(ConnectionInactivityTimeout, ConnectionTimeout) after RECEIVE",
+     "the sender's session at any moment after RECEIVE (ConnectionTimeout counts from the connection's opening) but "
+     "is neither timed out nor answered later than ConnectionTimeout after RECEIVE (SR-I22)",
      ("SR-P06", "SR-P09", "SR-P12")),
     # maintenance (SR-050..SR-067)
     ("no-premature-discard", "SR-062", "always",
