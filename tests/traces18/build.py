@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from tests.traces18 import pf_cases, sr_cases
+from tests.traces18 import am_cases, pf_cases, sr_cases
 from traces.schema import Event
 
 HERE = Path(__file__).resolve().parent
-MODULES = {"sr": sr_cases, "pf": pf_cases}
+MODULES = {"sr": sr_cases, "am": am_cases, "pf": pf_cases}
 
 
 def cases() -> list[tuple[str, str, object, object]]:
