@@ -28,6 +28,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.audit.cli",
     "conformance.suite_cli",
     "conformance.ingest_cli",
+    "conformance.upgrade",
 )
 
 
