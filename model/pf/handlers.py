@@ -59,7 +59,10 @@ class Handlers(_Base):
 
     def unseen(self, ev: Event, what: str) -> None:
         """An event of a replica whose beginning the trace does not show (no REPLICA_CREATE of the folder at that
-        store, or one removed): no rule can judge it, so it is noted as unjudgeable with the reason (issue 18)."""
+        store, or one removed): no rule can judge it, so it is noted as unjudgeable with the reason (issue 18). A
+        local folder (FOLDER_CREATE replicating false) has no replica: its own store's events are not noted."""
+        if self.local_home.get(ev.entity) == ev.node:
+            return
         self.notes.append(f"{ev.event_id}: {ev.node} records {what} {ev.entity} ({ev.kind}) without a replica of it "
                           "in the trace (no REPLICA_CREATE there): not judged")  # fmt: skip
 
@@ -80,7 +83,7 @@ class Handlers(_Base):
                     ev,
                     not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
                 )
-        if rep is None and fid != HIERARCHY and self.local_home.get(fid) != store:  # a local folder's own store
+        if rep is None and fid != HIERARCHY:
             self.unseen(ev, "a change to")
         if rep is not None:
             was = bool(rep.unsent)
