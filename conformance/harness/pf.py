@@ -36,12 +36,6 @@ LATENCY_MAX_MS = 2 * MINUTE
 ADVANCE_MINUTES = [1, 4, 10, 30, 90, 6 * 60, 36 * 60]
 POST_SIZES = [1, 16, 400]
 DELETED_FOLDER_LIMITS = [500, 2, 1]  # ReplicationDeletedFolderCountLimit (PF-011): the seed's default first
-# Weights (issue 18): backfill (requests, responses, the check's schedule, convergence after repair) happens only
-# in runs with faults (mail lost, stores down), so those are drawn twice as often as fault-free runs; the small
-# deleted-folder limits, which make packing split hierarchy messages (PF-011), twice as often as the seed's 500.
-# Measured with scripts/coverage_per_rule.py (benchmarks/README, issue 18).
-FAULTS_WEIGHTS = (True, False, True)
-LIMIT_WEIGHTS = (*DELETED_FOLDER_LIMITS, 2, 1)
 _store = st.sampled_from(STORES)
 _folder = st.integers(0, 15)
 
@@ -89,8 +83,8 @@ class PfDriver:
             "deleted_folder_limit": limit,
         },
         st.integers(0, 2**20),
-        st.sampled_from(FAULTS_WEIGHTS),
-        st.sampled_from(LIMIT_WEIGHTS),
+        st.booleans(),
+        st.sampled_from(DELETED_FOLDER_LIMITS),
     )
     ops: Mapping[str, Op] = {
         "create_folder": Op(_d(via=_store)),
