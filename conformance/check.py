@@ -12,9 +12,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 
-from conformance import rulesets
+from conformance.engine import rulesets
 from conformance.engine.core_fold import CORE_RULES, core_violation  # noqa: F401 (CORE_RULES: re-exported)
 from conformance.engine.folds import GroupFolds, start_fold
+from model.registry import monitors as registered
 from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
@@ -25,12 +26,21 @@ def _v(rule: str, trace: str, entity: str, ids: Iterable[str], why: str) -> Viol
 
 def core_violations(events: Sequence[Event]) -> list[Violation]:
     """Check the mechanism-independent rules over a corpus given in recording order."""
-    out: list[Violation] = []
-    by_id: dict[str, list[Event]] = defaultdict(list)
+    out = duplicate_id_violations(events)
     by_trace: dict[str, list[Event]] = defaultdict(list)
     for e in events:
-        by_id[e.event_id].append(e)
         by_trace[e.trace_id].append(e)
+    for trace_id in sorted(by_trace):
+        out.extend(trace_rules(trace_id, by_trace[trace_id]))
+    return out
+
+
+def duplicate_id_violations(events: Sequence[Event]) -> list[Violation]:
+    """TR-002 over events in recording order: one violation per event ID used more than once."""
+    out: list[Violation] = []
+    by_id: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_id[e.event_id].append(e)
     for event_id, same in by_id.items():
         if len(same) > 1:
             out.append(
@@ -42,8 +52,6 @@ def core_violations(events: Sequence[Event]) -> list[Violation]:
                     f"event ID {event_id} appears {len(same)} times",
                 )
             )
-    for trace_id in sorted(by_trace):
-        out.extend(trace_rules(trace_id, by_trace[trace_id]))
     return out
 
 
@@ -243,8 +251,6 @@ def check_events(events: Sequence[Event], monitors: Sequence[Monitor] | None = N
 def verdict(events: Sequence[Event], monitors: Sequence[Monitor] | None = None) -> MonitorResult:
     """Overall verdict: invalid on any violation, unknown if any monitor could not judge, else valid."""
     if monitors is None:
-        from model.registry import monitors as registered
-
         monitors = registered()
     results = [MonitorResult.of(core_violations(events))]
     contexts = trace_contexts(events)

@@ -19,7 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance import incremental, pycheck
+from conformance.audit.cli import add_check_options, post_check
+from conformance.audit.samples import regenerate as audit_samples
+from conformance.coverage import collect
+from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
+from conformance.samples import regenerate
+from model import registry
 from spec.catalogue import KINDS, MECHANISMS, catalogue
+from traces.io import write_events
 
 # Modules that add subcommands of their own: each exports register(subparsers).
 EXTRA_COMMAND_MODULES = (
@@ -29,6 +37,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.suite_cli",
     "conformance.ingest_cli",
     "conformance.upgrade",
+    "conformance.shrink",
 )
 
 
@@ -56,8 +65,6 @@ def _cmd_spec(args: argparse.Namespace) -> int:
             doc["default_source"] = cat.param_sources[args.id].to_json()
         cited: dict[str, list[dict[str, str]]] = {}
         if args.id in cat.requirements and not args.no_citations:
-            from spec.coverage import collect
-
             for cit in collect(cat).of(args.id):
                 cited.setdefault(cit.category, []).append(cit.to_json())
             doc["cited_by"] = cited
@@ -136,8 +143,6 @@ def _options_message(mechanism: str, run: Any, unknown: list[str]) -> str:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from model import registry
-    from traces.io import write_events
 
     try:
         spec = registry.get(args.mechanism)
@@ -180,9 +185,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_samples(args: argparse.Namespace) -> int:
-    from traces.corpus import regenerate
 
-    for path in regenerate(Path(args.out)):
+    for path in [*regenerate(Path(args.out)), *audit_samples(Path(args.out) / "audit")]:
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
@@ -192,12 +196,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("haconform check: --state: incremental checking runs in the single-process engine", file=sys.stderr)
         args.engine = "python"
     if getattr(args, "state", None):
-        from conformance.incremental import run_check
+        run_check = incremental.run_check
     elif args.engine == "python":
-        from conformance.pycheck import run_check
+        run_check = pycheck.run_check
     else:
-        from spark_trace_check.job import run_check
-    from conformance.audit.cli import post_check
+        from spark_trace_check.job import run_check  # pyspark: loaded only for the Spark engine
 
     return post_check(args, run_check(args))  # summary's rule sets, then --html/--junit from the report
 
@@ -242,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="regenerate the shipped sample corpus",
         description="Regenerate "
         "the sample corpus (clean traces of every mechanism, and mutant traces with known "
-        "violations) deterministically.",
+        "violations) and the audit samples (message tracking logs, copy-status exports, deployment files: "
+        "audit/) deterministically.",
     )
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "traces" / "samples"))
     p.set_defaults(func=_cmd_samples)
@@ -302,7 +306,6 @@ def build_parser() -> argparse.ArgumentParser:
         "check with the same DIR reads only new files and lines appended to JSON Lines files, and reports "
         "as a full check would",
     )
-    from conformance.audit.cli import add_check_options
 
     add_check_options(p)
     p.set_defaults(func=_cmd_check)
@@ -349,7 +352,6 @@ def _full_trace(exc: BaseException) -> str:
 def _error_log(args: argparse.Namespace, one_line: str, trace: str) -> Path:
     """Where the full trace goes: the report in `--out` for check, a log file in an `--out` directory for
     other commands, else a temporary file."""
-    from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 
     out = getattr(args, "out", None)
     try:

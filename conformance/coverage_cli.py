@@ -1,6 +1,6 @@
 """`haconform coverage`: the matrix requirement x (rules, properties, claims, tests, code) (issue 9).
 
-Reads the citations `spec.coverage.collect` finds. Exit status: 0 when every behaviour, invariant, ordering
+Reads the citations `conformance.coverage.collect` finds. Exit status: 0 when every behaviour, invariant, ordering
 and timing requirement is cited or listed with a reason in `spec/uncited.toml` and no listed one is cited
 after all; 1 otherwise (the gaps are printed); 2 for a malformed list.
 """
@@ -12,11 +12,11 @@ import json
 import sys
 from typing import Any
 
+from conformance.coverage import CATEGORIES, collect, gaps, load_uncited, matrix
 from spec.catalogue import MECHANISMS, CatalogueError, catalogue
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    from spec.coverage import CATEGORIES, collect, gaps, load_uncited, matrix
 
     cat = catalogue()
     try:

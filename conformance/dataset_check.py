@@ -3,16 +3,18 @@
 The rows were validated at ingest (TR-005): the quarantine, the input files and the counts come from the
 manifest, and the valid rows are typed by the dataset's own Arrow schema (verified against the trace
 schema, with every file's size, row count and SHA-256; a mismatch is an unusable input, exit 2, naming the
-file). Every data file holds whole traces in recording order, so each file is checked on its own: the core
-rules of each trace (TR-001, TR-003, TR-004, TR-006) and every monitor of every scope
-(`conformance.pycheck`'s group check, the same code as for a raw corpus). Corpus-wide event-ID uniqueness
-(TR-002) comes from the duplicates recorded at ingest, re-verified against the files' `event_id` column
-(a hash per event, then the exact IDs of the repeated hashes).
+file). Every data file holds whole traces in recording order, so each file is checked on its own, streamed
+through the engine's folds as `conformance.pycheck` streams a raw corpus (`conformance.engine.stream.Router`:
+the core rules of each trace, TR-001, TR-003, TR-004, TR-006, and every monitor of the registry's list); a
+trace recorded out of seq order (found from the `trace_id` and `seq` columns first) is held and judged
+whole. Corpus-wide event-ID uniqueness (TR-002) comes from the duplicates recorded at ingest, re-verified
+against the files' `event_id` column (a hash per event, then the exact IDs of the repeated hashes).
 
 The report is the one a check of the original input gives: same summary counts, violations (with their
-events) and quarantine lines. The Python engine reads one file at a time, group by group of whole traces
-(memory: one group plus 8 bytes per event); the Spark engine (`spark_trace_check.dataset`) runs
-`judge_file` in one task per file.
+events) and quarantine lines. The Python engine reads one file at a time, batch by batch, each event fed
+to its trace's folds (memory: the folds of the traces of one group, the traces held, and 8 bytes per
+event); a second read of a file attaches the events of its violations, only when it has any. The Spark
+engine (`spark_trace_check.dataset`) runs `judge_file` in one task per file.
 """
 
 from __future__ import annotations
@@ -22,15 +24,22 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conformance.check import core_violations
+from conformance.check import duplicate_id_violations
+from conformance.engine.stream import Router
+from conformance.outcome import DEFAULT_CAP, attach_events, finish_outcome, violations_of
 from conformance.progress import Progress
-from conformance.pycheck import DEFAULT_CAP, attach_events, finish_outcome, monitor_runs, violations_of
 from conformance.report import CheckOutcome, InternalError
-from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, trace_groups
+from conformance.streamplan import GROUP_EVENTS
+from model.registry import monitor_runs
+from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, table_events
 from traces.io import TraceFileError
 from traces.schema import Event
+
+BATCH_ROWS = 65_536
 
 
 def dataset_of(paths: list[str]) -> str | None:
@@ -45,20 +54,69 @@ def dataset_of(paths: list[str]) -> str | None:
 
 
 def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes: array | None = None) -> dict:
-    """One data file, read with pyarrow group by group (whole traces) and judged: core rules of each trace
-    and every monitor (the unit of work of a Spark task). `hashes` collects a hash of every event ID."""
+    """One data file, read with pyarrow batch by batch, each event fed to its trace's folds (the unit of work
+    of a Spark task); the folds of a group of whole traces (about `GROUP_EVENTS` events) are finished at a
+    trace boundary. `hashes` collects a hash of every event ID."""
     runs = monitor_runs(skew_ms) if runs is None else runs
     out: dict[str, Any] = {"violations": [], "unknown": [], "rows": 0, "by_mechanism": Counter()}
-    for events in trace_groups(path):
-        found = violations_of(events, runs, out["unknown"])
-        attach_events(found, events)
-        out["violations"].extend(found)
+    traces, broken = trace_order(path)
+    router = Router(runs, traces - broken)
+    current, fed, budget = None, 0, GROUP_EVENTS
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
+        events = table_events(batch)
+        for e in events:
+            if e.trace_id != current:
+                if fed >= budget:
+                    _finish(router, out, runs)
+                    fed = 0
+                current = e.trace_id
+            router.feed(e)
+            fed += 1
         out["rows"] += len(events)
         out["by_mechanism"].update(e.mechanism for e in events)
         if hashes is not None:
             hashes.extend(id_hash(e.event_id) for e in events)
+    _finish(router, out, runs)
+    _attach(path, out["violations"])
     out["by_mechanism"] = dict(out["by_mechanism"])
     return out
+
+
+def _finish(router: Router, out: dict[str, Any], runs: list) -> None:
+    found, notes = router.finish(lambda evs, unknown: violations_of(evs, runs, unknown))
+    out["violations"].extend(found)
+    out["unknown"].extend(notes)
+
+
+def trace_order(path: str) -> tuple[set[str], set[str]]:
+    """(every trace of a data file, the traces whose rows break seq order, TR-001), from the `trace_id` and
+    `seq` columns only: the file holds each trace's rows together, in recording order."""
+    traces: set[str] = set()
+    broken: set[str] = set()
+    last: tuple[str, int] | None = None
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["trace_id", "seq"]):
+        tid, seq = batch.column(0), batch.column(1)
+        if not len(tid):
+            continue
+        traces.update(pc.unique(tid).to_pylist())
+        if last is not None and last[0] == tid[0].as_py() and seq[0].as_py() <= last[1]:
+            broken.add(last[0])
+        n = len(tid)
+        back = pc.and_(pc.equal(tid.slice(1), tid.slice(0, n - 1)), pc.less_equal(seq.slice(1), seq.slice(0, n - 1)))
+        broken.update(tid.slice(1).filter(back).to_pylist())
+        last = (tid[n - 1].as_py(), seq[n - 1].as_py())
+    return traces, broken
+
+
+def _attach(path: str, violations: list[dict]) -> None:
+    """Each violation's events, from a second read of the file keeping only the rows they name."""
+    if not violations:
+        return
+    wanted = pa.array(sorted({i for v in violations for i in v["event_ids"]}), pa.string())
+    chosen: list[Event] = []
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
+        chosen.extend(table_events(batch.filter(pc.is_in(batch.column("event_id"), value_set=wanted))))
+    attach_events(violations, chosen)
 
 
 def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], dict[str, list[Event]]]:
@@ -74,7 +132,7 @@ def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], d
     same: dict[str, list[Event]] = {}
     for e in dups:
         same.setdefault(e.event_id, []).append(e)
-    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
+    out = [v.to_json() for v in duplicate_id_violations(dups)]
     attach_events(out, dups)
     return out, same
 

@@ -26,10 +26,11 @@ from conformance.engine import statedir
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import Router, TraceFolds, results_of
+from conformance.outcome import DEFAULT_CAP, attach_events, duplicate_ids, finish_outcome, violations_of
 from conformance.progress import Progress
-from conformance.pycheck import DEFAULT_CAP, attach_events, duplicate_ids, finish_outcome, monitor_runs, violations_of
-from conformance.report import CheckOutcome, InternalError
+from conformance.report import CheckOutcome, InternalError, run_and_report
 from conformance.streamplan import file_index
+from model.registry import monitor_runs
 from traces.dataset import repeated_hashes
 from traces.io import TraceFile, discover, iter_trace_file
 from traces.schema import Event
@@ -254,7 +255,6 @@ def _outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path
 
 def run_check(args) -> int:
     """`haconform check PATHS --state DIR`: the report frame of `haconform check` (conformance.report)."""
-    from conformance.report import run_and_report
 
     def compute() -> CheckOutcome:
         with Progress.for_args(args) as progress:

@@ -11,19 +11,19 @@ import argparse
 import sys
 from typing import Any
 
+from conformance.progress import Progress
+from traces.ingest import ingest
+from traces.io import TraceFileError
+
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from traces.io import TraceFileError
 
     try:
         if args.engine == "spark":
-            from spark_trace_check.dataset import run_ingest
+            from spark_trace_check.ingest import run_ingest
 
             manifest = run_ingest(args)
         else:
-            from conformance.progress import Progress
-            from traces.ingest import ingest
-
             with Progress.for_args(args, label="ingesting", done="ingested", unit="rows") as bar:
                 bar.start(None)
                 manifest = ingest(args.paths, args.dataset, files=args.files, progress=bar.advance).manifest

@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from traces.io import TraceFileError, discover
+from traces.rows import OLDER_VERSION_REASON
+from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
+
 SCHEMA_RULE = ("schema-conformance", "TR-005")
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ERROR_LOG = "haconform-error.log"
@@ -137,8 +141,6 @@ def older_version_message(outcome: CheckOutcome) -> str | None:
     """A check whose input holds rows of an older schema version is unusable (exit 2): not judged by the
     current rules, whose context and vocabulary it lacks; the message says what is missing and how to
     produce it (`traces.schema.OLDER_VERSIONS`)."""
-    from traces.rows import OLDER_VERSION_REASON
-    from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
 
     old = [
         q for q in outcome.quarantine if q["field"] == "schema_version" and q["reason"].startswith(OLDER_VERSION_REASON)
@@ -306,7 +308,6 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
     an unusable input (no events at all, unless `--allow-empty`; rows none of which is valid) into exit 2
     with a report saying so, and write the outcome. Any other exception propagates: the CLI makes it an
     internal error (exit 3)."""
-    from traces.io import TraceFileError, discover
 
     try:
         out = check_out_dir(args.out)

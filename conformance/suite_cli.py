@@ -17,7 +17,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.harness.search import MECHANISMS, PROFILES
+from conformance.check import verdict
+from conformance.harness.core import SutFailure, replay_steps
+from conformance.harness.failure import describe_failure, where_in_seed
+from conformance.harness.floor import shortfall
+from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
+from conformance.harness.report import (
+    ReplayFileError,
+    coverage,
+    coverage_text,
+    failure_json,
+    read_replay,
+    write_json_atomic,
+)
+from conformance.harness.search import MECHANISMS, PROFILES, driver, kill_mutant, kill_report, search
+from conformance.harness.systems import process_factory
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -36,7 +50,6 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 def _factory(mechanism: str, sut: str | None, timeout_s: float) -> Any:
     if not sut:
         return None
-    from conformance.harness.process import process_factory
 
     return process_factory(mechanism, sut, timeout_s)
 
@@ -44,9 +57,6 @@ def _factory(mechanism: str, sut: str | None, timeout_s: float) -> Any:
 def _preflight(mechanism: str, sut: str, timeout_s: float) -> str:
     """Start the system once with a sample setup: '' if it answers, else why it cannot be used."""
     from hypothesis import HealthCheck, given, settings
-
-    from conformance.harness.core import SutFailure
-    from conformance.harness.search import driver
 
     sample: list[dict[str, Any]] = []
 
@@ -65,8 +75,6 @@ def _preflight(mechanism: str, sut: str, timeout_s: float) -> str:
 
 
 def _cmd_conform(args: argparse.Namespace) -> int:
-    from conformance.harness.report import coverage, coverage_text, describe_failure, failure_json, write_json_atomic
-    from conformance.harness.search import driver, search
 
     if args.sut:
         why = _preflight(args.mechanism, args.sut, args.timeout)
@@ -92,8 +100,6 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     target = args.sut or "the reference model"
     floor = None
     if args.sut and not out.failure and not nothing_judged and any(i is not None for i in out.inputs):
-        from conformance.harness.floor import shortfall
-
         floor = shortfall(args.mechanism, cov, out.inputs)  # the model's coverage on the same inputs
     below = floor is not None and floor.below
     summary: dict[str, Any] = {
@@ -153,10 +159,6 @@ def _cmd_conform(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from conformance.check import verdict
-    from conformance.harness.core import SutFailure, replay_steps
-    from conformance.harness.report import ReplayFileError, read_replay, where_in_seed
-    from conformance.harness.search import driver
 
     try:
         data = read_replay(Path(args.file))
@@ -213,7 +215,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
-    from conformance.harness.search import driver, kill_mutant, kill_report
 
     mechs = [args.mechanism] if args.mechanism else list(MECHANISMS)
     kills = []
@@ -245,7 +246,6 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def _cmd_protocol_doc(args: argparse.Namespace) -> int:
-    from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
 
     path = Path(args.out) if args.out else DOC_PATH
     docs = [(path, render())]

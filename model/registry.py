@@ -1,58 +1,58 @@
 """The registry of mechanism models: how the CLI and the checkers find simulators and monitors.
 
-Each mechanism package `model/<name>/` exports `MECHANISM = MechanismSpec(...)`. The registry imports
-the packages it knows of; a mechanism not yet built is simply absent. The kernel's own network workload
-(`net`, mechanism `core`) is always present: it exercises the kernel and the mechanism-independent rules.
+Each mechanism package `model/<name>/` exports `MECHANISM = MechanismSpec(...)` from its `mechanism`
+module. The registry imports the packages it knows of; a mechanism not yet built is simply absent. It owns
+the one list of monitors every checker runs (`monitor_runs`): the mechanisms' monitors, then the monitors
+without a generator (`ENTRIES`: imported message tracking logs, and clock skew when a bound is given).
+The kernel's own network workload (`net`, mechanism `core`) is always present: it exercises the kernel
+and the mechanism-independent rules.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache, partial
 from typing import Any
 
+from model.kernel.mechanism import MechanismSpec, MonitorEntry, Simulate
+from model.kernel.workload import NET
+from model.msgtrk.mechanism import ENTRY as MSGTRK
+from model.skew.mechanism import ENTRY as SKEW
 from traces.schema import Event
 from traces.verdict import Monitor
 
-Simulate = Callable[..., list[Event]]
+__all__ = [
+    "MechanismSpec",
+    "MonitorEntry",
+    "Simulate",
+    "get",
+    "mechanisms",
+    "monitor_factories",
+    "monitor_runs",
+    "monitors",
+    "vocabulary",
+]
 KNOWN = ("sr", "am", "pf")
-
-
-@dataclass(frozen=True)
-class MechanismSpec:
-    name: str
-    title: str
-    simulate: Simulate  # simulate(seed: int, **options) -> events; deterministic in the seed
-    monitor: Callable[[], Monitor] | None = None
-    mutants: Mapping[str, Simulate] = field(default_factory=dict)
-    trace_mechanism: str = ""  # value of the `mechanism` column this model records ("" = same as name)
-    kinds: frozenset[str] = frozenset()  # every event kind of this mechanism (empty: no vocabulary checked)
-
-    @property
-    def records(self) -> str:
-        return self.trace_mechanism or self.name
+ENTRIES: tuple[MonitorEntry, ...] = (MSGTRK, SKEW)  # monitors without a generator, after the mechanisms'
 
 
 def _load(name: str) -> MechanismSpec | None:
     try:
-        module = importlib.import_module(f"model.{name}")
+        module = importlib.import_module(f"model.{name}.mechanism")
     except ModuleNotFoundError as exc:
-        if exc.name in (f"model.{name}",):
+        if exc.name in (f"model.{name}", f"model.{name}.mechanism"):
             return None
         raise
     spec = getattr(module, "MECHANISM", None)
     if not isinstance(spec, MechanismSpec):
-        raise TypeError(f"model.{name} does not export MECHANISM = MechanismSpec(...)")
+        raise TypeError(f"model.{name}.mechanism does not export MECHANISM = MechanismSpec(...)")
     return spec
 
 
 @lru_cache(maxsize=1)
 def mechanisms() -> dict[str, MechanismSpec]:
     """Every available mechanism model, by name (`net` first, then the known mechanisms present)."""
-    from model.kernel.workload import NET
-
     found: dict[str, MechanismSpec] = {"net": NET}
     for name in KNOWN:
         spec = _load(name)
@@ -68,9 +68,34 @@ def get(name: str) -> MechanismSpec:
     return found[name]
 
 
-def monitors() -> list[Monitor]:
-    """One monitor instance per mechanism that has one."""
-    return [spec.monitor() for spec in mechanisms().values() if spec.monitor is not None]
+def monitor_factories(skew_ms: int | None = None) -> list[tuple[str, Callable[[], Monitor]]]:
+    """The one monitor list every checker runs (`conformance.check`, the single-process and Spark engines,
+    the dataset check), as (name, factory): each mechanism that has a monitor, then each entry of `ENTRIES`
+    (msgtrk always; skew only when a bound `skew_ms` is given). A factory pickles (Spark ships it to its
+    executors) and builds a fresh monitor."""
+    runs = [(name, partial(_make, name, skew_ms)) for name, spec in mechanisms().items() if spec.monitor is not None]
+    runs += [(e.name, partial(_make, e.name, skew_ms)) for e in ENTRIES if e.skew != "required" or skew_ms is not None]
+    return runs
+
+
+def monitor_runs(skew_ms: int | None = None) -> list[tuple[str, Monitor]]:
+    """(name, fresh monitor) for each entry of `monitor_factories`."""
+    return [(name, make()) for name, make in monitor_factories(skew_ms)]
+
+
+def _make(name: str, skew_ms: int | None) -> Monitor:
+    for entry in ENTRIES:
+        if entry.name == name:
+            return entry.make(skew_ms)
+    factory = get(name).monitor
+    if factory is None:
+        raise KeyError(f"mechanism {name!r} has no monitor")
+    return factory()
+
+
+def monitors(skew_ms: int | None = None) -> list[Monitor]:
+    """The monitors of `monitor_runs`, without their names."""
+    return [monitor for _, monitor in monitor_runs(skew_ms)]
 
 
 def simulate(name: str, seed: int, **options: Any) -> list[Event]:

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Install haconform and everything it needs, then run the main job on the shipped sample corpus.
-#   bash scripts/install.sh            install, then `haconform check traces/samples/clean`
-#   bash scripts/install.sh --no-run   install only (used by .ci/run)
+#   bash scripts/install.sh                  install, then `haconform check traces/samples/clean`
+#   bash scripts/install.sh --no-run         install only
+#   bash scripts/install.sh --with-chromium  also install Chromium, which only the HTML report's browser test
+#                                            needs (the test path: .ci/run gives --no-run --with-chromium)
 # Spark needs a Java runtime (17 or newer): when `java` is missing this script installs Debian's
 # openjdk-17-jre-headless with apt-get (as root, or through sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 run=1
-[ "${1:-}" = "--no-run" ] && run=0
+chromium=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-run) run=0 ;;
+    --with-chromium) chromium=1 ;;
+    *) echo "install: unknown option $arg (known: --no-run, --with-chromium)" >&2; exit 2 ;;
+  esac
+done
 
 if ! command -v java >/dev/null 2>&1; then
   echo "install: no Java runtime found; installing openjdk-17-jre-headless (Spark needs Java 17+)" >&2
@@ -20,9 +29,10 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 java -version 2>&1 | head -1 >&2
 
-# The HTML report's test renders the page in a real headless browser: install Debian's chromium when missing
-# (also with --no-run, the CI path). Without it that one test is skipped with the reason.
-if ! command -v chromium >/dev/null 2>&1; then
+# The HTML report's test renders the page in a real headless browser: on the test path (--with-chromium) install
+# Debian's chromium when missing. A user's install does not get it; without it that one test is skipped with
+# the reason.
+if [ "$chromium" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   echo "install: chromium not found; installing Debian's chromium (the HTML report test renders in it)" >&2
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"

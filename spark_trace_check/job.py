@@ -8,7 +8,6 @@ the pure-Python engine's, so the two can be compared on any corpus.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import re
@@ -21,13 +20,16 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from conformance.audit import extra_monitors
+from conformance.dataset_check import dataset_of
 from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
-from conformance.skew_monitor import SkewMonitor
+from model.registry import monitor_factories
+from spark_trace_check.dataset import check_dataset
 from spark_trace_check.load import Loaded, load
 from spark_trace_check.monitors import HELD_RULE, UNKNOWN_RULE, held_violations, monitor_violations
 from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.rules import core_violations
+from spark_trace_check.session import build_session
+from traces.io import discover
 from traces.schema import FIELD_NAMES
 
 DEFAULT_CAP = 100_000
@@ -62,11 +64,7 @@ def check(
     progress: bool = False,
     skew_ms: int | None = None,
 ) -> CheckOutcome:
-    from conformance.dataset_check import dataset_of  # an ingested dataset (haconform ingest): no shuffle
-
-    if (dataset := dataset_of(paths)) is not None:
-        from spark_trace_check.dataset import check_dataset
-
+    if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
     # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
@@ -101,15 +99,13 @@ def _check(
     _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
     partitions = _partitions_for(spark, partitions, n_good)
     found = core_violations(events)  # TR-002, corpus-wide; the per-trace rules run in the trace pass
-    extra = extra_monitors(skew_ms)  # imported logs (conformance.audit)
-    if skew_ms is not None:
-        extra.append(("skew", functools.partial(SkewMonitor, skew_ms)))
-    mon, names = monitor_violations(events, partitions, extra)
+    runs = monitor_factories(skew_ms)  # the registry's one monitor list (msgtrk and skew included)
+    mon, names = monitor_violations(events, partitions, runs)
     rows = [r.asDict(recursive=True) for r in found.unionByName(mon).collect()]
     held = sorted({r["trace_id"] for r in rows if r["rule"] == HELD_RULE})
     if held:  # traces recorded out of seq order: judged whole, as the Python engine judges them
         rows = [r for r in rows if r["rule"] != HELD_RULE]
-        rows += [r.asDict(recursive=True) for r in held_violations(events, held, partitions, extra).collect()]
+        rows += [r.asDict(recursive=True) for r in held_violations(events, held, partitions, runs).collect()]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
     violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
@@ -191,8 +187,6 @@ def input_events(paths: list[str]) -> int:
     progress bar's estimate. An input that cannot be listed counts as large here; `load` reports it."""
     import pyarrow.parquet as pq
 
-    from traces.io import discover
-
     try:
         total = 0
         for tf in discover(paths).files:
@@ -218,7 +212,6 @@ def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from spark_trace_check.session import build_session
 
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
     quiet = bool(args.quiet)

@@ -230,15 +230,6 @@ class _TraceState:
         return found
 
 
-def _registered(name: str) -> Factory:
-    def make() -> Monitor:
-        from model.registry import get
-
-        return get(name).monitor()  # type: ignore[misc]
-
-    return make
-
-
 def _trace_pass(events: DataFrame, partitions: int, runs, context_rows, whole: bool) -> DataFrame:
     return (
         events.repartition(partitions, "trace_id")
@@ -249,12 +240,9 @@ def _trace_pass(events: DataFrame, partitions: int, runs, context_rows, whole: b
 
 
 def held_violations(
-    events: DataFrame, traces: list[str], partitions: int, extra: Sequence[tuple[str, Factory]] = ()
+    events: DataFrame, traces: list[str], partitions: int, runs: Sequence[tuple[str, Factory]]
 ) -> DataFrame:
     """The trace pass again for the traces the streaming pass handed back (`HELD_RULE`), each judged whole."""
-    from model.registry import mechanisms
-
-    runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
     trace_runs = [(n, f) for n, f in runs if f().scope == "trace"]
     chosen = events.where(F.col("trace_id").isin(traces))
     context_rows = trace_context_rows(chosen) if trace_runs else {}
@@ -262,19 +250,16 @@ def held_violations(
 
 
 def monitor_violations(
-    events: DataFrame, partitions: int, extra: Sequence[tuple[str, Factory]] = ()
+    events: DataFrame, partitions: int, runs: Sequence[tuple[str, Factory]]
 ) -> tuple[DataFrame, list[str]]:
-    """Violations of the core trace rules, of every registered monitor and of the `extra` (name, factory)
-    ones, and the monitors' names.
+    """Violations of the core trace rules and of the monitors `runs` (name, factory; the registry's list,
+    `model.registry.monitor_factories`), and the monitors' names.
 
     One shuffle per scope: the trace pass (core trace rules and every trace-scope monitor) keyed by trace,
     in recording order; the entity-scope monitors share one `mapInArrow` pass over the rows of their
     mechanisms keyed by (trace, mechanism, entity), in seq order.
     """
-    from model.registry import mechanisms
-
     ship_code(events.sparkSession)  # the Python workers of a real cluster import the monitors from it
-    runs = [(n, _registered(n)) for n, s in mechanisms().items() if s.monitor is not None] + list(extra)
     names = [name for name, _ in runs]
     by_scope: dict[str, list[tuple[str, Factory]]] = {"trace": []}
     records: set[str] = set()

@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from spark_trace_check.jvm_archive import java_options
+
 _LOG4J = """\
 rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
@@ -89,8 +91,6 @@ def build_session(
     if small:
         java_opts += " -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
     if archive is None:
-        from spark_trace_check.jvm_archive import java_options
-
         archive = java_options()
     driver_opts = f"{java_opts} {archive}".strip()  # the archive is this JVM's; executors elsewhere differ
     builder = (

@@ -14,10 +14,12 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from spec.param_sources import ParamSource
+from spec.param_sources import ParamSource, load_param_sources
+from spec.parameter import DURATION_MS, OTHER_UNITS, CatalogueError, Parameter, Source
+
+__all__ = ["DURATION_MS", "OTHER_UNITS", "CatalogueError", "Parameter", "Source"]  # also importable from here
 
 SPEC_DIR = Path(__file__).resolve().parent
 REQUIREMENTS_DIR = SPEC_DIR / "requirements"
@@ -33,46 +35,6 @@ MECHANISMS = {
 }
 KINDS = ("behaviour", "invariant", "ordering", "timing", "parameter", "interoperability")
 ID_RE = re.compile(r"^(SR|AM|PF|BF|TR)-(\d{3}|P\d{2}|I\d{2})$")
-
-# Units a parameter may use; durations convert to milliseconds (the model's virtual time unit).
-DURATION_MS = {"ms": 1, "s": 1_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-OTHER_UNITS = ("count", "logs", "KB", "bool", "enum", "list")
-
-
-class CatalogueError(ValueError):
-    """A catalogue file is malformed; the message names the file, the entry and the field."""
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    seed: str
-    section: str
-
-
-@dataclass(frozen=True, slots=True)
-class Parameter:
-    """A configurable value with its default, unit and valid range (durations in the unit given)."""
-
-    name: str
-    default: Any
-    unit: str
-    range: tuple[Any, Any] | None = None
-    values: tuple[str, ...] = ()
-    scope: str = ""
-
-    @property
-    def is_duration(self) -> bool:
-        return self.unit in DURATION_MS
-
-    def to_ms(self, value: int | float) -> int:
-        """Convert a value in this parameter's unit to integer milliseconds."""
-        if not self.is_duration:
-            raise CatalogueError(f"parameter {self.name} has unit {self.unit!r}, not a duration")
-        return round(value * DURATION_MS[self.unit])
-
-    @property
-    def default_ms(self) -> int:
-        return self.to_ms(self.default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,8 +249,6 @@ def load(spec_dir: Path | None = None) -> Catalogue:
         for s in seeds_doc.get("seed", [])
         for sec in s.get("section", [])
     )
-    from spec.param_sources import load_param_sources  # imports this module: loaded here, not at the top
-
     sources = load_param_sources(base / PARAM_SOURCES_FILE, seeds)
     for pid in sources:
         if pid not in requirements or requirements[pid].parameter is None:

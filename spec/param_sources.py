@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec.catalogue import DURATION_MS, CatalogueError, Parameter
+from spec.parameter import DURATION_MS, CatalogueError, Parameter
 
 READINGS = ("duration", "number", "boolean", "name", "clock-period", "clock-offset")
 

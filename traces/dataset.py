@@ -11,8 +11,8 @@
   size and SHA-256, the input files and skipped files, and the counts (rows read, checked, quarantined).
 Data files are ordinary trace files: a corpus checker that ignores the manifest reads them as input.
 
-This module is the format: the manifest, verifying a dataset (`open_dataset`) and reading it back in
-groups of whole traces (`trace_groups`); `traces.ingest` writes it.
+This module is the format: the manifest, verifying a dataset (`open_dataset`) and typing its rows as
+events (`table_events`); `traces.ingest` writes it, `conformance.dataset_check` streams it into the folds.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import hashlib
 import json
 import zlib
 from array import array
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,37 +83,6 @@ def table_events(table: pa.Table | pa.RecordBatch) -> list[Event]:
         Event(trace, seq, eid, ts, node, mech, entity, kind, loads(text), sv)
         for sv, trace, seq, eid, ts, node, mech, entity, kind, text in zip(*cols, strict=True)
     ]
-
-
-def trace_groups(path: Path | str, budget: int = 500_000, batch_size: int = 65_536) -> Iterator[list[Event]]:
-    """The events of one data file in groups of whole traces (at most `budget` events unless one trace is
-    larger): the file is sorted by trace, so groups are cut where traces end. Memory: about one group."""
-    pending: list[Event] = []
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
-        pending.extend(table_events(batch))
-        if len(pending) >= budget:
-            groups, pending = _cut(pending, budget, final=False)
-            yield from groups
-    groups, _ = _cut(pending, budget, final=True)
-    yield from groups
-
-
-def _cut(pending: list[Event], budget: int, *, final: bool) -> tuple[list[list[Event]], list[Event]]:
-    """Full groups of whole traces, and the rest (the last trace, which may go on, unless `final`)."""
-    runs, start = [], 0
-    for i in range(1, len(pending) + 1):
-        if i == len(pending) or pending[i].trace_id != pending[start].trace_id:
-            runs.append((start, i))
-            start = i
-    groups, first, size = [], 0, 0
-    for lo, hi in runs if final else runs[:-1]:
-        if size and size + hi - lo > budget:
-            groups.append(pending[first:lo])
-            first, size = lo, 0
-        size += hi - lo
-    if final:
-        return ([*groups, pending[first:]] if first < len(pending) else groups), []
-    return groups, pending[first:]
 
 
 def id_hash(event_id: str) -> int:

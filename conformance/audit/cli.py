@@ -12,7 +12,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from conformance.audit.copystatus import CopyStatusError, explain_file, read_copy_status, snapshot_json
+from conformance.audit.html import load_report, render_html
+from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
+from conformance.audit.junit import render_junit
+from conformance.audit.msgtrk import LogFileError, parse_logs
+from conformance.audit.report_data import run_facts
+from conformance.audit.smtplog import parse_protocol
+from conformance.audit.sniff import unaccounted
+from conformance.engine.rulesets import summary_rule_sets
 from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+from traces.io import TraceFileError, write_events
 
 EXIT_INTERNAL = 3
 
@@ -41,9 +51,6 @@ def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
-    from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
-    from conformance.audit.msgtrk import LogFileError, expand_logs, parse_logs
-    from traces.io import TraceFileError, write_events
 
     try:
         config = ImportConfig(
@@ -53,12 +60,17 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
             args.shadow_resubmit_ms,
             args.trace_id,
         )
-        files = [label for _, label in expand_logs(args.paths)]
-        parsed = parse_logs(args.paths)
+        parsed = parse_logs(args.paths, args.layout, protocol=not args.no_protocol_logs)
+        smtp = parse_protocol(parsed.inputs.protocol)
+        missing = unaccounted(args.paths, parsed.inputs)
     except (LogFileError, ValueError, OSError) as exc:
         print(f"haconform import msgtrk: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
-    events, start = build_trace(parsed, config, files)
+    if missing:  # every file is read or listed with its reason; anything else is a bug, never a verdict
+        print(f"haconform import msgtrk: internal error: files neither read nor listed: {missing}", file=sys.stderr)
+        return EXIT_INTERNAL
+    files = [label for _, label in parsed.inputs.tracking]
+    events, start = build_trace(parsed, config, files, smtp)
     out = Path(args.out)
     target = out / f"{events[0].trace_id}.parquet" if out.suffix not in (".parquet", ".jsonl", ".ndjson") else out
     try:
@@ -67,28 +79,50 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
         print(f"haconform import msgtrk: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     qpath = target.with_name(target.stem + ".quarantine.jsonl")
-    rows = quarantine_rows(parsed.quarantine)
+    quarantined = [*parsed.quarantine, *smtp.quarantine]
+    rows = quarantine_rows(quarantined)
     _atomic_write(
         qpath, lambda tmp: tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
     )
-    print(
-        f"haconform import msgtrk: {len(files)} file(s), {parsed.data_lines} line(s) read: "
-        f"{start['rows_imported']} imported, {start['duplicates_dropped']} exact duplicate(s) dropped, "
-        f"{start['lines_quarantined']} quarantined; {start['unknown_events_total']} row(s) with event IDs "
-        f"outside the documented list kept ({', '.join(start['unknown_event_ids']) or 'none'}); "
-        f"servers: {', '.join(start['servers']) or 'none'}",
-        file=sys.stderr,
-    )
-    for q in parsed.quarantine[:5]:
+    _say_import(parsed, smtp, start, files)
+    for q in quarantined[:5]:
         print(f"  quarantined {q}", file=sys.stderr)
     print(
         f"wrote {len(events)} events (trace {events[0].trace_id}) to {target}; quarantine in {qpath}", file=sys.stderr
     )
-    return EXIT_VIOLATIONS if parsed.quarantine else EXIT_CLEAN
+    return EXIT_VIOLATIONS if quarantined else EXIT_CLEAN
+
+
+def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """What was read, how each file's layout was known, and every file not read with its reason."""
+    print(
+        f"haconform import msgtrk: {len(files)} tracking file(s), {parsed.data_lines} line(s) read: "
+        f"{start['rows_imported']} imported, {start['duplicates_dropped']} exact duplicate(s) dropped, "
+        f"{len(parsed.quarantine)} quarantined; {start['unknown_events_total']} row(s) with event IDs "
+        f"outside the documented list kept ({', '.join(start['unknown_event_ids']) or 'none'}); "
+        f"servers: {', '.join(start['servers']) or 'none'}",
+        file=sys.stderr,
+    )
+    for label, how in sorted(parsed.layout_origin.items()):
+        if not how.startswith("#Fields"):
+            print(f"  {label}: layout {parsed.layouts[label]} ({how})", file=sys.stderr)
+    if smtp.files:
+        print(
+            f"  SMTP protocol logs: {len(smtp.files)} file(s), {smtp.data_lines} line(s), {len(smtp.sessions)} "
+            f"session(s), {start['protocol_replies_joined']} message repl(ies) joined to tracking rows, "
+            f"{len(start['protocol_join_problems'])} not joined, {smtp.duplicates} repeated line(s) dropped, "
+            f"{len(smtp.quarantine)} quarantined",
+            file=sys.stderr,
+        )
+        for problem in start["protocol_join_problems"][:5]:
+            print(f"    not joined: {problem}", file=sys.stderr)
+    skipped = parsed.inputs.skipped
+    print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
+    for label, reason in skipped:
+        print(f"    {label}: {reason}", file=sys.stderr)
 
 
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, read_copy_status, snapshot_json
 
     try:
         snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
@@ -105,7 +139,6 @@ def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from conformance.audit.copystatus import CopyStatusError, explain_file
 
     try:
         lines = explain_file(
@@ -125,10 +158,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str] | None = None) -> int:
     """Write the HTML page and/or the JUnit file from a written check report directory."""
-    from conformance.audit.html import load_report, render_html
-    from conformance.audit.junit import render_junit
 
-    report = load_report(out_dir, traces)
+    report = load_report(out_dir, traces if html else [])  # [] : JUnit alone reads no trace file
     if html:
         page = render_html(report)
         _atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))
@@ -144,13 +175,13 @@ def post_check(args: argparse.Namespace, status: int) -> int:
     """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
     if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
         return status
-    from conformance.rulesets import summary_rule_sets
 
     out = Path(args.out)
     summary_path = out / "summary.json"
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         summary["rule_sets"] = summary_rule_sets(summary.get("events_by_mechanism", {}), summary.get("monitors", []))
+        summary["run"] = run_facts(summary.get("files", []))  # version, time, input hashes (the HTML report's)
         text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         _atomic_write(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         if getattr(args, "html", None) or getattr(args, "junit", None):
@@ -167,8 +198,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"haconform report: {out} holds no summary.json (run haconform check --out {out} first)", file=sys.stderr)
         return EXIT_UNUSABLE
     html = args.html or str(out / "report.html")
+    traces = args.traces
+    if traces is None:  # as `check --html` draws it: the files the check read, as summary.json names them
+        files = json.loads((out / "summary.json").read_text(encoding="utf-8")).get("files", [])
+        traces = [f for f in files if Path(f).is_file()]
+        if len(traces) < len(files):
+            print(
+                f"haconform report: {len(files) - len(traces)} of the {len(files)} checked file(s) are not found "
+                "from here (summary.json names them as check was given them): their timelines show only the "
+                "violations' events; name them with --traces",
+                file=sys.stderr,
+            )
     try:
-        return render(out, html, args.junit, args.traces or None)
+        return render(out, html, args.junit, traces or None)
     except (ValueError, KeyError) as exc:
         print(f"haconform report: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -197,12 +239,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     isub = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
     m = isub.add_parser(
         "msgtrk",
-        help="MSGTRK*.LOG message tracking logs -> a trace",
+        help="message tracking logs (+ SMTP protocol logs) -> a trace",
         description="Read message "
-        "tracking logs (2010, 2013, 2016/2019 layouts, by each file's #Fields line) into one trace "
-        "(mechanism msgtrk). Malformed lines are quarantined with file, line and column (exit 1).",
+        "tracking logs (2007, 2010, 2013, 2016/2019 layouts, by each file's #Fields line, or header-less rows "
+        "as SIEMs export them) and SMTP Receive/Send protocol logs, joined by identifiers, into one trace "
+        "(mechanism msgtrk). Files are told by content; every file not read is listed with the reason. "
+        "Malformed lines are quarantined with file, line and column (exit 1).",
     )
-    m.add_argument("paths", nargs="+", help="log files or directories (searched for MSGTRK*.LOG)")
+    m.add_argument("paths", nargs="+", help="log files (read whatever their names) or directories (every file)")
+    m.add_argument(
+        "--layout",
+        choices=("2007", "2010", "2013", "2016", "2019"),
+        help="the layout of rows without a #Fields line (default: from the first row's column count)",
+    )
+    m.add_argument(
+        "--no-protocol-logs",
+        action="store_true",
+        help="do not read SMTP protocol logs found among the paths (they are listed as not read)",
+    )
     m.add_argument("--out", required=True, help="a .parquet/.jsonl file, or a directory (dataset) to write into")
     m.add_argument(
         "--boundary",
@@ -274,7 +328,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("out_dir", help="the check report directory")
     r.add_argument("--html", metavar="FILE", help="the page (default OUT_DIR/report.html)")
     r.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
-    r.add_argument("--traces", nargs="*", metavar="PATH", help="the checked traces: draw each violated entity whole")
+    r.add_argument(
+        "--traces",
+        nargs="*",
+        metavar="PATH",
+        help="the checked traces, to draw each violated entity whole (default: the files summary.json names)",
+    )
     r.set_defaults(func=_cmd_report)
 
 

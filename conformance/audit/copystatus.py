@@ -6,7 +6,9 @@ forms are read: `Format-List` text (`Name : DB01\\MBX1` blocks separated by blan
 PowerShell prints as numbers or strings are both accepted. A field BCSS needs and the export lacks gives an
 error naming the field and the copy; a default is used only where the catalogue records one
 (AutoDatabaseMountDial, AM-P01). ActivationPreference has no catalogue default: older versions do not print it
-(it comes from `Get-MailboxDatabase`), so it must then be given with `--preference SERVER=N`.
+(it comes from `Get-MailboxDatabase`), so it must then be given with `--preference SERVER=N`. The BCSS snapshot
+that `haconform import copystatus` writes (`model.am.codec.snapshot_to_json`) is read back as it is
+(`--source` may name another failed copy; `--preference` is refused: the snapshot holds every preference).
 
 The export says nothing about managed-availability health: every server gets the same (empty) health, so the
 health tiers (AM-027..AM-031) cannot tell servers apart, and the explanation says so.
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from model.am.bcss import Options, Selection, select
-from model.am.codec import selection_to_json, snapshot_to_json
+from model.am.codec import selection_to_json, snapshot_from_json, snapshot_to_json
 from model.am.state import CopyState, Snapshot, Trigger
 from spec.catalogue import param_default, require
 
@@ -87,8 +89,46 @@ def _bool(value: Any) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes")
 
 
+SNAPSHOT_KEYS = ("database", "source", "last_log_generated", "copies")
+
+
+def read_snapshot(path: Path, doc: dict[str, Any], source: str | None) -> Snapshot:
+    """A snapshot `haconform import copystatus` wrote; a missing or malformed field is named."""
+    missing = [k for k in SNAPSHOT_KEYS if k not in doc]
+    if missing:
+        raise CopyStatusError(f"{path}: a BCSS snapshot without field(s) {', '.join(missing)}")
+    try:
+        snap = snapshot_from_json(doc)
+    except (TypeError, ValueError, KeyError, IndexError) as exc:
+        raise CopyStatusError(f"{path}: not a BCSS snapshot as `haconform import copystatus` writes: {exc}") from None
+    if source is None:
+        return snap
+    server = next((c.server for c in snap.copies if c.server.lower() == source.lower()), None)
+    if server is None:
+        raise CopyStatusError(f"{path}: --source {source} is not a server holding a copy of {snap.database}")
+    return Snapshot(snap.database, server, snap.last_log_generated, snap.copies, snap.dials, snap.health)
+
+
+def _snapshot_doc(path: Path) -> dict[str, Any] | None:
+    """The JSON object of `path` when it is a snapshot (it has a `copies` list), else None."""
+    text = path.read_text(encoding="utf-8-sig").lstrip()
+    if not text.startswith("{"):
+        return None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return None  # parse_export names the line and column
+    return doc if isinstance(doc, dict) and isinstance(doc.get("copies"), list) else None
+
+
 def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | None = None) -> Snapshot:
-    """One database's copies as a BCSS snapshot (`model.am.state.Snapshot`)."""
+    """One database's copies as a BCSS snapshot (`model.am.state.Snapshot`): from an export in any of its
+    three forms, or a snapshot `haconform import copystatus` wrote."""
+    doc = _snapshot_doc(path)
+    if doc is not None:
+        if preferences:
+            raise CopyStatusError(f"{path}: --preference does not apply to a BCSS snapshot: it holds every preference")
+        return read_snapshot(path, doc, source)
     given = {}
     for item in preferences:
         server, sep, n = item.partition("=")

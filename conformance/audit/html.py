@@ -1,233 +1,316 @@
 """One self-contained HTML page from a check report directory (`haconform report`, `check --html`).
 
-Reads what both engines write (summary.json, violations.jsonl with the events involved, quarantine.jsonl,
-unknown.jsonl) and, when the trace files are at hand, the other events of each violated entity. No network:
-the CSS, the script and the data are inline; the script draws each violation's timeline as SVG (one lane per
-server or node, events in recording order, the violation's own events and faults marked, each event's recorded
-attributes, including an imported row's log line, on hover). Requirement IDs link to their seed section from the
-catalogue (`spec/requirements/*.toml`).
+Issue 21, the report cause first: the run's facts (tool version, when it ran, engine, rule sets, the input
+files with their SHA-256), the rules checked with their counts, then one card per violated entity, the
+entity with the earliest violation first (`report_data.cause_first`). A card quotes the requirement's
+statement and the seed's sentence, the seed named by its subject (`seedtext`), draws the entity's events on
+a time axis (`page_assets`), marks every event its violations involve, and shows the model's state after
+each event (`states`: the mechanism's fold replayed, `describe()`); the later violations of the entity
+follow, collapsed. No network: the CSS, the script and the data are inline.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-FAULT_KINDS = frozenset(
-    {
-        "CRASH",
-        "RESTART",
-        "PARTITION",
-        "HEAL",
-        "NET_DROP",
-        "HAREDIRECTFAIL",
-        "FAIL",
-        "RESUBMIT",
-        "RESUBMITFAIL",
-        "DEFER",
-        "MOUNT_FAIL",
-    }
+from conformance.audit.page_assets import CSS, JS
+from conformance.audit.report_data import (
+    MAX_CARDS,
+    Card,
+    _jsonl,
+    by_rule,
+    cause_first,
+    judged_event,
+    rules_checked,
 )
-MAX_TIMELINES = 200
-MAX_ENTITY_EVENTS = 60
+from conformance.audit.seedtext import cited
+from conformance.audit.states import gather
+
+FAULT_KINDS = frozenset(
+    {"CRASH", "RESTART", "PARTITION", "HEAL", "NET_DROP", "HAREDIRECTFAIL", "FAIL", "RESUBMIT", "RESUBMITFAIL",
+     "DEFER", "MOUNT_FAIL"}
+)  # fmt: skip
+ROLE_TEXT = {
+    "judged": "the event the first violation was judged at",
+    "involved": "an event the first violation involves",
+    "follows": "an event of a later violation of this entity",
+}
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise ValueError(f"{path} is missing: not a complete check report directory")
-    out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-    return out
-
-
-def load_report(out_dir: Path, traces: list[str] | None = None) -> dict[str, Any]:
-    """The report files of `out_dir`; with `traces`, the events of every violated entity are added."""
+def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "cause") -> dict[str, Any]:
+    """The report files of `out_dir` as cards (`order`: "cause", or "rule" for the test's twin only); the
+    entities' events and states from `traces`, else from the summary's own files when they are at hand."""
     summary_path = out_dir / "summary.json"
     if not summary_path.is_file():
         raise ValueError(f"{summary_path} is missing: not a check report directory")
-    report = {
-        "summary": json.loads(summary_path.read_text(encoding="utf-8")),
-        "violations": _jsonl(out_dir / "violations.jsonl"),
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    violations = _jsonl(out_dir / "violations.jsonl")
+    cards = cause_first(violations) if order == "cause" else by_rule(violations)
+    if traces is None:
+        traces = [f for f in summary.get("files", []) if Path(f).exists()]
+    drawn = cards[:MAX_CARDS]
+    if traces and drawn:
+        found = gather(drawn, traces)
+    else:
+        why = ["no trace file at hand: only the events the violations name, and no model state"] if drawn else []
+        found = {"rows": {}, "t0": {}, "states": {}, "notes": why}
+    return {
+        "summary": summary,
+        "violations": violations,
+        "cards": cards,
+        "found": found,
         "quarantine": _jsonl(out_dir / "quarantine.jsonl"),
         "unknown": _jsonl(out_dir / "unknown.jsonl") if (out_dir / "unknown.jsonl").is_file() else [],
-        "entity_events": {},
     }
-    if traces:
-        report["entity_events"] = _entity_events(report["violations"][:MAX_TIMELINES], traces)
-    return report
-
-
-def _entity_events(violations: list[dict[str, Any]], traces: list[str]) -> dict[str, list[dict[str, Any]]]:
-    from traces.io import expand_paths, read_events
-
-    wanted = {(v["trace_id"], v["entity"]) for v in violations if v.get("entity")}
-    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for path in expand_paths(traces):
-        for e in read_events(path).events:
-            if (e.trace_id, e.entity) in wanted:
-                found[f"{e.trace_id}\x1f{e.entity}"].append(e.to_row())
-    return {k: sorted(v, key=lambda r: r["seq"])[:MAX_ENTITY_EVENTS] for k, v in found.items()}
-
-
-def _sources(requirement: str) -> str:
-    try:
-        from spec.catalogue import catalogue
-
-        cat = catalogue()
-        req = cat.requirements.get(requirement) or cat.interpretations.get(requirement)
-    except Exception:  # the page is still useful without the catalogue
-        return ""
-    if req is None:
-        return ""
-    return "; ".join(f"{s.seed}, \u201c{s.section}\u201d" for s in req.sources)
-
-
-def _timeline_data(v: dict[str, Any], entity_events: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    involved = set(v.get("event_ids", []))
-    rows = {r["event_id"]: r for r in v.get("events", [])}
-    for r in entity_events.get(f"{v['trace_id']}\x1f{v['entity']}", []):
-        rows.setdefault(r["event_id"], r)
-    events = sorted(rows.values(), key=lambda r: (r["seq"], r["event_id"]))
-    out = []
-    for r in events:
-        attrs = r.get("attrs", {})
-        where = f"{attrs['src_file']}:{attrs['src_line']}" if "src_file" in attrs else ""
-        state = ", ".join(f"{k}={attrs[k]}" for k in sorted(attrs) if k not in ("src_file", "src_line"))[:300]
-        out.append(
-            {
-                "id": r["event_id"],
-                "seq": r["seq"],
-                "ts": r["ts_ms"],
-                "node": r["node"],
-                "kind": r["kind"],
-                "hit": r["event_id"] in involved,
-                "fault": r["kind"] in FAULT_KINDS,
-                "where": where,
-                "state": state,
-            }
-        )
-    return {"events": out, "complete": f"{v['trace_id']}\x1f{v['entity']}" in entity_events}
-
-
-_CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{margin-bottom:.2em}.verdict{display:inline-block;padding:.3em .8em;border-radius:4px;color:#fff;font-weight:bold}
-.valid{background:#2e7d32}.invalid{background:#c62828}.unknown{background:#ef6c00}
-table{border-collapse:collapse;margin:.6em 0;width:100%}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;
-vertical-align:top}th{background:#f3f3f3}.viol{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:1em 0}
-code{background:#f6f6f6;padding:0 .2em}.muted{color:#666}svg.timeline{border:1px solid #eee;background:#fcfcfc}
-"""
-
-_JS = """
-(function(){
-  var NS='http://www.w3.org/2000/svg';
-  function el(n,a,t){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);
-    if(t!==undefined)e.textContent=t;return e;}
-  document.querySelectorAll('div.timeline-box').forEach(function(box){
-    var data=JSON.parse(box.querySelector('script[type="application/json"]').textContent);
-    var evs=data.events, lanes=[];
-    evs.forEach(function(e){if(lanes.indexOf(e.node)<0)lanes.push(e.node);});
-    var W=150+Math.max(evs.length,1)*90, H=30+lanes.length*56;
-    var svg=el('svg',{'class':'timeline',width:W,height:H,viewBox:'0 0 '+W+' '+H,role:'img',
-      'aria-label':'timeline of '+evs.length+' events on '+lanes.length+' lanes'});
-    lanes.forEach(function(n,i){var y=30+i*56;
-      svg.appendChild(el('line',{x1:140,y1:y,x2:W-10,y2:y,stroke:'#bbb','class':'lane'}));
-      svg.appendChild(el('text',{x:6,y:y+4,'font-size':12,'class':'lane-label'},n));});
-    var prev=null;
-    evs.forEach(function(e,i){var x=170+i*90,y=30+lanes.indexOf(e.node)*56;
-      if(prev)svg.appendChild(el('line',{x1:prev[0],y1:prev[1],x2:x,y2:y,stroke:'#ddd'}));prev=[x,y];
-      var g=el('g',{'class':'event'+(e.hit?' hit':'')+(e.fault?' fault':'')});
-      if(e.fault){g.appendChild(el('rect',{x:x-7,y:y-7,width:14,height:14,fill:e.hit?'#c62828':'#ef6c00'}));}
-      else{g.appendChild(el('circle',{cx:x,cy:y,r:e.hit?8:5,fill:e.hit?'#c62828':'#1565c0'}));}
-      g.appendChild(el('text',{x:x-30,y:y+22,'font-size':10},e.kind));
-      g.appendChild(el('title',{},'#'+e.seq+' '+e.kind+' on '+e.node+' at '+e.ts+' ms'+
-        (e.where?' ('+e.where+')':'')+'\\n'+e.state));
-      svg.appendChild(g);});
-    box.insertBefore(svg, box.firstChild);
-  });
-})();
-"""
 
 
 def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
+def rel(ms: float) -> str:
+    """A time relative to the trace's start, as the timeline's axis writes it."""
+    s = abs(ms) / 1000
+    sign = "-" if ms < 0 else "+"
+    if s < 600:
+        return f"{sign}{s:.3f} s"
+    m = int(s // 60)
+    return f"{sign}{m} min {s - 60 * m:.3f} s" if m < 60 else f"{sign}{m // 60} h {m % 60} min {s - 60 * m:.1f} s"
+
+
+def _quote(req: str) -> str:
+    c = cited(req)
+    if c is None:
+        return f"<p class='muted'>{_e(req)} is not in the catalogue.</p>"
+    parts = [f"<blockquote class='req'><b>{_e(req)}</b>: {_e(c.statement)}</blockquote>"]
+    for q in c.quotes:
+        said = f"\u201c{_e(q.sentence)}\u201d" if q.sentence else "(the seed text is not at hand)"
+        parts.append(
+            f"<blockquote class='seed'>{said}<br><span class='small muted'>\u2014 {_e(q.subject)}, section "
+            f"\u201c{_e(q.section)}\u201d (closest sentence of the section)</span></blockquote>"
+        )
+    return "".join(parts)
+
+
+def _sentence_counts(s: dict[str, Any]) -> str:
+    read, checked, quarantined = s.get("rows_read"), s.get("rows_checked"), s.get("rows_quarantined")
+    if s.get("counts_reconcile"):
+        return f"Every one of the {read} rows read was either checked ({checked}) or quarantined ({quarantined})."
+    return (
+        f"The counts do not add up: {read} rows read, but {checked} checked and {quarantined} quarantined; "
+        "the report may be missing rows."
+    )
+
+
+def _run_facts(s: dict[str, Any]) -> str:
+    run = s.get("run", {})
+    rule_sets = s.get("rule_sets", {})
+    sets = "".join(f"<li><b>{_e(k)}</b>: {_e(d)}</li>" for k, d in rule_sets.get("descriptions", {}).items())
+    inputs = run.get("inputs") or [{"file": f, "bytes": None, "sha256": None} for f in s.get("files", [])]
+    rows = "".join(
+        f"<tr><td><code>{_e(i['file'])}</code></td><td>{_e(i['bytes'] if i['bytes'] is not None else '?')}</td>"
+        f"<td class='hash'>{_e(i['sha256'] or 'not recorded')}</td></tr>"
+        for i in inputs
+    )
+    return (
+        "<h2 id='run'>The run</h2><div class='tbl'><table id='facts'>"
+        f"<tr><th>tool</th><td>haconform check {_e(run.get('version', '(version not recorded)'))}</td></tr>"
+        f"<tr><th>finished</th><td>{_e(run.get('finished_utc', '(time not recorded)'))}</td></tr>"
+        f"<tr><th>engine</th><td>{_e(s.get('engine', '?'))}</td></tr>"
+        f"<tr><th>monitors</th><td>{_e(', '.join(s.get('monitors', [])))}</td></tr></table></div>"
+        f"<p>{_e(_sentence_counts(s))}</p>"
+        f"<h3>Rule sets applied</h3><ul>{sets or '<li>not recorded</li>'}</ul>"
+        "<h3>Input files</h3><div class='tbl'><table id='inputs'><tr><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
+        f"{rows}</table></div>"
+    )
+
+
+def _rules_table(s: dict[str, Any], first_card: dict[tuple[str, str], int]) -> str:
+    rows = rules_checked(s)
+    exercised = [r for r in rows if r["events"] or r["violations"]]
+    violated = [r for r in exercised if r["violations"]]
+    idle: dict[str, int] = {}
+    for r in rows:
+        if r not in exercised:
+            idle[r["mechanism"]] = idle.get(r["mechanism"], 0) + 1
+    out = [
+        f"<h2 id='rules'>Rules checked</h2><p>{len(exercised)} rules were checked and {len(violated)} of them "
+        "violated. A rule is checked when its monitor judged events of its mechanism (the core rules: every "
+        "row read).</p>"
+    ]
+    if violated:
+        out.append("<div class='tbl'><table id='rules-violated'><tr><th>rule violated</th><th>requirement</th>"
+                   "<th>mechanism</th><th>events judged</th><th>violations</th><th>first card</th></tr>")  # fmt: skip
+        out += [_rule_row(r, first_card) for r in violated]
+        out.append("</table></div>")
+    held = [r for r in exercised if not r["violations"]]
+    out.append(
+        f"<details id='rules-held'{'' if violated else ' open'}><summary>{len(held)} rules checked that held"
+        "</summary><div class='tbl'><table id='rules-table'><tr><th>rule</th><th>requirement</th><th>mechanism</th>"
+        "<th>events judged</th><th>violations</th><th>statement</th></tr>"
+    )
+    out += [_rule_row(r, first_card, statement=True) for r in held]
+    out.append("</table></div></details>")
+    if idle:
+        listed = ", ".join(f"{m} ({n} rules)" for m, n in sorted(idle.items()))
+        out.append(f"<p class='muted'>Not exercised, no events of their mechanism in the input: {_e(listed)}.</p>")
+    return "".join(out)
+
+
+def _rule_row(r: dict[str, Any], first_card: dict[tuple[str, str], int], statement: bool = False) -> str:
+    card = first_card.get((r["requirement"], r["rule"]))
+    said = r["statement"] or (c.statement if (c := cited(r["requirement"])) else "")
+    last = _e(said) if statement else (f"<a href='#v{card}'>#v{card}</a>" if card is not None else "")
+    name = f"<a href='#v{card}'>{_e(r['rule'])}</a>" if card is not None else _e(r["rule"])
+    return (
+        f"<tr><td>{name}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
+        f"<td>{_e(r['events'] if r['events'] is not None else '?')}</td><td>{_e(r['violations'])}</td>"
+        f"<td>{last}</td></tr>"
+    )
+
+
 def render_html(report: dict[str, Any]) -> str:
     s = report["summary"]
     verdict = s.get("verdict", "unknown")
+    cards: list[Card] = report["cards"]
+    first_card: dict[tuple[str, str], int] = {}
+    for c in cards:
+        for i, v in c.all():
+            first_card.setdefault((v["requirement"], v["rule"]), i)
+    total = len(report["violations"])
+    lead = (
+        f"{total} violation(s) in {len(cards)} entit{'y' if len(cards) == 1 else 'ies'}, the earliest first: "
+        "each card opens with an entity's first violation, the later ones follow from it."
+        if total
+        else "No violation: every rule listed below was checked and held."
+    )
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>haconform check: {_e(verdict)}</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<meta name='viewport' content='width=device-width'><style>{CSS}</style></head><body>",
         f"<h1>haconform check</h1><p><span class='verdict {_e(verdict)}' id='verdict'>{_e(verdict.upper())}</span>"
-        f" &nbsp;engine {_e(s.get('engine', '?'))}</p>",
-        "<table><tr><th>rows read</th><th>checked</th><th>quarantined</th><th>violations</th><th>unknown</th>"
-        "<th>counts reconcile</th></tr>",
-        f"<tr><td>{_e(s.get('rows_read'))}</td><td>{_e(s.get('rows_checked'))}</td>"
-        f"<td>{_e(s.get('rows_quarantined'))}</td><td>{_e(s.get('violations_total'))}</td>"
-        f"<td>{_e(s.get('unknown_total'))}</td><td>{_e(s.get('counts_reconcile'))}</td></tr></table>",
-        f"<p class='muted'>files: {_e(', '.join(s.get('files', [])))}<br>monitors: "
-        f"{_e(', '.join(s.get('monitors', [])))}</p>",
+        f" &nbsp;{_e(lead)}</p>",
+        _run_facts(s),
+        _rules_table(s, first_card),
+        f"<h2 id='violations'>Violations ({total} written, {len(cards)} entities)</h2>",
     ]
-    rule_sets = s.get("rule_sets")
-    if rule_sets:
-        items = "".join(f"<li><b>{_e(k)}</b>: {_e(d)}</li>" for k, d in rule_sets.get("descriptions", {}).items())
-        parts.append(f"<h2>Rule sets applied</h2><ul>{items}</ul>")
-    parts.append(
-        "<h2>Violations by rule</h2><table id='rules'><tr><th>rule</th><th>requirement</th><th>mechanism</th>"
-        "<th>count</th><th>seed section</th></tr>"
-    )
-    for r in s.get("violations_by_rule", []):
-        parts.append(
-            f"<tr><td>{_e(r['rule'])}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
-            f"<td>{_e(r['count'])}</td><td>{_e(_sources(r['requirement']))}</td></tr>"
-        )
-    parts.append("</table>" + ("" if s.get("violations_by_rule") else "<p>None.</p>"))
-    parts.append(f"<h2>Violations ({len(report['violations'])} written)</h2>")
-    for i, v in enumerate(report["violations"]):
-        parts.append(_violation(i, v, report["entity_events"]))
+    for note in report["found"].get("notes", []):
+        parts.append(f"<p class='muted small'>{_e(note)}</p>")
+    for k, c in enumerate(cards):
+        parts.append(_card(k, c, report["found"]) if k < MAX_CARDS else _card_plain(k, c))
     parts.append(f"<h2>Quarantine ({len(report['quarantine'])})</h2>")
     if report["quarantine"]:
-        parts.append("<table><tr><th>file</th><th>line</th><th>field</th><th>reason</th></tr>")
+        parts.append("<div class='tbl'><table><tr><th>file</th><th>line</th><th>field</th><th>reason</th></tr>")
         parts += [
             f"<tr><td>{_e(q.get('file'))}</td><td>{_e(q.get('line'))}</td><td>{_e(q.get('field'))}</td>"
             f"<td>{_e(q.get('reason'))}</td></tr>"
             for q in report["quarantine"]
         ]
-        parts.append("</table>")
+        parts.append("</table></div>")
     parts.append(f"<h2>Could not be judged ({len(report['unknown'])})</h2><ul id='unknown'>")
     parts += [f"<li><b>{_e(u.get('mechanism'))}</b>: {_e(u.get('note'))}</li>" for u in report["unknown"]]
     parts.append(
-        f"</ul><noscript>The timelines are drawn by the page's inline script.</noscript><script>{_JS}</script>"
+        f"</ul><noscript>The timelines are drawn by the page's inline script.</noscript><script>{JS}</script>"
         "</body></html>"
     )
     return "\n".join(parts)
 
 
-def _violation(i: int, v: dict[str, Any], entity_events: dict[str, list[dict[str, Any]]]) -> str:
-    data = _timeline_data(v, entity_events) if i < MAX_TIMELINES else {"events": [], "complete": False}
+def _events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    head = c.head[1]
+    judged = judged_event(head)
+    roles: dict[str, str] = {}
+    for _, v in c.follows:
+        roles.update(dict.fromkeys(v.get("event_ids", []), "follows"))
+    roles.update(dict.fromkeys(head.get("event_ids", []), "involved"))
+    if judged is not None:
+        roles[judged["event_id"]] = "judged"
+    rows = found["rows"].get(c.key) or sorted(
+        {r["event_id"]: r for _, v in c.all() for r in v.get("events", [])}.values(), key=lambda r: r["seq"]
+    )
+    t0 = found["t0"].get(c.trace_id, min((r["ts_ms"] for r in rows), default=0))
+    states = found["states"].get(c.key, {})
+    out = []
+    for r in rows:
+        attrs = r.get("attrs", {})
+        role = roles.get(r["event_id"], "")
+        out.append(
+            {
+                "id": r["event_id"],
+                "seq": r["seq"],
+                "ts": r["ts_ms"],
+                "rel": r["ts_ms"] - t0,
+                "node": r["node"],
+                "kind": r["kind"],
+                "role": role,
+                "role_text": ROLE_TEXT.get(role, ""),
+                "fault": r["kind"] in FAULT_KINDS,
+                "where": f"{attrs['src_file']}:{attrs['src_line']}" if "src_file" in attrs else "",
+                "attrs": ", ".join(f"{k}={attrs[k]}" for k in sorted(attrs) if k not in ("src_file", "src_line"))[:400],
+                "state": states.get(r["event_id"]),
+            }
+        )
+    return out, t0
+
+
+def _card(k: int, c: Card, found: dict[str, Any]) -> str:
+    head_i, head = c.head
+    events, t0 = _events(c, found)
+    judged = judged_event(head)
+    at = f" at {rel(judged['ts_ms'] - t0)} on {judged['node']} (#{judged['seq']} {judged['kind']})" if judged else ""
+    no_state = "; ".join(n for n in found.get("notes", []) if c.trace_id in n) or "no state was recorded for it"
+    data = {"events": events, "t0": t0, "no_state": no_state}
     blob = json.dumps(data).replace("</", "<\\/")
-    scope = "the entity's events from the trace" if data["complete"] else "the events the violation names"
+    scope = "the entity's events from the trace" if c.key in found.get("complete", ()) else "the events named"
+    follows = "".join(_follow(i, v, t0) for i, v in c.follows)
     rows = "".join(
-        f"<tr><td>{e['seq']}</td><td>{_e(e['node'])}</td><td>{_e(e['kind'])}</td><td>{e['ts']}</td>"
-        f"<td>{_e(e['where'])}</td><td>{'&#9888;' if e['hit'] else ''}</td></tr>"
-        for e in data["events"]
+        f"<tr><td>{e['seq']}</td><td>{_e(rel(e['rel']))}</td><td>{_e(e['node'])}</td><td>{_e(e['kind'])}</td>"
+        f"<td>{_e(e['where'])}</td><td>{_e(e['role'])}</td></tr>"
+        for e in events
     )
     return (
-        f"<div class='viol' id='v{i}'><b>[{_e(v['requirement'])} {_e(v['rule'])}]</b> "
-        f"{_e(v['trace_id'])} / {_e(v['entity'])}<p>{_e(v['explanation'])}</p>"
-        f"<p class='muted'>seed: {_e(_sources(v['requirement']))}</p>"
-        f"<div class='timeline-box' data-violation='{i}'><script type='application/json'>{blob}</script>"
-        f"<p class='muted'>Timeline: {scope}; red = involved, squares = faults; hover for recorded attributes "
-        "(the monitor's internal state is not part of the report).</p></div>"
-        f"<details><summary>events</summary><table><tr><th>seq</th><th>node</th><th>kind</th><th>ts (ms)</th>"
-        f"<th>log line</th><th>involved</th></tr>{rows}</table></details></div>"
+        f"<section class='card' id='c{k}' data-trace='{_e(c.trace_id)}' data-entity='{_e(c.entity)}' "
+        f"data-head-seq='{judged['seq'] if judged else ''}' data-head-ts='{judged['ts_ms'] if judged else ''}'>"
+        f"<h3 id='v{head_i}'><span class='rank'>{k + 1}.</span>{_e(c.entity)} <span class='muted small'>"
+        f"({_e(c.trace_id)})</span></h3>"
+        f"<p><b>First violation: [{_e(head['requirement'])} {_e(head['rule'])}]</b>{_e(at)}: "
+        f"{_e(head['explanation'])}</p>{_quote(head['requirement'])}"
+        f"<div class='timeline-box' data-card='{k}'><script type='application/json'>{blob}</script>"
+        "<div class='tl-bar'><span class='legend'><span><i class='sw' style='background:#c62828'></i>judged</span>"
+        "<span><i class='sw' style='background:#ef6c00'></i>also involved</span><span><i class='sw' "
+        "style='background:#7b1fa2'></i>later violations</span><span>&#9632; fault</span></span>"
+        "<button data-zoom='0.5' title='zoom out'>&minus;</button><button data-zoom='fit'>fit</button>"
+        f"<button data-zoom='2' title='zoom in'>+</button><span class='muted'>{_e(scope)}; time from the trace's "
+        "first event; hover an event for its time (UTC) and attributes, click it for the model's state</span>"
+        "</div><div class='state'><div class='state-head'></div><pre></pre></div></div>"
+        + (
+            f"<details class='follows'><summary>{len(c.follows)} later violation(s) of {_e(c.entity)} follow "
+            f"from it</summary><ol>{follows}</ol></details>"
+            if c.follows
+            else ""
+        )
+        + "<details><summary>events</summary><div class='tbl'><table><tr><th>seq</th><th>time</th><th>node</th>"
+        f"<th>kind</th><th>log line</th><th>role</th></tr>{rows}</table></div></details></section>"
+    )
+
+
+def _follow(i: int, v: dict[str, Any], t0: int) -> str:
+    e = judged_event(v)
+    at = f" at {rel(e['ts_ms'] - t0)} (#{e['seq']} {e['kind']} on {e['node']})" if e else ""
+    c = cited(v["requirement"])
+    return (
+        f"<li id='v{i}' data-ts='{e['ts_ms'] if e else ''}' data-seq='{e['seq'] if e else ''}' "
+        f"title='{_e(c.statement if c else '')}'><b>[{_e(v['requirement'])} {_e(v['rule'])}]</b>"
+        f"{_e(at)}: {_e(v['explanation'])}</li>"
+    )
+
+
+def _card_plain(k: int, c: Card) -> str:
+    items = "".join(
+        f"<li id='v{i}'>[{_e(v['requirement'])} {_e(v['rule'])}] {_e(v['explanation'])}</li>" for i, v in c.all()
+    )
+    return (
+        f"<section class='card' id='c{k}'><h3>{k + 1}. {_e(c.entity)} ({_e(c.trace_id)})</h3><ul>{items}</ul></section>"
     )

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
-from spec.catalogue import param_default, require
+from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
+from conformance.audit.smtplog import SmtpParse
+from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
+from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
 
 require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
 
-MECHANISM = "msgtrk"
-IMPORT_KIND = "IMPORT_START"
 IMPORT_NODE = "import"
 # Event IDs of the documented list (FIELD-NOTES); anything else is kept, marked unknown and counted.
 KNOWN_EVENTS = frozenset(
@@ -154,9 +155,6 @@ def _file_servers(rows: list[LogRow]) -> dict[str, str]:
     return {f: c.most_common(1)[0][0] for f, c in counts.items()}
 
 
-NEXT_HOP_SEND = frozenset({"SEND", "SENDEXTERNAL"})
-
-
 def _logging_server(r: LogRow, names: Names, by_file: dict[str, str]) -> str:
     """The server that wrote a row. For SEND rows `server-hostname` is the remote next hop and
     `client-hostname` the local server; a HAREDIRECT naming its own shadow as server is read the same way."""
@@ -232,8 +230,9 @@ def _attrs(r: LogRow, node: str, names: Names) -> dict[str, Any]:
     return a
 
 
-def _entities(rows: list[tuple[LogRow, str, dict[str, Any]]]) -> list[str]:
-    """The entity of every row, from internal-message-ids, TRANSFER references and HAREDIRECT pairing."""
+def _entities(rows: list[tuple[LogRow, str, dict[str, Any]]]) -> tuple[list[str], dict[tuple[str, str], str]]:
+    """The entity of every row, from internal-message-ids, TRANSFER references and HAREDIRECT pairing; and the
+    entity of every (server, internal-message-id) the rows name (the shadow's too, for the protocol-log join)."""
     parent: dict[tuple[str, str], tuple[str, str]] = {}
 
     def root(k: tuple[str, str]) -> tuple[str, str]:
@@ -252,6 +251,7 @@ def _entities(rows: list[tuple[LogRow, str, dict[str, Any]]]) -> list[str]:
         if a["event"] == "HAREDIRECT" and a.get("shadow") and a.get("shadow_internal_id"):
             parent.setdefault((a["shadow"], a["shadow_internal_id"]), (node, iid))
     out = []
+    ids: dict[tuple[str, str], str] = {}
     for r, node, a in rows:
         iid = a.get("internal_id")
         if iid is None:
@@ -261,13 +261,21 @@ def _entities(rows: list[tuple[LogRow, str, dict[str, Any]]]) -> list[str]:
         a["primary"] = top[0]
         a["role"] = "primary" if top[0] == node else "shadow"
         out.append(f"{top[0]}/{top[1]}")
-    return out
+        ids[(node, iid)] = out[-1]
+    for key in parent:
+        top = root(key)
+        ids.setdefault(key, f"{top[0]}/{top[1]}")
+    return out, ids
 
 
-def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> tuple[list[Event], dict[str, Any]]:
-    """The imported trace and its IMPORT_START attributes (also returned, for the command's own report)."""
+def build_trace(
+    parsed: ParseResult, config: ImportConfig, files: list[str], smtp: SmtpParse | None = None
+) -> tuple[list[Event], dict[str, Any]]:
+    """The imported trace and its IMPORT_START attributes (also returned, for the command's own report).
+    `smtp`: SMTP protocol-log sessions, joined to the tracking rows by identifiers (`smtpjoin`)."""
     rows, dropped = _dedupe(parsed.rows)
-    names = Names(_server_names(rows) | {s for b in config.boundaries.values() for s in b})
+    smtp = smtp or SmtpParse()
+    names = Names(_server_names(rows) | names_in(smtp) | {s for b in config.boundaries.values() for s in b})
     by_file = _file_servers(rows)
     placed = []
     for r in rows:
@@ -277,10 +285,19 @@ def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> 
             a["next_hop"] = names.norm(r.get("server-hostname"))
         placed.append((r, node, a))
     placed.sort(key=lambda p: (p[0].ts_ms, p[1], p[0].file, p[0].line))
-    entities = _entities(placed)
+    entities, ids = _entities(placed)
+    received: dict[tuple[str, str], set[str]] = {}
+    for (_, node, a), entity in zip(placed, entities, strict=True):
+        if a["event"] == "RECEIVE" and a.get("message_id"):
+            received.setdefault((node, a["message_id"]), set()).add(entity)
+    proto, join_problems = protocol_events(smtp, names.norm, ids, received)
+    rows_placed = [
+        (r.ts_ms, n, r.file, r.line, a["event"], e, a) for (r, n, a), e in zip(placed, entities, strict=True)
+    ]
+    merged: list[Placed] = sorted([*rows_placed, *proto], key=lambda p: (p[0], p[1], p[2], p[3]))
     digest = hashlib.sha256()
-    for r, node, _ in placed:
-        digest.update(f"{r.file}\0{r.line}\0{node}\0{r.ts_ms}\n".encode())
+    for ts, node, file, line, *_ in merged:
+        digest.update(f"{file}\0{line}\0{node}\0{ts}\n".encode())
     trace = config.trace_id or f"msgtrk-{digest.hexdigest()[:12]}"
     counts = Counter(a["event"] for _, _, a in placed)
     unknown = sorted((e, n) for e, n in counts.items() if e not in KNOWN_EVENTS)
@@ -299,8 +316,17 @@ def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> 
         "rows_imported": len(placed),
         "duplicates_dropped": len(dropped),
         "duplicate_lines": dropped[:CAP],
-        "lines_quarantined": len(parsed.quarantine),
-        "quarantine": [str(q) for q in parsed.quarantine[:CAP]],
+        "lines_quarantined": len(parsed.quarantine) + len(smtp.quarantine),
+        "quarantine": [str(q) for q in [*parsed.quarantine, *smtp.quarantine][:CAP]],
+        "layout_origin": [f"{f}: {how}" for f, how in sorted(parsed.layout_origin.items())][:CAP],
+        "files_skipped": parsed.inputs.skipped_lines()[:CAP],
+        "files_skipped_total": len(parsed.inputs.skipped),
+        "protocol_files": smtp.files[:CAP],
+        "protocol_lines_read": smtp.data_lines,
+        "protocol_duplicates_dropped": smtp.duplicates,
+        "protocol_sessions": len(smtp.sessions),
+        "protocol_replies_joined": sum(1 for p in proto if p[4] == REPLY and "join" in p[6]),
+        "protocol_join_problems": join_problems[:CAP],
         "event_counts": [f"{e}={n}" for e, n in sorted(counts.items())],
         "unknown_event_ids": [f"{e}={n}" for e, n in unknown],
         "unknown_events_total": sum(n for _, n in unknown),
@@ -316,16 +342,16 @@ def build_trace(parsed: ParseResult, config: ImportConfig, files: list[str]) -> 
         "accept_rejection_variant": param_default("AcceptRejectionVariant") if variant is None else variant,
         "shadow_resubmit_ms": _span_default() if span is None else span,
     }
-    first_ts = placed[0][0].ts_ms if placed else 0
+    first_ts = merged[0][0] if merged else 0
     events = [Event(trace, 0, f"{trace}:0", first_ts, IMPORT_NODE, MECHANISM, trace, IMPORT_KIND, start_attrs)]
-    for seq, ((r, node, a), entity) in enumerate(zip(placed, entities, strict=True), start=1):
-        kind = a["event"] if _KIND_RE.match(a["event"]) else "UNREADABLE_EVENT_ID"
-        events.append(Event(trace, seq, f"{trace}:{r.file}:{r.line}", r.ts_ms, node, MECHANISM, entity, kind, a))
+    for seq, (ts, node, file, line, event, entity, a) in enumerate(merged, start=1):
+        kind = event if _KIND_RE.match(event) else "UNREADABLE_EVENT_ID"
+        eid = f"{trace}:{file}:{line}" if kind != SESSION else f"{trace}:{file}:{line}:session"
+        events.append(Event(trace, seq, eid, ts, node, MECHANISM, entity, kind, a))
     return events, start_attrs
 
 
 def _span_default() -> int:
-    from spec.catalogue import catalogue
 
     for req in catalogue().requirements.values():
         if req.parameter is not None and req.parameter.name == "ShadowResubmitTimeSpan":

@@ -1,8 +1,10 @@
 """JUnit XML from a check report directory (`haconform check --junit FILE`): one test case per rule.
 
-A rule with violations is a failing test case whose failure text lists them (explanation and events); the rules
-known to pass are the core rules (TR-001..TR-006, TR-005 schema conformance) and the imported-log monitor's
-rules, plus every rule the summary counts. Groups that could not be judged are reported as one skipped case.
+A rule with violations is a failing test case whose failure text lists them (explanation and events). A rule
+with none is listed as passing only when it applied (summary.json `rule_sets`, TR-008): the core rules of every
+trace (TR-001, TR-002, TR-004, TR-005 schema conformance), TR-003 and TR-006 only when some trace is simulated
+(not for imported logs alone), and the imported-log monitor's rules only when some trace is an imported log;
+plus every rule the summary counts. Groups that could not be judged are reported as one skipped case.
 """
 
 from __future__ import annotations
@@ -11,16 +13,27 @@ from collections import defaultdict
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from conformance.engine.core_fold import CORE_RULES
+from conformance.engine.rulesets import SIMULATED_ONLY, summary_rule_sets
+from conformance.report import SCHEMA_RULE
+from model.msgtrk.rules import RULES
+
 MAX_LISTED = 50
 
 
-def _known_rules() -> dict[str, tuple[str, str]]:
-    from conformance.audit.monitor import RULES
-    from conformance.check import CORE_RULES
-    from conformance.report import SCHEMA_RULE
-
-    core = {**CORE_RULES, SCHEMA_RULE[0]: SCHEMA_RULE[1]}
-    return {**{k: (q, "core") for k, q in core.items()}, **{k: (q, "msgtrk") for k, q in RULES.items()}}
+def applied_rules(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The rules that applied to the checked traces (name -> (requirement, mechanism)), by the rule sets."""
+    sets = summary.get("rule_sets") or summary_rule_sets(
+        summary.get("events_by_mechanism", {}), summary.get("monitors", [])
+    )
+    applied = set(sets.get("applied", []))
+    core = {
+        k: q
+        for k, q in {**CORE_RULES, SCHEMA_RULE[0]: SCHEMA_RULE[1]}.items()
+        if k not in SIMULATED_ONLY or "simulated" in applied
+    }
+    audit = {k: r.requirement for k, r in RULES.items()} if "msgtrk" in applied else {}
+    return {**{k: (q, "core") for k, q in core.items()}, **{k: (q, "msgtrk") for k, q in audit.items()}}
 
 
 def render_junit(report: dict[str, Any]) -> str:
@@ -28,7 +41,7 @@ def render_junit(report: dict[str, Any]) -> str:
     counts = {r["rule"]: r for r in s.get("violations_by_rule", [])}
     rules = {
         name: {"rule": name, "requirement": req, "mechanism": m, "count": 0}
-        for name, (req, m) in _known_rules().items()
+        for name, (req, m) in applied_rules(s).items()
     }
     rules.update(counts)
     listed: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -1,9 +1,12 @@
 """Read Exchange message tracking logs (`MSGTRK*.LOG`) line by line, by each file's `#Fields` line.
 
 Formats (FIELD-NOTES, "The real formats a user has"): a header block (`#Software`, `#Version`, `#Log-type`,
-`#Date`, `#Fields`) then CSV rows. The column set differs by version (2010: 26 columns, no
-`network-message-id`; 2013: 27; 2016/2019: 30, adding `transport-traffic-type, log-id, schema-version`), so
-columns are always mapped by name from the most recent `#Fields` line, never by position. Quirks handled:
+`#Date`, `#Fields`) then CSV rows. The column set differs by version (2007: 21 columns; 2010: 26, adding
+`directionality` .. `custom-data`; 2013: 27, adding `network-message-id`; 2016/2019: 30, adding
+`transport-traffic-type, log-id, schema-version`), so columns are mapped by name from the most recent `#Fields`
+line, never by position. Rows exported by log shippers and SIEMs come without the header: their layout is the
+one given (`--layout`) or the one whose column count the file's first row has (a 30-column row's
+`schema-version` cell must then read like a build number), and the output says which. Quirks handled:
 UTF-8 byte-order mark, CRLF, double-quoted fields with commas and doubled quotes, empty fields, `;`-separated
 multi-valued fields whose items may be wrapped in single quotes (and then contain `;`, commas or locale-formatted
 times), reverse time order and exact duplicate rows (left to the importer).
@@ -20,15 +23,55 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from conformance.audit.sniff import Inputs, discover
 from spec.catalogue import require
 
 require("TR-005", "TR-007", "TR-008")
 
-LOG_GLOB = "MSGTRK*.LOG"
 # Columns every layout has and the importer cannot do without.
 REQUIRED_COLUMNS = ("date-time", "event-id", "internal-message-id", "server-hostname", "source-context")
 # Multi-valued columns (`;`-separated); recipient-address and recipient-status stay aligned.
 MULTI_COLUMNS = ("recipient-address", "recipient-status", "related-recipient-address", "reference", "custom-data")
+_FIELDS_2013 = [
+    "date-time",
+    "client-ip",
+    "client-hostname",
+    "server-ip",
+    "server-hostname",
+    "source-context",
+    "connector-id",
+    "source",
+    "event-id",
+    "internal-message-id",
+    "message-id",
+    "network-message-id",
+    "recipient-address",
+    "recipient-status",
+    "total-bytes",
+    "recipient-count",
+    "related-recipient-address",
+    "reference",
+    "message-subject",
+    "sender-address",
+    "return-path",
+    "message-info",
+    "directionality",
+    "tenant-id",
+    "original-client-ip",
+    "original-server-ip",
+    "custom-data",
+]
+_FIELDS_2010 = [c for c in _FIELDS_2013 if c != "network-message-id"]
+# The documented layouts (FIELD-NOTES, "What real message tracking logs show"), by name and by column count.
+LAYOUTS: dict[str, list[str]] = {
+    "2007": _FIELDS_2010[:21],
+    "2010": _FIELDS_2010,
+    "2013": _FIELDS_2013,
+    "2016/2019": [*_FIELDS_2013, "transport-traffic-type", "log-id", "schema-version"],
+}
+LAYOUT_NAMES = {"2007": "2007", "2010": "2010", "2013": "2013", "2016": "2016/2019", "2019": "2016/2019"}
+BY_COUNT = {len(cols): name for name, cols in LAYOUTS.items()}
+_SCHEMA_VERSION = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{1,4}\.\d{1,4}$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?(Z|[+-]\d{2}:\d{2})?$")
 
@@ -69,7 +112,9 @@ class ParseResult:
     rows: list[LogRow] = field(default_factory=list)
     quarantine: list[Quarantined] = field(default_factory=list)
     layouts: dict[str, str] = field(default_factory=dict)  # file -> layout name
+    layout_origin: dict[str, str] = field(default_factory=dict)  # file -> how its layout was known
     data_lines: int = 0  # non-header, non-blank lines: = rows + quarantined
+    inputs: Inputs = field(default_factory=Inputs)  # the files read and the files not read, with reasons
 
     def reconciles(self) -> bool:
         return self.data_lines == len(self.rows) + len(self.quarantine)
@@ -84,6 +129,12 @@ class MalformedLine(ValueError):
 
 def split_csv(line: str) -> list[tuple[str, int]]:
     """Split one CSV line into (value, 1-based start column); double quotes quote, `""` is a quote."""
+    if '"' not in line:  # the common case: no quoting at all
+        out, col = [], 1
+        for part in line.split(","):
+            out.append((part, col))
+            col += len(part) + 1
+        return out
     out: list[tuple[str, int]] = []
     i, n = 0, len(line)
     while True:
@@ -162,13 +213,21 @@ def layout_of(columns: list[str]) -> str:
     return "2007"
 
 
-def _data_row(text: str, file: str, line: int, columns: list[str], layout: str) -> LogRow:
+def _data_row(text: str, file: str, line: int, columns: list[str], layout: str, origin: str) -> LogRow:
     cells = split_csv(text)
     if len(cells) != len(columns):
         col = cells[len(columns)][1] if len(cells) > len(columns) else len(text) + 1
-        raise MalformedLine(col, f"{len(cells)} fields where the #Fields line has {len(columns)}")
+        theirs = f" (the {BY_COUNT[len(cells)]} layout)" if len(cells) in BY_COUNT else ""
+        raise MalformedLine(col, f"{len(cells)} fields{theirs} where {origin} has {len(columns)} ({layout})")
     values = dict(zip(columns, (v for v, _ in cells), strict=True))
     starts = dict(zip(columns, (c for _, c in cells), strict=True))
+    version = values.get("schema-version", "").strip()
+    if not origin.startswith("the #Fields") and version and not _SCHEMA_VERSION.match(version):
+        raise _FieldError(
+            "schema-version",
+            starts["schema-version"],
+            f"{version[:40]!r} is not a build number: the row does not fit the {layout} layout",
+        )
     if not values["event-id"].strip():
         raise _FieldError("event-id", starts["event-id"], "empty event ID")
     try:
@@ -191,11 +250,14 @@ class _FieldError(ValueError):
         self.name, self.column, self.reason = name, column, reason
 
 
-def parse_file(path: Path, label: str, result: ParseResult) -> None:
-    """Parse one log file into `result`; `label` is how the file is named in provenance."""
+def parse_file(path: Path, label: str, result: ParseResult, layout_given: str | None = None) -> None:
+    """Parse one log file into `result`; `label` is how the file is named in provenance.
+
+    `layout_given` (`--layout`) is the layout of rows that come without a `#Fields` line; a file whose header
+    names another layout is unusable (both are named)."""
     raw = path.read_bytes()
     columns: list[str] | None = None
-    layout = ""
+    layout = origin = ""
     for number, chunk in enumerate(raw.split(b"\n"), start=1):
         if number == 1 and chunk.startswith(b"\xef\xbb\xbf"):
             chunk = chunk[3:]
@@ -211,52 +273,61 @@ def parse_file(path: Path, label: str, result: ParseResult) -> None:
         if text.startswith("#"):
             if text.startswith("#Fields:"):
                 columns = [c.strip() for c in text[len("#Fields:") :].split(",")]
-                layout = layout_of(columns)
-                result.layouts[label] = layout
+                layout, origin = layout_of(columns), f"the #Fields line (line {number})"
+                if layout_given and LAYOUTS.get(layout) == columns and layout != layout_given:
+                    raise LogFileError(
+                        f"{label}:{number}: the #Fields line is the {layout} layout ({len(columns)} columns) "
+                        f"but --layout {layout_given} was given"
+                    )
+                result.layouts[label], result.layout_origin[label] = layout, f"#Fields line {number}"
                 missing = [c for c in REQUIRED_COLUMNS if c not in columns]
                 if missing:
                     raise LogFileError(f"{label}:{number}: the #Fields line lacks {', '.join(missing)}")
             continue
         result.data_lines += 1
         if columns is None:
-            result.quarantine.append(Quarantined(label, number, "", "data before any #Fields line", 1))
-            continue
+            try:
+                columns, layout, origin, said = _headerless(text, layout_given)
+            except MalformedLine as exc:
+                result.quarantine.append(Quarantined(label, number, "", exc.reason, exc.column))
+                continue
+            result.layouts[label], result.layout_origin[label] = layout, said
         try:
-            result.rows.append(_data_row(text, label, number, columns, layout))
+            result.rows.append(_data_row(text, label, number, columns, layout, origin))
         except MalformedLine as exc:
             result.quarantine.append(Quarantined(label, number, "", exc.reason, exc.column))
         except _FieldError as exc:
             result.quarantine.append(Quarantined(label, number, exc.name, exc.reason, exc.column))
 
 
+def _headerless(text: str, layout_given: str | None) -> tuple[list[str], str, str, str]:
+    """The layout of rows without a `#Fields` line: the one given, or the one with this row's column count.
+    Returns (columns, layout, how errors name it, how the output names it)."""
+    if layout_given:
+        return LAYOUTS[layout_given], layout_given, f"--layout {layout_given}", f"no header: --layout {layout_given}"
+    count = len(split_csv(text))
+    if count not in BY_COUNT:
+        known = ", ".join(f"{name}: {len(cols)}" for name, cols in LAYOUTS.items())
+        raise MalformedLine(1, f"no #Fields line and {count} fields, a count no layout has ({known}): give --layout")
+    name = BY_COUNT[count]
+    return LAYOUTS[name], name, "the layout of the file's first row", f"no header: detected from {count} columns"
+
+
 class LogFileError(ValueError):
     """A whole input is unusable (no log files, a #Fields line without the needed columns)."""
 
 
-def expand_logs(paths: list[str]) -> list[tuple[Path, str]]:
-    """Every MSGTRK*.LOG under the paths (any prefix: MSGTRK, MSGTRKMS, MSGTRKMD, MSGTRKMA), with labels.
-
-    A file named directly is taken whatever its name; directories are searched recursively, case-insensitively.
-    Labels are the paths as given (joined for files found in a directory), so an auditor can open them.
-    """
-    found: list[tuple[Path, str]] = []
-    for given in paths:
-        p = Path(given)
-        if p.is_file():
-            found.append((p, given))
-        elif p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if f.is_file() and f.name.upper().startswith("MSGTRK") and f.name.upper().endswith(".LOG"):
-                    found.append((f, str(Path(given) / f.relative_to(p))))
-        else:
-            raise LogFileError(f"{given}: no such file or directory")
-    if not found:
-        raise LogFileError(f"no message tracking logs ({LOG_GLOB}) under {', '.join(paths)}")
-    return found
-
-
-def parse_logs(paths: list[str]) -> ParseResult:
-    result = ParseResult()
-    for path, label in expand_logs(paths):
-        parse_file(path, label, result)
+def parse_logs(paths: list[str], layout: str | None = None, *, protocol: bool = True) -> ParseResult:
+    """Every message tracking log under `paths` (told by content, `sniff.discover`), parsed; the files not
+    read are in `result.inputs.skipped` with their reasons, the SMTP protocol logs in `result.inputs.protocol`."""
+    try:
+        inputs = discover(paths, protocol=protocol)
+    except FileNotFoundError as exc:
+        raise LogFileError(str(exc)) from None
+    if not inputs.tracking:
+        skipped = "; ".join(inputs.skipped_lines()[:3])
+        raise LogFileError(f"no message tracking logs under {', '.join(paths)}" + (f" ({skipped})" if skipped else ""))
+    result = ParseResult(inputs=inputs)
+    for path, label in inputs.tracking:
+        parse_file(path, label, result, LAYOUT_NAMES.get(layout, layout) if layout else None)
     return result

@@ -12,7 +12,7 @@ TR-001 is judged whole by `trace_rules`, so the verdict never depends on which p
 
 from __future__ import annotations
 
-from conformance import rulesets
+from conformance.engine import rulesets
 from traces.schema import Event
 from traces.verdict import Violation
 

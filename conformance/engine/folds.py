@@ -1,8 +1,8 @@
 """Starting a monitor's fold for one group, and the folds of one group for every monitor of a scope.
 
 Every registered mechanism monitor folds (`traces.verdict.Monitor.start`). The two monitors that judge
-imported or cross-server evidence as a whole (`conformance.audit` for message tracking logs, whose rows
-are paired across servers by identifiers in any order, and `conformance.skew_monitor`, a constraint system
+imported or cross-server evidence as a whole (`model.msgtrk` for message tracking logs, whose rows
+are paired across servers by identifiers in any order, and `model.skew`, a constraint system
 over every ordering instance of a trace) keep a trace's own events until its end: `BufferedFold` says so
 by name, and `buffered(monitor)` tells a caller which monitors do.
 """

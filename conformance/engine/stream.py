@@ -94,6 +94,12 @@ class Router:
         return found, unknown
 
 
+def unknown_rows(name: str, result: MonitorResult) -> list[dict]:
+    """The report's rows (unknown.jsonl) for a group monitor `name` could not judge: one per note, none for
+    a verdict of valid or invalid. The one format of both single-process drivers."""
+    return [{"mechanism": name, "note": n} for n in result.notes] if result.verdict is Verdict.UNKNOWN else []
+
+
 def results_of(folds: TraceFolds) -> tuple[list[dict], list[dict]]:
     """A trace's folds finished: its violations (report rows) and unknown notes (mechanism, note)."""
     core, judged = folds.finish()
@@ -101,8 +107,7 @@ def results_of(folds: TraceFolds) -> tuple[list[dict], list[dict]]:
     unknown: list[dict] = []
     for name, _, result in judged:
         found.extend(v.to_json() for v in result.violations)
-        if result.verdict is Verdict.UNKNOWN:
-            unknown.extend({"mechanism": name, "note": n} for n in result.notes)
+        unknown.extend(unknown_rows(name, result))
     return found, unknown
 
 

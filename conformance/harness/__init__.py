@@ -3,7 +3,7 @@ public folders, a language-neutral stdin/stdout adapter, replay files, mutant ki
 
 Public entry points: `machine(mechanism, factory=None)` (a Hypothesis `RuleBasedStateMachine` over any
 system built by `factory(setup)`, the model by default), `search(...)`, `driver(mechanism)`, and the stdio
-adapter `process.process_factory(mechanism, command)`. See `conformance/PROTOCOL.md`.
+adapter `systems.process_factory(mechanism, command)`. See `conformance/PROTOCOL.md`.
 """
 
 from __future__ import annotations

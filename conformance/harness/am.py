@@ -19,6 +19,13 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.harness.core import Call, Op, Session, SystemFactory
+from model.am.bcss import Options
+from model.am.mutants import ALSO, MUTANTS
+from model.am.protocol import Layout, ModelSystem, RngEnv
+from model.am.sim import options_json
+from model.am.state import COMPONENTS, DIALS
+from model.registry import get
+from spec.catalogue import param_default
 from traces.schema import SCHEMA_VERSION, Event
 
 MEMBERS = ("MBX1", "MBX2", "MBX3", "MBX4", "MBX5")
@@ -29,19 +36,16 @@ COPY_STATUSES = ("Healthy", "Failed", "Suspended", "SeedingSource", "Disconnecte
 
 
 def _components() -> list[list[str]]:
-    from model.am.state import COMPONENTS
 
     return [[c, p] for c, p in COMPONENTS]
 
 
 def _dials() -> list[str]:
-    from model.am.state import DIALS
 
     return list(DIALS)
 
 
 def _default_dial() -> str:
-    from spec.catalogue import param_default
 
     return str(param_default("AutoDatabaseMountDial"))
 
@@ -140,13 +144,9 @@ class AmDriver:
     def model_factory(self, mutant: str | None = None) -> SystemFactory:
         flaws: frozenset[str] = frozenset()
         if mutant is not None:
-            from model.am.mutants import MUTANTS
-
             flaws = frozenset({MUTANTS[mutant][0]})
 
         def build(setup: dict[str, Any]) -> Any:
-            from model.am.bcss import Options
-            from model.am.protocol import Layout, ModelSystem, RngEnv
 
             layout = Layout(
                 setup["dag"],
@@ -161,12 +161,10 @@ class AmDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.am.mutants import ALSO, MUTANTS
 
         return {name: (entry[1], *ALSO.get(name, ())) for name, entry in MUTANTS.items()}
 
     def monitor(self) -> Any:
-        from model.registry import get
 
         return get("am").monitor()
 
@@ -291,8 +289,6 @@ class AmDriver:
 def bcss_in_force(setup: Mapping[str, Any]) -> dict[str, Any]:
     """Every BCSS option of the run, the dial thresholds included (recorded in TRACE_START `config.bcss`: the
     seed gives no thresholds, AM-I09, so the monitor judges the dial only against recorded ones)."""
-    from model.am.bcss import Options
-    from model.am.sim import options_json
 
     return options_json(Options().with_(**setup["bcss"]))
 

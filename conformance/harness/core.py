@@ -21,8 +21,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.check import verdict
 from conformance.engine.stream import Incremental
-from conformance.monitor import Violation
+from conformance.harness.failure import Call, Failure, Step, describe_failure
 from traces.schema import Event
+from traces.verdict import Violation
 
 SystemFactory = Callable[[dict[str, Any]], Any]
 
@@ -48,9 +49,6 @@ class Op:
     doc: str = ""
 
 
-Call = dict[str, Any]  # {"call": protocol method, "args": {...}} (args may hold {"$server": i} / {"$folder": i})
-
-
 class Driver(Protocol):
     """What the harness needs to know about one mechanism (implemented in `sr.py`, `am.py`, `pf.py`)."""
 
@@ -69,50 +67,6 @@ class Driver(Protocol):
         """Mutant name -> the rule it was planted against, then the rules that may also legitimately catch it."""
 
     def monitor(self) -> Any: ...
-
-
-@dataclass
-class Step:
-    op: str
-    calls: list[Call]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "calls": self.calls}
-
-
-@dataclass
-class Failure:
-    """A failing run: what a person needs to act on it and to replay it."""
-
-    mechanism: str
-    setup: dict[str, Any]
-    steps: list[Step]
-    violations: list[Violation]
-    problem: str = ""  # an adapter/protocol failure or an end-of-run check, when not a monitor violation
-    events: list[Event] = field(default_factory=list)
-    found_after_s: float = 0.0
-
-    @property
-    def rule(self) -> str:
-        if self.violations:
-            return self.violations[0].rule
-        return self._tagged()[1] or "adapter-protocol"
-
-    @property
-    def requirement(self) -> str:
-        return self.violations[0].requirement if self.violations else self._tagged()[0]
-
-    def _tagged(self) -> tuple[str, str]:
-        """An end-of-run check's problem reads `[REQ-ID rule] ...`."""
-        if self.problem.startswith("[") and "]" in self.problem:
-            req, _, rule = self.problem[1 : self.problem.index("]")].partition(" ")
-            return req, rule
-        return "", ""
-
-    def summary(self) -> str:
-        if self.violations:
-            return "; ".join(str(v) for v in self.violations[:3])
-        return self.problem
 
 
 @dataclass
@@ -262,13 +216,6 @@ class Session:
         return list(result.violations), list(result.notes)
 
 
-def failure_text(f: Failure) -> str:
-    """The seed, the step list and the rule, with its requirement and seed section from the catalogue."""
-    from conformance.harness.report import describe_failure
-
-    return describe_failure(f)
-
-
 def machine_for(
     driver: Driver,
     factory: SystemFactory | None = None,
@@ -304,7 +251,7 @@ def machine_for(
         events = s.events() if s.system is not None else []
         f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events)
         record.record(f)
-        raise AssertionError(failure_text(f))
+        raise AssertionError(describe_failure(f))
 
     def _judge(self: Any, final: bool = False) -> None:
         violations, notes = self.session.judge(final)

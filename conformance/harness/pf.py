@@ -17,13 +17,19 @@ own way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.harness.core import Call, Op, Session, SystemFactory
+from conformance.harness.core import Call, Op, Session, SystemFactory, machine_for
 from model.kernel.sim import HOUR, MINUTE
+from model.pf import mutants as M
+from model.pf.mutants import ALSO, EXPECTED
+from model.pf.properties import convergence_bound_ms
+from model.pf.sim import build_fixed
+from model.pf.state import Params, default_params
+from model.registry import get
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -54,8 +60,6 @@ def _d(**kw: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
 
 
 def convergence_wait_ms() -> int:
-    from model.pf.properties import convergence_bound_ms
-    from model.pf.state import Params
 
     return convergence_bound_ms(Params(), LATENCY_MAX_MS) + HOUR
 
@@ -64,8 +68,6 @@ def params_of(setup: Mapping[str, Any]) -> Any:
     """The model's `Params` for a setup: the catalogue's, with the setup's deleted-folder limit (PF-011) when it
     names one (a replay file written before the setup drew it keeps the seed's 500)."""
     from dataclasses import replace
-
-    from model.pf.state import default_params
 
     limit = setup.get("deleted_folder_limit")
     return default_params() if limit is None else replace(default_params(), deleted_folder_limit=int(limit))
@@ -144,15 +146,12 @@ class PfDriver:
     def model_factory(self, mutant: str | None = None) -> SystemFactory:
         kw: dict[str, Any] = {}
         if mutant is not None:
-            from model.pf import mutants as M
-
             if mutant in M.RULE_MUTANTS:
                 kw["rules"] = M.RULE_MUTANTS[mutant]
             else:
                 kw["store_class"] = M.STORE_MUTANTS[mutant]
 
         def build(setup: dict[str, Any]) -> Any:
-            from model.pf.sim import build_fixed
 
             servers = [tuple(s) for s in setup["stores"]]
             links = [tuple(link) for link in setup["links"]]
@@ -162,12 +161,10 @@ class PfDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-        from model.pf.mutants import ALSO, EXPECTED
 
         return {name: (rule, *ALSO.get(name, ())) for name, rule in EXPECTED.items()}
 
     def monitor(self) -> Any:
-        from model.registry import get
 
         return get("pf").monitor()
 
@@ -332,3 +329,18 @@ def _c(call: str, **args: Any) -> Call:
 
 
 DRIVER = PfDriver()
+
+
+def fixed_model_factory(**kw: object) -> Callable[[int], Any]:
+    """Model systems of the fixed three-store layout, one per seed (`model.pf.sim.build_fixed`; the deep
+    searches of `tests/pf/test_pf_deep.py`)."""
+    return lambda seed: build_fixed(seed, SERVERS, LINKS, latency_ms=(1_000, LATENCY_MAX_MS), **kw)  # type: ignore[arg-type]
+
+
+def make_machine(factory: Callable[[int], Any], *, faults: bool = True) -> Any:
+    """The harness's pf state machine over systems built by `factory(seed)`; `faults=False` keeps every
+    run free of outages, loss and restores."""
+    drv = PfDriver()
+    if not faults:
+        drv.setup = drv.setup.map(lambda s: {**s, "faults": False})  # type: ignore[misc]
+    return machine_for(drv, lambda setup: factory(setup["seed"]))

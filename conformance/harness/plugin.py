@@ -17,7 +17,11 @@ from typing import Any
 
 import pytest
 
-from conformance.harness.search import MECHANISMS, PROFILES
+from conformance.harness.failure import describe_failure
+from conformance.harness.floor import not_a_pass
+from conformance.harness.report import failure_json, write_json_atomic
+from conformance.harness.search import MECHANISMS, PROFILES, search
+from conformance.harness.systems import process_factory
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,17 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, timeout: float, replay_dir: Path) -> str:
     """'' when the system passes; else the failure text (a replay file has been written)."""
-    from conformance.harness.process import process_factory
-    from conformance.harness.report import describe_failure, failure_json, write_json_atomic
-    from conformance.harness.search import search
 
     factory = process_factory(mechanism, sut, timeout) if sut else None
     out = search(mechanism, factory, profile, budget, keep_traces=12)
     if out.error:
         return f"the run stopped on an error that is not a verdict: {out.error}"
     if out.failure is None:  # unjudged runs, or a system below the coverage floor, are no pass either
-        from conformance.harness.floor import not_a_pass
-
         return not_a_pass(mechanism, out, sut)
     path = replay_dir / f"haconform-replay-{mechanism}.json"
     write_json_atomic(path, failure_json(out.failure, sut))

@@ -315,20 +315,3 @@ class ProcessSystem:
 
     def close(self) -> None:
         self.client.close()
-
-
-def process_factory(mechanism: str, command: str, timeout_s: float = 10.0, state_root: Path | None = None) -> Any:
-    """A system factory for the harness: each run starts a fresh child process with an empty state directory."""
-    from conformance.harness.systems import SYSTEMS
-
-    cls = SYSTEMS[mechanism]
-
-    def build(setup: dict[str, Any]) -> Any:
-        client = ProcessClient(command, mechanism, timeout_s, state_root)
-        try:
-            return cls(client, setup)
-        except BaseException:
-            client.close()
-            raise
-
-    return build

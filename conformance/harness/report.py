@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import Failure
-from spec.catalogue import catalogue
+from conformance.harness.failure import Failure, where_in_seed
 from traces.schema import Event
 
 REPLAY_FORMAT = "haconform-replay/1"
@@ -37,45 +36,6 @@ def rule_table(mechanism: str) -> dict[str, str]:
         if isinstance(table, dict) and table:
             return {name: str(getattr(v, "requirement", v)) for name, v in table.items()}
     return {}
-
-
-def where_in_seed(req_id: str) -> str:
-    cat = catalogue()
-    if not req_id or not cat.has(req_id):
-        return ""
-    return "; ".join(f"{s.seed} \u00a7 {s.section}" for s in cat.get(req_id).sources)
-
-
-def _args_text(args: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in args.items())
-
-
-def steps_text(failure: Failure) -> list[str]:
-    lines = []
-    for n, step in enumerate(failure.steps, 1):
-        calls = "; ".join(f"{c['call']}({_args_text(c.get('args', {}))})" for c in step.calls)
-        lines.append(f"  {n:>2}. {step.op}: {calls}")
-    return lines
-
-
-def describe_failure(f: Failure, replay_file: str | Path | None = None) -> str:
-    out = [f"FAIL {f.mechanism}: seed {f.setup.get('seed')}, setup {json.dumps(f.setup, sort_keys=True)}"]
-    out.append(f"steps ({len(f.steps)}):")
-    out.extend(steps_text(f) or ["   (none: the failure happens at set-up or at the end of the run)"])
-    if f.violations:
-        for v in f.violations[:5]:
-            out.append(f"violated: {v.rule} ({v.requirement}) - {v.explanation}")
-            seed = where_in_seed(v.requirement)
-            if seed:
-                out.append(f"  seed: {seed}")
-            out.append(f"  events: {', '.join(v.event_ids[:8])}")
-        if len(f.violations) > 5:
-            out.append(f"  ... and {len(f.violations) - 5} more violations")
-    if f.problem:
-        out.append(f"problem: {f.problem}")
-    if replay_file:
-        out.append(f"replay: haconform replay {replay_file}")
-    return "\n".join(out)
 
 
 def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:

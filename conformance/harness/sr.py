@@ -18,7 +18,12 @@ from hypothesis import strategies as st
 
 from conformance.harness.core import Call, Op, Session, SystemFactory
 from model.kernel.sim import HOUR, MINUTE, SECOND
+from model.registry import get
+from model.sr.cluster import Timing
+from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
+from model.sr.protocol import ModelSystem
 from model.sr.sim import LAYOUTS
+from model.sr.state import SrConfig
 from traces.schema import Event
 
 FORKS = ["mbx", "ext:contoso.example", "dsn", "journal", "hub:HUB2010"]  # hub forks kept only if possible
@@ -36,7 +41,6 @@ _i = st.integers(0, 7)
 
 def _fixed_config() -> dict[str, Any]:
     """Settings every run uses at their catalogue default; sent in the setup so a system needs no catalogue."""
-    from model.sr.state import SrConfig
 
     cfg = SrConfig()
     return {k: getattr(cfg, k) for k in ("max_remote", "max_local", "retry_meaning")}
@@ -58,7 +62,6 @@ DURATIONS: dict[str, dict[str, int]] = {
 
 def durations(name: str) -> dict[str, int]:
     """Every duration the setup sends: the named set over the catalogue defaults."""
-    from model.sr.state import SrConfig
 
     cfg = SrConfig()
     keys = ("resubmit_ms", "auto_discard_ms", "safety_net_hold_ms", "expiration_ms")
@@ -131,13 +134,9 @@ class SrDriver:
 
     # --- systems ------------------------------------------------------------------------------------
     def model_factory(self, mutant: str | None = None) -> SystemFactory:
-        from model.sr.cluster import Timing
-        from model.sr.protocol import ModelSystem
 
         policy = None
         if mutant is not None:
-            from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
-
             policy = {**MUTANTS, **PARAMETER_MUTANTS}[mutant].policy
 
         def build(setup: dict[str, Any]) -> Any:
@@ -152,7 +151,6 @@ class SrDriver:
         """This driver with the durations a mutant is searched under: a parameter mutant only in runs with the
         short durations its rule judges; a planted bug at the catalogue's, since a short SafetyNetHoldTime
         or expiry also ends, by design, the situations some of them need (an unreleased shadow expires)."""
-        from model.sr.mutants import PARAMETER_MUTANTS
 
         tailored = copy.copy(self)
         short = [n for n in DURATIONS if n != "catalogue"]
@@ -162,12 +160,10 @@ class SrDriver:
     def mutants(self) -> dict[str, tuple[str, ...]]:
         """The planted bugs and the parameter mutants (the model behaving with one duration while the recorded
         configuration says another: killed in runs with the short `DURATIONS`)."""
-        from model.sr.mutants import MUTANTS, PARAMETER_MUTANTS
 
         return {name: tuple(m.rules) for name, m in {**MUTANTS, **PARAMETER_MUTANTS}.items()}
 
     def monitor(self) -> Any:
-        from model.registry import get
 
         return get("sr").monitor()
 

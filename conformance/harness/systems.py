@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from conformance.harness.am import bcss_in_force
 from conformance.harness.core import SutFailure
-from conformance.harness.process import ProcessSystem
+from conformance.harness.pf import params_of
+from conformance.harness.process import ProcessClient, ProcessSystem
+from model.pf.sim import build_fixed
+from model.sr.cluster import Timing
+from model.sr.sim import build_topology, quiet_ms
+from model.sr.state import SrConfig
 from traces.schema import Event
 
 
@@ -124,15 +131,12 @@ def sr_config(setup: Mapping[str, Any]) -> dict[str, Any]:
     """The `sr` section of TRACE_START: every setting in force (the setup's, the rest at catalogue default)."""
     import dataclasses
 
-    from model.sr.state import SrConfig
-
     names = {f.name for f in dataclasses.fields(SrConfig)}
     return SrConfig().replace(**{k: v for k, v in setup.items() if k in names}).to_json()
 
 
 def sr_topology(setup: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The servers the harness gives the system (`model.sr.sim.build_topology` of the setup's layout)."""
-    from model.sr.sim import build_topology
 
     topo = build_topology(None, setup["n_servers"], setup["layout"], bool(setup["hub"]))
     return {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topo.servers.items())}
@@ -140,9 +144,6 @@ def sr_topology(setup: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def quiet_tail_ms(setup: Mapping[str, Any]) -> int:
     """The model's fairness tail for these settings (`model.sr.sim.quiet_ms`)."""
-    from model.sr.cluster import Timing
-    from model.sr.sim import quiet_ms
-    from model.sr.state import SrConfig
 
     keys = ("enabled", "reject_on_failure", "preference", "heartbeat_ms", "resubmit_ms")
     cfg = SrConfig().replace(**{k: setup[k] for k in keys if k in setup})
@@ -156,7 +157,6 @@ class AmProcess(ProcessSystem):
 
     def setup_args(self) -> dict[str, Any]:
         """The BCSS options in force, dial thresholds included (the seed gives none, AM-I09)."""
-        from conformance.harness.am import bcss_in_force
 
         return {**self.setup, "bcss": bcss_in_force(self.setup)}
 
@@ -348,8 +348,6 @@ class PfProcess(ProcessSystem):
 def pf_config(setup: Mapping[str, Any]) -> dict[str, Any]:
     """The PF_CONFIG attributes of the setup's stores, links and parameters (the deleted-folder limit, PF-011), as
     the model's `Cluster` records them."""
-    from conformance.harness.pf import params_of
-    from model.pf.sim import build_fixed
 
     servers = [tuple(x) for x in setup["stores"]]
     links = [tuple(x) for x in setup["links"]]
@@ -359,3 +357,18 @@ def pf_config(setup: Mapping[str, Any]) -> dict[str, Any]:
 
 
 SYSTEMS: dict[str, type[ProcessSystem]] = {"sr": SrProcess, "am": AmProcess, "pf": PfProcess}
+
+
+def process_factory(mechanism: str, command: str, timeout_s: float = 10.0, state_root: Path | None = None) -> Any:
+    """A system factory for the harness: each run starts a fresh child process with an empty state directory."""
+    cls = SYSTEMS[mechanism]
+
+    def build(setup: dict[str, Any]) -> Any:
+        client = ProcessClient(command, mechanism, timeout_s, state_root)
+        try:
+            return cls(client, setup)
+        except BaseException:
+            client.close()
+            raise
+
+    return build

@@ -6,17 +6,15 @@ Exports `MECHANISM` for the registry: the generator (`sim.simulate`), the trace 
 
 from __future__ import annotations
 
-from model.am.events import KINDS
-from model.am.monitor import AmMonitor
-from model.am.mutants import SIMULATORS
-from model.am.sim import simulate
-from model.registry import MechanismSpec
+import importlib
+from typing import Any
 
-MECHANISM = MechanismSpec(
-    name="am",
-    title="Active Manager and best copy and server selection",
-    simulate=simulate,
-    monitor=AmMonitor,
-    mutants=SIMULATORS,
-    kinds=KINDS,
-)
+__all__ = ["MECHANISM"]
+
+
+def __getattr__(name: str) -> Any:
+    """`MECHANISM` on first use (PEP 562): importing a submodule such as `state` loads no monitor,
+    simulator or mutant."""
+    if name == "MECHANISM":
+        return importlib.import_module(f"{__name__}.mechanism").MECHANISM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,10 +13,12 @@ import argparse
 from collections.abc import Sequence
 
 from model.am.bcss import select
+from model.am.codec import answer
 from model.am.decide import snapshot
 from model.am.monitor import Config, Replay
 from model.am.state import Trigger
 from spec.catalogue import require
+from traces.io import read_events
 from traces.schema import Event
 
 require("AM-039", "AM-034", "AM-050")
@@ -47,7 +49,6 @@ def explain(events: Sequence[Event], db: str | None = None) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from traces.io import read_events
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", help="a trace (.jsonl/.parquet), or a request .json {snapshot, trigger}")
@@ -55,8 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.trace.endswith(".json"):
         import json
-
-        from model.am.codec import answer
 
         with open(args.trace, encoding="utf-8") as fh:
             print(json.dumps(answer(json.load(fh)), indent=2))

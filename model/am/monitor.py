@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from model.am import events as ev
 from model.am.bcss import Options, default_options
@@ -247,6 +247,36 @@ class AmFold:
             r.step(e)
         except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
             self._stop(exc)
+
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary of the replay's state now, for the report (`conformance.audit`): the
+        DAG view and the PAM claim (seed 002, "Active Manager"), and for `entity` (a database) its active copy,
+        mounted copies and each copy's status (AM-009, BCSS). Read only."""
+        r, w = self.replay, self.replay.w
+        out: dict[str, Any] = {
+            "DAG": w.dag or "-",
+            "members up": sorted(w.up),
+            "PAM claimed by": sorted(w.claims),
+            "judging": "stopped: " + self.stopped if self.stopped else ("on" if self.live else "off"),
+            "violations so far": len(r.out),
+        }
+        db = w.dbs.get(entity) if entity is not None else None
+        if db is not None:
+            out[f"database {db.name}"] = {
+                "active copy": db.active or "-",
+                "mounted on": sorted(db.on),
+                "mount requested on": db.mounting or "-",
+                "last log generation": db.lgen,
+                "copies": {
+                    c.server: f"{c.status}, last log inspected {c.lli}, replay queue {c.replay_queue}"
+                    + (", blocked" if c.blocked else "")
+                    + (", suspended" if c.suspended else "")
+                    for c in sorted(db.copies.values(), key=lambda c: c.server)
+                },
+            }
+        elif entity is not None:
+            out[entity] = "no database of that name in the replay yet"
+        return out
 
     def _stop(self, exc: Exception) -> None:
         at = self.last

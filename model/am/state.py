@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from model.am.events import encode_group
-from spec.catalogue import require
+from spec.catalogue import param_default, require
 
 require("AM-005", "AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
 
@@ -169,7 +169,6 @@ class Snapshot:
         dials = self.dials
         if server in dials:
             return dials[server]
-        from spec.catalogue import param_default
 
         return param_default("AutoDatabaseMountDial")
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from model.kernel.mechanism import MechanismSpec
 from model.kernel.network import Envelope, NetConfig, Network
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import random_topology
-from model.registry import MechanismSpec
+from traces.corpus import rename_trace
 from traces.schema import Event
 
 
@@ -72,7 +73,6 @@ def simulate(
 
 def _mutant(name: str, corrupt: Callable[[list[Event]], list[Event]]) -> Callable[..., list[Event]]:
     """A mutant run: the clean run, corrupted, under its own trace ID so corpora can mix them."""
-    from traces.corpus import rename_trace
 
     def run(seed: int, **options: int) -> list[Event]:
         return corrupt(rename_trace(simulate(seed, **options), name))

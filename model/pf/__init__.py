@@ -1,16 +1,16 @@
 """Public folder replication, backfill and replica lifecycle (Exchange Server 2003; seeds 001, 003, 004)."""
 
-from model.pf.events import ALL_KINDS
-from model.pf.monitor import monitor
-from model.pf.mutants import MUTANTS
-from model.pf.sim import simulate
-from model.registry import MechanismSpec
+from __future__ import annotations
 
-MECHANISM = MechanismSpec(
-    name="pf",
-    title="Public folder replication, backfill, adding and deleting replicas (Exchange 2003)",
-    simulate=simulate,
-    monitor=monitor,
-    mutants=MUTANTS,
-    kinds=ALL_KINDS,
-)
+import importlib
+from typing import Any
+
+__all__ = ["MECHANISM"]
+
+
+def __getattr__(name: str) -> Any:
+    """`MECHANISM` on first use (PEP 562): importing a submodule such as `state` loads no monitor,
+    simulator or mutant."""
+    if name == "MECHANISM":
+        return importlib.import_module(f"{__name__}.mechanism").MECHANISM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

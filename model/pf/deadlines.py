@@ -14,20 +14,15 @@ violation. Mixed into `monitor.PfFold`.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
 
 from model.pf import decide as D
 from model.pf import properties as P
 from model.pf import step as S
 from model.pf.cnset import CNSet
+from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
-
-if TYPE_CHECKING:
-    from model.pf.monitor import PfFold as _Base
-else:
-    _Base = object
 
 require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034", "PF-035")
 
@@ -55,7 +50,7 @@ def owed_text(what: Owed) -> str:
     return "removal at the next maintenance cycle"
 
 
-class Deadlines(_Base):
+class Deadlines(FoldState):
     def init_deadlines(self) -> None:
         # The obligations of a replica change only when its inputs do: the replica, its store's up state,
         # the wait anchors below, or the configuration. `dirty` holds the replicas whose inputs changed

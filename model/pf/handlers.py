@@ -7,8 +7,6 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
 from model.pf import decide as D
 from model.pf import properties as P
 from model.pf import step as S
@@ -24,14 +22,10 @@ from model.pf.events import (
     STATUS_REQ,
     msg_from_attrs,
 )
+from model.pf.foldstate import FoldState, Mark
 from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
 from spec.catalogue import require
 from traces.schema import Event
-
-if TYPE_CHECKING:
-    from model.pf.monitor import PfFold as _Base
-else:
-    _Base = object
 
 require("PF-004", "PF-010", "PF-013", "PF-016", "PF-018", "PF-021", "PF-024", "BF-018", "BF-021", "BF-028")
 
@@ -40,18 +34,7 @@ CONTENT_CODES = (CONTENT_REPL, BACKFILL_RESP_CONTENT)
 RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
-class Mark(NamedTuple):
-    """What a later check needs of a REPL_SEND: its ID (cited in a violation) and time (transit time);
-    the event itself is not held."""
-
-    event_id: str
-    ts_ms: int
-
-
-Sent = tuple[Msg, Mark, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
-
-
-class Handlers(_Base):
+class Handlers(FoldState):
     def sent_state(self, msg_id: str) -> str:
         """The sender's replica state when it sent `msg_id` (active when unknown)."""
         sent = self.sends.get(msg_id)

@@ -6,19 +6,13 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from model.pf import properties as P
 from model.pf import step as S
 from model.pf.cnset import CNSet
+from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
 from spec.catalogue import require
 from traces.schema import Event
-
-if TYPE_CHECKING:
-    from model.pf.monitor import PfFold as _Base
-else:
-    _Base = object
 
 require("BF-021", "BF-028", "BF-029", "BF-032", "BF-033", "BF-034", "BF-035", "PF-025")
 
@@ -31,7 +25,7 @@ def _state(rep: Replica | None) -> str:
     return S.ABSENT if rep is None else rep.state
 
 
-class Lifecycle(_Base):
+class Lifecycle(FoldState):
     # --- the replica lifecycle (family 3: step.REPLICA_TRANSITIONS) ----------------------------------
     def move(self, ev: Event, rep: Replica | None, condition: str | None) -> bool:
         """Check one replica-state change against the table and its route's condition."""

@@ -14,20 +14,21 @@ issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklab
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from model.pf import step as S
 from model.pf.config import PF_CONFIG, RunConfig, restated_config
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
-from model.pf.handlers import Handlers, Mark, Sent
+from model.pf.foldstate import Mark
+from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
 from model.pf.schedule import Schedule
-from model.pf.state import HIERARCHY, Change, Ctx, Replica
+from model.pf.state import HIERARCHY, Ctx
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
-from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
+from traces.verdict import MonitorResult, Violation, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
 
@@ -43,30 +44,7 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
     """One trace's judgement in progress: the state of every replica, message and obligation."""
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
-        self.cursor = ContextCursor(context)
-        self.stopped: MonitorResult | None = None  # the verdict once judging stopped (or finished)
-        self.cfg: RunConfig | None = None
-        self.ctx_of: tuple[RunConfig | None, dict[str, Ctx]] = (None, {})
-        self.changes: dict[str, Change] = {}  # every change by CN text (a backfill may carry any of them)
-        self.change_fid: dict[str, str] = {}
-        self.hier_targets: set[str] = set()
-        self.sends: dict[str, Sent] = {}  # every message sent, by id (a REPL_RECV or reply may name any)
-        self.received: set[tuple[str, str]] = set()  # (store, msg id)
-        self.reps: dict[tuple[str, str], Replica] = {}
-        self.held: dict[str, S.HeldHierarchy] = {}  # store -> the hierarchy changes it holds, folded
-        self.views: dict[tuple[str, str], dict[str, str]] = {}  # derived replica lists
-        self.mounted: set[str] = set()
-        self.local_home: dict[str, str] = {}  # local (non-replicating) folder -> the store holding its one copy
-        self.backups: dict[tuple[str, str], tuple[dict[str, Replica], S.HeldHierarchy]] = {}
-        self.pending_since: dict[tuple[str, str], int] = {}
-        self.restored: dict[str, int] = {}
-        self.removed_after_delete_now: set[tuple[str, str]] = set()
-        self.expired_now: dict[tuple[str, str], int] = {}
-        self.expect_file: dict[tuple[str, str], tuple[object, Event]] = {}
-        self.expect_requests: dict[tuple[str, str], list] = {}
-        self.ends: dict[str, list[Event]] = {}
-        self.violations: list[Violation] = []
-        self.notes: list[str] = []
+        super().__init__(context)
         self.init_deadlines()
         self.init_schedule()
 
@@ -151,6 +129,24 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             self.violations.append(
                 Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
             )
+
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
+        mounted stores, and for `entity` (a folder) each store's replica of it: its state, the change numbers
+        it holds (its CNSet) and those not yet broadcast (seed 001, "Replication State Tables"). Read only."""
+        out: dict[str, Any] = {
+            "stores mounted": sorted(self.mounted),
+            "replication messages sent": len(self.sends),
+            "judging": "stopped" if self.stopped is not None else "on",
+            "violations so far": len(self.violations),
+        }
+        if entity is not None:
+            reps = {store: rep for (store, fid), rep in self.reps.items() if fid == entity}
+            out[f"replicas of {entity}"] = {
+                store: {"state": rep.state, "holds": str(rep.cnset) or "-", "not yet broadcast": str(rep.unsent) or "-"}
+                for store, rep in sorted(reps.items())
+            } or "none recorded yet"
+        return out
 
     # --- helpers the handlers share --------------------------------------------------------------------
     def ctx(self, store: str) -> Ctx:

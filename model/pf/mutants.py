@@ -13,7 +13,7 @@ from typing import Any
 
 from model.pf import rules as R
 from model.pf.cnset import CNSet
-from model.pf.events import CONTENT_REPL, response_code
+from model.pf.events import CONTENT_REPL, response_code, send_attrs
 from model.pf.node import Store
 from model.pf.sim import simulate
 from model.pf.state import ACTIVE, HIERARCHY, Entry, Msg, default_params
@@ -103,8 +103,6 @@ class _ReplicateLocal(Store):
                     changes,
                     reason="broadcast",
                 )
-                from model.pf.events import send_attrs
-
                 self.emit(fid, "REPL_SEND", **send_attrs(msg))
                 self.data[fid] = {}
         super().tick_content()

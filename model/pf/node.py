@@ -9,11 +9,13 @@ nothing records nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from model.kernel.network import Envelope
+from model.kernel.network import Envelope, Network
+from model.kernel.sim import Simulator
 from model.pf import step as R
 from model.pf.cnset import CN, EMPTY, CNSet
+from model.pf.decide import Decisions
 from model.pf.events import (
     BACKFILL_REQ,
     CODE_NAMES,
@@ -27,9 +29,6 @@ from model.pf.events import (
 )
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Msg, Replica
 from spec.catalogue import require
-
-if TYPE_CHECKING:
-    from model.pf.sim import Cluster
 
 require(
     "PF-008",
@@ -55,10 +54,19 @@ require(
 View = dict[str, str]
 
 
+class ClusterView(Protocol):
+    """What a store uses of the cluster it belongs to (`model.pf.sim.Cluster`, which builds the stores)."""
+
+    sim: Simulator
+    net: Network
+    rules: Decisions
+    stores: dict[str, Store]
+
+
 class Store:
     """A public folder store (one per server in the top level hierarchy, PF-002)."""
 
-    def __init__(self, cluster: Cluster, name: str, ctx: Ctx) -> None:
+    def __init__(self, cluster: ClusterView, name: str, ctx: Ctx) -> None:
         self.c, self.sim, self.name, self.ctx = cluster, cluster.sim, name, ctx
         self.p = ctx.params
         self.epoch, self.counter, self.msgs = 0, 0, 0

@@ -7,17 +7,15 @@ The package is the reference model of `spec/requirements/sr.toml`: `rules.py` (p
 
 from __future__ import annotations
 
-from model.registry import MechanismSpec
-from model.sr.events import ALL_KINDS
-from model.sr.monitor import monitor
-from model.sr.mutants import simulators
-from model.sr.sim import simulate
+import importlib
+from typing import Any
 
-MECHANISM = MechanismSpec(
-    name="sr",
-    title="Shadow redundancy (Exchange 2013 transport)",
-    simulate=simulate,
-    monitor=monitor,
-    mutants=simulators(),
-    kinds=frozenset(ALL_KINDS),
-)
+__all__ = ["MECHANISM"]
+
+
+def __getattr__(name: str) -> Any:
+    """`MECHANISM` on first use (PEP 562): importing a submodule such as `state` loads no monitor,
+    simulator or mutant."""
+    if name == "MECHANISM":
+        return importlib.import_module(f"{__name__}.mechanism").MECHANISM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -99,7 +99,7 @@ def _haredirect(w: World, iv: Inst, e: Event) -> list[Breach]:
                               f"topology puts it in a {cls} site"))  # fmt: skip
         out += _topology(w, e, shadow, None, a.get("shadow_site"))
         out += _topology(w, e, iv.primary, None, a.get("site_of_primary"))
-    iv.tries, iv.attempt_open, iv.attempt_ms = n, shadow, e.ts_ms
+    iv.tries, iv.attempt_open, iv.attempt_ms, iv.attempt_id = n, shadow, e.ts_ms, e.event_id
     return out
 
 
@@ -200,8 +200,10 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Breach]:
     out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
     if (e.attrs.get("redundant") and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
-        out.append(breach("shadow-before-ack", (e,), "the primary accepted the message before the shadow server "
-                          "acknowledged the copy and before shadow creation had failed"))  # fmt: skip
+        b = breach("shadow-before-ack", (e,), "the primary accepted the message before the shadow server "
+                   "acknowledged the copy and before shadow creation had failed")  # fmt: skip
+        # the events compared: the ACCEPT judged, and the shadow attempt (HAREDIRECT) it should have waited on
+        out.append(Breach(b.rule, (*b.event_ids, iv.attempt_id) if iv.attempt_id else b.event_ids, b.explanation))
     elif not iv.shadow_acked and iv.enabled and iv.reject:
         out.append(breach("reject-required", (e,), "the message was accepted without a shadow although "
                           "RejectMessageOnShadowFailure is true"))  # fmt: skip

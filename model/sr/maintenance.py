@@ -272,7 +272,7 @@ def _discard_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 
 def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> list[Breach]:
-    """SR-078, SR-I29: a heartbeat is early only when every allowed schedule forbids it: it comes sooner than
+    """SR-078, SR-I30: a heartbeat is early only when every allowed schedule forbids it: it comes sooner than
     ShadowHeartbeatFrequency after the pair's previous heartbeat in this run of the shadow server (a periodic
     timer; the smaller of the values in force at the two, should it have changed) and sooner than that after the
     pair's last successful session or the first shadow held (the seed's words: a session is opened when none was

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from model.sr import events as ev
 from model.sr.liveness import flush_due, liveness_findings
@@ -210,6 +210,43 @@ class SrFold:
     def live(self) -> int:
         """Messages whose state is held in full (not retired)."""
         return len(self.world.msgs)
+
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
+        configuration that bounds the creation rules (SR-018..SR-031), the servers recorded down, and, for
+        `entity` (a message), each delivery attempt's shadow progress and where its copies sit. Read only."""
+        w, cfg = self.world, self.world.cfg
+        out: dict[str, Any] = {
+            "config": {
+                "ShadowRedundancyEnabled": cfg.enabled,
+                "RejectMessageOnShadowFailure": cfg.reject_on_failure,
+                "ShadowMessagePreference": cfg.preference,
+            },
+            "servers down": sorted(n for n, up in w.up.items() if not up),
+            "violations so far": len(self.violations),
+        }
+        if entity is None:
+            return out
+        if entity in self.retired:
+            out[entity] = "settled and retired (every copy gone, nothing left to judge)"
+            return out
+        m = w.msgs.get(entity)
+        if m is None:
+            out[entity] = "not seen yet"
+            return out
+        for n, iv in sorted(m.insts.items()):
+            out[f"{entity} attempt {n}"] = {
+                "primary": iv.primary,
+                "shadow session open to": iv.attempt_open or "-",
+                "shadow stored on": iv.shadow or "-",
+                "shadow acknowledged": iv.shadow_acked,
+                "shadow attempts": iv.tries,
+                "shadow creation failed": iv.failed,
+                "sender session open": iv.inbound_open,
+                "outcome": iv.outcome or "-",
+                "copies": {node: c.state for node, c in sorted(iv.copies.items())},
+            }
+        return out
 
     def notes(self) -> list[str]:
         out = [*self.malformed, *self.world.notes]

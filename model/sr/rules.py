@@ -63,7 +63,7 @@ _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
      ("SR-P13",)),
     ("heartbeat-not-early", "SR-078", "always",
      "a shadow server's heartbeats to one primary come no sooner than ShadowHeartbeatFrequency apart while it "
-     "stays up (queries carried by other sessions are not heartbeats; SR-I29)", ("SR-P13",)),
+     "stays up (queries carried by other sessions are not heartbeats; SR-I30)", ("SR-P13",)),
     ("no-safetynet-resubmit-across-boundary", "SR-033", "always",
      "Safety Net never resubmits what crossed the boundary", ()),
     ("no-safetynet-resubmit-to-2010", "SR-038", "always", "Safety Net never resubmits to an Exchange 2010 Hub", ()),

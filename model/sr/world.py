@@ -66,6 +66,7 @@ class Inst:
     tries: int = 0
     attempt_open: str = ""
     attempt_ms: int = 0
+    attempt_id: str = ""  # the event ID of the last shadow attempt (HAREDIRECT): what SR-031 waits on
     shadow: str = ""
     shadow_ms: int = 0
     shadow_epoch: int = 0  # the primary's storage generation when the shadow was made (its database ID)

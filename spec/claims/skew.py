@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from spec.catalogue import require
 from spec.claims.skew_graph import conflicting_pairs, min_uniform_skew
+from traces.verdict import Violation
 
 SkewVerdict = Literal["consistent", "violation", "ambiguous", "inconsistent"]
 SEVERITY: dict[str, int] = {"consistent": 0, "ambiguous": 1, "inconsistent": 2, "violation": 3}
@@ -272,9 +273,8 @@ def check_skew(
 
 
 def to_violations(report: SkewReport, trace_id: str, entity: str = "", mechanism: str = "core") -> list[Any]:
-    """Violations (`conformance.monitor.Violation`) for the instances that are definite violations or
+    """Violations (`traces.verdict.Violation`) for the instances that are definite violations or
     jointly inconsistent; consistent and ambiguous instances are not violations."""
-    from conformance.monitor import Violation
 
     out = []
     for i in report.instances:

@@ -38,8 +38,9 @@ FIELDS_2016 = [
 ]
 FIELDS_2013 = FIELDS_2016[:27]
 FIELDS_2010 = [f for f in FIELDS_2013 if f != "network-message-id"]
-LAYOUTS = {"2010": FIELDS_2010, "2013": FIELDS_2013, "2016": FIELDS_2016}
-VERSIONS = {"2010": "14.03.0513.000", "2013": "15.00.1497.002", "2016": "15.01.2507.023"}
+FIELDS_2007 = FIELDS_2010[:21]  # ends at message-info: no directionality .. custom-data
+LAYOUTS = {"2007": FIELDS_2007, "2010": FIELDS_2010, "2013": FIELDS_2013, "2016": FIELDS_2016}
+VERSIONS = {"2007": "08.03.0083.006", "2010": "14.03.0513.000", "2013": "15.00.1497.002", "2016": "15.01.2507.023"}
 
 
 def cell(value: str) -> str:
@@ -51,12 +52,14 @@ def cell(value: str) -> str:
 def line(layout: str, **cells: str) -> str:
     cols = LAYOUTS[layout]
     data = {k.replace("_", "-"): v for k, v in cells.items()}
+    if layout == "2007":  # 2007 has no custom-data (S:Replication=...) column: those cells are not written
+        data = {k: v for k, v in data.items() if k in cols}
     unknown = set(data) - set(cols)
     assert not unknown, unknown
     return ",".join(cell(data.get(c, "")) for c in cols)
 
 
-def text(layout: str, lines: list[str], *, bom: bool = False, crlf: bool = False) -> bytes:
+def text(layout: str, lines: list[str], *, bom: bool = False, crlf: bool = False, header: bool = True) -> bytes:
     head = [
         "#Software: Microsoft Exchange Server",
         f"#Version: {VERSIONS[layout]}",
@@ -65,7 +68,7 @@ def text(layout: str, lines: list[str], *, bom: bool = False, crlf: bool = False
         "#Fields: " + ",".join(LAYOUTS[layout]),
     ]
     nl = "\r\n" if crlf else "\n"
-    body = nl.join(head + lines) + nl
+    body = nl.join((head if header else []) + lines) + nl
     return (b"\xef\xbb\xbf" if bom else b"") + body.encode("utf-8")
 
 
@@ -101,7 +104,7 @@ def flow(
     hop: str = "SEND",
 ) -> tuple[list[str], list[str]]:
     """A full HAREDIRECT -> HARECEIVE -> HADISCARD flow: (lines of mbx1, the primary; lines of the shadow)."""
-    extra = {"network_message_id": "a1b2c3"} if layout != "2010" else {}
+    extra = {"network_message_id": "a1b2c3"} if layout not in ("2007", "2010") else {}
     p = [
         line(
             layout,

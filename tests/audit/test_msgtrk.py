@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from conformance.audit.importer import ImportConfig, build_trace
-from conformance.audit.monitor import AuditMonitor
 from conformance.audit.msgtrk import parse_logs, split_csv, split_multi
 from conformance.check import core_violations
 from conformance.cli import main
+from model.msgtrk.monitor import AuditMonitor
 from tests.audit import logs
 from tests.audit.logs import MID, line, t
 
@@ -31,7 +31,7 @@ def _rules(events, skew=100) -> set[str]:
     return {v.rule for v in AuditMonitor(skew).check(events).violations}
 
 
-@pytest.mark.parametrize("layout", ["2010", "2013", "2016"])
+@pytest.mark.parametrize("layout", ["2007", "2010", "2013", "2016"])
 def test_full_flow_in_each_layout_pairs_by_internal_id_and_is_clean(tmp_path, layout):
     p, s = logs.flow(layout, send_at=5000, discard_at=9000)
     events, start, parsed = _import(tmp_path, p, s, layouts=(layout, layout), boundaries=BOUNDARY)

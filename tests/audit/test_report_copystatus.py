@@ -174,5 +174,5 @@ def test_timeline_is_drawn_in_headless_chromium(tmp_path):
     # the script ran in the browser: the SVG exists only in the rendered DOM, not in the file
     assert '<svg class="timeline"' not in html.read_text() and '<svg class="timeline"' in dom
     assert 'aria-label="timeline of 5 events on 2 lanes"' in dom
-    assert dom.count("<circle") == 5 and 'class="event hit"' in dom
-    assert ">mbx1</text>" in dom and ">mbx2</text>" in dom
+    assert dom.count('<g class="event') == 5 and 'class="event judged' in dom and 'class="event involved' in dom
+    assert ">mbx1<title>" in dom and ">mbx2<title>" in dom  # the lanes' labels

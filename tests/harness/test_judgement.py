@@ -12,8 +12,8 @@ import pytest
 
 from conformance.check import verdict
 from conformance.harness.core import replay_steps
-from conformance.harness.process import process_factory
 from conformance.harness.search import driver, search
+from conformance.harness.systems import process_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 SR_NODE = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'sr_node.py'}"

@@ -15,8 +15,8 @@ import pytest
 from conformance.check import verdict
 from conformance.harness.core import replay_steps
 from conformance.harness.pf import DRIVER, LINKS, SERVERS
-from conformance.harness.process import process_factory
 from conformance.harness.report import coverage
+from conformance.harness.systems import process_factory
 
 pytestmark = pytest.mark.model  # each scenario starts the program and lets four days of virtual time pass
 

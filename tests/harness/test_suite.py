@@ -11,10 +11,10 @@ import pytest
 
 from conformance.cli import main
 from conformance.harness import search
-from conformance.harness.process import process_factory
 from conformance.harness.protocol_doc import DOC_PATH, render
 from conformance.harness.report import coverage, rule_table
 from conformance.harness.search import driver
+from conformance.harness.systems import process_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 SUT = {m: f"{sys.executable} {ROOT / 'examples' / 'sut' / f'{m}_node.py'}" for m in ("sr", "am", "pf")}

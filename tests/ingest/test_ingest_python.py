@@ -207,17 +207,16 @@ def test_files_must_be_positive(tmp_path):
         ingest([str(SAMPLES_DIR / "clean")], tmp_path / "ds", files=0)
 
 
-def test_small_groups_give_the_same_report(tmp_path, monkeypatch):
+def test_small_groups_and_batches_give_the_same_report(tmp_path, monkeypatch):
+    """The streamed dataset check: folds finished after every trace, batches cut inside traces."""
     from conformance import dataset_check
 
     paths = mutant_corpus(tmp_path)
     ingest(paths, tmp_path / "ds", files=2)
     whole = report(check_dataset(str(tmp_path / "ds")))
-    part = tmp_path / "ds" / fmt.open_dataset(tmp_path / "ds").files[0]["path"]
-    groups = list(fmt.trace_groups(part, budget=1))
-    assert len(groups) == len({e.trace_id for g in groups for e in g}) > 1  # one trace per group
-    assert [e for g in groups for e in g] == fmt.table_events(pq.read_table(part))
-    monkeypatch.setattr(dataset_check, "trace_groups", lambda path: fmt.trace_groups(path, budget=1))
+    assert whole == report(pycheck.check_paths(paths))
+    monkeypatch.setattr(dataset_check, "GROUP_EVENTS", 1)
+    monkeypatch.setattr(dataset_check, "BATCH_ROWS", 7)
     assert report(check_dataset(str(tmp_path / "ds"))) == whole
 
 
@@ -238,24 +237,21 @@ def test_every_row_quarantined_gives_a_dataset_without_data_files(tmp_path):
     assert got["summary"]["verdict"] == "invalid" and [q["line"] for q in got["quarantine"]] == [1, 2]
 
 
-@pytest.mark.parametrize(("budget", "batch"), [(1, 7), (50, 13), (400, 1000), (10**6, 65_536)])
-def test_trace_groups_are_whole_traces_within_budget(tmp_path, budget, batch):
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 1000])
+def test_trace_order_finds_a_break_wherever_the_batches_cut(tmp_path, monkeypatch, batch):
+    """`trace_order` compares each row with the one before it, across batch boundaries too; the twin: a
+    trace whose seq goes back exactly at a cut between two batches is found, and a clean one is not."""
+    from conformance import dataset_check
     from traces.schema import Event
 
-    events = [
-        Event(f"t{t}", s, f"t{t}:{s}", s, "n", "core", f"t{t}", "K", {})
-        for t, n in enumerate((5, 1, 120, 30, 30, 2, 300))
-        for s in range(n)
-    ]
+    def trace(t: str, seqs: list[int]) -> list[Event]:
+        return [Event(t, s, f"{t}:{i}", i, "n", "core", t, "K", {}) for i, s in enumerate(seqs)]
+
+    events = trace("a", [0, 1, 2]) + trace("b", [0, 1, 2, 2, 3]) + trace("c", [0, 1, 2, 3]) + trace("d", [0, 5, 4])
     write_events(tmp_path / "f.parquet", events)
-    groups = list(fmt.trace_groups(tmp_path / "f.parquet", budget=budget, batch_size=batch))
-    assert [e for g in groups for e in g] == events
-    owner: dict[str, int] = {}
-    for i, g in enumerate(groups):
-        assert len(g) <= budget or len({e.trace_id for e in g}) == 1
-        for e in g:
-            assert owner.setdefault(e.trace_id, i) == i  # a trace never spans two groups
-    assert len(groups) > 1 or budget >= len(events)
+    monkeypatch.setattr(dataset_check, "BATCH_ROWS", batch)
+    traces, broken = dataset_check.trace_order(str(tmp_path / "f.parquet"))
+    assert traces == {"a", "b", "c", "d"} and broken == {"b", "d"}
 
 
 def test_out_inside_the_input_is_refused(tmp_path, capsys):

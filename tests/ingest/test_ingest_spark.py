@@ -48,7 +48,7 @@ def corpus(tmp_path_factory):
 
 
 def test_spark_ingest_gives_the_original_report(spark, corpus):
-    from spark_trace_check.dataset import ingest
+    from spark_trace_check.ingest import ingest
 
     tmp, paths, want = corpus
     manifest = ingest(spark, paths, tmp / "ds-spark", files=3)

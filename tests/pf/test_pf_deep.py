@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.check import verdict
+from conformance.harness.pf import fixed_model_factory as model_factory
+from conformance.harness.pf import make_machine
 from model.kernel.sim import HOUR
-from model.pf.harness import make_machine, model_factory
 from model.pf.monitor import PFMonitor
 from model.pf.sim import simulate
 

@@ -130,6 +130,16 @@ def test_skew_check_agrees_between_engines(spark, tmp_path):
     assert "skew" in sp.monitors
 
 
+def test_spark_runs_the_registry_monitor_list(spark):
+    """Both engines take the one list of `model.registry.monitor_factories`: msgtrk and skew included."""
+    from model.registry import monitor_runs
+
+    paths = [str(SAMPLES_DIR / "clean" / "net-s1.jsonl")]
+    sp, py = check(spark, paths, skew_ms=50), check_paths(paths, skew_ms=50)
+    assert sp.monitors == py.monitors == [name for name, _ in monitor_runs(50)]
+    assert {"msgtrk", "skew"} <= set(sp.monitors)
+
+
 def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     from conformance.check import run_monitor
     from spark_trace_check.load import load

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import conformance.outcome as outcome
 import conformance.pycheck as pycheck
 import conformance.report as report
 from conformance.cli import main
@@ -87,7 +88,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
         raise ZeroDivisionError("injected failure")
 
     if where == "monitor":
-        monkeypatch.setattr(pycheck, "run_scope", boom)
+        monkeypatch.setattr(outcome, "run_scope", boom)  # a held trace judged whole (conformance.outcome)
     else:
         monkeypatch.setattr(pycheck, "iter_trace_file", boom)
     out = tmp_path / "out"

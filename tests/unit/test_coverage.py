@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.monitor import Rule
-from spec.catalogue import CatalogueError, catalogue
-from spec.coverage import (
+from conformance.coverage import (
     CATEGORIES,
     GATED_KINDS,
     PACKAGE_OF,
@@ -26,6 +24,8 @@ from spec.coverage import (
     rules_table,
     unbound_parameters,
 )
+from conformance.monitor import Rule
+from spec.catalogue import CatalogueError, catalogue
 
 pytestmark = pytest.mark.unit
 

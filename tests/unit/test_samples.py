@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from conformance.audit.samples import regenerate as regenerate_audit
 from conformance.check import check_events
+from conformance.samples import regenerate
 from model.registry import mechanisms
-from traces.corpus import SAMPLES_DIR, regenerate
+from traces.corpus import SAMPLES_DIR
 from traces.io import read_events
 
 pytestmark = pytest.mark.model
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.model
 def fresh(tmp_path_factory):
     out = tmp_path_factory.mktemp("samples")
     regenerate(out)
+    regenerate_audit(out / "audit")  # what `haconform samples` writes besides
     return out
 
 

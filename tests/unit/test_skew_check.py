@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from conformance.check import core_violations, run_monitor
-from conformance.skew_monitor import SkewMonitor
 from model.kernel.sim import HOUR
 from model.kernel.workload import simulate
+from model.skew.monitor import SkewMonitor
 
 pytestmark = pytest.mark.unit
 

@@ -3,28 +3,29 @@
 A trace whose first event (in recording order) is the `IMPORT_START` of mechanism `msgtrk` is an imported
 log (`haconform import msgtrk`): the rules that only make sense for simulated traces (TR-003 NET_SEND/NET_RECV
 pairing, TR-006 TRACE_START) do not apply to it; every other trace is held to every core rule. The audit
-monitor (`conformance.audit.monitor`) flags a trace holding imported rows that does not begin with the marker,
-so the decision cannot be dodged. Both engines call this module through `conformance.check.trace_rules` (the
-Spark job runs that very function in its trace pass, `spark_trace_check.monitors`).
+monitor (`model.msgtrk.monitor`) flags a trace holding imported rows that does not begin with the marker,
+so the decision cannot be dodged. Both engines call this module through the core rules
+(`conformance.engine.core_fold`, and `conformance.check.trace_rules`, which the Spark job runs in its trace pass).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from model.msgtrk.events import IMPORT_KIND, MECHANISM
 from spec.catalogue import require
 from traces.schema import Event
 
 require("TR-003", "TR-006", "TR-008")
 
-IMPORTED_MECHANISM = "msgtrk"
-IMPORTED_KIND = "IMPORT_START"
+IMPORTED_MECHANISM = MECHANISM
+IMPORTED_KIND = IMPORT_KIND
 SIMULATED_ONLY = frozenset({"recv-after-send", "trace-start"})
 RULE_SETS = {
     "core": "TR-001 seq-strictly-increasing, TR-002 event-id-unique, TR-004 node-clock-monotonic, "
     "TR-005 schema-conformance: every trace",
     "simulated": "TR-003 recv-after-send, TR-006 trace-start: traces that do not begin with IMPORT_START",
-    "msgtrk": "the imported-log monitor (TR-008, SR-I26..SR-I28): traces that begin with IMPORT_START",
+    "msgtrk": "the imported-log monitor (TR-008, SR-I26..SR-I29): traces that begin with IMPORT_START",
 }
 
 

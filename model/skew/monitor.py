@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from conformance.monitor import MonitorResult
 from traces.schema import Event
+from traces.verdict import MonitorResult
 
 
 @dataclass

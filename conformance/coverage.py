@@ -1,10 +1,11 @@
 """Who cites each requirement: rules, properties, claims, tests and other code (issue 9, traceability).
 
 Structured sources come first: each mechanism's rules table (`model/<m>/rules.py`: `RULES`, a dict of
-`conformance.monitor.Rule`, whose `params` also cite parameters), its `PROPERTIES`, and the z3 claims of
+`traces.verdict.Rule`, whose `params` also cite parameters), its `PROPERTIES`, and the z3 claims of
 `spec/claims` (`requirement` and `covers`). Everything else is found by scanning source text for catalogue
 IDs: `model/`, `conformance/`, `spec/claims/`, `traces/`, `spark_trace_check/` ("code") and `tests/`
-("tests"). Those modules are read by name at run time (importlib): nothing in `spec` imports a mechanism.
+("tests"). Those modules are read by name at run time (importlib), so that a mechanism without a rules
+table is reported, not an import error. It reads the model, so it sits above it (in `conformance`).
 
 `spec/uncited.toml` lists, with a reason, the behaviour, invariant, ordering and timing requirements that
 nothing cites yet; `spec/observability/<m>.toml` lists the parameters a trace cannot show (`[[unobservable]]`)
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spec.catalogue import SPEC_DIR, Catalogue, CatalogueError
+from traces.verdict import Rule
 
 REPO = SPEC_DIR.parent
 CATEGORIES = ("rules", "properties", "claims", "tests", "code")
@@ -79,7 +81,6 @@ def _import(name: str) -> Any | None:
 
 def rules_table(package: str) -> tuple[dict[str, Any] | None, str]:
     """`model.<package>.rules.RULES` when it is a dict of `Rule`, else None and the reason."""
-    from conformance.monitor import Rule  # the one rules-table shape (read at run time: conformance is above spec)
 
     module = _import(f"model.{package}.rules")
     if module is None:

@@ -12,34 +12,19 @@ log lines (`file:line`, TR-007). Trace scope: one import is one trace.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from conformance.audit.importer import IMPORT_KIND, MECHANISM
-from conformance.monitor import MonitorResult, Violation
+from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP
+from model.msgtrk.rules import RULES
+from model.msgtrk.smtpmon import judge_failure, judge_protocol
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import MonitorResult, Violation
 
-RULES = {
-    "msgtrk-import-start-first": "TR-008",
-    "msgtrk-shadow-on-other-server": "SR-028",
-    "msgtrk-shadow-in-boundary": "SR-015",
-    "msgtrk-shadow-before-next-hop": "SR-001",
-    "msgtrk-shadow-unconfirmed": "SR-030",
-    "msgtrk-discard-after-next-hop": "SR-052",
-    "msgtrk-promotion-after-discard": "SR-062",
-    "msgtrk-resubmit-across-boundary": "SR-025",
-    "msgtrk-safetynet-after-boundary-exit": "SR-033",
-    "msgtrk-shadow-failure-accept": "SR-019",
-    "msgtrk-shadow-failure-reject": "SR-021",
-    "msgtrk-rejection-text": "SR-020",
-}
-require(*RULES.values(), "SR-031", "SR-059")
-NEXT_HOP = frozenset({"SEND", "SENDEXTERNAL", "DELIVER"})
-_REJECT = re.compile(r"\b4\d\d[ -]4\.\d{1,3}\.\d{1,3}\b")
+require("SR-031", "SR-059")
 
 
 def where(e: Event) -> str:
@@ -96,7 +81,7 @@ class _Judge:
         self.violations.append(
             Violation(
                 rule,
-                RULES[rule],
+                RULES[rule].requirement,
                 self.trace,
                 entity,
                 tuple(e.event_id for e in evs),
@@ -144,11 +129,12 @@ class AuditMonitor:
         judge = _Judge(first.trace_id, Config.of(first))
         by_entity: dict[str, list[Event]] = defaultdict(list)
         for e in ours[1:]:
-            if "/" in e.entity and not e.entity.startswith("row:"):
+            if "/" in e.entity and not e.entity.startswith(("row:", "smtp")):
                 by_entity[e.entity].append(e)
         for entity in sorted(by_entity):
             _judge_entity(judge, entity, by_entity[entity])
-        _trace_notes(judge, first, by_entity)
+        acked = judge_protocol(judge.bad, judge.notes, judge.cfg.reject, by_entity, ours[1:])
+        _trace_notes(judge, first, by_entity, acked)
         _cross_server(judge, self.skew_ms)
         return MonitorResult.of(judge.violations, judge.notes)
 
@@ -171,15 +157,35 @@ class AuditFold:
     def finish(self) -> MonitorResult:
         return self.monitor.judge(self.first, self.ours)
 
+    def describe(self, entity: str | None = None) -> dict[str, Any]:
+        """A compact, JSON-able summary for the report: the configuration recorded at import (SR-I26) and the
+        rows of `entity` seen so far, by server. The rules are applied at the end of the import (rows are
+        paired across servers by identifiers, in any order), so this is what they will be applied to."""
+        out: dict[str, Any] = {"rows imported so far": len(self.ours)}
+        if self.first is not None and self.first.kind == IMPORT_KIND:
+            cfg = Config.of(self.first)
+            out["boundaries recorded at import"] = {k: sorted(v) for k, v in sorted(cfg.boundaries.items())} or "none"
+            out["RejectMessageOnShadowFailure"] = cfg.reject
+        if entity is not None:
+            rows: dict[str, list[str]] = defaultdict(list)
+            for e in self.ours:
+                if e.entity == entity:
+                    rows[e.node].append(e.kind)
+            out[f"rows of {entity} so far"] = {n: ", ".join(k) for n, k in sorted(rows.items())} or "none"
+        out["judged"] = "at the end of the import, all rows together"
+        return out
 
-def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]]) -> None:
+
+def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]], acked: set[str]) -> None:
     a = start.attrs
-    shadowed = sum(1 for evs in by_entity.values() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs))
+    made = {k for k, evs in by_entity.items() if any(e.kind in ("HAREDIRECT", "HAREDIRECTFAIL") for e in evs)}
+    shadowed = len(made - acked)
     if shadowed:
         judge.notes.append(
             f"{judge.trace}: SR-031 (the primary acknowledges the sender only after the shadow's "
             f"acknowledgement) is not judged for {shadowed} message(s): the acknowledgement to the "
-            "sender is not in message tracking logs, only in the SMTP protocol log (SR-I28)"
+            "sender is not in message tracking logs, only in the SMTP Receive protocol log, and no imported "
+            "protocol-log reply joins them (SR-I28, SR-I29)"
         )
     if a.get("lines_quarantined"):
         shown = "; ".join(a.get("quarantine", [])[:5])
@@ -187,7 +193,7 @@ def _trace_notes(judge: _Judge, start: Event, by_entity: dict[str, list[Event]])
             f"{judge.trace}: {a['lines_quarantined']} log line(s) could not be read and were not "
             f"judged (TR-007): {shown}"
         )
-    if shadowed and not judge.cfg.boundaries:
+    if made and not judge.cfg.boundaries:
         judge.notes.append(
             f"{judge.trace}: no transport high availability boundaries were given at import "
             "(--boundary): shadow placement and resubmission across boundaries not judged "
@@ -208,7 +214,7 @@ def _judge_entity(j: _Judge, entity: str, evs: list[Event]) -> None:
     for h in (e for e in prim if e.kind == "HAREDIRECT"):
         _judge_redirect(j, entity, primary, h, evs, hops, bound)
     for f in (e for e in prim if e.kind == "HAREDIRECTFAIL"):
-        _judge_failure(j, entity, f, prim)
+        judge_failure(j.bad, j.notes, (j.cfg.reject, j.cfg.variant), entity, f, prim)
     if bound is not None:
         for r in (e for e in evs if e.kind == "RESUBMIT" and e.node not in bound):
             j.bad(
@@ -315,49 +321,6 @@ def _judge_redirect(
             )
 
 
-def _statuses(e: Event) -> list[str]:
-    texts = list(e.attrs.get("recipient_status", []))
-    if e.attrs.get("source_context"):
-        texts.append(e.attrs["source_context"])
-    return [t for t in texts if _REJECT.search(t)]
-
-
-def _judge_failure(j: _Judge, entity: str, f: Event, prim: list[Event]) -> None:
-    after = [e for e in prim if e.seq > f.seq and e.kind != "HAREDIRECT"]
-    rejections = [(e, t) for e in after for t in _statuses(e)]
-    if not j.cfg.reject:
-        for e, text in rejections[:1]:
-            j.bad(
-                "msgtrk-shadow-failure-accept",
-                entity,
-                [f, e],
-                f"RejectMessageOnShadowFailure is false, yet after the failed shadow the message was refused "
-                f"({text!r}) instead of accepted without redundancy",
-            )
-        return
-    for s in (e for e in after if e.kind in NEXT_HOP):
-        j.bad(
-            "msgtrk-shadow-failure-reject",
-            entity,
-            [f, s],
-            f"RejectMessageOnShadowFailure is true, yet the message without a shadow went on ({s.kind})",
-        )
-    for e, text in rejections:
-        ok = "451 4.4.0" in text or (j.cfg.variant and "450 4.5.1" in text)
-        if not ok:
-            j.bad(
-                "msgtrk-rejection-text",
-                entity,
-                [f, e],
-                f"the rejection reads {text!r}, not '451 4.4.0 Message failed to be made redundant'",
-            )
-    if not rejections and not any(e.kind in NEXT_HOP for e in after):
-        j.notes.append(
-            f"{entity}: HAREDIRECTFAIL at {where(f)}: the rejection is given in the SMTP session and "
-            "is not in the tracking log (SR-I28)"
-        )
-
-
 def _cross_server(j: _Judge, skew_ms: int | None) -> None:
     """Cross-server orders through the skew check (`spec.claims.skew`): one joint system for the trace."""
     if not j.cross:
@@ -376,7 +339,7 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
             f"after it; {reversed_} recorded in reverse) not judged: give a clock-skew bound with --skew"
         )
         return
-    from spec.claims.skew import classify, resolve
+    from spec.claims.skew import classify, resolve  # z3: loaded only when a skew bound is given
 
     orderings, rows = _skew_rows(pairs)
     report = resolve(classify(rows, skew_ms, orderings), skew_ms)
@@ -408,14 +371,15 @@ def _cross_server(j: _Judge, skew_ms: int | None) -> None:
 
 
 def _skew_rows(pairs: list[tuple[str, Event, Event, str]]) -> tuple[list[Any], list[tuple]]:
-    from spec.claims.skew import Ordering
+    from spec.claims.skew import Ordering  # z3: as in _cross_server
 
     orderings: dict[tuple[str, str, str], Any] = {}
     rows: list[tuple] = []
     for i, (rule, b, a, entity) in enumerate(pairs):
-        key = (rule, b.kind, a.kind)
-        if key not in orderings:
-            orderings[key] = Ordering(rule, RULES[rule], b.kind, a.kind, "pair", where=(("rule", rule),))
-        rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule}))
-        rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule}))
+        key = (rule, b.kind, a.kind)  # an ordering judges only its own pairs: a discard after a DELIVER is
+        if key not in orderings:  # not one after a SEND whose SEND is missing (the `before` attribute)
+            where = (("rule", rule), ("before", b.kind))
+            orderings[key] = Ordering(rule, RULES[rule].requirement, b.kind, a.kind, "pair", where=where)
+        rows.append((b.event_id, b.node, b.ts_ms, b.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
+        rows.append((a.event_id, a.node, a.ts_ms, a.kind, entity, {"pair": i, "rule": rule, "before": b.kind}))
     return list(orderings.values()), rows

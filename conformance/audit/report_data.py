@@ -1,0 +1,192 @@
+"""What the HTML report shows, gathered from a check report directory: violations cause first, run facts, rules.
+
+Reads what both engines write (summary.json, violations.jsonl with the events involved, quarantine.jsonl,
+unknown.jsonl) and, when the trace files are at hand (given, or the summary's own `files`), the other events
+of each violated entity and the model's state after each of them (`conformance.audit.states`).
+
+Cause first (issue 21): violations are grouped by entity (trace and entity), the groups ordered by the time of
+their earliest violation; within a group the earliest violation is the card's head and the later ones follow
+from it (collapsed under it): they were judged on the state the earlier one left behind. A violation's time is
+its judged event's: the involved event with the highest sequence number (a fold reports a breach when it
+meets the last event the rule needed, never ahead of it). Violations with no event go last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.core_fold import CORE_RULES
+from conformance.engine.rulesets import SIMULATED_ONLY
+from model.msgtrk.rules import RULES as MSGTRK_RULES
+from model.registry import mechanisms
+
+MAX_CARDS = 200  # cards drawn with a timeline (the rest are listed)
+MAX_ENTITY_EVENTS = 60  # events on one timeline: the involved ones and their nearest neighbours
+_LAST = (float("inf"), float("inf"))
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: not a complete check report directory")
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    return out
+
+
+def judged_event(v: dict[str, Any]) -> dict[str, Any] | None:
+    """The event a violation was judged at: its involved event with the highest sequence number."""
+    events = [e for e in v.get("events", []) if e.get("event_id") in set(v.get("event_ids", []))]
+    return max(events, key=lambda e: (e["seq"], e["event_id"])) if events else None
+
+
+def when(v: dict[str, Any]) -> tuple[float, float]:
+    e = judged_event(v)
+    return (e["ts_ms"], e["seq"]) if e is not None else _LAST
+
+
+@dataclass
+class Card:
+    """One entity's violations: `head` (the earliest, the cause) and `follows` (later, collapsed under it).
+    Each violation is `(index in violations.jsonl, violation)`."""
+
+    trace_id: str
+    entity: str
+    head: tuple[int, dict[str, Any]]
+    follows: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.trace_id}\x1f{self.entity}"
+
+    def all(self) -> list[tuple[int, dict[str, Any]]]:
+        return [self.head, *self.follows]
+
+
+def cause_first(violations: list[dict[str, Any]]) -> list[Card]:
+    """The violations as cards, cause first (module docstring)."""
+    groups: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for i, v in enumerate(violations):
+        groups[(v.get("trace_id", ""), v.get("entity", ""))].append((i, v))
+    cards = []
+    for (trace, entity), items in groups.items():
+        items.sort(key=lambda iv: (*when(iv[1]), iv[1]["requirement"], iv[0]))
+        cards.append(Card(trace, entity, items[0], items[1:]))
+    cards.sort(key=lambda c: (*when(c.head[1]), c.trace_id, c.entity))
+    return cards
+
+
+def by_rule(violations: list[dict[str, Any]]) -> list[Card]:
+    """The old order (one card per violation, sorted by rule): kept for the report test's twin only."""
+    order = sorted(enumerate(violations), key=lambda iv: (iv[1]["requirement"], iv[1]["rule"], iv[0]))
+    return [Card(v.get("trace_id", ""), v.get("entity", ""), (i, v)) for i, v in order]
+
+
+def shown_events(rows: list[dict[str, Any]], involved: set[str]) -> list[dict[str, Any]]:
+    """At most `MAX_ENTITY_EVENTS` of an entity's events (seq order): the involved ones, then their nearest
+    neighbours, so a long entity never hides the events the card is about."""
+    rows = sorted(rows, key=lambda r: (r["seq"], r["event_id"]))
+    if len(rows) <= MAX_ENTITY_EVENTS:
+        return rows
+    keep = {i for i, r in enumerate(rows) if r["event_id"] in involved}
+    seeds = sorted(keep) or [0]
+    distance = 1
+    while len(keep) < MAX_ENTITY_EVENTS and distance < len(rows):
+        for i in seeds:
+            for j in (i - distance, i + distance):
+                if 0 <= j < len(rows) and len(keep) < MAX_ENTITY_EVENTS:
+                    keep.add(j)
+        distance += 1
+    return [rows[i] for i in sorted(keep)]
+
+
+def tool_version() -> str:
+    try:
+        return metadata.version("haconform")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def run_facts(files: list[str]) -> dict[str, Any]:
+    """What `haconform check` adds to summary.json for the report: the tool's version, when the run ended
+    (UTC; a report is a file output, so a timestamp of the run belongs there) and each input's SHA-256."""
+    inputs = []
+    for name in files:
+        p = Path(name)
+        if p.is_file():
+            digest = hashlib.sha256()
+            with p.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            inputs.append({"file": name, "bytes": p.stat().st_size, "sha256": digest.hexdigest()})
+        else:
+            inputs.append({"file": name, "bytes": None, "sha256": None})
+    return {
+        "tool": "haconform",
+        "version": tool_version(),
+        "finished_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "inputs": inputs,
+    }
+
+
+def _rules_of(package: str) -> dict[str, Any]:
+    try:
+        return dict(importlib.import_module(f"model.{package}.rules").RULES)
+    except (ModuleNotFoundError, AttributeError):
+        return {}
+
+
+def rules_checked(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every rule the check applied, with the events its monitor judged ("exercised") and its violations.
+
+    A rule is exercised when its monitor folded events of its mechanism (the core rules: every row checked);
+    a mechanism with no events in the input is listed with 0 and no rule of it was exercised.
+    """
+    counts = {(r["requirement"], r["rule"]): r["count"] for r in summary.get("violations_by_rule", [])}
+    by_mech = summary.get("events_by_mechanism", {})
+    applied = summary.get("rule_sets", {}).get("applied", ["core", "simulated"])
+    rows_checked = summary.get("rows_checked", 0) or 0
+    out = []
+    for name, req in CORE_RULES.items():
+        if name in SIMULATED_ONLY and "simulated" not in applied:
+            continue
+        out.append(_row("core", name, req, "", rows_checked, counts))
+    out.append(_row("core", "schema-conformance", "TR-005", "", summary.get("rows_read", 0) or 0, counts))
+    for spec in mechanisms().values():
+        if spec.name == "net" or spec.records not in summary.get("monitors", [spec.records]):
+            continue
+        events = by_mech.get(spec.records, 0)
+        for rule in _rules_of(spec.name).values():
+            out.append(_row(spec.records, rule.name, rule.requirement, rule.statement, events, counts))
+    if "msgtrk" in applied:
+        for rule in MSGTRK_RULES.values():
+            out.append(_row("msgtrk", rule.name, rule.requirement, rule.statement, by_mech.get("msgtrk", 0), counts))
+    known = {(r["requirement"], r["rule"]) for r in out}
+    for (req, name), n in sorted(counts.items()):  # a rule the tables above do not list (never dropped)
+        if (req, name) not in known:
+            out.append({"mechanism": "?", "rule": name, "requirement": req, "statement": "", "events": None,
+                        "violations": n})  # fmt: skip
+    return out
+
+
+def _row(mech: str, name: str, req: str, statement: str, events: int, counts: dict) -> dict[str, Any]:
+    return {
+        "mechanism": mech,
+        "rule": name,
+        "requirement": req,
+        "statement": statement,
+        "events": events,
+        "violations": counts.get((req, name), 0),
+    }

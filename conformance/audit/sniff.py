@@ -1,0 +1,126 @@
+"""Which of the given files are logs the importer reads, told by their content, never by their names.
+
+FIELD-NOTES, "The real formats a user has": message tracking logs carry `#Log-type: Message Tracking Log`
+and a `#Fields` line with `event-id` and `internal-message-id`; SMTP protocol logs carry
+`#Log-type: SMTP Receive Protocol Log` or `SMTP Send Protocol Log` and the nine-column `#Fields` line
+(`date-time, connector-id, session-id, sequence-number, local-endpoint, remote-endpoint, event, data, context`).
+Rows exported by log shippers and SIEMs come without any header: a first line that starts with an ISO 8601
+time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows.
+
+A file named on the command line is read whatever its name (one that looks like no log is read as message
+tracking, so each of its lines is quarantined with the reason: nothing silent). In a directory every file is
+looked at; each one not read is listed with the reason, in the output and in `IMPORT_START` (TR-007).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spec.catalogue import require
+
+require("TR-007")
+
+TRACKING_COUNTS = (21, 26, 27, 30)
+PROTOCOL_COUNT = 9
+_HEAD = 65536
+_ISO_START = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+
+
+@dataclass
+class Inputs:
+    """What discovery found: tracking logs, protocol logs (with their direction) and the files not read."""
+
+    tracking: list[tuple[Path, str]] = field(default_factory=list)
+    protocol: list[tuple[Path, str, str]] = field(default_factory=list)  # path, label, "receive" | "send"
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # label, reason
+
+    def skipped_lines(self) -> list[str]:
+        return [f"{label}: {reason}" for label, reason in self.skipped]
+
+
+def sniff(path: Path) -> tuple[str | None, str]:
+    """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is)."""
+    with path.open("rb") as f:
+        head = f.read(_HEAD)
+    if not head.strip():
+        return None, "empty file"
+    if b"\x00" in head:
+        return None, "binary file (NUL bytes), not a text log"
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [x.rstrip("\r") for x in text.split("\n") if x.strip()]
+    log_type = next((x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("#log-type:")), None)
+    fields = next((x.split(":", 1)[1] for x in lines if x.startswith("#Fields:")), None)
+    columns = {c.strip() for c in fields.split(",")} if fields is not None else set()
+    if log_type is not None:
+        kind = {
+            "message tracking log": "msgtrk",
+            "smtp receive protocol log": "receive",
+            "smtp send protocol log": "send",
+        }.get(log_type.lower())
+        return (kind, log_type) if kind else (None, f"a {log_type!r} log (#Log-type), not one this import reads")
+    if fields is not None:
+        if {"event-id", "internal-message-id"} <= columns:
+            return "msgtrk", "#Fields line of message tracking"
+        if {"session-id", "sequence-number", "event"} <= columns:
+            return None, "SMTP protocol log without #Log-type: Receive or Send cannot be told"
+        return None, f"#Fields line of another log ({fields.strip()[:60]!r})"
+    first = next((x for x in lines if not x.startswith("#")), "")
+    count = len(next(csv.reader([first]), []))
+    if _ISO_START.match(first) and count in TRACKING_COUNTS:
+        return "msgtrk", f"header-less rows with {count} columns"
+    if _ISO_START.match(first) and count == PROTOCOL_COUNT:
+        return None, "header-less SMTP protocol log rows: Receive or Send cannot be told without #Log-type"
+    return None, f"not a message tracking or SMTP protocol log (first line {first[:60]!r})"
+
+
+def discover(paths: list[str], *, protocol: bool = True) -> Inputs:
+    """Every file under `paths` sorted into read (tracking, protocol) and skipped-with-reason.
+
+    Labels are the paths as given (joined for files found in a directory), so an auditor can open them.
+    `protocol=False` lists SMTP protocol logs as skipped instead of reading them."""
+    found = Inputs()
+    for given in paths:
+        p = Path(given)
+        if p.is_file():
+            _place(found, p, given, explicit=True, protocol=protocol)
+        elif p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file():
+                    _place(found, f, str(Path(given) / f.relative_to(p)), explicit=False, protocol=protocol)
+        else:
+            raise FileNotFoundError(f"{given}: no such file or directory")
+    return found
+
+
+def _place(found: Inputs, path: Path, label: str, *, explicit: bool, protocol: bool) -> None:
+    try:
+        kind, why = sniff(path)
+    except OSError as exc:
+        found.skipped.append((label, f"cannot be read ({exc.strerror or exc})"))
+        return
+    if kind == "msgtrk" or (kind is None and explicit):
+        found.tracking.append((path, label))
+    elif kind in ("receive", "send") and protocol:
+        found.protocol.append((path, label, kind))
+    elif kind in ("receive", "send"):
+        found.skipped.append((label, f"SMTP {kind} protocol log, not read (--no-protocol-logs)"))
+    else:
+        found.skipped.append((label, why))
+
+
+def unaccounted(paths: list[str], inputs: Inputs) -> list[str]:
+    """Files under `paths` that discovery neither read nor listed as skipped (must be none: TR-007)."""
+    known = {label for _, label in inputs.tracking}
+    known |= {label for _, label, _ in inputs.protocol} | {label for label, _ in inputs.skipped}
+    missing = []
+    for given in paths:
+        p = Path(given)
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else []
+        for f in files:
+            label = given if f == p else str(Path(given) / f.relative_to(p))
+            if label not in known:
+                missing.append(label)
+    return missing

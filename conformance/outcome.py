@@ -1,0 +1,120 @@
+"""What the single-process drivers share (`conformance.pycheck` for a corpus, `conformance.dataset_check` for an
+ingested dataset, `conformance.incremental`), so that none of them imports another: a group of whole traces
+judged in memory (a trace out of seq order, TR-001), the attaching of each violation's events, TR-002's exact
+second read, and the report (`finish_outcome`). The monitor list is the registry's (`model.registry`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from conformance.check import duplicate_id_violations, run_scope, trace_contexts, trace_rules
+from conformance.engine.stream import unknown_rows
+from conformance.report import CheckOutcome, count_rules, violation_key
+from traces.dataset import id_hash
+from traces.io import iter_trace_file
+from traces.schema import Event
+
+DEFAULT_CAP = 100_000
+
+
+def violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
+    """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group."""
+    by_trace: dict[str, list[Event]] = {}
+    for e in events:
+        by_trace.setdefault(e.trace_id, []).append(e)
+    found = [v.to_json() for t in sorted(by_trace) for v in trace_rules(t, by_trace[t])]
+    contexts = trace_contexts(events)
+    for scope in ("entity", "trace"):  # every monitor of a scope in one pass (conformance.check.ScopeStream)
+        scoped = [(name, monitor) for name, monitor in runs if monitor.scope == scope]
+        for name, _, res in run_scope(scoped, scope, events, contexts) if scoped else ():
+            found.extend(v.to_json() for v in res.violations)
+            unknown.extend(unknown_rows(name, res))
+    return found
+
+
+def attach_events(violations: list[dict], events: list[Event]) -> None:
+    wanted = {i for v in violations for i in v["event_ids"]}
+    rows: dict[str, list[dict]] = {}
+    for e in events:
+        if e.event_id in wanted:
+            rows.setdefault(e.event_id, []).append(e.to_row())
+    for v in violations:
+        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
+
+
+def attach_from(violations: list[dict], held: list[Event], files: list, traces: set[str]) -> None:
+    """Attach each violation's events: from the held events when they hold them all, else by reading the
+    group's files again, only for a group with violations (streamed events are not kept)."""
+    if not violations:
+        return
+    wanted = {i for v in violations for i in v["event_ids"]}
+    if wanted <= {e.event_id for e in held}:
+        attach_events(violations, held)
+        return
+    chosen: list[Event] = []
+    for tf in files:
+        for part in iter_trace_file(tf):
+            chosen.extend(e for e in part.events if e.event_id in wanted and e.trace_id in traces)
+    attach_events(violations, chosen)
+
+
+def finish_outcome(
+    *,
+    engine: str,
+    files: list[str],
+    rows_read: int,
+    rows_checked: int,
+    quarantine: list[dict],
+    violations: list[dict],
+    unknown: list[dict],
+    by_mechanism: dict[str, int],
+    monitors: list[str],
+    files_skipped: list[dict[str, str]],
+    duplicates: tuple[list[dict], dict[str, list[Event]]],
+    cap: int,
+) -> CheckOutcome:
+    """The report of a check (a corpus or an ingested dataset): TR-002 violations added, and a violation whose
+    event ID is used elsewhere too gets that ID's events from the whole corpus in recording order; violations
+    and notes in report order; lists cut at `cap` (totals are counted before the cut)."""
+    dup_violations, same = duplicates
+    for v in violations:
+        if any(i in same for i in v["event_ids"]):
+            v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
+    violations.extend(dup_violations)
+    unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
+    violations.sort(key=violation_key)
+    return CheckOutcome(
+        engine=engine,
+        files=files,
+        rows_read=rows_read,
+        rows_checked=rows_checked,
+        rows_quarantined=len(quarantine),
+        quarantine=quarantine[:cap],
+        violations_total=len(violations),
+        violations=violations[:cap],
+        violations_by_rule=count_rules(violations),
+        unknown=unknown[:cap],
+        unknown_total=len(unknown),
+        events_by_mechanism=by_mechanism,
+        monitors=monitors,
+        files_skipped=files_skipped,
+    )
+
+
+def duplicate_ids(
+    files: list, repeated: set[int], hash_of: Callable[[str], int] = id_hash
+) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly: a second read keeps only the events whose ID hash (by `hash_of`, the function that
+    made the hashes) was seen twice, in recording order."""
+    same: dict[str, list[Event]] = {}
+    for tf in files:
+        for part in iter_trace_file(tf):
+            for e in part.events:
+                if hash_of(e.event_id) in repeated:
+                    same.setdefault(e.event_id, []).append(e)
+    same = {i: evs for i, evs in same.items() if len(evs) > 1}
+    dups = [e for evs in same.values() for e in evs]
+    out = [v.to_json() for v in duplicate_id_violations(dups)]
+    attach_events(out, dups)
+    return out, same

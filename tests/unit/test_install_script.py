@@ -1,0 +1,58 @@
+"""`scripts/install.sh` puts Chromium only on the test path (`.ci/run`), not on every user's machine (issue 21).
+
+The script runs with stub `java`, `apt-get`, `sudo` and Python on a PATH holding no Chromium; the stubs log
+their arguments. Twin: with `--with-chromium` (what `.ci/run` gives) the same run asks apt-get for chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "calls.log"
+    log.unlink(missing_ok=True)
+    for tool in ("dirname", "head", "id", "cat"):
+        found = shutil.which(tool)
+        assert found, tool
+        if not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(found)
+    for stub in ("java", "apt-get", "sudo", "python-stub"):
+        (bin_dir / stub).write_text(f'#!/bin/bash\necho "{stub} $*" >> {log}\n')
+        (bin_dir / stub).chmod(0o755)
+    env = {"PATH": str(bin_dir), "PYTHON": "python-stub", "HACONFORM_JVM_ARCHIVE": "off", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["/bin/bash", str(ROOT / "scripts" / "install.sh"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
+    return done.returncode, log.read_text() if log.exists() else ""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a bash script")
+def test_user_install_does_not_install_chromium_ci_does(tmp_path):
+    status, calls = _run(tmp_path, "--no-run")
+    assert status == 0, calls
+    assert "python-stub -m pip install" in calls and "chromium" not in calls
+    status, calls = _run(tmp_path, "--no-run", "--with-chromium")  # twin: the test path installs it
+    assert status == 0 and "apt-get install -y -qq chromium" in calls
+    assert "--with-chromium" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_unknown_option_is_a_usage_error(tmp_path):
+    assert _run(tmp_path, "--bogus")[0] == 2
