@@ -15,15 +15,9 @@ request and are not runs. A crash or restart of the store starts its schedule af
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from model.pf.foldstate import FoldState
 from spec.catalogue import require
 from traces.schema import Event
-
-if TYPE_CHECKING:
-    from model.pf.monitor import PfFold as _Base
-else:
-    _Base = object
 
 require("PF-038", "BF-036")
 
@@ -35,7 +29,7 @@ NAMES = {
 }
 
 
-class Schedule(_Base):
+class Schedule(FoldState):
     def init_schedule(self) -> None:
         self.runs: dict[tuple[str, str], tuple[int, int]] = {}  # (store, activity) -> (last run, interval then)
         self.changed_at: dict[str, int] = {}  # store -> when it last recorded a local CHANGE
