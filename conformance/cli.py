@@ -36,6 +36,7 @@ EXTRA_COMMAND_MODULES = (
     "conformance.audit.cli",
     "conformance.suite_cli",
     "conformance.ingest_cli",
+    "conformance.upgrade",
     "conformance.shrink",
     "conformance.explore.cli",
 )

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from conformance import pycheck
 from conformance.check import verdict
 from conformance.engine.rulesets import IMPORTED_KIND
-from conformance.pycheck import check_paths
 from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
 from traces.schema import Event, is_context_kind
@@ -126,7 +126,7 @@ def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX
 def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None) -> tuple[Target, dict, frozenset[str]]:
     """The real engine's first violation of `rule` (of `entity`): the target, the violation, and the rules
     its trace breaks."""
-    outcome = check_paths([trace], skew_ms=skew_ms)
+    outcome = pycheck.check_paths([trace], skew_ms=skew_ms)
     fired = [v for v in outcome.violations if v["rule"] == rule and (entity is None or v["entity"] == entity)]
     if not fired:
         rules = sorted({v["rule"] for v in outcome.violations})
@@ -221,7 +221,7 @@ def shrink(
 def recheck(path: Path, result: Shrunk, skew_ms: int | None) -> None:
     """The written candidate, checked by the real engine: raise unless the target fires on it and it breaks
     no rule the input did not."""
-    outcome = check_paths([str(path)], skew_ms=skew_ms)
+    outcome = pycheck.check_paths([str(path)], skew_ms=skew_ms)
     rules = sorted({v["rule"] for v in outcome.violations})
     if not any(result.target.hit(v) for v in outcome.violations):
         raise RecheckFailed(

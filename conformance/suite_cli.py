@@ -21,7 +21,7 @@ from conformance.check import verdict
 from conformance.harness.core import StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
-from conformance.harness.protocol_doc import DOC_PATH, render
+from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
 from conformance.harness.report import (
     ReplayFileError,
     all_runs_coverage,
@@ -303,16 +303,18 @@ def _explore_text(row: dict[str, Any] | None) -> str:
 
 def _cmd_protocol_doc(args: argparse.Namespace) -> int:
 
-    text = render()
     path = Path(args.out) if args.out else DOC_PATH
+    docs = [(path, render())]
+    if not args.out and TRACES_README.exists():  # an installed package ships traces/README.md beside the code
+        docs.append((TRACES_README, render_traces_readme(TRACES_README.read_text(encoding="utf-8"))))
     if args.check:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != text:
-            print(f"haconform protocol-doc: {path} is out of date; run `haconform protocol-doc`", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {path}", file=sys.stderr)
+        stale = [p for p, text in docs if (p.read_text(encoding="utf-8") if p.exists() else "") != text]
+        for p in stale:
+            print(f"haconform protocol-doc: {p} is out of date; run `haconform protocol-doc`", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in docs:
+        p.write_text(text, encoding="utf-8")
+        print(f"wrote {p}", file=sys.stderr)
     return 0
 
 
@@ -401,9 +403,10 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "protocol-doc",
-        help="regenerate conformance/PROTOCOL.md from the JSON Schemas",
+        help="regenerate conformance/PROTOCOL.md and the vocabulary of traces/README.md",
         description="Write (or with --check, verify) the stdio protocol document generated "
-        "from conformance/harness/schemas/*.json.",
+        "from conformance/harness/schemas/*.json and the event vocabulary tables (model/*/vocabulary.py), "
+        "and the generated vocabulary block of traces/README.md.",
     )
     p.add_argument("--check", action="store_true", help="exit 1 if the document is not current")
     p.add_argument("--out", help="write elsewhere")

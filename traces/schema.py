@@ -20,9 +20,10 @@ SCHEMA_VERSION = 2
 OLDER_VERSIONS = {
     1: "version 2 records the configuration as context events (SR_CONFIG for sr, PF_CONFIG for pf, "
     "AM_DAG_CONFIG for am), names the dial AM_CONFIG (was SERVER_DIAL), records XQUERYDISCARD before what it "
-    "causes and MOUNTED before the COPY_STATE that reports it; re-record the trace with this haconform "
-    "(haconform simulate, conform or import), or add those events, keep those orders and set schema_version 2 "
-    "(traces/README.md)",
+    "causes and MOUNTED before the COPY_STATE that reports it; upgrade it with `haconform upgrade OLD --out NEW` "
+    "(mechanical where the configuration is in the trace; otherwise it names what is missing), re-record it with "
+    "this haconform (haconform simulate, conform or import), or add those events, keep those orders and set "
+    "schema_version 2 (traces/README.md)",
 }
 MECHANISMS = ("core", "sr", "am", "pf", "msgtrk")  # msgtrk: imported Exchange message tracking logs
 KIND_PATTERN = r"^[A-Za-z][A-Za-z0-9_.:-]*$"

@@ -1,7 +1,9 @@
-"""Generate `conformance/PROTOCOL.md` from the JSON Schemas the adapter validates against.
+"""Generate `conformance/PROTOCOL.md` from the JSON Schemas the adapter validates against and the event
+vocabulary tables (`model/<mechanism>/vocabulary.py`, `model/kernel/vocabulary.py`), and the generated block
+of `traces/README.md` from the same tables (issue 18: the vocabulary in the shipped docs).
 
-`haconform protocol-doc` writes it; `haconform protocol-doc --check` (and a test) fails when it is stale.
-The schemas in `schemas/*.json` are the source; this module only renders them.
+`haconform protocol-doc` writes both; `haconform protocol-doc --check` (and a test) fails when either is stale.
+The schemas in `schemas/*.json` and the vocabulary tables are the source; this module only renders them.
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from typing import Any
 from conformance.harness.process import schema
 from conformance.harness.replayfile import FORMAT_DOC
 from conformance.harness.search import MECHANISMS
+from model.am.vocabulary import VOCABULARY as AM_VOCABULARY
+from model.kernel.vocabulary import VOCABULARY as CORE_VOCABULARY
+from model.pf.vocabulary import VOCABULARY as PF_VOCABULARY
+from model.sr.vocabulary import VOCABULARY as SR_VOCABULARY
+from traces.vocabulary import Vocabulary, render_all, splice
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "PROTOCOL.md"
+TRACES_README = Path(__file__).resolve().parent.parent.parent / "traces" / "README.md"
+VOCABULARIES: tuple[Vocabulary, ...] = (CORE_VOCABULARY, SR_VOCABULARY, AM_VOCABULARY, PF_VOCABULARY)
 
 INTRO = """\
 # The haconform stdio protocol
@@ -28,8 +37,9 @@ on its stdout, strictly in turn. Anything the program writes to stderr is kept f
 - **Requests** carry `id`, `op`, `args` and `now_ms`, the virtual time in milliseconds since the Unix
   epoch (UTC). The program never reads a clock: time passes only through `advance` (and `finish`).
 - **Replies** repeat the `id` and carry `events`: every event the system recorded while handling the
-  request, in recording order, each with `ts_ms`, `node`, `entity`, `kind` and `attrs` (the kinds and
-  attributes of the mechanism's README, `model/<mechanism>/README.md`). The harness adds `trace_id`,
+  request, in recording order, each with `ts_ms` (never before the request's `now_ms`), `node`, `entity`,
+  `kind` and `attrs` (every kind, its attributes and the ordering rules: "The event vocabulary" at the end of
+  this document; the same tables are in `traces/README.md`). The harness adds `trace_id`,
   `seq`, `event_id` and `mechanism` and judges the events with the same monitors as `haconform check`.
   `result` is the operation's result (`null` when it has none); `error` reports a request the program
   could not handle (a failure of the run).
@@ -47,7 +57,8 @@ on its stdout, strictly in turn. Anything the program writes to stderr is kept f
 - **Replays**: a failure writes a replay file; `haconform replay FILE --sut "COMMAND"` sends exactly the same
   requests again and prints each step's events.
 
-Reference programs (standard library only): `examples/sut/sr_node.py`, `am_node.py`, `pf_node.py`.
+Reference programs (standard library only) are in the haconform source repository, not in the installed
+package: `sr_node.py`, `am_node.py` and `pf_node.py` in its directory `examples/sut`.
 """
 
 
@@ -97,4 +108,23 @@ def render() -> str:
             parts.append(f"### `{op}`\n\n{spec['description']}\n\nArguments:\n")
             parts.extend(_fields(spec["args"]))
             parts.append(f"\nResult: {_type(spec['result'])}\n")
+    parts.append(VOCABULARY_INTRO)
+    parts.append(render_all(VOCABULARIES))
     return "\n".join(parts).rstrip() + "\n"
+
+
+VOCABULARY_INTRO = """## The event vocabulary
+
+Every event kind a system records, per mechanism (`mechanism` column; the harness sets it), who records it
+(`node`), what it concerns (`entity`), its attributes with their types and meaning, and the ordering rules: what
+must precede what in seq order when events share an instant. An event of sr, am or pf whose kind is not listed
+is judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). An attribute marked
+optional may be absent; every other attribute is recorded on every event of the kind. Attributes that restate
+a fact the monitor derives (the boundary, a site, a database ID, a configured value) are compared with it: a
+mismatch is a violation (`*-as-recorded`, `*-record-as-derived`).
+"""
+
+
+def render_traces_readme(current: str) -> str:
+    """`traces/README.md` with its generated vocabulary block replaced by the current tables."""
+    return splice(current, render_all(VOCABULARIES))

@@ -86,6 +86,8 @@ class AmMonitor:
 _TABLE = Replay.TABLE  # kind -> (check, transition), as `Replay.step` dispatches
 _NOTHING = (None, None)
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
+# kinds whose database may be one the trace never began (`AmFold._unseen`): every database kind but its creation
+_UNSEEN_CHECKED = ev.KINDS - ev.DAG_KINDS - {ev.DB_CREATE, ev.AM_CONFIG, ev.AM_DAG_CONFIG}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
 
 
@@ -136,6 +138,7 @@ class AmFold:
         self.last: Event | None = None  # the last `am` event folded: the end-of-trace checks cite it
         self.stopped: str | None = None  # where a malformed event stopped the replay
         self.result: MonitorResult | None = None
+        self.unseen: dict[str, list] = {}  # what no rule can judge -> [count, first event ID, its kind]: notes
 
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
@@ -158,6 +161,8 @@ class AmFold:
                 self._configure(e)
         if am and self.live:  # `_step` and `Replay.step`, written out: the path of nearly every event
             r = self.replay
+            if kind in _UNSEEN_CHECKED and self._unseen(r, e):
+                return
             self.last = e
             try:
                 if kind == ev.AM_DAG_CONFIG:
@@ -180,6 +185,18 @@ class AmFold:
         return self.result
 
     # --- the parts ------------------------------------------------------------------------------------
+    def _unseen(self, r: Replay, e: Event) -> bool:
+        """An event of a database whose beginning the trace does not show (issue 18, family 2): recorded before
+        the database's DB_CREATE (a trace cut at the front, or a database of another system). No rule can judge
+        it: it is counted, with the reason, in the notes (verdict unknown) and not replayed, where it used to stop
+        the replay with a KeyError. True: the event is not judged."""
+        if e.entity in r.w.dbs:
+            return False
+        why = f"database {e.entity}, whose DB_CREATE is not in the trace"
+        seen = self.unseen.setdefault(why, [0, e.event_id, e.kind])
+        seen[0] += 1
+        return True
+
     def _watch(self, e: Event) -> None:
         kind = e.kind
         if kind in ev.DAG_STATE_KINDS:
@@ -293,4 +310,9 @@ class AmFold:
                 r.flush_record(r.runs[db])
         own = self.own
         violations = [v for v in r.out if v.entity in own]
-        return MonitorResult.of(violations, [*r.notes, self.stopped] if self.stopped else r.notes)
+        notes = [*r.notes, self.stopped] if self.stopped else list(r.notes)
+        notes += [
+            f"am: {n} event(s) of {why} (first: {kind} {first}): its beginning is not in the trace, not judged"
+            for why, (n, first, kind) in sorted(self.unseen.items())
+        ]
+        return MonitorResult.of(violations, notes)

@@ -40,11 +40,21 @@ class Handlers(FoldState):
         sent = self.sends.get(msg_id)
         return ACTIVE if sent is None else sent[2]
 
+    def unseen(self, ev: Event, what: str) -> None:
+        """An event of a replica whose beginning the trace does not show (no REPLICA_CREATE of the folder at that
+        store, or one removed): no rule can judge it, so it is noted as unjudgeable with the reason (issue 18). A
+        local folder (FOLDER_CREATE replicating false) has no replica: its own store's events are not noted."""
+        if self.local_home.get(ev.entity) == ev.node:
+            return
+        self.notes.append(f"{ev.event_id}: {ev.node} records {what} {ev.entity} ({ev.kind}) without a replica of it "
+                          "in the trace (no REPLICA_CREATE there): not judged")  # fmt: skip
+
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
         self.changes[a["cn"]] = c
         self.change_fid[a["cn"]] = fid
+        self.changed_at[store] = ev.ts_ms
         rep = self.reps.get((store, fid))
         if fid == HIERARCHY:
             self.hier_targets.add(c.target)
@@ -56,6 +66,8 @@ class Handlers(FoldState):
                     ev,
                     not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
                 )
+        if rep is None and fid != HIERARCHY:
+            self.unseen(ev, "a change to")
         if rep is not None:
             was = bool(rep.unsent)
             self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
@@ -116,6 +128,10 @@ class Handlers(FoldState):
             else:  # only a delete-pending replica's deadlines read it (`derive`): none re-derived
                 self.last_request[(store, fid)] = ev.ts_ms
         if route == "broadcast":
+            if not self.triggered_by_change(ev):
+                hier = fid == HIERARCHY
+                self.schedule_run(ev, "hierarchy" if hier else "content",
+                                  p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
             if not msg.changes:
                 self.flag("no-empty-broadcast", ev, f"a regular {a.get('type')} broadcast carries no update")
             rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
@@ -275,6 +291,7 @@ class Handlers(FoldState):
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if rep is None:
+            self.unseen(ev, "a backfill check of")
             return
         recorded = [
             (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
@@ -283,6 +300,7 @@ class Handlers(FoldState):
         for _, cns in recorded:
             asked = asked | cns
         self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
+        self.schedule_run(ev, "backfill", self.ctx(store).params.backfill_check_ms)
         due = S.due_entries(rep, ev.ts_ms)
         chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
         early = CNSet()
@@ -311,6 +329,7 @@ class Handlers(FoldState):
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if rep is None:
+            self.unseen(ev, "a status expiry of")
             return
         p = self.ctx(store).params
         if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):

@@ -24,6 +24,7 @@ from model.pf.foldstate import Mark
 from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
 from model.pf.rules import RULES
+from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
@@ -39,12 +40,13 @@ REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # wh
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
 
 
-class PfFold(Handlers, Lifecycle, Deadlines):
+class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
     """One trace's judgement in progress: the state of every replica, message and obligation."""
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         super().__init__(context)
         self.init_deadlines()
+        self.init_schedule()
 
     # --- the fold ---------------------------------------------------------------------------------------
     def feed(self, ev: Event) -> None:
@@ -67,6 +69,7 @@ class PfFold(Handlers, Lifecycle, Deadlines):
                 self.note_fault(ev)
                 if kind in ("CRASH", "RESTART"):
                     self.lifecycle(ev)
+                    self.schedule_reset(ev.node)
             return
         if self.cfg is None:
             note = f"{ev.event_id}: no PF_CONFIG before the first pf event: the configuration to judge by is unknown"

@@ -171,6 +171,15 @@ RULES: dict[str, Rule] = {
             ("PF-P01", "PF-P02"),
         ),
         _r(
+            "broadcast-not-early",
+            "PF-038",
+            "always",
+            "two regular broadcasts of a store, hierarchy (content), come at least ReplicationSendFolderTree "
+            "(ReplicationSendAlways) apart while it stays up; a broadcast at the instant of a local change is "
+            "allowed at any time (PF-I17)",
+            ("PF-P01", "PF-P02"),
+        ),
+        _r(
             "status-thread-late",
             "PF-030",
             "always",
@@ -183,6 +192,14 @@ RULES: dict[str, Rule] = {
             "always",
             "an entry whose time-out expired is acted on within ReplicationTimeout while the store is up",
             ("PF-P07", *_LADDER),
+        ),
+        _r(
+            "backfill-check-not-early",
+            "BF-036",
+            "always",
+            "two backfill checks of a store that act on due entries come at least ReplicationTimeout apart while it "
+            "stays up",
+            ("PF-P07",),
         ),
         _r(
             "maintenance-removal",

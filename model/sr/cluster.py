@@ -42,6 +42,7 @@ class Session:
     deadline: Any = None
     shadow: str = ""
     done: bool = False
+    inbound_closed: bool = False  # the sender's session timed out: a later ACCEPT cannot reach the sender
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,7 @@ class Cluster(Maintenance):
         if sess.done:
             return
         self.emit(sess.primary, msg, ev.SESSION_TIMEOUT, inst=inst, session="inbound", timeout="ConnectionTimeout")
+        sess.inbound_closed = True
         if not self.pol.abort_on_inbound_timeout():
             return
         self.sim.cancel(sess.attempt)
@@ -318,6 +320,7 @@ class Cluster(Maintenance):
         sess.done = True
         self.sim.cancel(sess.deadline)
         p = sess.primary
+        acked = acked and not sess.inbound_closed  # the answer needs the sender's session (SR-039, SR-I22)
         self.emit(
             p,
             msg,

@@ -166,22 +166,38 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 
 def _timeout(w: World, iv: Inst, e: Event) -> list[Breach]:
+    """SR-039, SR-I22: a shadow session times out no earlier than the first inactivity time-out after it opened;
+    the sender's session at any moment after its data arrived (ConnectionTimeout counts from the connection's
+    opening, which may precede the data), but no later than ConnectionTimeout after RECEIVE."""
     out, cfg = [], w.cfg
     if e.attrs["session"] == "inbound":
-        waited, least, what = e.ts_ms - iv.received_ms, cfg.inbound_min_ms(), "the sender's session"
         iv.inbound_open = False
-    else:
-        waited, least, what = e.ts_ms - iv.attempt_ms, cfg.shadow_idle_ms(), "the shadow session"
-        if not iv.attempt_open:
-            out.append(breach("primary-record-as-derived", (e,), "a shadow session timed out but none was open"))
+        waited, most = e.ts_ms - iv.received_ms, cfg.inbound_max_ms()
+        if waited > most:
+            out.append(breach("session-timeout", (e,), f"the sender's session timed out {waited} ms after its data "
+                              f"arrived: it opened no later than the data, so ConnectionTimeout ({most} ms) had "
+                              "closed it before"))  # fmt: skip
+        return out
+    waited, least = e.ts_ms - iv.attempt_ms, cfg.shadow_idle_ms()
+    if not iv.attempt_open:
+        out.append(breach("primary-record-as-derived", (e,), "a shadow session timed out but none was open"))
     if waited < least:
-        out.append(breach("session-timeout", (e,), f"{what} timed out after {waited} ms, before the configured "
-                          f"{least} ms"))  # fmt: skip
+        out.append(breach("session-timeout", (e,), f"the shadow session timed out after {waited} ms, before the "
+                          f"configured {least} ms"))  # fmt: skip
     return out
 
 
+def _open_too_long(w: World, iv: Inst, e: Event) -> list[Breach]:
+    """An answer in the sender's session later than ConnectionTimeout after its data (SR-039, SR-I22)."""
+    waited, most = e.ts_ms - iv.received_ms, w.cfg.inbound_max_ms()
+    if not (e.attrs.get("acked") or e.kind == ev.REJECT) or not iv.inbound_open or waited <= most:
+        return []
+    return [breach("session-timeout", (e,), f"the sender's session is answered {waited} ms after its data arrived, "
+                   f"longer than ConnectionTimeout ({most} ms) lets a connection stay open")]  # fmt: skip
+
+
 def _accept(w: World, iv: Inst, e: Event) -> list[Breach]:
-    out = []
+    out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
     if (e.attrs.get("redundant") and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
         b = breach("shadow-before-ack", (e,), "the primary accepted the message before the shadow server "
@@ -197,7 +213,7 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Breach]:
 
 
 def _reject(w: World, iv: Inst, e: Event) -> list[Breach]:
-    out, text = [], e.attrs["response"]
+    out, text = _open_too_long(w, iv, e), e.attrs["response"]
     if not (text == ev.REJECTION_TEXT or (w.cfg.accept_variant and text.startswith(ev.REJECTION_VARIANT))):
         out.append(breach("rejection-text", (e,), f"the rejection reads {text!r}, not {ev.REJECTION_TEXT!r}"))
     if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):

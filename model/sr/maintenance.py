@@ -271,6 +271,26 @@ def _discard_expire(w: World, iv: Inst, e: Event) -> list[Breach]:
     return out
 
 
+def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> list[Breach]:
+    """SR-078, SR-I30: a heartbeat is early only when every allowed schedule forbids it: it comes sooner than
+    ShadowHeartbeatFrequency after the pair's previous heartbeat in this run of the shadow server (a periodic
+    timer; the smaller of the values in force at the two, should it have changed) and sooner than that after the
+    pair's last successful session or the first shadow held (the seed's words: a session is opened when none was
+    for the interval, so a failed one may be retried at once)."""
+    last = w.last_heartbeat.get(pair)
+    w.last_heartbeat[pair] = (e.ts_ms, hb)
+    boot = w.boot.get(e.node, NEVER)
+    if last is None or last[0] < boot:
+        return []
+    gap, least = e.ts_ms - last[0], min(last[1], hb)
+    quiet = e.ts_ms - max(w.contact.get(pair, NEVER), w.held_since.get(pair, NEVER), boot)
+    if gap >= least or quiet >= hb:
+        return []
+    return [breach("heartbeat-not-early", (e,), f"{e.node} sent a heartbeat to {pair[1]} {gap} ms after its previous "
+                   f"one and {quiet} ms after its last session with it, both sooner than ShadowHeartbeatFrequency "
+                   f"({least} ms)")]  # fmt: skip
+
+
 def query(w: World, e: Event) -> list[Breach]:
     """One XQUERYDISCARD of a shadow server to a primary (entity `hb:<shadow>><primary>`; SR-053..SR-056)."""
     a, out, s = e.attrs, [], e.node
@@ -279,6 +299,10 @@ def query(w: World, e: Event) -> list[Breach]:
     if ok and not w.reach(s, p):
         out.append(breach("shadow-record-as-derived", (e,), f"{s} records a successful session with {p} although "
                           "the recorded faults leave one of them down or cut off"))  # fmt: skip
+    unknown = [x for x in (s, p) if w.topo is not None and x not in w.topo]
+    if unknown:
+        out.append(breach("topology-as-recorded", (e,), f"{' and '.join(unknown)} not a server of the recorded "
+                          "topology"))  # fmt: skip
     held = w.held_count(pair)
     if "held" in a and a["held"] != held:
         out.append(breach("shadow-record-as-derived", (e,), f"{s} says it holds {a['held']} shadows for {p}; the "
@@ -288,6 +312,8 @@ def query(w: World, e: Event) -> list[Breach]:
         if e.ts_ms - base > hb:
             out.append(breach("heartbeat-frequency", (e,), f"{s} waited {e.ts_ms - base} ms before querying {p} "
                               f"while holding shadows for it, over ShadowHeartbeatFrequency ({hb} ms)"))  # fmt: skip
+    if a.get("reason") == "heartbeat":
+        out += _heartbeat_not_early(w, e, pair, hb)
     if a.get("heartbeat_ms", hb) != hb:
         out.append(breach("config-as-recorded", (e,), f"XQUERYDISCARD records heartbeat_ms {a['heartbeat_ms']}, "
                           f"the configuration says {hb}"))  # fmt: skip

@@ -120,6 +120,7 @@ class SrFold:
         self.snapshots: set[str] = set()
         self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
         self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire`)
+        self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
     def feed(self, e: Event, _context: bool = False) -> None:
@@ -137,6 +138,8 @@ class SrFold:
                 return  # a context event already taken (`ContextCursor.taken`)
         w, name = self.world, e.entity
         touched: Sequence[str] = ()
+        if e.mechanism == _MECH and w.topo is not None and self._foreign(w.topo, e):
+            return
         if e.mechanism == _MECH:
             receives = self.receives  # the notes on the messages the trace does not show whole (`notes`)
             if kind in _NOTED or name not in receives:  # else nothing to note
@@ -179,6 +182,22 @@ class SrFold:
         return MonitorResult.of(self.violations, self.notes())
 
     # --- the fold ----------------------------------------------------------------------------------------
+    def _foreign(self, topo: dict[str, tuple[str, str | None, str]], e: Event) -> bool:
+        """An sr event recorded by, or a heartbeat to, a server of the recorded topology whose version takes no
+        part in 2013 shadow redundancy (an Exchange 2010 Hub: seed 000, "Shadow redundancy with Exchange 2010
+        Hub Transport servers"): no rule judges it, so it is counted as unjudgeable with the reason (issue 18,
+        family 2: an entity whose beginning the monitor cannot see). True: the event is not judged."""
+        server = e.node
+        found = topo.get(server)
+        if (found is None or found[2] == "2013") and e.kind == ev.XQUERYDISCARD:
+            server = str(e.attrs.get("primary"))
+            found = topo.get(server)
+        if found is None or found[2] == "2013":
+            return False
+        seen = self.foreign.setdefault((server, found[2]), [0, e.event_id])
+        seen[0] += 1
+        return True
+
     def _on_node(self, e: Event) -> list[str]:
         """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""
         return sorted({inst.msg for inst in (self.world.at.get(e.node) or {}).values()})
@@ -231,6 +250,11 @@ class SrFold:
 
     def notes(self) -> list[str]:
         out = [*self.malformed, *self.world.notes]
+        out += [
+            f"{n} sr event(s) recorded by or addressed to {server}, an Exchange {version} server of the recorded "
+            f"topology, which takes no part in 2013 shadow redundancy (first: {first}): not judged"
+            for (server, version), (n, first) in sorted(self.foreign.items())
+        ]
         if self.world.topo is None and self.receives:
             out.append("no recorded topology (SR_CONFIG topology): boundaries and placement not judged")
         out += [f"{m}: the trace does not start with the message's RECEIVE" for m in sorted(self.orphans)]

@@ -39,7 +39,8 @@ _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     ("no-xshadow-advertised", "SR-036", "always", "a 2013 server never advertises XSHADOW", ()),
     ("session-timeout", "SR-039", "always",
      "a shadow session times out no earlier than min(Send, Receive ConnectionInactivityTimeout) after it opened; "
-     "the sender's session no earlier than min(ConnectionInactivityTimeout, ConnectionTimeout) after RECEIVE",
+     "the sender's session at any moment after RECEIVE (ConnectionTimeout counts from the connection's opening) but "
+     "is neither timed out nor answered later than ConnectionTimeout after RECEIVE (SR-I22)",
      ("SR-P06", "SR-P09", "SR-P12")),
     # maintenance (SR-050..SR-067)
     ("no-premature-discard", "SR-062", "always",
@@ -60,6 +61,9 @@ _ROWS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
     ("heartbeat-frequency", "SR-055", "always",
      "a running shadow server queries each primary it holds shadows for at least every ShadowHeartbeatFrequency",
      ("SR-P13",)),
+    ("heartbeat-not-early", "SR-078", "always",
+     "a shadow server's heartbeats to one primary come no sooner than ShadowHeartbeatFrequency apart while it "
+     "stays up (queries carried by other sessions are not heartbeats; SR-I30)", ("SR-P13",)),
     ("no-safetynet-resubmit-across-boundary", "SR-033", "always",
      "Safety Net never resubmits what crossed the boundary", ()),
     ("no-safetynet-resubmit-to-2010", "SR-038", "always", "Safety Net never resubmits to an Exchange 2010 Hub", ()),

@@ -100,9 +100,11 @@ class SrConfig:
         and the shadow's Receive connector inactivity time-outs to run out closes it (SR-039, SR-I22)."""
         return min(self.send_inactivity_ms, self.recv_inactivity_ms)
 
-    def inbound_min_ms(self) -> int:
-        """The earliest the sender's session may time out after its data arrived (SR-039, SR-I22)."""
-        return min(self.recv_inactivity_ms, self.recv_timeout_ms)
+    def inbound_max_ms(self) -> int:
+        """The longest the sender's session may stay open after its data arrived (SR-039, SR-I22): ConnectionTimeout
+        counts from the connection's opening, which the trace does not show and which comes no later than the data;
+        so the session may time out at any moment after RECEIVE (no lower bound), but not later than this."""
+        return self.recv_timeout_ms
 
     @classmethod
     def from_json(cls, data: Any) -> SrConfig:

@@ -118,6 +118,7 @@ class World:
         self.db_owner: dict[str, tuple[str, int]] = {}
         self.contact: dict[Pair, int] = {}  # last successful session between shadow and primary
         self.last_query: dict[Pair, int] = {}
+        self.last_heartbeat: dict[Pair, tuple[int, int]] = {}  # (when, ShadowHeartbeatFrequency then): SR-078
         self.last_ok: dict[Pair, int] = {}
         self.observed_epoch: dict[Pair, int] = {}
         self.held: dict[Pair, set[Key]] = {}

@@ -76,7 +76,7 @@ def test_hand_written_story_without_snapshot_is_unknown() -> None:
 def test_discard_before_the_external_hop_is_caught() -> None:
     """Move the second discard notification before the SEND: the shadow learned too early (SR-062)."""
     rows = list(STORY)
-    rows.insert(6, (800, "EX02", "XQUERYDISCARD", {"primary": "EX01", "ok": True, "reason": "heartbeat"}))
+    rows.insert(6, (800, "EX02", "XQUERYDISCARD", {"primary": "EX01", "ok": True, "reason": "session"}))
     rows.insert(7, (800, "EX02", "DISCARD_NOTIFY", {"inst": 1, "fork": "ext:fabrikam.example", "primary": "EX01"}))
     del rows[12]
     found = SrMonitor().check(_trace(rows)).violations

@@ -48,6 +48,8 @@ EXPECTED = {  # the README command (as written, comment dropped) -> its exit sta
     "haconform prove": 0,
     "haconform validate-config traces/samples/audit/deploy.toml": 0,
     "haconform validate-config traces/samples/audit/deploy-broken.toml": 1,
+    "haconform upgrade old.jsonl --out new.jsonl": 2,  # old.jsonl stands for the user's version-1 trace: absent here
+    "haconform protocol-doc": 0,
     "haconform import msgtrk traces/samples/audit/logs/violation --out t.parquet "
     "--boundary DAG1=mbx1,mbx2,mbx3 --reject-on-shadow-failure false": 0,
     "haconform check t.parquet --skew 100 --html report.html --junit junit.xml": 1,  # SR-052

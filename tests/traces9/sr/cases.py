@@ -32,7 +32,7 @@ def f1_receive_restates_other_config() -> list[Event]:
 def f1_promotion_excused_by_own_last_contact() -> list[Event]:
     """The shadow claims it last reached the primary 4 hours ago; the trace shows a session 10 minutes ago."""
     t = Trace("f1-contact", heartbeat_ms=DAY * 60_000).received(0, "EX01", F).shadowed(0.1, "EX01", "EX02", F)
-    t.query(50, "EX02", "EX01", db="EX01-a").crash(55, "EX01").query(60, "EX02", "EX01", ok=False)
+    t.query(50, "EX02", "EX01", db="EX01-a").crash(55, "EX01").query(60, "EX02", "EX01", ok=False, reason="session")
     return t.ev(
         60, "EX02", "PROMOTE", primary="EX01", reason="resubmit_timespan", last_contact_ms=-4 * 3_600_000
     ).events

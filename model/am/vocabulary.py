@@ -1,0 +1,252 @@
+"""The Active Manager vocabulary (mechanism `am`) as one table: every kind, who records it, its attributes
+with types and meaning, and the ordering rules at one instant. Seed 002, all sections; the kinds themselves
+are `model/am/events.py` (operation IDs 300..335 as attribute `op`). Rendered into `conformance/PROTOCOL.md`
+and `traces/README.md` by `haconform protocol-doc` (issue 18); a test fails when the simulator records a kind
+or attribute not here.
+"""
+
+from __future__ import annotations
+
+from traces.vocabulary import Vocabulary, attr, kind
+
+S, INT, B, LS = "string", "integer", "boolean", "list of strings"
+DAG, DB = "the DAG name", "the database name"
+SERVER = attr("server", S, "the server concerned")
+OP = attr(
+    "op",
+    INT,
+    "the HighAvailability operation event ID (300 mount, 301 mount failed, 302 mounted, 305 "
+    "dismounted, 306 active moved, 312 ACLL, 313/314 ACLL end, 334/335 BCSS)",
+)
+VIEW = (
+    attr("members", LS, "the DAG's member servers"),
+    attr("up", LS, "the members that are running"),
+    attr("groups", LS, "the groups of members that reach each other, each `A+B+C`"),
+)
+
+VOCABULARY = Vocabulary(
+    "am",
+    "Active Manager and best copy and server selection (seed 002)",
+    (
+        kind(
+            "DAG_VIEW",
+            "the PAM (or `sim`)",
+            DAG,
+            "connectivity as the cluster sees it, after a crash, restart, partition or heal",
+            *VIEW,
+        ),
+        kind(
+            "AM_DAG_CONFIG",
+            "the PAM (or `sim`)",
+            DAG,
+            "context: the DAG's facts after a batch of DAG_VIEW, PAM_ACQUIRE, "
+            "PAM_RELEASE and SERVER_HEALTH events; every database's monitor takes the DAG from it (rule `dag-record` "
+            "checks it against those events)",
+            *VIEW,
+            attr("claims", LS, "the servers holding the PAM role"),
+            attr("health", LS, "components changed since the last one, each `server/component/priority/state`"),
+        ),
+        kind(
+            "PAM_ACQUIRE",
+            "the new PAM",
+            DAG,
+            "a server takes the quorum resource and the PAM role (AM-005, AM-006)",
+            SERVER,
+            attr("quorum", LS, "the members forming the quorum"),
+        ),
+        kind(
+            "PAM_RELEASE",
+            "the old PAM",
+            DAG,
+            "the PAM role leaves a server",
+            SERVER,
+            attr("reason", S, "`lost_quorum` or `move`"),
+        ),
+        kind(
+            "SERVER_HEALTH",
+            "the server",
+            DAG,
+            "a monitoring component's state (health tiers)",
+            SERVER,
+            attr("component", S, "the component"),
+            attr("priority", S, "`High`, `Medium` or `Low`"),
+            attr("state", S, "`Healthy`, `Degraded` or `Unhealthy`"),
+        ),
+        kind(
+            "AM_CONFIG",
+            "the server (or `sim`)",
+            f"{DAG} (the dial) or {DB} (a copy's policy)",
+            "configuration, "
+            "context for every monitor: a server's AutoDatabaseMountDial (AM-P01), or a copy's activation "
+            "policy (AM-034)",
+            attr("server", S, "the server"),
+            attr("dial", S, "`Lossless`, `GoodAvailability` or `BestAvailability`", optional=True),
+            attr("database", S, "the database (policy form)", optional=True),
+            attr("blocked", B, "activation blocked on that copy", optional=True),
+            attr("suspended", B, "activation suspended on that copy", optional=True),
+        ),
+        kind("MAINTENANCE", "the server", DAG, "an administrator takes the server offline (AM-007)", SERVER),
+        kind(
+            "DB_CREATE",
+            "the PAM (or `sim`)",
+            DB,
+            "a database and its copies, in activation preference order",
+            attr("dag", f"{S} or null", "its DAG (null: a standalone database)"),
+            attr("servers", LS, "the servers holding a copy, in preference order"),
+        ),
+        kind(
+            "COPY_STATE",
+            "the copy's server",
+            DB,
+            "the full state of one copy after any change",
+            SERVER,
+            attr(
+                "status",
+                S,
+                "copy status: `Healthy`, `DisconnectedAndHealthy`, `DisconnectedAndResynchronizing`, "
+                "`SeedingSource`, `Failed`, `Suspended`, `FailedAndSuspended`, `Mounted`, `Dismounted`, `ServiceDown`, "
+                "`Initializing`, `Resynchronizing`",
+            ),
+            attr("lli", INT, "last log inspected (replayed up to)"),
+            attr("rq", INT, "replay queue length"),
+            attr("ci", S, "content index state: `Healthy`, `Crawling`, `Failed`, `Suspended`, `Unknown`"),
+            attr("pref", INT, "activation preference (1 = first)"),
+            attr("blocked", B, "restates the configured activation block"),
+            attr("suspended", B, "restates the configured activation suspension"),
+        ),
+        kind(
+            "LOGS",
+            "the active copy's server",
+            DB,
+            "the last log generated (copy queue = `lgen - lli`, AM-I02)",
+            attr("lgen", INT, "last log generation"),
+        ),
+        kind(
+            "FAILURE",
+            "the detecting server",
+            DB,
+            "a local failure detected (AM-012)",
+            SERVER,
+            attr("what", S, "`database`, `store`, `server` or `responder`"),
+            attr("component", f"{S} or null", "the failed component (responder failovers)"),
+            attr("detector", S, "the server that detected it"),
+            attr("role", S, "the detector's role: `PAM` or `SAM`"),
+        ),
+        kind(
+            "FAILOVER_REQUEST",
+            "the SAM",
+            DB,
+            "a SAM asks the PAM for a failover (AM-013)",
+            SERVER,
+            attr("pam", S, "the PAM asked"),
+        ),
+        kind(
+            "SWITCHOVER",
+            "the PAM",
+            DB,
+            "an administrator's targetless switchover (AM-021, AM-037)",
+            attr("lossless", B, "a lossless switchover (sorted by copy queue first, AM-036)"),
+        ),
+        kind(
+            "BCSS_START",
+            "the PAM",
+            DB,
+            "op 334: the PAM runs best copy and server selection (AM-022)",
+            OP,
+            attr("pam", S, "the PAM"),
+            attr("trigger", S, "what started it: `failure`, `switchover`, `responder`, ..."),
+            attr("component", f"{S} or null", "the responder's component (null otherwise)"),
+            attr("lossless", B, "lossless sort"),
+            attr("source", S, "the failed or switched-over active copy's server"),
+            attr("sort", S, "the sort used"),
+            attr("order", LS, "the selection, each `server:tier:criteria set`"),
+        ),
+        kind(
+            "ACLL_START",
+            "the PAM",
+            DB,
+            "op 312: attempt copy last logs on the next copy (AM-023)",
+            OP,
+            SERVER,
+            attr("source", S, "the server logs are copied from"),
+        ),
+        kind(
+            "ACLL_END",
+            "the PAM",
+            DB,
+            "op 314 (the dial allows) or 313: ACLL done, the dial compared (AM-024)",
+            OP,
+            SERVER,
+            attr("lli_before", INT, "last log inspected before ACLL"),
+            attr("lli", INT, "after ACLL"),
+            attr("missing", INT, "logs still missing"),
+            attr("threshold", INT, "the dial's allowed loss"),
+            attr("ok", B, "the dial allows the mount"),
+        ),
+        kind(
+            "ACTIVE_MOVE",
+            "the PAM",
+            DB,
+            "op 306: the active designation moves (AM-008)",
+            OP,
+            attr("src", f"{S} or null", "the previous active server (null: the first)"),
+            attr("dst", S, "the new active server"),
+            attr("by", S, "the server that moved it"),
+        ),
+        kind(
+            "MOUNT_START",
+            "the PAM",
+            DB,
+            "op 300: a mount request by RPC (AM-025)",
+            OP,
+            SERVER,
+            attr("by", S, "the server asking"),
+            attr("remount", B, "a remount where a switchover or responder run found no other copy", optional=True),
+        ),
+        kind(
+            "MOUNT_FAIL",
+            "the store's server",
+            DB,
+            "op 301: the store did not mount; the next best copy follows",
+            OP,
+            SERVER,
+        ),
+        kind("MOUNTED", "the store's server", DB, "op 302: mounted, available to clients", OP, SERVER),
+        kind(
+            "DISMOUNTED",
+            "the store's server",
+            DB,
+            "op 305: dismounted",
+            OP,
+            SERVER,
+            attr("reason", S, "`failure`, `switchover`, `responder`, `lost_quorum`, `server_down`, ..."),
+        ),
+        kind(
+            "BCSS_END",
+            "the PAM",
+            DB,
+            "op 335: the end of a BCSS run (AM-050)",
+            OP,
+            attr("outcome", S, "`mounted`, `exhausted`, `no_candidate` or `no_pam`"),
+            attr("server", f"{S} or null", "the mounted server (null: none)"),
+        ),
+        kind(
+            "LOCATION_QUERY",
+            "the SAM answering",
+            DB,
+            "where the active copy is (AM-011, AM-019)",
+            SERVER,
+            attr("answer", S, "the active copy's server"),
+        ),
+    ),
+    ordering=(
+        "AM_DAG_CONFIG after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events, before the "
+        "next event of any other kind (the databases' monitors read the DAG from it)",
+        "AM_CONFIG and DB_CREATE before the events of the server or database they configure",
+        "MOUNTED before the COPY_STATE that reports the copy `Mounted` at the same instant",
+        "a BCSS run: BCSS_START, then per copy tried ACLL_START, ACLL_END, (ACTIVE_MOVE), MOUNT_START, then "
+        "MOUNT_FAIL or MOUNTED, then BCSS_END (AM-051: ACLL before the mount)",
+        "FAILURE before the FAILOVER_REQUEST and BCSS_START it causes; DISMOUNTED before a new active's MOUNT_START",
+        "PAM_RELEASE of the PAM before MAINTENANCE of that server (AM-007)",
+    ),
+)
