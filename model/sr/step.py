@@ -146,6 +146,8 @@ def _lifecycle(w: World, e: Event) -> None:
         _apply(w, e.node, "CRASH")
     elif e.kind == "RESTART":
         w.up[e.node], w.boot[e.node] = True, e.ts_ms
+        for pair in [p for p in w.last_heartbeat if p[0] == e.node]:
+            del w.last_heartbeat[pair]  # SR-I30: a restart starts the heartbeat schedule afresh, even within the ms
         if e.attrs.get("storage") == "new":
             w.epoch[e.node] = w.epoch.get(e.node, 0) + 1
             _apply(w, e.node, "RESTART-new")

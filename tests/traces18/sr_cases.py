@@ -81,6 +81,20 @@ def hb_heartbeat_after_a_restart_of_the_shadow() -> list[Event]:
     return t.released(0.8, "EX02", "EX01", F).snapshot(60).events
 
 
+def hb_restart_in_the_heartbeats_millisecond() -> list[Event]:
+    """Valid (found by `haconform explore sr --bound sr-2s-2m-crash`): the shadow server heartbeats, crashes and
+    restarts within one millisecond; its next heartbeat comes half an interval later. The restart starts the
+    schedule afresh however close it is to the previous heartbeat (SR-I30)."""
+    t = _held("hb-restart-same-ms").query(0.5, "EX02", "EX01", db="EX01-a").crash(0.5, "EX02").restart(0.5, "EX02")
+    return t.released(1.5, "EX02", "EX01", F).snapshot(60).events
+
+
+def hb_no_restart_between_heartbeats() -> list[Event]:
+    """Invalid, the twin of the case above: the same heartbeats without the crash and restart."""
+    t = _held("hb-no-restart").query(0.5, "EX02", "EX01", db="EX01-a")
+    return t.released(1.5, "EX02", "EX01", F).snapshot(60).events
+
+
 def hb_heartbeat_sooner_than_a_long_interval() -> list[Event]:
     """Invalid: ShadowHeartbeatFrequency recorded as 30 minutes; heartbeats come every 2 minutes."""
     t = _held("hb-long", heartbeat_ms=30 * 60_000).query(0.5, "EX02", "EX01", db="EX01-a")
@@ -133,6 +147,8 @@ CASES: list[Case] = [
     ("hb_heartbeats_four_times_as_often", hb_heartbeats_four_times_as_often, {"heartbeat-not-early"}),
     ("hb_heartbeat_after_a_restart_of_the_shadow", hb_heartbeat_after_a_restart_of_the_shadow, set()),
     ("hb_heartbeat_sooner_than_a_long_interval", hb_heartbeat_sooner_than_a_long_interval, {"heartbeat-not-early"}),
+    ("hb_restart_in_the_heartbeats_millisecond", hb_restart_in_the_heartbeats_millisecond, set()),
+    ("hb_no_restart_between_heartbeats", hb_no_restart_between_heartbeats, {"heartbeat-not-early"}),
     ("unseen_shadow_held_for_a_2010_hub", unseen_shadow_held_for_a_2010_hub, "unknown"),
     ("unseen_events_recorded_by_a_2010_hub", unseen_events_recorded_by_a_2010_hub, "unknown"),
     ("unseen_heartbeat_to_an_unknown_server", unseen_heartbeat_to_an_unknown_server, {"topology-as-recorded"}),
