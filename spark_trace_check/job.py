@@ -38,22 +38,29 @@ def _progress(enabled: bool, t0: float, message: str) -> None:
         print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
 
 
-def _fetch(raw: Raw, column: str, values: list[str], with_null: bool) -> list[tuple[int, int, Event]]:
-    """The valid events among the raw rows whose `column` is in `values` (or null, with `with_null`)."""
+def _fetch(
+    raw: Raw, ids: list[str] = (), hashes: list[int] = (), with_null: bool = True
+) -> list[tuple[int, int, Event]]:
+    """The valid events among the raw rows whose ID is in `ids` or whose ID's hash is in `hashes` (and the
+    rows without a readable ID, with `with_null`)."""
     rows = raw.rows
     spark = rows.sparkSession
-    wanted = spark.createDataFrame([(v,) for v in values], f"{column} string")
-    chosen = rows.join(F.broadcast(wanted), column)
+    if hashes:
+        wanted = spark.createDataFrame([(h,) for h in hashes], "h bigint")
+        chosen = rows.join(F.broadcast(wanted), F.xxhash64("id") == wanted["h"], "leftsemi")
+    else:
+        wanted = spark.createDataFrame([(v,) for v in ids], "id string")
+        chosen = rows.join(F.broadcast(wanted), "id", "leftsemi")
     if with_null:
-        chosen = chosen.unionByName(rows.where(F.col(column).isNull()))
+        chosen = chosen.unionByName(rows.where(F.col("id").isNull()))
     return judged_events(chosen)
 
 
-def _duplicates(raw: Raw, candidates: list[str], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs names
-    the candidates (an ID on two rows, or a row whose ID it could not read); they are judged here."""
+def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
+    names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
     same: dict[str, list[Event]] = {}
-    for _, _, e in _fetch(raw, "id", candidates, nulls):
+    for _, _, e in _fetch(raw, hashes=hashes, with_null=nulls):
         same.setdefault(e.event_id, []).append(e)
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
@@ -109,11 +116,14 @@ def _check(
     _progress(progress, t0, f"reading {len(raw.files)} trace file(s), {len(raw.skipped)} skipped")
     partitions = _partitions_for(spark, partitions, raw.rows_read)
     ship_code(spark)  # the Python workers of a real cluster import the monitors from it
+    # TR-002's candidates: a 64-bit hash per raw event ID, those seen twice (and rows without a readable ID)
+    hashed = F.when(F.col("id").isNotNull(), F.xxhash64("id")).alias("h")
     candidates = (
-        raw.rows.groupBy("id")
+        raw.rows.select(hashed)
+        .groupBy("h")
         .count()
-        .where("count > 1 or id is null")
-        .select(F.lit("d").alias("kind"), F.col("id").alias("explanation"))
+        .where("count > 1 or h is null")
+        .select(F.lit("d").alias("kind"), F.col("h").cast("string").alias("explanation"))
     )
     passed = trace_pass(raw.rows, partitions, skew_ms)
     out = passed.unionByName(candidates, allowMissingColumns=True).collect()
@@ -143,14 +153,14 @@ def _check(
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     violations = [{c: r[c] for c in VIOLATION_COLUMNS} for r in judged if r["kind"] == "v"]
     unknown = [{"mechanism": r["mechanism"], "note": r["explanation"]} for r in judged if r["kind"] == "u"]
-    ids = [r["explanation"] for r in by_kind.get("d", ()) if r["explanation"] is not None]
+    hashes = [int(r["explanation"]) for r in by_kind.get("d", ()) if r["explanation"] is not None]
     nulls = any(r["explanation"] is None for r in by_kind.get("d", ()))
-    duplicates = _duplicates(raw, ids, nulls) if ids or nulls else ([], {})
+    duplicates = _duplicates(raw, hashes, nulls) if hashes or nulls else ([], {})
     violations.sort(key=violation_key)
     for v in violations[cap:]:
         v["events"] = []
     wanted = sorted({i for v in violations[:cap] for i in v["event_ids"]})
-    attach_events(violations[:cap], [e for _, _, e in _fetch(raw, "id", wanted, True)] if wanted else [])
+    attach_events(violations[:cap], [e for _, _, e in _fetch(raw, ids=wanted)] if wanted else [])
     return finish_outcome(
         engine="spark",
         files=raw.files,

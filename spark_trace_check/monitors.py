@@ -117,6 +117,7 @@ class _Pass:
         self.counts: Counter[str] = Counter()
         self.last: tuple | None = None
         self.key: bytes | None = None
+        self.key_text: str | None = None
         self.folds: TraceFolds | None = None
         self.seq = -1
         self.dropped = False
@@ -130,7 +131,7 @@ class _Pass:
             self.last = where
             if key != self.key:
                 self.close_trace()
-                self.key = key
+                self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
             if event is None:
                 if self.held is None:
                     self.out.append({"kind": QUARANTINE_KIND, "file_rank": rank, "line": line, **_problem(problem)})
@@ -140,17 +141,17 @@ class _Pass:
                     self.kept.setdefault(event.trace_id, []).append((rank, line, event))
                 continue
             self.counts[event.mechanism] += 1
-            self.feed(event, key)
+            self.feed(event)
 
-    def feed(self, event: Event, key: bytes | None) -> None:
-        if key is None or event.trace_id.encode() != key:  # the JVM read the key otherwise: judged whole
-            self.out.append(_held(event.trace_id, key))
+    def feed(self, event: Event) -> None:
+        if event.trace_id != self.key_text:  # the JVM read the key otherwise: the trace is judged whole
+            self.out.append(_held(event.trace_id, self.key_text))
             return
         if self.dropped:
             return
         if event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
             self.folds, self.dropped = None, True
-            self.out.append(_held(event.trace_id, key))
+            self.out.append(_held(event.trace_id, self.key_text))
             return
         if self.folds is None:
             self.folds = TraceFolds(event, self.trace_runs, self.entity_runs)
@@ -190,12 +191,8 @@ def _problem(problem: Problem | None) -> dict:
     return {"field": problem.field, "reason": problem.reason}
 
 
-def _held(trace_id: str, key: bytes | None) -> dict:
-    return {
-        "kind": HELD_KIND,
-        "trace_id": trace_id,
-        "entity": key.decode("utf-8", "replace") if key is not None else None,
-    }
+def _held(trace_id: str, key: str | None) -> dict:
+    return {"kind": HELD_KIND, "trace_id": trace_id, "entity": key}
 
 
 def make_runner(

@@ -1,12 +1,12 @@
 """Progress of a long Spark `haconform check`: a tqdm bar on stderr driven by Spark's status tracker.
 
-A daemon thread polls `SparkContext.statusTracker()` for the jobs of the check's job group and shows the
-events done, estimated as the input's events (known before the check: Parquet footers, JSONL size) times
-the share of tasks done of tasks known so far (the total grows as the check submits its few jobs), so
-tqdm gives events/s and an ETA, as the single-process engine's bar (`conformance.progress`) does. Shown when `--quiet` is not given and stderr is a terminal, or with `--progress`. The final
-line (unless `--quiet`) gives the events checked, the wall time and the rate, as the Python engine's
-(`conformance.progress`). The rendering takes any tracker-like object and any file, so it is tested
-without a terminal and without Spark.
+A daemon thread polls `SparkContext.statusTracker()` for the jobs of the check's job group and shows the events done,
+estimated as the input's events (known before the check: Parquet footers, JSONL size) times the share of tasks
+done of tasks known so far (the total grows as the check submits its few jobs), so tqdm gives events/s and an
+ETA, as the single-process engine's bar (`conformance.progress`) does. Shown when `--quiet` is not given and
+stderr is a terminal, or with `--progress`. The final line (unless `--quiet`) gives the events checked, the
+wall time and the rate, as the Python engine's (`conformance.progress`). The rendering takes any tracker-like
+object and any file, so it is tested without a terminal and without Spark.
 """
 
 from __future__ import annotations
