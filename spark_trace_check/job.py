@@ -1,8 +1,13 @@
 """`haconform check`: the Spark job. Read, validate and quarantine, check core rules and monitors, report.
 
-Progress goes to stderr one line per phase; Spark's own logging is kept to errors (see `session`).
-The report (summary.json, violations.jsonl with the events involved, quarantine.jsonl) is the same as
-the pure-Python engine's, so the two can be compared on any corpus.
+One read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
+Python trace pass (`spark_trace_check.monitors`), which judges each row once and feeds the valid ones to the
+engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-002. The report is assembled
+by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports
+(summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
+Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
+to errors (see `session`). `load_judged` (the JVM screening of `spark_trace_check.load`) serves
+`haconform ingest --engine spark` (`spark_trace_check.dataset`).
 """
 
 from __future__ import annotations
@@ -147,7 +152,9 @@ def _check(
         keys = sorted({r["entity"] for r in by_kind[HELD_KIND] if r["entity"] is not None} | set(held))
         misread = any(r["entity"] != r["trace_id"] for r in by_kind[HELD_KIND])
         table = spark.createDataFrame([(k,) for k in keys], "key string")
-        chosen = raw.rows.join(F.broadcast(table), "key")
+        chosen = raw.rows.join(F.broadcast(table), "key", "leftsemi")
+        if any(r["entity"] is None for r in by_kind[HELD_KIND]):  # a valid row whose key the JVM could not read
+            chosen = chosen.unionByName(raw.rows.where(F.col("key").isNull()))
         judged += trace_pass(chosen, 1 if misread else partitions, skew_ms, frozenset(held)).collect()
     names = [name for name, _ in monitor_runs(skew_ms)]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
