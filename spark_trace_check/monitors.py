@@ -215,8 +215,11 @@ def make_runner(
     return run
 
 
+_PASSED = [c for c in RAW_COLUMNS if c not in ("key", "id")]  # `id` serves the JVM's TR-002 aggregation only
+
+
 def _keyed(rows: DataFrame) -> DataFrame:
-    return rows.select(F.col("key").cast("binary").alias("key"), *[c for c in RAW_COLUMNS if c != "key"])
+    return rows.select(F.col("key").cast("binary").alias("key"), *_PASSED)
 
 
 def trace_pass(
@@ -228,7 +231,9 @@ def trace_pass(
 ) -> DataFrame:
     """Every row judged and every trace folded (see the module): one shuffle by trace, sorted by recording
     order within each partition. With `held`, only those traces are judged, each whole."""
-    ordered = rows.repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
+    ordered = (
+        rows.select("key", *_PASSED).repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
+    )
     return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra), OUT_DDL)
 
 

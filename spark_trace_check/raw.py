@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_trace_check.load import _blank, _rank, _spark_schema, _verify_gzip, stage
+from spark_trace_check.load import _blank, _spark_schema, _verify_gzip, stage
 from traces.io import check_parquet_schema, discover
 from traces.schema import FIELD_NAMES
 
@@ -46,6 +46,12 @@ class Raw:
     files: list[str]
     skipped: list[dict[str, str]] = field(default_factory=list)
     rows_read: int = 0
+
+
+def _rank() -> Column:
+    """The file's rank from its staged name (`0000012.parquet`): string functions, not a regular expression,
+    since Spark evaluates it on every row."""
+    return F.substring_index(F.col("_metadata.file_name"), ".", 1).cast("int")
 
 
 def _typed(name: str) -> Column:
