@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from conformance.check import core_violations
+from conformance.engine_choice import input_events
 from conformance.pycheck import attach_events, finish_outcome, monitor_runs
 from conformance.report import CheckOutcome, run_and_report, violation_key
 from spark_trace_check.cluster import ship_code
@@ -228,29 +229,11 @@ ROWS_PER_PARTITION = 100_000
 SMALL_INPUT_EVENTS = 50_000
 
 
-def input_events(paths: list[str]) -> int:
-    """The events under `paths` before reading them: Parquet footers' row counts, JSONL at about 100 bytes a
-    line (compressed files 8 times their size). Chooses the session (`build_session(small=)`) and feeds the
-    progress bar's estimate. An input that cannot be listed counts as large here; `load` reports it."""
-    import pyarrow.parquet as pq
-
-    from traces.io import discover
-
-    try:
-        total = 0
-        for tf in discover(paths).files:
-            if tf.kind == "parquet":
-                total += pq.ParquetFile(tf.path).metadata.num_rows
-            else:
-                total += os.path.getsize(tf.path) * (8 if tf.kind == "jsonl.gz" else 1) // 100
-        return total
-    except Exception:  # any unreadable input: `load` names it
-        return SMALL_INPUT_EVENTS
-
-
 def small_input(paths: list[str]) -> bool:
-    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`)."""
-    return input_events(paths) < SMALL_INPUT_EVENTS
+    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`), by
+    `conformance.engine_choice.input_events` (an input that cannot be sized counts as large here)."""
+    events = input_events(paths)
+    return events is not None and events < SMALL_INPUT_EVENTS
 
 
 def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
@@ -271,8 +254,11 @@ def run_check(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
         owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-        estimate = input_events(args.paths)
-        spark = build_session(args.master, partitions=partitions, small=estimate < SMALL_INPUT_EVENTS)
+        sized = input_events(args.paths)
+        estimate = sized or 0
+        spark = build_session(
+            args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS
+        )
         status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
             with status:

@@ -16,7 +16,6 @@ from the rows judged, TR-005).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
@@ -146,8 +145,3 @@ def read_raw(spark: SparkSession, paths: list[str], stage_dir: str) -> Raw:
     for frame in frames[1:]:
         out = out.unionByName(frame)
     return Raw(out, [tf.name for tf in found.files], found.skipped, rows_read)
-
-
-def input_bytes(paths: list[str]) -> int:
-    """Bytes on disk under `paths` (a helper of the benchmarks' reports)."""
-    return sum(os.path.getsize(tf.path) for tf in discover(paths).files)
