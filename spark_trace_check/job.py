@@ -13,13 +13,11 @@ to errors (see `session`). `load_judged` (the JVM screening of `spark_trace_chec
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 
@@ -245,22 +243,6 @@ def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
     return chosen
 
 
-def _nothing(x: int) -> int:
-    return x
-
-
-def start_workers(spark: SparkSession) -> None:
-    """Start the Python worker daemon (`spark_trace_check.daemon`, which imports the check) in the background
-    while the driver reads the input's footers and plans, instead of when the trace pass first needs it: a
-    one-task job outside the check's job group, on a daemon thread (an error there surfaces in the check)."""
-
-    def run() -> None:
-        with contextlib.suppress(Exception):  # the check's own jobs report any real failure
-            spark.sparkContext.parallelize([0], 1).map(_nothing).collect()
-
-    threading.Thread(target=run, name="haconform-workers", daemon=True).start()
-
-
 def run_check(args: argparse.Namespace) -> int:
     from spark_trace_check.session import build_session
 
@@ -277,8 +259,6 @@ def run_check(args: argparse.Namespace) -> int:
         spark = build_session(
             args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS
         )
-        if owned and str(args.master).startswith("local"):
-            start_workers(spark)
         status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
             with status:
