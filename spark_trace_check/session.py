@@ -2,8 +2,7 @@
 terminal (an error reaches the user as one line from the CLI, its Java stack in the error log).
 
 Settings follow the field notes for a 2-core machine: no UI, no console progress bar, UTC session time,
-in-memory catalogue, driver bound to 127.0.0.1 in local mode, Arrow enabled for the Python workers, and in
-local mode the workers forked from a daemon that has already imported the check (`spark_trace_check.daemon`). The
+in-memory catalogue, driver bound to 127.0.0.1 in local mode, Arrow enabled for the Python workers. The
 Python workers run the driver's own interpreter (`sys.executable`), so that an installation in a virtual
 environment that is not activated still finds its packages, unless the user chose one with
 `PYSPARK_PYTHON` or `spark.pyspark.python`.
@@ -112,8 +111,6 @@ def build_session(
     )
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        # the Python workers fork from a daemon that has imported the check's modules (spark_trace_check.daemon)
-        builder = builder.config("spark.python.daemon.module", "spark_trace_check.daemon")
     if small:
         builder = builder.config("spark.sql.codegen.wholeStage", "false").config("spark.sql.adaptive.enabled", "false")
     for key, value in (conf or {}).items():
