@@ -11,7 +11,10 @@ Corpora come from `benchmarks/corpus.py` (a simulated pool, then renamed copies)
 `--corpus DIR` reuses one. Prints events/s for each engine and, per size, the line
 `ratio spark/python throughput: R`, then the
 rate of a bare `repartition + sortWithinPartitions` of the same corpus in the same session and
-`ratio spark/bare throughput: R`. Spark's figure includes its start-up unless --warm is given. Peak
+`ratio spark/bare throughput: R`, and the CPU seconds each engine's check cost in all its processes
+(`tree_cpu`: this process and its descendants, the JVM and its Python workers) with the bound they put on
+the ratio on idle cores (a shared machine moves wall times, hardly CPU seconds). Spark's figure leaves out
+the session's start-up (printed apart) and includes the first jobs' JIT warm-up unless --warm is given. Peak
 memory (ru_maxrss) of this process is printed after the Python engine (the Spark JVM is a child process).
 With `--ingested` the corpus is also ingested (`haconform ingest`, Python engine, `--files` = 2x
 `--partitions`) and the dataset checked by each engine, with the lines `ratio ingested/raw python: R` and
@@ -21,6 +24,7 @@ With `--ingested` the corpus is also ingested (`haconform ingest`, Python engine
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -31,6 +35,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import build_corpus, single_entity_corpus
 from conformance.pycheck import check_paths
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and every live descendant (the Spark JVM, its Python
+    daemon and workers), with what each has reaped from its own children: a figure the machine's load hardly
+    moves, unlike the wall time. Linux /proc only; 0.0 elsewhere."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    times: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+    mine, total = {os.getpid()}, 0
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in mine and pid not in mine:
+                mine.add(pid)
+                changed = True
+    for pid in mine:
+        total += times.get(pid, 0)
+    return total / tick
 
 
 def _files(corpus: Path) -> int:
@@ -82,9 +116,9 @@ def bare_shuffle(spark, corpus: Path, partitions: int) -> float:
 
 def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     print(f"corpus: {_files(corpus)} files ({corpus})", flush=True)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), tree_cpu()
     py = check_paths([str(corpus)])
-    py_s = time.perf_counter() - t
+    py_s, py_cpu = time.perf_counter() - t, tree_cpu() - cpu
     n = py.rows_read
     print(f"events: {n}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -99,13 +133,21 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     if args.warm:
         check(spark, [str(corpus)], partitions=args.partitions)
         t = time.perf_counter()
+    cpu = tree_cpu()
     sp = check(spark, [str(corpus)], partitions=args.partitions)
-    sp_s = time.perf_counter() - t
+    sp_s, sp_cpu = time.perf_counter() - t, tree_cpu() - cpu
     print(
         f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
         f"{' (warm)' if args.warm else ''}"
     )
     print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
+    if py_cpu and sp_cpu:  # all processes' CPU: what the check costs whatever the machine's load
+        print(
+            f"cpu seconds: python {py_cpu:.1f}, spark {sp_cpu:.1f} (driver, JVM, Python workers); "
+            f"ratio spark/python cpu: {sp_cpu / py_cpu:.2f}; "
+            f"bound on {os.cpu_count()} idle cores: spark/python <= {os.cpu_count() * py_cpu / sp_cpu:.2f}",
+            flush=True,
+        )
     bare_s = bare_shuffle(spark, corpus, args.partitions)
     print(f"bare repartition+sort: {bare_s:7.2f} s  {n / bare_s:12,.0f} events/s")
     print(f"ratio spark/bare throughput: {bare_s / sp_s:.2f}", flush=True)

@@ -196,6 +196,17 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
+        from conformance.engine_choice import choose, cores, input_events
+
+        state = getattr(args, "state", None)
+        choice = choose(
+            None if state or args.master else input_events(args.paths), cores(), master=args.master, state=state
+        )
+        args.engine = choice.engine
+        if not args.quiet:
+            print(choice.line(), file=sys.stderr)
+    args.master = args.master or "local[2]"
     if getattr(args, "state", None) and args.engine != "python":
         print("haconform check: --state: incremental checking runs in the single-process engine", file=sys.stderr)
         args.engine = "python"
@@ -266,12 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", help="trace files or directories")
     p.add_argument("--out", default="out/check", help="output directory for summary.json and violations")
-    p.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    p.add_argument("--master", help="Spark master URL (default local[2]); implies --engine spark under auto")
     p.add_argument(
         "--engine",
-        choices=("spark", "python"),
-        default="spark",
-        help="spark (default) or the pure-Python reference checker",
+        choices=("auto", "spark", "python"),
+        default="auto",
+        help="auto (default: the single-process engine below the input size where Spark wins on this "
+        "machine's cores, Spark above it or with --master; the choice and why on one line), spark, or "
+        "python (the single-process reference engine)",
     )
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")

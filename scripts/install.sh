@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install haconform and everything it needs, then run the main job on the shipped sample corpus.
-#   bash scripts/install.sh                  install, then `haconform check traces/samples/clean`
+#   bash scripts/install.sh                  install, then `haconform check traces/samples/clean` (auto, then Spark)
 #   bash scripts/install.sh --no-run         install only
 #   bash scripts/install.sh --with-chromium  also install Chromium, which only the HTML report's browser test
 #                                            needs (the test path: .ci/run gives --no-run --with-chromium)
@@ -57,6 +57,10 @@ if [ "${HACONFORM_JVM_ARCHIVE:-}" != "off" ]; then
 fi
 
 if [ "$run" = 1 ]; then
+  # the main job twice: the engine `--engine auto` (the default) picks for this small corpus (one line says
+  # which and why), then the same check with Spark, so that both engines are exercised
   echo "install: running the main job: haconform check traces/samples/clean --out out/check" >&2
   $PYTHON -m conformance check traces/samples/clean --out out/check
+  echo "install: and with Spark: haconform check traces/samples/clean --engine spark --out out/check-spark" >&2
+  $PYTHON -m conformance check traces/samples/clean --engine spark --out out/check-spark
 fi

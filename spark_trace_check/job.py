@@ -1,14 +1,18 @@
 """`haconform check`: the Spark job. Read, validate and quarantine, check core rules and monitors, report.
 
-Progress goes to stderr one line per phase; Spark's own logging is kept to errors (see `session`).
-The report (summary.json, violations.jsonl with the events involved, quarantine.jsonl) is the same as
-the pure-Python engine's, so the two can be compared on any corpus.
+One read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
+Python trace pass (`spark_trace_check.monitors`), which judges each row once and feeds the valid ones to the
+engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-002. The report is assembled
+by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports
+(summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
+Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
+to errors (see `session`). `load_judged` (the JVM screening of `spark_trace_check.load`) serves
+`haconform ingest --engine spark` (`spark_trace_check.dataset`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -17,20 +21,23 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from conformance.check import core_violations
 from conformance.dataset_check import dataset_of
-from conformance.report import CheckOutcome, count_rules, run_and_report, violation_key
-from model.registry import monitor_factories
+from conformance.engine_choice import input_events
+from conformance.pycheck import attach_events, finish_outcome, monitor_runs
+from conformance.report import CheckOutcome, run_and_report, violation_key
+from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.load import Loaded, load
-from spark_trace_check.monitors import HELD_RULE, UNKNOWN_RULE, held_violations, monitor_violations
+from spark_trace_check.monitors import HELD_KIND, judged_events, trace_pass
 from spark_trace_check.progress import JOB_GROUP, StatusBar
-from spark_trace_check.rules import core_violations
+from spark_trace_check.raw import Raw, read_raw
+from spark_trace_check.rules import VIOLATION_COLUMNS
 from spark_trace_check.session import build_session
-from traces.io import discover
-from traces.schema import FIELD_NAMES
+from traces.schema import Event
 
 DEFAULT_CAP = 100_000
 
@@ -40,19 +47,35 @@ def _progress(enabled: bool, t0: float, message: str) -> None:
         print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
 
 
-def _attach_events(events: DataFrame, violations: list[dict]) -> None:
-    ids = sorted({i for v in violations for i in v["event_ids"]})
-    if not ids:
-        return
-    spark = events.sparkSession
-    wanted = spark.createDataFrame([(i,) for i in ids], "event_id string")
-    rows: dict[str, list[dict]] = {}
-    for r in events.join(F.broadcast(wanted), "event_id").select(*FIELD_NAMES).orderBy("trace_id", "seq").collect():
-        row = r.asDict()
-        row["attrs"] = json.loads(row["attrs"])
-        rows.setdefault(row["event_id"], []).append(row)
-    for v in violations:
-        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
+def _fetch(
+    raw: Raw, ids: list[str] = (), hashes: list[int] = (), with_null: bool = True
+) -> list[tuple[int, int, Event]]:
+    """The valid events among the raw rows whose ID is in `ids` or whose ID's hash is in `hashes` (and the
+    rows without a readable ID, with `with_null`)."""
+    rows = raw.rows
+    spark = rows.sparkSession
+    if hashes:
+        wanted = spark.createDataFrame([(h,) for h in hashes], "h bigint")
+        chosen = rows.join(F.broadcast(wanted), F.xxhash64("id") == wanted["h"], "leftsemi")
+    else:
+        wanted = spark.createDataFrame([(v,) for v in ids], "id string")
+        chosen = rows.join(F.broadcast(wanted), "id", "leftsemi")
+    if with_null:
+        chosen = chosen.unionByName(rows.where(F.col("id").isNull()))
+    return judged_events(chosen)
+
+
+def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
+    names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
+    same: dict[str, list[Event]] = {}
+    for _, _, e in _fetch(raw, hashes=hashes, with_null=nulls):
+        same.setdefault(e.event_id, []).append(e)
+    same = {i: evs for i, evs in same.items() if len(evs) > 1}
+    dups = [e for evs in same.values() for e in evs]
+    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
+    attach_events(out, dups)
+    return out, same
 
 
 def check(
@@ -90,50 +113,74 @@ def _check(
     progress: bool,
     skew_ms: int | None,
 ) -> CheckOutcome:
+    """One read, one shuffle: the trace pass judges every row and folds every trace (`monitors.trace_pass`);
+    beside it, in the same Spark job, one aggregation of the raw event IDs names TR-002's candidates. Then,
+    only when needed: the held traces judged whole, the candidates judged, the violations' events fetched."""
     t0 = time.monotonic()
-    judged = load_judged(spark, paths, stage_dir, partitions)
-    loaded, rows_read, by_mech, n_bad = judged.loaded, judged.rows_read, judged.by_mechanism, judged.quarantined
-    _progress(progress, t0, f"reading {len(loaded.files)} trace file(s), {len(loaded.skipped)} skipped")
-    n_good = sum(by_mech.values())
-    events, quarantine = loaded.events, loaded.quarantine
-    _progress(progress, t0, f"validated {rows_read} rows: {n_good} to check, {n_bad} quarantined")
-    partitions = _partitions_for(spark, partitions, n_good)
-    found = core_violations(events)  # TR-002, corpus-wide; the per-trace rules run in the trace pass
-    runs = monitor_factories(skew_ms)  # the registry's one monitor list (msgtrk and skew included)
-    mon, names = monitor_violations(events, partitions, runs)
-    rows = [r.asDict(recursive=True) for r in found.unionByName(mon).collect()]
-    held = sorted({r["trace_id"] for r in rows if r["rule"] == HELD_RULE})
-    if held:  # traces recorded out of seq order: judged whole, as the Python engine judges them
-        rows = [r for r in rows if r["rule"] != HELD_RULE]
-        rows += [r.asDict(recursive=True) for r in held_violations(events, held, partitions, runs).collect()]
-    _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
-    unknown = [r for r in rows if r["rule"] == UNKNOWN_RULE]
-    violations = sorted((r for r in rows if r["rule"] != UNKNOWN_RULE), key=violation_key)
-    written = violations[:cap]
-    _attach_events(events, written)
-    q_rows = [
-        {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in (quarantine.orderBy("file_rank", "line").limit(cap).collect() if n_bad else ())
+    raw = read_raw(spark, paths, stage_dir)
+    _progress(progress, t0, f"reading {len(raw.files)} trace file(s), {len(raw.skipped)} skipped")
+    partitions = _partitions_for(spark, partitions, raw.rows_read)
+    ship_code(spark)  # the Python workers of a real cluster import the monitors from it
+    # TR-002's candidates: a 64-bit hash per raw event ID, those seen twice (and rows without a readable ID)
+    hashed = F.when(F.col("id").isNotNull(), F.xxhash64("id")).alias("h")
+    candidates = (
+        raw.rows.select(hashed)
+        .groupBy("h")
+        .count()
+        .where("count > 1 or h is null")
+        .select(F.lit("d").alias("kind"), F.col("h").cast("string").alias("explanation"))
+    )
+    passed = trace_pass(raw.rows, partitions, skew_ms)
+    out = passed.unionByName(candidates, allowMissingColumns=True).collect()
+    by_kind: dict[str, list] = {}
+    for r in out:
+        by_kind.setdefault(r["kind"], []).append(r)
+    by_mech: dict[str, int] = {}
+    for r in by_kind.get("n", ()):
+        by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+    quarantine = [
+        {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+        for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
     ]
-    loaded.unpersist()
-    return CheckOutcome(
+    _progress(
+        progress, t0, f"validated {raw.rows_read} rows: {sum(by_mech.values())} checked, {len(quarantine)} quarantined"
+    )
+    held = sorted({r["trace_id"] for r in by_kind.get(HELD_KIND, ())})
+    dropped = set(held)
+    judged = [r for k in ("v", "u") for r in by_kind.get(k, ()) if r["trace_id"] not in dropped]
+    if held:  # traces out of seq order (or read otherwise by the JVM): judged whole, as the Python engine does
+        keys = sorted({r["entity"] for r in by_kind[HELD_KIND] if r["entity"] is not None} | set(held))
+        misread = any(r["entity"] != r["trace_id"] for r in by_kind[HELD_KIND])
+        table = spark.createDataFrame([(k,) for k in keys], "key string")
+        chosen = raw.rows.join(F.broadcast(table), "key", "leftsemi")
+        if any(r["entity"] is None for r in by_kind[HELD_KIND]):  # a valid row whose key the JVM could not read
+            chosen = chosen.unionByName(raw.rows.where(F.col("key").isNull()))
+        judged += trace_pass(chosen, 1 if misread else partitions, skew_ms, frozenset(held)).collect()
+    names = [name for name, _ in monitor_runs(skew_ms)]
+    _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
+    violations = [{c: r[c] for c in VIOLATION_COLUMNS} for r in judged if r["kind"] == "v"]
+    unknown = [{"mechanism": r["mechanism"], "note": r["explanation"]} for r in judged if r["kind"] == "u"]
+    hashes = [int(r["explanation"]) for r in by_kind.get("d", ()) if r["explanation"] is not None]
+    nulls = any(r["explanation"] is None for r in by_kind.get("d", ()))
+    duplicates = _duplicates(raw, hashes, nulls) if hashes or nulls else ([], {})
+    violations.sort(key=violation_key)
+    for v in violations[cap:]:
+        v["events"] = []
+    wanted = sorted({i for v in violations[:cap] for i in v["event_ids"]})
+    attach_events(violations[:cap], [e for _, _, e in _fetch(raw, ids=wanted)] if wanted else [])
+    return finish_outcome(
         engine="spark",
-        files=loaded.files,
-        rows_read=rows_read,
-        rows_checked=n_good,
-        rows_quarantined=n_bad,
-        quarantine=q_rows,
-        violations_total=len(violations),
-        violations=written,
-        violations_by_rule=count_rules(violations),
-        unknown=sorted(
-            ({"mechanism": r["mechanism"], "note": r["explanation"]} for r in unknown),
-            key=lambda u: (u["mechanism"], u["note"]),
-        )[:cap],
-        unknown_total=len(unknown),
-        events_by_mechanism=by_mech,
+        files=raw.files,
+        rows_read=raw.rows_read,
+        rows_checked=sum(by_mech.values()),
+        quarantine=quarantine,
+        violations=violations,
+        unknown=unknown,
+        by_mechanism=by_mech,
         monitors=names,
-        files_skipped=loaded.skipped,
+        files_skipped=raw.skipped,
+        duplicates=duplicates,
+        cap=cap,
     )
 
 
@@ -181,27 +228,11 @@ ROWS_PER_PARTITION = 100_000
 SMALL_INPUT_EVENTS = 50_000
 
 
-def input_events(paths: list[str]) -> int:
-    """The events under `paths` before reading them: Parquet footers' row counts, JSONL at about 100 bytes a
-    line (compressed files 8 times their size). Chooses the session (`build_session(small=)`) and feeds the
-    progress bar's estimate. An input that cannot be listed counts as large here; `load` reports it."""
-    import pyarrow.parquet as pq
-
-    try:
-        total = 0
-        for tf in discover(paths).files:
-            if tf.kind == "parquet":
-                total += pq.ParquetFile(tf.path).metadata.num_rows
-            else:
-                total += os.path.getsize(tf.path) * (8 if tf.kind == "jsonl.gz" else 1) // 100
-        return total
-    except Exception:  # any unreadable input: `load` names it
-        return SMALL_INPUT_EVENTS
-
-
 def small_input(paths: list[str]) -> bool:
-    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`)."""
-    return input_events(paths) < SMALL_INPUT_EVENTS
+    """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`), by
+    `conformance.engine_choice.input_events` (an input that cannot be sized counts as large here)."""
+    events = input_events(paths)
+    return events is not None and events < SMALL_INPUT_EVENTS
 
 
 def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
@@ -221,8 +252,11 @@ def run_check(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"haconform check: starting Spark ({args.master})", file=sys.stderr, flush=True)
         owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
-        estimate = input_events(args.paths)
-        spark = build_session(args.master, partitions=partitions, small=estimate < SMALL_INPUT_EVENTS)
+        sized = input_events(args.paths)
+        estimate = sized or 0
+        spark = build_session(
+            args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS
+        )
         status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
             with status:

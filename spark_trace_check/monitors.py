@@ -1,285 +1,262 @@
-"""Run the core trace rules and the mechanism monitors inside Spark: one shuffle per scope, one pass each.
+"""The Spark trace pass: every row judged once, in the Python pass that feeds the folds; one shuffle.
 
-`repartition(N, key).sortWithinPartitions(...).mapInArrow(fn)`: the fastest ordered per-entity form
-measured in the field notes, and it never holds more than one group in memory. The grouping and the
-monitor runs are the engine's own `conformance.check.ScopeStream`, the same object the Python engine
-drives, so the two engines cannot group differently. The trace pass always runs (whether or not a
-trace-scope monitor is registered): it receives each trace in recording order (file, line), judges the
-core rules TR-001, TR-003, TR-004, TR-006 with `conformance.check.trace_rules` (the very function of the
-Python engine; TR-008 decides which apply), then feeds the trace in seq order (stable, so equal seqs keep
-recording order) to the trace-scope monitors. Event-ID uniqueness (TR-002) is corpus-wide and stays one
-aggregation (`spark_trace_check.rules`). The order seen inside `fn` is planner behaviour, not a contract:
-both orders are checked and a break fails loudly (`OrderBroken`). Rows become `Event`s column-wise (one
-`to_pydict` per batch, `attrs` parsed once), without an intermediate dict per row.
+`rows.repartition(N, key).sortWithinPartitions(key, file_rank, line).mapInArrow(fn)`: each task receives
+whole traces in recording order as Arrow batches of raw rows (`spark_trace_check.raw`). Per batch, the
+rows are judged column by column by the single-process engine's own functions (`traces.columnar.judge_batch`
+for Parquet rows: pyarrow compute over the columns, `attrs` parsed once; `traces.rows.check_line` for
+JSONL lines), and each valid event goes straight into its trace's folds: `conformance.engine.stream.
+TraceFolds`, the object the single-process driver feeds (core rules TR-001/003/004/006, the trace-scope
+monitors and one fold per (mechanism, entity) for the entity-scope monitors, reading the trace's context as
+it grows). So the entity monitors need no shuffle of their own, no context rows are collected first, and a
+rule or monitor added to the engine runs here unchanged. The pass emits violations, unknown notes,
+quarantined rows and per-mechanism counts (`OUT_DDL`, told apart by `kind`).
+
+A trace whose rows break seq order (TR-001), or whose parsed trace ID differs from the shuffle key, has its
+folds dropped and is named in a `HELD_KIND` row: the driver judges it again with `whole=True`, which holds
+such traces and judges them with `conformance.pycheck.violations_of`, as the single-process engine judges
+a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
+fails loudly (`OrderBroken`).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from conformance.check import Judged, OrderBroken, ScopeStream, trace_rules
+from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
-from conformance.engine.core_fold import TraceRulesFold
-from conformance.engine.folds import GroupFolds
-from spark_trace_check.cluster import ship_code
-from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, FIELD_NAMES, Event
-from traces.verdict import Monitor, Verdict
+from conformance.engine.stream import TraceFolds, results_of
+from conformance.pycheck import monitor_runs, violations_of
+from spark_trace_check.raw import RAW_COLUMNS
+from traces.columnar import judge_batch
+from traces.rows import Problem, check_line
+from traces.schema import FIELD_NAMES, Event
+from traces.verdict import Monitor
 
-__all__ = ["HELD_RULE", "UNKNOWN_RULE", "OrderBroken", "held_violations", "monitor_violations", "trace_context_rows"]
+__all__ = ["HELD_KIND", "OUT_DDL", "OrderBroken", "judge_rows", "judged_events", "trace_pass"]
 
-_VIOLATION_SCHEMA = pa.schema(
-    [
-        ("rule", pa.string()),
-        ("requirement", pa.string()),
-        ("mechanism", pa.string()),
-        ("trace_id", pa.string()),
-        ("entity", pa.string()),
-        ("event_ids", pa.list_(pa.string())),
-        ("explanation", pa.string()),
-    ]
+OUT_DDL = (
+    "kind string, rule string, requirement string, mechanism string, trace_id string, entity string, "
+    "event_ids array<string>, explanation string, file_rank int, line bigint, field string, reason string, "
+    "count bigint"
 )
-UNKNOWN_RULE = "__unknown__"
-HELD_RULE = "__held__"  # a trace recorded out of seq order: the driver judges it whole (`held_violations`)
+_OUT_SCHEMA = pa.schema(
+    [(c.split(" ")[0], pa.list_(pa.string()) if "array" in c else pa.string()) for c in OUT_DDL.split(", ")[:8]]
+    + [("file_rank", pa.int32()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
+    + [("count", pa.int64())]
+)
+VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
+EVENT_DDL = (
+    ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
+    + ", file_rank int, line bigint"
+)
+Judgement = tuple[Event | None, Problem | None]
 Factory = Callable[[], Monitor]
 
 
-def unknown_row(name: str, first: Event, note: str) -> dict:
-    """A monitor could not judge a group: carried beside the violations, counted apart."""
-    return {
-        "rule": UNKNOWN_RULE,
-        "requirement": "",
-        "mechanism": name,
-        "trace_id": first.trace_id,
-        "entity": first.entity,
-        "event_ids": [],
-        "explanation": note,
-    }
+def _parquet_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The schema's columns, and one column per name outside the schema that holds a value (True there)."""
+    cols = [batch.column(n) for n in FIELD_NAMES]
+    names = list(FIELD_NAMES)
+    extra = batch.column("extra_field")
+    if extra.null_count < len(extra):
+        for name in sorted(set(extra.drop_null().to_pylist())):
+            cols.append(pc.if_else(pc.equal(extra, name), True, None))
+            names.append(name)
+    return pa.RecordBatch.from_arrays(cols, names=names)
 
 
-def result_rows(judged: Sequence[Judged]) -> list[dict]:
-    """Violation rows and unknown rows of judged groups, in the report's row shape."""
-    out: list[dict] = []
-    for name, first, result in judged:
-        out.extend(v.to_json() for v in result.violations)
-        if result.verdict is Verdict.UNKNOWN:
-            out.extend(unknown_row(name, first, note) for note in result.notes)
-    return out
+def judge_rows(batch: pa.RecordBatch) -> list[Judgement]:
+    """(event, None) or (None, problem) per row of a batch of raw rows (`RAW_COLUMNS`), in row order: Parquet
+    rows column-wise (`traces.columnar.judge_batch`), JSONL lines by `traces.rows.check_line`."""
+    jsonl = pc.is_valid(batch.column("raw"))
+    n_jsonl = pc.sum(jsonl).as_py() or 0
+    if n_jsonl == 0:
+        return list(judge_batch(_parquet_batch(batch)))
+    if n_jsonl == batch.num_rows:
+        return [_judge_line(raw, line) for raw, line in zip(*_raw_lines(batch), strict=True)]
+    out: list[Judgement | None] = [None] * batch.num_rows
+    where = pc.indices_nonzero(jsonl).to_pylist()
+    for i, raw, line in zip(where, *_raw_lines(batch.take(where)), strict=True):
+        out[i] = _judge_line(raw, line)
+    others = pc.indices_nonzero(pc.invert(jsonl)).to_pylist()
+    for i, judged in zip(others, judge_batch(_parquet_batch(batch.take(others))), strict=True):
+        out[i] = judged
+    return out  # type: ignore[return-value]
 
 
-def batch_events(batch: pa.RecordBatch) -> Iterator[Event]:
-    """The rows of an Arrow batch (columns FIELD_NAMES, attrs as JSON text) as Events, column-wise."""
-    cols = batch.to_pydict()
-    loads = json.loads
-    for sv, trace, seq, eid, ts, node, mech, entity, kind, attrs in zip(*(cols[n] for n in FIELD_NAMES), strict=True):
-        yield Event(trace, seq, eid, ts, node, mech, entity, kind, loads(attrs), sv)
+def _raw_lines(batch: pa.RecordBatch) -> tuple[list, list]:
+    return batch.column("raw").to_pylist(), batch.column("line").to_pylist()
 
 
-def batch_recorded(batch: pa.RecordBatch) -> Iterator[tuple[tuple[int, int], Event]]:
-    """As `batch_events`, each event with its recording position (file rank, line)."""
-    ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
-    for rank, line, event in zip(ranks, lines, batch_events(batch.select(list(FIELD_NAMES))), strict=True):
-        yield (rank, line), event
+def _judge_line(raw: bytes, line: int) -> Judgement:
+    row, problem = check_line(raw, first_line=line == 1)
+    return (None, problem) if problem is not None else (Event.from_row(row), None)  # type: ignore[arg-type]
 
 
-def trace_context_rows(events: DataFrame) -> dict[str, list[dict]]:
-    """Each trace's context rows (TRACE_START and `*_CONFIG` events), collected once on the driver.
+class _Pass:
+    """The state of one task of the trace pass (see the module): the trace being streamed, or, `whole`,
+    the held traces' events."""
 
-    They are few per trace (a start and the configuration changes), so they travel to the workers with
-    the monitor function instead of being joined onto every row.
-    """
-    rows = (
-        events.where((F.col("kind") == CONTEXT_START) | F.col("kind").endswith(CONTEXT_SUFFIX))
-        .select(*FIELD_NAMES)
-        .collect()
-    )
-    found: dict[str, list[dict]] = {}
-    for r in rows:
-        found.setdefault(r["trace_id"], []).append(r.asDict())
-    for evs in found.values():
-        evs.sort(key=lambda row: row["seq"])
-    return found
-
-
-def _context_lookup(context_rows: dict[str, list[dict]]) -> Callable[[str], list[Event]]:
-    """A trace's context events, built from the broadcast rows once per trace and worker."""
-    contexts: dict[str, list[Event]] = {}
-
-    def context_of(trace_id: str) -> list[Event]:
-        if trace_id not in contexts:
-            contexts[trace_id] = [Event.from_row(row) for row in context_rows.get(trace_id, [])]
-        return contexts[trace_id]
-
-    return context_of
-
-
-def make_scope_runner(scope: str, runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]]):
-    """The mapInArrow function running every (name, factory) monitor of one scope in one pass."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        context_of = _context_lookup(context_rows)
-        stream = ScopeStream(scope, [(name, factory()) for name, factory in runs], context_of)
-        out: list[dict] = []
-        with PausedCollector() as collector:  # conformance.engine.collector
-            for batch in batches:
-                collector.read(batch.num_rows)
-                for event in batch_events(batch):
-                    judged = stream.feed(event)
-                    if judged:
-                        out.extend(result_rows(judged))
-                if len(out) >= 1000:
-                    yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-                    out = []
-            out.extend(result_rows(stream.close()))
-        if out:
-            yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-
-    return run
-
-
-def make_trace_runner(runs: Sequence[tuple[str, Factory]], context_rows: dict[str, list[dict]], whole: bool = False):
-    """The mapInArrow function of the trace pass: core trace rules and every trace-scope monitor, per trace.
-
-    Rows arrive sorted by (trace, file rank, line). A trace recorded in seq order streams into its folds
-    (`conformance.engine.core_fold.TraceRulesFold`, `conformance.engine.folds.GroupFolds`) and is never held.
-    At a row whose seq does not exceed the previous one (a TR-001 break), the trace's folds are dropped and
-    a `HELD_RULE` row names the trace: the driver judges it again with `whole=True`, which holds each trace
-    and judges it with `conformance.check.trace_rules` and the monitors in seq order, as the Python engine
-    judges such a trace."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        context_of = _context_lookup(context_rows)
-        monitors = [(name, factory()) for name, factory in runs]
-        out: list[dict] = []
-        state = _TraceState(monitors, context_of, whole)
-        with PausedCollector() as collector:  # conformance.engine.collector
-            for batch in batches:
-                collector.read(batch.num_rows)
-                for position, event in batch_recorded(batch):
-                    found = state.feed(event, position)
-                    if found:
-                        out.extend(found)
-                if len(out) >= 1000:
-                    yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-                    out = []
-            out.extend(state.close())
-        if out:
-            yield pa.RecordBatch.from_pylist(out, schema=_VIOLATION_SCHEMA)
-
-    return run
-
-
-class _TraceState:
-    """The trace being judged in one partition of the trace pass (see `make_trace_runner`)."""
-
-    def __init__(self, monitors: list[tuple[str, Monitor]], context_of: Callable[[str], list[Event]], whole: bool):
-        self.monitors, self.context_of, self.whole = monitors, context_of, whole
+    def __init__(self, skew_ms: int | None, held: frozenset[str] | None, extra: Sequence[tuple[str, Factory]]) -> None:
+        self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
+        trace_runs = [(n, m) for n, m in self.runs if m.scope == "trace"]
+        self.trace_runs = trace_runs
+        self.entity_runs: dict[str, list] = {}
+        for name, monitor in self.runs:
+            if monitor.scope == "entity":
+                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.held = held  # None: the streaming pass
+        self.kept: dict[str, list[tuple[int, int, Event]]] = {}
+        self.out: list[dict] = []
+        self.counts: Counter[str] = Counter()
         self.last: tuple | None = None
-        self.held: list[Event] = []  # whole=True: the trace's events
-        self.core: TraceRulesFold | None = None
-        self.folds: GroupFolds | None = None
+        self.key: bytes | None = None
+        self.key_text: str | None = None
+        self.folds: TraceFolds | None = None
         self.seq = -1
         self.dropped = False
 
-    def feed(self, event: Event, position: tuple[int, int]) -> list[dict]:
-        where = (event.trace_id, *position)
-        if self.last is not None and where <= self.last:
-            raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
-        out = self.close() if self.last is not None and event.trace_id != self.last[0] else []
-        self.last = where
-        if self.whole:
-            self.held.append(event)
-        elif self.dropped:
-            pass
-        elif event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
-            self.core = self.folds = None
-            self.dropped = True
-            out.append({**unknown_row("", event, ""), "rule": HELD_RULE})
-        else:
-            if self.core is None:
-                self.core = TraceRulesFold(event.trace_id)
-                context = self.context_of(event.trace_id)
-                self.folds = GroupFolds("trace", self.monitors, event, context) if self.monitors else None
-            self.seq = event.seq
-            self.core.feed(event)
-            if self.folds is not None:
-                self.folds.feed(event)
-        return out
+    def batch(self, batch: pa.RecordBatch) -> None:
+        keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
+        for key, rank, line, (event, problem) in zip(keys, ranks, lines, judge_rows(batch), strict=True):
+            where = (key is not None, key or b"", rank, line)
+            if self.last is not None and where <= self.last:
+                raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
+            self.last = where
+            if key != self.key:
+                self.close_trace()
+                self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
+            if event is None:
+                if self.held is None:
+                    self.out.append({"kind": QUARANTINE_KIND, "file_rank": rank, "line": line, **_problem(problem)})
+                continue
+            if self.held is not None:
+                if event.trace_id in self.held:
+                    self.kept.setdefault(event.trace_id, []).append((rank, line, event))
+                continue
+            self.counts[event.mechanism] += 1
+            self.feed(event)
 
-    def close(self) -> list[dict]:
-        found: list[dict] = []
-        if self.held:
-            group, self.held = self.held, []
-            found = [v.to_json() for v in trace_rules(group[0].trace_id, group)]
-            if self.monitors:
-                stream = ScopeStream("trace", self.monitors, self.context_of)
-                for event in sorted(group, key=lambda e: e.seq):  # stable: equal seqs keep recording order
-                    stream.feed(event)
-                found.extend(result_rows(stream.close()))
-        elif self.core is not None:
-            found = [v.to_json() for v in self.core.finish()]
-            if self.folds is not None:
-                found.extend(result_rows(self.folds.finish()))
-        self.core = self.folds = None
-        self.seq, self.dropped = -1, False
-        return found
+    def feed(self, event: Event) -> None:
+        if event.trace_id != self.key_text:  # the JVM read the key otherwise: the trace is judged whole
+            self.out.append(_held(event.trace_id, self.key_text))
+            return
+        if self.dropped:
+            return
+        if event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
+            self.folds, self.dropped = None, True
+            self.out.append(_held(event.trace_id, self.key_text))
+            return
+        if self.folds is None:
+            self.folds = TraceFolds(event, self.trace_runs, self.entity_runs)
+        self.seq = event.seq
+        self.folds.feed(event)
 
+    def close_trace(self) -> None:
+        if self.folds is not None:
+            found, notes = results_of(self.folds)
+            self._emit(self.folds.core.trace, found, notes)
+        self.folds, self.seq, self.dropped = None, -1, False
 
-def _trace_pass(events: DataFrame, partitions: int, runs, context_rows, whole: bool) -> DataFrame:
-    return (
-        events.repartition(partitions, "trace_id")
-        .sortWithinPartitions("trace_id", "file_rank", "line")
-        .select(*FIELD_NAMES, "file_rank", "line")
-        .mapInArrow(make_trace_runner(runs, context_rows, whole), VIOLATION_DDL)
-    )
-
-
-def held_violations(
-    events: DataFrame, traces: list[str], partitions: int, runs: Sequence[tuple[str, Factory]]
-) -> DataFrame:
-    """The trace pass again for the traces the streaming pass handed back (`HELD_RULE`), each judged whole."""
-    trace_runs = [(n, f) for n, f in runs if f().scope == "trace"]
-    chosen = events.where(F.col("trace_id").isin(traces))
-    context_rows = trace_context_rows(chosen) if trace_runs else {}
-    return _trace_pass(chosen, partitions, trace_runs, context_rows, whole=True).select(*VIOLATION_COLUMNS)
-
-
-def monitor_violations(
-    events: DataFrame, partitions: int, runs: Sequence[tuple[str, Factory]]
-) -> tuple[DataFrame, list[str]]:
-    """Violations of the core trace rules and of the monitors `runs` (name, factory; the registry's list,
-    `model.registry.monitor_factories`), and the monitors' names.
-
-    One shuffle per scope: the trace pass (core trace rules and every trace-scope monitor) keyed by trace,
-    in recording order; the entity-scope monitors share one `mapInArrow` pass over the rows of their
-    mechanisms keyed by (trace, mechanism, entity), in seq order.
-    """
-    ship_code(events.sparkSession)  # the Python workers of a real cluster import the monitors from it
-    names = [name for name, _ in runs]
-    by_scope: dict[str, list[tuple[str, Factory]]] = {"trace": []}
-    records: set[str] = set()
-    for name, factory in runs:
-        monitor = factory()
-        by_scope.setdefault(monitor.scope, []).append((name, factory))
-        if monitor.scope == "entity":
-            records.add(monitor.mechanism)
-    context_rows = trace_context_rows(events) if runs else {}
-    cols = list(FIELD_NAMES)
-    result = _trace_pass(events, partitions, by_scope["trace"], context_rows, whole=False).select(*VIOLATION_COLUMNS)
-    if by_scope.get("entity"):
-        keys = ("trace_id", "mechanism", "entity")
-        # equal seq: recording order (file, line), the order the Python engine's stable sort keeps
-        entity = (
-            events.where(F.col("mechanism").isin(sorted(records)))
-            .repartition(partitions, *keys)
-            .sortWithinPartitions(*keys, "seq", "file_rank", "line")
-            .select(*cols)
-            .mapInArrow(make_scope_runner("entity", by_scope["entity"], context_rows), VIOLATION_DDL)
+    def _emit(self, trace: str, found: list[dict], notes: list[dict]) -> None:
+        self.out.extend({"kind": VIOLATION_KIND, **v} for v in found)
+        self.out.extend(
+            {"kind": UNKNOWN_KIND, "trace_id": trace, "mechanism": u["mechanism"], "explanation": u["note"]}
+            for u in notes
         )
-        result = result.unionByName(entity.select(*VIOLATION_COLUMNS))
-    return result, names
+
+    def finish(self) -> None:
+        self.close_trace()
+        for trace in sorted(self.kept):
+            events = [e for _, _, e in sorted(self.kept[trace], key=lambda x: (x[0], x[1]))]
+            notes: list[dict] = []
+            found = violations_of(events, self.runs, notes)
+            self._emit(trace, found, notes)
+        self.kept = {}
+        self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(self.counts.items()))
+
+    def drain(self) -> pa.RecordBatch:
+        out, self.out = self.out, []
+        return pa.RecordBatch.from_pylist(out, schema=_OUT_SCHEMA)
+
+
+def _problem(problem: Problem | None) -> dict:
+    assert problem is not None
+    return {"field": problem.field, "reason": problem.reason}
+
+
+def _held(trace_id: str, key: str | None) -> dict:
+    return {"kind": HELD_KIND, "trace_id": trace_id, "entity": key}
+
+
+def make_runner(
+    skew_ms: int | None, held: frozenset[str] | None, extra: Sequence[tuple[str, Factory]] = ()
+) -> Callable:
+    """The `mapInArrow` function of the trace pass (`held` None) or of the held traces' pass; `extra`:
+    (name, factory) monitors run beside the registered ones (tests)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        state = _Pass(skew_ms, held, extra)
+        with PausedCollector() as collector:  # conformance.engine.collector
+            for batch in batches:
+                collector.read(batch.num_rows)
+                state.batch(batch)
+                if len(state.out) >= 1000:
+                    yield state.drain()
+            state.finish()
+        yield state.drain()
+
+    return run
+
+
+_PASSED = [c for c in RAW_COLUMNS if c not in ("key", "id")]  # `id` serves the JVM's TR-002 aggregation only
+
+
+def _keyed(rows: DataFrame) -> DataFrame:
+    return rows.select(F.col("key").cast("binary").alias("key"), *_PASSED)
+
+
+def trace_pass(
+    rows: DataFrame,
+    partitions: int,
+    skew_ms: int | None,
+    held: frozenset[str] | None = None,
+    extra: Sequence[tuple[str, Factory]] = (),
+) -> DataFrame:
+    """Every row judged and every trace folded (see the module): one shuffle by trace, sorted by recording
+    order within each partition. With `held`, only those traces are judged, each whole."""
+    ordered = (
+        rows.select("key", *_PASSED).repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
+    )
+    return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra), OUT_DDL)
+
+
+def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    schema = pa.schema(
+        [(n, pa.int64() if n in ("schema_version", "seq", "ts_ms") else pa.string()) for n in FIELD_NAMES]
+        + [("file_rank", pa.int32()), ("line", pa.int64())]
+    )
+    for batch in batches:
+        rows = []
+        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
+        for rank, line, (event, _) in zip(ranks, lines, judge_rows(batch), strict=True):
+            if event is not None:
+                row = event.to_row()
+                row["attrs"] = json.dumps(row["attrs"], separators=(",", ":"))
+                rows.append({**row, "file_rank": rank, "line": line})
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def judged_events(rows: DataFrame) -> list[tuple[int, int, Event]]:
+    """The valid events among a few raw rows (TR-002's candidates, the violations' events), judged by the
+    same functions as the pass, with their recording position, in recording order."""
+    found = _keyed(rows).mapInArrow(_events_of, EVENT_DDL).collect()
+    out = [(r["file_rank"], r["line"], Event.from_row(r.asDict())) for r in found]
+    return sorted(out, key=lambda x: (x[0], x[1]))

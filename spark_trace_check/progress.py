@@ -1,11 +1,12 @@
 """Progress of a long Spark `haconform check`: a tqdm bar on stderr driven by Spark's status tracker.
 
-A daemon thread polls `SparkContext.statusTracker()` for the jobs of the check's job group and shows tasks
-done of tasks known so far (the total grows as the check submits its few jobs), an estimated event rate
-and tqdm's ETA. Shown when `--quiet` is not given and stderr is a terminal, or with `--progress`. The final
-line (unless `--quiet`) gives the events checked, the wall time and the rate, as the Python engine's
-(`conformance.progress`). The rendering takes any tracker-like object and any file, so it is tested
-without a terminal and without Spark.
+A daemon thread polls `SparkContext.statusTracker()` for the jobs of the check's job group and shows the events done,
+estimated as the input's events (known before the check: Parquet footers, JSONL size) times the share of tasks
+done of tasks known so far (the total grows as the check submits its few jobs), so tqdm gives events/s and an
+ETA, as the single-process engine's bar (`conformance.progress`) does. Shown when `--quiet` is not given and
+stderr is a terminal, or with `--progress`. The final line (unless `--quiet`) gives the events checked, the
+wall time and the rate, as the Python engine's (`conformance.progress`). The rendering takes any tracker-like
+object and any file, so it is tested without a terminal and without Spark.
 """
 
 from __future__ import annotations
@@ -62,15 +63,18 @@ class StatusBar:
         return done, total
 
     def render(self) -> None:
-        """One poll, drawn on the bar."""
+        """One poll, drawn on the bar: events done estimated as the input's events times the share of tasks
+        done, so tqdm shows events/s and an ETA as the single-process engine's bar does; tasks as a postfix."""
         if self.bar is None:
             return
         done, total = self.tasks()
-        self.bar.total = max(total, 1)
-        self.bar.n = min(done, self.bar.total)
-        elapsed = max(time.monotonic() - self.t0, 1e-9)
-        if self.events and total:
-            self.bar.set_postfix_str(f"~{self.events * done / total / elapsed:,.0f} events/s", refresh=False)
+        if self.events:
+            self.bar.total = self.events
+            self.bar.n = self.events * done // total if total else 0
+        else:  # the input's size is unknown: tasks
+            self.bar.total = max(total, 1)
+            self.bar.n = min(done, self.bar.total)
+        self.bar.set_postfix_str(f"tasks {done}/{total}", refresh=False)
         self.bar.refresh()
 
     def _loop(self) -> None:
@@ -82,7 +86,14 @@ class StatusBar:
         if self.bar_enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=1, unit="task", desc="checking (Spark)", file=self.file, leave=False)
+            self.bar = tqdm(
+                total=self.events or 1,
+                unit="event" if self.events else "task",
+                unit_scale=True,
+                desc="checking (Spark)",
+                file=self.file,
+                leave=False,
+            )
             self._thread = threading.Thread(target=self._loop, name="haconform-progress", daemon=True)
             self._thread.start()
         return self

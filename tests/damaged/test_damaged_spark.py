@@ -54,7 +54,7 @@ def test_unusable_inputs_exit_2_with_the_same_message(case, spark, tmp_path, cap
     src = tmp_path / "in"
     src.mkdir()
     args = case.build(src)
-    code = main(["check", *args, "--out", str(tmp_path / "out"), "--quiet"])
+    code = main(["check", "--engine", "spark", *args, "--out", str(tmp_path / "out"), "--quiet"])
     verify(case, code, capsys.readouterr().err, tmp_path / "out")
 
 
@@ -63,7 +63,7 @@ def test_awkward_names_and_allow_empty_through_the_cli(spark, tmp_path, capsys):
         (tmp_path / case.name).mkdir()
         args = case.build(tmp_path / case.name)
         out = tmp_path / f"out-{case.name}"
-        code = main(["check", *args, "--out", str(out), "--quiet", *case.extra_args])
+        code = main(["check", "--engine", "spark", *args, "--out", str(out), "--quiet", *case.extra_args])
         summary = verify(case, code, capsys.readouterr().err, out)
         assert summary["engine"] == "spark"
     text = (tmp_path / "out-awkward-names" / "quarantine.jsonl").read_text()

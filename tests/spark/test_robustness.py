@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import spark_trace_check.job as job
 from conformance.cli import main
 from conformance.pycheck import check_paths
-from spark_trace_check.rules import VIOLATION_COLUMNS, VIOLATION_DDL
+from spark_trace_check.monitors import OUT_DDL
 from tests.unit.test_rows import lines
 from traces.corpus import SAMPLES_DIR
 from traces.io import TraceFileError
@@ -30,18 +30,17 @@ BAD = str(SAMPLES_DIR / "mutants" / "net--seq-repeat.jsonl")
 
 
 def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(spark, tmp_path, monkeypatch, capsys):
-    def failing_monitors(events, partitions, extra=()):
+    def failing_pass(rows, partitions, skew_ms, held=None, extra=()):
         def run(batches):
             for batch in batches:
                 raise ZeroDivisionError("injected monitor failure")
                 yield batch
 
-        df = events.select(*FIELD_NAMES).mapInArrow(run, VIOLATION_DDL).select(*VIOLATION_COLUMNS)
-        return df, ["broken"]
+        return rows.select(*FIELD_NAMES).mapInArrow(run, OUT_DDL)
 
-    monkeypatch.setattr(job, "monitor_violations", failing_monitors)
+    monkeypatch.setattr(job, "trace_pass", failing_pass)
     out = tmp_path / "out"
-    assert main(["check", BAD, "--out", str(out), "--quiet"]) == 3
+    assert main(["check", "--engine", "spark", BAD, "--out", str(out), "--quiet"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("haconform: internal error: PythonException: ZeroDivisionError: injected monitor failure")
@@ -81,7 +80,7 @@ PROBE = textwrap.dedent("""
     conf = spark.conf.get("spark.pyspark.python")
     workers = spark.sparkContext.parallelize([0], 1).map(
         lambda _: (sys.executable, importlib.util.find_spec("haconform_venv_marker") is not None)).collect()
-    code = main(["check", sys.argv[1], "--out", sys.argv[2], "--quiet"])
+    code = main(["check", "--engine", "spark", sys.argv[1], "--out", sys.argv[2], "--quiet"])
     print(json.dumps({"conf": conf, "workers": workers, "exit": code, "driver": sys.executable}))
 """)
 

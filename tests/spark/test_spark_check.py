@@ -106,16 +106,16 @@ def test_unusable_input_raises(spark, tmp_path):
 
 def test_cli_exit_codes_and_report_files(tmp_path, spark):
     out = tmp_path / "out"
-    assert main(["check", str(SAMPLES_DIR / "clean"), "--out", str(out), "--quiet"]) == 0
+    assert main(["check", "--engine", "spark", str(SAMPLES_DIR / "clean"), "--out", str(out), "--quiet"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["verdict"] == "valid" and summary["counts_reconcile"]
     bad = tmp_path / "bad"
     bad.mkdir()
     write_events(bad / "m.jsonl", MUTANTS["recv-without-send"](2))
-    assert main(["check", str(bad), "--out", str(out), "--quiet"]) == 1
+    assert main(["check", "--engine", "spark", str(bad), "--out", str(out), "--quiet"]) == 1
     summary = json.loads((out / "summary.json").read_text())
     assert summary["violations_by_rule"][0]["requirement"] == "TR-003"
-    assert main(["check", str(tmp_path / "nothing-here"), "--out", str(out), "--quiet"]) == 2
+    assert main(["check", "--engine", "spark", str(tmp_path / "nothing-here"), "--out", str(out), "--quiet"]) == 2
 
 
 def test_skew_check_agrees_between_engines(spark, tmp_path):
@@ -142,8 +142,8 @@ def test_spark_runs_the_registry_monitor_list(spark):
 
 def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     from conformance.check import run_monitor
-    from spark_trace_check.load import load
-    from spark_trace_check.monitors import monitor_violations
+    from spark_trace_check.monitors import trace_pass
+    from spark_trace_check.raw import read_raw
     from tests.unit.context_probe import ContextProbe
     from tests.unit.test_monitor_context import traces
 
@@ -152,9 +152,9 @@ def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     py = sorted((v.trace_id, v.entity, v.explanation) for r in results for v in r.violations)
     import tempfile
 
-    loaded = load(spark, [str(_write(events))], tempfile.mkdtemp(prefix="haconform-stage-"))
-    found, _ = monitor_violations(loaded.events, 2, [("probe", ContextProbe)])
-    sp = sorted((r["trace_id"], r["entity"], r["explanation"]) for r in found.collect() if r["rule"] == "probe")
+    raw = read_raw(spark, [str(_write(events))], tempfile.mkdtemp(prefix="haconform-stage-"))
+    found = trace_pass(raw.rows, 2, None, extra=[("probe", ContextProbe)]).collect()
+    sp = sorted((r["trace_id"], r["entity"], r["explanation"]) for r in found if r["rule"] == "probe")
     assert sp == py and any("NET_CONFIG" in x[2] for x in sp)
 
 

@@ -12,7 +12,6 @@ from pyspark.sql import functions as F
 import spark_trace_check.job as job
 from model.kernel.workload import MUTANTS, simulate
 from spark_trace_check.progress import JOB_GROUP
-from spark_trace_check.rules import event_id_unique
 from traces.io import write_events
 from traces.schema import arrow_schema
 
@@ -48,14 +47,16 @@ def test_a_check_runs_few_spark_jobs(spark, tmp_path):
 
 
 def test_one_shuffle_per_rule_breaks_the_bound(spark, tmp_path, monkeypatch):
-    def per_rule(ev):  # the old shape: each rule its own shuffle over the events
-        out = event_id_unique(ev)
-        for key in ("trace_id", "node", "entity", "kind", "mechanism", "seq"):
-            again = event_id_unique(ev.withColumn("event_id", F.col(key).cast("string")))
-            out = out.unionByName(again.where(F.col("explanation").contains("\x00")))
+    real = job.trace_pass
+
+    def per_rule(rows, partitions, skew_ms, held=None, extra=()):  # the old shape: a shuffle per rule
+        out = real(rows, partitions, skew_ms, held, extra)
+        for key in ("key", "id", "file_rank", "line", "node", "entity", "kind", "mechanism", "seq"):
+            again = rows.groupBy(key).count().where("count < 0").select(F.lit("v").alias("kind"))
+            out = out.unionByName(again, allowMissingColumns=True)
         return out
 
-    monkeypatch.setattr(job, "core_violations", per_rule)
+    monkeypatch.setattr(job, "trace_pass", per_rule)
     jobs, stages, _ = _shape(spark, _corpus(tmp_path))
     assert jobs > MAX_JOBS or stages > MAX_STAGES, (jobs, stages)
 
@@ -65,12 +66,14 @@ def test_progress_flag_draws_the_bar_without_a_terminal_and_prints_the_rate(spar
 
     (tmp_path / "in").mkdir()
     paths = _corpus(tmp_path / "in")
-    assert main(["check", *paths, "--out", str(tmp_path / "out"), "--progress"]) == 1
+    assert main(["check", "--engine", "spark", *paths, "--out", str(tmp_path / "out"), "--progress"]) == 1
     err = capsys.readouterr().err
     assert "checking (Spark)" in err and "task" in err  # the bar, drawn although stderr is captured
     assert "validated " not in err  # with a bar, no phase lines
     last = err.strip().splitlines()[-1]
     assert last.startswith("checked ") and last.endswith(" events/s"), last
-    assert main(["check", *paths, "--out", str(tmp_path / "out2")]) == 1  # not a terminal: phase lines, no bar
+    assert (
+        main(["check", "--engine", "spark", *paths, "--out", str(tmp_path / "out2")]) == 1
+    )  # not a terminal: phase lines, no bar
     err = capsys.readouterr().err
     assert "checking (Spark)" not in err and "validated" in err and err.strip().endswith(" events/s")

@@ -146,7 +146,7 @@ def test_a_missing_path_is_said_before_any_engine_starts(tmp_path, capsys, monke
 
     started = []
     monkeypatch.setattr(session, "build_session", lambda *a, **k: started.append(1))
-    code = main(["check", str(tmp_path / "nosuch"), "--out", str(tmp_path / "out"), "--quiet"])
+    code = main(["check", "--engine", "spark", str(tmp_path / "nosuch"), "--out", str(tmp_path / "out"), "--quiet"])
     assert code == 2 and not started
     assert "no such file or directory" in capsys.readouterr().err
 

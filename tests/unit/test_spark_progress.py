@@ -48,13 +48,15 @@ def test_tasks_count_only_the_group_and_finished_jobs_count_whole():
     assert StatusBar(FakeTracker(), group="other").tasks() == (50, 100)
 
 
-def test_the_bar_shows_tasks_and_an_event_rate_and_the_final_line_the_rate():
+def test_the_bar_shows_events_with_a_rate_and_an_eta_and_the_final_line_the_rate():
     out = io.StringIO()
     with StatusBar(FakeTracker(), events=1000, file=out, interval=3600) as status:
         status.render()
         drawn = out.getvalue()
         status.close(events=1000)
-    assert "checking (Spark)" in drawn and "7/10" in drawn and "events/s" in drawn
+    # 7 of 10 tasks done: 700 of the 1000 events, with a rate in events/s and tqdm's ETA (`<`)
+    assert "checking (Spark)" in drawn and "700/1.00k" in drawn and "tasks 7/10" in drawn, drawn
+    assert "event/s" in drawn and "<" in drawn, drawn
     last = out.getvalue().strip().splitlines()[-1]
     assert last.startswith("checked 1000 events in ") and last.endswith(" events/s")
 

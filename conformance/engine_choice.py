@@ -1,0 +1,90 @@
+"""`haconform check --engine auto` (the default): the engine that finishes first for this input here.
+
+Decided before any engine starts, from what is known without reading a row: the input's events (Parquet
+footers' row counts; JSON Lines by size on disk, `JSONL_BYTES_PER_EVENT`, gzip counted
+`GZIP_RATIO` times) and the cores this process may use. The single-process engine checks
+`PYTHON_RATE` events/s from the first event; Spark first costs `SPARK_FIXED_S` (JVM, session, Python
+workers, planning) and then checks `SPARK_RATE_PER_CORE` events/s per core. Spark wins when
+
+    events / PYTHON_RATE > SPARK_FIXED_S + events / (cores * SPARK_RATE_PER_CORE)
+
+which never holds when `cores * SPARK_RATE_PER_CORE <= PYTHON_RATE` (one core). The constants were
+measured on the project's 2-core machine (benchmarks/README.md, "Issue 20: Spark at the limit"); a
+`--master` always means Spark (the user chose a cluster), `--state` (incremental checking) always the
+single-process engine (the only one that keeps fold state). The choice and its reason are one line on
+stderr. Requirement: none of the trace rules (this picks a driver; both give the same report, the parity
+tests hold them together).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# measured in CPU seconds (all processes), which the machine's load hardly moves (benchmarks/README.md,
+# "Issue 20"): 10^6 and 10^7 events, the marginal cost per event of each engine and Spark's fixed cost
+PYTHON_RATE = 53_000  # events/s: 18.7 us of CPU per event, single process
+SPARK_RATE_PER_CORE = 41_000  # events/s per core: 24.1 us of CPU per event (Python workers 75 %, JVM)
+SPARK_FIXED_S = 12.0  # s: session start-up (6.6 s) and 10.7 CPU-s of JIT and planning over 2 cores
+JSONL_BYTES_PER_EVENT = 300  # the shipped samples: 304 bytes a line on average
+GZIP_RATIO = 8
+
+
+@dataclass(frozen=True)
+class Choice:
+    engine: str  # "python" or "spark"
+    reason: str
+
+    def line(self) -> str:
+        return f"haconform check: engine {self.engine} (auto): {self.reason}"
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def input_events(paths: list[str]) -> int | None:
+    """The events under `paths` before reading them (see the module); None when the input cannot be listed
+    (the engine then names the problem)."""
+    import pyarrow.parquet as pq
+
+    from traces.io import discover
+
+    try:
+        total = 0
+        for tf in discover(paths).files:
+            if tf.kind == "parquet":
+                total += pq.ParquetFile(tf.path).metadata.num_rows
+            else:
+                size = os.path.getsize(tf.path) * (GZIP_RATIO if tf.kind == "jsonl.gz" else 1)
+                total += size // JSONL_BYTES_PER_EVENT
+        return total
+    except Exception:  # any unreadable input: the engine reports it, with the file named
+        return None
+
+
+def crossover(n_cores: int) -> int | None:
+    """The events from which Spark finishes first on `n_cores` cores; None: never."""
+    spark_rate = n_cores * SPARK_RATE_PER_CORE
+    if spark_rate <= PYTHON_RATE:
+        return None
+    return int(SPARK_FIXED_S / (1 / PYTHON_RATE - 1 / spark_rate)) + 1
+
+
+def choose(events: int | None, n_cores: int, *, master: str | None = None, state: str | None = None) -> Choice:
+    """The engine for an input of `events` (None: unknown) on `n_cores` cores."""
+    if state:
+        return Choice("python", "--state: incremental checking keeps fold state in the single-process engine")
+    if master:
+        return Choice("spark", f"--master {master} given")
+    if events is None:
+        return Choice("python", "the input could not be sized; the single-process engine reports why")
+    limit = crossover(n_cores)
+    if limit is None:
+        return Choice("python", f"{n_cores} core(s): Spark cannot outrun one process here")
+    if events < limit:
+        return Choice("python", f"~{events:,} events, below {limit:,}, where Spark starts to win on {n_cores} cores")
+    return Choice("spark", f"~{events:,} events, at least {limit:,}, where Spark starts to win on {n_cores} cores")
