@@ -23,6 +23,7 @@ from conformance import incremental, pycheck
 from conformance.audit.cli import add_check_options, post_check
 from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
+from conformance.engine_choice import choose, cores, input_events
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
 from model import registry
@@ -197,8 +198,6 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
-        from conformance.engine_choice import choose, cores, input_events
-
         state = getattr(args, "state", None)
         choice = choose(
             None if state or args.master else input_events(args.paths), cores(), master=args.master, state=state

@@ -21,6 +21,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import pyarrow.parquet as pq
+
+from traces.io import discover
+
 # measured in CPU seconds (all processes), which the machine's load hardly moves (benchmarks/README.md,
 # "Issue 20"): 10^6 and 10^7 events, the marginal cost per event of each engine and Spark's fixed cost
 PYTHON_RATE = 53_000  # events/s: 18.7 us of CPU per event, single process
@@ -49,10 +53,6 @@ def cores() -> int:
 def input_events(paths: list[str]) -> int | None:
     """The events under `paths` before reading them (see the module); None when the input cannot be listed
     (the engine then names the problem)."""
-    import pyarrow.parquet as pq
-
-    from traces.io import discover
-
     try:
         total = 0
         for tf in discover(paths).files:

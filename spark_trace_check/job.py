@@ -27,8 +27,9 @@ from pyspark.sql import functions as F
 from conformance.check import core_violations
 from conformance.dataset_check import dataset_of
 from conformance.engine_choice import input_events
-from conformance.pycheck import attach_events, finish_outcome, monitor_runs
+from conformance.outcome import attach_events, finish_outcome
 from conformance.report import CheckOutcome, run_and_report, violation_key
+from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.load import Loaded, load

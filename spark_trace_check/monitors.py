@@ -32,7 +32,8 @@ from pyspark.sql import functions as F
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
 from conformance.engine.stream import TraceFolds, results_of
-from conformance.pycheck import monitor_runs, violations_of
+from conformance.outcome import violations_of
+from model.registry import monitor_runs
 from spark_trace_check.raw import RAW_COLUMNS
 from traces.columnar import judge_batch
 from traces.rows import Problem, check_line

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+import conformance.cli as cli
 import conformance.engine_choice as ec
 from conformance.cli import main
 from conformance.pycheck import run_check
@@ -77,7 +78,7 @@ def test_cli_auto_chooses_spark_above_the_crossover(tmp_path, capsys, monkeypatc
 
     ran = []
     monkeypatch.setattr(job, "run_check", lambda args: ran.append(args.master) or run_check(args))  # no JVM here
-    monkeypatch.setattr(ec, "input_events", lambda paths: 10**8)
-    monkeypatch.setattr(ec, "cores", lambda: 2)
+    monkeypatch.setattr(cli, "input_events", lambda paths: 10**8)
+    monkeypatch.setattr(cli, "cores", lambda: 2)
     assert main(["check", ONE, "--out", str(tmp_path / "out")]) == 0
     assert ran == ["local[2]"] and "engine spark (auto): ~100,000,000 events" in capsys.readouterr().err
