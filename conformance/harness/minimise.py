@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import Driver, Failure, Session, Step, SutFailure, SystemFactory, replay_steps
+from conformance.harness.core import (
+    Driver,
+    Failure,
+    Session,
+    Step,
+    StepError,
+    SutFailure,
+    SystemFactory,
+    replay_steps,
+)
 
 RawStep = dict[str, Any]  # {"op": ..., "calls": [...]}: a step as a replay file holds it
 
@@ -93,7 +102,7 @@ def replay_failure(
             problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
     except SutFailure as exc:
         return Failure(driver.name, setup, _steps(steps), [], str(exc))
-    except (LookupError, TypeError, ValueError):
+    except (StepError, LookupError, TypeError, ValueError):
         return None  # the step list does not apply (a dangling reference): not a run at all
     finally:
         close = getattr(system, "close", None)
