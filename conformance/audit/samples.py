@@ -19,39 +19,10 @@ import json
 import shutil
 from pathlib import Path
 
-FIELDS_2016 = [
-    "date-time",
-    "client-ip",
-    "client-hostname",
-    "server-ip",
-    "server-hostname",
-    "source-context",
-    "connector-id",
-    "source",
-    "event-id",
-    "internal-message-id",
-    "message-id",
-    "network-message-id",
-    "recipient-address",
-    "recipient-status",
-    "total-bytes",
-    "recipient-count",
-    "related-recipient-address",
-    "reference",
-    "message-subject",
-    "sender-address",
-    "return-path",
-    "message-info",
-    "directionality",
-    "tenant-id",
-    "original-client-ip",
-    "original-server-ip",
-    "custom-data",
-    "transport-traffic-type",
-    "log-id",
-    "schema-version",
-]
-LAYOUTS = {"2016": FIELDS_2016, "2013": FIELDS_2016[:27]}
+from conformance.audit.msgtrk import LAYOUTS as MSGTRK_LAYOUTS
+
+FIELDS_2016 = MSGTRK_LAYOUTS["2016/2019"]  # the importer's own layouts (conformance.audit.msgtrk)
+LAYOUTS = {"2016": FIELDS_2016, "2013": MSGTRK_LAYOUTS["2013"]}
 VERSIONS = {"2013": "15.00.1497.002", "2016": "15.01.2507.023"}
 PRIMARY, SHADOW = "mbx1.contoso.com", "mbx2.contoso.com"
 MESSAGES = 3
