@@ -416,7 +416,11 @@ class Cluster(Maintenance):
         """A mailbox database failover asks Safety Net on `node` to resubmit (SR-033, SR-038)."""
         if not self.up(node):
             return
-        for (msg, inst), (forks, _) in sorted(self.servers[node].safetynet.items()):
+        hold = self.pol.safetynet_hold_ms(self.cfg)
+        for (msg, inst), (forks, entered) in sorted(self.servers[node].safetynet.items()):
+            if self.sim.now_ms - entered > hold:  # overdue, its expiry timer not yet run at this instant (a
+                self._safetynet_expire(node, (msg, inst))  # restart a moment ago): gone before it can be used
+                continue
             for f in forks:
                 if self.pol.may_resubmit(f):
                     self.emit(node, msg, ev.RESUBMIT, inst=inst, fork=f, source="SAFETYNET")
@@ -447,8 +451,12 @@ class Cluster(Maintenance):
             self._schedule_queue_expiry(node, key)
         for key in sorted(srv.shadows):
             self._schedule_expiry(node, key)
+        hold = self.pol.safetynet_hold_ms(self.cfg)
         for key in sorted(srv.safetynet):
-            self._schedule_safetynet_expiry(node, key)
+            if self.sim.now_ms - srv.safetynet[key][1] > hold:  # overdue while the server was down (SR-065)
+                self._safetynet_expire(node, key)
+            else:
+                self._schedule_safetynet_expiry(node, key)
         self._start_heartbeat(node)
 
     def snapshot(self, quiesced: bool) -> None:
