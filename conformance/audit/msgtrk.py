@@ -19,6 +19,7 @@ at which column a line breaks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -250,6 +251,22 @@ class _FieldError(ValueError):
         self.name, self.column, self.reason = name, column, reason
 
 
+def log_lines(raw: bytes) -> Iterator[tuple[int, str | UnicodeDecodeError]]:
+    """The non-blank lines of an Exchange W3C-style log (message tracking, SMTP protocol logs), numbered from 1:
+    a byte-order mark on the first line and CR line ends dropped; a line that is not UTF-8 comes as the error,
+    for the caller to quarantine with its column."""
+    for number, chunk in enumerate(raw.split(b"\n"), start=1):
+        if number == 1 and chunk.startswith(b"\xef\xbb\xbf"):
+            chunk = chunk[3:]
+        chunk = chunk.rstrip(b"\r")
+        if not chunk.strip():
+            continue
+        try:
+            yield number, chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield number, exc
+
+
 def parse_file(path: Path, label: str, result: ParseResult, layout_given: str | None = None) -> None:
     """Parse one log file into `result`; `label` is how the file is named in provenance.
 
@@ -258,17 +275,10 @@ def parse_file(path: Path, label: str, result: ParseResult, layout_given: str | 
     raw = path.read_bytes()
     columns: list[str] | None = None
     layout = origin = ""
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        if number == 1 and chunk.startswith(b"\xef\xbb\xbf"):
-            chunk = chunk[3:]
-        chunk = chunk.rstrip(b"\r")
-        if not chunk.strip():
-            continue
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError as exc:
+    for number, text in log_lines(raw):
+        if isinstance(text, UnicodeDecodeError):
             result.data_lines += 1
-            result.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({exc.reason})", exc.start + 1))
+            result.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({text.reason})", text.start + 1))
             continue
         if text.startswith("#"):
             if text.startswith("#Fields:"):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from conformance.audit.msgtrk import MalformedLine, Quarantined, parse_time, split_csv
+from conformance.audit.msgtrk import MalformedLine, Quarantined, log_lines, parse_time, split_csv
 from spec.catalogue import require
 
 require("TR-005", "TR-007", "SR-031")
@@ -119,15 +119,10 @@ def parse_protocol(files: list[tuple[Path, str, str]]) -> SmtpParse:
 
 def _lines(path: Path, label: str, out: SmtpParse):  # type: ignore[no-untyped-def]
     columns: list[str] | None = None
-    for number, chunk in enumerate(path.read_bytes().split(b"\n"), start=1):
-        chunk = (chunk[3:] if number == 1 and chunk.startswith(b"\xef\xbb\xbf") else chunk).rstrip(b"\r")
-        if not chunk.strip():
-            continue
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError as exc:
+    for number, text in log_lines(path.read_bytes()):
+        if isinstance(text, UnicodeDecodeError):
             out.data_lines += 1
-            out.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({exc.reason})", exc.start + 1))
+            out.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({text.reason})", text.start + 1))
             continue
         if text.startswith("#"):
             if text.startswith("#Fields:"):
