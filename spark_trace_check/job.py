@@ -36,11 +36,12 @@ from spark_trace_check.load import Loaded, load
 from spark_trace_check.monitors import HELD_KIND, judged_events, trace_pass
 from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.raw import Raw, read_raw
-from spark_trace_check.rules import VIOLATION_COLUMNS
 from spark_trace_check.session import build_session
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
+# the columns of a violation row, as both engines report it (conformance.report)
+VIOLATION_COLUMNS = ("rule", "requirement", "mechanism", "trace_id", "entity", "event_ids", "explanation")
 
 
 def _progress(enabled: bool, t0: float, message: str) -> None:
