@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import build_corpus, single_entity_corpus
+from conformance.engine_choice import input_events
 from conformance.pycheck import check_paths
 
 
@@ -133,12 +134,23 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     if args.warm:
         check(spark, [str(corpus)], partitions=args.partitions)
         t = time.perf_counter()
+    plans = ["units", "shuffle"] if args.spark_plan == "both" else [args.spark_plan]
+    for plan in plans[1:]:  # the second plan first: the figure kept below is the first plan's
+        t2, cpu2 = time.perf_counter(), tree_cpu()
+        other = check(spark, [str(corpus)], partitions=args.partitions, plan=plan, announce=True)
+        o_s, o_cpu = time.perf_counter() - t2, tree_cpu() - cpu2
+        print(
+            f"spark engine, plan {plan}: {o_s:7.2f} s  {n / o_s:12,.0f} events/s  verdict {other.verdict}  "
+            f"cpu {o_cpu:.1f} s"
+        )
+        print(f"ratio spark {plan}/python throughput: {py_s / o_s:.2f}", flush=True)
+        t = time.perf_counter()
     cpu = tree_cpu()
-    sp = check(spark, [str(corpus)], partitions=args.partitions)
+    sp = check(spark, [str(corpus)], partitions=args.partitions, plan=plans[0], announce=True)
     sp_s, sp_cpu = time.perf_counter() - t, tree_cpu() - cpu
     print(
         f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
-        f"{' (warm)' if args.warm else ''}"
+        f"{' (warm)' if args.warm else ''} (plan {plans[0]})"
     )
     print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
     if py_cpu and sp_cpu:  # all processes' CPU: what the check costs whatever the machine's load
@@ -167,13 +179,22 @@ def main() -> int:
     ap.add_argument("--ingested", action="store_true", help="also ingest the corpus and check the dataset")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument(
+        "--spark-plan",
+        default="auto",
+        choices=("auto", "units", "shuffle", "both"),
+        help="the Spark job's plan (haconform check --spark-plan); both: shuffle, then units (the figure kept)",
+    )
     args = ap.parse_args()
     spark = None
     t0 = time.perf_counter()
     if not args.python_only:
         from spark_trace_check.session import build_session
 
-        spark = build_session(args.master, partitions=args.partitions)
+        # sized as `haconform check` sizes its session (the JIT tier: spark_trace_check.session)
+        first = args.single_entity or (50_000 if args.quick else int((args.sizes or str(args.events)).split(",")[0]))
+        events = input_events([args.corpus]) if args.corpus else first
+        spark = build_session(args.master, partitions=args.partitions, events=events)
         print(f"spark start-up: {time.perf_counter() - t0:.1f} s")
     try:
         if args.corpus:

@@ -1,6 +1,10 @@
 """`haconform check`: the Spark job. Read, validate and quarantine, check core rules and monitors, report.
 
-One read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
+Two plans (`check`): the units plan (`spark_trace_check.units`: tasks judge the engine's units of whole
+traces, read straight from the files; only ID hashes are shuffled), the default wherever the corpus's files
+hold whole traces or nearly; and the shuffle plan, below, for traces spread over many files.
+
+The shuffle plan, one read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
 Python trace pass (`spark_trace_check.monitors`), which judges each row once and feeds the valid ones to the
 engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-002. The report is assembled
 by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports

@@ -114,6 +114,8 @@ def build_session(
         # no call-site capture around every DataFrame call (two JVM round trips each, and an IPython import)
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         .config("spark.pyspark.python", python)
+        .config("spark.python.use.daemon", "true")
+        .config("spark.python.daemon.module", "spark_trace_check.worker_daemon")  # the engine preloaded
         .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
     )

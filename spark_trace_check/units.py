@@ -134,8 +134,13 @@ def _bins(units: list[Unit], slots: int) -> list[list[Unit]]:
     return [held for _, _, held in sorted(bins, key=lambda b: -b[0]) if held]
 
 
-def _bucket_bits(slots: int) -> int:
-    return max(1, (2 * slots - 1).bit_length())
+HASHES_PER_BUCKET = 8_000_000  # 64 MB of hashes: what one reduce task sorts at most (in expectation)
+
+
+def _bucket_bits(slots: int, events: int) -> int:
+    """Buckets of ID hashes: at least two per task slot, and enough that none holds much more than
+    `HASHES_PER_BUCKET` (a 10^8-event corpus: 16 buckets of 50 MB)."""
+    return max(1, (2 * slots - 1).bit_length(), math.ceil(math.log2(max(1, events / HASHES_PER_BUCKET))))
 
 
 def hash_for(sc) -> Callable[[str], int]:
@@ -201,7 +206,7 @@ def check_units(
     ship_code(spark)  # the Python workers of a real cluster import the monitors from it
     cores = task_slots(sc)
     bins = _bins(planned.units, UNITS_PER_TASK_SLOT * cores)
-    bits = _bucket_bits(cores)
+    bits = _bucket_bits(cores, planned.events)
     hash_of = hash_for(sc)
     results: list[UnitResult] = []
     repeated: set[int] = set()

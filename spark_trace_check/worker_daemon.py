@@ -1,0 +1,21 @@
+"""The Python worker daemon of the check's Spark session: pyspark's own, with the engine imported first.
+
+Spark forks one Python worker per concurrent task from this daemon (`spark.python.daemon.module`). With
+pyspark's daemon each worker imports the engine, the registry's monitors and pyspark.sql itself when it
+unpickles its first task: 1-2 CPU-s per worker, several workers per check (issue 20's profile: 16 % of
+the workers' samples of a 10^6-event check under the units plan). Imported once here, before the fork, the
+modules are shared by every worker (copy on write).
+"""
+
+from __future__ import annotations
+
+from pyspark import daemon
+
+import conformance.groups  # noqa: F401 (preloaded for the forked workers)
+import model.registry
+import spark_trace_check.monitors
+import spark_trace_check.units  # noqa: F401
+
+if __name__ == "__main__":
+    model.registry.monitor_runs(None)  # the mechanisms' monitor modules, loaded lazily otherwise
+    daemon.manager()
