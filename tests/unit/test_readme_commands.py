@@ -39,6 +39,7 @@ EXPECTED = {  # the README command (as written, comment dropped) -> its exit sta
     "haconform simulate net --seed 7 --mutant seq-repeat --out bad.jsonl": 0,
     "haconform check traces/ --out out/check": 1,  # traces/ holds the mutant samples
     "haconform check traces/ --engine spark": 1,
+    "haconform check traces/ --engine spark --spark-plan shuffle": 1,
     "haconform check t.jsonl --engine python": 0,
     "haconform check traces/ --skew 50": 1,
     "haconform ingest traces/ --out ds/ --files 8": 0,
