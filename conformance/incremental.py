@@ -53,9 +53,7 @@ def _check(
     todo = segments(found.files, state)
     streamed, touched = _plan(todo, state)
     router = Router(runs, streamed)
-    router.traces.update(
-        {t: restore(t, state.folds[t], state.begins[t]) for t in sorted(touched & set(state.folds))}
-    )
+    router.traces.update({t: restore(t, state.folds[t], state.begins[t]) for t in sorted(touched & set(state.folds))})
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
     _read(todo, state, router, progress)

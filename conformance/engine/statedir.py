@@ -114,6 +114,15 @@ class State:
     begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
 
 
+def saved_files(directory: Path) -> dict[str, FileFacts] | None:
+    """The files a saved state read (`state.json` alone: no folds loaded), None when there is no state."""
+    meta_path = directory / "state.json"
+    if not meta_path.is_file():
+        return None
+    meta = json.loads(meta_path.read_text())
+    return {name: FileFacts(**facts) for name, facts in meta["files"].items()}
+
+
 def load(directory: Path, want: dict[str, Any]) -> State | None:
     """The saved state, None when the directory does not exist yet; StateError when it cannot be used."""
     if not directory.exists():
