@@ -28,7 +28,17 @@ from conformance.engine.stream import Router, TraceFolds, results_of
 from conformance.outcome import DEFAULT_CAP, attach_events, violations_of
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
-from conformance.resume import NotContinued, Segment, attach, judged_whole, outcome, restore, resume, segments
+from conformance.resume import (
+    NotContinued,
+    Segment,
+    attach,
+    check_after,
+    judged_whole,
+    outcome,
+    restore,
+    resume,
+    segments,
+)
 from conformance.streamplan import file_index
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
@@ -51,7 +61,7 @@ def _check(
     state.previous = dict(state.results)  # the report rows as saved (their attached events are reused)
     found = discover(paths)
     todo = segments(found.files, state)
-    streamed, touched = _plan(todo, state)
+    streamed, touched = _plan(todo, state, {tf.name: i for i, tf in enumerate(found.files)})
     router = Router(runs, streamed)
     router.traces.update({t: restore(t, state.folds[t], state.begins[t]) for t in sorted(touched & set(state.folds))})
     if progress is not None:
@@ -83,7 +93,7 @@ def _check(
     return outcome(found, state, names, cap, state_dir, "python")
 
 
-def _plan(todo: list[Segment], state: State) -> tuple[set[str], set[str]]:
+def _plan(todo: list[Segment], state: State, order: dict[str, int]) -> tuple[set[str], set[str]]:
     """The traces the new segments continue or begin (`touched`) and which of them stream into folds."""
     last: dict[str, int] = {}
     begins: dict[str, int] = {}
@@ -95,6 +105,8 @@ def _plan(todo: list[Segment], state: State) -> tuple[set[str], set[str]]:
             ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
             last[trace] = end
             begins.setdefault(trace, first)
+            if trace in state.folds:
+                check_after(trace, tf.name, state, order)
     for trace, ok in ordered.items():
         if trace in state.folds and (state.folds[trace] is None or not ok):
             raise judged_whole(trace)
@@ -122,6 +134,7 @@ def _read_segments(todo, state: State, router: Router, progress, by_mech: Counte
                 state.rows_checked += 1
                 by_mech[e.mechanism] += 1
                 state.hashes.append(statedir.stable_hash(e.event_id))
+                state.last_file[e.trace_id] = tf.name
                 router.feed(e)
             if progress is not None:
                 progress.advance(len(part.events))

@@ -94,6 +94,14 @@ def resume(state_dir: Path, skew_ms: int | None, body: Callable[[State, list], C
         return body(State(want), runs)
 
 
+def check_after(trace: str, file: str, state: State, order: dict[str, int]) -> None:
+    """New events of a saved trace in `file` continue it only if `file` is not read before the file holding
+    its last saved event (`order`: position in the corpus): else they come earlier in recording order."""
+    last = state.last_file.get(trace)
+    if last is not None and order[file] < order[last]:
+        raise NotContinued(f"trace {trace!r}: new events in {file}, which is read before {last} (its saved events)")
+
+
 def judged_whole(trace: str) -> NotContinued:
     return NotContinued(f"trace {trace!r}: judged whole for breaking TR-001, or its new events are out of seq order")
 

@@ -29,11 +29,12 @@ from collections import Counter
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from conformance.engine.statedir import FileFacts, State
 from conformance.outcome import DEFAULT_CAP
 from conformance.report import CheckOutcome
-from conformance.resume import NotContinued, Segment, attach, judged_whole, outcome, resume, segments
+from conformance.resume import NotContinued, Segment, attach, check_after, judged_whole, outcome, resume, segments
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.job import VIOLATION_COLUMNS, fetch_events, judge_held, partitions_for, run_session, sorted_out
 from spark_trace_check.monitors import FOLDS_KIND, HASHES_KIND, HELD_KIND, Keep, trace_pass
@@ -99,11 +100,13 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     """The new rows through the trace pass (touched saved traces continued), the state brought up to date."""
     restored: dict[str, bytes] = {}
     if state.folds:  # the saved traces the new rows touch: their folds alone go to the workers
-        keys = {r["key"] for r in raw.rows.select("key").distinct().collect()}
-        for trace in sorted(keys & set(state.folds)):
+        order = {tf.name: i for i, tf in enumerate(found.files)}
+        keys = raw.rows.groupBy("key").agg(F.min("file_rank").alias("first")).collect()
+        for trace, first in sorted((r["key"], r["first"]) for r in keys if r["key"] in state.folds):
             saved = state.folds[trace]
             if saved is None:
                 raise judged_whole(trace)
+            check_after(trace, raw.files[first], state, order)
             restored[trace] = saved
     partitions = partitions_for(spark, partitions, raw.rows_read)
     ship_code(spark)
@@ -125,6 +128,7 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     for r in by_kind.get(FOLDS_KIND, ()):
         if r["trace_id"] not in held:
             state.folds[r["trace_id"]] = r["blob"]
+            state.last_file[r["trace_id"]] = raw.files[r["file_rank"]]
             fresh[r["trace_id"]], notes[r["trace_id"]] = [], []
     for trace in held:
         state.folds[trace] = None

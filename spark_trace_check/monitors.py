@@ -163,6 +163,7 @@ class _Pass:
         self.dropped = False
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
         self.hashes = array("Q")
+        self.rank = self.trace_rank = -1  # the file of the row being judged; of the trace's last event
 
     def batch(self, batch: pa.RecordBatch) -> None:
         keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
@@ -171,6 +172,7 @@ class _Pass:
             if self.last is not None and where <= self.last:
                 raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
             self.last = where
+            self.rank = rank
             if key != self.key:
                 self.close_trace()
                 self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
@@ -201,7 +203,7 @@ class _Pass:
             self.folds = self._begin(event)
             if self.folds is None:
                 return
-        self.seq = event.seq
+        self.seq, self.trace_rank = event.seq, self.rank
         self.folds.feed(event)
 
     def _begin(self, event: Event) -> TraceFolds | None:
@@ -222,7 +224,8 @@ class _Pass:
         if self.folds is not None:
             if self.restored is not None:
                 blob = pickle.dumps(self.folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
-                self.out.append({"kind": FOLDS_KIND, "trace_id": self.folds.core.trace, "blob": blob})
+                trace, rank = self.folds.core.trace, self.trace_rank
+                self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
             found, notes = results_of(self.folds)
             self._emit(self.folds.core.trace, found, notes)
         self.folds, self.seq, self.dropped = None, -1, False

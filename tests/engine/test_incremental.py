@@ -155,3 +155,27 @@ def test_appended_events_going_back_in_seq_are_checked_anew(tmp_path, capsys):
     assert "checking everything anew" in capsys.readouterr().err
     full = pycheck.check_paths([str(src)], cap=10)
     assert _report(inc) == _report(full) and full.violations
+
+
+def test_new_events_in_a_file_read_before_the_saved_ones_are_checked_anew(tmp_path, capsys, monkeypatch):
+    """A trace's later events in a new file that is read before the file holding its saved events come
+    first in recording order: a full check finds its seqs going back (TR-001), so its folds cannot go on.
+    Twin: with that check removed, the incremental report differs from the full one."""
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes().splitlines(keepends=True)
+    for state, skip in ((tmp_path / "st", False), (tmp_path / "twin", True)):
+        (src / "a.jsonl").unlink(missing_ok=True)
+        (src / "b.jsonl").write_bytes(b"".join(lines[:100]))
+        incremental.check_incremental([str(src)], state, cap=10)
+        (src / "a.jsonl").write_bytes(b"".join(lines[100:]))  # the rest of the trace, in a file read first
+        if skip:
+            monkeypatch.setattr(incremental, "check_after", lambda *a: None)
+        inc = incremental.check_incremental([str(src)], state, cap=10)
+        full = pycheck.check_paths([str(src)], cap=10)
+        assert full.violations
+        if skip:
+            assert _report(inc) != _report(full)
+        else:
+            assert "which is read before" in capsys.readouterr().err
+            assert _report(inc) == _report(full)

@@ -154,3 +154,26 @@ def test_cli_state_with_the_spark_engine(spark, tmp_path):
     assert (out / "violations.jsonl").read_bytes() == (tmp_path / "o2" / "violations.jsonl").read_bytes()
     assert main([*args[:-3], "--engine", "python", "--quiet", "--out", str(tmp_path / "o3")]) == 1
     assert (out / "violations.jsonl").read_bytes() == (tmp_path / "o3" / "violations.jsonl").read_bytes()
+
+
+def test_spark_refuses_new_events_in_a_file_read_before_the_saved_ones(spark, tmp_path, capsys, monkeypatch):
+    """As the single-process engine (tests/engine/test_incremental.py): a saved trace's later events in a
+    new file read before its saved ones are checked anew. Twin: without that check the report differs."""
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes().splitlines(keepends=True)
+    for state, skip in ((tmp_path / "st", False), (tmp_path / "twin", True)):
+        (src / "a.jsonl").unlink(missing_ok=True)
+        (src / "b.jsonl").write_bytes(b"".join(lines[:100]))
+        spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
+        (src / "a.jsonl").write_bytes(b"".join(lines[100:]))
+        if skip:
+            monkeypatch.setattr(spark_incremental, "check_after", lambda *a: None)
+        inc = spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
+        full = check(spark, [str(src)], cap=10)
+        assert full.violations
+        if skip:
+            assert _report(inc) != _report(full)
+        else:
+            assert "which is read before" in capsys.readouterr().err
+            assert _report(inc) == _report(full)
