@@ -104,14 +104,16 @@ def test_incremental_equals_full_across_engines(first, second, spark, tmp_path, 
 
 
 def test_twin_spark_skipping_appended_lines_changes_the_report(spark, tmp_path, monkeypatch):
-    where, later = _corpus(tmp_path)
-    paths, state = [str(where)], tmp_path / "state"
-    spark_incremental.check_incremental(spark, paths, state)
-    _grow(later)
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (SAMPLES_DIR / "mutants" / "sr--ack-before-shadow.jsonl").read_bytes().splitlines(keepends=True)
+    (src / "sr.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    spark_incremental.check_incremental(spark, [str(src)], tmp_path / "st")
+    _grow([(src / "sr.jsonl", b"".join(lines[len(lines) // 2 :]))])
     original = spark_incremental.segments
     monkeypatch.setattr(spark_incremental, "segments", lambda files, st: [s for s in original(files, st) if s[1] == 0])
-    inc = spark_incremental.check_incremental(spark, paths, state)
-    assert _report(inc) != _report(check(spark, paths))
+    inc = spark_incremental.check_incremental(spark, [str(src)], tmp_path / "st")
+    assert _report(inc) != _report(check(spark, [str(src)]))
 
 
 def test_spark_refuses_what_cannot_be_continued(spark, tmp_path, capsys):
@@ -146,14 +148,21 @@ def test_twin_an_append_in_seq_order_is_continued_quietly(spark, tmp_path, capsy
     assert capsys.readouterr().err == "" and inc.verdict == "valid" and inc.rows_read == len(lines)
 
 
-def test_cli_state_with_the_spark_engine(spark, tmp_path):
+def test_cli_state_with_the_spark_engine(spark, tmp_path, capsys):
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("sr--ack-before-shadow.jsonl", "net--seq-repeat.jsonl"):
+        shutil.copyfile(SAMPLES_DIR / "mutants" / name, src / name)
     out, st = tmp_path / "out", str(tmp_path / "st")
-    args = ["check", str(SAMPLES_DIR / "mutants"), "--state", st, "--engine", "spark", "--quiet"]
+    args = ["check", str(src), "--state", st, "--engine", "spark", "--quiet"]
     assert main([*args, "--out", str(out)]) == 1 and (tmp_path / "st" / "state.json").is_file()
     assert main([*args, "--out", str(tmp_path / "o2")]) == 1
     assert (out / "violations.jsonl").read_bytes() == (tmp_path / "o2" / "violations.jsonl").read_bytes()
     assert main([*args[:-3], "--engine", "python", "--quiet", "--out", str(tmp_path / "o3")]) == 1
     assert (out / "violations.jsonl").read_bytes() == (tmp_path / "o3" / "violations.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main([*args[:-3], "--out", str(tmp_path / "o4")]) == 1  # auto: sized by the new events, none
+    assert "engine python (auto): --state: the new events only; ~0 events" in capsys.readouterr().err
 
 
 def test_spark_refuses_new_events_in_a_file_read_before_the_saved_ones(spark, tmp_path, capsys, monkeypatch):
