@@ -20,10 +20,6 @@ the reason and everything is checked anew. TR-002 over old and new event IDs and
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import shutil
-import tempfile
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -36,9 +32,16 @@ from conformance.outcome import DEFAULT_CAP
 from conformance.report import CheckOutcome
 from conformance.resume import NotContinued, Segment, attach, check_after, judged_whole, outcome, resume, segments
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.job import VIOLATION_COLUMNS, fetch_events, judge_held, partitions_for, run_session, sorted_out
+from spark_trace_check.job import (
+    VIOLATION_COLUMNS,
+    fetch_events,
+    judge_held,
+    partitions_for,
+    run_session,
+    sorted_out,
+    staging,
+)
 from spark_trace_check.monitors import FOLDS_KIND, HASHES_KIND, HELD_KIND, Keep, trace_pass
-from spark_trace_check.progress import JOB_GROUP
 from spark_trace_check.raw import Raw, read_segments
 from traces.io import discover
 
@@ -54,23 +57,12 @@ def check_incremental(
 ) -> CheckOutcome:
     """The report of a full check of `paths`, reading with Spark only what the state in `state_dir` has not
     seen (see the module)."""
-    base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
-    sc = spark.sparkContext
-    group = sc.getLocalProperty("spark.jobGroup.id")
-    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)
 
     def body(state: State, runs: list) -> CheckOutcome:
-        where = base if re.fullmatch(r"[\w./-]+", base) else "/tmp"
-        stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=where)
-        try:
+        with staging(spark) as stage_dir:
             return _check(spark, paths, state_dir, state, runs, stage_dir, partitions, cap, skew_ms)
-        finally:
-            shutil.rmtree(stage_dir, ignore_errors=True)
 
-    try:
-        return resume(state_dir, skew_ms, body)
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
+    return resume(state_dir, skew_ms, body)
 
 
 def _check(

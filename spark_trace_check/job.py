@@ -19,7 +19,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -92,6 +93,13 @@ def check(
 ) -> CheckOutcome:
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
+    with staging(spark) as stage_dir:
+        return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+
+
+@contextmanager
+def staging(spark: SparkSession) -> Iterator[str]:
+    """A staging directory for one check's input (removed after), the check's jobs in `JOB_GROUP`."""
     # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
@@ -100,7 +108,7 @@ def check(
     group = sc.getLocalProperty("spark.jobGroup.id")
     sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
     try:
-        return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+        yield stage_dir
     finally:
         sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
         shutil.rmtree(stage_dir, ignore_errors=True)

@@ -163,6 +163,10 @@ def test_cli_state_with_the_spark_engine(spark, tmp_path, capsys):
     capsys.readouterr()
     assert main([*args[:-3], "--out", str(tmp_path / "o4")]) == 1  # auto: sized by the new events, none
     assert "engine python (auto): --state: the new events only; ~0 events" in capsys.readouterr().err
+    assert main([*args, "--skew", "50", "--out", str(out)]) == 2  # another configuration: refused
+    err = capsys.readouterr().err
+    assert st in err and "skew_ms" in err
+    assert json.loads((out / "summary.json").read_text())["verdict"] == "unusable"  # never a stale verdict
 
 
 def test_spark_refuses_new_events_in_a_file_read_before_the_saved_ones(spark, tmp_path, capsys, monkeypatch):
