@@ -161,20 +161,32 @@ def test_new_events_in_a_file_read_before_the_saved_ones_are_checked_anew(tmp_pa
     """A trace's later events in a new file that is read before the file holding its saved events come
     first in recording order: a full check finds its seqs going back (TR-001), so its folds cannot go on.
     Twin: with that check removed, the incremental report differs from the full one."""
+    assert_read_before_is_refused(
+        tmp_path,
+        capsys,
+        lambda: monkeypatch.setattr(incremental, "check_after", lambda *a: None),
+        lambda paths, state: incremental.check_incremental(paths, state, cap=10),
+        lambda paths: pycheck.check_paths(paths, cap=10),
+    )
+
+
+def assert_read_before_is_refused(tmp_path: Path, capsys, skip_check, run, full_check) -> None:
+    """The case above for a driver: `run(paths, state)` its incremental check, `full_check(paths)` its full
+    check, `skip_check()` removes its order check (the twin)."""
     src = tmp_path / "in"
     src.mkdir()
     lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes().splitlines(keepends=True)
-    for state, skip in ((tmp_path / "st", False), (tmp_path / "twin", True)):
+    for state, twin in ((tmp_path / "st", False), (tmp_path / "twin", True)):
         (src / "a.jsonl").unlink(missing_ok=True)
         (src / "b.jsonl").write_bytes(b"".join(lines[:100]))
-        incremental.check_incremental([str(src)], state, cap=10)
+        run([str(src)], state)
         (src / "a.jsonl").write_bytes(b"".join(lines[100:]))  # the rest of the trace, in a file read first
-        if skip:
-            monkeypatch.setattr(incremental, "check_after", lambda *a: None)
-        inc = incremental.check_incremental([str(src)], state, cap=10)
-        full = pycheck.check_paths([str(src)], cap=10)
+        if twin:
+            skip_check()
+        inc = run([str(src)], state)
+        full = full_check([str(src)])
         assert full.violations
-        if skip:
+        if twin:
             assert _report(inc) != _report(full)
         else:
             assert "which is read before" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from conformance.streamplan import file_index
 from spark_trace_check import incremental as spark_incremental
 from spark_trace_check.job import check
 from tests.damaged.corpus import CASES
-from tests.engine.test_incremental import _grow, _report
+from tests.engine.test_incremental import _grow, _report, assert_read_before_is_refused
 from traces.corpus import SAMPLES_DIR
 from traces.io import TraceFile
 
@@ -172,21 +172,10 @@ def test_cli_state_with_the_spark_engine(spark, tmp_path, capsys):
 def test_spark_refuses_new_events_in_a_file_read_before_the_saved_ones(spark, tmp_path, capsys, monkeypatch):
     """As the single-process engine (tests/engine/test_incremental.py): a saved trace's later events in a
     new file read before its saved ones are checked anew. Twin: without that check the report differs."""
-    src = tmp_path / "in"
-    src.mkdir()
-    lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes().splitlines(keepends=True)
-    for state, skip in ((tmp_path / "st", False), (tmp_path / "twin", True)):
-        (src / "a.jsonl").unlink(missing_ok=True)
-        (src / "b.jsonl").write_bytes(b"".join(lines[:100]))
-        spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
-        (src / "a.jsonl").write_bytes(b"".join(lines[100:]))
-        if skip:
-            monkeypatch.setattr(spark_incremental, "check_after", lambda *a: None)
-        inc = spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
-        full = check(spark, [str(src)], cap=10)
-        assert full.violations
-        if skip:
-            assert _report(inc) != _report(full)
-        else:
-            assert "which is read before" in capsys.readouterr().err
-            assert _report(inc) == _report(full)
+    assert_read_before_is_refused(
+        tmp_path,
+        capsys,
+        lambda: monkeypatch.setattr(spark_incremental, "check_after", lambda *a: None),
+        lambda paths, state: spark_incremental.check_incremental(spark, paths, state, cap=10),
+        lambda paths: check(spark, paths, cap=10),
+    )
