@@ -105,7 +105,7 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     shared = spark.sparkContext.broadcast(restored)
     try:
         passed = trace_pass(raw.rows, partitions, skew_ms, keep=Keep(shared))
-        by_kind, by_mech, quarantine = sorted_out(passed, raw)
+        by_kind, by_mech, quarantine = sorted_out(passed, raw, stream=True)
         for r in by_kind.get(HELD_KIND, ()):
             if r["trace_id"] in state.folds or r["entity"] in state.folds:
                 if r["explanation"]:
