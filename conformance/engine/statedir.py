@@ -14,7 +14,8 @@ one whole state of one run):
 - `results.pickle`: trace -> its report rows (violations with their events, unknown notes) as last judged;
 - `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events).
 
-A state is only ever read by the program that wrote it: a different key is refused with the reason.
+Both drivers write and read this one format (`conformance.incremental`, `spark_trace_check.incremental`):
+a state saved by either engine is continued by either. A different key is refused with the reason.
 """
 
 from __future__ import annotations
