@@ -286,6 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
         "python (the single-process reference engine)",
     )
     p.add_argument("--partitions", type=int, default=0, help="shuffle partitions (0: 2x the cores)")
+    p.add_argument(
+        "--spark-plan",
+        choices=("auto", "units", "shuffle"),
+        default=None,
+        help="Spark engine: units (tasks judge units of whole traces read from the files; no shuffle of rows), "
+        "shuffle (every row shuffled by trace), auto (units unless traces are spread over many files)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument(
         "--progress",

@@ -102,19 +102,26 @@ def finish_outcome(
     )
 
 
-def duplicate_ids(
-    files: list, repeated: set[int], hash_of: Callable[[str], int] = id_hash
-) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly: a second read keeps only the events whose ID hash (by `hash_of`, the function that
-    made the hashes) was seen twice, in recording order."""
+def repeated_events(tf, repeated: set[int], hash_of: Callable[[str], int] = id_hash) -> list[Event]:
+    """The events of one file whose ID hash (by `hash_of`, the function that made the hashes) is in
+    `repeated`, in row order: TR-002's second read of that file."""
+    return [e for part in iter_trace_file(tf) for e in part.events if hash_of(e.event_id) in repeated]
+
+
+def duplicates_among(events: list[Event]) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly over the events of the repeated hashes, in recording order."""
     same: dict[str, list[Event]] = {}
-    for tf in files:
-        for part in iter_trace_file(tf):
-            for e in part.events:
-                if hash_of(e.event_id) in repeated:
-                    same.setdefault(e.event_id, []).append(e)
+    for e in events:
+        same.setdefault(e.event_id, []).append(e)
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
     out = [v.to_json() for v in duplicate_id_violations(dups)]
     attach_events(out, dups)
     return out, same
+
+
+def duplicate_ids(
+    files: list, repeated: set[int], hash_of: Callable[[str], int] = id_hash
+) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly: a second read keeps only the events whose ID hash was seen twice, in recording order."""
+    return duplicates_among([e for tf in files for e in repeated_events(tf, repeated, hash_of)])

@@ -10,10 +10,10 @@ missed is an internal error, never a dropped row.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -21,35 +21,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.io import TraceFile, TraceFileError, check_parquet_schema, jsonl_lines
-from traces.rows import parse_json
+from traces.slices import jsonl_trace as _jsonl_trace  # the index's and the slices' one reading
 
 GROUP_EVENTS = 500_000  # events of whole traces held at once (a trace larger than this is a group alone)
-_KEY = re.compile(rb'"trace_id"\s*:')
-_VALUE = re.compile(rb'"trace_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _SEQ_KEY = re.compile(rb'"seq"\s*:')
 _SEQ = re.compile(rb'"seq"\s*:\s*(-?[0-9]+)\s*[,}]')
 Span = tuple[int, int, bool]  # a trace's rows in one file: first seq, last seq, strictly increasing between
-
-
-def _jsonl_trace(line: bytes) -> str | None:
-    """The trace a JSON Lines row names, when it can be told; None for a row that is not valid anyway."""
-    if len(_KEY.findall(line)) == 1:
-        found = _VALUE.search(line)
-        if found is None:
-            return None
-        try:
-            value = json.loads(b'"' + found.group(1) + b'"')
-        except ValueError:
-            return None
-        return value if isinstance(value, str) else None
-    try:
-        row, problem = parse_json(line.decode("utf-8"))  # depth-bounded: never recurses deeply
-    except UnicodeDecodeError:
-        return None
-    if problem is not None:
-        return None
-    trace = row.get("trace_id") if isinstance(row, dict) else None
-    return trace if isinstance(trace, str) else None
 
 
 def file_traces(tf: TraceFile) -> Counter[str]:
@@ -57,14 +34,30 @@ def file_traces(tf: TraceFile) -> Counter[str]:
     return file_index(tf)[0]
 
 
+class FileIndex(NamedTuple):
+    """Rows per trace in one file, each trace's span, and the rows the file holds (non-blank lines)."""
+
+    counts: Counter[str]
+    spans: dict[str, Span]
+    rows: int
+
+
 def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Counter[str], dict[str, Span]]:
     """Rows per trace in one file, and each trace's span: first and last seq in row order and whether its
     seqs strictly increase row by row (a row whose seq cannot be told counts as out of order)."""
+    counts, spans, _ = index_file(tf, start, first_line)
+    return counts, spans
+
+
+def index_file(tf: TraceFile, start: int = 0, first_line: int = 1) -> FileIndex:
+    """`file_index`, and the rows the file holds (every row a reader must account for, TR-005)."""
     if tf.kind == "parquet":
         return _parquet_index(tf)
     out: Counter[str] = Counter()
     spans: dict[str, Span] = {}
+    rows = 0
     for _, line in jsonl_lines(tf, start, first_line):
+        rows += 1
         trace = _jsonl_trace(line)
         if trace is None:
             continue
@@ -75,7 +68,7 @@ def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Coun
             spans[trace] = (seq, seq, seq >= 0)
         else:
             spans[trace] = (span[0], seq, span[2] and seq > span[1])
-    return out, spans
+    return FileIndex(out, spans, rows)
 
 
 def _jsonl_seq(line: bytes) -> int:
@@ -86,14 +79,15 @@ def _jsonl_seq(line: bytes) -> int:
     return int(found.group(1)) if found is not None else -1
 
 
-def _parquet_index(tf: TraceFile) -> tuple[Counter[str], dict[str, Span]]:
+def _parquet_index(tf: TraceFile) -> FileIndex:
     check_parquet_schema(tf.path, tf.name)
     try:
         table = pq.read_table(tf.path, columns=["trace_id", "seq"])
     except Exception as exc:  # any Arrow failure: the file cannot be read
         raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
-    if table.num_rows == 0:
-        return Counter(), {}
+    rows = table.num_rows
+    if rows == 0:
+        return FileIndex(Counter(), {}, 0)
     if table["trace_id"].null_count:  # a row without a trace is not valid: not counted
         table = table.filter(pc.is_valid(table["trace_id"]))
     column = table["trace_id"]
@@ -119,7 +113,7 @@ def _parquet_index(tf: TraceFile) -> tuple[Counter[str], dict[str, Span]]:
             continue
         out[name] += hi - lo + 1
         spans[name] = (int(q[lo]), int(q[hi]), not is_bad)
-    return out, spans
+    return FileIndex(out, spans, rows)
 
 
 @dataclass

@@ -32,6 +32,7 @@ from conformance.engine_choice import input_events
 from conformance.outcome import attach_events, finish_outcome
 from conformance.report import CheckOutcome, run_and_report, violation_key
 from model.registry import monitor_runs
+from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.load import Loaded, load
@@ -42,6 +43,7 @@ from spark_trace_check.session import build_session
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
+PLAN = "auto"  # the plan of `check` when none is given (see `check`)
 # the columns of a violation row, as both engines report it (conformance.report)
 VIOLATION_COLUMNS = ("rule", "requirement", "mechanism", "trace_id", "entity", "event_ids", "explanation")
 
@@ -90,23 +92,52 @@ def check(
     cap: int = DEFAULT_CAP,
     progress: bool = False,
     skew_ms: int | None = None,
+    plan: str | None = None,
+    announce: bool = False,
 ) -> CheckOutcome:
+    """`plan`: "units" (Spark schedules the engine's units of whole traces, `spark_trace_check.units`),
+    "shuffle" (every row shuffled by trace, `spark_trace_check.monitors`), or "auto": units unless the
+    corpus's traces are spread so that its units would read it more than `units.MAX_AMPLIFICATION` times.
+    `announce`: say on stderr which plan was chosen and why. None: `PLAN` (the tests run both plans)."""
+    plan = plan or PLAN
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
+    try:
+        if plan != "shuffle":
+            planned = units.plan(spark, paths, partitions)
+            chosen = plan == "units" or planned.fits()
+            if announce:
+                why = "" if chosen else f" > {units.MAX_AMPLIFICATION}: one shuffle of the rows by trace instead"
+                print(f"haconform check: spark: {planned.describe()}{why}", file=sys.stderr, flush=True)
+            if chosen:
+                return units.check_units(
+                    spark, planned, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
+                )
+        return _shuffled(spark, paths, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
+
+
+def _shuffled(
+    spark: SparkSession, paths: list[str], *, partitions: int, cap: int, progress: bool, skew_ms: int | None
+) -> CheckOutcome:
     with staging(spark) as stage_dir:
         return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
 
 
 @contextmanager
 def staging(spark: SparkSession) -> Iterator[str]:
-    """A staging directory for one check's input (removed after), the check's jobs in `JOB_GROUP`."""
+    """A staging directory for one read of the input (removed after), the jobs meanwhile in `JOB_GROUP`."""
     # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
     sc = spark.sparkContext
     group = sc.getLocalProperty("spark.jobGroup.id")
-    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
+    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)
     try:
         yield stage_dir
     finally:
@@ -272,7 +303,13 @@ def run_check(args: argparse.Namespace) -> int:
     return run_session(
         args,
         lambda spark, partitions, lines: check(
-            spark, args.paths, partitions=partitions, progress=lines, skew_ms=args.skew
+            spark,
+            args.paths,
+            partitions=partitions,
+            progress=lines,
+            skew_ms=args.skew,
+            plan=getattr(args, "spark_plan", None),
+            announce=not args.quiet,
         ),
     )
 
@@ -291,7 +328,7 @@ def run_session(args: argparse.Namespace, body: Callable[[SparkSession, int, boo
         sized = input_events(args.paths)
         estimate = sized or 0
         spark = build_session(
-            args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS
+            args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS, events=sized
         )
         status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:

@@ -32,6 +32,9 @@ logger.hadoop.level = fatal
 """
 
 
+C1_ONLY_EVENTS = 5_000_000  # measured: benchmarks/README.md, "Session 7"
+
+
 def _log4j_file() -> Path:
     path = Path(os.environ.get("TMPDIR", "/tmp")) / "haconform-log4j2.properties"
     if not path.exists() or path.read_text() != _LOG4J:
@@ -70,13 +73,16 @@ def build_session(
     small: bool = False,
     conf: dict[str, str] | None = None,
     archive: str | None = None,
+    events: int | None = None,
 ):
     """Create (or reuse) the SparkSession. `small` (an input of a few MB; implied by `for_tests`) trades JIT
     and GC throughput for start-up and warm-up time: client JIT only, serial GC, no whole-stage code
     generation (its compile time outweighs the run on small inputs) and no adaptive planning (which splits
     a query into one Spark job per shuffle stage). `conf`: further settings, applied last (the profiler
     turns the UI back on). `archive`: the driver JVM's class-data archive options (default: the archive
-    `spark_trace_check.jvm_archive` wrote, when there is a usable one)."""
+    `spark_trace_check.jvm_archive` wrote, when there is a usable one). `events`: the input's size when known;
+    below `C1_ONLY_EVENTS` the JVM compiles with its client compiler only: the server compiler's work (10-12
+    CPU-s per check on this machine, issue 20's profile) cannot pay for itself on a check that short."""
     small = small or for_tests
     from pyspark.sql import SparkSession
 
@@ -90,6 +96,8 @@ def build_session(
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
     if small:
         java_opts += " -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+    elif events is not None and events < C1_ONLY_EVENTS:
+        java_opts += " -XX:TieredStopAtLevel=1"
     if archive is None:
         archive = java_options()
     driver_opts = f"{java_opts} {archive}".strip()  # the archive is this JVM's; executors elsewhere differ

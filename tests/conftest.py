@@ -59,3 +59,13 @@ def spark():
     session = build_session("local[2]", app_name="haconform-tests", for_tests=True)
     yield session
     session.stop()
+
+
+@pytest.fixture(params=["units", "shuffle"])
+def spark_plan(request, monkeypatch):
+    """Run a Spark test under both plans of the Spark job (`spark_trace_check.job.check`): the units of whole
+    traces read by the tasks, and one shuffle of every row by trace."""
+    import spark_trace_check.job as job  # pyspark: loaded only by Spark tests
+
+    monkeypatch.setattr(job, "PLAN", request.param)
+    return request.param

@@ -32,7 +32,7 @@ def assert_engines_agree(paths: list[str], spark) -> None:
     assert sp.reconciles and py.reconciles
 
 
-def test_engines_agree_on_every_row_level_damage(spark, tmp_path):
+def test_engines_agree_on_every_row_level_damage(spark, spark_plan, tmp_path):
     for case in ROW_CASES:
         (tmp_path / case.name).mkdir()
         case.build(tmp_path / case.name)

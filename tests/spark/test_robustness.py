@@ -16,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import spark_trace_check.job as job
+import spark_trace_check.units as units
 from conformance.cli import main
 from conformance.pycheck import check_paths
 from spark_trace_check.monitors import OUT_DDL
@@ -29,7 +30,19 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = str(SAMPLES_DIR / "mutants" / "net--seq-repeat.jsonl")
 
 
-def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(spark, tmp_path, monkeypatch, capsys):
+def _failing_units(files, skew_ms, bits, hash_of):
+    def run(items):
+        for _ in items:
+            raise ZeroDivisionError("injected monitor failure")
+        yield None
+
+    return run
+
+
+@pytest.mark.parametrize("plan", ["shuffle", "units"])
+def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(
+    spark, tmp_path, monkeypatch, capsys, plan
+):
     def failing_pass(rows, partitions, skew_ms, held=None, extra=()):
         def run(batches):
             for batch in batches:
@@ -39,8 +52,10 @@ def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(
         return rows.select(*FIELD_NAMES).mapInArrow(run, OUT_DDL)
 
     monkeypatch.setattr(job, "trace_pass", failing_pass)
+    monkeypatch.setattr(units, "_units_task", _failing_units)
     out = tmp_path / "out"
-    assert main(["check", "--engine", "spark", BAD, "--out", str(out), "--quiet"]) == 3
+    argv = ["check", "--engine", "spark", BAD, "--out", str(out), "--quiet", "--spark-plan", plan]
+    assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("haconform: internal error: PythonException: ZeroDivisionError: injected monitor failure")
@@ -53,11 +68,16 @@ def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(
 @given(st.lists(st.lists(lines, max_size=10), min_size=6, max_size=6))
 @example([[b"\xff\xfe{", b"}"], [], [], [], [], []])  # UTF-16 byte-order mark: both engines refuse the file
 def test_engines_agree_on_random_lines(spark, tmp_path_factory, files):
+    for plan in ("units", "shuffle"):
+        _agree_on_random_lines(spark, tmp_path_factory, files, plan)
+
+
+def _agree_on_random_lines(spark, tmp_path_factory, files, plan):
     tmp = tmp_path_factory.mktemp("random")
     for i, raw_lines in enumerate(files):
         (tmp / f"f{i}.jsonl").write_bytes(b"\n".join(raw_lines))
     outcomes = []
-    for run in (lambda: job.check(spark, [str(tmp)]), lambda: check_paths([str(tmp)])):
+    for run in (lambda: job.check(spark, [str(tmp)], plan=plan), lambda: check_paths([str(tmp)])):
         try:
             outcomes.append(run())
         except TraceFileError as e:  # a file unusable as a whole (UTF-16 text, NUL bytes): exit 2 in the CLI

@@ -20,7 +20,7 @@ from traces.corpus import SAMPLES_DIR
 from traces.io import TraceFileError, read_events, write_events
 from traces.schema import arrow_schema
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark_plan")]  # both plans of the job
 
 
 def _rules(outcome) -> set[str]:

@@ -32,16 +32,17 @@ def _corpus(tmp_path):
     return [str(tmp_path)]
 
 
-def _shape(spark, paths) -> tuple[int, int, object]:
+def _shape(spark, paths, plan: str = "shuffle") -> tuple[int, int, object]:
     tracker = spark.sparkContext.statusTracker()
     before = set(tracker.getJobIdsForGroup(JOB_GROUP))
-    outcome = job.check(spark, paths)
+    outcome = job.check(spark, paths, plan=plan)
     new = [tracker.getJobInfo(j) for j in set(tracker.getJobIdsForGroup(JOB_GROUP)) - before]
     return len(new), sum(len(j.stageIds) for j in new if j is not None), outcome
 
 
-def test_a_check_runs_few_spark_jobs(spark, tmp_path):
-    jobs, stages, outcome = _shape(spark, _corpus(tmp_path))
+@pytest.mark.parametrize("plan", ["shuffle", "units"])
+def test_a_check_runs_few_spark_jobs(spark, tmp_path, plan):
+    jobs, stages, outcome = _shape(spark, _corpus(tmp_path), plan)
     assert outcome.rows_quarantined == 1 and outcome.violations_total > 0  # every optional job ran
     assert 0 < jobs <= MAX_JOBS and stages <= MAX_STAGES, (jobs, stages)
 
@@ -66,7 +67,8 @@ def test_progress_flag_draws_the_bar_without_a_terminal_and_prints_the_rate(spar
 
     (tmp_path / "in").mkdir()
     paths = _corpus(tmp_path / "in")
-    assert main(["check", "--engine", "spark", *paths, "--out", str(tmp_path / "out"), "--progress"]) == 1
+    argv = ["check", "--engine", "spark", *paths, "--out", str(tmp_path / "out"), "--progress"]
+    assert main(argv) == 1
     err = capsys.readouterr().err
     assert "checking (Spark)" in err and "task" in err  # the bar, drawn although stderr is captured
     assert "validated " not in err  # with a bar, no phase lines

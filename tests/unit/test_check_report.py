@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import conformance.groups as groups
 import conformance.outcome as outcome
 import conformance.pycheck as pycheck
 import conformance.report as report
@@ -90,7 +91,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
     if where == "monitor":
         monkeypatch.setattr(outcome, "run_scope", boom)  # a held trace judged whole (conformance.outcome)
     else:
-        monkeypatch.setattr(pycheck, "iter_trace_file", boom)
+        monkeypatch.setattr(groups, "iter_trace_file", boom)  # the reader of every unit (conformance.groups)
     out = tmp_path / "out"
     assert py_check(BAD, "--out", str(out)) == 3
     err = capsys.readouterr().err
@@ -123,7 +124,7 @@ def _with_func(parser, func):
 
 
 def test_counts_that_do_not_reconcile_are_an_internal_error(tmp_path, monkeypatch, capsys):
-    real = pycheck.iter_trace_file
+    real = groups.iter_trace_file
 
     def lossy(tf) -> Iterator[ReadResult]:
         for part in real(tf):
@@ -131,7 +132,7 @@ def test_counts_that_do_not_reconcile_are_an_internal_error(tmp_path, monkeypatc
                 part.events.pop()  # a row read from the file that never reaches the rules nor the quarantine
             yield part
 
-    monkeypatch.setattr(pycheck, "iter_trace_file", lossy)
+    monkeypatch.setattr(groups, "iter_trace_file", lossy)
     assert py_check(CLEAN, "--out", str(tmp_path / "out")) == 3
     assert "counts do not reconcile: 333 rows read, 332 reached the rules, 0 quarantined" in capsys.readouterr().err
 

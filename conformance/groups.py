@@ -1,0 +1,241 @@
+"""Units of work of a corpus check, and one unit judged: the engine's work, whichever driver runs it.
+
+A check needs every trace whole (core rules TR-001..TR-006 and every monitor). The files are indexed first
+(`conformance.streamplan.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
+split into units of whole traces (`plan_units`):
+- files that share a trace are one component (union-find over the index): a trace never spans two of them;
+- a component of at most `budget` events is read whole, packed with its neighbours up to the budget;
+- a larger one is cut into chunks of whole traces (in the order their first rows appear), each reading its
+  slice of the component's files (`traces.slices`: only its traces' rows are judged; the first chunk that
+  reads a file also owns the rows whose trace the index does not hold), so every row is judged once.
+
+`judge_unit` reads a unit's files and feeds each event, as it is read, to its trace's folds
+(`conformance.engine.stream.Router`); a trace recorded out of seq order is held and judged whole. The
+single-process driver (`conformance.pycheck`) judges the units one after another; the Spark driver
+(`spark_trace_check.units`) one task per bin of units. Both end in `finish_units`, so their reports are
+the same by construction. `budget` bounds memory: the folds of one unit are live at a time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conformance.engine.collector import PausedCollector
+from conformance.engine.stream import Router
+from conformance.outcome import attach_from, finish_outcome, violations_of
+from conformance.report import CheckOutcome, InternalError
+from conformance.streamplan import FileIndex
+from traces.dataset import id_hash
+from traces.io import Discovery, TraceFile, iter_trace_file
+from traces.slices import Slice, iter_slice
+
+Index = FileIndex
+
+
+@dataclass
+class Unit:
+    """Whole traces judged together: the files read (ranks, in order), each file's slice (None: every
+    file read whole), the traces, those recorded in seq order (streamed into folds), and the events."""
+
+    files: list[int] = field(default_factory=list)
+    slices: dict[int, Slice] | None = None
+    traces: set[str] = field(default_factory=set)
+    streamed: set[str] = field(default_factory=set)
+    events: int = 0
+
+
+@dataclass
+class UnitResult:
+    """What judging one unit found and counted (the rows of the unit's files or slices)."""
+
+    violations: list[dict] = field(default_factory=list)
+    unknown: list[dict] = field(default_factory=list)
+    quarantine: list[dict] = field(default_factory=list)
+    rows_read: int = 0
+    rows_checked: int = 0
+    rows_by_file: dict[int, int] = field(default_factory=dict)
+    by_mechanism: Counter[str] = field(default_factory=Counter)
+    hashes: array = field(default_factory=lambda: array("Q"))
+
+
+def _components(index: list[Index]) -> list[list[int]]:
+    """Files that share a trace, transitively (union-find), each component in rank order, in the order of
+    its first file."""
+    parent = list(range(len(index)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    home: dict[str, int] = {}
+    for rank, (counts, _, _) in enumerate(index):
+        for trace in counts:
+            other = home.setdefault(trace, rank)
+            a, b = root(other), root(rank)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    out: dict[int, list[int]] = {}
+    for rank in range(len(index)):
+        out.setdefault(root(rank), []).append(rank)
+    return list(out.values())
+
+
+def _ordered(index: list[Index]) -> set[str]:
+    """The traces whose rows are in strictly increasing seq order across their files, read in rank order."""
+    last: dict[str, int] = {}
+    ordered: dict[str, bool] = {}
+    for _, spans, _ in index:
+        for trace, (first, end, inside) in spans.items():
+            before = last.get(trace)
+            ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
+            last[trace] = end
+    return {t for t, ok in ordered.items() if ok}
+
+
+def plan_units(index: list[Index], budget: int) -> list[Unit]:
+    """The units of a corpus (see the module): every file in exactly one unit's reading as its owner."""
+    ordered = _ordered(index)
+    units: list[Unit] = []
+    packing: Unit | None = None
+    for component in _components(index):
+        sizes: Counter[str] = Counter()
+        for rank in component:
+            sizes.update(index[rank][0])
+        events = sum(sizes.values())
+        if events <= budget:
+            if packing is None or (packing.events and packing.events + events > budget):
+                packing = Unit()
+                units.append(packing)
+            packing.files.extend(component)
+            packing.traces.update(sizes)
+            packing.streamed.update(t for t in sizes if t in ordered)
+            packing.events += events
+            continue
+        packing = None
+        units.extend(_chunks(index, component, sizes, ordered, budget))
+    for unit in units:
+        unit.files.sort()
+    return units
+
+
+def _chunks(
+    index: list[Index], component: list[int], sizes: Counter[str], ordered: set[str], budget: int
+) -> list[Unit]:
+    """A component larger than the budget, cut into chunks of whole traces, each reading slices."""
+    chunks: list[Unit] = []
+    chunk_of: dict[str, int] = {}
+    for rank in component:
+        for trace in index[rank][0]:
+            if trace in chunk_of:
+                continue
+            if not chunks or (chunks[-1].events and chunks[-1].events + sizes[trace] > budget):
+                chunks.append(Unit(slices={}))
+            chunks[-1].traces.add(trace)
+            chunks[-1].events += sizes[trace]
+            if trace in ordered:
+                chunks[-1].streamed.add(trace)
+            chunk_of[trace] = len(chunks) - 1
+    if not chunks:
+        chunks.append(Unit(slices={}))
+    for rank in component:
+        counts = index[rank][0]
+        here = sorted({chunk_of[t] for t in counts}) or [0]
+        for n, c in enumerate(here):
+            mine = frozenset(t for t in counts if chunk_of[t] == c)
+            chunks[c].files.append(rank)
+            chunks[c].slices[rank] = Slice(mine, frozenset(counts) if n == 0 else None)  # type: ignore[index]
+    return chunks
+
+
+def read_amplification(index: list[Index], units: list[Unit]) -> float:
+    """Rows read over rows held: 1.0 when every file is read by one unit (its slices cost a cheap scan)."""
+    rows = [entry.rows for entry in index]
+    total = sum(rows)
+    return sum(rows[r] for u in units for r in u.files) / total if total else 1.0
+
+
+def judge_unit(
+    files: list[TraceFile],
+    unit: Unit,
+    runs: list,
+    hash_of: Callable[[str], int] = id_hash,
+    advance: Callable[[int], None] | None = None,
+) -> UnitResult:
+    """Read a unit's files (or slices) and feed every event to its trace's folds as it is read."""
+    out = UnitResult()
+    router = Router(runs, unit.streamed)
+    traces, by_mech, hashes, feed = unit.traces, out.by_mechanism, out.hashes, router.feed
+    with PausedCollector() as collector:  # conformance.engine.collector
+        for rank in unit.files:
+            tf = files[rank]
+            parts = iter_trace_file(tf) if unit.slices is None else iter_slice(tf, unit.slices[rank])
+            for part in parts:
+                out.rows_read += part.rows_read
+                out.rows_by_file[rank] = out.rows_by_file.get(rank, 0) + part.rows_read
+                out.quarantine.extend(
+                    {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
+                )
+                for e in part.events:
+                    if e.trace_id not in traces:
+                        raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
+                    by_mech[e.mechanism] += 1
+                    hashes.append(hash_of(e.event_id))
+                    feed(e)
+                out.rows_checked += len(part.events)
+                if advance is not None:
+                    advance(len(part.events))
+                collector.read(part.rows_read)
+        held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
+        found, out.unknown = router.finish(lambda evs, unknown: violations_of(evs, runs, unknown))
+    attach_from(found, held, [files[r] for r in unit.files], traces)
+    out.violations = found
+    return out
+
+
+def finish_units(
+    found: Discovery,
+    index: list[Index],
+    results: list[UnitResult],
+    monitors: list[str],
+    duplicates: tuple[list[dict], dict],
+    *,
+    engine: str,
+    cap: int,
+) -> CheckOutcome:
+    """The report of a check from its units' results (the TR-002 `duplicates` found by the driver)."""
+    order = {tf.name: i for i, tf in enumerate(found.files)}
+    by_mech: Counter[str] = Counter()
+    quarantine: list[dict] = []
+    violations: list[dict] = []
+    unknown: list[dict] = []
+    for r in results:
+        by_mech.update(r.by_mechanism)
+        quarantine.extend(r.quarantine)
+        violations.extend(r.violations)
+        unknown.extend(r.unknown)
+    per_file: Counter[int] = Counter()
+    for r in results:
+        per_file.update(r.rows_by_file)
+    for rank, entry in enumerate(index):  # every row of every file read by exactly one unit (TR-005)
+        if per_file[rank] != entry.rows:
+            raise InternalError(f"{found.files[rank].name}: the units read {per_file[rank]} of its {entry.rows} rows")
+    rows_read, rows_checked = sum(r.rows_read for r in results), sum(r.rows_checked for r in results)
+    return finish_outcome(
+        engine=engine,
+        files=[tf.name for tf in found.files],
+        rows_read=rows_read,
+        rows_checked=rows_checked,
+        quarantine=sorted(quarantine, key=lambda q: (order[q["file"]], q["line"])),
+        violations=violations,
+        unknown=unknown,
+        by_mechanism=dict(by_mech),
+        monitors=monitors,
+        files_skipped=found.skipped,
+        duplicates=duplicates,
+        cap=cap,
+    )

@@ -1,0 +1,232 @@
+"""The Spark driver of the units plan: Spark schedules the engine's units of whole traces; nothing is shuffled
+but 8 bytes per event for event-ID uniqueness (TR-002).
+
+Where the corpus's files already hold whole traces (each trace in one file, or in a few files that share
+it), moving every row through a shuffle by trace only to put them back together costs the JVM more than
+the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
+1. the files are indexed in parallel (`conformance.streamplan.index_file`, one task per few files);
+2. the driver plans units of whole traces (`conformance.groups.plan_units`: components of files that share a
+   trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
+   files) and packs them into tasks, largest first;
+3. each task judges its units with the single-process engine's own `conformance.groups.judge_unit` (rows
+   judged once, each event fed to its trace's folds as it is read) and hashes every event ID (`hash_for`:
+   the same function in every task);
+4. one shuffle, by hash bucket, of those hashes (the corpus scope), beside the units' results: each bucket
+   names the hashes it holds twice; only then are those files read again for TR-002's exact events.
+The report is assembled by `conformance.groups.finish_units`, the single-process driver's own function.
+
+`plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than
+`MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
+(`spark_trace_check.monitors`). An error raised in a task (an unreadable file, an internal error) comes
+back as a value and is raised again in the driver with its own type, so exit codes stay right.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pyspark.sql import SparkSession
+
+from conformance.engine.statedir import stable_hash
+from conformance.groups import Index, Unit, UnitResult, finish_units, judge_unit, plan_units, read_amplification
+from conformance.outcome import duplicates_among, repeated_events
+from conformance.report import CheckOutcome, InternalError
+from conformance.streamplan import GROUP_EVENTS, index_file
+from model.registry import monitor_runs
+from spark_trace_check.cluster import ship_code
+from traces.dataset import id_hash
+from traces.io import Discovery, TraceFile, TraceFileError, discover
+
+MAX_AMPLIFICATION = 3.0  # rows scanned over rows held, above which the shuffle by trace costs less
+UNITS_PER_TASK_SLOT = 4  # units per core: enough for the last tasks to balance the load
+_ERROR = "error"
+
+
+@dataclass
+class Plan:
+    found: Discovery
+    index: list[Index]
+    units: list[Unit]
+    amplification: float
+    events: int
+
+    def fits(self) -> bool:
+        return self.amplification <= MAX_AMPLIFICATION
+
+    def describe(self) -> str:
+        return (
+            f"{len(self.units)} unit(s) of whole traces over {len(self.found.files)} file(s), read amplification "
+            f"{self.amplification:.2f}"
+        )
+
+
+def _guarded(fn):
+    """Run a task's work; its TraceFileError or InternalError comes back as a value (see the module)."""
+
+    def run(items: Iterator[Any]) -> Iterator[Any]:
+        try:
+            yield from fn(items)
+        except (TraceFileError, InternalError) as exc:
+            yield (_ERROR, type(exc).__name__, str(exc))
+
+    return run
+
+
+def _raise_errors(rows: list) -> None:
+    for row in rows:
+        if isinstance(row, tuple) and row and row[0] == _ERROR:
+            raise (TraceFileError if row[1] != "InternalError" else InternalError)(row[2])
+
+
+def task_slots(sc) -> int:
+    """How many tasks run at once: the N of `local[N]` (`local[*]`: this machine's cores); on a cluster the
+    default parallelism (the job sets it from `--partitions`)."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", sc.master)
+    if found is None:
+        return max(1, sc.defaultParallelism)
+    n = found.group(1)
+    return (os.cpu_count() or 1) if n == "*" else int(n or 1)
+
+
+def _index_task(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
+    for rank, tf in items:
+        yield rank, index_file(tf)
+
+
+def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
+    """Index the files in parallel and plan the units (a unit budget of a quarter of a core's share)."""
+    found = discover(paths)
+    sc = spark.sparkContext
+    cores = task_slots(sc)
+    index: list[Index] = []
+    if found.files:
+        slices = max(1, min(len(found.files), 2 * partitions))
+        got = sc.parallelize(list(enumerate(found.files)), slices).mapPartitions(_guarded(_index_task)).collect()
+        _raise_errors(got)
+        index = [i for _, i in sorted(got, key=lambda r: r[0])]
+    events = sum(entry.rows for entry in index)
+    budget = max(1, min(GROUP_EVENTS, math.ceil(events / (UNITS_PER_TASK_SLOT * cores))))
+    units = plan_units(index, budget)
+    return Plan(found, index, units, read_amplification(index, units), events)
+
+
+def _say(enabled: bool, t0: float, message: str) -> None:
+    if enabled:
+        print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _bins(units: list[Unit], slots: int) -> list[list[Unit]]:
+    """Units packed into at most `slots` tasks, largest first, each to the least loaded (LPT); the tasks
+    ordered by load, largest first, so Spark starts them first."""
+    bins: list[tuple[int, int, list[Unit]]] = [(0, i, []) for i in range(max(1, min(slots, len(units))))]
+    for unit in sorted(units, key=lambda u: -u.events):
+        load, i, held = min(bins)
+        held.append(unit)
+        bins[bins.index((load, i, held))] = (load + max(1, unit.events), i, held)
+    return [held for _, _, held in sorted(bins, key=lambda b: -b[0]) if held]
+
+
+def _bucket_bits(slots: int) -> int:
+    return max(1, (2 * slots - 1).bit_length())
+
+
+def hash_for(sc) -> Callable[[str], int]:
+    """The event-ID hash of the tasks: Python's own (`id_hash`, a third of the cost) when every worker is
+    given the same PYTHONHASHSEED (pyspark gives its workers the driver's, or 0), else `stable_hash`."""
+    seed = sc.environment.get("PYTHONHASHSEED")
+    return id_hash if seed is not None and seed.isdigit() else stable_hash
+
+
+def _units_task(files: list[TraceFile], skew_ms: int | None, bits: int, hash_of: Callable[[str], int]):
+    def run(items: Iterator[list[Unit]]) -> Iterator[Any]:
+        runs = monitor_runs(skew_ms)
+        for units in items:
+            for unit in units:
+                result = judge_unit(files, unit, runs, hash_of)
+                hashes, result.hashes = result.hashes, None  # type: ignore[assignment]
+                yield -1, result
+                view = np.frombuffer(hashes, dtype=np.uint64)
+                buckets = view >> np.uint64(64 - bits)
+                for b in np.unique(buckets).tolist():
+                    yield b, view[buckets == b].tobytes()
+
+    return run
+
+
+def _reduce_task(items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+    """The units' results pass through; a bucket's hashes give those it holds more than once."""
+    blobs: list[bytes] = []
+    for key, value in items:
+        if key == -1 or (isinstance(key, str) and key == _ERROR):
+            yield "r", value
+        else:
+            blobs.append(value)
+    if blobs:
+        view = np.frombuffer(b"".join(blobs), dtype=np.uint64).copy()
+        view.sort()
+        same = view[1:] == view[:-1]
+        yield "d", np.unique(view[1:][same]).tolist()
+
+
+def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int]):
+    def run(items: Iterator[int]) -> Iterator[Any]:
+        for rank in items:
+            yield rank, repeated_events(files[rank], repeated, hash_of)
+
+    return run
+
+
+def check_units(
+    spark: SparkSession,
+    planned: Plan,
+    *,
+    partitions: int,
+    cap: int,
+    skew_ms: int | None = None,
+    progress: bool = False,
+) -> CheckOutcome:
+    """Judge the planned units in Spark tasks (see the module) and assemble the report; `progress`: a line
+    per phase on stderr (the same lines as the shuffle plan's)."""
+    t0 = time.monotonic()
+    sc = spark.sparkContext
+    files = planned.found.files
+    ship_code(spark)  # the Python workers of a real cluster import the monitors from it
+    cores = task_slots(sc)
+    bins = _bins(planned.units, UNITS_PER_TASK_SLOT * cores)
+    bits = _bucket_bits(cores)
+    hash_of = hash_for(sc)
+    results: list[UnitResult] = []
+    repeated: set[int] = set()
+    if bins:
+        judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(_units_task(files, skew_ms, bits, hash_of)))
+        keyed = judged.map(lambda row: (_ERROR, row) if row[0] == _ERROR else row)
+        out = keyed.partitionBy((1 << bits) + 1, lambda k: 0 if not isinstance(k, int) or k < 0 else k + 1)
+        for kind, value in out.mapPartitions(_reduce_task).collect():
+            if kind == "d":
+                repeated.update(value)
+            elif isinstance(value, tuple) and value and value[0] == _ERROR:
+                _raise_errors([value])
+            else:
+                results.append(value)
+    _say(progress, t0, f"reading {len(files)} trace file(s), {len(planned.found.skipped)} skipped")
+    checked = sum(r.rows_checked for r in results)
+    quarantined = sum(len(r.quarantine) for r in results)
+    _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
+    duplicates: tuple[list[dict], dict] = ([], {})
+    if repeated:
+        ranks = list(range(len(files)))
+        got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
+        found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
+        _raise_errors(found)
+        duplicates = duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
+    names = [name for name, _ in monitor_runs(skew_ms)]
+    _say(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
+    return finish_units(planned.found, planned.index, results, names, duplicates, engine="spark", cap=cap)
