@@ -11,6 +11,10 @@ keys), broadcasts only those traces' saved folds, and the pass restores and cont
 trace keeps its saved report rows. Traces judged whole (held: out of seq order, or read otherwise by the
 JVM) are saved without folds, as the single-process driver saves them, and cannot be continued.
 
+The new rows always go through the shuffle plan's trace pass (`spark_trace_check.monitors`), whatever
+`--spark-plan` says: it is the pass that carries folds from one run to the next (the units plan,
+`spark_trace_check.units`, keeps none yet).
+
 Refusals are the single-process driver's: a state of another key exits 2 (`statedir.load`); a file changed
 otherwise than by appends, a saved trace judged whole or whose new events go back in seq is set aside with
 the reason and everything is checked anew. TR-002 over old and new event IDs and the report come from
