@@ -1,7 +1,12 @@
-"""Incremental checking against a full re-check, side by side in one run (single-process engine).
+"""Incremental checking against a full re-check, side by side in one run (either engine).
 
     python benchmarks/bench_incremental.py --events 1000000 --new 10000
     python benchmarks/bench_incremental.py --events 10000000 --new 100000
+    python benchmarks/bench_incremental.py --events 1000000 --new 10000 --engine spark
+
+With `--engine spark` every check runs on one Spark session (`local[2]`, started before the clock runs;
+its start-up is printed apart): the full check saving the state, the incremental check and the full
+re-check are Spark's (`spark_trace_check.incremental`, `spark_trace_check.job.check`).
 
 Builds a corpus of `--events` (`benchmarks/corpus.py`, Parquet), checks it with `--state` (a full check that
 saves the state), adds a file of whole new traces holding about `--new` events, then times (a) the
@@ -17,6 +22,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +34,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.corpus import _renamed, build_corpus
 from conformance.incremental import check_incremental
 from conformance.pycheck import DEFAULT_CAP, check_paths
+
+
+def engine(name: str) -> tuple[Callable, Callable, Callable[[], None]]:
+    """(incremental check, full check, stop) of the engine `name`."""
+    if name == "python":
+        return check_incremental, check_paths, lambda: None
+    from spark_trace_check import incremental  # pyspark: loaded only for --engine spark
+    from spark_trace_check.job import check
+    from spark_trace_check.session import build_session
+
+    t = time.perf_counter()
+    spark = build_session("local[2]", partitions=4)
+    print(f"Spark session started in {time.perf_counter() - t:.1f} s (not counted below)", flush=True)
+    return (
+        lambda paths, state, cap: incremental.check_incremental(spark, paths, state, cap=cap),
+        lambda paths: check(spark, paths),
+        spark.stop,
+    )
 
 
 def new_traces(base: Path, events: int, out: Path) -> int:
@@ -54,7 +78,16 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--new", type=int, default=10_000)
     ap.add_argument("--corpus", help="reuse this directory (its base/ subdirectory is built when missing)")
+    ap.add_argument("--engine", choices=("python", "spark"), default="python")
     args = ap.parse_args()
+    check_incremental, check_paths, stop = engine(args.engine)
+    try:
+        return _run(args, check_incremental, check_paths)
+    finally:
+        stop()
+
+
+def _run(args: argparse.Namespace, check_incremental: Callable, check_paths: Callable) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.corpus or tmp)
         base = root / "in" / "base"

@@ -23,7 +23,7 @@ from conformance import incremental, pycheck
 from conformance.audit.cli import add_check_options, post_check
 from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
-from conformance.engine_choice import choose, cores, input_events
+from conformance.engine_choice import choose, cores, input_events, state_events
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
 from model import registry
@@ -197,20 +197,20 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    state = getattr(args, "state", None)
     if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
-        state = getattr(args, "state", None)
-        choice = choose(
-            None if state or args.master else input_events(args.paths), cores(), master=args.master, state=state
-        )
+        events, sized = (None, "") if args.master else (input_events(args.paths), "")
+        if state and not args.master:
+            events, sized = state_events(args.paths, state)
+        choice = choose(events, cores(), master=args.master, sized=sized)
         args.engine = choice.engine
         if not args.quiet:
             print(choice.line(), file=sys.stderr)
     args.master = args.master or "local[2]"
-    if getattr(args, "state", None) and args.engine != "python":
-        print("haconform check: --state: incremental checking runs in the single-process engine", file=sys.stderr)
-        args.engine = "python"
-    if getattr(args, "state", None):
+    if state and args.engine == "python":
         run_check = incremental.run_check
+    elif state:
+        from spark_trace_check.incremental import run_check  # pyspark: loaded only for the Spark engine
     elif args.engine == "python":
         run_check = pycheck.run_check
     else:
@@ -325,9 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--state",
         metavar="DIR",
-        help="incremental checking (single-process engine): keep every trace's fold state in DIR; a later "
-        "check with the same DIR reads only new files and lines appended to JSON Lines files, and reports "
-        "as a full check would",
+        help="incremental checking (both engines, one state format): keep every trace's fold state in DIR; "
+        "a later check with the same DIR, by either engine, reads only new files and lines appended to JSON "
+        "Lines files, and reports as a full check would; auto sizes only the new events",
     )
 
     add_check_options(p)

@@ -10,20 +10,27 @@ workers, planning) and then checks `SPARK_RATE_PER_CORE` events/s per core. Spar
 
 which never holds when `cores * SPARK_RATE_PER_CORE <= PYTHON_RATE` (one core). The constants were
 measured on the project's 2-core machine (benchmarks/README.md, "Issue 20: Spark at the limit"); a
-`--master` always means Spark (the user chose a cluster), `--state` (incremental checking) always the
-single-process engine (the only one that keeps fold state). The choice and its reason are one line on
-stderr. Requirement: none of the trace rules (this picks a driver; both give the same report, the parity
-tests hold them together).
+`--master` always means Spark (the user chose a cluster). With `--state DIR` (incremental checking, both
+engines keep the one state format) the size is that of the NEW events only (`state_events`: the segments
+not yet read, `conformance.resume.segments`, by the same estimates), so an incremental check of 10^5
+events after a Spark check of 10^7 runs in-process; a state this input cannot continue, or none yet,
+means everything is checked: the whole input is sized. The choice and its reason are one line on stderr.
+Requirement: none of the trace rules (this picks a driver; both give the same report, the parity tests
+hold them together).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from traces.io import discover
+from conformance.engine.statedir import State, saved_files
+from conformance.resume import NotContinued, segments
+from traces.io import TraceFile, discover
 
 # measured in CPU seconds (all processes), which the machine's load hardly moves (benchmarks/README.md,
 # "Issue 20"): 10^6 and 10^7 events, the marginal cost per event of each engine and Spark's fixed cost
@@ -54,16 +61,38 @@ def input_events(paths: list[str]) -> int | None:
     """The events under `paths` before reading them (see the module); None when the input cannot be listed
     (the engine then names the problem)."""
     try:
-        total = 0
-        for tf in discover(paths).files:
-            if tf.kind == "parquet":
-                total += pq.ParquetFile(tf.path).metadata.num_rows
-            else:
-                size = os.path.getsize(tf.path) * (GZIP_RATIO if tf.kind == "jsonl.gz" else 1)
-                total += size // JSONL_BYTES_PER_EVENT
-        return total
+        return _events((tf, 0) for tf in discover(paths).files)
     except Exception:  # any unreadable input: the engine reports it, with the file named
         return None
+
+
+def _events(parts: Iterable[tuple[TraceFile, int]]) -> int:
+    """Events in each file from byte `start` on (a Parquet file counts whole: it takes no appends)."""
+    total = 0
+    for tf, start in parts:
+        if tf.kind == "parquet":
+            total += pq.ParquetFile(tf.path).metadata.num_rows
+        else:
+            size = (os.path.getsize(tf.path) - start) * (GZIP_RATIO if tf.kind == "jsonl.gz" else 1)
+            total += size // JSONL_BYTES_PER_EVENT
+    return total
+
+
+def state_events(paths: list[str], state_dir: str) -> tuple[int | None, str]:
+    """The events a check with `--state state_dir` reads (see the module), and what was sized."""
+    try:
+        files = saved_files(Path(state_dir))
+    except Exception:  # an unreadable state: the engine reports it
+        files = None
+    if files is None:
+        return input_events(paths), "no saved state to continue: every event"
+    try:
+        todo = segments(discover(paths).files, State({}, files=files))
+        return _events((tf, start) for tf, start, _ in todo), "the new events only"
+    except NotContinued:
+        return input_events(paths), "the saved state cannot be continued: every event"
+    except Exception:
+        return None, "the input could not be listed"
 
 
 def crossover(n_cores: int) -> int | None:
@@ -74,10 +103,14 @@ def crossover(n_cores: int) -> int | None:
     return int(SPARK_FIXED_S / (1 / PYTHON_RATE - 1 / spark_rate)) + 1
 
 
-def choose(events: int | None, n_cores: int, *, master: str | None = None, state: str | None = None) -> Choice:
-    """The engine for an input of `events` (None: unknown) on `n_cores` cores."""
-    if state:
-        return Choice("python", "--state: incremental checking keeps fold state in the single-process engine")
+def choose(events: int | None, n_cores: int, *, master: str | None = None, sized: str = "") -> Choice:
+    """The engine for an input of `events` (None: unknown) on `n_cores` cores; `sized`: what was counted
+    (with `--state`), said in the reason."""
+    choice = _choose(events, n_cores, master)
+    return Choice(choice.engine, f"--state: {sized}; {choice.reason}") if sized else choice
+
+
+def _choose(events: int | None, n_cores: int, master: str | None) -> Choice:
     if master:
         return Choice("spark", f"--master {master} given")
     if events is None:

@@ -23,9 +23,11 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from conformance.check import core_violations
@@ -55,7 +57,7 @@ def _progress(enabled: bool, t0: float, message: str) -> None:
         print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
 
 
-def _fetch(
+def fetch_events(
     raw: Raw, ids: list[str] = (), hashes: list[int] = (), with_null: bool = True
 ) -> list[tuple[int, int, Event]]:
     """The valid events among the raw rows whose ID is in `ids` or whose ID's hash is in `hashes` (and the
@@ -77,7 +79,7 @@ def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], d
     """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
     names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
     same: dict[str, list[Event]] = {}
-    for _, _, e in _fetch(raw, hashes=hashes, with_null=nulls):
+    for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls):
         same.setdefault(e.event_id, []).append(e)
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
@@ -126,13 +128,24 @@ def check(
 def _shuffled(
     spark: SparkSession, paths: list[str], *, partitions: int, cap: int, progress: bool, skew_ms: int | None
 ) -> CheckOutcome:
+    with staging(spark) as stage_dir:
+        return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+
+
+@contextmanager
+def staging(spark: SparkSession) -> Iterator[str]:
+    """A staging directory for one read of the input (removed after), the jobs meanwhile in `JOB_GROUP`."""
     # Spark reads the staged names as paths: keep pattern characters out. On a cluster the staging directory
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
+    sc = spark.sparkContext
+    group = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)
     try:
-        return _check(spark, paths, stage_dir, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
+        yield stage_dir
     finally:
+        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 
@@ -152,7 +165,7 @@ def _check(
     t0 = time.monotonic()
     raw = read_raw(spark, paths, stage_dir)
     _progress(progress, t0, f"reading {len(raw.files)} trace file(s), {len(raw.skipped)} skipped")
-    partitions = _partitions_for(spark, partitions, raw.rows_read)
+    partitions = partitions_for(spark, partitions, raw.rows_read)
     ship_code(spark)  # the Python workers of a real cluster import the monitors from it
     # TR-002's candidates: a 64-bit hash per raw event ID, those seen twice (and rows without a readable ID)
     hashed = F.when(F.col("id").isNotNull(), F.xxhash64("id")).alias("h")
@@ -164,31 +177,11 @@ def _check(
         .select(F.lit("d").alias("kind"), F.col("h").cast("string").alias("explanation"))
     )
     passed = trace_pass(raw.rows, partitions, skew_ms)
-    out = passed.unionByName(candidates, allowMissingColumns=True).collect()
-    by_kind: dict[str, list] = {}
-    for r in out:
-        by_kind.setdefault(r["kind"], []).append(r)
-    by_mech: dict[str, int] = {}
-    for r in by_kind.get("n", ()):
-        by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
-    quarantine = [
-        {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
-    ]
+    by_kind, by_mech, quarantine = sorted_out(passed.unionByName(candidates, allowMissingColumns=True), raw)
     _progress(
         progress, t0, f"validated {raw.rows_read} rows: {sum(by_mech.values())} checked, {len(quarantine)} quarantined"
     )
-    held = sorted({r["trace_id"] for r in by_kind.get(HELD_KIND, ())})
-    dropped = set(held)
-    judged = [r for k in ("v", "u") for r in by_kind.get(k, ()) if r["trace_id"] not in dropped]
-    if held:  # traces out of seq order (or read otherwise by the JVM): judged whole, as the Python engine does
-        keys = sorted({r["entity"] for r in by_kind[HELD_KIND] if r["entity"] is not None} | set(held))
-        misread = any(r["entity"] != r["trace_id"] for r in by_kind[HELD_KIND])
-        table = spark.createDataFrame([(k,) for k in keys], "key string")
-        chosen = raw.rows.join(F.broadcast(table), "key", "leftsemi")
-        if any(r["entity"] is None for r in by_kind[HELD_KIND]):  # a valid row whose key the JVM could not read
-            chosen = chosen.unionByName(raw.rows.where(F.col("key").isNull()))
-        judged += trace_pass(chosen, 1 if misread else partitions, skew_ms, frozenset(held)).collect()
+    judged = judge_held(spark, raw, by_kind, partitions, skew_ms)
     names = [name for name, _ in monitor_runs(skew_ms)]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     violations = [{c: r[c] for c in VIOLATION_COLUMNS} for r in judged if r["kind"] == "v"]
@@ -200,7 +193,7 @@ def _check(
     for v in violations[cap:]:
         v["events"] = []
     wanted = sorted({i for v in violations[:cap] for i in v["event_ids"]})
-    attach_events(violations[:cap], [e for _, _, e in _fetch(raw, ids=wanted)] if wanted else [])
+    attach_events(violations[:cap], [e for _, _, e in fetch_events(raw, ids=wanted)] if wanted else [])
     return finish_outcome(
         engine="spark",
         files=raw.files,
@@ -215,6 +208,40 @@ def _check(
         duplicates=duplicates,
         cap=cap,
     )
+
+
+def sorted_out(out: DataFrame, raw: Raw, stream: bool = False) -> tuple[dict[str, list], dict[str, int], list[dict]]:
+    """The trace pass's rows collected, by kind; the valid events by mechanism; the quarantine, in order.
+    `stream`: a partition at a time, the next computed meanwhile, through the driver JVM: the folds of
+    incremental checking are large (555 MiB at 10^7 events; a default driver has 1 GiB of heap)."""
+    by_kind: dict[str, list] = {}
+    for r in out.toLocalIterator(prefetchPartitions=True) if stream else out.collect():
+        by_kind.setdefault(r["kind"], []).append(r)
+    by_mech: dict[str, int] = {}
+    for r in by_kind.get("n", ()):
+        by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
+    quarantine = [
+        {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+        for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
+    ]
+    return by_kind, by_mech, quarantine
+
+
+def judge_held(spark: SparkSession, raw: Raw, by_kind: dict[str, list], partitions: int, skew_ms: int | None) -> list:
+    """The violation and unknown rows of every trace: those the pass folded, and the held ones (out of seq
+    order, or read otherwise by the JVM) judged whole by a second pass, as the Python engine does."""
+    held = sorted({r["trace_id"] for r in by_kind.get(HELD_KIND, ())})
+    dropped = set(held)
+    judged = [r for k in ("v", "u") for r in by_kind.get(k, ()) if r["trace_id"] not in dropped]
+    if held:
+        keys = sorted({r["entity"] for r in by_kind[HELD_KIND] if r["entity"] is not None} | set(held))
+        misread = any(r["entity"] != r["trace_id"] for r in by_kind[HELD_KIND])
+        table = spark.createDataFrame([(k,) for k in keys], "key string")
+        chosen = raw.rows.join(F.broadcast(table), "key", "leftsemi")
+        if any(r["entity"] is None for r in by_kind[HELD_KIND]):  # a valid row whose key the JVM could not read
+            chosen = chosen.unionByName(raw.rows.where(F.col("key").isNull()))
+        judged += trace_pass(chosen, 1 if misread else partitions, skew_ms, frozenset(held)).collect()
+    return judged
 
 
 @dataclass
@@ -232,7 +259,7 @@ def load_judged(spark: SparkSession, paths: list[str], stage_dir: str, partition
     rows the fast path accepted (by mechanism), and, after the rows it refused are judged in Python, the
     quarantined ones. Shared by `check` and `haconform ingest` (spark_trace_check.dataset)."""
     loaded = load(spark, paths, stage_dir)
-    _partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
+    partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
     loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
     # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
     # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
@@ -268,7 +295,7 @@ def small_input(paths: list[str]) -> bool:
     return events is not None and events < SMALL_INPUT_EVENTS
 
 
-def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
+def partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
     """Fewer shuffle partitions for small inputs: each costs a task (and a Python worker round) per stage."""
     chosen = max(1, min(partitions, -(-rows // ROWS_PER_PARTITION)))
     spark.conf.set("spark.sql.shuffle.partitions", str(chosen))
@@ -276,7 +303,24 @@ def _partitions_for(spark: SparkSession, partitions: int, rows: int) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    """`haconform check --engine spark`: the report frame (conformance.report) around `check`."""
+    return run_session(
+        args,
+        lambda spark, partitions, lines: check(
+            spark,
+            args.paths,
+            partitions=partitions,
+            progress=lines,
+            skew_ms=args.skew,
+            plan=getattr(args, "spark_plan", None),
+            announce=not args.quiet,
+        ),
+    )
 
+
+def run_session(args: argparse.Namespace, body: Callable[[SparkSession, int, bool], CheckOutcome]) -> int:
+    """A Spark session for `haconform check` (its own unless one is active), the progress bar around
+    `body(spark, partitions, progress lines)`, and the report frame; shared by `--state` (incremental)."""
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
     quiet = bool(args.quiet)
     bar = not quiet and (bool(getattr(args, "progress", False)) or sys.stderr.isatty())
@@ -293,15 +337,7 @@ def run_check(args: argparse.Namespace) -> int:
         status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
         try:
             with status:
-                outcome = check(
-                    spark,
-                    args.paths,
-                    partitions=partitions,
-                    progress=not quiet and not bar,
-                    skew_ms=args.skew,
-                    plan=getattr(args, "spark_plan", None),
-                    announce=not quiet,
-                )
+                outcome = body(spark, partitions, not quiet and not bar)
                 status.close(outcome.rows_checked)
                 return outcome
         finally:

@@ -11,6 +11,12 @@ it grows). So the entity monitors need no shuffle of their own, no context rows 
 rule or monitor added to the engine runs here unchanged. The pass emits violations, unknown notes,
 quarantined rows and per-mechanism counts (`OUT_DDL`, told apart by `kind`).
 
+Incremental checking (`keep`, a `Keep`): the pass also emits each streamed trace's pickled folds before
+they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read (`HASHES_KIND`,
+packed in `blob`), the two parts of the state `conformance.engine.statedir` saves; a trace whose folds
+were saved (`Keep.restored`, only the traces the new rows touch) continues them, and one whose new events
+do not go on in seq is named in a `HELD_KIND` row with the reason (the driver refuses to continue it).
+
 A trace whose rows break seq order (TR-001), or whose parsed trace ID differs from the shuffle key, has its
 folds dropped and is named in a `HELD_KIND` row: the driver judges it again with `whole=True`, which holds
 such traces and judges them with `conformance.pycheck.violations_of`, as the single-process engine judges
@@ -21,6 +27,8 @@ fails loudly (`OrderBroken`).
 from __future__ import annotations
 
 import json
+import pickle
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
@@ -31,6 +39,7 @@ from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
+from conformance.engine.statedir import stable_hash
 from conformance.engine.stream import TraceFolds, results_of
 from conformance.outcome import violations_of
 from model.registry import monitor_runs
@@ -40,25 +49,48 @@ from traces.rows import Problem, check_line
 from traces.schema import FIELD_NAMES, Event
 from traces.verdict import Monitor
 
-__all__ = ["HELD_KIND", "OUT_DDL", "OrderBroken", "judge_rows", "judged_events", "trace_pass"]
+__all__ = [
+    "FOLDS_KIND",
+    "HASHES_KIND",
+    "HELD_KIND",
+    "OUT_DDL",
+    "Keep",
+    "OrderBroken",
+    "judge_rows",
+    "judged_events",
+    "trace_pass",
+]
 
 OUT_DDL = (
     "kind string, rule string, requirement string, mechanism string, trace_id string, entity string, "
     "event_ids array<string>, explanation string, file_rank int, line bigint, field string, reason string, "
-    "count bigint"
+    "count bigint, blob binary"
 )
 _OUT_SCHEMA = pa.schema(
     [(c.split(" ")[0], pa.list_(pa.string()) if "array" in c else pa.string()) for c in OUT_DDL.split(", ")[:8]]
     + [("file_rank", pa.int32()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
-    + [("count", pa.int64())]
+    + [("count", pa.int64()), ("blob", pa.binary())]
 )
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
+FOLDS_KIND, HASHES_KIND = "f", "x"
 EVENT_DDL = (
     ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
     + ", file_rank int, line bigint"
 )
 Judgement = tuple[Event | None, Problem | None]
 Factory = Callable[[], Monitor]
+
+
+class Keep:
+    """What the trace pass keeps for incremental checking: `restored` (a broadcast value, or a dict) holds
+    the pickled folds of the saved traces the new rows touch."""
+
+    def __init__(self, restored) -> None:
+        self.restored = restored
+
+    def folds(self) -> dict[str, bytes]:
+        value = self.restored
+        return value if isinstance(value, dict) else value.value
 
 
 def _parquet_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -105,7 +137,13 @@ class _Pass:
     """The state of one task of the trace pass (see the module): the trace being streamed, or, `whole`,
     the held traces' events."""
 
-    def __init__(self, skew_ms: int | None, held: frozenset[str] | None, extra: Sequence[tuple[str, Factory]]) -> None:
+    def __init__(
+        self,
+        skew_ms: int | None,
+        held: frozenset[str] | None,
+        extra: Sequence[tuple[str, Factory]],
+        keep: Keep | None = None,
+    ) -> None:
         self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
         trace_runs = [(n, m) for n, m in self.runs if m.scope == "trace"]
         self.trace_runs = trace_runs
@@ -123,6 +161,9 @@ class _Pass:
         self.folds: TraceFolds | None = None
         self.seq = -1
         self.dropped = False
+        self.restored = keep.folds() if keep is not None else None  # None: keep nothing
+        self.hashes = array("Q")
+        self.rank = self.trace_rank = -1  # the file of the row being judged; of the trace's last event
 
     def batch(self, batch: pa.RecordBatch) -> None:
         keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
@@ -131,6 +172,7 @@ class _Pass:
             if self.last is not None and where <= self.last:
                 raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
             self.last = where
+            self.rank = rank
             if key != self.key:
                 self.close_trace()
                 self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
@@ -143,6 +185,8 @@ class _Pass:
                     self.kept.setdefault(event.trace_id, []).append((rank, line, event))
                 continue
             self.counts[event.mechanism] += 1
+            if self.restored is not None:
+                self.hashes.append(stable_hash(event.event_id))
             self.feed(event)
 
     def feed(self, event: Event) -> None:
@@ -156,12 +200,32 @@ class _Pass:
             self.out.append(_held(event.trace_id, self.key_text))
             return
         if self.folds is None:
-            self.folds = TraceFolds(event, self.trace_runs, self.entity_runs)
-        self.seq = event.seq
+            self.folds = self._begin(event)
+            if self.folds is None:
+                return
+        self.seq, self.trace_rank = event.seq, self.rank
         self.folds.feed(event)
+
+    def _begin(self, event: Event) -> TraceFolds | None:
+        """New folds, or the saved ones the trace's new events continue (None, named: they go back in seq)."""
+        saved = self.restored.get(event.trace_id) if self.restored is not None else None
+        if saved is None:
+            return TraceFolds(event, self.trace_runs, self.entity_runs)
+        folds: TraceFolds = pickle.loads(saved)
+        prev = folds.core.prev
+        if prev is not None and event.seq <= prev.seq:
+            self.dropped = True
+            why = f"its new events begin at seq {event.seq}, not after {prev.seq}"
+            self.out.append({**_held(event.trace_id, self.key_text), "explanation": why})
+            return None
+        return folds
 
     def close_trace(self) -> None:
         if self.folds is not None:
+            if self.restored is not None:
+                blob = pickle.dumps(self.folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
+                trace, rank = self.folds.core.trace, self.trace_rank
+                self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
             found, notes = results_of(self.folds)
             self._emit(self.folds.core.trace, found, notes)
         self.folds, self.seq, self.dropped = None, -1, False
@@ -182,6 +246,8 @@ class _Pass:
             self._emit(trace, found, notes)
         self.kept = {}
         self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(self.counts.items()))
+        if self.restored is not None:
+            self.out.append({"kind": HASHES_KIND, "blob": self.hashes.tobytes()})
 
     def drain(self) -> pa.RecordBatch:
         out, self.out = self.out, []
@@ -198,13 +264,16 @@ def _held(trace_id: str, key: str | None) -> dict:
 
 
 def make_runner(
-    skew_ms: int | None, held: frozenset[str] | None, extra: Sequence[tuple[str, Factory]] = ()
+    skew_ms: int | None,
+    held: frozenset[str] | None,
+    extra: Sequence[tuple[str, Factory]] = (),
+    keep: Keep | None = None,
 ) -> Callable:
     """The `mapInArrow` function of the trace pass (`held` None) or of the held traces' pass; `extra`:
-    (name, factory) monitors run beside the registered ones (tests)."""
+    (name, factory) monitors run beside the registered ones (tests); `keep`: incremental checking."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        state = _Pass(skew_ms, held, extra)
+        state = _Pass(skew_ms, held, extra, keep)
         with PausedCollector() as collector:  # conformance.engine.collector
             for batch in batches:
                 collector.read(batch.num_rows)
@@ -230,13 +299,15 @@ def trace_pass(
     skew_ms: int | None,
     held: frozenset[str] | None = None,
     extra: Sequence[tuple[str, Factory]] = (),
+    keep: Keep | None = None,
 ) -> DataFrame:
     """Every row judged and every trace folded (see the module): one shuffle by trace, sorted by recording
-    order within each partition. With `held`, only those traces are judged, each whole."""
+    order within each partition. With `held`, only those traces are judged, each whole; with `keep`, the
+    folds and event-ID hashes are emitted too (incremental checking)."""
     ordered = (
         rows.select("key", *_PASSED).repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
     )
-    return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra), OUT_DDL)
+    return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)
 
 
 def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

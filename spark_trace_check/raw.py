@@ -11,19 +11,26 @@ never judged in the wrong place: the pass hands its trace back to be judged whol
 
 JSONL line numbers: rows are counted per (file, block) in one small job collected on the driver, which
 gives each block's first line number and the non-blank lines the files hold (rows read, counted apart
-from the rows judged, TR-005).
+from the rows judged, TR-005). `read_segments` reads only what is new since a saved state (incremental
+checking, `conformance.resume.segments`): new files staged as they are, the lines appended to a JSON Lines
+file copied into the staging directory from the saved size on and numbered from their first line; each
+file keeps its rank in the whole corpus, so recording order and quarantine rows are those of a full read.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from conformance.resume import Segment
 from spark_trace_check.load import _blank, _spark_schema, _verify_gzip, stage
-from traces.io import check_parquet_schema, discover
+from traces.io import Discovery, TraceFile, check_parquet_schema, discover
 from traces.schema import FIELD_NAMES
 
 INT_FIELDS = ("schema_version", "seq", "ts_ms")
@@ -73,8 +80,9 @@ def _parquet(spark: SparkSession, staged: list[str], extras: list[str], schemas:
     )
 
 
-def _jsonl(spark: SparkSession, staged: list[str]) -> tuple[DataFrame, int]:
-    """The non-blank lines, numbered, and how many there are (one small job: rows per file block)."""
+def _jsonl(spark: SparkSession, staged: list[str], before_lines: dict[int, int]) -> tuple[DataFrame, int]:
+    """The non-blank lines, numbered (after `before_lines` lines of a file by rank, for an appended tail),
+    and how many there are (one small job: rows per file block)."""
     text = spark.read.option("lineSep", "\n").text(staged)
     raw = text.select(
         "value",
@@ -93,7 +101,7 @@ def _jsonl(spark: SparkSession, staged: list[str]) -> tuple[DataFrame, int]:
     )
     offsets, before, filled = [], {}, 0
     for b in sorted(blocks, key=lambda r: (r["file_rank"], r["block"])):
-        start = before.get(b["file_rank"], 0)
+        start = before.get(b["file_rank"], before_lines.get(b["file_rank"], 0))
         offsets.append((b["file_rank"], b["block"], b["first_mid"], start))
         before[b["file_rank"]] = start + b["n"]
         filled += b["filled"]
@@ -117,11 +125,35 @@ def _jsonl(spark: SparkSession, staged: list[str]) -> tuple[DataFrame, int]:
 def read_raw(spark: SparkSession, paths: list[str], stage_dir: str) -> Raw:
     """Every row under `paths`, unjudged (see the module); TraceFileError when the input is unusable."""
     found = discover(paths)
+    return _read(spark, found, stage(found, stage_dir), {})
+
+
+def read_segments(spark: SparkSession, found: Discovery, todo: list[Segment], stage_dir: str) -> Raw:
+    """Only the new segments' rows (see the module), each file with its rank in `found`."""
+    rank = {tf.name: i for i, tf in enumerate(found.files)}
+    staged: list[tuple[int, TraceFile, str]] = []
+    before: dict[int, int] = {}
+    for tf, start, first_line in todo:
+        where = os.path.join(stage_dir, f"{rank[tf.name]:07d}.{tf.kind}")
+        if start:
+            with open(tf.path, "rb") as src, open(where, "wb") as dst:
+                src.seek(start)
+                shutil.copyfileobj(src, dst)
+            before[rank[tf.name]] = first_line - 1
+        else:
+            os.symlink(os.path.abspath(tf.path), where)
+        staged.append((rank[tf.name], tf, where))
+    return _read(spark, found, staged, before)
+
+
+def _read(
+    spark: SparkSession, found: Discovery, staged_files: Iterable[tuple[int, TraceFile, str]], before: dict[int, int]
+) -> Raw:
     jsonl: list[str] = []
     parquet: dict[tuple[str, ...], list[str]] = {}
     schemas: dict[tuple[str, ...], list] = {}
     rows_read = 0
-    for _rank_no, tf, staged in stage(found, stage_dir):
+    for _rank_no, tf, staged in staged_files:
         if tf.kind == "parquet":
             schema = check_parquet_schema(tf.path, tf.name)
             extras = tuple(sorted(n for n in schema.names if n not in FIELD_NAMES))
@@ -134,11 +166,11 @@ def read_raw(spark: SparkSession, paths: list[str], stage_dir: str) -> Raw:
             jsonl.append(staged)
     frames = []
     if jsonl:
-        rows, filled = _jsonl(spark, jsonl)
+        rows, filled = _jsonl(spark, jsonl, before)
         frames.append(rows)
         rows_read += filled
-    for extras, staged_files in parquet.items():
-        frames.append(_parquet(spark, staged_files, list(extras), schemas[extras]))
+    for extras, names in parquet.items():
+        frames.append(_parquet(spark, names, list(extras), schemas[extras]))
     if not frames:
         frames.append(spark.createDataFrame([], RAW_DDL))
     out = frames[0]

@@ -6,13 +6,16 @@ Layout (every file written to a temporary directory beside DIR and renamed into 
 one whole state of one run):
 - `state.json`: the format, the key (`key()`: project version and a fingerprint of the code that folds,
   trace schema version, monitors, `--skew`), every file read (size, SHA-256 and line count of what was
-  read), the counts and the whole quarantine;
+  read), the counts, the whole quarantine, and for each trace the file holding its last event read
+  (`last_file`: new events of the trace in a file read before that one would come earlier in recording
+  order, so they cannot continue its folds);
 - `folds.pickle`: trace -> its folds before finishing (`conformance.engine.stream.TraceFolds`, pickled), or
   None for a trace judged whole because it was recorded out of seq order (it cannot be continued);
 - `results.pickle`: trace -> its report rows (violations with their events, unknown notes) as last judged;
 - `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events).
 
-A state is only ever read by the program that wrote it: a different key is refused with the reason.
+Both drivers write and read this one format (`conformance.incremental`, `spark_trace_check.incremental`):
+a state saved by either engine is continued by either. A different key is refused with the reason.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 from traces.io import TraceFileError
 from traces.schema import SCHEMA_VERSION
 
-FORMAT = 1
+FORMAT = 2  # 2: last_file
 _CODE = ("model", "conformance/engine", "conformance/audit", "traces")  # what decides a fold's state and results
 
 
@@ -110,8 +113,18 @@ class State:
     folds: dict[str, bytes | None] = field(default_factory=dict)
     results: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)
     hashes: array = field(default_factory=lambda: array("Q"))
+    last_file: dict[str, str] = field(default_factory=dict)  # trace -> the file of its last event read
     previous: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)  # not saved
     begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
+
+
+def saved_files(directory: Path) -> dict[str, FileFacts] | None:
+    """The files a saved state read (`state.json` alone: no folds loaded), None when there is no state."""
+    meta_path = directory / "state.json"
+    if not meta_path.is_file():
+        return None
+    meta = json.loads(meta_path.read_text())
+    return {name: FileFacts(**facts) for name, facts in meta["files"].items()}
 
 
 def load(directory: Path, want: dict[str, Any]) -> State | None:
@@ -136,6 +149,7 @@ def load(directory: Path, want: dict[str, Any]) -> State | None:
     state = State(want, rows_read=meta["rows_read"], rows_checked=meta["rows_checked"])
     state.files = {name: FileFacts(**facts) for name, facts in meta["files"].items()}
     state.by_mechanism, state.quarantine = meta["by_mechanism"], meta["quarantine"]
+    state.last_file = meta["last_file"]
     with open(directory / "folds.pickle", "rb") as handle:
         state.folds = pickle.load(handle)
     with open(directory / "results.pickle", "rb") as handle:
@@ -158,6 +172,7 @@ def save(directory: Path, state: State) -> None:
             "rows_checked": state.rows_checked,
             "by_mechanism": state.by_mechanism,
             "quarantine": state.quarantine,
+            "last_file": state.last_file,
         }
         (tmp / "state.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
         with open(tmp / "folds.pickle", "wb") as handle:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import incremental, pycheck
+from conformance import incremental, pycheck, resume
 from conformance.engine.statedir import StateError
 from tests.damaged.corpus import CASES
 from traces.corpus import SAMPLES_DIR
@@ -95,7 +95,8 @@ def test_a_third_step_with_nothing_new_reads_nothing(tmp_path, monkeypatch):
     second = incremental.check_incremental([str(tmp_path / "in")], state, cap=pycheck.DEFAULT_CAP)
     read: list[str] = []
     original = incremental.iter_trace_file
-    monkeypatch.setattr(incremental, "iter_trace_file", lambda tf, *a: read.append(tf.name) or original(tf, *a))
+    for module in (incremental, resume):  # the driver's reader, and the shared one (events of violations)
+        monkeypatch.setattr(module, "iter_trace_file", lambda tf, *a: read.append(tf.name) or original(tf, *a))
     third = incremental.check_incremental([str(tmp_path / "in")], state, cap=pycheck.DEFAULT_CAP)
     assert read == [] and _report(third) == _report(second)
 
@@ -155,3 +156,39 @@ def test_appended_events_going_back_in_seq_are_checked_anew(tmp_path, capsys):
     assert "checking everything anew" in capsys.readouterr().err
     full = pycheck.check_paths([str(src)], cap=10)
     assert _report(inc) == _report(full) and full.violations
+
+
+def test_new_events_in_a_file_read_before_the_saved_ones_are_checked_anew(tmp_path, capsys, monkeypatch):
+    """A trace's later events in a new file that is read before the file holding its saved events come
+    first in recording order: a full check finds its seqs going back (TR-001), so its folds cannot go on.
+    Twin: with that check removed, the incremental report differs from the full one."""
+    assert_read_before_is_refused(
+        tmp_path,
+        capsys,
+        lambda: monkeypatch.setattr(incremental, "check_after", lambda *a: None),
+        lambda paths, state: incremental.check_incremental(paths, state, cap=10),
+        lambda paths: pycheck.check_paths(paths, cap=10),
+    )
+
+
+def assert_read_before_is_refused(tmp_path: Path, capsys, skip_check, run, full_check) -> None:
+    """The case above for a driver: `run(paths, state)` its incremental check, `full_check(paths)` its full
+    check, `skip_check()` removes its order check (the twin)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes().splitlines(keepends=True)
+    for state, twin in ((tmp_path / "st", False), (tmp_path / "twin", True)):
+        (src / "a.jsonl").unlink(missing_ok=True)
+        (src / "b.jsonl").write_bytes(b"".join(lines[:100]))
+        run([str(src)], state)
+        (src / "a.jsonl").write_bytes(b"".join(lines[100:]))  # the rest of the trace, in a file read first
+        if twin:
+            skip_check()
+        inc = run([str(src)], state)
+        full = full_check([str(src)])
+        assert full.violations
+        if twin:
+            assert _report(inc) != _report(full)
+        else:
+            assert "which is read before" in capsys.readouterr().err
+            assert _report(inc) == _report(full)

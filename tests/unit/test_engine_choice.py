@@ -41,8 +41,27 @@ def test_the_crossover_falls_with_cores_and_one_core_never_chooses_spark():
     assert ec.crossover(8) < ec.crossover(4) < ec.crossover(2)  # type: ignore[operator]
 
 
-def test_state_keeps_python_even_with_master():
-    assert ec.choose(10**9, 8, master="local[8]", state="st").engine == "python"
+def test_state_sizes_only_the_new_events(tmp_path):
+    """With --state, auto decides from the events not yet read: none when nothing is new, the appended
+    tail of a grown JSON Lines file; every event when there is no state yet or it cannot be continued.
+    Twin: the same input without a state is sized whole."""
+    from conformance.incremental import check_incremental
+
+    src = tmp_path / "in"
+    src.mkdir()
+    write_events(src / "a.jsonl", simulate(1))
+    whole = ec.input_events([str(src)])
+    assert ec.state_events([str(src)], str(tmp_path / "st")) == (whole, "no saved state to continue: every event")
+    check_incremental([str(src)], tmp_path / "st", cap=10)
+    assert ec.state_events([str(src)], str(tmp_path / "st")) == (0, "the new events only")
+    with open(src / "a.jsonl", "ab") as handle:
+        handle.write(b"x" * ec.JSONL_BYTES_PER_EVENT * 3)
+    assert ec.state_events([str(src)], str(tmp_path / "st"))[0] == 3
+    (src / "a.jsonl").write_bytes(b"")  # not an append: everything is checked anew
+    assert ec.state_events([str(src)], str(tmp_path / "st"))[1].startswith("the saved state cannot be continued")
+    choice = ec.choose(10**5, 2, sized="the new events only")
+    assert choice.engine == "python" and choice.reason.startswith("--state: the new events only;")
+    assert ec.choose(10**9, 2, sized="the new events only").engine == "spark"
 
 
 def test_input_events_from_footers_and_sizes_before_reading(tmp_path):

@@ -1,0 +1,192 @@
+"""What both drivers of incremental checking (`haconform check PATHS --state DIR`) share: the single-process
+driver (`conformance.incremental`) and the Spark driver (`spark_trace_check.incremental`) read the one state
+format (`conformance.engine.statedir`), so a state saved by one is continued by the other.
+
+Here, independent of how rows are read: the new segments of a corpus since a state was saved (`segments`),
+the refusals (`NotContinued`: the state is set aside with the reason and everything is checked anew; a
+state of another key is refused by `statedir.load`, exit 2), the saved state loaded or begun (`resume`),
+a touched trace's folds checked for continuation (`restore`), the new violations' events attached
+(`attach`), and the report of everything from the state (`outcome`: TR-002 over the stable hashes of old
+and new event IDs, rows as a full check gives them). This sits above `conformance.engine` because it builds
+the report (`conformance.outcome`, `conformance.report`), which the engine layer may not import.
+Requirements: TR-001 (seq order, why a trace going back cannot be continued), TR-002 (event IDs unique
+across old and new events), TR-005 (counts reconcile).
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from array import array
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from conformance.engine import statedir
+from conformance.engine.statedir import FileFacts, State, StateError
+from conformance.engine.stream import TraceFolds
+from conformance.outcome import duplicate_ids, finish_outcome
+from conformance.report import CheckOutcome, InternalError
+from model.registry import monitor_runs
+from traces.dataset import repeated_hashes
+from traces.io import TraceFile, iter_trace_file
+
+Segment = tuple[TraceFile, int, int]  # a file, the byte to start at, the number of its first line
+# (trace, event ID) -> that event's report rows: how a driver fetches the new violations' events
+Fetch = Callable[[list[Segment], set[tuple[str, str]]], dict[tuple[str, str], list[dict]]]
+
+
+class NotContinued(StateError):
+    """The saved state cannot be continued by this input (a file changed, a trace goes back in seq)."""
+
+
+def segments(files: list[TraceFile], state: State) -> list[Segment]:
+    """What is new in each file since the state was saved; NotContinued for a change that is not an append."""
+    out: list[Segment] = []
+    names = {tf.name for tf in files}
+    missing = sorted(set(state.files) - names)
+    if missing:
+        raise NotContinued(f"{missing[0]}: read by the saved check, missing now")
+    for tf in files:
+        old = state.files.get(tf.name)
+        if old is None:
+            out.append((tf, 0, 1))
+            continue
+        now = FileFacts.of(tf.path, tf.kind, old.size) if Path(tf.path).stat().st_size >= old.size else None
+        if now is None or now.sha256 != old.sha256:
+            raise NotContinued(f"{tf.name}: changed since the saved check (not only lines appended)")
+        size = Path(tf.path).stat().st_size
+        if size == old.size:
+            continue
+        if tf.kind != "jsonl":
+            raise NotContinued(
+                f"{tf.name}: a {tf.kind} file grew since the saved check; only JSON Lines files take appends"
+            )
+        if old.size and not _ends_line(tf.path, old.size):
+            raise NotContinued(f"{tf.name}: its last line was incomplete when the state was saved")
+        out.append((tf, old.size, old.lines + 1))
+    return out
+
+
+def segment_bytes(todo: Iterable[Segment]) -> int:
+    """The bytes the new segments hold (on disk; a new file whole)."""
+    return sum(Path(tf.path).stat().st_size - start for tf, start, _ in todo)
+
+
+def _ends_line(path: str, size: int) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) == b"\n"
+
+
+def resume(state_dir: Path, skew_ms: int | None, body: Callable[[State, list], CheckOutcome]) -> CheckOutcome:
+    """`body(state, runs)` with the saved state (a new one when `state_dir` does not exist). A state of another
+    key: StateError (exit 2). A state this input cannot continue is set aside, said on stderr, and `body`
+    runs again with a new state (everything checked anew)."""
+    runs = monitor_runs(skew_ms)
+    want = statedir.key([name for name, _ in runs], skew_ms)
+    state = statedir.load(state_dir, want)
+    try:
+        return body(state or State(want), runs)
+    except NotContinued as exc:
+        if state is None:
+            raise InternalError(f"an empty state could not be continued: {exc}") from exc
+        print(f"haconform check: --state {state_dir}: {exc}; checking everything anew", file=sys.stderr)
+        return body(State(want), runs)
+
+
+def check_after(trace: str, file: str, state: State, order: dict[str, int]) -> None:
+    """New events of a saved trace in `file` continue it only if `file` is not read before the file holding
+    its last saved event (`order`: position in the corpus): else they come earlier in recording order."""
+    last = state.last_file.get(trace)
+    if last is not None and order[file] < order[last]:
+        raise NotContinued(f"trace {trace!r}: new events in {file}, which is read before {last} (its saved events)")
+
+
+def judged_whole(trace: str) -> NotContinued:
+    return NotContinued(f"trace {trace!r}: judged whole for breaking TR-001, or its new events are out of seq order")
+
+
+def restore(trace: str, saved: bytes | None, begins: int) -> TraceFolds:
+    """A touched trace's saved folds, which its new events (the first at seq `begins`) must go on in seq."""
+    if saved is None:
+        raise judged_whole(trace)
+    folds: TraceFolds = pickle.loads(saved)
+    prev = folds.core.prev
+    if prev is not None and begins <= prev.seq:
+        raise NotContinued(f"trace {trace!r}: its new events begin at seq {begins}, not after {prev.seq}")
+    return folds
+
+
+def read_events(todo: list[Segment], missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:
+    """The report rows of the events `missing` names, read from `todo` by the single-process reader."""
+    got: dict[tuple[str, str], list[dict]] = {}
+    for tf, start, line in todo:
+        for part in iter_trace_file(tf, start, line):
+            for e in part.events:
+                if (e.trace_id, e.event_id) in missing:
+                    got.setdefault((e.trace_id, e.event_id), []).append(e.to_row())
+    return got
+
+
+def attach(
+    fresh: dict[str, list[dict]],
+    state: State,
+    todo: list[Segment],
+    files: list[TraceFile],
+    fetch_new: Fetch = read_events,
+) -> None:
+    """Each new violation's events: rows the trace's saved report already holds, else the new segments read
+    again (`fetch_new`: the driver's own reader), else (an earlier event named for the first time) every
+    file read again, only then."""
+    wanted = {i for rows in fresh.values() for v in rows for i in v["event_ids"]}
+    if not wanted:
+        return
+    known: dict[tuple[str, str], list[dict]] = {}
+    for trace in fresh:
+        for v in state.previous.get(trace, ([], []))[0]:
+            for row in v.get("events", []):
+                same = known.setdefault((trace, row["event_id"]), [])
+                if row not in same:
+                    same.append(row)
+    missing = {(t, i) for t, rows in fresh.items() for v in rows for i in v["event_ids"] if (t, i) not in known}
+    for fetch, sources in ((fetch_new, todo), (read_events, [(tf, 0, 1) for tf in files])):
+        if not missing:
+            break
+        got = fetch(sources, missing)
+        known.update(got)
+        missing -= set(got)
+    for trace, rows in fresh.items():
+        for v in rows:
+            v["events"] = [row for i in v["event_ids"] for row in known.get((trace, i), [])]
+
+
+def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path, engine: str) -> CheckOutcome:
+    """The report of everything from the state (saved into `state_dir` first): every trace's rows, TR-002
+    over the old and new event IDs' stable hashes, the counts reconciled (TR-005)."""
+    violations: list[dict] = []
+    unknown: list[dict] = []
+    for trace in sorted(state.results):
+        rows, notes = state.results[trace]
+        violations.extend(dict(v) for v in rows)
+        unknown.extend(notes)
+    repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
+    duplicates = duplicate_ids(found.files, repeated, statedir.stable_hash) if repeated else ([], {})
+    if state.rows_read != state.rows_checked + len(state.quarantine):
+        raise InternalError("incremental check: the counts do not reconcile")
+    order = {tf.name: i for i, tf in enumerate(found.files)}
+    quarantine = sorted(state.quarantine, key=lambda q: (order[q["file"]], q["line"]))
+    statedir.save(state_dir, state)
+    return finish_outcome(
+        engine=engine,
+        files=[tf.name for tf in found.files],
+        rows_read=state.rows_read,
+        rows_checked=state.rows_checked,
+        quarantine=quarantine,
+        violations=violations,
+        unknown=unknown,
+        by_mechanism=state.by_mechanism,
+        monitors=monitors,
+        files_skipped=found.skipped,
+        duplicates=duplicates,
+        cap=cap,
+    )
