@@ -22,7 +22,7 @@ from collections import Counter
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.collector import PausedCollector
 from conformance.engine.stream import Router
-from conformance.outcome import DEFAULT_CAP, attach_from, duplicate_ids, finish_outcome, violations_of
+from conformance.outcome import DEFAULT_CAP, attach_from, duplicate_ids, finish_outcome
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError, run_and_report
 from conformance.streamplan import GROUP_EVENTS, Group, plan
@@ -99,7 +99,7 @@ def check_paths(
             router = Router(runs, group.streamed)
             reading.group(g, group.files, router, collector)
             held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
-            found_here, notes = router.finish(lambda evs, unknown_: violations_of(evs, runs, unknown_))
+            found_here, notes = router.finish()
             unknown.extend(notes)
             attach_from(found_here, held, [found.files[r] for r in group.files], group.traces)
             violations.extend(found_here)

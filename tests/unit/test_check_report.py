@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import conformance.outcome as outcome
+import conformance.engine.stream as stream
 import conformance.pycheck as pycheck
 import conformance.report as report
 from conformance.cli import main
@@ -88,7 +88,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
         raise ZeroDivisionError("injected failure")
 
     if where == "monitor":
-        monkeypatch.setattr(outcome, "run_scope", boom)  # a held trace judged whole (conformance.outcome)
+        monkeypatch.setattr(stream, "whole_trace", boom)  # a held trace judged whole (conformance.engine.stream)
     else:
         monkeypatch.setattr(pycheck, "iter_trace_file", boom)
     out = tmp_path / "out"
