@@ -135,8 +135,9 @@ class Router:
 def judge_whole(events: list[Event], runs: Runs, unknown: list[dict]) -> list[dict]:
     """Whole traces held in memory, their events in recording order: every trace's violations (core rules
     but TR-002, every monitor of `runs`) as report rows; its unknown notes are added to `unknown`."""
-    router = Router(runs, set())  # every trace held: judged whole
-    router.held = list(events)
+    router = Router(runs, set())  # no trace streams: every one is held and judged whole
+    for e in events:
+        router.feed(e)
     found, notes = router.finish()
     unknown.extend(notes)
     return found
