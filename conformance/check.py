@@ -55,7 +55,10 @@ def core_violations(events: Sequence[Event]) -> list[Violation]:
 
 def run_monitor(monitor: Monitor, events: Sequence[Event]) -> list[MonitorResult]:
     """One monitor's result for every group it judges, in group-key order (trace, then mechanism and
-    entity), each group given its trace's context events."""
+    entity), each group given its trace's context events. An entity-scope monitor is fed only what it reads:
+    its mechanism's events and the context events (the core rules' results are not asked for here)."""
+    if monitor.scope == "entity":
+        events = [e for e in events if e.mechanism == monitor.mechanism or is_context_kind(e.kind)]
     return [result for _, judged in _router(events, [("", monitor)]).judged() for _, _, result in judged]
 
 
