@@ -5,7 +5,9 @@
 
 The corpus: for each mechanism with a simulator (sr, am, pf, net), the model and every mutant, seeds 1..N,
 concatenated (each run its own trace); with `--held F`, a fraction F of the traces have two events swapped
-(out of seq order, TR-001), so the engine holds them and judges them whole. `verdict` (the path of the
+(out of seq order, TR-001), so the engine holds them and judges them whole. `--small`: instead, many small
+verdicts, as the harness and the shrinker ask them (prefixes of 20, 60 and 200 events of sr, am and pf runs,
+seeds 1..3, each judged 10 times). `verdict` (the path of the
 harness, the shrinker and the suites) is timed `--repeat` times; the best wall and CPU (process) times are
 printed. Run it on two trees (PYTHONPATH) to compare.
 """
@@ -44,13 +46,30 @@ def corpus(seeds: int, held: float) -> list[Event]:
     return [e for trace in traces for e in trace]
 
 
+def small(repeat: int) -> int:
+    prefixes = [get(m).simulate(seed)[:n] for m in ("sr", "am", "pf") for seed in (1, 2, 3) for n in (20, 60, 200)]
+    best = float("inf")
+    for _ in range(repeat):
+        c0 = time.process_time()
+        for _ in range(10):
+            for prefix in prefixes:
+                verdict(prefix)
+        best = min(best, time.process_time() - c0)
+    n = 10 * len(prefixes)
+    print(f"verdict: {n} small verdicts ({10 * sum(map(len, prefixes))} events), best of {repeat}: CPU {best:.3f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="seeds 2, repeat 3")
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--held", type=float, default=0.25, help="fraction of traces recorded out of seq order")
+    ap.add_argument("--small", action="store_true", help="many small verdicts (the harness's pattern)")
     args = ap.parse_args(argv)
+    if args.small:
+        return small(args.repeat)
     seeds, repeat = (2, 3) if args.quick else (args.seeds, args.repeat)
     events = corpus(seeds, args.held)
     best = best_cpu = float("inf")

@@ -1,8 +1,8 @@
 """A trace out of seq order (TR-001) is held and judged whole by the engine, as the list-based replay judged it.
 
-`conformance.check.verdict` is a Router over the events plus TR-002 (session 7, issue 20): a trace recorded in
-seq order streams into its folds, a trace out of order is held and fed to the same folds sorted by seq, with
-TR-001 and TR-006 judged on its recording order (`core_fold.HeldRulesFold`, `stream.whole_trace`). The
+`conformance.check.verdict` is a Router over the events plus TR-002 (session 7, issue 20), every trace held
+and fed to its folds sorted by seq, with TR-001 and TR-006 judged on its recording order
+(`core_fold.HeldRulesFold`, `stream.whole_trace`), as the drivers judge a trace out of seq order. The
 reference here is the list-based replay that `conformance.check` ran before: TR-002, per trace the core
 rules written out plainly (TR-006 and TR-001 in recording order, TR-003 and TR-004 in seq order, TR-008 from
 the first recorded event), then each monitor's `fold_all` over each group of `group_for` with the trace's
