@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conformance.check import duplicate_id_violations
+from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine.stream import Router
-from conformance.outcome import DEFAULT_CAP, attach_events, finish_outcome, violations_of
+from conformance.outcome import DEFAULT_CAP, attach_events, finish_outcome
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import GROUP_EVENTS
@@ -67,7 +67,7 @@ def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes:
         for e in events:
             if e.trace_id != current:
                 if fed >= budget:
-                    _finish(router, out, runs)
+                    _finish(router, out)
                     fed = 0
                 current = e.trace_id
             router.feed(e)
@@ -76,14 +76,14 @@ def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes:
         out["by_mechanism"].update(e.mechanism for e in events)
         if hashes is not None:
             hashes.extend(id_hash(e.event_id) for e in events)
-    _finish(router, out, runs)
+    _finish(router, out)
     _attach(path, out["violations"])
     out["by_mechanism"] = dict(out["by_mechanism"])
     return out
 
 
-def _finish(router: Router, out: dict[str, Any], runs: list) -> None:
-    found, notes = router.finish(lambda evs, unknown: violations_of(evs, runs, unknown))
+def _finish(router: Router, out: dict[str, Any]) -> None:
+    found, notes = router.finish()
     out["violations"].extend(found)
     out["unknown"].extend(notes)
 

@@ -1,15 +1,16 @@
 """What the single-process drivers share (`conformance.pycheck` for a corpus, `conformance.dataset_check` for an
-ingested dataset, `conformance.incremental`), so that none of them imports another: a group of whole traces
-judged in memory (a trace out of seq order, TR-001), the attaching of each violation's events, TR-002's exact
-second read, and the report (`finish_outcome`). The monitor list is the registry's (`model.registry`).
+ingested dataset, `conformance.incremental`) and the Spark trace pass, so that none of them imports another:
+a group of whole traces judged in memory by the engine (a trace out of seq order, TR-001), the attaching of
+each violation's events, TR-002's exact second read, and the report (`finish_outcome`). The monitor list
+is the registry's (`model.registry`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance.check import duplicate_id_violations, run_scope, trace_contexts, trace_rules
-from conformance.engine.stream import unknown_rows
+from conformance.engine.core_fold import duplicate_id_violations
+from conformance.engine.stream import judge_whole
 from conformance.report import CheckOutcome, count_rules, violation_key
 from traces.dataset import id_hash
 from traces.io import iter_trace_file
@@ -19,18 +20,9 @@ DEFAULT_CAP = 100_000
 
 
 def violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
-    """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group."""
-    by_trace: dict[str, list[Event]] = {}
-    for e in events:
-        by_trace.setdefault(e.trace_id, []).append(e)
-    found = [v.to_json() for t in sorted(by_trace) for v in trace_rules(t, by_trace[t])]
-    contexts = trace_contexts(events)
-    for scope in ("entity", "trace"):  # every monitor of a scope in one pass (conformance.check.ScopeStream)
-        scoped = [(name, monitor) for name, monitor in runs if monitor.scope == scope]
-        for name, _, res in run_scope(scoped, scope, events, contexts) if scoped else ():
-            found.extend(v.to_json() for v in res.violations)
-            unknown.extend(unknown_rows(name, res))
-    return found
+    """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group of traces held
+    in memory in recording order (`conformance.engine.stream.judge_whole`): the report's rows."""
+    return judge_whole(events, runs, unknown)
 
 
 def attach_events(violations: list[dict], events: list[Event]) -> None:

@@ -1,9 +1,13 @@
 """`haconform ingest --engine spark`: a corpus written as an ingested dataset (`traces.dataset`).
 
-The rows are read and judged by the Spark loader (`spark_trace_check.job.load_judged`, the same row
-judgement as the Python reader), then `repartition(N, bucket) + sortWithinPartitions(bucket, trace_id, file,
-line)` and each task writes its buckets with pyarrow in the dataset's exact format (one file per bucket,
-each file written under a temporary name and renamed). The driver collects the quarantine and the
+The rows are read as `haconform check --engine spark` reads them (`spark_trace_check.raw.read_raw`: raw,
+nothing parsed in the JVM) and judged once, in one Python pass, by the trace pass's own function
+(`spark_trace_check.monitors.judge_rows`, the single-process engine's row definition, TR-005); the valid
+ones become rows of the dataset's schema by the Python ingest's own `traces.ingest.events_table` and get
+their bucket by `traces.dataset.bucket_of`. The judged rows are kept (persisted), then
+`repartition(N, bucket) + sortWithinPartitions(bucket, trace_id, file, line)` and each task writes its
+buckets with pyarrow in the dataset's exact format (one file per bucket, each file written under a
+temporary name and renamed). The driver collects the quarantine and the
 duplicates, hashes nothing but the small side files, and writes the manifest last; the directory is
 renamed into place. Checking a dataset: `spark_trace_check.dataset`.
 """
@@ -26,20 +30,52 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.job import load_judged
+from spark_trace_check.monitors import judge_rows
+from spark_trace_check.raw import RAW_COLUMNS, read_raw
 from spark_trace_check.session import build_session
 from traces import dataset as fmt
 from traces import ingest as ingestion
 from traces.io import TraceFileError
-from traces.schema import FIELD_NAMES, arrow_schema
+from traces.schema import FIELD_NAMES, Event, arrow_schema
 
 _WRITTEN_DDL = "bucket int, path string, rows bigint"
+_PLACE = [("file_rank", pa.int32()), ("line", pa.int64()), ("bucket", pa.int32())]
+_JUDGED_SCHEMA = pa.schema(  # a valid row: the dataset's columns and its place; a bad row: place, field, reason
+    [(f.name, f.type) for f in arrow_schema()] + _PLACE + [("field", pa.string()), ("reason", pa.string())]
+)
+_SPARK_TYPES = {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string"}
+_JUDGED_DDL = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in _JUDGED_SCHEMA)
 
 
 def _session(args: argparse.Namespace) -> tuple[SparkSession, bool]:
     owned = SparkSession.getActiveSession() is None  # embedded callers (tests) keep their session
     partitions = getattr(args, "partitions", 0) or 2 * (os.cpu_count() or 2)
     return build_session(args.master, partitions=partitions), owned
+
+
+def _judge(buckets: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Inside a task: each raw row judged once (`judge_rows`); a valid one as a row of the dataset's schema
+    with its recording position and bucket, a bad one as its position, field and reason (a null bucket)."""
+    for batch in batches:
+        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
+        events: list[Event] = []
+        placed: list[tuple[int, int, int]] = []
+        bad: list[dict[str, Any]] = []
+        for rank, line, (event, problem) in zip(ranks, lines, judge_rows(batch), strict=True):
+            if event is not None:
+                events.append(event)
+                placed.append((rank, line, fmt.bucket_of(event.trace_id, buckets)))
+            else:
+                assert problem is not None  # judge_rows gives an event or a problem for every row
+                bad.append({"file_rank": rank, "line": line, "field": problem.field, "reason": problem.reason})
+        if events:
+            table = ingestion.events_table(events)  # the Python ingest's own rows (attrs as read, in key order)
+            place = [pa.array(c, type=t) for c, (_, t) in zip(zip(*placed, strict=True), _PLACE, strict=True)]
+            strings = [pa.nulls(len(events), pa.string())] * 2
+            columns = [c.combine_chunks() for c in table.columns] + place + strings
+            yield pa.RecordBatch.from_arrays(columns, schema=_JUDGED_SCHEMA)
+        if bad:
+            yield pa.RecordBatch.from_pylist(bad, schema=_JUDGED_SCHEMA)
 
 
 def _write_buckets(out_dir: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -92,14 +128,15 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
     try:
         ship_code(spark)
-        judged = load_judged(spark, paths, stage_dir, files)
-        loaded, rows_read = judged.loaded, judged.rows_read
-        if rows_read == 0:
+        raw = read_raw(spark, paths, stage_dir)
+        if raw.rows_read == 0:
             raise TraceFileError(
-                f"no events: {len(loaded.files)} trace file(s) read, {len(loaded.skipped)} skipped, 0 rows; "
+                f"no events: {len(raw.files)} trace file(s) read, {len(raw.skipped)} skipped, 0 rows; "
                 "a dataset of nothing is not written"
             )
-        events = loaded.events.withColumn("bucket", F.pmod(F.crc32(F.col("trace_id").cast("binary")), F.lit(files)))
+        rows = raw.rows.select(*(c for c in RAW_COLUMNS if c not in ("key", "id")))
+        judged = rows.mapInArrow(functools.partial(_judge, files), _JUDGED_DDL).persist()  # each row judged once
+        events = judged.where("bucket is not null")
         written = (
             events.repartition(files, "bucket")
             .sortWithinPartitions("bucket", "trace_id", "file_rank", "line")
@@ -107,13 +144,13 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             .collect()
         )
         quarantine = [
-            {"file": loaded.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-            for r in loaded.quarantine.orderBy("file_rank", "line").collect()
+            {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+            for r in judged.where("bucket is null").orderBy("file_rank", "line").collect()
         ]
         repeated = events.groupBy("event_id").count().where("count > 1").select("event_id")
         dup_rows = events.join(F.broadcast(repeated), "event_id").orderBy("file_rank", "line").select(*FIELD_NAMES)
         dups = pa.Table.from_pylist([r.asDict() for r in dup_rows.collect()], schema=arrow_schema())
-        loaded.unpersist()
+        judged.unpersist()
         for stale in tmp.glob(".part-*.tmp"):  # left by a task attempt that failed and was retried
             stale.unlink()
         manifest = ingestion.finish(
@@ -122,9 +159,9 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             written=sorted((r["bucket"], r["path"], r["rows"]) for r in written),
             quarantine=pa.Table.from_pylist(quarantine, schema=fmt.QUARANTINE_SCHEMA),
             duplicates=dups,
-            input_files=loaded.files,
-            skipped=loaded.skipped,
-            rows_read=rows_read,
+            input_files=raw.files,
+            skipped=raw.skipped,
+            rows_read=raw.rows_read,
         )
         ingestion.publish(tmp, out)
         return manifest

@@ -10,8 +10,9 @@ engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-0
 by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports
 (summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
 Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
-to errors (see `session`). `load_judged` (the JVM screening of `spark_trace_check.load`) serves
-`haconform ingest --engine spark` (`spark_trace_check.dataset`).
+to errors (see `session`). `haconform ingest --engine spark` (`spark_trace_check.ingest`) reads the same
+raw rows and judges them with the same function as the trace pass (`monitors.judge_rows`); no row is
+parsed or screened in the JVM by either job.
 """
 
 from __future__ import annotations
@@ -25,13 +26,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from conformance.check import core_violations
 from conformance.dataset_check import dataset_of
+from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine_choice import input_events
 from conformance.outcome import attach_events, finish_outcome
 from conformance.report import CheckOutcome, run_and_report, violation_key
@@ -39,7 +39,6 @@ from model.registry import monitor_runs
 from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
-from spark_trace_check.load import Loaded, load
 from spark_trace_check.monitors import HELD_KIND, judged_events, trace_pass
 from spark_trace_check.progress import JOB_GROUP, StatusBar
 from spark_trace_check.raw import Raw, read_raw
@@ -83,7 +82,7 @@ def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], d
         same.setdefault(e.event_id, []).append(e)
     same = {i: evs for i, evs in same.items() if len(evs) > 1}
     dups = [e for evs in same.values() for e in evs]
-    out = [v.to_json() for v in core_violations(dups) if v.rule == "event-id-unique"]
+    out = [v.to_json() for v in duplicate_id_violations(dups)]
     attach_events(out, dups)
     return out, same
 
@@ -242,44 +241,6 @@ def judge_held(spark: SparkSession, raw: Raw, by_kind: dict[str, list], partitio
             chosen = chosen.unionByName(raw.rows.where(F.col("key").isNull()))
         judged += trace_pass(chosen, 1 if misread else partitions, skew_ms, frozenset(held)).collect()
     return judged
-
-
-@dataclass
-class Judged:
-    """Every row of the input read, screened and judged once (`load_judged`), with the three counts."""
-
-    loaded: Loaded
-    rows_read: int
-    by_mechanism: dict[str, int]
-    quarantined: int
-
-
-def load_judged(spark: SparkSession, paths: list[str], stage_dir: str, partitions: int) -> Judged:
-    """Read and validate (`load`), persist the screened rows, and count: the lines/rows the files hold, the
-    rows the fast path accepted (by mechanism), and, after the rows it refused are judged in Python, the
-    quarantined ones. Shared by `check` and `haconform ingest` (spark_trace_check.dataset)."""
-    loaded = load(spark, paths, stage_dir)
-    partitions_for(spark, partitions, loaded.rows_estimate())  # the line numbering and counts shuffle too
-    loaded.persist()  # every row screened once in the JVM; events and quarantine are filters of it
-    # three counts taken independently: what the files hold, what reaches the rules, what is quarantined;
-    # one aggregation gives the lines read, the rows the fast path accepted (by mechanism) and the others
-    rows_read, by_mech, n_slow = loaded.parquet_rows, {}, 0
-    for r in loaded.counts().collect():
-        if r["what"] == "read":
-            rows_read += r["count"]
-        elif r["fast"]:
-            by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
-        else:
-            n_slow += r["count"]
-    n_bad = 0
-    slow = loaded.judge_slow(n_slow)  # only the rows the JVM could not accept reach Python, once
-    if slow is not None:
-        for r in slow.groupBy(F.col("field").isNull().alias("ok"), "mechanism").count().collect():
-            if r["ok"]:
-                by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
-            else:
-                n_bad += r["count"]
-    return Judged(loaded, rows_read, by_mech, n_bad)
 
 
 ROWS_PER_PARTITION = 100_000

@@ -19,7 +19,7 @@ do not go on in seq is named in a `HELD_KIND` row with the reason (the driver re
 
 A trace whose rows break seq order (TR-001), or whose parsed trace ID differs from the shuffle key, has its
 folds dropped and is named in a `HELD_KIND` row: the driver judges it again with `whole=True`, which holds
-such traces and judges them with `conformance.pycheck.violations_of`, as the single-process engine judges
+such traces and judges them with `conformance.outcome.violations_of`, as the single-process engine judges
 a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
 fails loudly (`OrderBroken`).
 """

@@ -15,22 +15,32 @@ from the rows judged, TR-005). `read_segments` reads only what is new since a sa
 checking, `conformance.resume.segments`): new files staged as they are, the lines appended to a JSON Lines
 file copied into the staging directory from the saved size on and numbered from their first line; each
 file keeps its rank in the whole corpus, so recording order and quarantine rows are those of a full read.
+
+Paths are never handed to Spark as the user wrote them: Spark would expand `[`, `*`, `?` as patterns and
+take `a:b` for a URI scheme. The files found by `traces.io.discover` are linked under numbered names in a
+staging directory (`stage`); the number in the name is the file's rank, which maps rows back to the name
+the user wrote. Both Spark jobs read through here: `haconform check` (`spark_trace_check.job`) and
+`haconform ingest --engine spark` (`spark_trace_check.ingest`).
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 
 from conformance.resume import Segment
-from spark_trace_check.load import _blank, _spark_schema, _verify_gzip, stage
-from traces.io import Discovery, TraceFile, check_parquet_schema, discover
+from traces.io import Discovery, TraceFile, TraceFileError, check_parquet_schema, discover
 from traces.schema import FIELD_NAMES
 
 INT_FIELDS = ("schema_version", "seq", "ts_ms")
@@ -52,6 +62,39 @@ class Raw:
     files: list[str]
     skipped: list[dict[str, str]] = field(default_factory=list)
     rows_read: int = 0
+
+
+def stage(found: Discovery, stage_dir: str) -> Iterator[tuple[int, TraceFile, str]]:
+    """Link each file under a numbered name: (rank, file, staged path)."""
+    for rank, tf in enumerate(found.files):
+        staged = os.path.join(stage_dir, f"{rank:07d}.{tf.kind}")
+        os.symlink(os.path.abspath(tf.path), staged)
+        yield rank, tf, staged
+
+
+def _verify_gzip(tf: TraceFile) -> None:
+    """Spark would fail mid-job on corrupt compressed data: find it first, naming the file."""
+    try:
+        with gzip.open(tf.path, "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFileError(f"{tf.name}: compressed data is corrupt or truncated: {exc}") from exc
+
+
+def _blank() -> Column:
+    return F.col("value").rlike(r"^[ \t\r]*$")
+
+
+def _spark_schema(schemas: list[pa.Schema]) -> StructType | None:
+    """The Spark schema of Parquet files that all have one Arrow schema (their footers, already read), so
+    that Spark runs no job to infer it; None (Spark infers) when they differ or a type has no Spark twin."""
+    if any(not other.equals(schemas[0]) for other in schemas[1:]):
+        return None
+    try:
+        return from_arrow_schema(schemas[0])
+    except (TypeError, ValueError, NotImplementedError):
+        return None
 
 
 def _rank() -> Column:

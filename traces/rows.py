@@ -1,9 +1,10 @@
 """One definition of a valid trace row, shared by both engines (requirement TR-005).
 
 The pure-Python reader (`traces.io`) calls `check_line` on every JSON Lines line and `check_typed_row` on
-every Parquet row. The Spark job (`spark_trace_check.load`) accepts in the JVM only rows that are valid
-beyond doubt (canonical JSON, every check passed) and hands every other row, as raw bytes, to these same
-functions, so that both engines quarantine the same rows with the same field and the same reason.
+every Parquet row (column-wise first, `traces.columnar`). The Spark jobs (`haconform check` and `haconform
+ingest --engine spark`) parse and judge no row in the JVM: they read the raw rows (`spark_trace_check.raw`)
+and judge each once in Python with these same functions (`spark_trace_check.monitors.judge_rows`), so that
+both engines quarantine the same rows with the same field and the same reason.
 
 A valid JSON Lines row is, beyond `traces/event.schema.json`:
 - UTF-8 (a byte-order mark is allowed at the start of the file only); a bad byte is reported with its

@@ -1,16 +1,20 @@
-"""The mechanism-independent trace rules as a fold over one trace in recording order (TR-001, TR-003,
-TR-004, TR-006; TR-008 decides which apply from the trace's first event).
+"""The mechanism-independent trace rules as a fold over one trace (TR-001, TR-003, TR-004, TR-006; TR-008
+decides which apply from the trace's first recorded event), and TR-002 over a list of events.
 
-`conformance.check.trace_rules` judges a whole trace held in memory: TR-001 in recording order, TR-003 and
-TR-004 in sequence order. When recording order is sequence order (no TR-001 violation), the two orders are
-one and this fold gives exactly its violations, in its order, holding only the state the rules need: the
-last event, the last timestamp per node, and the sender of each wire message (TR-003 must answer for a
-duplicate delivery of a wire long after its send, so a send is never forgotten). The engines stream a
-trace through this fold only when its recording order is known to be sequence order; a trace that breaks
-TR-001 is judged whole by `trace_rules`, so the verdict never depends on which path judged it.
+TR-001 and TR-006 are about recording order, TR-003 and TR-004 about sequence order. A trace recorded in
+seq order (no TR-001 violation) has one order: `TraceRulesFold` takes its events as they are read and
+holds only the state the rules need: the last event, the last timestamp per node, and the sender of each
+wire message (TR-003 must answer for a duplicate delivery of a wire long after its send, so a send is
+never forgotten). A trace that breaks TR-001 is held whole: `HeldRulesFold` judges TR-006 and TR-001 on its
+recording order (`recording_order_rules`) and is then fed the trace sorted by seq (a stable sort: equal
+seqs keep their recording order) for TR-003 and TR-004, so the two paths give the same verdicts
+(`conformance.engine.stream.whole_trace`; tests/engine/test_fold_stream.py).
 """
 
 from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
 
 from conformance.engine import rulesets
 from traces.schema import Event
@@ -47,20 +51,20 @@ class TraceRulesFold:
         if prev is None:
             self.simulated = rulesets.applies("trace-start", e)
             if self.simulated and (e.kind != "TRACE_START" or e.seq != 0):
-                why = f"the trace begins with {e.kind} at seq {e.seq}, not TRACE_START at seq 0"
-                self.out.append(core_violation("trace-start", self.trace, e.entity, (e.event_id,), why))
+                self.out.append(_trace_start(self.trace, e))
         elif e.seq <= prev.seq:
-            why = f"seq {e.seq} is recorded after seq {prev.seq}"
-            ids = (prev.event_id, e.event_id)
-            self.out.append(core_violation("seq-strictly-increasing", self.trace, e.entity, ids, why))
+            self.out.append(_seq_broken(self.trace, prev, e))
         self.prev = e
+        self._clock(e)
+        if self.simulated:
+            self._wire(e)
+
+    def _clock(self, e: Event) -> None:
         last = self.clock.get(e.node)
         if last is not None and e.ts_ms < last[0]:
             why = f"node {e.node} records ts {e.ts_ms} after ts {last[0]}: its clock went back {last[0] - e.ts_ms} ms"
             self.out.append(core_violation("node-clock-monotonic", self.trace, e.entity, (last[1], e.event_id), why))
         self.clock[e.node] = (e.ts_ms, e.event_id)
-        if self.simulated:
-            self._wire(e)
 
     def _wire(self, e: Event) -> None:
         if e.kind == "NET_SEND":
@@ -78,3 +82,61 @@ class TraceRulesFold:
 
     def finish(self) -> list[Violation]:
         return self.out
+
+
+class HeldRulesFold(TraceRulesFold):
+    """A trace held whole (it breaks TR-001): TR-006 and TR-001 judged at once on `recorded` (the trace in
+    recording order, TR-008 decided from its first event), then fed in seq order for TR-003 and TR-004."""
+
+    __slots__ = ()
+
+    def __init__(self, trace: str, recorded: Sequence[Event]) -> None:
+        super().__init__(trace)
+        self.simulated = rulesets.applies("trace-start", recorded[0])
+        self.out = recording_order_rules(trace, recorded, self.simulated)
+
+    def feed(self, e: Event) -> None:
+        self._clock(e)
+        if self.simulated:
+            self._wire(e)
+
+
+def recording_order_rules(trace: str, recorded: Sequence[Event], simulated: bool) -> list[Violation]:
+    """TR-006 (when the trace is simulated, TR-008) and TR-001 over one trace in recording order."""
+    start = recorded[0]
+    out = [_trace_start(trace, start)] if simulated and (start.kind != "TRACE_START" or start.seq != 0) else []
+    prev = start
+    for e in recorded[1:]:
+        if e.seq <= prev.seq:
+            out.append(_seq_broken(trace, prev, e))
+        prev = e
+    return out
+
+
+def _trace_start(trace: str, e: Event) -> Violation:
+    why = f"the trace begins with {e.kind} at seq {e.seq}, not TRACE_START at seq 0"
+    return core_violation("trace-start", trace, e.entity, (e.event_id,), why)
+
+
+def _seq_broken(trace: str, prev: Event, e: Event) -> Violation:
+    why = f"seq {e.seq} is recorded after seq {prev.seq}"
+    return core_violation("seq-strictly-increasing", trace, e.entity, (prev.event_id, e.event_id), why)
+
+
+def duplicate_id_violations(events: Sequence[Event]) -> list[Violation]:
+    """TR-002 over events in recording order: one violation per event ID used more than once, in the order
+    of each ID's first use."""
+    by_id: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_id[e.event_id].append(e)
+    return [
+        core_violation(
+            "event-id-unique",
+            same[0].trace_id,
+            same[0].entity,
+            (event_id,),
+            f"event ID {event_id} appears {len(same)} times",
+        )
+        for event_id, same in by_id.items()
+        if len(same) > 1
+    ]

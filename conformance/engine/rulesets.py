@@ -4,8 +4,9 @@ A trace whose first event (in recording order) is the `IMPORT_START` of mechanis
 log (`haconform import msgtrk`): the rules that only make sense for simulated traces (TR-003 NET_SEND/NET_RECV
 pairing, TR-006 TRACE_START) do not apply to it; every other trace is held to every core rule. The audit
 monitor (`model.msgtrk.monitor`) flags a trace holding imported rows that does not begin with the marker,
-so the decision cannot be dodged. Both engines call this module through the core rules
-(`conformance.engine.core_fold`, and `conformance.check.trace_rules`, which the Spark job runs in its trace pass).
+so the decision cannot be dodged. Every checker calls this module through the engine's core rules
+(`conformance.engine.core_fold`: `TraceRulesFold` decides from the first event it is fed, `HeldRulesFold` from
+the first recorded event of a trace held whole), which both engines and `conformance.check` run.
 """
 
 from __future__ import annotations

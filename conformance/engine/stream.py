@@ -1,26 +1,33 @@
-"""The single-process driver's router: each event, as it is read, goes into the folds that judge it.
+"""The engine's router: each event, as it is read, goes into the folds that judge it.
 
 A trace recorded in seq order (`conformance.streamplan.Group.streamed`) is judged as it is read: its core
 rules fold (`core_fold.TraceRulesFold`), one `GroupFolds` of the trace-scope monitors, and one `GroupFolds`
 per (mechanism, entity) for the entity-scope monitors. No event is kept: only the folds' state and the
 trace's context events (TRACE_START and `*_CONFIG`), a list every fold of the trace reads through its
 `ContextCursor` as it grows, so an entity's fold sees the context recorded after its own last event too,
-as the sorted engines give it. A trace whose rows break seq order (TR-001) is held and judged whole
-(`judge_held`), in seq order, as the Spark engine and `conformance.check` judge every trace: the two paths
-give the same verdicts (tests/engine/test_fold_stream.py).
+as a fold given the whole context at its start does. A trace whose rows break seq order (TR-001) is held
+and judged whole (`whole_trace`): the same folds, fed the trace sorted by seq, with TR-001 and TR-006
+judged on its recording order (`core_fold.HeldRulesFold`), so the two paths give the same verdicts
+(tests/engine/test_fold_stream.py). Every checker goes through here: the single-process drivers
+(`conformance.pycheck`, `conformance.dataset_check`, `conformance.incremental`), the Spark trace pass
+(`spark_trace_check.monitors`, through `TraceFolds` and `judge_whole`) and the list-based API
+(`conformance.check`: `verdict`, `run_monitor`).
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from operator import attrgetter
 
-from conformance.engine.core_fold import TraceRulesFold
+from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from traces.schema import Event, is_context_kind
-from traces.verdict import Monitor, MonitorResult, Verdict
+from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
-Judged = tuple[str, Event, MonitorResult]
+Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
+Runs = Sequence[tuple[str, Monitor]]
+_SEQ = attrgetter("seq")
 
 
 class TraceFolds:
@@ -28,9 +35,10 @@ class TraceFolds:
 
     __slots__ = ("context", "core", "entities", "entity_runs", "trace")
 
-    def __init__(self, first: Event, trace_runs: Sequence[tuple[str, Monitor]], entity_runs) -> None:
+    def __init__(self, first: Event, trace_runs: Runs, entity_runs, recorded: Sequence[Event] | None = None) -> None:
+        """`first`: the first event fed; `recorded`: a held trace's events in recording order (`whole_trace`)."""
         self.context: list[Event] = []
-        self.core = TraceRulesFold(first.trace_id)
+        self.core = TraceRulesFold(first.trace_id) if recorded is None else HeldRulesFold(first.trace_id, recorded)
         self.trace = GroupFolds("trace", trace_runs, first, self.context) if trace_runs else None
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
@@ -58,10 +66,23 @@ class TraceFolds:
         return self.core.finish(), judged
 
 
+def whole_trace(recorded: Sequence[Event], trace_runs: Runs, entity_runs) -> TraceFolds:
+    """One trace held whole, its events in recording order, fed to its folds sorted by seq (see the module)."""
+    ordered = sorted(recorded, key=_SEQ)  # stable: equal seqs keep their recording order
+    folds = TraceFolds(ordered[0], trace_runs, entity_runs, recorded)
+    for e in ordered:
+        folds.feed(e)
+    return folds
+
+
+class OrderBroken(RuntimeError):
+    """Rows reached the folds out of the order a plan promised (the Spark plan's sort is not a contract)."""
+
+
 class Router:
     """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
 
-    def __init__(self, runs: Sequence[tuple[str, Monitor]], streamed: set[str] | None) -> None:
+    def __init__(self, runs: Runs, streamed: set[str] | None) -> None:
         self.trace_runs = [(n, m) for n, m in runs if m.scope == "trace"]
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
         for name, monitor in runs:
@@ -80,18 +101,60 @@ class Router:
             folds = self.traces[e.trace_id] = TraceFolds(e, self.trace_runs, self.entity_runs)
         folds.feed(e)
 
-    def finish(self, judge_held: Callable[[list[Event], list[dict]], list[dict]]) -> tuple[list[dict], list[dict]]:
-        """Every trace's violations (core rules first, then entity and trace monitors) and unknown notes."""
+    def judged(self) -> Iterator[tuple[list[Violation], list[Judged]]]:
+        """Every trace's core violations and monitor results, in trace order, streamed and held traces alike
+        (a held trace judged whole, `whole_trace`); the router is empty afterwards."""
+        held: dict[str, list[Event]] = {}
+        for e in self.held:
+            held.setdefault(e.trace_id, []).append(e)
+        self.held = []
+        for trace in sorted(self.traces.keys() | held.keys()):
+            folds = self.traces.pop(trace, None)
+            if folds is None:
+                folds = whole_trace(held.pop(trace), self.trace_runs, self.entity_runs)
+            yield folds.finish()
+
+    def finish(
+        self, judge_held: Callable[[list[Event], list[dict]], list[dict]] | None = None
+    ) -> tuple[list[dict], list[dict]]:
+        """Every trace's violations (core rules first, then entity and trace monitors) and unknown notes, as
+        report rows; the held traces judged whole by the engine, or by `judge_held` when given (tests)."""
         found: list[dict] = []
         unknown: list[dict] = []
-        for trace in sorted(self.traces):
-            more, notes = results_of(self.traces.pop(trace))
-            found.extend(more)
-            unknown.extend(notes)
-        if self.held:
+        if judge_held is not None and self.held:
             found.extend(judge_held(self.held, unknown))
             self.held = []
+        for core, judged in self.judged():
+            found.extend(v.to_json() for v in core)
+            for name, _, result in judged:
+                found.extend(v.to_json() for v in result.violations)
+                unknown.extend(unknown_rows(name, result))
         return found, unknown
+
+
+def judge_whole(events: list[Event], runs: Runs, unknown: list[dict]) -> list[dict]:
+    """Whole traces held in memory, their events in recording order: every trace's violations (core rules
+    but TR-002, every monitor of `runs`) as report rows; its unknown notes are added to `unknown`."""
+    router = Router(runs, set())  # no trace streams: every one is held and judged whole
+    for e in events:
+        router.feed(e)
+    found, notes = router.finish()
+    unknown.extend(notes)
+    return found
+
+
+def result_of(judged: Iterator[tuple[list[Violation], list[Judged]]], first: Sequence[Violation] = ()) -> MonitorResult:
+    """One verdict of every trace's results (`Router.judged`), after `first` (TR-002's violations): invalid
+    on any violation, unknown if any monitor could not judge a group, else valid."""
+    violations = list(first)
+    notes: list[str] = []
+    for core, results in judged:
+        violations.extend(core)
+        for _, _, result in results:
+            violations.extend(result.violations)
+            if result.verdict is Verdict.UNKNOWN:
+                notes.extend(result.notes)
+    return MonitorResult.of(violations, notes)
 
 
 def unknown_rows(name: str, result: MonitorResult) -> list[dict]:
@@ -138,12 +201,4 @@ class Incremental:
 
     def verdict(self) -> MonitorResult:
         copy: dict[str, TraceFolds] = pickle.loads(pickle.dumps(self.router.traces, pickle.HIGHEST_PROTOCOL))
-        violations, notes = [], []
-        for trace in sorted(copy):
-            core, judged = copy[trace].finish()
-            violations.extend(core)
-            for _, _, result in judged:
-                violations.extend(result.violations)
-                if result.verdict is Verdict.UNKNOWN:
-                    notes.extend(result.notes)
-        return MonitorResult.of(violations, notes)
+        return result_of(copy[trace].finish() for trace in sorted(copy))

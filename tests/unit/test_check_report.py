@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import conformance.engine.stream as stream
 import conformance.groups as groups
-import conformance.outcome as outcome
 import conformance.pycheck as pycheck
 import conformance.report as report
 from conformance.cli import main
@@ -89,7 +89,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
         raise ZeroDivisionError("injected failure")
 
     if where == "monitor":
-        monkeypatch.setattr(outcome, "run_scope", boom)  # a held trace judged whole (conformance.outcome)
+        monkeypatch.setattr(stream, "whole_trace", boom)  # a held trace judged whole (conformance.engine.stream)
     else:
         monkeypatch.setattr(groups, "iter_trace_file", boom)  # the reader of every unit (conformance.groups)
     out = tmp_path / "out"
