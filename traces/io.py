@@ -15,7 +15,7 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -282,10 +282,19 @@ def jsonl_lines(tf: TraceFile, start: int = 0, first_line: int = 1) -> Iterator[
         ) from exc
 
 
-def iter_jsonl(tf: TraceFile, chunk: int = 65_536, start: int = 0, first_line: int = 1) -> Iterator[ReadResult]:
-    """A JSON Lines file in chunks of at most `chunk` rows, each row judged by `traces.rows.check_line`."""
+def iter_jsonl(
+    tf: TraceFile,
+    chunk: int = 65_536,
+    start: int = 0,
+    first_line: int = 1,
+    keep: Callable[[bytes], bool] | None = None,
+) -> Iterator[ReadResult]:
+    """A JSON Lines file in chunks of at most `chunk` rows, each row judged by `traces.rows.check_line`;
+    `keep`: only the lines it keeps are read (a slice of the file, `traces.slices`)."""
     part = ReadResult()
     for lineno, raw in jsonl_lines(tf, start, first_line):
+        if keep is not None and not keep(raw):
+            continue
         part.rows_read += 1
         row, problem = check_line(raw, first_line=lineno == 1)
         if problem is not None:

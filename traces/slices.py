@@ -22,9 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from traces.columnar import judge_batch
-from traces.io import ReadResult, RowError, TraceFile, TraceFileError, check_parquet_schema, jsonl_lines
-from traces.rows import check_line, parse_json
-from traces.schema import Event
+from traces.io import ReadResult, RowError, TraceFile, TraceFileError, check_parquet_schema, iter_jsonl
+from traces.rows import parse_json
 
 _KEY = re.compile(rb'"trace_id"\s*:')
 _VALUE = re.compile(rb'"trace_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -74,20 +73,7 @@ def iter_slice(tf: TraceFile, part_of: Slice, batch_size: int = 65_536) -> Itera
 
 
 def _jsonl_slice(tf: TraceFile, part_of: Slice, chunk: int) -> Iterator[ReadResult]:
-    part = ReadResult()
-    for lineno, raw in jsonl_lines(tf):
-        if not part_of.keeps(jsonl_trace(raw)):
-            continue
-        part.rows_read += 1
-        row, problem = check_line(raw, first_line=lineno == 1)
-        if problem is not None:
-            part.errors.append(RowError(tf.name, lineno, problem.field, problem.reason))
-        else:
-            part.events.append(Event.from_row(row))  # type: ignore[arg-type]
-        if part.rows_read >= chunk:
-            yield part
-            part = ReadResult()
-    yield part
+    return iter_jsonl(tf, chunk, keep=lambda raw: part_of.keeps(jsonl_trace(raw)))
 
 
 def _kept(column: pa.Array, part_of: Slice) -> pa.Array:

@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conformance import pycheck
 from conformance.groups import finish_units, judge_unit, plan_units, read_amplification
 from conformance.report import InternalError
 from conformance.streamplan import index_file
 from model.registry import monitor_runs
+from tests.engine.test_streaming import _report
 from traces.corpus import SAMPLES_DIR
 from traces.io import discover, read_events, write_events
 from traces.schema import arrow_schema
@@ -58,16 +58,6 @@ def spread_corpus(directory: Path) -> list[str]:
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), directory / "b.parquet")
     write_events(directory / "c.jsonl", files[2])
     return [str(directory)]
-
-
-def _report(paths: list[str], budget: int) -> dict:
-    outcome = pycheck.check_paths(paths, group_events=budget)
-    return {
-        "summary": outcome.summary(),
-        "violations": outcome.violations,
-        "quarantine": outcome.quarantine,
-        "unknown": outcome.unknown,
-    }
 
 
 def test_cutting_traces_into_units_does_not_change_the_report(tmp_path):
