@@ -22,13 +22,14 @@ from benchmarks.corpus import build_corpus
 from spark_trace_check.cluster import Standalone
 
 
-def timed_check(url: str, corpus: Path, partitions: int) -> tuple[float, str]:
+def timed_check(url: str, corpus: Path, partitions: int, warm: bool = True) -> tuple[float, str]:
     from spark_trace_check.job import check
     from spark_trace_check.session import build_session
 
     spark = build_session(url, app_name="haconform-bench-cluster", partitions=partitions)
     try:
-        check(spark, [str(corpus)], partitions=partitions)  # warm-up: JIT, code shipping, worker start
+        if warm:
+            check(spark, [str(corpus)], partitions=partitions)  # warm-up: JIT, code shipping, worker start
         t = time.perf_counter()
         outcome = check(spark, [str(corpus)], partitions=partitions)
         return time.perf_counter() - t, outcome.verdict
@@ -40,6 +41,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--memory", default="4g", help="memory per worker")
+    ap.add_argument("--cold", action="store_true", help="no warm-up check first (large corpora)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
@@ -48,7 +50,7 @@ def main() -> int:
         rates = {}
         for workers in (1, 2):
             with Standalone(workers=workers, port=17277 + 10 * workers, memory=args.memory) as cluster:
-                seconds, verdict = timed_check(cluster.url, corpus, partitions=4 * workers)
+                seconds, verdict = timed_check(cluster.url, corpus, partitions=4 * workers, warm=not args.cold)
             rates[workers] = n / seconds
             print(
                 f"{workers} worker(s) x 1 core: {seconds:7.2f} s  {rates[workers]:12,.0f} events/s  verdict {verdict}"

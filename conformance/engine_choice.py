@@ -9,7 +9,10 @@ workers, planning) and then checks `SPARK_RATE_PER_CORE` events/s per core. Spar
     events / PYTHON_RATE > SPARK_FIXED_S + events / (cores * SPARK_RATE_PER_CORE)
 
 which never holds when `cores * SPARK_RATE_PER_CORE <= PYTHON_RATE` (one core). The constants were
-measured on the project's 2-core machine (benchmarks/README.md, "Issue 20: Spark at the limit"); a
+measured on the project's 2-core machine (benchmarks/README.md, "Session 7: the units plan"): on 2 cores
+Spark wins from about 1.3 million events. Traces spread over many files take Spark's slower shuffle plan,
+where the crossover is later (about 2 million events, "Issue 20: Spark at the limit"); the choice is made
+before the files are indexed, so it assumes the units plan. A
 `--master` always means Spark (the user chose a cluster). With `--state DIR` (incremental checking, both
 engines keep the one state format) the size is that of the NEW events only (`state_events`: the segments
 not yet read, `conformance.resume.segments`, by the same estimates), so an incremental check of 10^5
@@ -32,11 +35,11 @@ from conformance.engine.statedir import State, saved_files
 from conformance.resume import NotContinued, segments
 from traces.io import TraceFile, discover
 
-# measured in CPU seconds (all processes), which the machine's load hardly moves (benchmarks/README.md,
-# "Issue 20"): 10^6 and 10^7 events, the marginal cost per event of each engine and Spark's fixed cost
-PYTHON_RATE = 53_000  # events/s: 18.7 us of CPU per event, single process
-SPARK_RATE_PER_CORE = 41_000  # events/s per core: 24.1 us of CPU per event (Python workers 75 %, JVM)
-SPARK_FIXED_S = 12.0  # s: session start-up (6.6 s) and 10.7 CPU-s of JIT and planning over 2 cores
+# measured side by side on the idle 2-core machine (benchmarks/README.md, "Session 7: the units plan"):
+# `bench_check.py` at 10^6 and 10^7 events, Spark's units plan (the corpus's files hold whole traces)
+PYTHON_RATE = 68_000  # events/s, single process: 148.2 s for 10^7 events
+SPARK_RATE_PER_CORE = 65_000  # events/s per core: 7.6 us of wall per event on 2 cores, 10^6 -> 10^7
+SPARK_FIXED_S = 9.0  # s: session start-up (3.5 s), the Python workers' start, the index job, planning
 JSONL_BYTES_PER_EVENT = 300  # the shipped samples: 304 bytes a line on average
 GZIP_RATIO = 8
 

@@ -114,13 +114,14 @@ def build_session(
         # no call-site capture around every DataFrame call (two JVM round trips each, and an IPython import)
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         .config("spark.pyspark.python", python)
-        .config("spark.python.use.daemon", "true")
-        .config("spark.python.daemon.module", "spark_trace_check.worker_daemon")  # the engine preloaded
         .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
     )
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        # the engine preloaded in the worker daemon (this process's PYTHONPATH reaches it only locally; a
+        # cluster's workers get the code with the job, after their daemon started: pyspark's own daemon)
+        builder = builder.config("spark.python.daemon.module", "spark_trace_check.worker_daemon")
     if small:
         builder = builder.config("spark.sql.codegen.wholeStage", "false").config("spark.sql.adaptive.enabled", "false")
     for key, value in (conf or {}).items():

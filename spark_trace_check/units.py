@@ -29,6 +29,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +43,14 @@ from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import GROUP_EVENTS, index_file
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
+from spark_trace_check.progress import JOB_GROUP
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, TraceFileError, discover
 
 MAX_AMPLIFICATION = 3.0  # rows scanned over rows held, above which the shuffle by trace costs less
 UNITS_PER_TASK_SLOT = 4  # units per core: enough for the last tasks to balance the load
+MAX_TASKS = 64  # tasks of the units job when there are units enough: finer balance and progress
+PLAN_GROUP = JOB_GROUP + "-plan"  # the index and TR-002 jobs: not counted by the progress bar
 _ERROR = "error"
 
 
@@ -88,12 +92,26 @@ def _raise_errors(rows: list) -> None:
 
 def task_slots(sc) -> int:
     """How many tasks run at once: the N of `local[N]` (`local[*]`: this machine's cores); on a cluster the
-    default parallelism (the job sets it from `--partitions`)."""
+    slots of the executors registered so far (the scheduler's own count), or, before any has registered,
+    the default parallelism (the job sets it from `--partitions`)."""
     found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", sc.master)
-    if found is None:
-        return max(1, sc.defaultParallelism)
-    n = found.group(1)
-    return (os.cpu_count() or 1) if n == "*" else int(n or 1)
+    if found is not None:
+        n = found.group(1)
+        return (os.cpu_count() or 1) if n == "*" else int(n or 1)
+    jsc = sc._jsc.sc()
+    slots = jsc.maxNumConcurrentTasks(jsc.resourceProfileManager().defaultResourceProfile())
+    return slots if slots > 0 else max(1, sc.defaultParallelism)
+
+
+@contextmanager
+def _group(sc, name: str) -> Iterator[None]:
+    """The jobs inside in job group `name` (the progress bar counts the units job's tasks alone, the work)."""
+    before = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", name)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", before)  # type: ignore[arg-type]
 
 
 def _index_task(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
@@ -105,11 +123,13 @@ def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
     """Index the files in parallel and plan the units (a unit budget of a quarter of a core's share)."""
     found = discover(paths)
     sc = spark.sparkContext
+    ship_code(spark)  # the Python workers of a real cluster import the engine from it, from the index job on
     cores = task_slots(sc)
     index: list[Index] = []
     if found.files:
         slices = max(1, min(len(found.files), 2 * partitions))
-        got = sc.parallelize(list(enumerate(found.files)), slices).mapPartitions(_guarded(_index_task)).collect()
+        with _group(sc, PLAN_GROUP):
+            got = sc.parallelize(list(enumerate(found.files)), slices).mapPartitions(_guarded(_index_task)).collect()
         _raise_errors(got)
         index = [i for _, i in sorted(got, key=lambda r: r[0])]
     events = sum(entry.rows for entry in index)
@@ -205,7 +225,7 @@ def check_units(
     files = planned.found.files
     ship_code(spark)  # the Python workers of a real cluster import the monitors from it
     cores = task_slots(sc)
-    bins = _bins(planned.units, UNITS_PER_TASK_SLOT * cores)
+    bins = _bins(planned.units, max(UNITS_PER_TASK_SLOT * cores, MAX_TASKS))
     bits = _bucket_bits(cores, planned.events)
     hash_of = hash_for(sc)
     results: list[UnitResult] = []
@@ -229,7 +249,8 @@ def check_units(
     if repeated:
         ranks = list(range(len(files)))
         got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
-        found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
+        with _group(sc, PLAN_GROUP):
+            found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
         _raise_errors(found)
         duplicates = duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
     names = [name for name, _ in monitor_runs(skew_ms)]

@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 import spark_trace_check.job as job
 from model.kernel.workload import MUTANTS, simulate
 from spark_trace_check.progress import JOB_GROUP
+from spark_trace_check.units import PLAN_GROUP
 from traces.io import write_events
 from traces.schema import arrow_schema
 
@@ -34,9 +35,13 @@ def _corpus(tmp_path):
 
 def _shape(spark, paths, plan: str = "shuffle") -> tuple[int, int, object]:
     tracker = spark.sparkContext.statusTracker()
-    before = set(tracker.getJobIdsForGroup(JOB_GROUP))
+
+    def ids() -> set[int]:  # the check's jobs, and the units plan's index and TR-002 jobs
+        return {j for g in (JOB_GROUP, PLAN_GROUP) for j in tracker.getJobIdsForGroup(g)}
+
+    before = ids()
     outcome = job.check(spark, paths, plan=plan)
-    new = [tracker.getJobInfo(j) for j in set(tracker.getJobIdsForGroup(JOB_GROUP)) - before]
+    new = [tracker.getJobInfo(j) for j in ids() - before]
     return len(new), sum(len(j.stageIds) for j in new if j is not None), outcome
 
 
