@@ -49,6 +49,8 @@ from spark_trace_check.monitors import FOLDS_KIND, HASHES_KIND, HELD_KIND, Keep,
 from spark_trace_check.raw import Raw, read_segments
 from traces.io import discover
 
+STATE_ROWS_PER_TASK = 250_000  # about 14 MB of pickled folds a task
+
 
 def check_incremental(
     spark: SparkSession,
@@ -105,6 +107,9 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
             check_after(trace, raw.files[first], state, order)
             restored[trace] = saved
     partitions = partitions_for(spark, partitions, raw.rows_read)
+    # each task returns its traces' pickled folds (about 56 bytes an event): small tasks, so that no result
+    # outgrows what a default 1 GiB driver keeps for it (10^7 events in 4 tasks lost a result, session 7)
+    partitions = max(partitions, -(-raw.rows_read // STATE_ROWS_PER_TASK))
     ship_code(spark)
     shared = spark.sparkContext.broadcast(restored)
     try:

@@ -32,6 +32,7 @@ logger.hadoop.level = fatal
 """
 
 
+LOCAL_DRIVER_MEMORY = "4g"  # 1 GiB (Spark's default) lost a 10^7-event --state check's task results
 C1_ONLY_EVENTS = 5_000_000  # measured: benchmarks/README.md, "Session 7"
 
 
@@ -122,6 +123,8 @@ def build_session(
         # the engine preloaded in the worker daemon (this process's PYTHONPATH reaches it only locally; a
         # cluster's workers get the code with the job, after their daemon started: pyspark's own daemon)
         builder = builder.config("spark.python.daemon.module", "spark_trace_check.worker_daemon")
+        if not small:  # the driver is the executor: task results (incremental state: ~56 B an event) live here
+            builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
     if small:
         builder = builder.config("spark.sql.codegen.wholeStage", "false").config("spark.sql.adaptive.enabled", "false")
     for key, value in (conf or {}).items():
