@@ -1,10 +1,10 @@
-"""Plan a streaming check: which traces live in which files, and groups of traces checked together.
+"""The index of a streaming check: which traces live in which files, their seq spans, and each file's rows.
 
-The single-process engine (`conformance.pycheck`) holds one group of whole traces in memory at a time
-(core rules TR-001..TR-006 and every monitor need a trace, or an entity of it, whole). Before reading,
+Both engines plan units of whole traces from it (`conformance.groups`: core rules TR-001..TR-006 and every
+monitor need a trace, or an entity of it, whole), and incremental checking sizes new segments. Before reading,
 each file is indexed cheaply: Parquet by its `trace_id` column alone; JSON Lines by a scan of each line for
 its `"trace_id": "..."` key (a line holding that key more than once is decoded in full). The index is a
-plan, not a verdict: rows are validated when the group is read, and a valid row whose trace the index
+plan, not a verdict: rows are validated when the unit is read, and a valid row whose trace the index
 missed is an internal error, never a dropped row.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -27,11 +26,6 @@ GROUP_EVENTS = 500_000  # events of whole traces held at once (a trace larger th
 _SEQ_KEY = re.compile(rb'"seq"\s*:')
 _SEQ = re.compile(rb'"seq"\s*:\s*(-?[0-9]+)\s*[,}]')
 Span = tuple[int, int, bool]  # a trace's rows in one file: first seq, last seq, strictly increasing between
-
-
-def file_traces(tf: TraceFile) -> Counter[str]:
-    """Rows per trace in one file (rows whose trace cannot be told are not counted: they are not valid)."""
-    return file_index(tf)[0]
 
 
 class FileIndex(NamedTuple):
@@ -114,44 +108,3 @@ def _parquet_index(tf: TraceFile) -> FileIndex:
         out[name] += hi - lo + 1
         spans[name] = (int(q[lo]), int(q[hi]), not is_bad)
     return FileIndex(out, spans, rows)
-
-
-@dataclass
-class Group:
-    traces: set[str] = field(default_factory=set)
-    files: list[int] = field(default_factory=list)  # ranks of the files holding any of the traces
-    events: int = 0
-    streamed: set[str] = field(default_factory=set)  # traces recorded in seq order: judged as they are read
-
-
-def plan(files: list[TraceFile], budget: int = GROUP_EVENTS) -> tuple[list[Group], dict[str, int]]:
-    """Groups of whole traces, in the order their first rows appear, each at most `budget` events (unless
-    one trace is larger), and the group of every trace. `Group.streamed` holds the traces whose rows are in
-    strictly increasing seq order across their files, read in rank order (`conformance.engine.stream`)."""
-    index = [file_index(tf) for tf in files]
-    group_of: dict[str, int] = {}
-    sizes: Counter[str] = Counter()
-    last: dict[str, int] = {}
-    ordered: dict[str, bool] = {}
-    for counts, spans in index:
-        sizes.update(counts)
-        for trace, (first, end, inside) in spans.items():
-            before = last.get(trace)
-            ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
-            last[trace] = end
-    groups: list[Group] = []
-    for counts, _ in index:
-        for trace in counts:
-            if trace in group_of:
-                continue
-            if not groups or (groups[-1].events and groups[-1].events + sizes[trace] > budget):
-                groups.append(Group())
-            groups[-1].traces.add(trace)
-            groups[-1].events += sizes[trace]
-            if ordered.get(trace, False):
-                groups[-1].streamed.add(trace)
-            group_of[trace] = len(groups) - 1
-    for rank, (counts, _) in enumerate(index):
-        for g in sorted({group_of[t] for t in counts}):
-            groups[g].files.append(rank)
-    return groups, group_of

@@ -40,7 +40,7 @@ from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.monitors import HELD_KIND, judged_events, trace_pass
-from spark_trace_check.progress import JOB_GROUP, StatusBar
+from spark_trace_check.progress import StatusBar, job_group
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
 from traces.schema import Event
@@ -105,10 +105,7 @@ def check(
     plan = plan or PLAN
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
-    sc = spark.sparkContext
-    group = sc.getLocalProperty("spark.jobGroup.id")
-    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)  # the progress bar and the tests find the jobs by it
-    try:
+    with job_group(spark.sparkContext):
         if plan != "shuffle":
             planned = units.plan(spark, paths, partitions)
             chosen = plan == "units" or planned.fits()
@@ -120,8 +117,6 @@ def check(
                     spark, planned, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
                 )
         return _shuffled(spark, paths, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
 
 
 def _shuffled(
@@ -138,13 +133,10 @@ def staging(spark: SparkSession) -> Iterator[str]:
     # must be visible to every worker: set HACONFORM_STAGE_DIR to a directory on shared storage.
     base = os.environ.get("HACONFORM_STAGE_DIR") or tempfile.gettempdir()
     stage_dir = tempfile.mkdtemp(prefix="haconform-stage-", dir=base if re.fullmatch(r"[\w./-]+", base) else "/tmp")
-    sc = spark.sparkContext
-    group = sc.getLocalProperty("spark.jobGroup.id")
-    sc.setLocalProperty("spark.jobGroup.id", JOB_GROUP)
     try:
-        yield stage_dir
+        with job_group(spark.sparkContext):
+            yield stage_dir
     finally:
-        sc.setLocalProperty("spark.jobGroup.id", group)  # type: ignore[arg-type]
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 

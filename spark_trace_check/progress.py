@@ -14,9 +14,23 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 JOB_GROUP = "haconform-check"
+
+
+@contextmanager
+def job_group(sc: Any, name: str = JOB_GROUP) -> Iterator[None]:
+    """The Spark jobs submitted inside belong to job group `name` (the bar and the tests find them by it);
+    the caller's group is restored after."""
+    before = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setLocalProperty("spark.jobGroup.id", name)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", before)
 
 
 class StatusBar:

@@ -29,7 +29,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +42,7 @@ from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import GROUP_EVENTS, index_file
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.progress import JOB_GROUP
+from spark_trace_check.progress import JOB_GROUP, job_group
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, TraceFileError, discover
 
@@ -103,17 +102,6 @@ def task_slots(sc) -> int:
     return slots if slots > 0 else max(1, sc.defaultParallelism)
 
 
-@contextmanager
-def _group(sc, name: str) -> Iterator[None]:
-    """The jobs inside in job group `name` (the progress bar counts the units job's tasks alone, the work)."""
-    before = sc.getLocalProperty("spark.jobGroup.id")
-    sc.setLocalProperty("spark.jobGroup.id", name)
-    try:
-        yield
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", before)  # type: ignore[arg-type]
-
-
 def _index_task(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
     for rank, tf in items:
         yield rank, index_file(tf)
@@ -128,7 +116,7 @@ def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
     index: list[Index] = []
     if found.files:
         slices = max(1, min(len(found.files), 2 * partitions))
-        with _group(sc, PLAN_GROUP):
+        with job_group(sc, PLAN_GROUP):
             got = sc.parallelize(list(enumerate(found.files)), slices).mapPartitions(_guarded(_index_task)).collect()
         _raise_errors(got)
         index = [i for _, i in sorted(got, key=lambda r: r[0])]
@@ -249,7 +237,7 @@ def check_units(
     if repeated:
         ranks = list(range(len(files)))
         got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
-        with _group(sc, PLAN_GROUP):
+        with job_group(sc, PLAN_GROUP):
             found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
         _raise_errors(found)
         duplicates = duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])

@@ -14,39 +14,13 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile(
-    "default",
-    max_examples=25,
-    stateful_step_count=30,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "explore",
-    max_examples=25,
-    stateful_step_count=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "ci",
-    max_examples=25,
-    stateful_step_count=30,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "deep",
-    max_examples=1000,
-    stateful_step_count=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+_BASE = {"max_examples": 25, "stateful_step_count": 30, "deadline": None}
+_QUIET = {"suppress_health_check": [HealthCheck.too_slow]}
+_FIXED = {"derandomize": True, "database": None}  # the same examples every run, nothing remembered
+settings.register_profile("default", **_BASE, **_FIXED, **_QUIET)
+settings.register_profile("explore", **_BASE, **_QUIET)  # random search (haconform explore)
+settings.register_profile("ci", **_BASE, **_FIXED, print_blob=True, **_QUIET)
+settings.register_profile("deep", max_examples=1000, stateful_step_count=100, deadline=None, **_QUIET)
 _profile = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "default")
 settings.load_profile(_profile)
 

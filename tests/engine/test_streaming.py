@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance import pycheck, streamplan
+from conformance.groups import plan_units
 from conformance.report import InternalError
 from tests.damaged.corpus import CASES
 from traces.corpus import SAMPLES_DIR
@@ -88,7 +89,8 @@ def test_groups_hold_whole_traces_within_the_budget(tmp_path):
     from traces.io import discover
 
     found = discover([str(SAMPLES_DIR / "clean")])
-    groups, group_of = streamplan.plan(found.files, budget=1000)
+    groups = plan_units([streamplan.index_file(tf) for tf in found.files], 1000)  # conformance.groups
+    group_of = {t: i for i, g in enumerate(groups) for t in g.traces}
     assert len(group_of) == len(files)  # one trace per sample file
     assert all(g.events <= 1000 or len(g.traces) == 1 for g in groups)
     assert sorted(t for g in groups for t in g.traces) == sorted(group_of)
