@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -32,15 +32,35 @@ RuleKind = Literal["always", "eventually", "sometimes"]
 Scope = Literal["entity", "trace"]
 
 
-@dataclass(frozen=True, slots=True)
+class InputFault(Exception):
+    """A documented fault of the trace being judged, not of the checker: the one exception a fold turns into an
+    unknown note (issue 29). Raised by rule code where a partial or foreign trace leaves it without what it
+    needs: an entity whose opening event the trace does not show, an attribute the vocabulary requires that the
+    event lacks or holds in the wrong type, a configuration that does not parse, a reference to a server or an
+    object the recorded context never introduced. Every other exception raised in rule code is a bug in
+    haconform: it propagates, and the engines report it as an internal error (exit 3), never as "could not be
+    judged". `input_fault` converts the lookups that meet such a trace into this type at the one place each is
+    made."""
+
+
+def input_fault(what: str, e: Event | None = None) -> InputFault:
+    """An `InputFault` naming the event (when known) and what it lacks."""
+    return InputFault(f"{e.event_id} ({e.kind}): {what}" if e is not None else what)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
-    """One row of a mechanism's rules table (`model/<mechanism>/rules.py`: `RULES`, keyed by name).
+    """One row of a mechanism's rules table (`model/<mechanism>/rules.py`), used as an object at every call
+    site (`rules.SHADOW_BEFORE_ACK.violated(...)`), so a rule that is not in a table cannot be named.
 
     `always`: a safety rule checked at every step; `eventually`: a liveness rule judged at the end of a run
     under the fairness the mechanism's README states; `sometimes`: a reachability check (a run that never
     reaches it is suspicious, never a violation). `params` names the catalogue parameters (IDs such as
     `SR-P13`) whose recorded values bound the rule, so that every parameter that bounds observable
-    behaviour can be traced to the rule that checks it.
+    behaviour can be traced to the rule that checks it. `mechanism` is the value its violations carry.
+
+    Identity is the object (`eq=False`): two tables never share a row. A rule pickles by reference
+    (`__reduce__`: its table's module and its name), so a saved fold holds no copy of the table.
     """
 
     name: str
@@ -48,6 +68,112 @@ class Rule:
     kind: RuleKind
     statement: str
     params: tuple[str, ...] = ()
+    mechanism: str = "core"
+    table: str = ""  # the module holding the table (`model.sr.rules`): where a pickled reference is resolved
+
+    def violated(
+        self,
+        evs: Sequence[Event],
+        why: str,
+        *,
+        at: Event | None = None,
+        entity: str | None = None,
+        **data: Any,
+    ) -> Violation:
+        """A violation of this rule: the events involved (`evs`), the sentence saying why, and the structured
+        values it compared (`data`: the values, the bound, the alternatives the seeds allow; JSON-able). The
+        trace and entity are those of `at` (the event being judged) or else of the first event; `entity`
+        overrides the entity (a violation that belongs to another entity than the judged event's)."""
+        first = at if at is not None else evs[0]
+        return Violation(
+            self.name,
+            self.requirement,
+            first.trace_id,
+            entity or first.entity,
+            tuple(e.event_id for e in evs),
+            why,
+            self.mechanism,
+            data,
+        )
+
+    def __reduce__(self) -> tuple:
+        if not self.table:
+            return (Rule, (self.name, self.requirement, self.kind, self.statement, self.params, self.mechanism))
+        return (_rule_by_name, (self.table, self.name))
+
+
+def _rule_by_name(table: str, name: str) -> Rule:
+    """The rule a pickled reference names (`Rule.__reduce__`)."""
+    import importlib
+
+    for rule in rules_in(importlib.import_module(table)):
+        if rule.name == name:
+            return rule
+    raise LookupError(f"{table} has no rule {name!r}")
+
+
+def rules_in(module: Any) -> tuple[Rule, ...]:
+    """Every `Rule` a rules module defines as a module attribute, in definition order (`RULES`, a tuple or a
+    name -> rule mapping, when the module has one; else each attribute that is a Rule)."""
+    table = getattr(module, "RULES", None)
+    if isinstance(table, Mapping):
+        return tuple(table.values())
+    if isinstance(table, tuple):
+        return table
+    return tuple(v for v in vars(module).values() if isinstance(v, Rule))
+
+
+def table(module_name: str, mechanism: str, rows: Iterable[Rule]) -> dict[str, Rule]:
+    """A rules table: name -> rule, each row stamped with its mechanism and table module (`Rule.table`), names
+    unique. Used by each `model/<mechanism>/rules.py` to build `RULES` from its rule constants."""
+    out: dict[str, Rule] = {}
+    for r in rows:
+        if r.name in out:
+            raise ValueError(f"{module_name}: rule {r.name!r} defined twice")
+        object.__setattr__(r, "mechanism", mechanism)
+        object.__setattr__(r, "table", module_name)
+        out[r.name] = r
+    return out
+
+
+class Tally:
+    """What one fold judged, per rule (issue 29): `judged[name]` counts the instances a rule evaluated (an
+    acknowledgement judged against its shadow, a BCSS run judged for order), `unjudged[name]` the instances it
+    met but could not judge, with the first reason. Violated instances are counted from the violations
+    themselves; held = judged - violated. Rule code calls `judge(rule)` where it evaluates an instance,
+    whatever the outcome, and `skip(rule, reason)` where an instance arose that the trace does not let it
+    judge. Plain dicts keyed by rule name: cheap on the hot path, picklable, merged by `merge`."""
+
+    __slots__ = ("judged", "unjudged")
+
+    def __init__(self) -> None:
+        self.judged: dict[str, int] = {}
+        self.unjudged: dict[str, list] = {}  # name -> [count, first reason]
+
+    def judge(self, rule: Rule, n: int = 1) -> None:
+        judged = self.judged
+        name = rule.name
+        judged[name] = judged.get(name, 0) + n
+
+    def skip(self, rule: Rule, reason: str, n: int = 1) -> None:
+        entry = self.unjudged.get(rule.name)
+        if entry is None:
+            self.unjudged[rule.name] = [n, reason]
+        else:
+            entry[0] += n
+
+    def merge(self, other: Tally) -> None:
+        for name, n in other.judged.items():
+            self.judged[name] = self.judged.get(name, 0) + n
+        for name, (n, reason) in other.unjudged.items():
+            entry = self.unjudged.get(name)
+            if entry is None:
+                self.unjudged[name] = [n, reason]
+            else:
+                entry[0] += n
+
+    def __bool__(self) -> bool:
+        return bool(self.judged or self.unjudged)
 
 
 class Verdict(StrEnum):
@@ -58,6 +184,10 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Violation:
+    """The one violation type (issue 29): the rule and requirement, where (trace, entity), the events involved,
+    the sentence saying why, and `data`: the structured values the rule compared (values, bound, allowed
+    alternatives), JSON-able, for a report to lay out rather than reword."""
+
     rule: str
     requirement: str
     trace_id: str
@@ -65,9 +195,10 @@ class Violation:
     event_ids: tuple[str, ...]
     explanation: str
     mechanism: str = "core"
+    data: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "rule": self.rule,
             "requirement": self.requirement,
             "mechanism": self.mechanism,
@@ -76,6 +207,9 @@ class Violation:
             "event_ids": list(self.event_ids),
             "explanation": self.explanation,
         }
+        if self.data:
+            out["data"] = dict(self.data)
+        return out
 
     def __str__(self) -> str:
         ids = ", ".join(self.event_ids[:5]) + (" ..." if len(self.event_ids) > 5 else "")
@@ -87,13 +221,14 @@ class MonitorResult:
     verdict: Verdict
     violations: tuple[Violation, ...] = ()
     notes: tuple[str, ...] = field(default=())  # why a verdict is unknown, or other remarks
+    tally: Tally | None = None  # what each rule judged (None: a monitor that does not count yet)
 
     @staticmethod
-    def of(violations: Iterable[Violation], unknown: Iterable[str] = ()) -> MonitorResult:
+    def of(violations: Iterable[Violation], unknown: Iterable[str] = (), tally: Tally | None = None) -> MonitorResult:
         vs, notes = tuple(violations), tuple(unknown)
         if vs:
-            return MonitorResult(Verdict.INVALID, vs, notes)
-        return MonitorResult(Verdict.UNKNOWN if notes else Verdict.VALID, (), notes)
+            return MonitorResult(Verdict.INVALID, vs, notes, tally)
+        return MonitorResult(Verdict.UNKNOWN if notes else Verdict.VALID, (), notes, tally)
 
 
 @runtime_checkable
