@@ -1,0 +1,135 @@
+"""Rules are objects (issue 29): no rule of any table is named by a string in the model's code.
+
+Every call site uses the rule constant of its table (`rules.SHADOW_BEFORE_ACK.violated(...)`), so a misspelt
+rule cannot be named and a rule is found by following a reference, not by searching text. The scan reads
+the source of `model/` and of the core rules (`conformance/engine/core_fold.py`) with `ast` and reports:
+- a string constant equal to a rule name anywhere but as the first argument of `Rule(...)` in a rules table
+  (docstrings are prose and are not read);
+- a subscript or `.get` of a table named `RULES` outside its own rules module (a lookup by name).
+The twin: the same scan over planted sources that do both must report them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from traces.verdict import Rule, rules_in
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {
+    "sr": ("model/sr", "model.sr.rules"),
+    "am": ("model/am", "model.am.rules"),
+    "pf": ("model/pf", "model.pf.rules"),
+    "msgtrk": ("model/msgtrk", "model.msgtrk.rules"),
+    "core": ("conformance/engine/core_fold.py", "conformance.engine.core_fold"),
+}
+
+
+def rule_names() -> set[str]:
+    names: set[str] = set()
+    for _, module in PACKAGES.values():
+        mod = importlib.import_module(module)
+        table = getattr(mod, "CORE_RULES", None) if module.endswith("core_fold") else None
+        if isinstance(table, dict):
+            names |= set(table)
+        else:
+            names |= {r.name for r in rules_in(mod)}
+    return names
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                ids.add(id(value))
+    return ids
+
+
+def _rule_definitions(tree: ast.AST) -> set[int]:
+    """The name constants that define a rule: the first argument of a call to `Rule`."""
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            fn = node.func
+            called = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if called == "Rule":
+                ids.add(id(node.args[0]))
+    return ids
+
+
+def string_references(source: str, where: str, names: set[str], rules_module: bool) -> list[str]:
+    """Every place in `source` that names a rule by a string, or looks a rule up in a table by name."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree) | (_rule_definitions(tree) if rules_module else set())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            if id(node) not in skip:
+                found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
+        if rules_module:
+            continue
+        if isinstance(node, ast.Subscript) and _is_table(node.value):
+            found.append(f"{where}:{node.lineno}: a rules table looked up by name")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            if _is_table(node.func.value):
+                found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
+    return found
+
+
+def _is_table(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name in ("RULES", "CORE_RULES", "MSGTRK_RULES")
+
+
+def scan(package: str, names: set[str]) -> list[str]:
+    path, _ = PACKAGES[package]
+    files = [ROOT / path] if path.endswith(".py") else sorted((ROOT / path).rglob("*.py"))
+    found: list[str] = []
+    for f in files:
+        rel = str(f.relative_to(ROOT))
+        rules_module = f.name == "rules.py" or (package == "core" and f.name == "core_fold.py")
+        found += string_references(f.read_text(), rel, names, rules_module)
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_rule_is_named_by_a_string(package: str) -> None:
+    found = scan(package, rule_names())
+    assert not found, f"{len(found)} string reference(s) to rules:\n" + "\n".join(found)
+
+
+def test_twin_the_scan_finds_planted_string_references() -> None:
+    names = {"shadow-before-ack", "heartbeat-frequency"}
+    planted = (
+        '"""A docstring naming shadow-before-ack is prose."""\n'
+        "def f(w, e):\n"
+        '    out = [breach("shadow-before-ack", (e,), "why")]\n'
+        '    req = RULES["heartbeat-frequency"].requirement\n'
+        "    also = rules.RULES.get(name)\n"
+        "    return out, req, also\n"
+    )
+    found = string_references(planted, "planted.py", names, rules_module=False)
+    assert len(found) == 4, found  # the name, and the lookup with a name: both reported
+    assert any("'shadow-before-ack'" in f for f in found)
+    table = 'X = Rule("shadow-before-ack", "SR-031", "always", "text")\nY = "heartbeat-frequency"\n'
+    assert string_references(table, "rules.py", names, rules_module=True) == [
+        "rules.py:2: rule 'heartbeat-frequency' named by a string"
+    ]
+
+
+def test_every_table_row_is_a_rule_object_stamped_with_its_table() -> None:
+    for package, (_, module) in PACKAGES.items():
+        if package == "core":
+            continue
+        mod = importlib.import_module(module)
+        rows = rules_in(mod)
+        assert rows and all(isinstance(r, Rule) for r in rows), module
