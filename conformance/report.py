@@ -269,6 +269,7 @@ def write_outcome(
     outcome.require_reconciled()
     stream = stream or sys.stdout  # looked up per call, so a replaced sys.stdout is honoured
     summary = outcome.summary(allow_unknown=allow_unknown and not strict)
+    rule_lines = rules_lines(summary)  # inconsistent rule rows raise here, before anything is written
 
     def write(tmp: Path) -> None:
         _write_json(tmp / "summary.json", summary)
@@ -287,11 +288,13 @@ def write_outcome(
         print(f"  skipped {s['file']}: {s['reason']}", file=stream)
     for rule in summary["violations_by_rule"]:
         print(f"  {rule['count']:>7}  {rule['requirement']:<7} {rule['mechanism']:<5} {rule['rule']}", file=stream)
+    for line in rule_lines:
+        print(line, file=stream)
     for q in outcome.quarantine[:3]:
         where = f"{q['file']}:{q['line']}"
         print(f"  quarantined {where}: field {q['field']!r}: {q['reason']}", file=stream)
-    for v in outcome.violations[:5]:
-        print(f"  [{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {v['explanation']}", file=stream)
+    for line in sample_lines(outcome.violations):
+        print(line, file=stream)
     print(
         f"verdict: {summary['verdict'].upper()} ({summary['violations_total']} violation(s), "
         f"{outcome.unknown_total} unjudgeable group(s)); report in {out}/",
@@ -301,6 +304,40 @@ def write_outcome(
     if summary["verdict"] == "unknown" and status != EXIT_CLEAN:
         print(unknown_message(outcome, out), file=sys.stderr)
     return status
+
+
+MAX_NOT_JUDGED = 10  # not-judged rules named on the terminal (all of them are in summary.json)
+MAX_SAMPLES = 5  # violated entities shown on the terminal, cause first
+
+
+def rules_lines(summary: dict[str, Any]) -> list[str]:
+    """The terminal's lines on what each rule judged (issue 29): `rules: N violated, N held, N not judged, N not
+    applicable`, then the not-judged rules with their reasons (at most `MAX_NOT_JUDGED`). Nothing for a summary
+    without rule rows. The rows are checked (`conformance.audit.report_data.check_rule_rows`)."""
+    from conformance.audit.report_data import rule_rows, states_line
+
+    if "rules" not in summary:
+        return []
+    rows = rule_rows(summary)
+    lines = [f"rules: {states_line(rows)}"]
+    idle = [r for r in rows if r["state"] == "not-judged"]
+    lines += [f"  not judged: {r['requirement']} {r['rule']}: {r['reason']}" for r in idle[:MAX_NOT_JUDGED]]
+    if len(idle) > MAX_NOT_JUDGED:
+        lines.append(f"  ... and {len(idle) - MAX_NOT_JUDGED} more in summary.json")
+    return lines
+
+
+def sample_lines(violations: list[dict[str, Any]]) -> list[str]:
+    """The first violations, cause first as the HTML report orders them (`report_data.cause_first`): per
+    entity, the earliest first, with the count of the later violations of the entity that follow from it."""
+    from conformance.audit.report_data import cause_first
+
+    lines = []
+    for card in cause_first(violations)[:MAX_SAMPLES]:
+        v = card.head[1]
+        then = f" (then {len(card.follows)} later violation(s) of {v['entity']})" if card.follows else ""
+        lines.append(f"  [{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {v['explanation']}{then}")
+    return lines
 
 
 def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) -> int:

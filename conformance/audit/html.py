@@ -19,12 +19,15 @@ from typing import Any
 from conformance.audit.page_assets import CSS, JS
 from conformance.audit.report_data import (
     MAX_CARDS,
+    STATES,
     Card,
     _jsonl,
     by_rule,
     cause_first,
+    count_states,
     judged_event,
-    rules_checked,
+    rule_rows,
+    states_line,
 )
 from conformance.audit.seedtext import cited
 from conformance.audit.states import gather
@@ -128,48 +131,107 @@ def _run_facts(s: dict[str, Any]) -> str:
     )
 
 
-def _rules_table(s: dict[str, Any], first_card: dict[tuple[str, str], int]) -> str:
-    rows = rules_checked(s)
-    exercised = [r for r in rows if r["events"] or r["violations"]]
-    violated = [r for r in exercised if r["violations"]]
-    idle: dict[str, int] = {}
-    for r in rows:
-        if r not in exercised:
-            idle[r["mechanism"]] = idle.get(r["mechanism"], 0) + 1
+RULE_STATES_TEXT = (
+    "A rule held when it judged at least one instance and none was violated; it was not judged when events of its "
+    "mechanism were in the input but no instance of it could be judged (the reason is given); it is not "
+    "applicable when the input holds no event of its mechanism."
+)
+MAX_FIRST = 10  # unknown notes and not-judged rules named on the first screen of an UNKNOWN page
+
+
+def _rules_table(rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int], rank: dict) -> str:
+    """The rules in their four states (`report_data.STATES`), each with its own judged/held/violated counts; the
+    violated ones in the order of their first violation, cause first (`rank`)."""
+    by = {state: [r for r in rows if r["state"] == state] for state in STATES}
+    by["violated"].sort(key=lambda r: rank.get((r["requirement"], r["rule"]), len(rank)))
     out = [
-        f"<h2 id='rules'>Rules checked</h2><p>{len(exercised)} rules were checked and {len(violated)} of them "
-        "violated. A rule is checked when its monitor judged events of its mechanism (the core rules: every "
-        "row read).</p>"
+        f"<h2 id='rules'>Rules checked</h2><p id='rule-states'><b>{_e(states_line(rows))}.</b> {RULE_STATES_TEXT}</p>"
     ]
-    if violated:
-        out.append("<div class='tbl'><table id='rules-violated'><tr><th>rule violated</th><th>requirement</th>"
-                   "<th>mechanism</th><th>events judged</th><th>violations</th><th>first card</th></tr>")  # fmt: skip
-        out += [_rule_row(r, first_card) for r in violated]
-        out.append("</table></div>")
-    held = [r for r in exercised if not r["violations"]]
+    if by["violated"]:
+        out.append(_rule_table("rules-violated", "rule violated", "first card", by["violated"], first_card))
+    if by["not-judged"]:
+        out.append(f"<h3>{len(by['not-judged'])} rules not judged</h3>")
+        out.append(_rule_table("rules-not-judged", "rule not judged", "why", by["not-judged"], first_card))
+    held = by["held"]
     out.append(
-        f"<details id='rules-held'{'' if violated else ' open'}><summary>{len(held)} rules checked that held"
-        "</summary><div class='tbl'><table id='rules-table'><tr><th>rule</th><th>requirement</th><th>mechanism</th>"
-        "<th>events judged</th><th>violations</th><th>statement</th></tr>"
+        f"<details id='rules-held'{'' if by['violated'] else ' open'}><summary>{len(held)} rules judged that held"
+        f"</summary>{_rule_table('rules-table', 'rule', 'statement', held, first_card)}</details>"
     )
-    out += [_rule_row(r, first_card, statement=True) for r in held]
-    out.append("</table></div></details>")
-    if idle:
-        listed = ", ".join(f"{m} ({n} rules)" for m, n in sorted(idle.items()))
-        out.append(f"<p class='muted'>Not exercised, no events of their mechanism in the input: {_e(listed)}.</p>")
+    if idle := by["not-applicable"]:
+        mechs: dict[str, int] = {}
+        for r in idle:
+            mechs[r["mechanism"]] = mechs.get(r["mechanism"], 0) + 1
+        listed = ", ".join(f"{m} ({n} rules)" for m, n in sorted(mechs.items()))
+        out.append(
+            f"<details id='rules-not-applicable'><summary>{len(idle)} rules not applicable, no events of their "
+            f"mechanism in the input: {_e(listed)}</summary>"
+            f"{_rule_table('rules-idle', 'rule', 'why', idle, first_card)}</details>"
+        )
     return "".join(out)
 
 
-def _rule_row(r: dict[str, Any], first_card: dict[tuple[str, str], int], statement: bool = False) -> str:
+def _rule_table(
+    tid: str, head: str, last: str, rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int]
+) -> str:
+    cells = "".join(
+        f"<th>{h}</th>" for h in (head, "requirement", "mechanism", "kind", "judged", "held", "violated", last)
+    )
+    body = "".join(_rule_row(r, first_card, last) for r in rows)
+    return f"<div class='tbl'><table id='{tid}'><tr>{cells}</tr>{body}</table></div>"
+
+
+def _rule_row(r: dict[str, Any], first_card: dict[tuple[str, str], int], last: str) -> str:
     card = first_card.get((r["requirement"], r["rule"]))
-    said = r["statement"] or (c.statement if (c := cited(r["requirement"])) else "")
-    last = _e(said) if statement else (f"<a href='#v{card}'>#v{card}</a>" if card is not None else "")
+    if last == "statement":
+        said = _e(r.get("statement") or (c.statement if (c := cited(r["requirement"])) else ""))
+    elif last == "why":
+        said = _e(r.get("reason") or "")
+    else:
+        said = f"<a href='#v{card}'>#v{card}</a>" if card is not None else ""
     name = f"<a href='#v{card}'>{_e(r['rule'])}</a>" if card is not None else _e(r["rule"])
     return (
-        f"<tr><td>{name}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
-        f"<td>{_e(r['events'] if r['events'] is not None else '?')}</td><td>{_e(r['violations'])}</td>"
-        f"<td>{last}</td></tr>"
+        f"<tr class='{_e(r['state'])}'><td>{name}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
+        f"<td>{_e(r.get('kind') or '')}</td><td>{r['judged']}</td><td>{r['held']}</td><td>{r['violated']}</td>"
+        f"<td>{said}</td></tr>"
     )
+
+
+def _lead(verdict: str, total: int, cards: int, rows: list[dict[str, Any]]) -> str:
+    """The sentence beside the badge: never that rules held that were not judged."""
+    if total:
+        return (
+            f"{total} violation(s) in {cards} entit{'y' if cards == 1 else 'ies'}, the earliest first: each card "
+            "opens with an entity's first violation, the later ones follow from it."
+        )
+    n = count_states(rows)
+    applied = n["held"] + n["not-judged"]
+    if verdict == "unknown":
+        return (
+            f"No violation found, but not everything could be judged ({n['held']} rules held): what was not is below."
+        )
+    if n["not-judged"]:
+        return f"No violation: {n['held']} of the {applied} rules that applied held; {n['not-judged']} were not judged."
+    if not rows:
+        return "No violation."
+    return f"No violation: every rule that applied to this input ({applied}) was judged and held."
+
+
+def _first_screen(report: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """On an UNKNOWN page, right under the badge: why (the unknown notes) and the rules not judged."""
+    if report["summary"].get("verdict") != "unknown":
+        return ""
+    notes, idle = report["unknown"], [r for r in rows if r["state"] == "not-judged"]
+    out = ["<div class='why' id='not-judged-first'><b>Not judged:</b><ul>"]
+    out += [f"<li><b>{_e(u.get('mechanism'))}</b>: {_e(u.get('note'))}</li>" for u in notes[:MAX_FIRST]]
+    if len(notes) > MAX_FIRST:
+        out.append(f"<li>... and {len(notes) - MAX_FIRST} more under <a href='#unknown'>could not be judged</a></li>")
+    out += [
+        f"<li><b>{_e(r['requirement'])} {_e(r['rule'])}</b> not judged: {_e(r.get('reason') or '')}</li>"
+        for r in idle[:MAX_FIRST]
+    ]
+    if len(idle) > MAX_FIRST:
+        out.append(f"<li>... and {len(idle) - MAX_FIRST} more rules in <a href='#rules'>the rules table</a></li>")
+    return "".join(out) + "</ul></div>"
 
 
 def render_html(report: dict[str, Any]) -> str:
@@ -177,23 +239,22 @@ def render_html(report: dict[str, Any]) -> str:
     verdict = s.get("verdict", "unknown")
     cards: list[Card] = report["cards"]
     first_card: dict[tuple[str, str], int] = {}
+    rank: dict[tuple[str, str], int] = {}
     for c in cards:
         for i, v in c.all():
             first_card.setdefault((v["requirement"], v["rule"]), i)
+            rank.setdefault((v["requirement"], v["rule"]), len(rank))
     total = len(report["violations"])
-    lead = (
-        f"{total} violation(s) in {len(cards)} entit{'y' if len(cards) == 1 else 'ies'}, the earliest first: "
-        "each card opens with an entity's first violation, the later ones follow from it."
-        if total
-        else "No violation: every rule listed below was checked and held."
-    )
+    rows = rule_rows(s)
+    lead = _lead(verdict, total, len(cards), rows)
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>haconform check: {_e(verdict)}</title>",
         f"<meta name='viewport' content='width=device-width'><style>{CSS}</style></head><body>",
         f"<h1>haconform check</h1><p><span class='verdict {_e(verdict)}' id='verdict'>{_e(verdict.upper())}</span>"
         f" &nbsp;{_e(lead)}</p>",
+        _first_screen(report, rows),
         _run_facts(s),
-        _rules_table(s, first_card),
+        _rules_table(rows, first_card, rank),
         f"<h2 id='violations'>Violations ({total} written, {len(cards)} entities)</h2>",
     ]
     for note in report["found"].get("notes", []):

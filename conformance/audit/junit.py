@@ -1,86 +1,100 @@
-"""JUnit XML from a check report directory (`haconform check --junit FILE`): one test case per rule.
+"""JUnit XML from a check report directory (`haconform check --junit FILE`): one test case per rule that applied.
 
-A rule with violations is a failing test case whose failure text lists them (explanation and events). A rule
-with none is listed as passing only when it applied (summary.json `rule_sets`, TR-008): the core rules of every
-trace (TR-001, TR-002, TR-004, TR-005 schema conformance), TR-003 and TR-006 only when some trace is simulated
-(not for imported logs alone), and the imported-log monitor's rules only when some trace is an imported log;
-plus every rule the summary counts. Groups that could not be judged are reported as one skipped case.
+The test cases are summary.json `rules` (issue 29), read through `report_data.rule_rows` (an inconsistent row is
+refused, never written as a pass): a violated rule is a failing case, a held rule a passing one whose
+`system-out` gives how many instances it judged, a rule not judged a skipped case whose message gives the
+reason. Rules not applicable to the input (no event of their mechanism) are not listed, as the rules that do
+not apply by the rule sets (TR-008) never were. The failing cases come first, cause first: in the order of
+their first violation in the report's order (`report_data.in_cause_order`: per entity, the earliest first),
+and each failure lists its violations in that order, as readable text. The groups that could not be judged
+are one more case, skipped with every note of unknown.jsonl.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from conformance.engine.core_fold import CORE_RULES
-from conformance.engine.rulesets import SIMULATED_ONLY, summary_rule_sets
+from conformance.audit.report_data import in_cause_order, rule_rows
 from conformance.report import SCHEMA_RULE
-from model.msgtrk.rules import RULES
 
 MAX_LISTED = 50
+_PY_LIST = re.compile(r"\[((?:'[^'\[\]]*'(?:, )?)*)\]")
 
 
-def applied_rules(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """The rules that applied to the checked traces (name -> (requirement, mechanism)), by the rule sets."""
-    sets = summary.get("rule_sets") or summary_rule_sets(
-        summary.get("events_by_mechanism", {}), summary.get("monitors", [])
+def plain(text: str) -> str:
+    """A sentence without Python's list syntax: `from ['receiving', 'queued']` -> `from receiving, queued`."""
+    return _PY_LIST.sub(lambda m: ", ".join(re.findall(r"'([^']*)'", m.group(1))) or "none", text)
+
+
+def _violation_line(v: dict[str, Any]) -> str:
+    return (
+        f"[{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {plain(v['explanation'])} "
+        f"(events: {', '.join(v.get('event_ids', []))})"
     )
-    applied = set(sets.get("applied", []))
-    core = {
-        k: q
-        for k, q in {**CORE_RULES, SCHEMA_RULE[0]: SCHEMA_RULE[1]}.items()
-        if k not in SIMULATED_ONLY or "simulated" in applied
-    }
-    audit = {k: r.requirement for k, r in RULES.items()} if "msgtrk" in applied else {}
-    return {**{k: (q, "core") for k, q in core.items()}, **{k: (q, "msgtrk") for k, q in audit.items()}}
+
+
+def _failure(case: ET.Element, r: dict[str, Any], listed: list[dict[str, Any]], report: dict[str, Any]) -> None:
+    if r["rule"] == SCHEMA_RULE[0]:
+        lines = [
+            f"{q.get('file')}:{q.get('line')}: field {q.get('field')!r}: {q.get('reason')}"
+            for q in report["quarantine"][:MAX_LISTED]
+        ]
+        first = f"first: {lines[0]}" if lines else "see quarantine.jsonl"
+    else:
+        lines = [_violation_line(v) for v in listed[:MAX_LISTED]]
+        first = (
+            f"first: {listed[0]['trace_id']}/{listed[0]['entity']}: {plain(listed[0]['explanation'])}"
+            if listed
+            else ("see violations.jsonl")
+        )
+    more = r["violated"] - len(lines)
+    if more > 0:
+        lines.append(f"... and {more} more (see {'quarantine' if r['rule'] == SCHEMA_RULE[0] else 'violations'}.jsonl)")
+    failure = ET.SubElement(
+        case,
+        "failure",
+        message=f"{r['violated']} violation(s) of {r['requirement']} {r['rule']} in {r['judged']} judged; {first}",
+        type="violation",
+    )
+    failure.text = "\n".join(lines)
 
 
 def render_junit(report: dict[str, Any]) -> str:
     s = report["summary"]
-    counts = {r["rule"]: r for r in s.get("violations_by_rule", [])}
-    rules = {
-        name: {"rule": name, "requirement": req, "mechanism": m, "count": 0}
-        for name, (req, m) in applied_rules(s).items()
-    }
-    rules.update(counts)
-    listed: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for v in report["violations"]:
-        listed[v["rule"]].append(v)
+    rows = [r for r in rule_rows(s) if r["state"] != "not-applicable"]
+    listed: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for v in in_cause_order(report["violations"]):
+        listed[(v["requirement"], v["rule"])].append(v)
+    rank = {key: k for k, key in enumerate(listed)}  # each rule at its first violation, cause first
+    violated = sorted(
+        (r for r in rows if r["state"] == "violated"), key=lambda r: rank.get((r["requirement"], r["rule"]), len(rank))
+    )
+    cases = violated + [r for r in rows if r["state"] != "violated"]
     suite = ET.Element(
         "testsuite",
         name="haconform check",
-        tests=str(len(rules) + 1),
-        failures=str(sum(1 for r in rules.values() if r["count"])),
+        tests=str(len(cases) + 1),
+        failures=str(len(violated)),
         errors="0",
-        skipped="1" if report["unknown"] else "0",
+        skipped=str(sum(r["state"] == "not-judged" for r in rows) + bool(report["unknown"])),
     )
-    for name in sorted(rules):
-        r = rules[name]
+    for r in cases:
         case = ET.SubElement(
-            suite, "testcase", classname=f"haconform.{r.get('mechanism', 'core')}", name=f"{r['requirement']} {name}"
+            suite, "testcase", classname=f"haconform.{r['mechanism']}", name=f"{r['requirement']} {r['rule']}"
         )
-        if r["count"]:
-            lines = [
-                f"[{v['requirement']} {v['rule']}] {v['trace_id']}/{v['entity']}: {v['explanation']} "
-                f"(events: {', '.join(v['event_ids'])})"
-                for v in listed[name][:MAX_LISTED]
-            ]
-            if name == "schema-conformance":
-                lines = [
-                    f"{q.get('file')}:{q.get('line')}: field {q.get('field')!r}: {q.get('reason')}"
-                    for q in report["quarantine"][:MAX_LISTED]
-                ]
-            more = r["count"] - len(lines)
-            if more > 0:
-                lines.append(f"... and {more} more (see violations.jsonl)")
-            failure = ET.SubElement(
-                case, "failure", message=f"{r['count']} violation(s) of {r['requirement']}", type="violation"
-            )
-            failure.text = "\n".join(lines)
+        if r["state"] == "violated":
+            _failure(case, r, listed[(r["requirement"], r["rule"])], report)
+        elif r["state"] == "not-judged":
+            ET.SubElement(case, "skipped", message=f"not judged: {r.get('reason')}")
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = f"held: {r['judged']} instance(s) judged, none violated"
     case = ET.SubElement(suite, "testcase", classname="haconform.unknown", name="groups that could not be judged")
     if report["unknown"]:
         skipped = ET.SubElement(case, "skipped", message=f"{len(report['unknown'])} group(s) could not be judged")
-        skipped.text = "\n".join(f"{u.get('mechanism')}: {u.get('note')}" for u in report["unknown"][:MAX_LISTED])
+        skipped.text = "\n".join(f"{u.get('mechanism')}: {u.get('note')}" for u in report["unknown"])
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

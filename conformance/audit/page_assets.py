@@ -35,9 +35,12 @@ svg.timeline .selected circle,svg.timeline .selected rect,svg.timeline .selected
 margin-right:.3em;vertical-align:middle}
 details.follows{margin:.4em 0}details.follows li{margin:.3em 0}details.follows li:target{background:#fff3e0}
 .card:target{box-shadow:0 0 0 3px #ffb74d}
-@media (min-width:1000px){#rules-table td,#rules-table th,#rules-violated td,#rules-violated th{white-space:nowrap}
-#rules-table td:last-child{white-space:normal;overflow-wrap:normal}}
+@media (min-width:1000px){#rules-table td,#rules-table th,#rules-violated td,#rules-violated th,#rules-not-judged td,
+#rules-not-judged th,#rules-idle td,#rules-idle th{white-space:nowrap}#rules-table td:last-child,
+#rules-not-judged td:last-child,#rules-idle td:last-child{white-space:normal;overflow-wrap:normal}}
 .tbl{overflow-x:auto;max-width:100%}
+.why{border:1px solid #ffcc80;background:#fff8e1;border-radius:6px;padding:.4em 1em;margin:.6em 0}
+.why ul{margin:.3em 0;padding-left:1.4em}tr.not-judged td{background:#fff8e1}
 """
 
 JS = r"""

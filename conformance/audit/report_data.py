@@ -9,6 +9,13 @@ their earliest violation; within a group the earliest violation is the card's he
 from it (collapsed under it): they were judged on the state the earlier one left behind. A violation's time is
 its judged event's: the involved event with the highest sequence number (a fold reports a breach when it
 meets the last event the rule needed, never ahead of it). Violations with no event go last.
+`in_cause_order` flattens the cards for every other output that lists violations (the terminal, JUnit).
+
+What each rule judged (issue 29): summary.json `rules`, one row per rule in one of four states (`STATES`):
+violated, held (judged at least once, nothing violated), not judged (its mechanism's events were there, no
+instance was judged: `reason` says why), not applicable (no event of its mechanism). `check_rule_rows` refuses
+rows that break this (a rule judged 0 times shown as held, counts that do not add up): every renderer reads
+the rows through it, so an inconsistent summary is an internal error, never a page that says a rule held.
 """
 
 from __future__ import annotations
@@ -94,6 +101,87 @@ def by_rule(violations: list[dict[str, Any]]) -> list[Card]:
     return [Card(v.get("trace_id", ""), v.get("entity", ""), (i, v)) for i, v in order]
 
 
+def in_cause_order(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The violations in the report's order (`cause_first`): each entity's cause, then what followed from it."""
+    return [v for c in cause_first(violations) for _, v in c.all()]
+
+
+STATES = ("violated", "held", "not-judged", "not-applicable")
+STATE_TEXT = {"violated": "violated", "held": "held", "not-judged": "not judged", "not-applicable": "not applicable"}
+ROW_KEYS = ("rule", "requirement", "mechanism", "state", "judged", "held", "violated")
+NO_COUNTS = "summary.json holds no per-rule counts (written before haconform counted what each rule judged)"
+
+
+class RuleRowError(ValueError):
+    """summary.json `rules` rows that contradict themselves (`check_rule_rows`)."""
+
+
+def row_problems(r: dict[str, Any]) -> list[str]:
+    """What is inconsistent in one rule row (module docstring): empty when the row may be shown."""
+    missing = [k for k in ROW_KEYS if k not in r]
+    if missing:
+        return [f"missing {', '.join(missing)}"]
+    counts = {k: r[k] for k in ("judged", "held", "violated", "not_judged") if k in r}
+    bad = [k for k, n in counts.items() if not isinstance(n, int) or isinstance(n, bool) or n < 0]
+    if bad:
+        return [f"{', '.join(bad)} not a count"]
+    out = []
+    state, judged, violated = r["state"], r["judged"], r["violated"]
+    if state not in STATES:
+        out.append(f"state {state!r} is none of {', '.join(STATES)}")
+    if r["held"] != max(judged - violated, 0):
+        out.append(f"held {r['held']} is not judged {judged} - violated {violated}")
+    must = "violated" if violated else "held" if judged else None
+    if must is not None and state != must:
+        out.append(f"state {state!r} with {judged} judged and {violated} violated: it is {must!r}")
+    if must is None and state in ("violated", "held"):
+        out.append(f"state {state!r} with 0 judged and 0 violated: a rule judged 0 times is never {state}")
+    if state in ("not-judged", "not-applicable") and not r.get("reason"):
+        out.append(f"state {state!r} without a reason")
+    return out
+
+
+def check_rule_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` unchanged when every row is consistent, else RuleRowError naming each bad row."""
+    problems = [f"{r.get('requirement')} {r.get('rule')}: {p}" for r in rows for p in row_problems(r)]
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise RuleRowError(f"inconsistent rule rows in summary.json: {'; '.join(problems[:5])}{more}")
+    return rows
+
+
+def count_states(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return {state: sum(1 for r in rows if r["state"] == state) for state in STATES}
+
+
+def states_line(rows: list[dict[str, Any]]) -> str:
+    """`N violated, N held, N not judged, N not applicable`: the four states' counts, as every output says it."""
+    return ", ".join(f"{n} {STATE_TEXT[state]}" for state, n in count_states(rows).items())
+
+
+def rule_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rules' rows the outputs show: summary.json `rules`, checked (`check_rule_rows`, and `rules_by_state`
+    must count them); a summary written before the rows existed gets rows that claim no held rule."""
+    if "rules" not in summary:
+        return _rows_without_counts(summary)
+    rows = check_rule_rows(list(summary["rules"]))
+    if (by_state := summary.get("rules_by_state")) is not None and dict(by_state) != count_states(rows):
+        raise RuleRowError(f"rules_by_state {dict(by_state)} does not count the rows: {count_states(rows)}")
+    return rows
+
+
+def _rows_without_counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for r in rules_checked(summary):
+        n = r["violations"]
+        state = "violated" if n else "not-judged" if r["events"] else "not-applicable"
+        why = None if n else NO_COUNTS if r["events"] else f"no event of mechanism {r['mechanism']} in the input"
+        out.append({"rule": r["rule"], "requirement": r["requirement"], "mechanism": r["mechanism"], "kind": None,
+                    "state": state, "judged": n, "held": 0, "violated": n, "not_judged": 0, "reason": why,
+                    "statement": r["statement"]})  # fmt: skip
+    return out
+
+
 def shown_events(rows: list[dict[str, Any]], involved: set[str]) -> list[dict[str, Any]]:
     """At most `MAX_ENTITY_EVENTS` of an entity's events (seq order): the involved ones, then their nearest
     neighbours, so a long entity never hides the events the card is about."""
@@ -162,7 +250,7 @@ def rules_checked(summary: dict[str, Any]) -> list[dict[str, Any]]:
     for name, req in CORE_RULES.items():
         if name in SIMULATED_ONLY and "simulated" not in applied:
             continue
-        out.append(_row("core", name, req, "", rows_checked, counts))
+        out.append(_row("core", name, getattr(req, "requirement", req), "", rows_checked, counts))
     out.append(_row("core", "schema-conformance", "TR-005", "", summary.get("rows_read", 0) or 0, counts))
     for spec in mechanisms().values():
         if spec.name == "net" or spec.records not in summary.get("monitors", [spec.records]):
