@@ -9,6 +9,7 @@ rows the renderers must refuse. Each check has its twin.
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -24,7 +25,9 @@ from conformance.audit.report_data import (
     rule_rows,
     states_line,
 )
-from conformance.report import rules_lines, sample_lines
+from conformance.cli import main
+from conformance.report import CheckOutcome, rules_lines, sample_lines
+from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.unit
 
@@ -246,3 +249,46 @@ def test_junit_states_skipped_reasons_and_unknown_notes():
 
 def test_sample_lines_without_violations():
     assert sample_lines([]) == []
+
+
+# --- the commands refuse rows that lie --------------------------------------------------------------------
+
+
+def _with_rows(monkeypatch, rows: list[dict[str, Any]]) -> None:
+    summary = CheckOutcome.summary
+
+    def planted(self: CheckOutcome, **kw: Any) -> dict[str, Any]:
+        return {**summary(self, **kw), "rules": rows, "rules_by_state": count_states(rows)}
+
+    monkeypatch.setattr(CheckOutcome, "summary", planted)
+
+
+@pytest.mark.parametrize("state, judged, status", [("held", 3, 0), ("held", 0, 3)])
+def test_check_refuses_a_rule_judged_0_times_shown_held(tmp_path, monkeypatch, capsys, state, judged, status):
+    """The rows as the engine hands them to the terminal: honest, they are said; a rule judged 0 times and
+    marked held (the twin) is an internal error (exit 3) before any report is written."""
+    _with_rows(monkeypatch, [row("shadow-before-ack", "SR-031", "sr", state, judged)])
+    argv = ["check", str(SAMPLES_DIR / "clean" / "sr-s1.jsonl"), "--engine", "python", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml")]) == status
+    said = capsys.readouterr()
+    if status == 0:
+        assert "rules: 0 violated, 1 held, 0 not judged, 0 not applicable" in said.out.splitlines()
+        assert cases((tmp_path / "j.xml").read_text())[0] == (
+            "SR-031 shadow-before-ack", "passed", "held: 3 instance(s) judged, none violated")  # fmt: skip
+    else:
+        assert "a rule judged 0 times is never held" in said.err and not (tmp_path / "j.xml").exists()
+
+
+def test_report_refuses_a_summary_whose_rows_lie(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    rows = imported_rows()
+    rows[6] = {**rows[6], "state": "held", "reason": None}
+    (out / "summary.json").write_text(json.dumps(report("valid", rows)["summary"]))
+    for name in ("violations", "quarantine", "unknown"):
+        (out / f"{name}.jsonl").write_text("")
+    assert main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 2
+    assert "SR-015 msgtrk-shadow-in-boundary" in capsys.readouterr().err and not (tmp_path / "r.html").exists()
+    rows[6] = imported_rows()[6]  # twin: the same directory with the row as it was
+    (out / "summary.json").write_text(json.dumps(report("valid", rows)["summary"]))
+    assert main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 0
