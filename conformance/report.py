@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.audit.report_data import cause_first, rule_rows, states_line
 from traces.io import TraceFileError, discover
 from traces.rows import OLDER_VERSION_REASON
 from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
@@ -314,8 +315,6 @@ def rules_lines(summary: dict[str, Any]) -> list[str]:
     """The terminal's lines on what each rule judged (issue 29): `rules: N violated, N held, N not judged, N not
     applicable`, then the not-judged rules with their reasons (at most `MAX_NOT_JUDGED`). Nothing for a summary
     without rule rows. The rows are checked (`conformance.audit.report_data.check_rule_rows`)."""
-    from conformance.audit.report_data import rule_rows, states_line
-
     if "rules" not in summary:
         return []
     rows = rule_rows(summary)
@@ -330,8 +329,6 @@ def rules_lines(summary: dict[str, Any]) -> list[str]:
 def sample_lines(violations: list[dict[str, Any]]) -> list[str]:
     """The first violations, cause first as the HTML report orders them (`report_data.cause_first`): per
     entity, the earliest first, with the count of the later violations of the entity that follow from it."""
-    from conformance.audit.report_data import cause_first
-
     lines = []
     for card in cause_first(violations)[:MAX_SAMPLES]:
         v = card.head[1]
