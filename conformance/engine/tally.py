@@ -141,7 +141,7 @@ def rule_rows(
     for t in tables(monitors):
         applicable = bool(seen) if t.records is None else t.records in seen
         for r in t.rules:
-            rows.append(_row(t, r, counts, violated[(r.mechanism, r.name)], applicable))
+            rows.append(_row(t, r, counts, violated[(r.mechanism if r.table else t.monitor, r.name)], applicable))
     return rows
 
 
