@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine.stream import Router
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import DEFAULT_CAP, attach_events, finish_outcome
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError
@@ -77,6 +78,7 @@ def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes:
         if hashes is not None:
             hashes.extend(id_hash(e.event_id) for e in events)
     _finish(router, out)
+    out["counts"] = router.counts
     _attach(path, out["violations"])
     out["by_mechanism"] = dict(out["by_mechanism"])
     return out
@@ -150,8 +152,10 @@ def assemble(
     violations: list[dict] = []
     unknown: list[dict] = []
     by_mech: Counter[str] = Counter()
+    counts = RuleCounts()
     rows_checked = 0
     for r in results:
+        counts.merge(r["counts"])
         violations.extend(r["violations"])
         unknown.extend(r["unknown"])
         by_mech.update(r["by_mechanism"])
@@ -174,6 +178,7 @@ def assemble(
         files_skipped=list(ds.input["files_skipped"]),
         duplicates=duplicate_violations(ds, seen),
         cap=cap,
+        counts=counts,
     )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from conformance.engine.collector import PausedCollector
 from conformance.engine.stream import Router
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import attach_from, finish_outcome
 from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import FileIndex
@@ -59,6 +60,7 @@ class UnitResult:
     rows_by_file: dict[int, int] = field(default_factory=dict)
     by_mechanism: Counter[str] = field(default_factory=Counter)
     hashes: array = field(default_factory=lambda: array("Q"))
+    counts: RuleCounts = field(default_factory=RuleCounts)  # what each rule judged
 
 
 def _components(index: list[Index]) -> list[list[int]]:
@@ -192,6 +194,7 @@ def judge_unit(
                 collector.read(part.rows_read)
         held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
         found, out.unknown = router.finish()  # held traces judged whole by the engine
+        out.counts = router.counts
     attach_from(found, held, [files[r] for r in unit.files], traces)
     out.violations = found
     return out
@@ -213,7 +216,9 @@ def finish_units(
     quarantine: list[dict] = []
     violations: list[dict] = []
     unknown: list[dict] = []
+    counts = RuleCounts()
     for r in results:
+        counts.merge(r.counts)
         by_mech.update(r.by_mechanism)
         quarantine.extend(r.quarantine)
         violations.extend(r.violations)
@@ -238,4 +243,5 @@ def finish_units(
         files_skipped=found.skipped,
         duplicates=duplicates,
         cap=cap,
+        counts=counts,
     )

@@ -25,6 +25,7 @@ from conformance.engine import statedir
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State
 from conformance.engine.stream import Router, TraceFolds, results_of
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import DEFAULT_CAP, attach_events, violations_of
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
@@ -75,9 +76,10 @@ def _check(
         if folds is None:
             continue
         state.folds[trace] = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)
-        rows, notes = results_of(folds)
+        counts = RuleCounts()
+        rows, notes = results_of(folds, counts)
         fresh[trace] = rows
-        state.results[trace] = (rows, notes)
+        state.results[trace] = (rows, notes, counts)
     attach(fresh, state, todo, found.files)
     if held:  # new traces recorded out of seq order: judged whole, never continued
         by_trace: dict[str, list[Event]] = {}
@@ -85,9 +87,10 @@ def _check(
             by_trace.setdefault(e.trace_id, []).append(e)
         for trace, evs in by_trace.items():
             notes = []
-            rows = violations_of(evs, runs, notes)
+            counts = RuleCounts()
+            rows = violations_of(evs, runs, notes, counts)
             attach_events(rows, evs)
-            state.results[trace], state.folds[trace] = (rows, notes), None
+            state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
     return outcome(found, state, names, cap, state_dir, "python")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine.stream import judge_whole
+from conformance.engine.tally import RuleCounts, nothing_judged, nothing_judged_note, rule_rows
 from conformance.report import CheckOutcome, count_rules, violation_key
 from traces.dataset import id_hash
 from traces.io import iter_trace_file
@@ -19,10 +20,11 @@ from traces.schema import Event
 DEFAULT_CAP = 100_000
 
 
-def violations_of(events: list[Event], runs: list, unknown: list[dict]) -> list[dict]:
+def violations_of(events: list[Event], runs: list, unknown: list[dict], counts: RuleCounts | None = None) -> list[dict]:
     """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group of traces held
-    in memory in recording order (`conformance.engine.stream.judge_whole`): the report's rows."""
-    return judge_whole(events, runs, unknown)
+    in memory in recording order (`conformance.engine.stream.judge_whole`): the report's rows; what the
+    rules judged goes to `counts` when given."""
+    return judge_whole(events, runs, unknown, counts)
 
 
 def attach_events(violations: list[dict], events: list[Event]) -> None:
@@ -65,6 +67,7 @@ def finish_outcome(
     files_skipped: list[dict[str, str]],
     duplicates: tuple[list[dict], dict[str, list[Event]]],
     cap: int,
+    counts: RuleCounts,
 ) -> CheckOutcome:
     """The report of a check (a corpus or an ingested dataset): TR-002 violations added, and a violation whose
     event ID is used elsewhere too gets that ID's events from the whole corpus in recording order; violations
@@ -74,6 +77,14 @@ def finish_outcome(
         if any(i in same for i in v["event_ids"]):
             v["events"] = [e.to_row() for i in v["event_ids"] for e in same.get(i, [])] or v["events"]
     violations.extend(dup_violations)
+    by_rule = count_rules(violations)
+    counts.count("core", "event-id-unique", rows_checked)  # TR-002: every event checked for a repeated ID
+    counts.count("core", "schema-conformance", rows_read)  # TR-005: every row read checked against the schema
+    quarantined = [{"rule": "schema-conformance", "mechanism": "core", "count": len(quarantine)}]
+    rules = rule_rows(counts, by_rule + quarantined, by_mechanism, monitors)
+    empty = nothing_judged(rules, counts) and rows_checked > 0  # no events at all: `--allow-empty` decides
+    if empty:
+        unknown.append({"mechanism": "core", "note": nothing_judged_note(by_mechanism)})
     unknown.sort(key=lambda u: (u["mechanism"], u["note"]))
     violations.sort(key=violation_key)
     return CheckOutcome(
@@ -85,12 +96,14 @@ def finish_outcome(
         quarantine=quarantine[:cap],
         violations_total=len(violations),
         violations=violations[:cap],
-        violations_by_rule=count_rules(violations),
+        violations_by_rule=by_rule,
         unknown=unknown[:cap],
         unknown_total=len(unknown),
         events_by_mechanism=by_mechanism,
         monitors=monitors,
         files_skipped=files_skipped,
+        rules=rules,
+        nothing_judged=empty,
     )
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.audit.report_data import cause_first, rule_rows, states_line
+from conformance.engine.tally import by_state
 from traces.io import TraceFileError, discover
 from traces.rows import OLDER_VERSION_REASON
 from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
@@ -63,6 +64,8 @@ class CheckOutcome:
     events_by_mechanism: dict[str, int] = field(default_factory=dict)
     monitors: list[str] = field(default_factory=list)
     files_skipped: list[dict[str, str]] = field(default_factory=list)  # file, reason
+    rules: list[dict[str, Any]] = field(default_factory=list)  # one row per rule (`conformance.engine.tally`)
+    nothing_judged: bool = False  # no rule beyond the format rules judged an instance: unknown, never valid
 
     @property
     def reconciles(self) -> bool:
@@ -110,6 +113,9 @@ class CheckOutcome:
             "quarantine_written": len(self.quarantine),
             "unknown_total": self.unknown_total,
             "unknown_accepted": self.verdict == "unknown" and allow_unknown,
+            "nothing_judged": self.nothing_judged,
+            "rules_by_state": by_state(self.rules),
+            "rules": self.rules,
         }
 
 

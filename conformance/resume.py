@@ -24,6 +24,7 @@ from pathlib import Path
 from conformance.engine import statedir
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import TraceFolds
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import duplicate_ids, finish_outcome
 from conformance.report import CheckOutcome, InternalError
 from model.registry import monitor_runs
@@ -143,7 +144,7 @@ def attach(
         return
     known: dict[tuple[str, str], list[dict]] = {}
     for trace in fresh:
-        for v in state.previous.get(trace, ([], []))[0]:
+        for v in state.previous.get(trace, ([], [], None))[0]:
             for row in v.get("events", []):
                 same = known.setdefault((trace, row["event_id"]), [])
                 if row not in same:
@@ -165,10 +166,12 @@ def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path,
     over the old and new event IDs' stable hashes, the counts reconciled (TR-005)."""
     violations: list[dict] = []
     unknown: list[dict] = []
+    counts = RuleCounts()
     for trace in sorted(state.results):
-        rows, notes = state.results[trace]
+        rows, notes, judged = state.results[trace]
         violations.extend(dict(v) for v in rows)
         unknown.extend(notes)
+        counts.merge(judged)
     repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
     duplicates = duplicate_ids(found.files, repeated, statedir.stable_hash) if repeated else ([], {})
     if state.rows_read != state.rows_checked + len(state.quarantine):
@@ -189,4 +192,5 @@ def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path,
         files_skipped=found.skipped,
         duplicates=duplicates,
         cap=cap,
+        counts=counts,
     )

@@ -24,6 +24,7 @@ the reason and everything is checked anew. TR-002 over old and new event IDs and
 from __future__ import annotations
 
 import argparse
+import pickle
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -32,6 +33,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from conformance.engine.statedir import FileFacts, State
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import DEFAULT_CAP
 from conformance.report import CheckOutcome
 from conformance.resume import NotContinued, Segment, attach, check_after, judged_whole, outcome, resume, segments
@@ -45,7 +47,15 @@ from spark_trace_check.job import (
     sorted_out,
     staging,
 )
-from spark_trace_check.monitors import FOLDS_KIND, HASHES_KIND, HELD_KIND, Keep, trace_pass
+from spark_trace_check.monitors import (
+    FOLDS_KIND,
+    HASHES_KIND,
+    HELD_KIND,
+    TALLY_KIND,
+    Keep,
+    trace_pass,
+    violation_row,
+)
 from spark_trace_check.raw import Raw, read_segments
 from traces.io import discover
 
@@ -134,13 +144,22 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     for trace in held:
         state.folds[trace] = None
         fresh[trace], notes[trace] = [], []
+    counts: dict[str, RuleCounts] = {trace: RuleCounts() for trace in fresh}
+    whole = RuleCounts()  # the held traces' pass counts per task: kept with the first held trace
     for r in judged:
         if r["kind"] == "v":
-            fresh[r["trace_id"]].append({c: r[c] for c in VIOLATION_COLUMNS})
+            fresh[r["trace_id"]].append(violation_row(r, VIOLATION_COLUMNS))
+        elif r["kind"] == TALLY_KIND:
+            if r["trace_id"] is None:
+                whole.merge(pickle.loads(r["blob"]))
+            elif r["trace_id"] not in held:
+                counts[r["trace_id"]] = pickle.loads(r["blob"])
         else:
             notes[r["trace_id"]].append({"mechanism": r["mechanism"], "note": r["explanation"]})
+    if held:
+        counts[min(held)] = whole
     for trace, rows in fresh.items():
-        state.results[trace] = (rows, notes[trace])
+        state.results[trace] = (rows, notes[trace], counts[trace])
     attach(fresh, state, todo, found.files, lambda _todo, missing: _events(raw, missing))
     state.rows_read += raw.rows_read
     state.rows_checked += sum(by_mech.values())

@@ -39,7 +39,7 @@ from model.registry import monitor_runs
 from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
-from spark_trace_check.monitors import HELD_KIND, judged_events, trace_pass
+from spark_trace_check.monitors import HELD_KIND, TALLY_KIND, judged_events, rule_counts, trace_pass, violation_row
 from spark_trace_check.progress import StatusBar, job_group
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
@@ -175,7 +175,8 @@ def _check(
     judged = judge_held(spark, raw, by_kind, partitions, skew_ms)
     names = [name for name, _ in monitor_runs(skew_ms)]
     _progress(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
-    violations = [{c: r[c] for c in VIOLATION_COLUMNS} for r in judged if r["kind"] == "v"]
+    violations = [violation_row(r, VIOLATION_COLUMNS) for r in judged if r["kind"] == "v"]
+    counts = rule_counts(r for r in judged if r["kind"] == TALLY_KIND)
     unknown = [{"mechanism": r["mechanism"], "note": r["explanation"]} for r in judged if r["kind"] == "u"]
     hashes = [int(r["explanation"]) for r in by_kind.get("d", ()) if r["explanation"] is not None]
     nulls = any(r["explanation"] is None for r in by_kind.get("d", ()))
@@ -198,6 +199,7 @@ def _check(
         files_skipped=raw.skipped,
         duplicates=duplicates,
         cap=cap,
+        counts=counts,
     )
 
 
@@ -224,6 +226,7 @@ def judge_held(spark: SparkSession, raw: Raw, by_kind: dict[str, list], partitio
     held = sorted({r["trace_id"] for r in by_kind.get(HELD_KIND, ())})
     dropped = set(held)
     judged = [r for k in ("v", "u") for r in by_kind.get(k, ()) if r["trace_id"] not in dropped]
+    judged += by_kind.get(TALLY_KIND, ())  # per task (per trace when incremental: filtered by the caller)
     if held:
         keys = sorted({r["entity"] for r in by_kind[HELD_KIND] if r["entity"] is not None} | set(held))
         misread = any(r["entity"] != r["trace_id"] for r in by_kind[HELD_KIND])

@@ -30,7 +30,8 @@ import json
 import pickle
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,6 +42,7 @@ from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import stable_hash
 from conformance.engine.stream import TraceFolds, results_of
+from conformance.engine.tally import RuleCounts
 from conformance.outcome import violations_of
 from model.registry import monitor_runs
 from spark_trace_check.raw import RAW_COLUMNS
@@ -54,25 +56,28 @@ __all__ = [
     "HASHES_KIND",
     "HELD_KIND",
     "OUT_DDL",
+    "TALLY_KIND",
     "Keep",
     "OrderBroken",
     "judge_rows",
     "judged_events",
+    "rule_counts",
     "trace_pass",
+    "violation_row",
 ]
 
 OUT_DDL = (
     "kind string, rule string, requirement string, mechanism string, trace_id string, entity string, "
     "event_ids array<string>, explanation string, file_rank int, line bigint, field string, reason string, "
-    "count bigint, blob binary"
+    "count bigint, blob binary, data string"
 )
 _OUT_SCHEMA = pa.schema(
     [(c.split(" ")[0], pa.list_(pa.string()) if "array" in c else pa.string()) for c in OUT_DDL.split(", ")[:8]]
     + [("file_rank", pa.int32()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
-    + [("count", pa.int64()), ("blob", pa.binary())]
+    + [("count", pa.int64()), ("blob", pa.binary()), ("data", pa.string())]
 )
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
-FOLDS_KIND, HASHES_KIND = "f", "x"
+FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
 EVENT_DDL = (
     ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
     + ", file_rank int, line bigint"
@@ -163,6 +168,7 @@ class _Pass:
         self.dropped = False
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
         self.hashes = array("Q")
+        self.rules = RuleCounts()  # what the rules judged: one row per task, or per trace when incremental
         self.rank = self.trace_rank = -1  # the file of the row being judged; of the trace's last event
 
     def batch(self, batch: pa.RecordBatch) -> None:
@@ -226,12 +232,17 @@ class _Pass:
                 blob = pickle.dumps(self.folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
                 trace, rank = self.folds.core.trace, self.trace_rank
                 self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
-            found, notes = results_of(self.folds)
-            self._emit(self.folds.core.trace, found, notes)
+            counts = RuleCounts() if self.restored is not None else self.rules
+            found, notes = results_of(self.folds, counts)
+            self._emit(self.folds.core.trace, found, notes, counts)
         self.folds, self.seq, self.dropped = None, -1, False
 
-    def _emit(self, trace: str, found: list[dict], notes: list[dict]) -> None:
-        self.out.extend({"kind": VIOLATION_KIND, **v} for v in found)
+    def _emit(self, trace: str, found: list[dict], notes: list[dict], counts: RuleCounts) -> None:
+        self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v)} for v in found)
+        if counts is not self.rules:  # incremental: each trace's own counts, saved with its results
+            self.out.append(
+                {"kind": TALLY_KIND, "trace_id": trace, "blob": pickle.dumps(counts, pickle.HIGHEST_PROTOCOL)}
+            )
         self.out.extend(
             {"kind": UNKNOWN_KIND, "trace_id": trace, "mechanism": u["mechanism"], "explanation": u["note"]}
             for u in notes
@@ -242,9 +253,12 @@ class _Pass:
         for trace in sorted(self.kept):
             events = [e for _, _, e in sorted(self.kept[trace], key=lambda x: (x[0], x[1]))]
             notes: list[dict] = []
-            found = violations_of(events, self.runs, notes)
-            self._emit(trace, found, notes)
+            counts = RuleCounts() if self.restored is not None else self.rules
+            found = violations_of(events, self.runs, notes, counts)
+            self._emit(trace, found, notes, counts)
         self.kept = {}
+        if self.restored is None:
+            self.out.append({"kind": TALLY_KIND, "blob": pickle.dumps(self.rules, pickle.HIGHEST_PROTOCOL)})
         self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(self.counts.items()))
         if self.restored is not None:
             self.out.append({"kind": HASHES_KIND, "blob": self.hashes.tobytes()})
@@ -252,6 +266,28 @@ class _Pass:
     def drain(self) -> pa.RecordBatch:
         out, self.out = self.out, []
         return pa.RecordBatch.from_pylist(out, schema=_OUT_SCHEMA)
+
+
+def _data(v: dict) -> str | None:
+    """A violation's structured values (`traces.verdict.Violation.data`) as JSON text for the Arrow row."""
+    return json.dumps(v["data"], sort_keys=True) if v.get("data") else None
+
+
+def violation_row(r: Any, columns: Sequence[str]) -> dict:
+    """A report row of a collected violation row: its columns, and its data parsed back when it has any."""
+    out = {c: r[c] for c in columns}
+    if r["data"] is not None:
+        out["data"] = json.loads(r["data"])
+    return out
+
+
+def rule_counts(rows: Iterable[Any], dropped: set[str] = frozenset()) -> RuleCounts:  # type: ignore[assignment]
+    """The tallies of the pass's TALLY rows merged (the per-trace rows of traces in `dropped` left out)."""
+    counts = RuleCounts()
+    for r in rows:
+        if r["trace_id"] is None or r["trace_id"] not in dropped:
+            counts.merge(pickle.loads(r["blob"]))
+    return counts
 
 
 def _problem(problem: Problem | None) -> dict:

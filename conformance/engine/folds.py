@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from model.registry import vocabulary
 from traces.schema import Event
-from traces.verdict import Fold, Monitor, MonitorResult
+from traces.verdict import Fold, Monitor, MonitorResult, Tally
 
 
 class BufferedFold:
@@ -80,7 +80,7 @@ class GroupFolds:
                 out.append((name, self.first, fold.finish()))
                 notes = self.unknown_kinds(mechanism)
                 if notes:
-                    out.append((name, self.first, MonitorResult.of((), notes)))
+                    out.append((name, self.first, MonitorResult.of((), notes, Tally())))  # judges nothing
         return out
 
     def unknown_kinds(self, mechanism: str) -> list[str]:

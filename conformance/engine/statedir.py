@@ -11,7 +11,8 @@ one whole state of one run):
   order, so they cannot continue its folds);
 - `folds.pickle`: trace -> its folds before finishing (`conformance.engine.stream.TraceFolds`, pickled), or
   None for a trace judged whole because it was recorded out of seq order (it cannot be continued);
-- `results.pickle`: trace -> its report rows (violations with their events, unknown notes) as last judged;
+- `results.pickle`: trace -> its report rows (violations with their events, unknown notes) and what its rules
+  judged (`conformance.engine.tally.RuleCounts`), as last judged;
 - `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events).
 
 Both drivers write and read this one format (`conformance.incremental`, `spark_trace_check.incremental`):
@@ -35,7 +36,7 @@ from typing import Any
 from traces.io import TraceFileError
 from traces.schema import SCHEMA_VERSION
 
-FORMAT = 2  # 2: last_file
+FORMAT = 3  # 2: last_file; 3: each trace's results hold what its rules judged (`tally.RuleCounts`)
 _CODE = ("model", "conformance/engine", "conformance/audit", "traces")  # what decides a fold's state and results
 
 
@@ -111,10 +112,10 @@ class State:
     by_mechanism: dict[str, int] = field(default_factory=dict)
     quarantine: list[dict] = field(default_factory=list)
     folds: dict[str, bytes | None] = field(default_factory=dict)
-    results: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)
+    results: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # rows, notes, RuleCounts
     hashes: array = field(default_factory=lambda: array("Q"))
     last_file: dict[str, str] = field(default_factory=dict)  # trace -> the file of its last event read
-    previous: dict[str, tuple[list[dict], list[dict]]] = field(default_factory=dict)  # not saved
+    previous: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # not saved
     begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
 
 

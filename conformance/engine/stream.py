@@ -22,6 +22,7 @@ from operator import attrgetter
 
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
+from conformance.engine.tally import RuleCounts
 from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
@@ -91,6 +92,7 @@ class Router:
         self.streamed = streamed  # None: every trace (the caller guarantees seq order)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
+        self.counts = RuleCounts()  # what each rule judged, over every trace finished (`judged`)
 
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
@@ -112,7 +114,9 @@ class Router:
             folds = self.traces.pop(trace, None)
             if folds is None:
                 folds = whole_trace(held.pop(trace), self.trace_runs, self.entity_runs)
-            yield folds.finish()
+            core, judged = folds.finish()
+            count(self.counts, folds, judged)
+            yield core, judged
 
     def finish(
         self, judge_held: Callable[[list[Event], list[dict]], list[dict]] | None = None
@@ -132,15 +136,25 @@ class Router:
         return found, unknown
 
 
-def judge_whole(events: list[Event], runs: Runs, unknown: list[dict]) -> list[dict]:
+def judge_whole(events: list[Event], runs: Runs, unknown: list[dict], counts: RuleCounts | None = None) -> list[dict]:
     """Whole traces held in memory, their events in recording order: every trace's violations (core rules
-    but TR-002, every monitor of `runs`) as report rows; its unknown notes are added to `unknown`."""
+    but TR-002, every monitor of `runs`) as report rows; its unknown notes are added to `unknown`, what its
+    rules judged to `counts` (when given)."""
     router = Router(runs, set())  # no trace streams: every one is held and judged whole
     for e in events:
         router.feed(e)
     found, notes = router.finish()
     unknown.extend(notes)
+    if counts is not None:
+        counts.merge(router.counts)
     return found
+
+
+def count(counts: RuleCounts, folds: TraceFolds, judged: list[Judged]) -> None:
+    """A finished trace's tallies (its core rules' and every monitor result's) added to `counts`."""
+    counts.add("core", getattr(folds.core, "tally", None))
+    for name, _, result in judged:
+        counts.add(name, result.tally)
 
 
 def result_of(judged: Iterator[tuple[list[Violation], list[Judged]]], first: Sequence[Violation] = ()) -> MonitorResult:
@@ -163,9 +177,12 @@ def unknown_rows(name: str, result: MonitorResult) -> list[dict]:
     return [{"mechanism": name, "note": n} for n in result.notes] if result.verdict is Verdict.UNKNOWN else []
 
 
-def results_of(folds: TraceFolds) -> tuple[list[dict], list[dict]]:
-    """A trace's folds finished: its violations (report rows) and unknown notes (mechanism, note)."""
+def results_of(folds: TraceFolds, counts: RuleCounts | None = None) -> tuple[list[dict], list[dict]]:
+    """A trace's folds finished: its violations (report rows) and unknown notes (mechanism, note); what its
+    rules judged is added to `counts` (when given)."""
     core, judged = folds.finish()
+    if counts is not None:
+        count(counts, folds, judged)
     found = [v.to_json() for v in core]
     unknown: list[dict] = []
     for name, _, result in judged:
