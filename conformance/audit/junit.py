@@ -3,8 +3,9 @@
 The test cases are summary.json `rules` (issue 29), read through `report_data.rule_rows` (an inconsistent row is
 refused, never written as a pass): a violated rule is a failing case, a held rule a passing one whose
 `system-out` gives how many instances it judged, a rule not judged a skipped case whose message gives the
-reason. Rules not applicable to the input (no event of their mechanism) are not listed, as the rules that do
-not apply by the rule sets (TR-008) never were. The failing cases come first, cause first: in the order of
+reason. Rules not applicable to the input (no event of their mechanism) are not listed, nor are the rules that
+do not apply by the rule sets (TR-008: TR-003 and TR-006 when no trace is simulated) unless they judged
+something. The failing cases come first, cause first: in the order of
 their first violation in the report's order (`report_data.in_cause_order`: per entity, the earliest first),
 and each failure lists its violations in that order, as readable text. The groups that could not be judged
 are one more case, skipped with every note of unknown.jsonl.
@@ -18,6 +19,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from conformance.audit.report_data import in_cause_order, rule_rows
+from conformance.engine.rulesets import SIMULATED_ONLY, summary_rule_sets
 from conformance.report import SCHEMA_RULE
 
 MAX_LISTED = 50
@@ -62,9 +64,20 @@ def _failure(case: ET.Element, r: dict[str, Any], listed: list[dict[str, Any]], 
     failure.text = "\n".join(lines)
 
 
+def applies(r: dict[str, Any], summary: dict[str, Any]) -> bool:
+    """Whether rule row `r` is a test case: applicable to the input, and in a rule set that applied (TR-008)."""
+    if r["state"] == "not-applicable":
+        return False
+    sets = summary.get("rule_sets") or summary_rule_sets(
+        summary.get("events_by_mechanism", {}), summary.get("monitors", [])
+    )
+    outside = r["mechanism"] == "core" and r["rule"] in SIMULATED_ONLY and "simulated" not in sets.get("applied", [])
+    return not outside or bool(r["judged"])
+
+
 def render_junit(report: dict[str, Any]) -> str:
     s = report["summary"]
-    rows = [r for r in rule_rows(s) if r["state"] != "not-applicable"]
+    rows = [r for r in rule_rows(s) if applies(r, s)]
     listed: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for v in in_cause_order(report["violations"]):
         listed[(v["requirement"], v["rule"])].append(v)
