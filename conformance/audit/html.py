@@ -225,12 +225,15 @@ def _first_screen(report: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     out += [f"<li><b>{_e(u.get('mechanism'))}</b>: {_e(u.get('note'))}</li>" for u in notes[:MAX_FIRST]]
     if len(notes) > MAX_FIRST:
         out.append(f"<li>... and {len(notes) - MAX_FIRST} more under <a href='#unknown'>could not be judged</a></li>")
-    out += [
-        f"<li><b>{_e(r['requirement'])} {_e(r['rule'])}</b> not judged: {_e(r.get('reason') or '')}</li>"
-        for r in idle[:MAX_FIRST]
-    ]
-    if len(idle) > MAX_FIRST:
-        out.append(f"<li>... and {len(idle) - MAX_FIRST} more rules in <a href='#rules'>the rules table</a></li>")
+    why: dict[str, list[dict[str, Any]]] = {}
+    for r in idle:  # the rules not judged, grouped by their reason
+        why.setdefault(r.get("reason") or "", []).append(r)
+    for reason, group in list(why.items())[:MAX_FIRST]:
+        named = ", ".join(f"<b>{_e(r['requirement'])} {_e(r['rule'])}</b>" for r in group)
+        out.append(f"<li>{len(group)} rule(s) not judged, {_e(reason)}: {named}</li>")
+    if len(why) > MAX_FIRST:
+        left = sum(len(g) for g in list(why.values())[MAX_FIRST:])
+        out.append(f"<li>... and {left} more rules in <a href='#rules'>the rules table</a></li>")
     return "".join(out) + "</ul></div>"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from html import escape
 from typing import Any
 
 import pytest
@@ -157,9 +158,10 @@ def first_screen_problems(page: str, rep: dict[str, Any]) -> list[str]:
     """What an UNKNOWN page does not say before its first section (the run): each unknown note and not-judged
     rule must be named above it."""
     top = page[: page.index("<h2 id='run'>")]
-    out = [f"note {u['note']!r} not on the first screen" for u in rep["unknown"] if u["note"] not in top]
+    out = [f"note {u['note']!r} not on the first screen" for u in rep["unknown"] if escape(u["note"]) not in top]
     idle = [r for r in rep["summary"]["rules"] if r["state"] == "not-judged"]
     out += [f"{r['requirement']} {r['rule']} not on the first screen" for r in idle if f"{r['rule']}</b>" not in top]
+    out += [f"the reason {r['reason']!r} not on the first screen" for r in idle if escape(r["reason"]) not in top]
     return out
 
 

@@ -24,7 +24,7 @@ from conformance.audit.junit import applies
 from conformance.audit.report_data import check_rule_rows, states_line
 from conformance.cli import main
 from conformance.engine.rulesets import SIMULATED_ONLY
-from tests.audit.test_rule_states import cases, held_problems
+from tests.audit.test_rule_states import cases, first_screen_problems, held_problems
 from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.unit
@@ -47,6 +47,7 @@ def _check(base: Path, name: str, paths: list[str], *extra: str) -> dict[str, An
         "page": Path(f"{out}.html").read_text(),
         "junit": Path(f"{out}.xml").read_text(),
         "violations": [json.loads(x) for x in (out / "violations.jsonl").read_text().splitlines() if x.strip()],
+        "unknown": [json.loads(x) for x in (out / "unknown.jsonl").read_text().splitlines() if x.strip()],
     }
 
 
@@ -99,7 +100,10 @@ def test_real_logs_not_judged_rules_are_named(runs):
     rows = runs["real-logs"]["summary"]["rules"]
     idle = {r["rule"] for r in rows if r["state"] == "not-judged"}
     assert {"smtp-ack-after-shadow", "msgtrk-shadow-in-boundary"} <= idle  # no protocol logs, no boundary
-    assert "No violation: every rule" not in runs["real-logs"]["page"]
+    run = runs["real-logs"]
+    assert run["summary"]["verdict"] == "unknown" and run["status"] == 0  # --allow-unknown
+    assert "No violation: every rule" not in run["page"]
+    assert first_screen_problems(run["page"], run) == []  # the UNKNOWN page says what was not judged first
 
 
 def test_cause_first_in_terminal_and_junit(runs):
