@@ -294,3 +294,19 @@ def test_report_refuses_a_summary_whose_rows_lie(tmp_path, capsys):
     rows[6] = imported_rows()[6]  # twin: the same directory with the row as it was
     (out / "summary.json").write_text(json.dumps(report("valid", rows)["summary"]))
     assert main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 0
+
+
+def test_a_summary_without_rule_rows_claims_no_held_rule():
+    """A report directory written before the rows existed (`haconform report` on it): violated rules from the
+    counts, the rest not judged (their monitor ran) or not applicable; none held, whatever the counts say."""
+    old = report("invalid", [])["summary"]
+    del old["rules"], old["rules_by_state"]
+    old["violations_by_rule"] = [{"rule": "shadow-before-ack", "requirement": "SR-031", "mechanism": "sr", "count": 2}]
+    old["events_by_mechanism"], old["monitors"] = {"sr": 40}, ["sr", "am"]
+    rows = check_rule_rows(rule_rows(old))
+    states = {r["rule"]: r["state"] for r in rows}
+    assert states["shadow-before-ack"] == "violated" and "held" not in states.values()
+    assert states["primary-copy-transition"] == "not-judged"
+    assert {r["state"] for r in rows if r["mechanism"] == "am"} == {"not-applicable"}
+    page = render_html({**report("invalid", []), "summary": old})
+    assert held_problems(page) == [] and "summary.json holds no per-rule counts" in page

@@ -24,7 +24,7 @@ from conformance.audit.junit import applies
 from conformance.audit.report_data import check_rule_rows, states_line
 from conformance.cli import main
 from conformance.engine.rulesets import SIMULATED_ONLY
-from tests.audit.test_rule_states import cases, first_screen_problems, held_problems
+from tests.audit.test_rule_states import _table_rows, cases, first_screen_problems, held_problems
 from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.unit
@@ -110,6 +110,7 @@ def test_cause_first_in_terminal_and_junit(runs):
     run = runs["mutant"]
     samples = [x for x in run["terminal"].splitlines() if x.startswith("  [")]
     assert samples[0].startswith("  [SR-031 shadow-before-ack]")  # the planted bug, not its consequences
+    assert _table_rows(run["page"], "rules-violated")[0][0] == "shadow-before-ack"  # the page's rules table too
     failures = [(n, text) for n, outcome, text in cases(run["junit"]) if outcome == "failure"]
     assert failures[0][0] == "SR-031 shadow-before-ack"
     assert not any("['" in text for _, text in failures)  # readable text, no Python list
