@@ -1,4 +1,4 @@
-"""What every rule judged in a check, and the four states of a rule in the report (issue 29).
+"""What every rule judged in a check, and the four states of a rule in the report (TR-009, issue 29).
 
 Each fold counts, per rule, the instances it evaluated and the instances it met but could not judge
 (`traces.verdict.Tally`). The engine adds every finished fold's tally into one `RuleCounts`, keyed by
@@ -30,7 +30,7 @@ from model.registry import mechanisms
 from spec.catalogue import require
 from traces.verdict import Rule, Tally, rules_in
 
-require("TR-001", "TR-002", "TR-004", "TR-005")
+require("TR-001", "TR-002", "TR-004", "TR-005", "TR-009")
 
 FORMAT_REQUIREMENTS = frozenset({"TR-001", "TR-002", "TR-004", "TR-005"})
 STATES = ("violated", "held", "not-judged", "not-applicable")
