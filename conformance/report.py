@@ -318,7 +318,7 @@ MAX_SAMPLES = 5  # violated entities shown on the terminal, cause first
 
 
 def rules_lines(summary: dict[str, Any]) -> list[str]:
-    """The terminal's lines on what each rule judged (issue 29): `rules: N violated, N held, N not judged, N not
+    """The terminal's lines on what each rule judged (TR-009, issue 29): `rules: N violated, N held, N not judged, N not
     applicable`, then the not-judged rules with their reasons (at most `MAX_NOT_JUDGED`). Nothing for a summary
     without rule rows. The rows are checked (`conformance.audit.report_data.check_rule_rows`)."""
     if "rules" not in summary:

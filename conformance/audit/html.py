@@ -23,8 +23,8 @@ from conformance.audit.report_data import (
     Card,
     _jsonl,
     by_rule,
+    by_state,
     cause_first,
-    count_states,
     judged_event,
     rule_rows,
     states_line,
@@ -140,7 +140,7 @@ MAX_FIRST = 10  # unknown notes and not-judged rules named on the first screen o
 
 
 def _rules_table(rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int], rank: dict) -> str:
-    """The rules in their four states (`report_data.STATES`), each with its own judged/held/violated counts; the
+    """The rules in their four states (TR-009), each with its own judged/held/violated counts; the
     violated ones in the order of their first violation, cause first (`rank`)."""
     by = {state: [r for r in rows if r["state"] == state] for state in STATES}
     by["violated"].sort(key=lambda r: rank.get((r["requirement"], r["rule"]), len(rank)))
@@ -203,7 +203,7 @@ def _lead(verdict: str, total: int, cards: int, rows: list[dict[str, Any]]) -> s
             f"{total} violation(s) in {cards} entit{'y' if cards == 1 else 'ies'}, the earliest first: each card "
             "opens with an entity's first violation, the later ones follow from it."
         )
-    n = count_states(rows)
+    n = by_state(rows)
     applied = n["held"] + n["not-judged"]
     if verdict == "unknown":
         return (

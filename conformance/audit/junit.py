@@ -1,6 +1,6 @@
 """JUnit XML from a check report directory (`haconform check --junit FILE`): one test case per rule that applied.
 
-The test cases are summary.json `rules` (issue 29), read through `report_data.rule_rows` (an inconsistent row is
+The test cases are summary.json `rules` (TR-009, issue 29), read through `report_data.rule_rows` (an inconsistent row is
 refused, never written as a pass): a violated rule is a failing case, a held rule a passing one whose
 `system-out` gives how many instances it judged, a rule not judged a skipped case whose message gives the
 reason. Rules not applicable to the input (no event of their mechanism) are not listed, nor are the rules that

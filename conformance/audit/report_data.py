@@ -11,7 +11,8 @@ its judged event's: the involved event with the highest sequence number (a fold 
 meets the last event the rule needed, never ahead of it). Violations with no event go last.
 `in_cause_order` flattens the cards for every other output that lists violations (the terminal, JUnit).
 
-What each rule judged (issue 29): summary.json `rules`, one row per rule in one of four states (`STATES`):
+What each rule judged (TR-009, issue 29): summary.json `rules`, one row per rule in one of four states
+(`conformance.engine.tally.STATES`):
 violated, held (judged at least once, nothing violated), not judged (its mechanism's events were there, no
 instance was judged: `reason` says why), not applicable (no event of its mechanism). `check_rule_rows` refuses
 rows that break this (a rule judged 0 times shown as held, counts that do not add up): every renderer reads
@@ -32,6 +33,7 @@ from typing import Any
 
 from conformance.engine.core_fold import CORE_RULES
 from conformance.engine.rulesets import SIMULATED_ONLY
+from conformance.engine.tally import STATES, by_state
 from model.msgtrk.rules import RULES as MSGTRK_RULES
 from model.registry import mechanisms
 
@@ -106,7 +108,6 @@ def in_cause_order(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [v for c in cause_first(violations) for _, v in c.all()]
 
 
-STATES = ("violated", "held", "not-judged", "not-applicable")
 STATE_TEXT = {"violated": "violated", "held": "held", "not-judged": "not judged", "not-applicable": "not applicable"}
 ROW_KEYS = ("rule", "requirement", "mechanism", "state", "judged", "held", "violated")
 NO_COUNTS = "summary.json holds no per-rule counts (written before haconform counted what each rule judged)"
@@ -150,13 +151,9 @@ def check_rule_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def count_states(rows: list[dict[str, Any]]) -> dict[str, int]:
-    return {state: sum(1 for r in rows if r["state"] == state) for state in STATES}
-
-
 def states_line(rows: list[dict[str, Any]]) -> str:
     """`N violated, N held, N not judged, N not applicable`: the four states' counts, as every output says it."""
-    return ", ".join(f"{n} {STATE_TEXT[state]}" for state, n in count_states(rows).items())
+    return ", ".join(f"{n} {STATE_TEXT[state]}" for state, n in by_state(rows).items())
 
 
 def rule_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -165,8 +162,8 @@ def rule_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     if "rules" not in summary:
         return _rows_without_counts(summary)
     rows = check_rule_rows(list(summary["rules"]))
-    if (by_state := summary.get("rules_by_state")) is not None and dict(by_state) != count_states(rows):
-        raise RuleRowError(f"rules_by_state {dict(by_state)} does not count the rows: {count_states(rows)}")
+    if (said := summary.get("rules_by_state")) is not None and dict(said) != by_state(rows):
+        raise RuleRowError(f"rules_by_state {dict(said)} does not count the rows: {by_state(rows)}")
     return rows
 
 

@@ -21,8 +21,8 @@ from conformance.audit.html import render_html
 from conformance.audit.junit import plain, render_junit
 from conformance.audit.report_data import (
     RuleRowError,
+    by_state,
     check_rule_rows,
-    count_states,
     rule_rows,
     states_line,
 )
@@ -67,7 +67,7 @@ def report(verdict: str, rows: list[dict[str, Any]], unknown: list[dict[str, Any
     summary = {"tool": "haconform check", "engine": "python", "verdict": verdict, "files": [], "rows_read": 41,
                "rows_checked": 41, "rows_quarantined": 0, "counts_reconcile": True, "monitors": ["sr", "msgtrk"],
                "events_by_mechanism": {"msgtrk": 41}, "violations_by_rule": [], "rules": rows,
-               "rules_by_state": count_states(rows)}  # fmt: skip
+               "rules_by_state": by_state(rows)}  # fmt: skip
     return {"summary": summary, "violations": [], "cards": [], "found": {"notes": []}, "quarantine": [],
             "unknown": list(unknown)}  # fmt: skip
 
@@ -260,7 +260,7 @@ def _with_rows(monkeypatch, rows: list[dict[str, Any]]) -> None:
     summary = CheckOutcome.summary
 
     def planted(self: CheckOutcome, **kw: Any) -> dict[str, Any]:
-        return {**summary(self, **kw), "rules": rows, "rules_by_state": count_states(rows)}
+        return {**summary(self, **kw), "rules": rows, "rules_by_state": by_state(rows)}
 
     monkeypatch.setattr(CheckOutcome, "summary", planted)
 
