@@ -140,7 +140,8 @@ MAX_FIRST = 10  # unknown notes and not-judged rules named on the first screen o
 
 
 def _rules_table(rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int], rank: dict) -> str:
-    """The rules in their four states (TR-009), each with its own judged/held/violated counts; the
+    """The rules in their four states (TR-009), each with its own counts (judged, held, violated, instances it
+    could not judge); the
     violated ones in the order of their first violation, cause first (`rank`)."""
     by = {state: [r for r in rows if r["state"] == state] for state in STATES}
     by["violated"].sort(key=lambda r: rank.get((r["requirement"], r["rule"]), len(rank)))
@@ -174,7 +175,8 @@ def _rule_table(
     tid: str, head: str, last: str, rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int]
 ) -> str:
     cells = "".join(
-        f"<th>{h}</th>" for h in (head, "requirement", "mechanism", "kind", "judged", "held", "violated", last)
+        f"<th>{h}</th>"
+        for h in (head, "requirement", "mechanism", "kind", "judged", "held", "violated", "could not judge", last)
     )
     body = "".join(_rule_row(r, first_card, last) for r in rows)
     return f"<div class='tbl'><table id='{tid}'><tr>{cells}</tr>{body}</table></div>"
@@ -192,6 +194,7 @@ def _rule_row(r: dict[str, Any], first_card: dict[tuple[str, str], int], last: s
     return (
         f"<tr class='{_e(r['state'])}'><td>{name}</td><td>{_e(r['requirement'])}</td><td>{_e(r['mechanism'])}</td>"
         f"<td>{_e(r.get('kind') or '')}</td><td>{r['judged']}</td><td>{r['held']}</td><td>{r['violated']}</td>"
+        f"<td>{r.get('not_judged', 0)}</td>"
         f"<td>{said}</td></tr>"
     )
 

@@ -104,7 +104,8 @@ def render_junit(report: dict[str, Any]) -> str:
             ET.SubElement(case, "skipped", message=f"not judged: {r.get('reason')}")
         else:
             out = ET.SubElement(case, "system-out")
-            out.text = f"held: {r['judged']} instance(s) judged, none violated"
+            unjudged = f"; {r['not_judged']} could not be judged" if r.get("not_judged") else ""
+            out.text = f"held: {r['judged']} instance(s) judged, none violated{unjudged}"
     case = ET.SubElement(suite, "testcase", classname="haconform.unknown", name="groups that could not be judged")
     if report["unknown"]:
         skipped = ET.SubElement(case, "skipped", message=f"{len(report['unknown'])} group(s) could not be judged")

@@ -51,7 +51,7 @@ def imported_rows(violated: int = 0) -> list[dict[str, Any]]:
         row("event-id-unique", "TR-002", "core", "held", 41),
         row("node-clock-monotonic", "TR-004", "core", "held", 41),
         row("schema-conformance", "TR-005", "core", "held", 41),
-        row("msgtrk-import-start-first", "TR-008", "msgtrk", "held", 1),
+        {**row("msgtrk-import-start-first", "TR-008", "msgtrk", "held", 1), "not_judged": 2},
         row("msgtrk-discard-after-next-hop", "SR-052", "msgtrk", "violated" if violated else "held", 3, violated),
         row("msgtrk-shadow-in-boundary", "SR-015", "msgtrk", "not-judged", reason=NO_BOUNDARY),
         row("msgtrk-resubmit-across-boundary", "SR-025", "msgtrk", "not-judged", reason=NO_BOUNDARY),
@@ -179,7 +179,8 @@ def test_html_four_states_with_per_rule_counts():
         "schema-conformance": "41",
         "msgtrk-import-start-first": "1",
     }  # per rule, not per monitor
-    idle = {r[0]: r[7] for r in _table_rows(page, "rules-not-judged")}
+    assert {r[0]: r[7] for r in _table_rows(page, "rules-table")}["msgtrk-import-start-first"] == "2"  # not judged
+    idle = {r[0]: r[8] for r in _table_rows(page, "rules-not-judged")}
     assert idle["smtp-ack-after-shadow"] == NO_PROTOCOL and idle["msgtrk-shadow-in-boundary"] == NO_BOUNDARY
     assert {r[0] for r in _table_rows(page, "rules-idle")} == {"shadow-before-ack", "primary-copy-transition"}
     assert held_problems(page) == []
@@ -196,7 +197,7 @@ def test_unknown_page_says_what_was_not_judged_first():
     assert first_screen_problems(old, rep) and held_problems(old)
     bad = page.replace(
         "<table id='rules-table'>", "<table id='rules-table'><tr class='held'><td>x</td><td>SR-1</td><td>sr</td>"
-        "<td>always</td><td>0</td><td>0</td><td>0</td><td></td></tr>", 1)  # fmt: skip
+        "<td>always</td><td>0</td><td>0</td><td>0</td><td>0</td><td></td></tr>", 1)  # fmt: skip
     assert held_problems(bad) == ["SR-1 x shown held with 0 judged"]
 
 
@@ -238,6 +239,8 @@ def test_junit_states_skipped_reasons_and_unknown_notes():
     assert "discarded while mbx2, mbx3 held it" in got["SR-052 msgtrk-discard-after-next-hop"][1]  # no ['...']
     assert "t/m1:" in got["SR-052 msgtrk-discard-after-next-hop"][1]  # the earliest first
     assert got["TR-001 seq-strictly-increasing"] == ("passed", "held: 41 instance(s) judged, none violated")
+    assert got["TR-008 msgtrk-import-start-first"] == (
+        "passed", "held: 1 instance(s) judged, none violated; 2 could not be judged")  # fmt: skip
     assert got["SR-031 smtp-ack-after-shadow"] == ("skipped", f"not judged: {NO_PROTOCOL}\n")
     assert got["SR-015 msgtrk-shadow-in-boundary"] == ("skipped", f"not judged: {NO_BOUNDARY}\n")
     assert "SR-031 shadow-before-ack" not in got  # not applicable: not a test case
