@@ -141,8 +141,7 @@ MAX_FIRST = 10  # unknown notes and not-judged rules named on the first screen o
 
 def _rules_table(rows: list[dict[str, Any]], first_card: dict[tuple[str, str], int], rank: dict) -> str:
     """The rules in their four states (TR-009), each with its own counts (judged, held, violated, instances it
-    could not judge); the
-    violated ones in the order of their first violation, cause first (`rank`)."""
+    could not judge); the violated ones in the order of their first violation, cause first (`rank`)."""
     by = {state: [r for r in rows if r["state"] == state] for state in STATES}
     by["violated"].sort(key=lambda r: rank.get((r["requirement"], r["rule"]), len(rank)))
     out = [

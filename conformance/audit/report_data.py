@@ -12,11 +12,12 @@ meets the last event the rule needed, never ahead of it). Violations with no eve
 `in_cause_order` flattens the cards for every other output that lists violations (the terminal, JUnit).
 
 What each rule judged (TR-009, issue 29): summary.json `rules`, one row per rule in one of four states
-(`conformance.engine.tally.STATES`):
-violated, held (judged at least once, nothing violated), not judged (its mechanism's events were there, no
-instance was judged: `reason` says why), not applicable (no event of its mechanism). `check_rule_rows` refuses
-rows that break this (a rule judged 0 times shown as held, counts that do not add up): every renderer reads
-the rows through it, so an inconsistent summary is an internal error, never a page that says a rule held.
+(`conformance.engine.tally.STATES`): violated, held (judged at least once, nothing violated), not judged (its
+mechanism's events were there, no instance was judged: `reason` says why), not applicable (no event of its
+mechanism). `check_rule_rows` refuses rows that break this (a rule judged 0 times shown as held, counts that do
+not add up): every renderer reads the rows through it (`rule_rows`), so an inconsistent summary is an internal
+error of `check` (exit 3) or an unusable input of `report` (exit 2), never a page that says a rule held. A
+summary written before the rows existed gets rows that say no rule held (`rules_checked`: what its monitors ran).
 """
 
 from __future__ import annotations
@@ -234,7 +235,8 @@ def _rules_of(package: str) -> dict[str, Any]:
 
 
 def rules_checked(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every rule the check applied, with the events its monitor judged ("exercised") and its violations.
+    """Every rule the check applied, with the events its monitor judged and its violations: only for a summary
+    written before summary.json had `rules` (`rule_rows`), which says no rule of it held.
 
     A rule is exercised when its monitor folded events of its mechanism (the core rules: every row checked);
     a mechanism with no events in the input is listed with 0 and no rule of it was exercised.
