@@ -12,7 +12,8 @@ it: TR-002 (every event checked for a repeated ID) and TR-005 (every row read ch
 - `held`: at least one instance judged, none violated;
 - `not-judged`: the input holds events the rule's monitor reads, but the rule judged no instance (`reason`:
   the fold's first reason for an instance it could not judge, or that no instance arose);
-- `not-applicable`: the input holds no event the rule's monitor reads.
+- `not-applicable`: the input holds no event the rule's monitor reads (or, for TR-003 and TR-006, only imported
+  logs, to which they do not apply: TR-008).
 A rule with no judged instance is never `held`. `nothing_judged` is true when no rule beyond the format
 rules (TR-001, TR-002, TR-004, TR-005) judged an instance: the check is then unknown, never valid.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.engine.core_fold import CORE_RULES
+from conformance.engine.rulesets import IMPORTED_MECHANISM, SIMULATED_ONLY
 from model.registry import mechanisms
 from spec.catalogue import require
 from traces.verdict import Rule, Tally, rules_in
@@ -137,11 +139,13 @@ def rule_rows(
     for v in violations_by_rule:
         violated[(v["mechanism"], v["rule"])] += v["count"]
     seen = {m for m, n in events_by_mechanism.items() if n}
+    simulated = bool(seen - {IMPORTED_MECHANISM})  # TR-008: the simulated-only core rules apply to these alone
     rows = []
     for t in tables(monitors):
         applicable = bool(seen) if t.records is None else t.records in seen
         for r in t.rules:
-            rows.append(_row(t, r, counts, violated[(r.mechanism if r.table else t.monitor, r.name)], applicable))
+            here = applicable and (simulated or t.monitor != "core" or r.name not in SIMULATED_ONLY)
+            rows.append(_row(t, r, counts, violated[(r.mechanism if r.table else t.monitor, r.name)], here))
     return rows
 
 
@@ -156,6 +160,8 @@ def _row(t: Table, r: Rule, counts: RuleCounts, violated: int, applicable: bool)
     elif applicable:
         state = "not-judged"
         reason = why or (UNCOUNTED if t.monitor in counts.uncounted else NO_INSTANCE)
+    elif t.monitor == "core":
+        state, reason = "not-applicable", "the input holds only imported logs, to which it does not apply (TR-008)"
     else:
         state, reason = "not-applicable", f"the input holds no {t.records or ''} event".replace("  ", " ")
     return {
