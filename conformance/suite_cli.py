@@ -216,7 +216,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 {
                     "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
                     "violations": [v.to_json() for v in result.violations],
-                    "problems": problems,
+                    "problems": [str(p) for p in problems],
+                    "problem_rules": [{"rule": p.rule.name, "requirement": p.rule.requirement} for p in problems],
                     "verdict": "fail" if result.violations or problems else "pass",
                 },
                 indent=2,

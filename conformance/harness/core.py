@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.check import verdict
 from conformance.engine.stream import Incremental
-from conformance.harness.failure import Call, Failure, Step, describe_failure
+from conformance.harness.failure import Call, EndProblem, Failure, Step, describe_failure
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -66,7 +66,7 @@ class Driver(Protocol):
     def absorb(self, session: Session, call: str, result: Any) -> None: ...
     def events(self, session: Session) -> list[Event]: ...
     def finish(self, session: Session) -> list[Call]: ...
-    def end_checks(self, session: Session) -> list[str]: ...
+    def end_checks(self, session: Session) -> list[EndProblem]: ...
     def mutants(self) -> dict[str, tuple[str, ...]]:
         """Mutant name -> the rule it was planted against, then the rules that may also legitimately catch it."""
 
@@ -263,11 +263,11 @@ def machine_for(
             except SutFailure as exc:
                 self._fail([], str(exc))
 
-    def _fail(self: Any, violations: list[Violation], problem: str = "") -> None:
+    def _fail(self: Any, violations: list[Violation], problem: str = "", ends: Sequence[EndProblem] = ()) -> None:
         self.failed = True
         s = self.session
         events = s.events() if s.system is not None else []
-        f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events)
+        f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events, end_problems=list(ends))
         record.record(f)
         raise AssertionError(describe_failure(f))
 
@@ -321,11 +321,9 @@ def machine_for(
         except SutFailure as exc:
             self._fail([], str(exc))
         self._judge(final=True)
-        problems = driver.end_checks(s)
-        if watch is not None:
-            problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
+        problems = watched(driver.end_checks(s), watch)
         if problems:
-            self._fail([], "; ".join(problems))
+            self._fail([], "; ".join(map(str, problems)), problems)
         record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps]))
 
     namespace: dict[str, Any] = {
@@ -341,6 +339,12 @@ def machine_for(
     machine = type(f"{driver.name.capitalize()}ConformanceMachine", (RuleBasedStateMachine,), namespace)
     machine.failures = record  # type: ignore[attr-defined]
     return machine
+
+
+def watched(problems: Sequence[EndProblem], watch: frozenset[str] | None) -> list[EndProblem]:
+    """The end-of-run checks' findings that fail a run: all of them, or those of a rule in `watch` (by the rule
+    each carries, never by its text)."""
+    return [p for p in problems if watch is None or p.rule.name in watch]
 
 
 def replay_steps(

@@ -13,7 +13,7 @@ from typing import Any
 
 from spec.catalogue import catalogue
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Violation
 
 Call = dict[str, Any]  # {"call": protocol method, "args": {...}} (args may hold {"$server": i} / {"$folder": i})
 
@@ -25,6 +25,19 @@ class Step:
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "calls": self.calls}
+
+
+@dataclass(frozen=True)
+class EndProblem:
+    """What an end-of-run check (`Driver.end_checks`) found in what the system exposes through its protocol (the
+    PAMs it reports, the copies it says are mounted, a folder's CNSets): the rule it breaks, as the object of
+    its mechanism's table, and what was seen. Filtered and reported by `rule`, never by searching the text."""
+
+    rule: Rule
+    seen: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule.requirement} {self.rule.name}] {self.seen}"
 
 
 @dataclass
@@ -39,23 +52,19 @@ class Failure:
     events: list[Event] = field(default_factory=list)
     found_after_s: float = 0.0
     found_in_run: int = 0  # the run (1-based, counted over the whole search) in which it was found
+    end_problems: list[EndProblem] = field(default_factory=list)  # the end-of-run checks' findings (`problem`)
 
     @property
     def rule(self) -> str:
         if self.violations:
             return self.violations[0].rule
-        return self._tagged()[1] or "adapter-protocol"
+        return self.end_problems[0].rule.name if self.end_problems else "adapter-protocol"
 
     @property
     def requirement(self) -> str:
-        return self.violations[0].requirement if self.violations else self._tagged()[0]
-
-    def _tagged(self) -> tuple[str, str]:
-        """An end-of-run check's problem reads `[REQ-ID rule] ...`."""
-        if self.problem.startswith("[") and "]" in self.problem:
-            req, _, rule = self.problem[1 : self.problem.index("]")].partition(" ")
-            return req, rule
-        return "", ""
+        if self.violations:
+            return self.violations[0].requirement
+        return self.end_problems[0].rule.requirement if self.end_problems else ""
 
     def summary(self) -> str:
         if self.violations:
