@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import StepError, SutFailure, replay_steps
+from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
 from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
@@ -42,7 +42,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return fn(args)
         except KeyboardInterrupt:
             raise
-        except Exception:  # an internal error is never reported as a verdict
+        except (Exception, InternalError):  # an internal error is never reported as a verdict
             print(f"haconform {args.command}: internal error\n{traceback.format_exc()}", file=sys.stderr)
             return 3
 
@@ -96,6 +96,8 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     )
     if out.error:
         print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
+        if out.traceback:
+            print(out.traceback, file=sys.stderr, end="")
         return 3
     drv = driver(args.mechanism)
     traces = out.traces + ([out.failure.events] if out.failure and out.failure.events else [])

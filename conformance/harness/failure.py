@@ -1,12 +1,15 @@
 """A failing run of the conformance harness (`Failure`, its `Step`s) and the text a person reads about it:
 the seed, the step list, each violated rule with its requirement and the seed section it comes from
-(`spec.catalogue`). Below the harness's state machine (`core`, which raises with this text) and its report
-writer (`report`, which also writes the replay file).
+(`spec.catalogue`); what an end-of-run check found (`EndProblem`, carrying its rule); and `InternalError`, a bug
+in our rule code met while judging (never a verdict: exit 3). Below the harness's state machine (`core`, which
+raises with this text) and its report writer (`report`, which also writes the replay file).
 """
 
 from __future__ import annotations
 
 import json
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,27 @@ class Step:
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "calls": self.calls}
+
+
+class InternalError(BaseException):
+    """An exception raised by haconform's own rule code while judging a run (a monitor's fold, the coverage's
+    perturbed verdicts): a bug in the checker, never a verdict on the system (issue 29). A fold turns only the
+    documented input faults of a trace into unknown notes (`traces.verdict.InputFault`); anything else that
+    escapes it lands here. A BaseException, so Hypothesis lets it through at once (a bug of the checker is not
+    shrunk as if it were the system's failure, and no later run starts); `traceback` is the original's, for
+    the error log (`haconform conform`: exit 3)."""
+
+    def __init__(self, where: str, exc: Exception) -> None:
+        super().__init__(f"{where}: {type(exc).__name__}: {exc}")
+        self.traceback = "".join(traceback.format_exception(exc, chain=False))
+
+
+def judging(where: str, fn: Callable[[], Any]) -> Any:
+    """`fn()` (rule code judging recorded events), any exception from it raised as an `InternalError`."""
+    try:
+        return fn()
+    except Exception as exc:
+        raise InternalError(where, exc) from exc
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from conformance.harness.core import (
     StepError,
     SutFailure,
     SystemFactory,
+    judging,
     replay_steps,
     watched,
 )
@@ -95,7 +96,8 @@ def replay_failure(
     try:
         session, _ = replay_steps(driver, system, setup, steps)
         events = session.events()
-        violations = list(verdict(events, [driver.monitor()]).violations)
+        result = judging(f"the {driver.name} monitor, replaying", lambda: verdict(events, [driver.monitor()]))
+        violations = list(result.violations)
         if watch is not None:
             violations = [v for v in violations if v.rule in watch]
         problems = [] if violations else watched(driver.end_checks(session), watch)
