@@ -4,7 +4,12 @@ Design card, "conformance suite". Exit statuses: 0 pass (or every mutant killed,
 clean), 1 a failure found (a surviving mutant, a reproduced violation, a system under test whose runs
 exercise fewer rules than the reference model on the same inputs: `conformance.harness.floor`), 2 unusable
 input or usage (an unknown mechanism, a system that cannot be started, an unreadable replay file), 3 internal
-error.
+error: a bug in haconform, including an exception raised by our rule code while judging a run
+(`conformance.harness.failure.InternalError`), reported with its traceback on stderr, never as a verdict.
+
+Every run of `conform` also names the rules the reference model exercised on the same inputs that the system
+(or the model itself) never exercised over the whole budget (`conformance.harness.floor.Floor.missing`), on the
+terminal and in the JSON report (`coverage_floor.missing`, `missing_rules`).
 """
 
 from __future__ import annotations
@@ -104,10 +109,13 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     nothing_judged = not out.failure and out.runs > 0 and out.unjudged_runs >= out.runs
     cov = coverage(args.mechanism, drv.monitor(), traces)
     target = args.sut or "the reference model"
+    all_cov = None
+    if args.coverage_perturbations > 0:
+        all_cov = all_runs_coverage(args.mechanism, out.rule_runs, out.covered_runs, args.coverage_perturbations)
     floor = None
-    if args.sut and not out.failure and not nothing_judged and any(i is not None for i in out.inputs):
-        floor = shortfall(args.mechanism, cov, out.inputs)  # the model's coverage on the same inputs
-    below = floor is not None and floor.below
+    if not nothing_judged and any(i is not None for i in out.inputs):  # the model's coverage on the same inputs
+        floor = shortfall(args.mechanism, cov, out.inputs, all_cov["exercised"] if all_cov else ())
+    below = bool(args.sut) and not out.failure and floor is not None and floor.below  # the floor: systems only
     summary: dict[str, Any] = {
         "mechanism": args.mechanism,
         "sut": args.sut,
@@ -121,9 +129,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "unjudged_notes": out.unjudged_notes,
         "coverage_sample": cov,
     }
-    all_cov = None
-    if args.coverage_perturbations > 0:
-        all_cov = all_runs_coverage(args.mechanism, out.rule_runs, out.covered_runs, args.coverage_perturbations)
+    if all_cov is not None:
         summary["coverage"] = all_cov
     if out.failure:
         summary["found"] = {"seconds": _round(out.first_found_s), "run": out.first_found_run}
@@ -152,7 +158,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
             f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
             + (" (budget spent)" if out.exhausted_budget else "")
         )
-        if floor is not None:
+        if floor is not None and args.sut:
             text += (
                 f"\n  coverage floor: {len(floor.exercised)} rule(s) exercised, the reference model "
                 f"{len(floor.reference)} on the same inputs (required: {floor.required})"
@@ -168,6 +174,10 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         if out.minimised is not None:
             print(out.minimised.text())
         print(all_runs_text(all_cov) if all_cov is not None else coverage_text(cov))
+        if floor is not None:
+            print(floor.missing_text(target))
+        elif not nothing_judged:
+            print("coverage against the reference model: not measured (no finished run kept: --coverage-traces 0?)")
     if out.failure or below:
         return 1
     return 2 if nothing_judged else 0  # unknown: the records are unusable for a verdict, never a pass
