@@ -20,9 +20,10 @@ How (monitors are folds over one group, `traces/verdict.py`; `conformance.engine
 
 RULE is a rule name (`shadow-before-ack`) or a requirement ID (`SR-031`: every rule enforcing it; the first
 violation of any of them is kept, and the output says which of them fired). A name that is neither a rule of
-any table (`model/{sr,am,pf,msgtrk}/rules.py` `RULES`, the core rules `CORE_RULES`, or a rule the input's
-violations name: a clock-skew ordering) nor a requirement ID of one is "no such rule", with the closest names
-(difflib), exit 2; a real rule that does not fire on the input says so and lists the rules that do.
+any table (`model/{sr,am,pf,msgtrk}/rules.py` `RULES`, the core rules `CORE_RULES`, the schema rule, the
+clock-skew orderings, or a rule the input's violations name) nor a requirement ID of one is "no such rule",
+with the closest names (difflib), exit 2; a real rule that does not fire on the input says so and lists the
+rules that do.
 
 Exit status: 0 written; 2 unusable input or usage, no such rule, or the rule (entity) does not fire on the
 input; 3 internal error, which includes a result the re-check does not confirm (nothing is written then).
@@ -46,6 +47,7 @@ from conformance import pycheck
 from conformance.check import verdict
 from conformance.engine.core_fold import CORE_RULES
 from conformance.engine.rulesets import IMPORTED_KIND
+from conformance.report import SCHEMA_RULE
 from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
 from traces.schema import Event, is_context_kind
@@ -69,14 +71,20 @@ class NoSuchRule(ValueError):
 
 
 def known_rules() -> dict[str, str]:
-    """Every rule of every table, name -> requirement ID: the mechanisms' `RULES` (`RULE_TABLES`) and the core
-    rules (`CORE_RULES`: name -> requirement, or name -> rule object)."""
+    """Every rule of every table, name -> requirement ID: the mechanisms' `RULES` (`RULE_TABLES`), the core
+    rules (`CORE_RULES`: name -> requirement, or name -> rule object), the schema rule (TR-005), and the
+    clock-skew orderings `check --skew` judges (`spec.claims.skew`)."""
+    from spec.claims.skew import DEFAULT_ORDERINGS, SR_ORDERINGS
+
     out: dict[str, str] = {}
     for module in RULE_TABLES:
         for name, row in getattr(importlib.import_module(module), "RULES", {}).items():
             out[name] = _requirement(row)
     for name, row in CORE_RULES.items():
         out[name] = _requirement(row)
+    out[SCHEMA_RULE[0]] = SCHEMA_RULE[1]
+    for o in (*DEFAULT_ORDERINGS, *SR_ORDERINGS):
+        out[o.rule] = o.requirement
     return out
 
 

@@ -24,12 +24,14 @@ def test_every_table_is_searched_names_and_requirement_ids():
         ("single-pam", "AM-005"),  # model/am
         ("smtp-ack-after-shadow", "SR-031"),  # model/msgtrk
         ("recv-after-send", "TR-003"),  # the core rules
+        ("schema-conformance", "TR-005"),
+        ("shadow_received_before_accept", "SR-031"),  # a clock-skew ordering (check --skew)
     ]:
         assert rules[name] == req
     assert any(r.startswith("PF-") or r.startswith("BF-") for r in rules.values())  # model/pf
     assert resolve_rule("shadow-before-ack") == ("shadow-before-ack",)
-    assert resolve_rule("sr-031") == ("shadow-before-ack", "smtp-ack-after-shadow")
-    assert resolve_rule("TR-003") == ("recv-after-send",)
+    assert resolve_rule("sr-031") == ("shadow-before-ack", "smtp-ack-after-shadow", "shadow_received_before_accept")
+    assert resolve_rule("TR-003") == ("recv-after-send", "net_send_before_recv")
     assert resolve_rule("x.skew_inconsistent", {"x.skew_inconsistent": "TR-003"}) == ("x.skew_inconsistent",)
 
 
@@ -73,8 +75,9 @@ def test_a_requirement_id_shrinks_the_rule_of_it_that_fired_and_says_which(tmp_p
     out = tmp_path / "min.jsonl"
     assert main(["shrink", str(ACK_BEFORE_SHADOW), "--rule", "SR-031", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "SR-031 is enforced by 2 rule(s); fired: shadow-before-ack (25 violation(s))" in err
-    assert "did not fire: smtp-ack-after-shadow" in err and "shrinking the first violation, of shadow-before-ack" in err
+    assert "SR-031 is enforced by 3 rule(s); fired: shadow-before-ack (25 violation(s))" in err
+    assert "did not fire: smtp-ack-after-shadow, shadow_received_before_accept" in err
+    assert "shrinking the first violation, of shadow-before-ack" in err
     assert "haconform shrink: shadow-before-ack in trace" in err
     assert len(read_events(out).events) <= 8
     report = tmp_path / "check"
