@@ -238,6 +238,11 @@ def mutant_driver(mechanism: str, name: str) -> Driver:
     return tailor(name) if tailor else drv
 
 
+class RuleCodeError(RuntimeError):
+    """A search of a mutant met a bug in our rule code (`Outcome.traceback`): the kill report cannot be made
+    (`haconform mutants` exits 3), a mutant is never reported as surviving because the checker broke."""
+
+
 def search_mutant(
     mechanism: str,
     name: str,
@@ -245,9 +250,13 @@ def search_mutant(
     budget_s: float | None = None,
     watch: frozenset[str] | None = None,
 ) -> Outcome:
-    """Search the model with mutant `name` planted, under the settings the mutant is searched with."""
+    """Search the model with mutant `name` planted, under the settings the mutant is searched with; raise
+    `RuleCodeError` when the search met a bug in our rule code."""
     drv = mutant_driver(mechanism, name)
-    return search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+    out = search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+    if out.traceback:
+        raise RuleCodeError(f"mutant {name}: {out.error}\n{out.traceback}")
+    return out
 
 
 def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", budget_s: float | None = None) -> Kill:

@@ -1,8 +1,9 @@
 """`haconform conform`: a bug in our rule code is an internal error, exit 3, with its traceback in the error log,
 never "fail" and never "unusable" (issue 29). A rule function of the sr monitor is made to raise `KeyError`
 (what a misspelt key would do): the run ends at once with exit 3, even against a system that is wrong (its
-failure must not hide the checker's bug), and no replay file is written. Twin: the same wrong system, with the
-rule code intact, gives a FAIL verdict naming the rule (SR-031), exit 1."""
+failure must not hide the checker's bug), and no replay file is written; `haconform mutants` does not report
+the mutant as surviving. Twin: the same wrong system, with the rule code intact, gives a FAIL verdict naming
+the rule (SR-031), exit 1."""
 
 from __future__ import annotations
 
@@ -61,3 +62,12 @@ def test_twin_a_wrong_system_is_a_fail_naming_the_rule(tmp_path: Path, capsys) -
     assert code == 1, (out, err)
     assert out.startswith("FAIL sr: ") and "violated: shadow-before-ack (SR-031)" in out
     assert "internal error" not in err and (tmp_path / "replay.json").exists()
+
+
+@pytest.mark.usefixtures("planted")
+def test_a_bug_in_rule_code_is_exit_3_in_the_kill_report_not_a_survivor(capsys) -> None:
+    code = main(["mutants", "sr", "--only", "ack-before-shadow", "--budget", "10"])
+    out, err = capsys.readouterr()
+    assert code == 3, (out, err)
+    assert "mutant ack-before-shadow: internal error in the sr monitor: KeyError: 'planted'" in err
+    assert "SURVIVED" not in out
