@@ -18,13 +18,22 @@ How (monitors are folds over one group, `traces/verdict.py`; `conformance.engine
 4. the result is written to a temporary file and checked again by the real engine; only when the same rule
    (and entity, when given) fires on it is it renamed to `--out`.
 
-Exit status: 0 written; 2 unusable input or usage, or the rule (entity) does not fire on the input;
-3 internal error, which includes a result the re-check does not confirm (nothing is written then).
+RULE is a rule name (`shadow-before-ack`) or a requirement ID (`SR-031`: every rule enforcing it; the first
+violation of any of them is kept, and the output says which of them fired). A name that is neither a rule of
+any table (`model/{sr,am,pf,msgtrk}/rules.py` `RULES`, the core rules `CORE_RULES`, the schema rule, the
+clock-skew orderings, or a rule the input's violations name) nor a requirement ID of one is "no such rule",
+with the closest names (difflib), exit 2; a real rule that does not fire on the input says so and lists the
+rules that do.
+
+Exit status: 0 written; 2 unusable input or usage, no such rule, or the rule (entity) does not fire on the
+input; 3 internal error, which includes a result the re-check does not confirm (nothing is written then).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib
 import os
 import sys
 import tempfile
@@ -32,11 +41,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from conformance import pycheck
 from conformance.check import verdict
+from conformance.engine.core_fold import CORE_RULES
 from conformance.engine.rulesets import IMPORTED_KIND
+from conformance.report import SCHEMA_RULE
 from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
 from traces.schema import Event, is_context_kind
@@ -47,8 +58,57 @@ T = TypeVar("T")
 MAX_TESTS = 20_000  # candidates judged by ddmin at most; its result is then valid but maybe not 1-minimal
 
 
+RULE_TABLES = ("model.sr.rules", "model.am.rules", "model.pf.rules", "model.msgtrk.rules")
+CLOSEST = 5  # names suggested for a misspelt rule
+
+
 class NotFiring(ValueError):
     """The rule (and entity) does not fire on the input: nothing to shrink."""
+
+
+class NoSuchRule(ValueError):
+    """`--rule` names no rule of any table and no requirement ID of one (a misspelling): nothing to shrink."""
+
+
+def known_rules() -> dict[str, str]:
+    """Every rule of every table, name -> requirement ID: the mechanisms' `RULES` (`RULE_TABLES`), the core
+    rules (`CORE_RULES`: name -> requirement, or name -> rule object), the schema rule (TR-005), and the
+    clock-skew orderings `check --skew` judges (`spec.claims.skew`)."""
+    from spec.claims.skew import DEFAULT_ORDERINGS, SR_ORDERINGS
+
+    out: dict[str, str] = {}
+    for module in RULE_TABLES:
+        for name, row in getattr(importlib.import_module(module), "RULES", {}).items():
+            out[name] = _requirement(row)
+    for name, row in CORE_RULES.items():
+        out[name] = _requirement(row)
+    out[SCHEMA_RULE[0]] = SCHEMA_RULE[1]
+    for o in (*DEFAULT_ORDERINGS, *SR_ORDERINGS):
+        out[o.rule] = o.requirement
+    return out
+
+
+def _requirement(row: Any) -> str:
+    return str(getattr(row, "requirement", row))
+
+
+def resolve_rule(given: str, seen: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The rules `--rule GIVEN` means: itself when it is a rule name; every rule enforcing it when it is a
+    requirement ID (case-insensitive), in table order. `seen` adds the rules the input's violations name
+    (name -> requirement). Raise `NoSuchRule` with the closest names otherwise."""
+    rules = {**known_rules(), **(seen or {})}
+    if given in rules:
+        return (given,)
+    by_req = tuple(name for name, req in rules.items() if req.upper() == given.strip().upper())
+    if by_req:
+        return by_req
+    words = [*rules, *dict.fromkeys(rules.values())]
+    close = difflib.get_close_matches(given, words, n=CLOSEST, cutoff=0.6)
+    if not close:  # a requirement ID typed in lower case or with a wrong digit: compare case-insensitively
+        upper = {w.upper(): w for w in words}
+        close = [upper[w] for w in difflib.get_close_matches(given.upper(), list(upper), n=CLOSEST, cutoff=0.6)]
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    raise NoSuchRule(f"no such rule {given!r} (neither a rule name nor a requirement ID of one){hint}")
 
 
 class RecheckFailed(RuntimeError):
@@ -123,21 +183,36 @@ def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX
     return items
 
 
-def _find_target(trace: str, rule: str, entity: str | None, skew_ms: int | None) -> tuple[Target, dict, frozenset[str]]:
-    """The real engine's first violation of `rule` (of `entity`): the target, the violation, and the rules
-    its trace breaks."""
+def _find_target(
+    trace: str, rule: str, entity: str | None, skew_ms: int | None
+) -> tuple[Target, dict, frozenset[str], str]:
+    """The real engine's first violation of `rule` (a name, or a requirement ID: any of its rules) of `entity`:
+    the target, the violation, the rules its trace breaks, and a note naming which rules of a requirement
+    fired ('' for a rule name)."""
     outcome = pycheck.check_paths([trace], skew_ms=skew_ms)
-    fired = [v for v in outcome.violations if v["rule"] == rule and (entity is None or v["entity"] == entity)]
+    names = resolve_rule(rule, {v["rule"]: v.get("requirement", "") for v in outcome.violations})
+    wanted = set(names)
+    fired = [v for v in outcome.violations if v["rule"] in wanted and (entity is None or v["entity"] == entity)]
     if not fired:
         rules = sorted({v["rule"] for v in outcome.violations})
         where = f" on entity {entity!r}" if entity else ""
+        what = f"rule {rule!r}" if names == (rule,) else f"no rule of {rule} ({', '.join(names)})"
         raise NotFiring(
-            f"rule {rule!r} does not fire{where} on {trace} (rules that do: {', '.join(rules) or 'none'}; "
+            f"{what} does not fire{where} on {trace} (rules that do: {', '.join(rules) or 'none'}; "
             f"{outcome.rows_quarantined} row(s) quarantined)"
         )
     v = fired[0]
+    note = ""
+    if names != (rule,):
+        counts = {n: sum(w["rule"] == n for w in fired) for n in names}
+        did = ", ".join(f"{n} ({k} violation(s))" for n, k in counts.items() if k)
+        did_not = [n for n, k in counts.items() if not k]
+        note = f"{rule} is enforced by {len(names)} rule(s); fired: {did}" + (
+            f"; did not fire: {', '.join(did_not)}" if did_not else ""
+        )
+        note += f"; shrinking the first violation, of {v['rule']}"
     broken = frozenset(w["rule"] for w in outcome.violations if w["trace_id"] == v["trace_id"])
-    return Target(rule, v["trace_id"], entity, v.get("mechanism", "core")), v, broken
+    return Target(v["rule"], v["trace_id"], entity, v.get("mechanism", "core")), v, broken, note
 
 
 def _read_trace(trace: str, trace_id: str) -> list[Event]:
@@ -181,6 +256,7 @@ class Shrunk:
     tests: int
     target: Target
     broken: frozenset[str]  # the rules the input trace breaks: the result breaks no other
+    note: str = ""  # for a requirement ID: which of its rules fired
 
 
 def shrink(
@@ -190,8 +266,9 @@ def shrink(
     *,
     skew_ms: int | None = None,
 ) -> Shrunk:
-    """The smallest sub-trace found that still breaks `rule` (not yet re-checked nor written)."""
-    target, v, broken = _find_target(trace, rule, entity, skew_ms)
+    """The smallest sub-trace found that still breaks `rule` (a rule name or a requirement ID; not yet
+    re-checked nor written)."""
+    target, v, broken, note = _find_target(trace, rule, entity, skew_ms)
     events = _read_trace(trace, target.trace_id)
     base = kept(events)
     oracle = Oracle(target, skew_ms, broken)
@@ -214,8 +291,8 @@ def shrink(
             early = [i for i in base if i <= last]  # context recorded after the last event kept goes
             context = early if len(early) < len(base) and fails(reduced, early) else base
             out = [events[i] for i in sorted({*context, *reduced})]
-            return Shrunk(out, len(events), name, len(base) + len(extra), oracle.tests, target, broken)
-    raise NotFiring(f"rule {rule!r} fires on {trace} only beside other traces' events (TR-002?); not shrunk")
+            return Shrunk(out, len(events), name, len(base) + len(extra), oracle.tests, target, broken, note)
+    raise NotFiring(f"rule {target.rule!r} fires on {trace} only beside other traces' events (TR-002?); not shrunk")
 
 
 def recheck(path: Path, result: Shrunk, skew_ms: int | None) -> None:
@@ -256,7 +333,7 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     began = time.monotonic()
     try:
         result = shrink(args.trace, args.rule, args.entity, skew_ms=args.skew)
-    except (NotFiring, TraceFileError, OSError) as exc:
+    except (NoSuchRule, NotFiring, TraceFileError, OSError) as exc:
         print(f"haconform shrink: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
@@ -265,6 +342,8 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
         print(f"haconform shrink: internal error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     t = result.target
+    if result.note:
+        print(f"haconform shrink: {result.note}", file=sys.stderr)
     print(
         f"haconform shrink: {t.rule} in trace {t.trace_id}" + (f", entity {t.entity}" if t.entity else "") + ": "
         f"{result.before} events -> {len(result.events)} events (cut: {result.cut}, {result.cut_events} events; "
@@ -285,7 +364,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "on it, 3 internal error (a result the re-check does not confirm is never written).",
     )
     p.add_argument("trace", help="a trace file (.jsonl, .jsonl.gz, .parquet) or a directory")
-    p.add_argument("--rule", required=True, help="the rule name, as in violations.jsonl (e.g. shadow-before-ack)")
+    p.add_argument(
+        "--rule",
+        required=True,
+        help="a rule name, as in violations.jsonl (e.g. shadow-before-ack), or a requirement ID (e.g. SR-031: "
+        "any of its rules)",
+    )
     p.add_argument("--entity", help="only a violation of this entity")
     p.add_argument("--out", required=True, help="the shrunk trace, .jsonl or .parquet")
     p.add_argument("--skew", type=int, metavar="MS", help="as for check: judge cross-server orders, clocks ±MS")

@@ -4,7 +4,12 @@ Design card, "conformance suite". Exit statuses: 0 pass (or every mutant killed,
 clean), 1 a failure found (a surviving mutant, a reproduced violation, a system under test whose runs
 exercise fewer rules than the reference model on the same inputs: `conformance.harness.floor`), 2 unusable
 input or usage (an unknown mechanism, a system that cannot be started, an unreadable replay file), 3 internal
-error.
+error: a bug in haconform, including an exception raised by our rule code while judging a run
+(`conformance.harness.failure.InternalError`), reported with its traceback on stderr, never as a verdict.
+
+Every run of `conform` also names the rules the reference model exercised on the same inputs that the system
+(or the model itself) never exercised over the whole budget (`conformance.harness.floor.Floor.missing`), on the
+terminal and in the JSON report (`coverage_floor.missing`, `missing_rules`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import StepError, SutFailure, replay_steps
+from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
 from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
@@ -42,7 +47,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return fn(args)
         except KeyboardInterrupt:
             raise
-        except Exception:  # an internal error is never reported as a verdict
+        except (Exception, InternalError):  # an internal error is never reported as a verdict
             print(f"haconform {args.command}: internal error\n{traceback.format_exc()}", file=sys.stderr)
             return 3
 
@@ -96,16 +101,21 @@ def _cmd_conform(args: argparse.Namespace) -> int:
     )
     if out.error:
         print(f"haconform conform: the run stopped on an error that is not a verdict: {out.error}", file=sys.stderr)
+        if out.traceback:
+            print(out.traceback, file=sys.stderr, end="")
         return 3
     drv = driver(args.mechanism)
     traces = out.traces + ([out.failure.events] if out.failure and out.failure.events else [])
     nothing_judged = not out.failure and out.runs > 0 and out.unjudged_runs >= out.runs
     cov = coverage(args.mechanism, drv.monitor(), traces)
     target = args.sut or "the reference model"
+    all_cov = None
+    if args.coverage_perturbations > 0:
+        all_cov = all_runs_coverage(args.mechanism, out.rule_runs, out.covered_runs, args.coverage_perturbations)
     floor = None
-    if args.sut and not out.failure and not nothing_judged and any(i is not None for i in out.inputs):
-        floor = shortfall(args.mechanism, cov, out.inputs)  # the model's coverage on the same inputs
-    below = floor is not None and floor.below
+    if not nothing_judged and any(i is not None for i in out.inputs):  # the model's coverage on the same inputs
+        floor = shortfall(args.mechanism, cov, out.inputs, all_cov["exercised"] if all_cov else ())
+    below = bool(args.sut) and not out.failure and floor is not None and floor.below  # the floor: systems only
     summary: dict[str, Any] = {
         "mechanism": args.mechanism,
         "sut": args.sut,
@@ -119,9 +129,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         "unjudged_notes": out.unjudged_notes,
         "coverage_sample": cov,
     }
-    all_cov = None
-    if args.coverage_perturbations > 0:
-        all_cov = all_runs_coverage(args.mechanism, out.rule_runs, out.covered_runs, args.coverage_perturbations)
+    if all_cov is not None:
         summary["coverage"] = all_cov
     if out.failure:
         summary["found"] = {"seconds": _round(out.first_found_s), "run": out.first_found_run}
@@ -150,7 +158,7 @@ def _cmd_conform(args: argparse.Namespace) -> int:
             f"PASS {args.mechanism}: {target} passed {out.runs} runs ({out.steps} steps) in {out.elapsed_s:.1f} s"
             + (" (budget spent)" if out.exhausted_budget else "")
         )
-        if floor is not None:
+        if floor is not None and args.sut:
             text += (
                 f"\n  coverage floor: {len(floor.exercised)} rule(s) exercised, the reference model "
                 f"{len(floor.reference)} on the same inputs (required: {floor.required})"
@@ -166,6 +174,10 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         if out.minimised is not None:
             print(out.minimised.text())
         print(all_runs_text(all_cov) if all_cov is not None else coverage_text(cov))
+        if floor is not None:
+            print(floor.missing_text(target))
+        elif not nothing_judged:
+            print("coverage against the reference model: not measured (no finished run kept: --coverage-traces 0?)")
     if out.failure or below:
         return 1
     return 2 if nothing_judged else 0  # unknown: the records are unusable for a verdict, never a pass
@@ -216,7 +228,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 {
                     "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
                     "violations": [v.to_json() for v in result.violations],
-                    "problems": problems,
+                    "problems": [str(p) for p in problems],
+                    "problem_rules": [{"rule": p.rule.name, "requirement": p.rule.requirement} for p in problems],
                     "verdict": "fail" if result.violations or problems else "pass",
                 },
                 indent=2,

@@ -26,10 +26,11 @@ from conformance.harness.am_setup import (
     check_setup,
     full_setup,
 )
-from conformance.harness.core import Call, Op, Session, SystemFactory
+from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory
 from model.am.bcss import Options
 from model.am.mutants import ALSO, MUTANTS
 from model.am.protocol import Layout, ModelSystem, RngEnv
+from model.am.rules import RULES
 from model.am.state import COMPONENTS
 from model.registry import get
 from traces.schema import SCHEMA_VERSION, Event
@@ -343,17 +344,20 @@ class AmDriver:
     def finish(self, s: Session) -> list[Call]:
         return []
 
-    def end_checks(self, s: Session) -> list[str]:
+    def end_checks(self, s: Session) -> list[EndProblem]:
         """What the system exposes must agree with the invariants too (AM-005, AM-009)."""
         problems = []
         pams = sorted(s.system.pams())
         if len(pams) > 1:
-            problems.append(f"[AM-005 single-pam] the system reports PAMs {pams}")
+            problems.append(EndProblem(SINGLE_PAM, f"the system reports PAMs {pams}"))
         for db in s.setup.get("copies", DBS):  # the setup's databases (an explored setup has fewer)
             mounted = sorted(s.system.mounted(db))
             if len(mounted) > 1:
-                problems.append(f"[AM-009 one-active-copy] the system reports {db} mounted on {mounted}")
+                problems.append(EndProblem(ONE_ACTIVE_COPY, f"the system reports {db} mounted on {mounted}"))
         return problems
+
+
+SINGLE_PAM, ONE_ACTIVE_COPY = RULES["single-pam"], RULES["one-active-copy"]  # the end-of-run checks' rules
 
 
 def _c(call: str, **args: Any) -> Call:

@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.check import verdict
 from conformance.engine.stream import Incremental
-from conformance.harness.failure import Call, Failure, Step, describe_failure
+from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -66,7 +66,7 @@ class Driver(Protocol):
     def absorb(self, session: Session, call: str, result: Any) -> None: ...
     def events(self, session: Session) -> list[Event]: ...
     def finish(self, session: Session) -> list[Call]: ...
-    def end_checks(self, session: Session) -> list[str]: ...
+    def end_checks(self, session: Session) -> list[EndProblem]: ...
     def mutants(self) -> dict[str, tuple[str, ...]]:
         """Mutant name -> the rule it was planted against, then the rules that may also legitimately catch it."""
 
@@ -123,7 +123,8 @@ class FailureLog:
         Every finished run, kept or not, counts towards the coverage over all runs (`cover`)."""
         if self.cover is not None:
             self.covered_runs += 1
-            for rule in self.cover(events, self.covered_runs):
+            cover, n = self.cover, self.covered_runs
+            for rule in judging("the coverage of a finished run", lambda: cover(events, n)):
                 self.rule_runs[rule] = self.rule_runs.get(rule, 0) + 1
         if self.keep_traces <= 0:
             return
@@ -222,16 +223,21 @@ class Session:
         events = self.events()
         n, last = self.fed
         if self.incremental is None or len(events) < n or (n and events[n - 1] is not last):
-            self.incremental, n = Incremental([(self.driver.name, self.driver.monitor())]), 0
+            self.incremental, n = None, 0
         if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
             return [], []
-        for e in events[n:]:
-            self.incremental.feed(e)
+        result = judging(f"the {self.driver.name} monitor", lambda: self._verdict(events, n))
         self.fed = (len(events), events[-1] if events else None)
         self.judged = len(events)
-        exact = self.incremental.exact()
-        result = self.incremental.verdict() if exact else verdict(events, [self.driver.monitor()])
         return list(result.violations), list(result.notes)
+
+    def _verdict(self, events: list[Event], n: int) -> Any:
+        """The verdict on `events`, the run's folds fed those from `n` on (rule code: `judging` wraps it)."""
+        if self.incremental is None:
+            self.incremental = Incremental([(self.driver.name, self.driver.monitor())])
+        for e in events[n:]:
+            self.incremental.feed(e)
+        return self.incremental.verdict() if self.incremental.exact() else verdict(events, [self.driver.monitor()])
 
 
 def machine_for(
@@ -263,16 +269,20 @@ def machine_for(
             except SutFailure as exc:
                 self._fail([], str(exc))
 
-    def _fail(self: Any, violations: list[Violation], problem: str = "") -> None:
+    def _fail(self: Any, violations: list[Violation], problem: str = "", ends: Sequence[EndProblem] = ()) -> None:
         self.failed = True
         s = self.session
         events = s.events() if s.system is not None else []
-        f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events)
+        f = Failure(driver.name, s.setup, list(s.steps), violations, problem, events, end_problems=list(ends))
         record.record(f)
         raise AssertionError(describe_failure(f))
 
     def _judge(self: Any, final: bool = False) -> None:
-        violations, notes = self.session.judge(final)
+        try:
+            violations, notes = self.session.judge(final)
+        except InternalError:
+            self.failed = True  # the run ends here: its teardown judges nothing more
+            raise
         if watch is not None:
             violations = [v for v in violations if v.rule in watch]
         if violations:
@@ -321,11 +331,9 @@ def machine_for(
         except SutFailure as exc:
             self._fail([], str(exc))
         self._judge(final=True)
-        problems = driver.end_checks(s)
-        if watch is not None:
-            problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
+        problems = watched(driver.end_checks(s), watch)
         if problems:
-            self._fail([], "; ".join(problems))
+            self._fail([], "; ".join(map(str, problems)), problems)
         record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps]))
 
     namespace: dict[str, Any] = {
@@ -341,6 +349,12 @@ def machine_for(
     machine = type(f"{driver.name.capitalize()}ConformanceMachine", (RuleBasedStateMachine,), namespace)
     machine.failures = record  # type: ignore[attr-defined]
     return machine
+
+
+def watched(problems: Sequence[EndProblem], watch: frozenset[str] | None) -> list[EndProblem]:
+    """The end-of-run checks' findings that fail a run: all of them, or those of a rule in `watch` (by the rule
+    each carries, never by its text)."""
+    return [p for p in problems if watch is None or p.rule.name in watch]
 
 
 def replay_steps(

@@ -1,19 +1,22 @@
 """A failing run of the conformance harness (`Failure`, its `Step`s) and the text a person reads about it:
 the seed, the step list, each violated rule with its requirement and the seed section it comes from
-(`spec.catalogue`). Below the harness's state machine (`core`, which raises with this text) and its report
-writer (`report`, which also writes the replay file).
+(`spec.catalogue`); what an end-of-run check found (`EndProblem`, carrying its rule); and `InternalError`, a bug
+in our rule code met while judging (never a verdict: exit 3). Below the harness's state machine (`core`, which
+raises with this text) and its report writer (`report`, which also writes the replay file).
 """
 
 from __future__ import annotations
 
 import json
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spec.catalogue import catalogue
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Violation
 
 Call = dict[str, Any]  # {"call": protocol method, "args": {...}} (args may hold {"$server": i} / {"$folder": i})
 
@@ -25,6 +28,40 @@ class Step:
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "calls": self.calls}
+
+
+class InternalError(BaseException):
+    """An exception raised by haconform's own rule code while judging a run (a monitor's fold, the coverage's
+    perturbed verdicts): a bug in the checker, never a verdict on the system (issue 29). A fold turns only the
+    documented input faults of a trace into unknown notes (`traces.verdict.InputFault`); anything else that
+    escapes it lands here. A BaseException, so Hypothesis lets it through at once (a bug of the checker is not
+    shrunk as if it were the system's failure, and no later run starts); `traceback` is the original's, for
+    the error log (`haconform conform`: exit 3)."""
+
+    def __init__(self, where: str, exc: Exception) -> None:
+        super().__init__(f"{where}: {type(exc).__name__}: {exc}")
+        self.traceback = "".join(traceback.format_exception(exc, chain=False))
+
+
+def judging(where: str, fn: Callable[[], Any]) -> Any:
+    """`fn()` (rule code judging recorded events), any exception from it raised as an `InternalError`."""
+    try:
+        return fn()
+    except Exception as exc:
+        raise InternalError(where, exc) from exc
+
+
+@dataclass(frozen=True)
+class EndProblem:
+    """What an end-of-run check (`Driver.end_checks`) found in what the system exposes through its protocol (the
+    PAMs it reports, the copies it says are mounted, a folder's CNSets): the rule it breaks, as the object of
+    its mechanism's table, and what was seen. Filtered and reported by `rule`, never by searching the text."""
+
+    rule: Rule
+    seen: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule.requirement} {self.rule.name}] {self.seen}"
 
 
 @dataclass
@@ -39,23 +76,19 @@ class Failure:
     events: list[Event] = field(default_factory=list)
     found_after_s: float = 0.0
     found_in_run: int = 0  # the run (1-based, counted over the whole search) in which it was found
+    end_problems: list[EndProblem] = field(default_factory=list)  # the end-of-run checks' findings (`problem`)
 
     @property
     def rule(self) -> str:
         if self.violations:
             return self.violations[0].rule
-        return self._tagged()[1] or "adapter-protocol"
+        return self.end_problems[0].rule.name if self.end_problems else "adapter-protocol"
 
     @property
     def requirement(self) -> str:
-        return self.violations[0].requirement if self.violations else self._tagged()[0]
-
-    def _tagged(self) -> tuple[str, str]:
-        """An end-of-run check's problem reads `[REQ-ID rule] ...`."""
-        if self.problem.startswith("[") and "]" in self.problem:
-            req, _, rule = self.problem[1 : self.problem.index("]")].partition(" ")
-            return req, rule
-        return "", ""
+        if self.violations:
+            return self.violations[0].requirement
+        return self.end_problems[0].rule.requirement if self.end_problems else ""
 
     def summary(self) -> str:
         if self.violations:

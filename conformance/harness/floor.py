@@ -14,6 +14,11 @@ yet their records give the perturbations fewer handles than the model's (measure
 of the model's 27, am 15 of 22, pf 22 of 16), so "no fewer than the model" would fail them. Half keeps
 them passing with a margin and fails a system that records nothing (0) or next to nothing.
 A run the model cannot replay (steps naming what the model does not know) is left out and counted.
+
+`missing` (issue 29) is shown on every run of `conform`, pass or fail, system or model: the rules the model
+exercised on those inputs that the system never exercised over the whole budget (the sampled traces and, when
+measured, every finished run: `report.all_runs_coverage`), each with its requirement ID. Against the model
+itself it names none.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.harness.core import SutFailure, replay_steps
-from conformance.harness.report import coverage
+from conformance.harness.report import coverage, rule_table
 from conformance.harness.search import driver
 from traces.schema import Event
 
 FLOOR_SHARE = (1, 2)  # numerator, denominator: the share of the model's exercised rules a system must reach
+MISSING_SHOWN = 20  # rules the terminal lists one a line (the JSON report holds them all)
 
 
 @dataclass
@@ -38,7 +44,8 @@ class Floor:
     reference: list[str]  # rules the model exercised on the same inputs
     runs: int  # runs the model replayed
     not_replayed: int = 0
-    missing: list[str] = field(default_factory=list)  # exercised by the model, not by the system
+    missing: list[str] = field(default_factory=list)  # exercised by the model, never by the system
+    requirements: dict[str, str] = field(default_factory=dict)  # rule -> requirement ID (the missing rules')
 
     @property
     def required(self) -> int:
@@ -57,8 +64,23 @@ class Floor:
             "reference_runs": self.runs,
             "not_replayed": self.not_replayed,
             "missing": self.missing,
+            "missing_rules": [{"rule": r, "requirement": self.requirements.get(r, "")} for r in self.missing],
             "below": self.below,
         }
+
+    def missing_text(self, target: str) -> str:
+        """The rules the model exercised on the same inputs that `target` never did, one a line (up to
+        `MISSING_SHOWN`) with the requirement each enforces; printed on every run."""
+        head = f"coverage against the reference model ({self.runs} run(s) replayed on the same inputs"
+        head += f", {self.not_replayed} not replayable)" if self.not_replayed else ")"
+        if not self.missing:
+            return f"{head}: none missing, {target} exercised every rule the model did ({len(self.reference)})"
+        lines = [f"{head}: {len(self.missing)} rule(s) the model exercised that {target} never did:"]
+        width = max(len(r) for r in self.missing[:MISSING_SHOWN])
+        lines += [f"  {r:<{width}}  {self.requirements.get(r, '')}" for r in self.missing[:MISSING_SHOWN]]
+        if len(self.missing) > MISSING_SHOWN:
+            lines.append(f"  ... and {len(self.missing) - MISSING_SHOWN} more (all in --json: coverage_floor.missing)")
+        return "\n".join(lines)
 
     def text(self, mechanism: str, target: str) -> str:
         return (
@@ -98,12 +120,15 @@ def reference_coverage(mechanism: str, inputs: Sequence[Any], seed: int = 0) -> 
     return coverage(mechanism, driver(mechanism).monitor(), traces, seed=seed), len(traces), failed
 
 
-def shortfall(mechanism: str, system_cov: dict[str, Any], inputs: Sequence[Any]) -> Floor:
-    """Compare the system's coverage (`report.coverage` of its traces) with the model's on its inputs."""
+def shortfall(mechanism: str, system_cov: dict[str, Any], inputs: Sequence[Any], also: Sequence[str] = ()) -> Floor:
+    """Compare the system's coverage (`report.coverage` of its traces) with the model's on its inputs. `also`:
+    the rules the system exercised in any run of the budget (`report.all_runs_coverage`): a rule it exercised
+    anywhere is never named missing; the floor itself compares the sample with the model's on it."""
     ref, runs, failed = reference_coverage(mechanism, inputs)
     mine = list(system_cov["exercised"])
-    missing = sorted(set(ref["exercised"]) - set(mine))
-    return Floor(mine, list(ref["exercised"]), runs, failed, missing)
+    missing = sorted(set(ref["exercised"]) - set(mine) - set(also))
+    table = rule_table(mechanism)
+    return Floor(mine, list(ref["exercised"]), runs, failed, missing, {r: table.get(r, "") for r in missing})
 
 
 def not_a_pass(mechanism: str, out: Any, sut: str | None) -> str:

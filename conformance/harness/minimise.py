@@ -34,7 +34,9 @@ from conformance.harness.core import (
     StepError,
     SutFailure,
     SystemFactory,
+    judging,
     replay_steps,
+    watched,
 )
 
 RawStep = dict[str, Any]  # {"op": ..., "calls": [...]}: a step as a replay file holds it
@@ -94,12 +96,11 @@ def replay_failure(
     try:
         session, _ = replay_steps(driver, system, setup, steps)
         events = session.events()
-        violations = list(verdict(events, [driver.monitor()]).violations)
+        result = judging(f"the {driver.name} monitor, replaying", lambda: verdict(events, [driver.monitor()]))
+        violations = list(result.violations)
         if watch is not None:
             violations = [v for v in violations if v.rule in watch]
-        problems = [] if violations else driver.end_checks(session)
-        if watch is not None:
-            problems = [p for p in problems if any(f" {w}]" in p for w in watch)]
+        problems = [] if violations else watched(driver.end_checks(session), watch)
     except SutFailure as exc:
         return Failure(driver.name, setup, _steps(steps), [], str(exc))
     except (StepError, LookupError, TypeError, ValueError):
@@ -110,7 +111,8 @@ def replay_failure(
             close()
     if not violations and not problems:
         return None
-    return Failure(driver.name, setup, _steps(steps), violations, "; ".join(problems), events)
+    problem = "; ".join(map(str, problems))
+    return Failure(driver.name, setup, _steps(steps), violations, problem, events, end_problems=problems)
 
 
 def _steps(raw: Sequence[RawStep]) -> list[Step]:

@@ -22,11 +22,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.harness.core import Call, Op, Session, SystemFactory, machine_for
+from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory, machine_for
 from model.kernel.sim import HOUR, MINUTE
 from model.pf import mutants as M
 from model.pf.mutants import ALSO, EXPECTED
 from model.pf.properties import convergence_bound_ms
+from model.pf.rules import RULES
 from model.pf.sim import build_fixed
 from model.pf.state import Params, default_params
 from model.registry import get
@@ -293,15 +294,18 @@ class PfDriver:
     def finish(self, s: Session) -> list[Call]:
         return [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
 
-    def end_checks(self, s: Session) -> list[str]:
+    def end_checks(self, s: Session) -> list[EndProblem]:
         """PF-035 on the live state, through the protocol: active replicas of a folder hold one CNSet."""
         problems = []
         for fid in s.state.get("fids", []):
             active = [st_ for st_, state in s.system.replicas(fid).items() if state == "active"]
             sets = {store: _norm(s.system.cnset(store, fid)) for store in active}
             if len(set(sets.values())) > 1:
-                problems.append(f"[PF-035 convergence] {fid}: active replicas differ after the bound: {sets}")
+                problems.append(EndProblem(CONVERGENCE, f"{fid}: active replicas differ after the bound: {sets}"))
         return problems
+
+
+CONVERGENCE = RULES["convergence"]  # the end-of-run check's rule (PF-035)
 
 
 def _holders(s: Session, ref: dict[str, int]) -> list[str]:

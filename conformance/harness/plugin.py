@@ -45,7 +45,9 @@ def _run(mechanism: str, sut: str | None, profile: str, budget: float | None, ti
     factory = process_factory(mechanism, sut, timeout) if sut else None
     out = search(mechanism, factory, profile, budget, keep_traces=12)
     if out.error:
-        return f"the run stopped on an error that is not a verdict: {out.error}"
+        return f"the run stopped on an error that is not a verdict: {out.error}" + (
+            f"\n{out.traceback}" if out.traceback else ""
+        )
     if out.failure is None:  # unjudged runs, or a system below the coverage floor, are no pass either
         return not_a_pass(mechanism, out, sut)
     path = replay_dir / f"haconform-replay-{mechanism}.json"

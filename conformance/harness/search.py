@@ -19,7 +19,15 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.harness.core import Driver, Failure, FailureLog, OutOfBudget, SystemFactory, machine_for
+from conformance.harness.core import (
+    Driver,
+    Failure,
+    FailureLog,
+    InternalError,
+    OutOfBudget,
+    SystemFactory,
+    machine_for,
+)
 from conformance.harness.minimise import Minimised, minimise
 from conformance.harness.report import run_coverage
 
@@ -72,7 +80,7 @@ class Outcome:
     exhausted_budget: bool
     traces: list = field(default_factory=list)
     first_found_s: float | None = None
-    error: str = ""
+    error: str = ""  # an exception that is not a verdict (the caller exits 3); `traceback` for the error log
     unjudged_runs: int = 0  # runs whose records the monitor could not judge (verdict unknown)
     unjudged_notes: list[str] = field(default_factory=list)
     minimised: Minimised | None = None  # the replay minimiser's work on the failure (None: not run)
@@ -80,6 +88,7 @@ class Outcome:
     first_found_run: int | None = None  # the run in which the first failure was found
     covered_runs: int = 0  # finished runs whose coverage was measured (`cover_per_run`)
     rule_runs: dict[str, int] = field(default_factory=dict)  # rule -> runs that exercised it
+    traceback: str = ""  # an internal error's (a bug in rule code), else ''
 
 
 def shrink_budget(budget_s: float, elapsed_s: float) -> float:
@@ -123,22 +132,27 @@ def search(
         log.cover = lambda events, n: run_coverage(mechanism, monitor, events, n, cover_per_run)
     machine = machine_for(drv, factory, log, watch)
     exhausted = False
-    error = ""
+    error = trace = ""
     try:
         run_state_machine_as_test(machine, settings=hypothesis_settings(prof))
     except OutOfBudget:
         exhausted = log.first is None or keep_going
+    except InternalError as exc:  # a bug in our rule code: never a verdict, whatever was found before it
+        error, trace = f"internal error in {exc}", exc.traceback
     except (AssertionError, Flaky):
         pass  # the failure is in the log
     except Exception as exc:  # an exception the system raised, not a verdict: the caller reports it
         if log.best is None:
             error = f"{type(exc).__name__}: {exc}"
     best, shrunk = log.best, None
-    if best is not None and shrink:
+    if best is not None and shrink and not trace:
         spent = time.monotonic() - t0
         cap = shrink_budget(budget, spent) if shrink_budget_s is None else shrink_budget_s
-        shrunk = minimise(drv, factory or drv.model_factory(), best, cap, shrink_replays, watch)
-        best = shrunk.failure
+        try:
+            shrunk = minimise(drv, factory or drv.model_factory(), best, cap, shrink_replays, watch)
+            best = shrunk.failure
+        except InternalError as exc:
+            error, trace = f"internal error in {exc}", exc.traceback
     return Outcome(
         mechanism,
         best,
@@ -156,6 +170,7 @@ def search(
         log.first.found_in_run if log.first else None,
         log.covered_runs,
         dict(log.rule_runs),
+        trace,
     )
 
 
@@ -223,6 +238,11 @@ def mutant_driver(mechanism: str, name: str) -> Driver:
     return tailor(name) if tailor else drv
 
 
+class RuleCodeError(RuntimeError):
+    """A search of a mutant met a bug in our rule code (`Outcome.traceback`): the kill report cannot be made
+    (`haconform mutants` exits 3), a mutant is never reported as surviving because the checker broke."""
+
+
 def search_mutant(
     mechanism: str,
     name: str,
@@ -230,9 +250,13 @@ def search_mutant(
     budget_s: float | None = None,
     watch: frozenset[str] | None = None,
 ) -> Outcome:
-    """Search the model with mutant `name` planted, under the settings the mutant is searched with."""
+    """Search the model with mutant `name` planted, under the settings the mutant is searched with; raise
+    `RuleCodeError` when the search met a bug in our rule code."""
     drv = mutant_driver(mechanism, name)
-    return search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+    out = search(mechanism, drv.model_factory(name), profile, budget_s, watch=watch, drv=drv)
+    if out.traceback:
+        raise RuleCodeError(f"mutant {name}: {out.error}\n{out.traceback}")
+    return out
 
 
 def kill_mutant(mechanism: str, name: str, profile: str | Profile = "quick", budget_s: float | None = None) -> Kill:

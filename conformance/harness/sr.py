@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.harness.core import Call, Op, Session, SystemFactory
+from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory
 from model.kernel.sim import HOUR, MINUTE, SECOND
 from model.registry import get
 from model.sr.cluster import Timing
@@ -244,7 +244,7 @@ class SrDriver:
     def finish(self, s: Session) -> list[Call]:
         return [_c("finish")]
 
-    def end_checks(self, s: Session) -> list[str]:
+    def end_checks(self, s: Session) -> list[EndProblem]:
         return []
 
 

@@ -18,14 +18,17 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance.cli import main
-from conformance.harness.core import Failure, Op, Session, Step
+from conformance.harness.core import EndProblem, Failure, Op, Session, Step
 from conformance.harness.minimise import minimise, replay_failure
 from conformance.harness.report import failure_json, read_replay, write_json_atomic
 from conformance.harness.search import Profile, search, search_mutant
 from conformance.monitor import MonitorResult
+from traces.verdict import Rule
 
 ROOT = Path(__file__).resolve().parents[2]
 WAITS = [1, 10, 100]
+PAIR = Rule("pair", "FAKE-001", "always", "poke 7 never follows poke 3 and a wait of 10")
+OTHER = Rule("other", "FAKE-002", "always", "poke 7 never comes without a poke 3 before it")
 
 
 class _Silent:
@@ -55,7 +58,7 @@ class FakeSystem:
     def wait(self, ms: int) -> None:
         self.log.append(("wait", ms))
 
-    def problems(self) -> list[str]:
+    def problems(self) -> list[EndProblem]:
         seen3 = waited = False
         for what, v in self.log:
             if what == "poke" and v == 3:
@@ -64,9 +67,9 @@ class FakeSystem:
                 waited = True
             elif what == "poke" and v == 7:
                 if seen3 and waited:
-                    return ["[FAKE-001 pair] poke 7 after poke 3 and a wait"]
+                    return [EndProblem(PAIR, "poke 7 after poke 3 and a wait")]
                 if not seen3:
-                    return ["[FAKE-002 other] poke 7 without poke 3"]
+                    return [EndProblem(OTHER, "poke 7 without poke 3")]
         return []
 
 
@@ -99,7 +102,7 @@ class FakeDriver:
     def finish(self, s: Session) -> list[dict[str, Any]]:
         return []
 
-    def end_checks(self, s: Session) -> list[str]:
+    def end_checks(self, s: Session) -> list[EndProblem]:
         return s.system.problems()
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
