@@ -23,6 +23,10 @@ ordered pair of nodes first and the joint step works on that small system of dif
 reference). The Spark checker runs `classify` per entity, merges `pair_bounds` per trace and calls
 `resolve` once per trace; `check_skew` does all three. `traces.schema.Event` objects or plain tuples
 `(event_id, node, ts_ms, kind, entity, attrs)` are accepted.
+
+Each built-in ordering judges a rule object of `spec.claims.skew_rules` (`ordering(rule, ...)`; issue 29), carried
+by its instances (`Instance.check`), so a monitor counts what each rule judged (`Instance.tally`) without looking
+a rule up by name; an `Ordering` built by name alone (a claim's, a test's) is judged but not counted.
 """
 
 from __future__ import annotations
