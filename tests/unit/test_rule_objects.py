@@ -2,7 +2,8 @@
 
 Every call site uses the rule constant of its table (`rules.SHADOW_BEFORE_ACK.violated(...)`), so a misspelt
 rule cannot be named and a rule is found by following a reference, not by searching text. The scan reads
-the source of `model/` and of the core rules (`conformance/engine/core_fold.py`) with `ast` and reports:
+the source of `model/`, of the core rules (`conformance/engine/core_fold.py`, `core_rules.py`) and of the skew
+orderings' rules (`spec/claims/skew_rules.py`) with `ast` and reports:
 - a string constant equal to a rule name anywhere but as the first argument of `Rule(...)` in a rules table
   (docstrings are prose and are not read);
 - a subscript or `.get` of a table named `RULES` outside its own rules module (a lookup by name).
@@ -27,7 +28,8 @@ PACKAGES = {
     "am": ("model/am", "model.am.rules"),
     "pf": ("model/pf", "model.pf.rules"),
     "msgtrk": ("model/msgtrk", "model.msgtrk.rules"),
-    "core": ("conformance/engine/core_fold.py", "conformance.engine.core_fold"),
+    "core": (("conformance/engine/core_fold.py", "conformance/engine/core_rules.py"), "conformance.engine.core_rules"),
+    "skew": (("model/skew", "spec/claims/skew_rules.py"), "model.skew.rules"),
 }
 
 
@@ -91,12 +93,14 @@ def _is_table(node: ast.AST) -> bool:
 
 
 def scan(package: str, names: set[str]) -> list[str]:
-    path, _ = PACKAGES[package]
-    files = [ROOT / path] if path.endswith(".py") else sorted((ROOT / path).rglob("*.py"))
+    paths, _ = PACKAGES[package]
+    files: list[Path] = []
+    for path in (paths,) if isinstance(paths, str) else paths:
+        files += [ROOT / path] if path.endswith(".py") else sorted((ROOT / path).rglob("*.py"))
     found: list[str] = []
     for f in files:
         rel = str(f.relative_to(ROOT))
-        rules_module = f.name == "rules.py" or (package == "core" and f.name == "core_fold.py")
+        rules_module = f.name in ("rules.py", "core_rules.py", "skew_rules.py")
         found += string_references(f.read_text(), rel, names, rules_module)
     return found
 
@@ -127,9 +131,7 @@ def test_twin_the_scan_finds_planted_string_references() -> None:
 
 
 def test_every_table_row_is_a_rule_object_stamped_with_its_table() -> None:
-    for package, (_, module) in PACKAGES.items():
-        if package == "core":
-            continue
+    for _, module in PACKAGES.values():
         mod = importlib.import_module(module)
         rows = rules_in(mod)
         assert rows and all(isinstance(r, Rule) for r in rows), module
