@@ -71,8 +71,8 @@ def health(w: World, entity: str, a: Attrs) -> None:
 def config(w: World, entity: str, a: Attrs) -> None:
     """AM_CONFIG: a server's AutoDatabaseMountDial (`server`, `dial`), or a copy's activation policy
     (`database`, `server`, `blocked`, `suspended`): configuration, so it reaches every monitor as context."""
-    if "dial" in a:
-        w.dials[a["server"]] = a["dial"]
+    if ev.DIAL_ATTR in a:
+        w.dials[a["server"]] = a[ev.DIAL_ATTR]
     db, s = a.get("database"), a["server"]
     if db is not None and db in w.dbs:
         copies = w.dbs[db].copies

@@ -1,0 +1,135 @@
+"""The input faults of the Active Manager monitor (issue 29): what a partial or foreign trace can lack.
+
+Rule code raises `traces.verdict.InputFault` where it meets one of these, and `monitor.AmFold` turns only
+that exception into an unknown note ("am monitor stopped at <event>: <what>"); any other exception in rule
+code is a bug of haconform and propagates (the engines report an internal error, exit 3). The faults:
+
+1. An event lacking an attribute its kind's check or transition reads (`REQUIRED`), or holding it in a
+   type other than the vocabulary's (`model/am/vocabulary.py`): `check_attrs`, before the event is judged.
+2. A recorded value a rule reads as a structure, in another form: a health entry that is not
+   `server/component/priority/state`, a priority or component state outside the vocabulary
+   (`check_attrs`).
+3. A copy event naming a server that holds no copy of the database (`copy_of`): a server the database's
+   DB_CREATE and COPY_STATE events never introduced.
+4. A dial value for which the recorded thresholds give no number (`bcss.Options.threshold`).
+5. An unusable configuration: TRACE_START `config` that is not JSON, an unknown BCSS option or a malformed
+   threshold list (`monitor.Config`): the one note, nothing judged.
+Not faults but unjudged, counted in the notes: an event of a database whose DB_CREATE the trace does not
+show (`monitor.AmFold._unseen`), and a database group with no DAG facts in its context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model.am import events as ev
+from model.am.state import PRIORITY_RANK, STATE_RANK, CopyState, DbState
+from spec.catalogue import cite
+from traces.schema import Event
+from traces.verdict import InputFault
+
+cite("AM-016", "AM-024", "AM-034")
+
+# The types a rule needs: a name (a string or null: compared, hashed), an integer (compared with < and >), a
+# list of strings (sorted, made a set), or any value (only its truth or equality is read).
+NAME, INT, LIST, ANY = "a string or null", "an integer", "a list of strings", ""
+Need = tuple[tuple[str, str], ...]
+
+# kind -> the attributes its check (`replay.Replay.on_<kind>`, `monitor_bcss`) and transition (`step.STEPS`)
+# read without a default, each with the type the rule needs (the vocabulary's, `model/am/vocabulary.py`)
+_VIEW: Need = (("members", LIST), ("up", LIST), ("groups", LIST))
+_SERVER: Need = (("server", NAME),)
+REQUIRED: dict[str, Need] = {
+    ev.DAG_VIEW: _VIEW,
+    ev.AM_DAG_CONFIG: (*_VIEW, ("claims", LIST), ("health", LIST)),  # a database group's: folded, not checked
+    ev.PAM_ACQUIRE: _SERVER,
+    ev.PAM_RELEASE: _SERVER,
+    ev.SERVER_HEALTH: (*_SERVER, ("component", NAME), ("priority", NAME), ("state", NAME)),
+    ev.AM_CONFIG: _SERVER,
+    ev.MAINTENANCE: _SERVER,
+    ev.DB_CREATE: (("dag", NAME),),
+    ev.COPY_STATE: (*_SERVER, ("status", NAME), ("lli", INT), ("rq", INT), ("ci", ANY), ("pref", INT)),
+    ev.LOGS: (("lgen", INT),),
+    ev.FAILURE: (*_SERVER, ("what", NAME), ("component", NAME)),
+    ev.FAILOVER_REQUEST: (*_SERVER, ("pam", NAME)),
+    ev.SWITCHOVER: (("lossless", ANY),),
+    ev.BCSS_START: (("pam", NAME), ("trigger", NAME)),
+    ev.ACLL_START: _SERVER,
+    ev.ACLL_END: (*_SERVER, ("lli", INT), ("ok", ANY)),
+    ev.ACTIVE_MOVE: (("dst", NAME), ("by", NAME)),
+    ev.MOUNT_START: (*_SERVER, ("by", NAME)),
+    ev.MOUNT_FAIL: _SERVER,
+    ev.MOUNTED: _SERVER,
+    ev.DISMOUNTED: _SERVER,
+    ev.BCSS_END: (("outcome", NAME),),
+    ev.LOCATION_QUERY: (*_SERVER, ("answer", NAME)),
+}
+# kind -> the attributes a rule reads only when present, with the type it then needs
+OPTIONAL: dict[str, Need] = {
+    ev.PAM_ACQUIRE: (("quorum", LIST),),
+    ev.AM_CONFIG: ((ev.DIAL_ATTR, NAME), ("database", NAME)),
+    ev.BCSS_START: (("order", LIST),),
+}
+
+
+def check_attrs(e: Event) -> None:
+    """Faults 1 and 2: the attributes `e`'s kind is judged on are there, in the types the rules need."""
+    kind, a = e.kind, e.attrs
+    for key, need in REQUIRED.get(kind, ()):
+        if key not in a:
+            raise InputFault(f"attribute {key!r} missing (the checks of {kind} read it)")
+        if need:
+            _typed(key, a[key], need)
+    optional = OPTIONAL.get(kind)
+    if optional is not None:
+        for key, need in optional:
+            if key in a:
+                _typed(key, a[key], need)
+    if kind == ev.SERVER_HEALTH:
+        _health(a["priority"], a["state"])
+    elif kind == ev.AM_DAG_CONFIG:
+        for item in a["health"]:
+            parts = str(item).split("/")
+            if len(parts) != 4:
+                raise InputFault(f"health entry {item!r} is not server/component/priority/state")
+            _health(parts[2], parts[3])
+
+
+DAG_FACTS: Need = REQUIRED[ev.AM_DAG_CONFIG]  # what the DAG's own group compares an AM_DAG_CONFIG with
+
+
+def check_present(e: Event, need: Need) -> None:
+    """Fault 1 for the attributes a rule reads with a default: those present (and not null) are of the type it
+    needs (the DAG's group compares AM_DAG_CONFIG's lists, an absent one as empty)."""
+    a = e.attrs
+    for key, kind in need:
+        value = a.get(key)
+        if value is not None:
+            _typed(key, value, kind)
+
+
+def _typed(key: str, value: Any, need: str) -> None:
+    if need == NAME:
+        ok = value is None or isinstance(value, str)
+    elif need == INT:
+        ok = isinstance(value, int)
+    else:
+        ok = isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value)
+    if not ok:
+        raise InputFault(f"attribute {key!r} is {value!r}, not {need}")
+
+
+def _health(priority: Any, state: Any) -> None:
+    if priority not in PRIORITY_RANK or state not in STATE_RANK:
+        raise InputFault(f"health {priority!r}/{state!r} is not a priority and a state of the vocabulary")
+
+
+def copy_of(d: DbState, server: str, e: Event) -> CopyState:
+    """Fault 3: the copy of `d` on `server`, which the trace must have introduced before `e` names it."""
+    c = d.copies.get(server)
+    if c is None:
+        raise InputFault(f"{server} holds no copy of {d.name} in the trace so far")
+    return c
+
+
+__all__ = ["DAG_FACTS", "OPTIONAL", "REQUIRED", "check_attrs", "check_present", "copy_of"]
