@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.am.bcss import DIAL_PARAM, Choice, Options, threshold_dial
+from model.am import events as ev
+from model.am.bcss import DIAL_PARAM, Choice, Options, is_allowed_order, threshold_dial
+from model.am.diagnose import context
 from model.am.state import Snapshot, Trigger
 from spec.catalogue import cite
 from traces.schema import Event
@@ -77,6 +79,37 @@ class RunRecords:
         for rule, e, why, data in run.deferred:
             self.v(rule, e, why, *((run.start,) if e is not run.start else ()), **data)
         run.deferred.clear()
+
+
+def recorded_order(
+    a: dict[str, Any],
+    order: tuple[Choice, ...],
+    excluded: tuple[tuple[str, str], ...],
+    found: list[tuple[str, dict[str, Any]]],
+) -> tuple[tuple[str, ...] | None, tuple[str, str] | None]:
+    """BCSS_START's own list when it is one the seed allows (with the right tier and set for each copy); else
+    None, and why it is not in `found`. Second: a copy AM-034 leaves out that the list holds, with why."""
+    if "order" not in a:
+        return None, None
+    entries = [str(x).split(":") for x in a["order"]]
+    servers = tuple(x[0] for x in entries)
+    by_server = {c.server: ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order}
+    if is_allowed_order(order, servers) and all(
+        by_server[s] == str(x) for s, x in zip(servers, a["order"], strict=True)
+    ):
+        return servers, None
+    allowed = context(order, excluded, {})
+    expected = [ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order]
+    found.append(
+        (
+            f"BCSS records the list {list(a['order'])}, not an order the seed allows; {allowed}",
+            {"observed": list(a["order"]), "expected": expected, "excluded": [list(x) for x in excluded]},
+        )
+    )
+    left_out = dict(excluded)
+    listed = [s for s in servers if "(AM-034)" in left_out.get(s, "")]
+    # the candidate list itself holds a copy AM-034 leaves out: that statement's rule
+    return None, ((listed[0], left_out[listed[0]]) if listed else None)
 
 
 DIAL_UNKNOWN = {  # why an ACLL's dial is not judged (Run.judged: the dials are recorded)

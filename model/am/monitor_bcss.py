@@ -12,18 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.am import events as ev
 from model.am import rules as R
 from model.am.bcss import (
-    Choice,
     Options,
     allowed_next,
     dial_allows,
     dial_threshold,
-    is_allowed_order,
     select,
 )
-from model.am.bcss_run import DIAL_UNKNOWN, FAILURE, Run, RunRecords, bound, policy
+from model.am.bcss_run import DIAL_UNKNOWN, FAILURE, Run, RunRecords, bound, policy, recorded_order
 from model.am.decide import snapshot
 from model.am.diagnose import context, deviation, sort_reason
 from model.am.faults import copy_of
@@ -50,7 +47,6 @@ class BcssChecks(RunRecords):
     unasked: dict[str, Event]
     out: list[Violation]
     tally: Tally
-    blocked_listed: tuple[str, str] | None = None  # a copy AM-034 leaves out, found in BCSS_START's list
 
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None: ...
     def note(self, text: str) -> None: ...
@@ -141,13 +137,12 @@ class BcssChecks(RunRecords):
         if judged and "order" in a:
             tally.judge(R.BCSS_RECORD)
             tally.judge(R.NEVER_BLOCKED)  # the recorded list judged for a copy AM-034 leaves out
-        recorded = self._recorded_order(a, sel.order, sel.excluded, found) if judged else None
+        recorded, listed = recorded_order(a, sel.order, sel.excluded, found) if judged else (None, None)
         dial_known = judged and self.thresholds_recorded
         run = Run(e, snap, trigger, pam, sel.order, recorded, judged, dial_known, sel.sort_rule)
         run.excluded = sel.excluded
         run.deferred = [(R.BCSS_RECORD, e, why, data) for why, data in found]
         self.runs[e.entity] = run
-        listed, self.blocked_listed = self.blocked_listed, None
         if listed is not None:
             self._order_broken(
                 run,
@@ -166,38 +161,6 @@ class BcssChecks(RunRecords):
         # Retired: the previous run's record is read only by a mount outside any run (the remount check);
         # from here every mount of this database is inside this run until its BCSS_END replaces the record.
         self.last_run.pop(e.entity, None)
-
-    def _recorded_order(
-        self,
-        a: dict[str, Any],
-        order: tuple[Choice, ...],
-        excluded: tuple[tuple[str, str], ...],
-        found: list[tuple[str, dict[str, Any]]],
-    ) -> tuple[str, ...] | None:
-        """The run's own list when it is one the seed allows (with the right tier and set for each copy); else
-        None, and why it is not in `found`."""
-        if "order" not in a:
-            return None
-        entries = [str(x).split(":") for x in a["order"]]
-        servers = tuple(x[0] for x in entries)
-        by_server = {c.server: ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order}
-        if is_allowed_order(order, servers) and all(
-            by_server[s] == str(x) for s, x in zip(servers, a["order"], strict=True)
-        ):
-            return servers
-        allowed = context(order, excluded, {})
-        expected = [ev.encode_choice(c.server, c.tier, c.criteria_set) for c in order]
-        found.append(
-            (
-                f"BCSS records the list {list(a['order'])}, not an order the seed allows; {allowed}",
-                {"observed": list(a["order"]), "expected": expected, "excluded": [list(x) for x in excluded]},
-            )
-        )
-        left_out = dict(excluded)
-        listed = [s for s in servers if "(AM-034)" in left_out.get(s, "")]
-        if listed:  # the candidate list itself holds a copy AM-034 leaves out: that statement's rule
-            self.blocked_listed = (listed[0], left_out[listed[0]])
-        return None
 
     def _order_broken(self, run: Run, e: Event, why: str, rule: Rule = R.SELECTION_ORDER, **data: Any) -> None:
         self.lead(run, rule, e, why, run.start, **data)
