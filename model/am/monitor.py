@@ -15,7 +15,12 @@ it never sorts, copies or holds its input, and it can be saved and restored betw
 Scope is the entity: the DAG's events form one group, each database's another. A database's group reads
 the DAG-level facts it needs (view, PAM claims, health) from the AM_DAG_CONFIG events of its context,
 which the DAG's own group checks against the DAG events (rule `dag-record`); so memory and parallelism are
-per database. Each violation names its rule (`rules.RULES`), requirement ID, events and one sentence.
+per database. Each violation is made by its rule object (`rules.DIAL.violated`, issue 29): rule, requirement
+ID, events, one sentence and the values compared (`Violation.data`).
+What each rule judged is counted in the replay's `Tally` (`judge` where a rule compares an instance, `skip`
+where the recorded configuration does not let it) and returned with the result. The fold catches only
+`InputFault`, the faults of a partial or foreign trace listed in one place, `model/am/faults.py`, and turns
+them into an unknown note naming the event; any other exception is a bug and propagates (exit 3).
 """
 
 from __future__ import annotations
@@ -313,14 +318,14 @@ class AmFold:
     def _finish(self) -> MonitorResult:
         for c in self.cursor.rest():
             self._take(c)
-        if self.error is not None:
-            return MonitorResult.of((), [self.error])
+        if self.error is not None:  # nothing judged: each rule is not judged, for that reason
+            return MonitorResult.of((), [self.error], tally=_unjudged(self.error))
         if not self.dag_state and not self.dag_config and self.dag_db:
             why = (
                 f"am monitor: no DAG facts for {', '.join(sorted(self.own))} (neither the "
                 "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
             )
-            return MonitorResult.of((), [why], tally=_unjudged(self.replay.tally, why))
+            return MonitorResult.of((), [why], tally=_unjudged(why, self.replay.tally))
         r = self.replay
         if r.fold_dag is None:
             r.fold_dag = self.dag_state
@@ -342,11 +347,12 @@ class AmFold:
         return MonitorResult.of(violations, notes, tally=r.tally)
 
 
-def _unjudged(tally: Tally, why: str) -> Tally:
-    """What the replay judged, as not judged: its verdicts are not given (a database without DAG facts)."""
+def _unjudged(why: str, tally: Tally | None = None) -> Tally:
+    """What the replay judged, as not judged, since its verdicts are not given (a database without DAG facts);
+    with nothing judged (an unusable configuration), every rule once: the group it could not judge."""
     out = Tally()
     for rule in RULES.values():
-        n = tally.judged.get(rule.name, 0)
+        n = tally.judged.get(rule.name, 0) if tally is not None else 1
         if n:
             out.skip(rule, why, n)
     return out

@@ -1,7 +1,8 @@
 """The rules table of the Active Manager monitor: every rule it can report, with its requirement ID, kind,
 statement and the catalogue parameters whose recorded values bound it (seed 002, all sections).
 
-`RULES` is the one table (`traces.verdict.Rule`); `monitor.py` reports only these names, the
+Each rule is a module constant (`DIAL`, `SELECTION_ORDER`...) and `RULES` the one table built from them
+(`traces.verdict.table`); the monitor reports violations through these objects only (issue 29), the
 properties of `properties.py` are these rows, and `tests/am/test_monitor.py::TWINS` names the twin that
 must fail for each. The state-level invariants both the generator's state (`properties.check_world`) and
 the monitor evaluate are the functions at the end, so there is one statement of each.

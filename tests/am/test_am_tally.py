@@ -207,3 +207,18 @@ def test_a_saved_and_restored_fold_gives_the_tally_of_one_pass(run: str) -> None
                 again.feed(e)
             two = again.finish()
             assert two.tally == one.tally and two == one, (run, cut)
+
+
+def test_an_unusable_configuration_judges_nothing_and_says_why() -> None:
+    events = _with_config(trace("model", 1), lambda cfg: cfg["bcss"].update(nonsense=1))
+    result = AmMonitor().check(events)
+    assert result.verdict is Verdict.UNKNOWN and result.tally is not None and not result.tally.judged
+    assert set(result.tally.unjudged) == set(R.RULES)
+    assert all("unusable BCSS options" in why for _, why in result.tally.unjudged.values())
+
+
+def test_a_database_without_dag_facts_is_not_judged_and_its_tally_says_so() -> None:
+    rs = results(CASES["no_dag_facts"][1]().events)
+    unknown = [r for r in rs if r.verdict is Verdict.UNKNOWN]
+    assert unknown and all(r.tally is not None and not r.tally.judged and r.tally.unjudged for r in unknown)
+    assert all("no DAG facts" in why for r in unknown for _, why in r.tally.unjudged.values())
