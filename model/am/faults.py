@@ -20,6 +20,7 @@ show (`monitor.AmFold._unseen`), and a database group with no DAG facts in its c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from model.am import events as ev
@@ -72,27 +73,62 @@ OPTIONAL: dict[str, Need] = {
 }
 
 
+# the exact types each need admits (values come from JSON): one set lookup per attribute on the hot path
+_EXACT: dict[str, frozenset[type]] = {
+    NAME: frozenset({str, type(None)}),
+    INT: frozenset({int, bool}),
+    LIST: frozenset({list, tuple}),
+    ANY: frozenset({str, int, bool, float, type(None), list, tuple, dict}),
+}
+
+
+class _Absent:
+    """The value of an attribute a rule needs and the event lacks (its type is admitted by no need)."""
+
+
+_ABSENT = _Absent()
+
+
+def _spec(kind: str) -> tuple[tuple[str, Any, frozenset[type]], ...]:
+    """A kind's attributes, each with its value when absent (required: `_ABSENT`, admitted by no need;
+    optional: None, admitted) and the exact types it admits."""
+    req = tuple((k, _ABSENT, _EXACT[n]) for k, n in REQUIRED.get(kind, ()))
+    return (*req, *((k, None, _EXACT[n] | {type(None)}) for k, n in OPTIONAL.get(kind, ())))
+
+
+_SPECS = {kind: _spec(kind) for kind in {*REQUIRED, *OPTIONAL}}
+
+
 def check_attrs(e: Event) -> None:
-    """Faults 1 and 2: the attributes `e`'s kind is judged on are there, in the types the rules need."""
+    """Faults 1 and 2: the attributes `e`'s kind is judged on are there, in the types the rules need. On the
+    path of every event: one lookup and one set membership per attribute; the items of a list are checked
+    where the list is used (`strings`)."""
     kind, a = e.kind, e.attrs
-    for key, need in REQUIRED.get(kind, ()):
-        if key not in a:
-            raise InputFault(f"attribute {key!r} missing (the checks of {kind} read it)")
-        if need:
-            _typed(key, a[key], need)
-    optional = OPTIONAL.get(kind)
-    if optional is not None:
-        for key, need in optional:
-            if key in a:
-                _typed(key, a[key], need)
-    if kind == ev.SERVER_HEALTH:
-        _health(a["priority"], a["state"])
-    elif kind == ev.AM_DAG_CONFIG:
+    for key, absent, admitted in _SPECS.get(kind, ()):
+        if type(a.get(key, absent)) not in admitted:
+            _which(kind, a)
+    if kind == ev.AM_DAG_CONFIG:
+        strings("claims", a["claims"])
         for item in a["health"]:
             parts = str(item).split("/")
             if len(parts) != 4:
                 raise InputFault(f"health entry {item!r} is not server/component/priority/state")
             _health(parts[2], parts[3])
+    elif kind == ev.SERVER_HEALTH:
+        _health(a["priority"], a["state"])
+
+
+def _which(kind: str, a: Any) -> None:
+    """The fault `check_attrs` found: the first attribute missing or of a type its need does not admit."""
+    for key, need in REQUIRED.get(kind, ()):
+        if key not in a:
+            raise InputFault(f"attribute {key!r} missing (the checks of {kind} read it)")
+        if type(a[key]) not in _EXACT[need]:
+            raise InputFault(f"attribute {key!r} is {a[key]!r}, not {need or 'a JSON value'}")
+    for key, need in OPTIONAL.get(kind, ()):
+        if a.get(key) is not None and type(a[key]) not in _EXACT[need]:
+            raise InputFault(f"attribute {key!r} is {a[key]!r}, not {need}")
+    raise AssertionError(f"check_attrs found a fault in {kind} that _which does not name")  # a bug of ours
 
 
 DAG_FACTS: Need = REQUIRED[ev.AM_DAG_CONFIG]  # what the DAG's own group compares an AM_DAG_CONFIG with
@@ -102,21 +138,20 @@ def check_present(e: Event, need: Need) -> None:
     """Fault 1 for the attributes a rule reads with a default: those present (and not null) are of the type it
     needs (the DAG's group compares AM_DAG_CONFIG's lists, an absent one as empty)."""
     a = e.attrs
-    for key, kind in need:
+    for key, n in need:
         value = a.get(key)
-        if value is not None:
-            _typed(key, value, kind)
+        if value is not None and type(value) not in _EXACT[n]:
+            raise InputFault(f"attribute {key!r} is {value!r}, not {n}")
 
 
-def _typed(key: str, value: Any, need: str) -> None:
-    if need == NAME:
-        ok = value is None or isinstance(value, str)
-    elif need == INT:
-        ok = isinstance(value, int)
-    else:
-        ok = isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value)
-    if not ok:
-        raise InputFault(f"attribute {key!r} is {value!r}, not {need}")
+def strings(key: str, value: Sequence[Any]) -> None:
+    """Fault 1 for a list a rule sorts, splits or makes a set of: its items are strings. Checked where the list
+    is used (a new view, `step._set_view`; a view compared, `monitor_dag`), not on every event (list attributes
+    are type-checked as lists by `check_attrs`)."""
+    try:
+        "".join(value)  # the cheapest test that every item is a string: a type test, around no rule code
+    except TypeError:
+        raise InputFault(f"attribute {key!r} is {value!r}, not {LIST}") from None
 
 
 def _health(priority: Any, state: Any) -> None:
@@ -132,4 +167,4 @@ def copy_of(d: DbState, server: str, e: Event) -> CopyState:
     return c
 
 
-__all__ = ["DAG_FACTS", "OPTIONAL", "REQUIRED", "check_attrs", "check_present", "copy_of"]
+__all__ = ["DAG_FACTS", "OPTIONAL", "REQUIRED", "check_attrs", "check_present", "copy_of", "strings"]

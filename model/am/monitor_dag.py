@@ -12,7 +12,7 @@ from typing import Any
 
 from model.am import rules as R
 from model.am import step
-from model.am.faults import DAG_FACTS, check_present
+from model.am.faults import DAG_FACTS, check_present, strings
 from model.am.rules import minority_mounted
 from model.am.state import World
 from spec.catalogue import cite
@@ -91,6 +91,8 @@ class DagChecks:
             and (a.get("health") or []) == health
         ):
             return  # recorded exactly as derived, already in normal form (the generator's, and the common case)
+        for key in ("up", "groups", "claims", "health"):
+            strings(key, a.get(key) or [])
         want = {"members": members, "up": up, "groups": groups, "claims": claims, "health": health}
         got = {
             "members": list(a.get("members") or []),
@@ -123,6 +125,8 @@ class DagChecks:
         key = self.w.view_key()
         if members == key[0] and up == key[1] and groups == key[2]:
             return False  # recorded in normal form and unchanged: no sorting
+        strings("up", up)
+        strings("groups", groups)
         return (list(members), sorted(up), sorted(groups)) != key
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from model.am import events as ev
+from model.am.faults import strings
 from model.am.state import (
     DISMOUNTED,
     MOUNTED,
@@ -34,6 +35,7 @@ require("AM-005", "AM-006", "AM-008", "AM-009", "AM-016", "AM-025", "AM-034")
 
 Attrs = Mapping[str, Any]
 _decode = ev.decode_group
+_VIEW = ("members", "up", "groups")
 
 # ---- one transition per event kind, each changing the world in place ----------------------------------
 
@@ -49,6 +51,8 @@ def _set_view(w: World, a: Attrs) -> None:
     health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
     source = (a["members"], a["up"], a["groups"])
     if source != w.view_source:
+        for key, value in zip(_VIEW, source, strict=True):
+            strings(key, value)  # a recorded view of a foreign trace: an input fault (`faults`), not a crash
         w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
