@@ -9,8 +9,11 @@ Every other exception in rule code propagates (`test_am_tally.py`).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import json
+import textwrap
 from collections.abc import Callable
 from functools import cache
 
@@ -20,6 +23,7 @@ from conformance.check import run_monitor, verdict
 from model.am import events as ev
 from model.am.faults import OPTIONAL, REQUIRED
 from model.am.monitor import AmMonitor
+from model.am.replay import Replay
 from model.am.sim import simulate
 from model.am.vocabulary import VOCABULARY
 from traces.schema import Event
@@ -116,3 +120,44 @@ def test_the_attributes_read_are_the_vocabularys() -> None:
             doc = VOCABULARY.get(kind)
             assert doc is not None, kind
             assert {k for k, _ in needs} <= doc.attr_names(), kind
+
+
+# attributes a check reads by subscript only after testing that they are there (`"source" in a`)
+GUARDED = {
+    ev.ACLL_END: {"lli_before", "missing", "threshold"},
+    ev.ACLL_START: {"source"},
+    ev.BCSS_START: {"sort", "source", "order"},
+    ev.PAM_ACQUIRE: {"quorum"},
+    ev.AM_CONFIG: {ev.DIAL_ATTR},
+}
+
+
+def _subscripts(fn: Callable | None) -> set[str]:
+    """The attribute names `fn` reads as `a["name"]` (a check's or a transition's attributes)."""
+    if fn is None:
+        return set()
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return {
+        n.slice.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Subscript)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "a"
+        and isinstance(n.slice, ast.Constant)
+    }
+
+
+def test_every_attribute_a_check_reads_is_listed_as_required() -> None:
+    """Fault 1 is complete: what the checks and transitions read without a default is in `REQUIRED` (or
+    `OPTIONAL`, read only when present), so a missing one is an input fault, never a KeyError."""
+    for kind, (check, transition) in Replay.TABLE.items():
+        read = _subscripts(check) | _subscripts(transition)
+        listed = {k for k, _ in (*REQUIRED.get(kind, ()), *OPTIONAL.get(kind, ()))} | GUARDED.get(kind, set())
+        assert read <= listed, (kind, read - listed)
+
+
+def test_twin_an_unlisted_read_is_found() -> None:
+    def planted(r: object, e: Event, a: dict) -> None:
+        a["server"], a["not-listed"]
+
+    assert _subscripts(planted) - {k for k, _ in REQUIRED[ev.MOUNTED]} == {"not-listed"}
