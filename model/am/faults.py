@@ -5,10 +5,11 @@ that exception into an unknown note ("am monitor stopped at <event>: <what>"); a
 code is a bug of haconform and propagates (the engines report an internal error, exit 3). The faults:
 
 1. An event lacking an attribute its kind's check or transition reads (`REQUIRED`), or holding it in a
-   type other than the vocabulary's (`model/am/vocabulary.py`): `check_attrs`, before the event is judged.
+   type other than the vocabulary's (`model/am/vocabulary.py`): `check_attrs`, before the event is judged;
+   the items of a list, where the list is used (`strings`: a new view, a view compared, the PAM claims).
 2. A recorded value a rule reads as a structure, in another form: a health entry that is not
-   `server/component/priority/state`, a priority or component state outside the vocabulary
-   (`check_attrs`).
+   `server/component/priority/state` (`health_entry`, `step.dag_config`), a priority or component state
+   outside the vocabulary (`health`).
 3. A copy event naming a server that holds no copy of the database (`copy_of`): a server the database's
    DB_CREATE and COPY_STATE events never introduced.
 4. A dial value for which the recorded thresholds give no number (`bcss.Options.threshold`).
@@ -107,15 +108,8 @@ def check_attrs(e: Event) -> None:
     for key, absent, admitted in _SPECS.get(kind, ()):
         if type(a.get(key, absent)) not in admitted:
             _which(kind, a)
-    if kind == ev.AM_DAG_CONFIG:
-        strings("claims", a["claims"])
-        for item in a["health"]:
-            parts = str(item).split("/")
-            if len(parts) != 4:
-                raise InputFault(f"health entry {item!r} is not server/component/priority/state")
-            _health(parts[2], parts[3])
-    elif kind == ev.SERVER_HEALTH:
-        _health(a["priority"], a["state"])
+    if kind == ev.SERVER_HEALTH:
+        health(a["priority"], a["state"])
 
 
 def _which(kind: str, a: Any) -> None:
@@ -144,17 +138,28 @@ def check_present(e: Event, need: Need) -> None:
             raise InputFault(f"attribute {key!r} is {value!r}, not {n}")
 
 
-def strings(key: str, value: Sequence[Any]) -> None:
-    """Fault 1 for a list a rule sorts, splits or makes a set of: its items are strings. Checked where the list
-    is used (a new view, `step._set_view`; a view compared, `monitor_dag`), not on every event (list attributes
-    are type-checked as lists by `check_attrs`)."""
+def strings(what: str, *lists: Sequence[Any]) -> None:
+    """Fault 1 for lists a rule sorts, splits or makes sets of (`what` names them): their items are strings.
+    Checked where the lists are used (a new view, `step._set_view`; a view compared, `monitor_dag`; the PAM
+    claims, `step.dag_config`), not on every event (`check_attrs` checks that each is a list)."""
     try:
-        "".join(value)  # the cheapest test that every item is a string: a type test, around no rule code
+        for items in lists:
+            "".join(items)  # the cheapest test that every item is a string: a type test, around no rule code
     except TypeError:
-        raise InputFault(f"attribute {key!r} is {value!r}, not {LIST}") from None
+        raise InputFault(f"attribute {what} is {[list(x) for x in lists]!r}, not {LIST}") from None
 
 
-def _health(priority: Any, state: Any) -> None:
+def health_entry(item: Any) -> list[str]:
+    """Fault 2: an AM_DAG_CONFIG health entry, `server/component/priority/state` (`step.dag_config`)."""
+    parts = str(item).split("/")
+    if len(parts) != 4:
+        raise InputFault(f"health entry {item!r} is not server/component/priority/state")
+    health(parts[2], parts[3])
+    return parts
+
+
+def health(priority: Any, state: Any) -> None:
+    """Fault 2: a recorded priority and component state are the vocabulary's (the health tiers rank them)."""
     if priority not in PRIORITY_RANK or state not in STATE_RANK:
         raise InputFault(f"health {priority!r}/{state!r} is not a priority and a state of the vocabulary")
 
@@ -167,4 +172,4 @@ def copy_of(d: DbState, server: str, e: Event) -> CopyState:
     return c
 
 
-__all__ = ["DAG_FACTS", "OPTIONAL", "REQUIRED", "check_attrs", "check_present", "copy_of", "strings"]
+__all__ = ["DAG_FACTS", "OPTIONAL", "REQUIRED", "check_attrs", "check_present", "copy_of", "health_entry", "strings"]

@@ -92,7 +92,7 @@ class DagChecks:
         ):
             return  # recorded exactly as derived, already in normal form (the generator's, and the common case)
         for key in ("up", "groups", "claims", "health"):
-            strings(key, a.get(key) or [])
+            strings(repr(key), a.get(key) or [])
         want = {"members": members, "up": up, "groups": groups, "claims": claims, "health": health}
         got = {
             "members": list(a.get("members") or []),
@@ -125,8 +125,7 @@ class DagChecks:
         key = self.w.view_key()
         if members == key[0] and up == key[1] and groups == key[2]:
             return False  # recorded in normal form and unchanged: no sorting
-        strings("up", up)
-        strings("groups", groups)
+        strings("'up', 'groups'", up, groups)
         return (list(members), sorted(up), sorted(groups)) != key
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:

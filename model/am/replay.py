@@ -292,12 +292,15 @@ class Replay(DagChecks, BcssChecks):
         if reason in ("server_down", "lost_quorum"):
             self.tally.judge(R.ACTIVE_RECORD)  # the reason a dismount records, judged against the view
         if reason == "server_down" and s in self.w.up:
-            self.v(R.ACTIVE_RECORD, e, f"{e.entity} is dismounted on {s} as 'server down' but {s} is up")
+            why = f"{e.entity} is dismounted on {s} as 'server down' but {s} is up"
+            self.v(R.ACTIVE_RECORD, e, why, observed=reason, up=sorted(self.w.up))
         elif reason == "lost_quorum" and s in q:
             self.v(
                 R.ACTIVE_RECORD,
                 e,
                 f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
+                observed=reason,
+                quorum=sorted(q),
             )
 
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from model.am import events as ev
-from model.am.faults import strings
+from model.am.faults import health_entry, strings
 from model.am.state import (
     DISMOUNTED,
     MOUNTED,
@@ -35,7 +35,6 @@ require("AM-005", "AM-006", "AM-008", "AM-009", "AM-016", "AM-025", "AM-034")
 
 Attrs = Mapping[str, Any]
 _decode = ev.decode_group
-_VIEW = ("members", "up", "groups")
 
 # ---- one transition per event kind, each changing the world in place ----------------------------------
 
@@ -51,8 +50,7 @@ def _set_view(w: World, a: Attrs) -> None:
     health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
     source = (a["members"], a["up"], a["groups"])
     if source != w.view_source:
-        for key, value in zip(_VIEW, source, strict=True):
-            strings(key, value)  # a recorded view of a foreign trace: an input fault (`faults`), not a crash
+        strings("'members', 'up', 'groups'", *source)  # a foreign trace's view: an input fault (`faults`)
         w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
@@ -112,7 +110,7 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
     their (immutable) health as it is."""
     changed: dict[str, dict[str, tuple[str, str]]] = {}
     for item in a["health"]:
-        s, c, p, st = str(item).split("/")
+        s, c, p, st = health_entry(item)  # a malformed entry of a foreign trace: an input fault (`faults`)
         comps = changed.get(s)
         if comps is None:
             comps = changed[s] = dict(w.health[s].components) if s in w.health else {}
@@ -121,6 +119,7 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
         w.health[s] = Health(comps)
     w.dag = entity
     _set_view(w, a)
+    strings("'claims'", a["claims"])
     w.claims = frozenset(a["claims"])
 
 

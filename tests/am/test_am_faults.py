@@ -75,7 +75,7 @@ FAULTS: dict[str, tuple[Damage, str]] = {
     "missing attribute": (_edit(ev.MOUNTED, _drop("server"), 1), "attribute 'server' missing"),
     "integer as text": (_edit(ev.COPY_STATE, _set("lli", "12"), 3), "'lli' is '12', not an integer"),
     "list as text": (_edit(ev.DAG_VIEW, _set("up", 5), 1), "'up' is 5, not a list of strings"),
-    "list of numbers": (_edit(ev.DAG_VIEW, _set("groups", [1, 2]), 1), "'groups' is [1, 2], not a list of strings"),
+    "list of numbers": (_edit(ev.DAG_VIEW, _set("groups", [1, 2]), 1), "[1, 2]], not a list of strings"),
     "health entry": (_edit(ev.AM_DAG_CONFIG, _set("health", ["MBX1/OutlookWeb"]), 1), "is not server/component"),
     "unknown priority": (_edit(ev.SERVER_HEALTH, _set("priority", "Urgent")), "not a priority and a state"),
     "server without a copy": (_edit(ev.ACLL_START, _set("server", "MBX99")), "MBX99 holds no copy of"),
