@@ -1,7 +1,8 @@
 """What each Active Manager rule judged (issue 29): the fold's tally, the input faults, bugs that propagate.
 
 Seed 002, all sections (the rules of `model/am/rules.py`). The invariants, on the model and every mutant:
-- per rule, violations <= instances judged (a rule reported is a rule that compared something);
+- per rule, violations <= instances judged (a rule reported is a rule that compared something), also on the
+  hand-built traces of issues 9 and 18;
 - the model's clean traces judge every rule of the table at least once (none is listed as unreachable: the
   simulator reaches each, on seeds 1..3 together);
 - twin: a trace stripped of the configuration a rule needs (the dial thresholds, the servers' dials) has that
@@ -29,6 +30,7 @@ from model.am.mutants import CATCHES, SIMULATORS
 from model.am.replay import Replay
 from model.am.sim import simulate
 from tests.traces9.am.cases import CASES
+from tests.traces18.am_cases import CASES as CASES18
 from traces.schema import Event
 from traces.verdict import MonitorResult, Tally, Verdict, fold_all, restore_fold, save_fold
 
@@ -93,10 +95,16 @@ def test_each_mutants_rule_is_judged_where_it_fires(run: str) -> None:
     assert tally.judged.get(rule.name, 0) > 0, (run, rule.name)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+HAND_BUILT: dict[str, Callable[[], Sequence[Event]]] = {
+    **{f"traces9/{name}": (lambda build=build: build().events) for name, (_, build, _) in CASES.items()},
+    **{f"traces18/{name}": build for name, build, _ in CASES18},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_BUILT))
 def test_hand_built_traces_judge_what_they_report(name: str) -> None:
-    """The issue 9 traces (violations of every family): each reported rule judged at least as often."""
-    for r in results(CASES[name][1]().events):
+    """The issue 9 and 18 traces (violations of every family): each reported rule judged at least as often."""
+    for r in results(HAND_BUILT[name]()):
         assert not over_judged(r), (name, over_judged(r))
 
 
