@@ -87,16 +87,16 @@ def string_references(
     skip |= _attribute_names(tree) if events_module else set()
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-            if id(node) not in skip:
-                found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
+        named = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+        if named and id(node) not in skip:
+            found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
         if rules_module:
             continue
         if isinstance(node, ast.Subscript) and _is_table(node.value):
             found.append(f"{where}:{node.lineno}: a rules table looked up by name")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            if _is_table(node.func.value):
-                found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
+        get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+        if get and _is_table(node.func.value):
+            found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
     return found
 
 
