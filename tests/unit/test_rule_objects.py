@@ -7,6 +7,8 @@ orderings' rules (`spec/claims/skew_rules.py`) with `ast` and reports:
 - a string constant equal to a rule name anywhere but as the first argument of `Rule(...)` in a rules table
   (docstrings are prose and are not read);
 - a subscript or `.get` of a table named `RULES` outside its own rules module (a lookup by name).
+A trace attribute that shares a rule's spelling (am's AM_CONFIG `dial`, rule `dial`) is written once, as a
+module-level `*_ATTR` constant of the package's `events.py`, and is not a reference to the rule.
 The twin: the same scan over planted sources that do both must report them.
 """
 
@@ -68,22 +70,35 @@ def _rule_definitions(tree: ast.AST) -> set[int]:
     return ids
 
 
-def string_references(source: str, where: str, names: set[str], rules_module: bool) -> list[str]:
+def _attribute_names(tree: ast.Module) -> set[int]:
+    """The module-level `*_ATTR = "..."` constants: names of the trace format (an events module's)."""
+    ids: set[int] = set()
+    for node in tree.body:
+        constant = isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        if constant and all(isinstance(t, ast.Name) and t.id.endswith("_ATTR") for t in node.targets):
+            ids.add(id(node.value))
+    return ids
+
+
+def string_references(
+    source: str, where: str, names: set[str], rules_module: bool, events_module: bool = False
+) -> list[str]:
     """Every place in `source` that names a rule by a string, or looks a rule up in a table by name."""
     tree = ast.parse(source)
     skip = _docstrings(tree) | (_rule_definitions(tree) if rules_module else set())
+    skip |= _attribute_names(tree) if events_module else set()
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-            if id(node) not in skip:
-                found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
+        named = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+        if named and id(node) not in skip:
+            found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
         if rules_module:
             continue
         if isinstance(node, ast.Subscript) and _is_table(node.value):
             found.append(f"{where}:{node.lineno}: a rules table looked up by name")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            if _is_table(node.func.value):
-                found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
+        get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+        if get and _is_table(node.func.value):
+            found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
     return found
 
 
@@ -101,7 +116,7 @@ def scan(package: str, names: set[str]) -> list[str]:
     for f in files:
         rel = str(f.relative_to(ROOT))
         rules_module = f.name in ("rules.py", "core_rules.py", "skew_rules.py")
-        found += string_references(f.read_text(), rel, names, rules_module)
+        found += string_references(f.read_text(), rel, names, rules_module, f.name == "events.py")
     return found
 
 
@@ -124,6 +139,9 @@ def test_twin_the_scan_finds_planted_string_references() -> None:
     found = string_references(planted, "planted.py", names, rules_module=False)
     assert len(found) == 4, found  # the name, and the lookup with a name: both reported
     assert any("'shadow-before-ack'" in f for f in found)
+    attrs = 'SHADOW_ATTR = "shadow-before-ack"\n'  # a trace attribute's name: only in an events module
+    assert string_references(attrs, "events.py", names, rules_module=False, events_module=True) == []
+    assert len(string_references(attrs, "step.py", names, rules_module=False)) == 1
     table = 'X = Rule("shadow-before-ack", "SR-031", "always", "text")\nY = "heartbeat-frequency"\n'
     assert string_references(table, "rules.py", names, rules_module=True) == [
         "rules.py:2: rule 'heartbeat-frequency' named by a string"
