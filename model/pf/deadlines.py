@@ -17,12 +17,14 @@ import heapq
 
 from model.pf import decide as D
 from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
 from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
 require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034", "PF-035")
 
@@ -34,7 +36,7 @@ def first_thread_run(at_or_after: int, p: Params) -> int:
 # What an obligation owes, as data (formatted only when flagged, so the fold stays picklable): a kind and
 # the values it names, taken when the obligation was derived.
 Owed = tuple[str, object, object]
-Obligation = tuple[str, int, Owed]  # (rule, deadline, what is owed)
+Obligation = tuple[Rule, int, Owed]  # (rule, deadline, what is owed)
 
 
 def owed_text(what: Owed) -> str:
@@ -63,7 +65,7 @@ class Deadlines(FoldState):
         self.dirty_stores: set[str] = set()
         self.volatile: set[tuple[str, str]] = set()
         self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
-        self.heap: list[tuple[int, tuple[str, str], int, int, str, Owed]] = []
+        self.heap: list[tuple[int, tuple[str, str], int, int, Rule, Owed]] = []
         self.version: dict[tuple[str, str], int] = {}
         self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
         self.live = 0  # heap entries of current versions
@@ -75,7 +77,7 @@ class Deadlines(FoldState):
         self.last_request: dict[tuple[str, str], int] = {}  # delete-pending: last request (or entry)
         self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
         self.restoring: dict[str, str] = {}
-        self.flagged: set[tuple[str, str, str, int]] = set()
+        self.flagged: set[tuple[Rule, str, str, int]] = set()
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
         # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
@@ -130,7 +132,7 @@ class Deadlines(FoldState):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
-    def obligations(self, store: str, fid: str, now: int) -> list[tuple[str, int, str]]:
+    def obligations(self, store: str, fid: str, now: int) -> list[tuple[Rule, int, str]]:
         """(rule, deadline, what is owed) for one replica at time `now`."""
         return [(rule, deadline, owed_text(what)) for rule, deadline, what in self.derive(store, fid, now)[0]]
 
@@ -155,11 +157,11 @@ class Deadlines(FoldState):
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
                 volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append(("broadcast-interval", start + interval, ("broadcast", rep.unsent, None)))
+                out.append((R.BROADCAST_INTERVAL, start + interval, ("broadcast", rep.unsent, None)))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
-                    "status-thread-late",
+                    R.STATUS_THREAD_LATE,
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
                     ("status", rep.expiry_ms, None),
                 )
@@ -168,7 +170,7 @@ class Deadlines(FoldState):
             became = self.due_seen.get((store, fid, e.base_ms, e.attempt), e.due_ms)
             out.append(
                 (
-                    "backfill-check-late",
+                    R.BACKFILL_CHECK_LATE,
                     max(e.due_ms, became, since) + p.backfill_check_ms,
                     ("backfill", e.cns, e.due_ms),
                 )
@@ -180,11 +182,11 @@ class Deadlines(FoldState):
             else:
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append(("delete-pending-requests", start + p.content_interval_ms, ("requests", None, None)))
+                out.append((R.DELETE_PENDING_REQUESTS, start + p.content_interval_ms, ("requests", None, None)))
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
-                    "maintenance-removal",
+                    R.MAINTENANCE_REMOVAL,
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
                     ("removal", None, None),
                 )
@@ -324,11 +326,11 @@ class Deadlines(FoldState):
         for e in ends:
             rep = self.reps.get((e.node, fid))
             if rep is None:
-                self.flag("restated-state", e, f"END for {fid}, which it holds no replica of")
+                self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of")
                 continue
             stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
             self.flag(
-                "restated-state",
+                R.RESTATED_STATE,
                 e,
                 stated != (rep.cnset, rep.state)
                 and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
@@ -339,7 +341,7 @@ class Deadlines(FoldState):
         bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
         stated_bound = int(last.attrs.get("bound_ms", bound))
         self.flag(
-            "restated-state",
+            R.RESTATED_STATE,
             last,
             stated_bound != bound and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
         )
@@ -352,7 +354,7 @@ class Deadlines(FoldState):
         # before the bound leaves convergence unjudged, which the report shows, rather than passed
         broken = self.fairness_broken(quiesce)
         if broken:
-            self.flag("restated-state", last, f"END states a quiescent phase from {quiesce}, but {broken}")
+            self.flag(R.RESTATED_STATE, last, f"END states a quiescent phase from {quiesce}, but {broken}")
             return
         if last.ts_ms - quiesce < bound:
             self.notes.append(
@@ -361,4 +363,4 @@ class Deadlines(FoldState):
             )
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        self.flag("convergence", last, P.converged(active), *ends[:-1])
+        self.flag(R.CONVERGENCE, last, P.converged(active), *ends[:-1])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from model.pf import decide as D
 from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
 from model.pf.cnset import CN, CNSet
 from model.pf.events import (
@@ -62,7 +63,7 @@ class Handlers(FoldState):
                 server = c.detail.rpartition(":")[0]
                 ok = server == store and (store, c.target) in self.removed_after_delete_now
                 self.flag(
-                    "removal-announced-after-delete-now",
+                    R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
                     ev,
                     not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
                 )
@@ -82,7 +83,7 @@ class Handlers(FoldState):
         rep = self.reps.get((store, fid))
         if fid not in self.hier_targets and fid != HIERARCHY:
             self.flag(
-                "non-replicating-folder",
+                R.NON_REPLICATING_FOLDER,
                 ev,
                 f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
@@ -92,34 +93,34 @@ class Handlers(FoldState):
         for c in a["cns"]:
             (carried if change_fid.get(c) == fid else foreign).append(c)
         if foreign:
-            self.flag("packing-separation", ev, f"the message carries updates {foreign} of another folder")
+            self.flag(R.PACKING_SEPARATION, ev, f"the message carries updates {foreign} of another folder")
         msg = msg_from_attrs(store, fid, a, self.changes, carried)
         cset = msg.carried
         self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         if wrong_kind:
-            self.flag("packing-separation", ev, f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
+            self.flag(R.PACKING_SEPARATION, ev, f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
         if rep is None:
             self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
             return
         p = self.ctx(store).params
         # each check's sentence is built only when it fails (the flags in the order they always came)
         if msg.code in DATA_CODES and (why := P.packing_limits(msg.changes, fid == HIERARCHY, p)):
-            self.flag("packing-limits", ev, why)
+            self.flag(R.PACKING_LIMITS, ev, why)
         if msg.cnset != rep.cnset:
-            self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
+            self.flag(R.CNSET_CARRIED, ev, P.cnset_carried(msg.cnset, rep.cnset))
         route = self.route(ev, msg, rep)
         if a.get("reason", route) != route:
-            self.flag("restated-state", ev, f"reason {a.get('reason')!r}, but the message's route is {route!r}")
+            self.flag(R.RESTATED_STATE, ev, f"reason {a.get('reason')!r}, but the message's route is {route!r}")
         if route in ("broadcast", "expiry", "status_request", "push"):
             allowed = D.others(rep)
             if not set(msg.recipients).issubset(allowed):
-                self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, allowed))
+                self.flag(R.CONTENT_TO_REPLICAS_ONLY, ev, P.content_to_replicas(msg.recipients, allowed))
         if route == "status_request":
             need = D.requires_response(rep.state)
             if msg.requires_response != need:
                 self.flag(
-                    "requires-response-derived",
+                    R.REQUIRES_RESPONSE_DERIVED,
                     ev,
                     f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
                 )
@@ -133,7 +134,7 @@ class Handlers(FoldState):
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
             if not msg.changes:
-                self.flag("no-empty-broadcast", ev, f"a regular {a.get('type')} broadcast carries no update")
+                self.flag(R.NO_EMPTY_BROADCAST, ev, f"a regular {a.get('type')} broadcast carries no update")
             rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
@@ -155,7 +156,7 @@ class Handlers(FoldState):
                     del self.expect_requests[key]
             else:
                 self.flag(
-                    "message-route",
+                    R.MESSAGE_ROUTE,
                     ev,
                     f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
                 )
@@ -165,14 +166,14 @@ class Handlers(FoldState):
                 req = self.sends.get(msg.reply_to)
                 ok = req is not None and req[0].code == STATUS_REQ and (ev.node, msg.reply_to) in self.received
                 self.flag(
-                    "message-route",
+                    R.MESSAGE_ROUTE,
                     ev,
                     not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
                 )
                 return "status_reply"
             ok = self.expired_now.pop(key, None) == ev.ts_ms
             self.flag(
-                "message-route",
+                R.MESSAGE_ROUTE,
                 ev,
                 not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
             )
@@ -181,7 +182,7 @@ class Handlers(FoldState):
             req = self.sends.get(msg.reply_to)
             ok = req is not None and req[0].code == BACKFILL_REQ and ev.node in req[0].recipients
             self.flag(
-                "message-route",
+                R.MESSAGE_ROUTE,
                 ev,
                 not ok
                 and f"a backfill response to {msg.reply_to or 'nothing'}, "
@@ -191,7 +192,7 @@ class Handlers(FoldState):
         if rep.state == ACTIVE:
             return "broadcast"
         self.flag(
-            "message-route", ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
+            R.MESSAGE_ROUTE, ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
         )
         return "push"
 
@@ -203,7 +204,7 @@ class Handlers(FoldState):
         if msg.code == STATUS:
             sender_state = self.sent_state(req.msg_id)
             self.flag(
-                "status-strict-subset",
+                R.STATUS_STRICT_SUBSET,
                 ev,
                 P.status_answer(req.cnset, rep.cnset, D.requires_response(sender_state)),
                 req_ev,
@@ -211,7 +212,7 @@ class Handlers(FoldState):
         if msg.code in RESPONSE_CODES:
             wrong = msg.recipients != (req.sender,) or not carried <= req.request
             self.flag(
-                "backfill-response-addressing",
+                R.BACKFILL_RESPONSE_ADDRESSING,
                 ev,
                 wrong
                 and f"response to {list(msg.recipients)} carrying {carried} for a request by "
@@ -229,9 +230,9 @@ class Handlers(FoldState):
         self.received.add((store, m.msg_id))
         if a.get("src", m.sender) != m.sender or a.get("code", m.code) != m.code:
             bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
-            self.flag("restated-state", ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
+            self.flag(R.RESTATED_STATE, ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
         if store not in m.recipients:
-            self.flag("message-route", ev, f"received {m.msg_id}, not addressed to it", send_ev)
+            self.flag(R.MESSAGE_ROUTE, ev, f"received {m.msg_id}, not addressed to it", send_ev)
         rep = self.reps.get((store, fid))
         if rep is None:
             return
@@ -263,7 +264,7 @@ class Handlers(FoldState):
         if ev.kind != "BACKFILL_FILE" and key in self.expect_file:
             entry, recv = self.expect_file.pop(key)
             self.flag(
-                "backfill-entry-derived",
+                R.BACKFILL_ENTRY_DERIVED,
                 recv,
                 f"the message revealed missing changes {entry.cns} "
                 "(a backfill entry) but no BACKFILL_FILE was recorded",
@@ -273,13 +274,13 @@ class Handlers(FoldState):
         got = self.expect_file.pop((ev.node, ev.entity), None)
         a = ev.attrs
         if got is None:
-            self.flag("backfill-entry-derived", ev, f"filed {a['cns']} although no message revealed a gap")
+            self.flag(R.BACKFILL_ENTRY_DERIVED, ev, f"filed {a['cns']} although no message revealed a gap")
             return
         e, recv = got
         recorded = (CNSet.decode(a["cns"]), int(a["due_ms"]), bool(a["local"]))
         derived = (e.cns, e.due_ms, e.local)
         self.flag(
-            "backfill-entry-derived",
+            R.BACKFILL_ENTRY_DERIVED,
             ev,
             recorded != derived
             and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
@@ -299,7 +300,7 @@ class Handlers(FoldState):
         asked = CNSet()
         for _, cns in recorded:
             asked = asked | cns
-        self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
+        self.flag(R.BACKFILL_WITHOUT_GAP, ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
         self.schedule_run(ev, "backfill", self.ctx(store).params.backfill_check_ms)
         due = S.due_entries(rep, ev.ts_ms)
         chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
@@ -312,12 +313,12 @@ class Handlers(FoldState):
                 chosen[home].append((s, cns))
         if early:
             pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
-            self.flag("backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})")
+            self.flag(R.BACKFILL_BEFORE_TIMEOUT, ev, f"requests {early} before its time-out (entries: {pending})")
         log: list = []
         new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log)
         for i, e, cands in log:
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
-            self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
+            self.flag(R.BACKFILL_SOURCE_ORDER, ev, why and f"for {e.cns}: {why}")
         self.put((store, fid), new_rep)
         if recorded:  # the requests this check decided replace any still owed
             self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
@@ -334,14 +335,14 @@ class Handlers(FoldState):
         p = self.ctx(store).params
         if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):
             self.flag(
-                "status-expiry",
+                R.STATUS_EXPIRY,
                 ev,
                 f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
                 "(not due, or not a status thread run)",
             )
         stated = ev.attrs.get("expiry_ms", rep.expiry_ms)
         self.flag(
-            "restated-state",
+            R.RESTATED_STATE,
             ev,
             stated != rep.expiry_ms
             and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",

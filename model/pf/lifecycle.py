@@ -7,6 +7,7 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 from __future__ import annotations
 
 from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
 from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
@@ -32,10 +33,10 @@ class Lifecycle(FoldState):
         before = _state(rep)
         after = S.transition(before, ev.kind)
         if after is None:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from state {before}: no such route in the protocol")
+            self.flag(R.REPLICA_STATE_TRANSITION, ev, f"{ev.kind} from state {before}: no such route in the protocol")
             return False
         if condition:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from {before}: {condition}")
+            self.flag(R.REPLICA_STATE_TRANSITION, ev, f"{ev.kind} from {before}: {condition}")
             return False
         return True
 
@@ -63,13 +64,13 @@ class Lifecycle(FoldState):
             self.mount(ev)
         elif self.view(store, fid).get(store) != ACTIVE:
             self.flag(
-                "replica-created-by-hierarchy",
+                R.REPLICA_CREATED_BY_HIERARCHY,
                 ev,
                 f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
                 f"{self.view(store, fid)}",
             )
         new = bool(a.get("new", fid != HIERARCHY))
-        self.flag("restated-state", ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
+        self.flag(R.RESTATED_STATE, ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
         self.put((store, fid), S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True))
 
     def on_replica_view(self, ev: Event) -> None:
@@ -85,7 +86,7 @@ class Lifecycle(FoldState):
                 {store} - set(recorded)
             )
             self.flag(
-                "replica-list-derived",
+                R.REPLICA_LIST_DERIVED,
                 ev,
                 wrong
                 and f"hierarchy replica list {recorded} names {sorted(wrong)} wrongly (mounted: "
@@ -97,7 +98,7 @@ class Lifecycle(FoldState):
             return
         derived = self.view(store, fid)
         self.flag(
-            "replica-list-derived",
+            R.REPLICA_LIST_DERIVED,
             ev,
             recorded != derived and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
         )
@@ -118,14 +119,14 @@ class Lifecycle(FoldState):
         if not self.move(ev, rep, None) or rep is None:
             return
         p = self.ctx(store).params
-        self.flag("delete-now-after-status", ev, P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p))
+        self.flag(R.DELETE_NOW_AFTER_STATUS, ev, P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p))
         others = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and s != store and r.state == ACTIVE}
         since = self.pending_since.get((store, fid), -1)
         confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
-        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
+        self.flag(R.NO_CONTENT_LOSS, ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
         stated = ev.attrs.get("cnset")
         self.flag(
-            "restated-state",
+            R.RESTATED_STATE,
             ev,
             stated is not None
             and CNSet.decode(stated) != rep.cnset
@@ -174,7 +175,7 @@ class Lifecycle(FoldState):
         present = fid in reps
         stated = bool(ev.attrs.get("present", present))
         has = "holds" if present else "lacks"
-        self.flag("restated-state", ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
+        self.flag(R.RESTATED_STATE, ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
         if not present:
             self.drop((store, fid))
             return
@@ -196,10 +197,10 @@ class Lifecycle(FoldState):
             where = f"from {target}" if target not in (store, "") else f"from a replica in state {_state(rep)}"
             home = self.local_home.get(fid)
             local = f" (a local folder whose one copy is on {home})" if home and fid not in self.hier_targets else ""
-            self.flag("served-by-active-replica", ev, not ok and f"served a client of {fid}{local} {where}")
+            self.flag(R.SERVED_BY_ACTIVE_REPLICA, ev, not ok and f"served a client of {fid}{local} {where}")
         if outcome == "redirect" and self.view(store, fid).get(target) != ACTIVE:
             self.flag(
-                "redirect-to-active-replica",
+                R.REDIRECT_TO_ACTIVE_REPLICA,
                 ev,
                 f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
                 f"shows as {self.view(store, fid).get(target, 'no replica')}",

@@ -1,4 +1,4 @@
-"""The public folder trace monitor: a fold of one trace's events over `step.py`, judged by `rules.RULES`.
+"""The public folder trace monitor: a fold of one trace's events over `step.py`, judged by the rules of `rules.py`.
 
 Scope "trace": the checker feeds it every event of one trace in sequence order (the hierarchy 1-1 and
 every folder, and the kernel's CRASH/RESTART), with the trace's context (TRACE_START, PF_CONFIG,
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from model.pf import rules as R
 from model.pf import step as S
 from model.pf.config import PF_CONFIG, RunConfig, restated_config
 from model.pf.deadlines import Deadlines
@@ -23,12 +24,11 @@ from model.pf.events import MECH
 from model.pf.foldstate import Mark
 from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
-from model.pf.rules import RULES
 from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
-from traces.verdict import MonitorResult, Violation, fold_all, in_seq_order
+from traces.verdict import MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
 
@@ -121,14 +121,19 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
         return self.stopped
 
     def flag(
-        self, rule: str, ev: Event, why: str | bool | None, *more: Event | Mark, entity: str | None = None
+        self,
+        rule: Rule,
+        ev: Event,
+        why: str | bool | None,
+        *more: Event | Mark,
+        entity: str | None = None,
+        **data: Any,
     ) -> None:
+        """A violation of `rule` at `ev` when `why` says one (the events `more` cited before it; `data`: the
+        values compared, JSON-able)."""
         if why:
-            ids = (*(m.event_id for m in more), ev.event_id)
-            req = RULES[rule].requirement
-            self.violations.append(
-                Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
-            )
+            evs: Any = (*more, ev)  # a Mark stands for its REPL_SEND: it has the event's ID
+            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=entity, **data))
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
@@ -185,7 +190,7 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
 
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
-        self.flag("recorded-config", ev, restated_config(self.cfg, ev.node, ev.attrs))
+        self.flag(R.RECORDED_CONFIG, ev, restated_config(self.cfg, ev.node, ev.attrs))
 
 
 class PFMonitor:

@@ -15,13 +15,14 @@ request and are not runs. A crash or restart of the store starts its schedule af
 
 from __future__ import annotations
 
+from model.pf import rules as R
 from model.pf.foldstate import FoldState
 from spec.catalogue import require
 from traces.schema import Event
 
 require("PF-038", "BF-036")
 
-RULE_OF = {"hierarchy": "broadcast-not-early", "content": "broadcast-not-early", "backfill": "backfill-check-not-early"}
+RULE_OF = {"hierarchy": R.BROADCAST_NOT_EARLY, "content": R.BROADCAST_NOT_EARLY, "backfill": R.BACKFILL_CHECK_NOT_EARLY}
 NAMES = {
     "hierarchy": "hierarchy broadcast (ReplicationSendFolderTree)",
     "content": "content broadcast (ReplicationSendAlways)",
