@@ -78,6 +78,10 @@ class Deadlines(FoldState):
         self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
         self.restoring: dict[str, str] = {}
         self.flagged: set[tuple[Rule, str, str, int]] = set()
+        # the obligations each indexed replica owes now, (rule, deadline): one judged instance each when it
+        # is found late (`due`) or no longer owed at a re-derivation (discharged in time, `index`)
+        self.owed: dict[tuple[str, str], list[tuple[Rule, int]]] = {}
+        self.last_ms = 0  # the time of the last event judged (`finish` re-derives at it)
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
         # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
@@ -198,7 +202,7 @@ class Deadlines(FoldState):
 
         Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
-        now = ev.ts_ms
+        now = self.last_ms = ev.ts_ms
         judged = self.rederive(now) if self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen else None
         if self.following:
             for key, anchors in self.following.items():
@@ -231,13 +235,27 @@ class Deadlines(FoldState):
         for (store, fid), _, (rule, deadline, what) in late:
             if (rule, store, fid, deadline) not in self.flagged:
                 self.flagged.add((rule, store, fid, deadline))
-                self.flag(
-                    rule,
-                    ev,
-                    f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
-                    f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
-                    entity=fid,
-                )
+                self.late(ev, rule, store, fid, deadline, what)
+
+    def late(self, ev: Event, rule: Rule, store: str, fid: str, deadline: int, what: Owed) -> None:
+        """An obligation still owed after its deadline, at `ev` (judged, violated)."""
+        now = ev.ts_ms
+        self.flag(
+            rule,
+            ev,
+            f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
+            f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
+            entity=fid,
+            data={
+                "store": store,
+                "owed": owed_text(what),
+                "deadline_ms": deadline,
+                "observed_ms": now,
+                "late_ms": now - deadline,
+                "up_since_ms": self.up_since.get(store),
+                "parameters": list(rule.params),
+            },
+        )
 
     def rederive(self, now: int) -> dict[tuple[str, str], list[Obligation]]:
         """Index the obligations of the replicas whose inputs changed; return those of the ones found
@@ -263,14 +281,25 @@ class Deadlines(FoldState):
         return judged
 
     def index(self, key: tuple[str, str], now: int) -> list[Obligation] | None:
-        """Re-derive one replica: a new version of its heap entries, or its obligations when volatile."""
+        """Re-derive one replica: a new version of its heap entries, or its obligations when volatile.
+
+        Tally: an obligation it owed before and no longer owes was discharged before its deadline (a late one
+        was flagged by `due` first, and is not counted again): one judged instance of its rule, as is one whose
+        deadline moved (a new configuration, a restore). The removal of a delete-now replica discharges its
+        maintenance-removal obligation (BF-034); any other obligation of a replica that went away, or of a
+        store that went down, is cancelled, no instance (a store that is down owes nothing)."""
         self.version[key] = v = self.version.get(key, 0) + 1
         self.live -= self.count.pop(key, 0)
         self.volatile.discard(key)
         self.following.pop(key, None)
+        before = self.owed.pop(key, None)
         if key not in self.reps or not self.up.get(key[0], True):
+            if before and key not in self.reps and self.up.get(key[0], True):  # removed: what it owed was that
+                self.discharged(key, [ob for ob in before if ob[0] is R.MAINTENANCE_REMOVAL], [])
             return None
         obligations, volatile, follows = self.derive(*key, now)
+        if before:
+            self.discharged(key, before, obligations)
         if follows:
             self.following[key] = follows
         if volatile:
@@ -278,9 +307,28 @@ class Deadlines(FoldState):
             return obligations
         for i, (rule, deadline, what) in enumerate(obligations):
             heapq.heappush(self.heap, (deadline, key, v, i, rule, what))
+        if obligations:
+            self.owed[key] = [(rule, deadline) for rule, deadline, _ in obligations]
         self.count[key] = len(obligations)
         self.live += len(obligations)
         return None
+
+    def discharged(self, key: tuple[str, str], before: list[tuple[Rule, int]], now: list[Obligation]) -> None:
+        """Judge the obligations of `before` that `now` no longer holds and were not found late."""
+        still = {(rule, deadline) for rule, deadline, _ in now}
+        store, fid = key
+        for rule, deadline in before:
+            if (rule, deadline) not in still and (rule, store, fid, deadline) not in self.flagged:
+                self.tally.judge(rule)
+
+    def owed_at_end(self) -> None:
+        """At the end of the trace: the replicas changed by the last events re-derived (what they discharged is
+        judged), and every obligation still owed, not yet due, is an instance the trace ends too soon to judge."""
+        self.rederive(self.last_ms)
+        for (store, fid), owed in self.owed.items():
+            for rule, deadline in owed:
+                if (rule, store, fid, deadline) not in self.flagged:
+                    self.tally.skip(rule, "still owed when the trace ends, before its deadline")
 
     # --- the fairness assumption of PF-035, from the record -------------------------------------------
     def note_fault(self, ev: Event) -> Event:
@@ -317,8 +365,13 @@ class Deadlines(FoldState):
 
     # --- convergence (PF-035) -------------------------------------------------------------------------
     def convergence(self) -> None:
+        """PF-035 at the end-of-run snapshot: one instance per folder with END events; a folder with replicas
+        and no END is an instance the trace does not let the rule judge."""
         for fid, ends in sorted(self.ends.items()):
             self.converged(fid, ends)
+        unseen = len({f for _, f in self.reps} - self.ends.keys())
+        if unseen:
+            self.tally.skip(R.CONVERGENCE, "no END snapshot of the folder in the trace", unseen)
 
     def converged(self, fid: str, ends: list[Event]) -> None:
         assert self.cfg is not None
@@ -329,38 +382,65 @@ class Deadlines(FoldState):
                 self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of")
                 continue
             stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
+            bad = stated != (rep.cnset, rep.state)
             self.flag(
                 R.RESTATED_STATE,
                 e,
-                stated != (rep.cnset, rep.state)
-                and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
+                bad and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
+                data=bad and {"observed": [str(stated[0]), stated[1]], "expected": [str(rep.cnset), rep.state]},
             )
         if self.cfg.latency_max_ms is None:
             self.notes.append(f"{last.event_id}: no mail latency bound recorded: convergence cannot be judged")
+            self.tally.skip(R.CONVERGENCE, "no mail latency bound recorded (NET_CONFIG)")
             return
         bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
-        stated_bound = int(last.attrs.get("bound_ms", bound))
-        self.flag(
-            R.RESTATED_STATE,
-            last,
-            stated_bound != bound and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
-        )
+        if "bound_ms" in last.attrs:  # the END restates the bound
+            stated_bound = int(last.attrs["bound_ms"])
+            bad = stated_bound != bound
+            self.flag(
+                R.RESTATED_STATE,
+                last,
+                bad and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
+                data=bad and {"observed": stated_bound, "expected": bound, "parameters": list(R.CONVERGENCE.params)},
+            )
         quiesce = last.attrs.get("quiesce_ms")
         if type(quiesce) is not int:
             self.notes.append(f"{last.event_id}: END states no quiescent phase (quiesce_ms): convergence not judged")
+            self.tally.skip(R.CONVERGENCE, "the END states no quiescent phase (quiesce_ms)")
             return
         # the stated start of the quiescent phase is taken only where the record bears it out: no fault in
         # force at or after it (else the END restates a phase that did not happen), and a trace that ends
         # before the bound leaves convergence unjudged, which the report shows, rather than passed
         broken = self.fairness_broken(quiesce)
+        self.flag(
+            R.RESTATED_STATE,
+            last,
+            broken and f"END states a quiescent phase from {quiesce}, but {broken}",
+            data=broken and {"observed": quiesce, "fault": broken},
+        )
         if broken:
-            self.flag(R.RESTATED_STATE, last, f"END states a quiescent phase from {quiesce}, but {broken}")
+            self.tally.skip(R.CONVERGENCE, "a recorded fault in force during the quiescent phase the END states")
             return
         if last.ts_ms - quiesce < bound:
             self.notes.append(
                 f"{last.event_id}: convergence of {fid} not judged: the trace ends {last.ts_ms - quiesce} ms "
                 f"after the quiescent phase its END states, before the bound of {bound} ms"
             )
+            self.tally.skip(R.CONVERGENCE, "the trace ends before the convergence bound")
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        self.flag(R.CONVERGENCE, last, P.converged(active), *ends[:-1])
+        why = P.converged(active)
+        self.flag(
+            R.CONVERGENCE,
+            last,
+            why,
+            *ends[:-1],
+            data=why
+            and {
+                "observed": {s: str(c) for s, c in sorted(active.items())},
+                "quiesce_ms": quiesce,
+                "bound_ms": bound,
+                "observed_ms": last.ts_ms,
+                "parameters": list(R.CONVERGENCE.params),
+            },
+        )

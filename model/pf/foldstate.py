@@ -17,7 +17,7 @@ from model.pf.cnset import CNSet
 from model.pf.config import RunConfig
 from model.pf.state import Change, Ctx, Msg, Replica
 from traces.schema import Event
-from traces.verdict import ContextCursor, MonitorResult, Violation
+from traces.verdict import ContextCursor, MonitorResult, Tally, Violation
 
 
 class Mark(NamedTuple):
@@ -71,3 +71,4 @@ class FoldState:
         self.ends: dict[str, list[Event]] = {}
         self.violations: list[Violation] = []
         self.notes: list[str] = []
+        self.tally = Tally()  # what each rule judged, and what it could not (issue 29)

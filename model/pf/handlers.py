@@ -66,6 +66,7 @@ class Handlers(FoldState):
                     R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
                     ev,
                     not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
+                    data=None if ok else {"removed": server, "folder": c.target, "announced_by": store},
                 )
         if rep is None and fid != HIERARCHY:
             self.unseen(ev, "a change to")
@@ -81,49 +82,68 @@ class Handlers(FoldState):
     def on_repl_send(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
-        if fid not in self.hier_targets and fid != HIERARCHY:
+        if fid != HIERARCHY:
             self.flag(
                 R.NON_REPLICATING_FOLDER,
                 ev,
-                f"sent a {a.get('type')} message for {fid}, which has no "
+                fid not in self.hier_targets
+                and f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
             )
         change_fid = self.change_fid
         carried, foreign = [], []
         for c in a["cns"]:
             (carried if change_fid.get(c) == fid else foreign).append(c)
-        if foreign:
-            self.flag(R.PACKING_SEPARATION, ev, f"the message carries updates {foreign} of another folder")
+        self.flag(
+            R.PACKING_SEPARATION,
+            ev,
+            foreign and f"the message carries updates {foreign} of another folder",
+            data=foreign and {"foreign": foreign, "folder": fid},
+        )
         msg = msg_from_attrs(store, fid, a, self.changes, carried)
         cset = msg.carried
         self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
-        if wrong_kind:
-            self.flag(R.PACKING_SEPARATION, ev, f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
+        self.flag(
+            R.PACKING_SEPARATION,
+            ev,
+            wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}",
+            data=wrong_kind and {"code": msg.code, "folder": fid},
+        )
         if rep is None:
             self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
+            for rule in (R.CNSET_CARRIED, R.MESSAGE_ROUTE):
+                self.tally.skip(rule, "a message sent for a folder the sender has no replica of in the trace")
             return
         p = self.ctx(store).params
         # each check's sentence is built only when it fails (the flags in the order they always came)
-        if msg.code in DATA_CODES and (why := P.packing_limits(msg.changes, fid == HIERARCHY, p)):
-            self.flag(R.PACKING_LIMITS, ev, why)
-        if msg.cnset != rep.cnset:
-            self.flag(R.CNSET_CARRIED, ev, P.cnset_carried(msg.cnset, rep.cnset))
+        if msg.code in DATA_CODES:
+            why = P.packing_limits(msg.changes, fid == HIERARCHY, p)
+            self.flag(R.PACKING_LIMITS, ev, why, data=why and P.packing_data(msg.changes, fid == HIERARCHY, p))
+        why = msg.cnset != rep.cnset and P.cnset_carried(msg.cnset, rep.cnset)
+        self.flag(R.CNSET_CARRIED, ev, why, data=why and {"observed": str(msg.cnset), "expected": str(rep.cnset)})
         route = self.route(ev, msg, rep)
-        if a.get("reason", route) != route:
-            self.flag(R.RESTATED_STATE, ev, f"reason {a.get('reason')!r}, but the message's route is {route!r}")
+        if "reason" in a:  # the message restates its route
+            why = a["reason"] != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}"
+            self.flag(R.RESTATED_STATE, ev, why, data=why and {"observed": a["reason"], "expected": route})
         if route in ("broadcast", "expiry", "status_request", "push"):
             allowed = D.others(rep)
-            if not set(msg.recipients).issubset(allowed):
-                self.flag(R.CONTENT_TO_REPLICAS_ONLY, ev, P.content_to_replicas(msg.recipients, allowed))
+            why = not set(msg.recipients).issubset(allowed) and P.content_to_replicas(msg.recipients, allowed)
+            self.flag(
+                R.CONTENT_TO_REPLICAS_ONLY,
+                ev,
+                why,
+                data=why and {"observed": list(msg.recipients), "allowed": list(allowed)},
+            )
         if route == "status_request":
             need = D.requires_response(rep.state)
-            if msg.requires_response != need:
-                self.flag(
-                    R.REQUIRES_RESPONSE_DERIVED,
-                    ev,
-                    f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
-                )
+            bad = msg.requires_response != need
+            self.flag(
+                R.REQUIRES_RESPONSE_DERIVED,
+                ev,
+                bad and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
+                data=bad and {"observed": msg.requires_response, "expected": need, "state": rep.state},
+            )
             if rep.state == DELETE_PENDING:
                 self.anchor(self.last_request, (store, fid), ev.ts_ms)
             else:  # only a delete-pending replica's deadlines read it (`derive`): none re-derived
@@ -133,8 +153,9 @@ class Handlers(FoldState):
                 hier = fid == HIERARCHY
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
-            if not msg.changes:
-                self.flag(R.NO_EMPTY_BROADCAST, ev, f"a regular {a.get('type')} broadcast carries no update")
+            self.flag(
+                R.NO_EMPTY_BROADCAST, ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+            )
             rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
@@ -147,10 +168,12 @@ class Handlers(FoldState):
         answers and the sender's state; flags a message with none."""
         key = (ev.node, ev.entity)
         if msg.code == STATUS_REQ:
+            self.tally.judge(R.MESSAGE_ROUTE)  # a status request needs no cause (seed 001, "Status Messages")
             return "status_request"
         if msg.code == BACKFILL_REQ:
             owed = self.expect_requests.get(key, [])
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
+                self.tally.judge(R.MESSAGE_ROUTE)
                 owed.remove((msg.recipients[0], msg.request))
                 if not owed:  # retired: a missing entry reads as no request owed, as an empty one did
                     del self.expect_requests[key]
@@ -190,6 +213,7 @@ class Handlers(FoldState):
             )
             return "backfill_response"
         if rep.state == ACTIVE:
+            self.tally.judge(R.MESSAGE_ROUTE)  # an active replica's data message: a regular broadcast
             return "broadcast"
         self.flag(
             R.MESSAGE_ROUTE, ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
@@ -198,7 +222,9 @@ class Handlers(FoldState):
 
     def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
         sent = self.sends.get(msg.reply_to)
-        if sent is None:
+        if sent is None:  # message-route judged it (a reply to nothing the trace shows sent)
+            rule = R.STATUS_STRICT_SUBSET if msg.code == STATUS else R.BACKFILL_RESPONSE_ADDRESSING
+            self.tally.skip(rule, "a reply to a request the trace does not show sent")
             return
         req, req_ev, _, _ = sent
         if msg.code == STATUS:
@@ -225,14 +251,26 @@ class Handlers(FoldState):
         sent = self.sends.get(a["msg"])
         if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
+            self.tally.skip(R.MESSAGE_ROUTE, "a message received that the trace does not show sent")
             return
         m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
-        if a.get("src", m.sender) != m.sender or a.get("code", m.code) != m.code:
+        if "src" in a or "code" in a:  # the delivery restates its message
             bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
-            self.flag(R.RESTATED_STATE, ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
-        if store not in m.recipients:
-            self.flag(R.MESSAGE_ROUTE, ev, f"received {m.msg_id}, not addressed to it", send_ev)
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"REPL_RECV restates {bad} unlike the message sent",
+                send_ev,
+                data=bad and {"observed": {k: a[k] for k in bad}, "expected": {"src": m.sender, "code": m.code}},
+            )
+        self.flag(
+            R.MESSAGE_ROUTE,
+            ev,
+            store not in m.recipients and f"received {m.msg_id}, not addressed to it",
+            send_ev,
+            data=None if store in m.recipients else {"observed": store, "allowed": list(m.recipients)},
+        )
         rep = self.reps.get((store, fid))
         if rep is None:
             return
@@ -268,24 +306,37 @@ class Handlers(FoldState):
                 recv,
                 f"the message revealed missing changes {entry.cns} "
                 "(a backfill entry) but no BACKFILL_FILE was recorded",
+                data={"observed": None, "expected": str(entry.cns)},
             )
 
     def on_backfill_file(self, ev: Event) -> None:
         got = self.expect_file.pop((ev.node, ev.entity), None)
         a = ev.attrs
         if got is None:
-            self.flag(R.BACKFILL_ENTRY_DERIVED, ev, f"filed {a['cns']} although no message revealed a gap")
+            self.flag(
+                R.BACKFILL_ENTRY_DERIVED,
+                ev,
+                f"filed {a['cns']} although no message revealed a gap",
+                data={"observed": a["cns"], "expected": None},
+            )
             return
         e, recv = got
         recorded = (CNSet.decode(a["cns"]), int(a["due_ms"]), bool(a["local"]))
         derived = (e.cns, e.due_ms, e.local)
+        bad = recorded != derived
         self.flag(
             R.BACKFILL_ENTRY_DERIVED,
             ev,
-            recorded != derived
+            bad
             and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
             f"configuration and the history give {e.cns} due {e.due_ms} local={e.local}",
             recv,
+            data=bad
+            and {
+                "observed": {"cns": str(recorded[0]), "due_ms": recorded[1], "local": recorded[2]},
+                "expected": {"cns": str(e.cns), "due_ms": e.due_ms, "local": e.local},
+                "parameters": list(R.BACKFILL_ENTRY_DERIVED.params),
+            },
         )
 
     def on_backfill(self, ev: Event) -> None:
@@ -293,6 +344,8 @@ class Handlers(FoldState):
         rep = self.reps.get((store, fid))
         if rep is None:
             self.unseen(ev, "a backfill check of")
+            for rule in (R.BACKFILL_WITHOUT_GAP, R.BACKFILL_BEFORE_TIMEOUT, R.BACKFILL_SOURCE_ORDER):
+                self.tally.skip(rule, "a backfill check of a replica whose creation the trace does not show")
             return
         recorded = [
             (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
@@ -300,7 +353,13 @@ class Handlers(FoldState):
         asked = CNSet()
         for _, cns in recorded:
             asked = asked | cns
-        self.flag(R.BACKFILL_WITHOUT_GAP, ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
+        held = asked & rep.cnset
+        self.flag(
+            R.BACKFILL_WITHOUT_GAP,
+            ev,
+            held and f"requests {held}, already held",
+            data=held and {"observed": str(asked), "held": str(rep.cnset)},
+        )
         self.schedule_run(ev, "backfill", self.ctx(store).params.backfill_check_ms)
         due = S.due_entries(rep, ev.ts_ms)
         chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
@@ -311,14 +370,30 @@ class Handlers(FoldState):
                 early = early | cns
             else:
                 chosen[home].append((s, cns))
-        if early:
-            pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
-            self.flag(R.BACKFILL_BEFORE_TIMEOUT, ev, f"requests {early} before its time-out (entries: {pending})")
+        if recorded:  # the requests of this check, each judged against its entry's time-out
+            pending = early and [(e.due_ms, str(e.cns)) for e in rep.backfill]
+            self.flag(
+                R.BACKFILL_BEFORE_TIMEOUT,
+                ev,
+                early and f"requests {early} before its time-out (entries: {pending})",
+                data=early
+                and {
+                    "observed": str(early),
+                    "observed_ms": ev.ts_ms,
+                    "entries": [{"due_ms": d, "cns": c} for d, c in pending],
+                    "parameters": list(R.BACKFILL_BEFORE_TIMEOUT.params),
+                },
+            )
         log: list = []
         new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log)
         for i, e, cands in log:
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
-            self.flag(R.BACKFILL_SOURCE_ORDER, ev, why and f"for {e.cns}: {why}")
+            self.flag(
+                R.BACKFILL_SOURCE_ORDER,
+                ev,
+                why and f"for {e.cns}: {why}",
+                data=why and {"missing": str(e.cns), "observed": [[s, str(c)] for s, c in chosen.get(i, [])]},
+            )
         self.put((store, fid), new_rep)
         if recorded:  # the requests this check decided replace any still owed
             self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
@@ -331,21 +406,27 @@ class Handlers(FoldState):
         rep = self.reps.get((store, fid))
         if rep is None:
             self.unseen(ev, "a status expiry of")
+            self.tally.skip(R.STATUS_EXPIRY, "a status expiry of a replica whose creation the trace does not show")
             return
         p = self.ctx(store).params
-        if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):
-            self.flag(
-                R.STATUS_EXPIRY,
-                ev,
-                f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
-                "(not due, or not a status thread run)",
-            )
-        stated = ev.attrs.get("expiry_ms", rep.expiry_ms)
+        bad = not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p))
         self.flag(
-            R.RESTATED_STATE,
+            R.STATUS_EXPIRY,
             ev,
-            stated != rep.expiry_ms
-            and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+            bad
+            and f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
+            "(not due, or not a status thread run)",
+            data=bad
+            and {"observed_ms": ev.ts_ms, "expected_ms": rep.expiry_ms, "parameters": list(R.STATUS_EXPIRY.params)},
         )
+        if "expiry_ms" in ev.attrs:  # the event restates the derived expiry
+            stated = ev.attrs["expiry_ms"]
+            bad = stated != rep.expiry_ms
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+                data=bad and {"observed": stated, "expected": rep.expiry_ms},
+            )
         self.expired_now[(store, fid)] = ev.ts_ms
         self.put((store, fid), S.status_sent(rep))

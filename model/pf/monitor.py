@@ -13,12 +13,12 @@ issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from model.pf import rules as R
 from model.pf import step as S
-from model.pf.config import PF_CONFIG, RunConfig, restated_config
+from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, RunConfig, restated_config, restated_data
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
 from model.pf.foldstate import Mark
@@ -73,7 +73,7 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             return
         if self.cfg is None:
             note = f"{ev.event_id}: no PF_CONFIG before the first pf event: the configuration to judge by is unknown"
-            self.stop(MonitorResult.of((), [note]))
+            self.stop(MonitorResult.of((), [note], tally=self.tally))
             return
         if ev.node not in self.mounted and not (kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
             self.notes.append(
@@ -97,7 +97,7 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             self.note_due(ev)
         except REPLAYABLE as exc:  # a partial trace: judging stops here
             self.notes.append(f"{ev.event_id}: cannot replay {kind} ({type(exc).__name__}: {exc})")
-            self.stop(MonitorResult.of(self.violations, self.notes))
+            self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
 
     def take_context(self, c: Event) -> None:
         """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
@@ -115,8 +115,9 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             for c in self.cursor.rest():  # context after the last event: only its faults matter
                 if c.kind in CONFIGS:
                     self.note_fault(c)
+            self.owed_at_end()
             self.convergence()
-            self.stop(MonitorResult.of(self.violations, self.notes))
+            self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
         assert self.stopped is not None
         return self.stopped
 
@@ -127,13 +128,15 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
         why: str | bool | None,
         *more: Event | Mark,
         entity: str | None = None,
-        **data: Any,
+        data: Mapping[str, Any] | Any = None,
     ) -> None:
-        """A violation of `rule` at `ev` when `why` says one (the events `more` cited before it; `data`: the
-        values compared, JSON-able)."""
+        """One instance of `rule` judged at `ev` (`tally.judge`), violated when `why` says so: the events `more`
+        cited before `ev`, and `data` the values compared (a JSON-able mapping, built by the caller only on a
+        violation: `bad and {...}`; anything falsy otherwise)."""
+        self.tally.judge(rule)
         if why:
             evs: Any = (*more, ev)  # a Mark stands for its REPL_SEND: it has the event's ID
-            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=entity, **data))
+            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=entity, **(data or {})))
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
@@ -190,7 +193,14 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
 
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
-        self.flag(R.RECORDED_CONFIG, ev, restated_config(self.cfg, ev.node, ev.attrs))
+        if any(k in ev.attrs for k in RESTATED_CONTEXT):  # the event restates the store's context
+            why = restated_config(self.cfg, ev.node, ev.attrs)
+            self.flag(
+                R.RECORDED_CONFIG,
+                ev,
+                why,
+                data=why and restated_data(self.cfg, ev.node, ev.attrs),
+            )
 
 
 class PFMonitor:
