@@ -8,7 +8,7 @@ maintenance cycle removes a delete-now replica (BF-034, BF-I13), and a delete-pe
 for status (BF-029, BF-I12). Each obligation has a deadline computed from the recorded configuration and
 the events seen; a store that is down owes nothing, and a store that comes back starts its timers afresh
 (its first run comes within one interval of the restart). Any event later than a deadline still owed is a
-violation. Mixed into `monitor.PfFold`.
+violation. Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,15 @@ from __future__ import annotations
 import heapq
 
 from model.pf import decide as D
-from model.pf import properties as P
 from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
 from traces.verdict import Rule
 
-require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034", "PF-035")
+require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034")
 
 
 def first_thread_run(at_or_after: int, p: Params) -> int:
@@ -84,10 +82,6 @@ class Deadlines(FoldState):
         self.last_ms = 0  # the time of the last event judged (`finish` re-derives at it)
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
-        # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
-        # a partition, mail loss) by key, and the ones that ended, with their end
-        self.open_faults: dict[tuple[str, ...], str] = {}
-        self.ended_faults: list[tuple[int, str]] = []
 
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
@@ -329,118 +323,3 @@ class Deadlines(FoldState):
             for rule, deadline in owed:
                 if (rule, store, fid, deadline) not in self.flagged:
                     self.tally.skip(rule, "still owed when the trace ends, before its deadline")
-
-    # --- the fairness assumption of PF-035, from the record -------------------------------------------
-    def note_fault(self, ev: Event) -> Event:
-        """Follow the recorded faults: a crash (until the store's restart), a partition (until HEAL), mail
-        loss (a NET_CONFIG with `loss_ppm` above 0, until one with 0). Returns `ev`."""
-        key: tuple[str, ...]
-        if ev.kind in ("CRASH", "RESTART"):
-            key, what = ("down", ev.node), f"{ev.node} down from {ev.ts_ms} ({ev.event_id})"
-            starts = ev.kind == "CRASH"
-        elif ev.kind in ("PARTITION", "HEAL"):
-            key, what = ("partition",), f"a network partition from {ev.ts_ms} ({ev.event_id})"
-            starts = ev.kind == "PARTITION"
-        elif ev.kind == "NET_CONFIG":
-            ppm = ev.attrs.get("loss_ppm", 0)
-            key, what = ("loss",), f"mail loss of {ppm} ppm from {ev.ts_ms} ({ev.event_id})"
-            starts = not isinstance(ppm, int) or ppm > 0
-        else:
-            return ev
-        if key in self.open_faults:
-            self.ended_faults.append((ev.ts_ms, self.open_faults.pop(key)))
-        if starts:
-            self.open_faults[key] = what
-        return ev
-
-    def fairness_broken(self, quiesce_ms: int) -> str | None:
-        """Why the record contradicts a quiescent phase from `quiesce_ms` (a fault in force at or after it)."""
-        late = sorted(what for end, what in self.ended_faults if end > quiesce_ms)
-        found = sorted(self.open_faults.values()) + late
-        return (
-            f"the trace records {found[0]}" + (f" and {len(found) - 1} more" if len(found) > 1 else "")
-            if found
-            else None
-        )
-
-    # --- convergence (PF-035) -------------------------------------------------------------------------
-    def convergence(self) -> None:
-        """PF-035 at the end-of-run snapshot: one instance per folder with END events; a folder with replicas
-        and no END is an instance the trace does not let the rule judge."""
-        for fid, ends in sorted(self.ends.items()):
-            self.converged(fid, ends)
-        unseen = len({f for _, f in self.reps} - self.ends.keys())
-        if unseen:
-            self.tally.skip(R.CONVERGENCE, "no END snapshot of the folder in the trace", unseen)
-
-    def converged(self, fid: str, ends: list[Event]) -> None:
-        assert self.cfg is not None
-        last = ends[-1]
-        for e in ends:
-            rep = self.reps.get((e.node, fid))
-            if rep is None:
-                self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of")
-                continue
-            stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
-            bad = stated != (rep.cnset, rep.state)
-            self.flag(
-                R.RESTATED_STATE,
-                e,
-                bad and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
-                data=bad and {"observed": [str(stated[0]), stated[1]], "expected": [str(rep.cnset), rep.state]},
-            )
-        if self.cfg.latency_max_ms is None:
-            self.notes.append(f"{last.event_id}: no mail latency bound recorded: convergence cannot be judged")
-            self.tally.skip(R.CONVERGENCE, "no mail latency bound recorded (NET_CONFIG)")
-            return
-        bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
-        if "bound_ms" in last.attrs:  # the END restates the bound
-            stated_bound = int(last.attrs["bound_ms"])
-            bad = stated_bound != bound
-            self.flag(
-                R.RESTATED_STATE,
-                last,
-                bad and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
-                data=bad and {"observed": stated_bound, "expected": bound, "parameters": list(R.CONVERGENCE.params)},
-            )
-        quiesce = last.attrs.get("quiesce_ms")
-        if type(quiesce) is not int:
-            self.notes.append(f"{last.event_id}: END states no quiescent phase (quiesce_ms): convergence not judged")
-            self.tally.skip(R.CONVERGENCE, "the END states no quiescent phase (quiesce_ms)")
-            return
-        # the stated start of the quiescent phase is taken only where the record bears it out: no fault in
-        # force at or after it (else the END restates a phase that did not happen), and a trace that ends
-        # before the bound leaves convergence unjudged, which the report shows, rather than passed
-        broken = self.fairness_broken(quiesce)
-        self.flag(
-            R.RESTATED_STATE,
-            last,
-            broken and f"END states a quiescent phase from {quiesce}, but {broken}",
-            data=broken and {"observed": quiesce, "fault": broken},
-        )
-        if broken:
-            self.tally.skip(R.CONVERGENCE, "a recorded fault in force during the quiescent phase the END states")
-            return
-        if last.ts_ms - quiesce < bound:
-            self.notes.append(
-                f"{last.event_id}: convergence of {fid} not judged: the trace ends {last.ts_ms - quiesce} ms "
-                f"after the quiescent phase its END states, before the bound of {bound} ms"
-            )
-            self.tally.skip(R.CONVERGENCE, "the trace ends before the convergence bound")
-            return
-        active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        why = P.converged(active)
-        self.flag(
-            R.CONVERGENCE,
-            last,
-            why,
-            *ends[:-1],
-            data=why
-            and {
-                "observed": {s: str(c) for s, c in sorted(active.items())},
-                "quiesce_ms": quiesce,
-                "bound_ms": bound,
-                "observed_ms": last.ts_ms,
-                "parameters": list(R.CONVERGENCE.params),
-            },
-        )

@@ -18,7 +18,9 @@ from typing import Any, Literal
 
 from model.pf import rules as R
 from model.pf import step as S
+from model.pf.backfill import Backfill
 from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, RunConfig, restated_config, restated_data
+from model.pf.convergence import Convergence
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
 from model.pf.foldstate import Mark
@@ -40,12 +42,13 @@ REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # wh
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
 
 
-class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
+class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
     """One trace's judgement in progress: the state of every replica, message and obligation."""
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         super().__init__(context)
         self.init_deadlines()
+        self.init_faults()
         self.init_schedule()
 
     # --- the fold ---------------------------------------------------------------------------------------
