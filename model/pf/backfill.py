@@ -6,6 +6,7 @@ BF-005, BF-006, BF-011). Mixed into `monitor.PfFold`, like `handlers.Handlers`.
 from __future__ import annotations
 
 from model.pf import decide as D
+from model.pf import faults as F
 from model.pf import rules as R
 from model.pf import step as S
 from model.pf.cnset import CNSet
@@ -42,7 +43,7 @@ class Backfill(FoldState):
             )
             return
         e, recv = got
-        recorded = (CNSet.decode(a["cns"]), int(a["due_ms"]), bool(a["local"]))
+        recorded = (F.cnset(a["cns"]), F.as_int(a["due_ms"], "due_ms"), bool(a["local"]))
         derived = (e.cns, e.due_ms, e.local)
         bad = recorded != derived
         self.flag(
@@ -69,7 +70,7 @@ class Backfill(FoldState):
                 self.tally.skip(rule, "a backfill check of a replica whose creation the trace does not show")
             return
         recorded = [
-            (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
+            (s, F.cnset(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
         ]
         asked = CNSet()
         for _, cns in recorded:

@@ -8,10 +8,11 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 from __future__ import annotations
 
 from model.pf import decide as D
+from model.pf import faults as F
 from model.pf import properties as P
 from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CN, CNSet
+from model.pf.cnset import CNSet
 from model.pf.events import (
     BACKFILL_REQ,
     BACKFILL_RESP_CONTENT,
@@ -21,7 +22,6 @@ from model.pf.events import (
     HIER_REPL,
     STATUS,
     STATUS_REQ,
-    msg_from_attrs,
 )
 from model.pf.foldstate import FoldState, Mark
 from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
@@ -52,7 +52,7 @@ class Handlers(FoldState):
 
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
-        c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
+        c = Change(F.cn(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
         self.changes[a["cn"]] = c
         self.change_fid[a["cn"]] = fid
         self.changed_at[store] = ev.ts_ms
@@ -100,7 +100,7 @@ class Handlers(FoldState):
             foreign and f"the message carries updates {foreign} of another folder",
             data=foreign and {"foreign": foreign, "folder": fid},
         )
-        msg = msg_from_attrs(store, fid, a, self.changes, carried)
+        msg = F.message(store, fid, a, self.changes, carried)
         cset = msg.carried
         self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)

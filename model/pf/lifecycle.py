@@ -6,10 +6,10 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
+from model.pf import faults as F
 from model.pf import properties as P
 from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
 from spec.catalogue import require
@@ -159,7 +159,7 @@ class Lifecycle(FoldState):
         )
         stated = ev.attrs.get("cnset")
         if stated is not None:  # the event restates what the replica holds
-            bad = CNSet.decode(stated) != rep.cnset
+            bad = F.cnset(stated) != rep.cnset
             self.flag(
                 R.RESTATED_STATE,
                 ev,
@@ -257,4 +257,8 @@ class Lifecycle(FoldState):
             )
 
     def on_end(self, ev: Event) -> None:
+        """The end-of-run snapshot, judged at `finish` (convergence.py): what it states must parse now."""
+        F.cnset(ev.attrs["cnset"])
+        if "bound_ms" in ev.attrs:
+            F.as_int(ev.attrs["bound_ms"], "bound_ms")
         self.ends.setdefault(ev.entity, []).append(ev)

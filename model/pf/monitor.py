@@ -16,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from model.pf import faults as F
 from model.pf import rules as R
 from model.pf import step as S
 from model.pf.backfill import Backfill
-from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, RunConfig, restated_config, restated_data
+from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, restated_config, restated_data
 from model.pf.convergence import Convergence
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
+from model.pf.faults import check_attrs
 from model.pf.foldstate import Mark
 from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
@@ -30,13 +32,12 @@ from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
-from traces.verdict import MonitorResult, Rule, fold_all, in_seq_order
+from traces.verdict import InputFault, MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
 
 FAULTS = ("CRASH", "RESTART", "PARTITION", "HEAL")
 CONFIGS = (PF_CONFIG, "NET_CONFIG")
-REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # what a partial trace raises
 
 # fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
@@ -60,11 +61,12 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         cursor = self.cursor
         if cursor.index < len(cursor.events):
             for c in cursor.due(ev.seq):
-                self.take_context(c)
+                if not self.take_context(c):
+                    return
         kind = ev.kind
         if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
-            if not cursor.taken(ev):
-                self.take_context(ev)
+            if not cursor.taken(ev) and not self.take_context(ev):
+                return
             if kind in CONFIGS:
                 return
         if ev.mechanism != MECH:
@@ -96,16 +98,24 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         if self.expect_file:
             self.file_not_recorded(ev)
         try:
+            check_attrs(ev)
             handler(self, ev)
             self.note_due(ev)
-        except REPLAYABLE as exc:  # a partial trace: judging stops here
-            self.notes.append(f"{ev.event_id}: cannot replay {kind} ({type(exc).__name__}: {exc})")
+        except InputFault as exc:  # a partial or foreign trace (`faults.py`): judging stops here
+            self.notes.append(f"{ev.event_id}: cannot replay {kind} ({exc})")
             self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
 
-    def take_context(self, c: Event) -> None:
-        """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
+    def take_context(self, c: Event) -> bool:
+        """A context event, in sequence order: the recorded configuration in force from it (config.py). False
+        when it does not parse (`faults.config`): judging stops, with a note."""
         if c.kind in CONFIGS:
-            self.cfg = RunConfig.of(self.note_fault(c), self.cfg)
+            try:
+                self.cfg = F.config(self.note_fault(c), self.cfg)
+            except InputFault as exc:
+                self.notes.append(f"{c.event_id}: cannot read {c.kind} ({exc})")
+                self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
+                return False
+        return True
 
     def stop(self, result: MonitorResult) -> None:
         """Judging ends with `result`: no later event can change it, so every other state is dropped."""
@@ -196,6 +206,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
 
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
+        if "params" in ev.attrs:
+            F.params(ev.attrs["params"])
         if any(k in ev.attrs for k in RESTATED_CONTEXT):  # the event restates the store's context
             why = restated_config(self.cfg, ev.node, ev.attrs)
             self.flag(
