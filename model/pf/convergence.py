@@ -78,7 +78,7 @@ class Convergence(FoldState):
         for e in ends:
             rep = self.reps.get((e.node, fid))
             if rep is None:
-                self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of")
+                self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of", data={"observed": fid})
                 continue
             stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
             bad = stated != (rep.cnset, rep.state)

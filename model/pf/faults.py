@@ -137,8 +137,8 @@ def config(ev: Event, before: RunConfig | None) -> RunConfig:
     """Fault 4: the configuration in force after a context event (PF_CONFIG, NET_CONFIG)."""
     try:
         return RunConfig.of(ev, before)
-    except (ValueError, TypeError):
-        raise input_fault(f"{ev.kind} does not parse") from None
+    except (ValueError, TypeError) as exc:
+        raise input_fault(f"{ev.kind} does not parse: {exc}") from None
 
 
 def params(text: object) -> Params:

@@ -89,6 +89,7 @@ class Handlers(FoldState):
                 fid not in self.hier_targets
                 and f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
+                data={"folder": fid, "code": a.get("code")},
             )
         change_fid = self.change_fid
         carried, foreign = [], []
@@ -154,7 +155,10 @@ class Handlers(FoldState):
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
             self.flag(
-                R.NO_EMPTY_BROADCAST, ev, not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+                R.NO_EMPTY_BROADCAST,
+                ev,
+                not msg.changes and f"a regular {a.get('type')} broadcast carries no update",
+                data={"observed": len(msg.changes), "code": msg.code},
             )
             rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
@@ -182,6 +186,11 @@ class Handlers(FoldState):
                     R.MESSAGE_ROUTE,
                     ev,
                     f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
+                    data={
+                        "code": msg.code,
+                        "observed": [list(msg.recipients), str(msg.request)],
+                        "allowed": [[s, str(c)] for s, c in owed],
+                    },
                 )
             return "backfill"
         if msg.code == STATUS:
@@ -192,6 +201,7 @@ class Handlers(FoldState):
                     R.MESSAGE_ROUTE,
                     ev,
                     not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
+                    data={"code": msg.code, "reply_to": msg.reply_to},
                 )
                 return "status_reply"
             ok = self.expired_now.pop(key, None) == ev.ts_ms
@@ -199,6 +209,7 @@ class Handlers(FoldState):
                 R.MESSAGE_ROUTE,
                 ev,
                 not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
+                data={"code": msg.code, "observed_ms": ev.ts_ms},
             )
             return "expiry"
         if msg.code in RESPONSE_CODES:
@@ -210,13 +221,17 @@ class Handlers(FoldState):
                 not ok
                 and f"a backfill response to {msg.reply_to or 'nothing'}, "
                 "which is no backfill request addressed to this store",
+                data={"code": msg.code, "reply_to": msg.reply_to},
             )
             return "backfill_response"
         if rep.state == ACTIVE:
             self.tally.judge(R.MESSAGE_ROUTE)  # an active replica's data message: a regular broadcast
             return "broadcast"
         self.flag(
-            R.MESSAGE_ROUTE, ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
+            R.MESSAGE_ROUTE,
+            ev,
+            rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica",
+            data={"code": msg.code, "state": rep.state, "allowed": [ACTIVE, DELETE_PENDING]},
         )
         return "push"
 
@@ -229,11 +244,14 @@ class Handlers(FoldState):
         req, req_ev, _, _ = sent
         if msg.code == STATUS:
             sender_state = self.sent_state(req.msg_id)
+            need = D.requires_response(sender_state)
+            why = P.status_answer(req.cnset, rep.cnset, need)
             self.flag(
                 R.STATUS_STRICT_SUBSET,
                 ev,
-                P.status_answer(req.cnset, rep.cnset, D.requires_response(sender_state)),
+                why,
                 req_ev,
+                data=why and {"requester": str(req.cnset), "own": str(rep.cnset), "requires_response": need},
             )
         if msg.code in RESPONSE_CODES:
             wrong = msg.recipients != (req.sender,) or not carried <= req.request
@@ -244,6 +262,13 @@ class Handlers(FoldState):
                 and f"response to {list(msg.recipients)} carrying {carried} for a request by "
                 f"{req.sender} of {req.request}",
                 req_ev,
+                data=wrong
+                and {
+                    "observed": list(msg.recipients),
+                    "expected": [req.sender],
+                    "carried": str(carried),
+                    "request": str(req.request),
+                },
             )
 
     def on_repl_recv(self, ev: Event) -> None:
