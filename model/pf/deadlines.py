@@ -292,8 +292,9 @@ class Deadlines(FoldState):
                 self.discharged(key, [ob for ob in before if ob[0] is R.MAINTENANCE_REMOVAL], [])
             return None
         obligations, volatile, follows = self.derive(*key, now)
-        if before:
-            self.discharged(key, before, obligations)
+        owed = [(rule, deadline) for rule, deadline, _ in obligations]
+        if before and before != owed:  # (the common case: the same obligations, nothing discharged)
+            self.discharged(key, before, owed)
         if follows:
             self.following[key] = follows
         if volatile:
@@ -301,15 +302,15 @@ class Deadlines(FoldState):
             return obligations
         for i, (rule, deadline, what) in enumerate(obligations):
             heapq.heappush(self.heap, (deadline, key, v, i, rule, what))
-        if obligations:
-            self.owed[key] = [(rule, deadline) for rule, deadline, _ in obligations]
+        if owed:
+            self.owed[key] = owed
         self.count[key] = len(obligations)
         self.live += len(obligations)
         return None
 
-    def discharged(self, key: tuple[str, str], before: list[tuple[Rule, int]], now: list[Obligation]) -> None:
+    def discharged(self, key: tuple[str, str], before: list[tuple[Rule, int]], now: list[tuple[Rule, int]]) -> None:
         """Judge the obligations of `before` that `now` no longer holds and were not found late."""
-        still = {(rule, deadline) for rule, deadline, _ in now}
+        still = set(now)
         store, fid = key
         for rule, deadline in before:
             if (rule, deadline) not in still and (rule, store, fid, deadline) not in self.flagged:
