@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -26,11 +27,11 @@ from conformance.check import run_monitor, trace_contexts, verdict
 from model.pf import decide as D
 from model.pf import properties as P
 from model.pf import rules as R
-from model.pf.monitor import PFMonitor
+from model.pf.monitor import PfFold, PFMonitor
 from model.pf.mutants import EXPECTED_RULE, MUTANTS
 from model.pf.sim import simulate
 from traces.schema import Event
-from traces.verdict import MonitorResult, Tally, Verdict, in_seq_order, restore_fold, save_fold
+from traces.verdict import MonitorResult, Rule, Tally, Verdict, in_seq_order, restore_fold, save_fold
 
 pytestmark = pytest.mark.model
 
@@ -79,7 +80,14 @@ def test_the_model_judges_every_rule_it_can_reach() -> None:
 
 
 def test_twin_a_fold_that_never_judges_breaks_the_invariant(monkeypatch: pytest.MonkeyPatch) -> None:
+    def flag_only(self: PfFold, rule: Rule, ev: Event, why: object, *more: object, **kw: Any) -> None:
+        if why:  # `PfFold.flag` without its count
+            evs: Any = (*more, ev)
+            data = kw.get("data") or {}
+            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=kw.get("entity"), **data))
+
     monkeypatch.setattr(Tally, "judge", lambda self, rule, n=1: None)
+    monkeypatch.setattr(PfFold, "flag", flag_only)
     (result,) = _results(_trace("answer-non-subset", 1))
     assert EXPECTED_RULE["answer-non-subset"].name in over_judged(result)
 
