@@ -130,10 +130,6 @@ class Deadlines(FoldState):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
-    def obligations(self, store: str, fid: str, now: int) -> list[tuple[Rule, int, str]]:
-        """(rule, deadline, what is owed) for one replica at time `now`."""
-        return [(rule, deadline, owed_text(what)) for rule, deadline, what in self.derive(store, fid, now)[0]]
-
     def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
         """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
         judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send
