@@ -10,10 +10,7 @@ records that restate something the monitor derives itself (issue 9, family 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from spec.catalogue import require
-from traces.schema import Event
 from traces.verdict import Rule, table
 
 # creation (SR-018..SR-048)
@@ -332,21 +329,3 @@ RULES: dict[str, Rule] = table(
 )
 require(*(r.requirement for r in RULES.values()), "SR-045", "SR-046", "SR-047", "SR-016", "SR-029")
 require(*(p for r in RULES.values() for p in r.params))
-
-
-@dataclass(frozen=True, slots=True)
-class Breach:
-    rule: str
-    event_ids: tuple[str, ...]
-    explanation: str
-    entity: str = ""  # the entity the breach belongs to when not the judged event's (e.g. a heartbeat pair)
-
-    @property
-    def requirement(self) -> str:
-        return RULES[self.rule].requirement
-
-
-def breach(rule: str, evs: tuple[Event, ...], why: str) -> Breach:
-    if rule not in RULES:
-        raise KeyError(f"rule {rule!r} is not in model.sr.rules.RULES")
-    return Breach(rule, tuple(e.event_id for e in evs), why)
