@@ -17,7 +17,7 @@ from model.sr import rules as R
 from model.sr.inputs import attempt_number
 from model.sr.world import Inst, World, grown
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Violation
 
 # RECEIVE attributes that restate the configuration: attribute -> how to read the configured value
 _RESTATED: dict[str, Any] = {
@@ -64,7 +64,6 @@ def receive(w: World, e: Event) -> Inst:
 
 def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
-    tally.judge(R.NO_XSHADOW_ADVERTISED)
     for attr, read in _RESTATED.items():
         if attr in a:
             tally.judge(R.CONFIG_AS_RECORDED)
@@ -113,11 +112,9 @@ def _topology(w: World, e: Event, server: str, boundary: Any, site: Any) -> list
 def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, shadow = a["try"], a["shadow"]
-    tally.judge(R.SHADOW_DISABLED)
     if not iv.enabled:
         out.append(R.SHADOW_DISABLED.violated((e,), "a shadow attempt was made with ShadowRedundancyEnabled false",
                                               observed=iv.enabled, parameter="SR-P01"))  # fmt: skip
-    tally.judge(R.SHADOW_WHILE_INBOUND_OPEN)
     if not iv.inbound_open or iv.outcome or iv.failed:
         out.append(R.SHADOW_WHILE_INBOUND_OPEN.violated((e,), "the shadow session was opened after the sender's "
                           "session had ended or shadow creation was over", inbound_open=iv.inbound_open,
@@ -152,7 +149,6 @@ def _no_plan(w: World) -> str:
 
 def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, s, tally = e.attrs, [], e.node, w.tally
-    tally.judge(R.SHADOW_COPY_TRANSITION)
     if iv.attempt_open != s:
         out.append(R.SHADOW_COPY_TRANSITION.violated((e,), f"{s} stored a shadow although no shadow session to it "
                           "was open", observed=s, expected=iv.attempt_open))  # fmt: skip
@@ -166,7 +162,6 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     else:
         tally.skip(R.SHADOW_IN_BOUNDARY, _no_plan(w))
     out += _topology(w, e, s, a.get("boundary"), None)
-    tally.judge(R.SHADOW_RECORD_AS_DERIVED)
     if a.get("primary", iv.primary) != iv.primary or ("forks" in a and tuple(a["forks"]) != iv.forks):
         out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the shadow records primary {a.get('primary')} and "
                           f"forks {a.get('forks')}, the message came to {iv.primary} with {list(iv.forks)}",
@@ -184,7 +179,6 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
-    w.tally.judge(R.SHADOW_ACK_AFTER_STORE)
     if iv.shadow != e.attrs["shadow"] or iv.attempt_open != iv.shadow:
         out.append(R.SHADOW_ACK_AFTER_STORE.violated((e,), f"the primary took an acknowledgement from "
                           f"{e.attrs['shadow']} which never recorded storing the shadow",
@@ -214,7 +208,6 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
                               observed=[], expected=w.eligible(iv.primary, cls), site=cls))  # fmt: skip
     else:
         expected_n = iv.tries
-    tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
     if n != expected_n:
         out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the failure is recorded as attempt {n}, the "
                           f"events seen make it attempt {expected_n}", attribute="try", observed=n,
@@ -237,7 +230,6 @@ def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
     the sender's session at any moment after its data arrived (ConnectionTimeout counts from the connection's
     opening, which may precede the data), but no later than ConnectionTimeout after RECEIVE."""
     out, cfg, tally = [], w.cfg, w.tally
-    tally.judge(R.SESSION_TIMEOUT)
     if e.attrs["session"] == "inbound":
         iv.inbound_open = False
         waited, most = e.ts_ms - iv.received_ms, cfg.inbound_max_ms()
@@ -281,7 +273,6 @@ def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
 def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
-    w.tally.judge(R.SHADOW_BEFORE_ACK)
     if (e.attrs.get("redundant") and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
         v = R.SHADOW_BEFORE_ACK.violated((e,), "the primary accepted the message before the shadow server "
                    "acknowledged the copy and before shadow creation had failed", shadow_acked=iv.shadow_acked,
@@ -301,7 +292,6 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
     out, text = _open_too_long(w, iv, e), e.attrs["response"]
-    w.tally.judge(R.REJECTION_TEXT)
     variant = w.cfg.accept_variant and isinstance(text, str) and text.startswith(ev.REJECTION_VARIANT)
     if not (text == ev.REJECTION_TEXT or variant):
         out.append(
@@ -313,7 +303,6 @@ def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
                 parameter="SR-P20",
             )
         )
-    w.tally.judge(R.FAILURE_OUTCOME)
     if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):
         out.append(R.FAILURE_OUTCOME.violated((e,), "the message was rejected although the configuration and the "
                           "shadow outcome call for accepting it", observed="rejected", expected="accepted",
@@ -322,6 +311,20 @@ def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
     iv.outcome = "rejected"
     return out
 
+
+# the rules every event a guard judges is an instance of, whatever its attributes: counted once per event by
+# `step._move` (`World.moves`) rather than by a call in each guard (the hot path), added to the tally by
+# `step.tally_of`. The rules a guard judges only under a condition are counted where it holds.
+EVERY: dict[str, tuple[Rule, ...]] = {
+    ev.RECEIVE: (R.NO_XSHADOW_ADVERTISED,),
+    ev.HAREDIRECT: (R.SHADOW_DISABLED, R.SHADOW_WHILE_INBOUND_OPEN),
+    ev.HARECEIVE: (R.SHADOW_COPY_TRANSITION, R.SHADOW_RECORD_AS_DERIVED),
+    ev.SHADOW_ACK: (R.SHADOW_ACK_AFTER_STORE,),
+    ev.HAREDIRECTFAIL: (R.PRIMARY_RECORD_AS_DERIVED,),  # the attempt number
+    ev.SESSION_TIMEOUT: (R.SESSION_TIMEOUT,),
+    ev.ACCEPT: (R.SHADOW_BEFORE_ACK,),
+    ev.REJECT: (R.REJECTION_TEXT, R.FAILURE_OUTCOME),
+}
 
 GUARDS = {
     ev.RECEIVE: _receive,

@@ -52,6 +52,22 @@ _ATTRS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 ATTRS = _ATTRS  # the table, for the documentation and the tests
 _ABSENT = object()
+# a check as the hot path runs it: (attribute, required, the types it may have or None for any, a list of
+# strings); built once from `_ATTRS`. A value that names something (an instance, a server) is a JSON scalar.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_TYPES = {"any": None, "key": _SCALARS, "str": frozenset({str}), "int": frozenset({int, bool})}
+_TYPES["list"] = _TYPES["strs"] = frozenset({list})
+_CHECKS: dict[str, tuple[tuple[str, bool, frozenset[type] | None, bool], ...]] = {
+    kind: tuple((name, c[-1] != "?", _TYPES[c.rstrip("?")], c.startswith("strs")) for name, c in checks)
+    for kind, checks in _ATTRS.items()
+}
+_MEANING = {
+    "key": "a name or a number",
+    "str": "a string",
+    "int": "an integer",
+    "list": "a list",
+    "strs": "a list of strings",
+}
 
 
 def unreadable(e: Event, what: str) -> InputFault:
@@ -62,41 +78,18 @@ def unreadable(e: Event, what: str) -> InputFault:
 def readable(e: Event) -> None:
     """Raise the input fault of `e` when it lacks an attribute its rules read, or holds one in a type they
     cannot use (`ATTRS`; items 1 and 2 of the module docstring). One dict lookup for most events."""
-    checks = _ATTRS.get(e.kind)
+    checks = _CHECKS.get(e.kind)
     if checks is None:
         return
     a = e.attrs
-    for name, check in checks:
+    for name, required, types, strs in checks:
         v = a.get(name, _ABSENT)
         if v is _ABSENT:
-            if check[-1] == "?":
-                continue
-            raise unreadable(e, f"no attribute {name!r}")
-        if check == "any":
-            continue
-        if check in ("key", "key?"):
-            ok = not isinstance(v, (list, dict))
-        elif check == "str":
-            ok = isinstance(v, str)
-        elif check == "int":
-            ok = isinstance(v, int)
-        elif check == "list?":
-            ok = isinstance(v, list)
-        else:  # "strs", "strs?"
-            ok = isinstance(v, list) and all(isinstance(x, str) for x in v)
-        if not ok:
+            if required:
+                raise unreadable(e, f"no attribute {name!r}")
+        elif (types is not None and type(v) not in types) or (strs and not all(type(x) is str for x in v)):
+            check = dict(_ATTRS[e.kind])[name].rstrip("?")
             raise unreadable(e, f"{name}={v!r} is not {_MEANING[check]}")
-
-
-_MEANING = {
-    "key": "a name or a number",
-    "key?": "a name or a number",
-    "str": "a string",
-    "int": "an integer",
-    "list?": "a list",
-    "strs": "a list of strings",
-    "strs?": "a list of strings",
-}
 
 
 def inst_of(e: Event) -> Any:

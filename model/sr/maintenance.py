@@ -16,7 +16,7 @@ from model.sr.inputs import fork_kind
 from model.sr.state import CROSSES_BOUNDARY, MAILBOX_KINDS
 from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Inst, World, grown
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Violation
 
 NEVER = -(2**62)
 
@@ -121,12 +121,10 @@ def _fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     copy, out, tally = iv.copies[e.node], [], w.tally
     left, exp = set(copy.left), w.cfg.expiration_ms
     due = max(copy.since_ms, (iv.shadow_ms if copy.promoted else copy.since_ms) + exp)  # promoted: SR-I21
-    tally.judge(R.QUEUE_EXPIRY, 2)  # two bounds compared: not later than due, not earlier than RECEIVE + timeout
     if late(w, e.node, due, e.ts_ms):
         out.append(R.QUEUE_EXPIRY.violated((e,), f"forks {sorted(left)} expired {e.ts_ms - due} ms after "
                           "MessageExpirationTimeout had run out", observed_ms=e.ts_ms, due_ms=due, bound="most",
                           parameter="SR-P17"))  # fmt: skip
-    tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
     if set(e.attrs.get("forks", left)) != left:
         out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"FAIL names forks {e.attrs['forks']}, the queue "
                           f"still held {sorted(left)}", attribute="forks", observed=e.attrs["forks"],
@@ -158,13 +156,11 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
             out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the notification names primary "
                               f"{e.attrs['primary']}, the shadow was made for {p}", attribute="primary",
                               observed=e.attrs["primary"], expected=p))  # fmt: skip
-    tally.judge(R.DISCARD_BY_QUERY)
     if w.last_ok.get((s, p)) != e.ts_ms or w.last_query.get((s, p)) != e.ts_ms:
         out.append(R.DISCARD_BY_QUERY.violated((e,), f"{s} got a discard notification without a successful "
                           f"XQUERYDISCARD to {p} at that moment", observed_ms=e.ts_ms,
                           last_query_ms=w.last_query.get((s, p)), last_ok_ms=w.last_ok.get((s, p))))  # fmt: skip
     owed = w.owed.get((p, s), {})
-    tally.judge(R.NO_PREMATURE_DISCARD)
     if fork not in iv.processed:
         out.append(R.NO_PREMATURE_DISCARD.violated((e,), f"the shadow was told fork {fork} is complete before the "
                           "primary processed it", observed=fork, expected=sorted(iv.processed)))  # fmt: skip
@@ -181,7 +177,6 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 def _hadiscard(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
-    w.tally.judge(R.ALL_FORKS_BEFORE_RELEASE)
     if not release_ready(iv.forks, frozenset(iv.notified)):
         missing = sorted(set(iv.forks) - iv.notified)
         out.append(R.ALL_FORKS_BEFORE_RELEASE.violated((e,), f"the shadow was released while forks {missing} had "
@@ -211,7 +206,6 @@ def _safetynet(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 def _safetynet_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     held, hold = e.ts_ms - iv.copies[e.node].since_ms, w.cfg.safety_net_hold_ms
-    w.tally.judge(R.SAFETYNET_HOLD)
     if held < hold or late(w, e.node, iv.copies[e.node].since_ms + hold, e.ts_ms):
         return [R.SAFETYNET_HOLD.violated((e,), f"{e.node} removed the message from Safety Net after {held} ms, "
                        f"not at SafetyNetHoldTime ({hold} ms)", observed_ms=held, bound_ms=hold, bound="exact",
@@ -220,17 +214,14 @@ def _safetynet_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 
 def _resubmit(w: World, iv: Inst, e: Event) -> list[Violation]:
-    fork, out, tally = e.attrs["fork"], _overdue(w, iv, e), w.tally
+    fork, out = e.attrs["fork"], _overdue(w, iv, e)
     kind = fork_kind(e, fork)
-    tally.judge(R.NO_SAFETYNET_RESUBMIT_TO_2010)
-    tally.judge(R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY)
     if kind == "hub2010":
         out.append(R.NO_SAFETYNET_RESUBMIT_TO_2010.violated((e,), f"Safety Net resubmitted fork {fork} to an "
                           "Exchange 2010 Hub", observed=fork, fork_kind=kind))  # fmt: skip
     elif kind in CROSSES_BOUNDARY:
         out.append(R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY.violated((e,), f"Safety Net resubmitted fork {fork}, "
                           "which had already crossed the boundary", observed=fork, fork_kind=kind))  # fmt: skip
-    tally.judge(R.SAFETYNET_TRANSITION)
     if fork not in iv.forks:
         out.append(R.SAFETYNET_TRANSITION.violated((e,), f"Safety Net resubmitted fork {fork}, not a fork of it",
                                                    observed=fork, expected=list(iv.forks)))  # fmt: skip
@@ -301,7 +292,6 @@ def _promote(w: World, iv: Inst, e: Event) -> list[Violation]:
 def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, cfg, tally = e.attrs, [], w.cfg, w.tally
     age, life = e.ts_ms - iv.shadow_ms, cfg.safety_net_hold_ms + cfg.expiration_ms
-    tally.judge(R.SHADOW_EXPIRY)
     if age < life or late(w, e.node, iv.shadow_ms + life, e.ts_ms):
         out.append(R.SHADOW_EXPIRY.violated((e,), f"an unacknowledged shadow expired after {age} ms, not at "
                           f"SafetyNetHoldTime + MessageExpirationTimeout ({life} ms)", observed_ms=age, bound_ms=life,
@@ -341,16 +331,14 @@ def _lost(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 
 def _discard_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
-    s, p, out, tally = e.attrs.get("shadow", ""), iv.primary, [], w.tally
+    s, p, out = e.attrs.get("shadow", ""), iv.primary, []
     owed = w.owed.get((p, s), {})
     mine = sorted((k for k in owed if k[:2] == (iv.msg, iv.inst)), key=lambda k: (owed[k], k))
-    tally.judge(R.DISCARD_QUEUE_TRANSITION)
     if e.node != p or not mine:
         out.append(R.DISCARD_QUEUE_TRANSITION.violated((e,), f"{e.node} deleted a discard event for {s} that "
                           f"{p} had not queued (or no longer held)", primary=p, shadow=s, observed=e.node))  # fmt: skip
     queued = owed.pop(mine[0]) if mine and e.node == p else e.ts_ms
     quiet, interval = e.ts_ms - max(w.last_ok.get((s, p), NEVER), queued), w.cfg.auto_discard_ms
-    tally.judge(R.AUTO_DISCARD_INTERVAL)
     if quiet < interval:
         out.append(R.AUTO_DISCARD_INTERVAL.violated((e,), f"{p} deleted discard events for {s} which had queried "
                           f"it {quiet} ms before, within the auto-discard interval ({interval} ms)", observed_ms=quiet,
@@ -435,6 +423,18 @@ def query(w: World, e: Event) -> list[Violation]:
         w.due.append((e.ts_ms, s, p, e))
     return out
 
+
+# the rules every event a guard judges is an instance of, whatever its attributes (`creation.EVERY`)
+EVERY: dict[str, tuple[Rule, ...]] = {
+    # a FAIL compares two bounds of SR-067 (not later than due, not earlier than RECEIVE + the timeout) and the forks
+    ev.FAIL: (R.QUEUE_EXPIRY, R.QUEUE_EXPIRY, R.PRIMARY_RECORD_AS_DERIVED),
+    ev.DISCARD_NOTIFY: (R.DISCARD_BY_QUERY, R.NO_PREMATURE_DISCARD),
+    ev.HADISCARD: (R.ALL_FORKS_BEFORE_RELEASE,),
+    ev.SAFETYNET_EXPIRE: (R.SAFETYNET_HOLD,),
+    ev.RESUBMIT: (R.NO_SAFETYNET_RESUBMIT_TO_2010, R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY, R.SAFETYNET_TRANSITION),
+    ev.SHADOW_EXPIRE: (R.SHADOW_EXPIRY,),
+    ev.DISCARD_EXPIRE: (R.DISCARD_QUEUE_TRANSITION, R.AUTO_DISCARD_INTERVAL),
+}
 
 GUARDS = {
     ev.DELIVER: _process,

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from model.sr import events as ev
 from model.sr.liveness import flush_due, liveness_findings, liveness_judged, skip_liveness
-from model.sr.step import step
+from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import Event, is_context_kind
 from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, Violation, fold_all, in_seq_order
@@ -186,12 +186,12 @@ class SrFold:
         unsnapped = len(self.receives - self.snapshots)
         if unsnapped:
             skip_liveness(self.world, "no end-of-run SNAPSHOT", unsnapped)
-        return MonitorResult.of(self.violations, self.notes(), tally=self.world.tally)
+        return MonitorResult.of(self.violations, self.notes(), tally=tally_of(self.world))
 
     @property
     def tally(self) -> Tally:
-        """What each rule judged so far (`World.tally`)."""
-        return self.world.tally
+        """What each rule judged so far (`step.tally_of`: a new `Tally`)."""
+        return tally_of(self.world)
 
     # --- the fold ----------------------------------------------------------------------------------------
     def _foreign(self, topo: dict[str, tuple[str, str | None, str]], e: Event) -> bool:

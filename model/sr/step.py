@@ -37,7 +37,7 @@ from model.sr.world import (
     World,
 )
 from traces.schema import Event
-from traces.verdict import Rule, Violation
+from traces.verdict import Rule, Tally, Violation
 
 # event kind -> (states of the event node's copy it may start from, state it leaves, rule when forbidden);
 # None as the target: the state is kept (the guard decides any finer change)
@@ -77,6 +77,23 @@ LIFECYCLE: dict[tuple[str, str], str] = {
 
 Guard = Callable[[World, Inst, Event], list[Violation]]
 GUARDS: dict[str, Guard] = {**creation.GUARDS, **maintenance.GUARDS}
+# event kind -> the rules each of its events judged by `_move` is an instance of (its row's transition rule, and
+# the rules its guard compares whatever the attributes: `creation.EVERY`, `maintenance.EVERY`), counted once per
+# event in `World.moves` and added to the tally by `tally_of` (one dict increment per event on the hot path)
+EVERY: dict[str, tuple[Rule, ...]] = {
+    kind: (rule, *creation.EVERY.get(kind, ()), *maintenance.EVERY.get(kind, ()))
+    for kind, (_, _, rule) in TRANSITIONS.items()
+}
+
+
+def tally_of(w: World) -> Tally:
+    """What each rule judged in `w`: the tally its rule code kept, with the instances `World.moves` counts."""
+    out = Tally()
+    out.merge(w.tally)
+    for kind, n in w.moves.items():
+        for rule in EVERY[kind]:
+            out.judge(rule, n)
+    return out
 
 
 NONE: tuple[Violation, ...] = ()  # what most events return: no new list per step
@@ -98,7 +115,13 @@ def step(w: World, e: Event) -> Sequence[Violation]:
     move = TRANSITIONS.get(kind)
     if move is not None and kind != _RECEIVE:  # most events: a copy of a known instance moves
         m = w.msgs.get(e.entity)
-        inst = m.insts.get(inst_of(e)) if m is not None else None
+        if m is None:
+            inst = None
+        else:
+            try:  # the one lookup of `inst` (an input fault when missing or naming nothing: `inputs.inst_of`)
+                inst = m.insts.get(e.attrs["inst"])
+            except (KeyError, TypeError):
+                inst = m.insts.get(inst_of(e))
         if inst is None:  # an instance whose RECEIVE is not in the trace (the monitor notes it)
             w.tally.skip(move[2], _NO_RECEIVE)
             return out
@@ -136,10 +159,11 @@ def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None
         w.tally.judge(holder)
         why = f"{kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
         return [holder.violated((e,), why, observed=now, expected=sorted(allowed))]
-    w.tally.judge(rule)
     if kind != _RECEIVE:
         readable(e)  # (a RECEIVE was read before its instance was made)
     out = GUARDS[kind](w, inst, e)
+    moves = w.moves  # an instance of each rule of `EVERY[kind]` judged (`tally_of`)
+    moves[kind] = moves.get(kind, 0) + 1
     if target is not None:
         if copy is None:  # (no guard makes or removes a copy: only this function makes one)
             w.place(node, inst, Copy(target, e.ts_ms))

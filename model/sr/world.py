@@ -135,6 +135,7 @@ class World:
         self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
         self.tally = Tally()  # what each rule judged (issue 29): rule code counts its instances here
+        self.moves: dict[str, int] = {}  # events judged per kind: instances of `step.EVERY[kind]` (`step.tally_of`)
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     # --- recorded context -------------------------------------------------------------------------------
