@@ -186,6 +186,8 @@ class SrFold:
         unsnapped = len(self.receives - self.snapshots)
         if unsnapped:
             skip_liveness(self.world, "no end-of-run SNAPSHOT", unsnapped)
+        if self.orphans:
+            skip_liveness(self.world, "a message whose RECEIVE is not in the trace", len(self.orphans))
         return MonitorResult.of(self.violations, self.notes(), tally=tally_of(self.world))
 
     @property
