@@ -23,6 +23,7 @@ Vocabulary: `model/sr/vocabulary.py` (types and meanings of every attribute).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from model.sr import events as ev
@@ -51,16 +52,17 @@ _ATTRS: dict[str, tuple[tuple[str, str], ...]] = {
     ev.XQUERYDISCARD: (("primary", "key"), ("ok", "any")),
 }
 ATTRS = _ATTRS  # the table, for the documentation and the tests
-_ABSENT = object()
-# a check as the hot path runs it: (attribute, required, the types it may have or None for any, a list of
-# strings); built once from `_ATTRS`. A value that names something (an instance, a server) is a JSON scalar.
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_TYPES = {"any": None, "key": _SCALARS, "str": frozenset({str}), "int": frozenset({int, bool})}
-_TYPES["list"] = _TYPES["strs"] = frozenset({list})
-_CHECKS: dict[str, tuple[tuple[str, bool, frozenset[type] | None, bool], ...]] = {
-    kind: tuple((name, c[-1] != "?", _TYPES[c.rstrip("?")], c.startswith("strs")) for name, c in checks)
-    for kind, checks in _ATTRS.items()
+_ABSENT = object()  # an attribute not recorded (its type, `object`, is allowed only for an optional one)
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # what names something (an instance, a server)
+_ALLOWED: dict[str, frozenset[type]] = {
+    "any": _SCALARS | {list, dict},
+    "key": _SCALARS,
+    "str": frozenset({str}),
+    "int": frozenset({int, bool}),
+    "list": frozenset({list}),
+    "strs": frozenset({list}),  # and every item a string
 }
+_STR = frozenset({str})
 _MEANING = {
     "key": "a name or a number",
     "str": "a string",
@@ -69,27 +71,74 @@ _MEANING = {
     "strs": "a list of strings",
 }
 
+Check = Callable[[Event], None]
+
 
 def unreadable(e: Event, what: str) -> InputFault:
     """The fault of one event: `<event> (<kind>): unreadable attributes (<what>)`."""
     return input_fault(f"unreadable attributes ({what})", e)
 
 
-def readable(e: Event) -> None:
-    """Raise the input fault of `e` when it lacks an attribute its rules read, or holds one in a type they
-    cannot use (`ATTRS`; items 1 and 2 of the module docstring). One dict lookup for most events."""
-    checks = _CHECKS.get(e.kind)
-    if checks is None:
-        return
+def _fault(e: Event) -> None:
+    """The slow path of a check that failed: raise the fault naming the first attribute at fault."""
     a = e.attrs
-    for name, required, types, strs in checks:
+    for name, c in _ATTRS[e.kind]:
         v = a.get(name, _ABSENT)
         if v is _ABSENT:
-            if required:
+            if c[-1] != "?":
                 raise unreadable(e, f"no attribute {name!r}")
-        elif (types is not None and type(v) not in types) or (strs and not all(type(x) is str for x in v)):
-            check = dict(_ATTRS[e.kind])[name].rstrip("?")
+            continue
+        check = c.rstrip("?")
+        if type(v) not in _ALLOWED[check] or (check == "strs" and not all(type(x) is str for x in v)):
             raise unreadable(e, f"{name}={v!r} is not {_MEANING[check]}")
+
+
+def _checker(checks: tuple[tuple[str, str], ...]) -> Check:
+    """One kind's check as the hot path runs it: the type of each attribute (`_ABSENT`'s when not recorded)
+    looked up in the set of types allowed, the items of a list of strings, and `_fault` when one fails."""
+    pairs = tuple((name, _ALLOWED[c.rstrip("?")] | ({object} if c[-1] == "?" else set())) for name, c in checks)
+    lists = tuple(name for name, c in checks if c.startswith("strs"))
+    if len(pairs) == 1 and not lists:
+        ((name, allowed),) = pairs
+
+        def one(e: Event) -> None:
+            if type(e.attrs.get(name, _ABSENT)) not in allowed:
+                _fault(e)
+
+        return one
+    if len(pairs) == 2 and not lists:
+        (name1, allowed1), (name2, allowed2) = pairs
+
+        def two(e: Event) -> None:
+            a = e.attrs
+            if type(a.get(name1, _ABSENT)) not in allowed1 or type(a.get(name2, _ABSENT)) not in allowed2:
+                _fault(e)
+
+        return two
+
+    def many(e: Event) -> None:
+        a = e.attrs
+        for name, allowed in pairs:
+            if type(a.get(name, _ABSENT)) not in allowed:
+                _fault(e)
+        for name in lists:
+            v = a.get(name)
+            if v and not {*map(type, v)} <= _STR:  # (a list, checked above: its items' types)
+                _fault(e)
+
+    return many
+
+
+# event kind -> its check (`readable`): built once from `_ATTRS`
+CHECKS: dict[str, Check] = {kind: _checker(checks) for kind, checks in _ATTRS.items()}
+
+
+def readable(e: Event) -> None:
+    """Raise the input fault of `e` when it lacks an attribute its rules read, or holds one in a type they
+    cannot use (`ATTRS`; items 1 and 2 of the module docstring). `step._move` runs `CHECKS` itself."""
+    check = CHECKS.get(e.kind)
+    if check is not None:
+        check(e)
 
 
 def inst_of(e: Event) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from model.sr import creation, maintenance
 from model.sr import events as ev
 from model.sr import rules as R
-from model.sr.inputs import groups_of, inst_of, readable
+from model.sr.inputs import CHECKS, groups_of, inst_of, readable
 from model.sr.liveness import end_of_run, flush_due
 from model.sr.world import (
     ABORTED,
@@ -159,8 +159,10 @@ def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None
         w.tally.judge(holder)
         why = f"{kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
         return [holder.violated((e,), why, observed=now, expected=sorted(allowed))]
-    if kind != _RECEIVE:
-        readable(e)  # (a RECEIVE was read before its instance was made)
+    if kind != _RECEIVE:  # (a RECEIVE was read before its instance was made)
+        check = CHECKS.get(kind)  # `inputs.readable`, inline
+        if check is not None:
+            check(e)
     out = GUARDS[kind](w, inst, e)
     moves = w.moves  # an instance of each rule of `EVERY[kind]` judged (`tally_of`)
     moves[kind] = moves.get(kind, 0) + 1
