@@ -7,9 +7,10 @@ rule code (`step.py`, `creation.py`, `maintenance.py`, `liveness.py`) is a bug o
 
 1. an attribute the rules read that the event lacks (`ATTRS`, read where the event is judged: a RECEIVE, a
    copy's move once its instance is known, an XQUERYDISCARD; and the `inst` of any event of a known message);
-2. an attribute held in a type the rules cannot use: an `inst`, `shadow` or `primary` that is a list or an
-   object (it names an instance or a server), `forks`, `plan` or PARTITION `groups` that are not lists,
-   a fork or a fork list entry that is not a string, an attempt number (`try`) that is not a number;
+2. an attribute held in a type the rules cannot use: an `inst` that is a list or an object (it names an
+   instance), a server (`shadow`, `primary`) or a fork that is not a string, `forks`, `plan` or PARTITION
+   `groups` that are not lists, a fork list entry that is not a string, an attempt number (`try`) that is
+   not a number;
 3. a fork whose name is none of the vocabulary's kinds (`mbx`, `ext:`, `hub:`, `dsn`, `journal`;
    `state.FORK_KINDS`), read where the rule needs its kind (a duplicate delivery, a Safety Net resubmission);
 4. a recorded configuration that does not parse (TRACE_START `config`, SR_CONFIG `sr` / `topology`: not
@@ -36,7 +37,7 @@ from traces.verdict import InputFault, input_fault
 # "key?" (when present, names something)
 _ATTRS: dict[str, tuple[tuple[str, str], ...]] = {
     ev.RECEIVE: (("inst", "key"), ("forks", "strs"), ("plan", "list?")),
-    ev.HAREDIRECT: (("try", "int"), ("shadow", "key")),
+    ev.HAREDIRECT: (("try", "int"), ("shadow", "str")),
     ev.HARECEIVE: (("forks", "strs?"),),
     ev.SHADOW_ACK: (("shadow", "any"),),
     ev.SESSION_TIMEOUT: (("session", "any"),),
@@ -49,7 +50,7 @@ _ATTRS: dict[str, tuple[tuple[str, str], ...]] = {
     ev.RESUBMIT: (("fork", "str"),),
     ev.PROMOTE: (("reason", "key?"),),
     ev.DISCARD_EXPIRE: (("shadow", "key?"),),
-    ev.XQUERYDISCARD: (("primary", "key"), ("ok", "any")),
+    ev.XQUERYDISCARD: (("primary", "str"), ("ok", "any")),
 }
 ATTRS = _ATTRS  # the table, for the documentation and the tests
 _ABSENT = object()  # an attribute not recorded (its type, `object`, is allowed only for an optional one)

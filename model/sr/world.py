@@ -144,7 +144,10 @@ class World:
         that does not parse is an input fault (`inputs`, item 4): noted, and the defaults kept."""
         try:
             if kind == "TRACE_START":
-                cfg = _json(attrs.get("config") or "{}")
+                raw = attrs.get("config") or "{}"
+                if not isinstance(raw, str):
+                    raise input_fault(f"the recorded config is {type(raw).__name__}, not JSON text")
+                cfg = _json(raw)
                 if not isinstance(cfg, dict):
                     raise input_fault(f"the recorded config is {type(cfg).__name__}, not an object")
                 sr, topo = cfg.get("sr"), cfg.get("sr_topology")
