@@ -313,7 +313,7 @@ def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
 
 
 # the rules every event a guard judges is an instance of, whatever its attributes: counted once per event by
-# `step._move` (`World.moves`) rather than by a call in each guard (the hot path), added to the tally by
+# `step._move` (`World.tally.moves`) rather than by a call in each guard (the hot path), added to the tally by
 # `step.tally_of`. The rules a guard judges only under a condition are counted where it holds.
 EVERY: dict[str, tuple[Rule, ...]] = {
     ev.RECEIVE: (R.NO_XSHADOW_ADVERTISED,),

@@ -79,7 +79,7 @@ Guard = Callable[[World, Inst, Event], list[Violation]]
 GUARDS: dict[str, Guard] = {**creation.GUARDS, **maintenance.GUARDS}
 # event kind -> the rules each of its events judged by `_move` is an instance of (its row's transition rule, and
 # the rules its guard compares whatever the attributes: `creation.EVERY`, `maintenance.EVERY`), counted once per
-# event in `World.moves` and added to the tally by `tally_of` (one dict increment per event on the hot path)
+# event in `World.tally.moves` and added to the tally by `tally_of` (one dict increment per event on the hot path)
 EVERY: dict[str, tuple[Rule, ...]] = {
     kind: (rule, *creation.EVERY.get(kind, ()), *maintenance.EVERY.get(kind, ()))
     for kind, (_, _, rule) in TRANSITIONS.items()
@@ -87,10 +87,10 @@ EVERY: dict[str, tuple[Rule, ...]] = {
 
 
 def tally_of(w: World) -> Tally:
-    """What each rule judged in `w`: the tally its rule code kept, with the instances `World.moves` counts."""
+    """What each rule judged in `w`: the tally its rule code kept, with the instances `World.tally.moves` counts."""
     out = Tally()
     out.merge(w.tally)
-    for kind, n in w.moves.items():
+    for kind, n in w.tally.moves.items():
         for rule in EVERY[kind]:
             out.judge(rule, n)
     return out
@@ -164,7 +164,7 @@ def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None
         if check is not None:
             check(e)
     out = GUARDS[kind](w, inst, e)
-    moves = w.moves  # an instance of each rule of `EVERY[kind]` judged (`tally_of`)
+    moves = w.tally.moves  # an instance of each rule of `EVERY[kind]` judged (`tally_of`)
     moves[kind] = moves.get(kind, 0) + 1
     if target is not None:
         if copy is None:  # (no guard makes or removes a copy: only this function makes one)

@@ -106,6 +106,18 @@ def grown(items: set[str] | frozenset[str], item: str) -> set[str]:
     return {*items, item}
 
 
+class SrTally(Tally):
+    """What each rule judged (`traces.verdict.Tally`), and `moves`: the events judged per kind, each an instance
+    of the rules `step.EVERY[kind]` lists (`step.tally_of` adds them). History, not state: the explorer's state
+    fingerprint leaves every `Tally` out (`conformance.explore.fingerprint`)."""
+
+    __slots__ = ("moves",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: dict[str, int] = {}
+
+
 class World:
     """The fold's state for one trace; see the module docstring."""
 
@@ -134,8 +146,7 @@ class World:
         # that taking the oldest costs O(1) and the order stays the recording order, as before
         self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
-        self.tally = Tally()  # what each rule judged (issue 29): rule code counts its instances here
-        self.moves: dict[str, int] = {}  # events judged per kind: instances of `step.EVERY[kind]` (`step.tally_of`)
+        self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     # --- recorded context -------------------------------------------------------------------------------
