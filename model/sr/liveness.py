@@ -93,7 +93,7 @@ def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Ev
     judged = liveness_judged(iv)
     for rule in judged:
         w.tally.judge(rule)
-    return [rule.violated((e,), why) for rule, why in liveness_findings(iv, delivered, licences)]
+    return [rule.violated((e,), why, **data) for rule, why, data in liveness_findings(iv, delivered, licences)]
 
 
 def liveness_judged(iv: Inst) -> tuple[Rule, ...]:
@@ -104,8 +104,8 @@ def liveness_judged(iv: Inst) -> tuple[Rule, ...]:
     return _BOTH if iv.shadow else _NO_LOSS
 
 
-def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[Rule, str]]:
-    """What `_liveness` would report for one instance, as (rule, explanation): it reads the instance and its
+def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[Rule, str, dict]]:
+    """What `_liveness` would report for one instance, as (rule, explanation, data): it reads the instance and its
     message only, never the time, so the fold can tell in advance that a settled message's SNAPSHOT is clean."""
     if iv.outcome != "accepted":
         return []
@@ -116,7 +116,9 @@ def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list
     excused = iv.primary_lost and (not iv.redundant or shadow_gone)
     if missing and not excused:
         out.append((R.NO_LOSS, f"instance {iv.inst} was accepted but forks {missing} never reached "
-                    "their destination although at most one of its copies was destroyed"))  # fmt: skip
+                    "their destination although at most one of its copies was destroyed",
+                    {"observed": missing, "expected": [], "forks": list(iv.forks), "primary_lost": iv.primary_lost,
+                     "shadow_lost": iv.shadow_lost}))  # fmt: skip
     if (
         shadow_state == SHADOW
         and set(iv.forks) <= iv.processed
@@ -124,7 +126,8 @@ def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list
         and ("auto-discard" not in licences)
     ):
         out.append((R.SHADOW_RELEASED, f"instance {iv.inst} was fully processed but its shadow on "
-                    f"{iv.shadow} was never released"))  # fmt: skip
+                    f"{iv.shadow} was never released", {"observed": shadow_state, "expected": RELEASED,
+                    "shadow": iv.shadow}))  # fmt: skip
     return out
 
 
