@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from model.sr import creation, maintenance
+from model.sr import creation, heartbeats, maintenance
 from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.inputs import CHECKS, groups_of, inst_of, readable
@@ -131,7 +131,7 @@ def step(w: World, e: Event) -> Sequence[Violation]:
         found = _move(w, e, creation.receive(w, e), move)  # type: ignore[arg-type]
     elif kind == _XQUERYDISCARD:
         readable(e)
-        found = maintenance.query(w, e)
+        found = heartbeats.query(w, e)
     elif kind == _SNAPSHOT:
         found = end_of_run(w, e)
     elif kind == _SR_CONFIG:

@@ -21,7 +21,7 @@ import pytest
 from conformance.check import verdict
 from model.kernel.sim import MINUTE
 from model.sr import events as ev
-from model.sr import maintenance, step
+from model.sr import heartbeats, step
 from model.sr import rules as R
 from model.sr.cluster import Timing
 from model.sr.monitor import SrMonitor
@@ -175,7 +175,7 @@ def test_a_misspelt_key_in_a_rule_is_raised_not_unknown(monkeypatch: pytest.Monk
 
 def test_a_none_dereferenced_in_a_rule_is_raised_not_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     events = simulate(1)
-    monkeypatch.setattr(maintenance, "query", _none_attribute)
+    monkeypatch.setattr(heartbeats, "query", _none_attribute)
     with pytest.raises(AttributeError):
         verdict(events)
 
