@@ -18,7 +18,7 @@ from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
-from traces.verdict import Rule, Violation
+from traces.verdict import Rule, Tally, Violation
 
 NEVER = -(2**62)
 
@@ -42,7 +42,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
     """A message's SNAPSHOT: at a quiesced end of run, the upper bounds of SR-065..SR-067 and the liveness
     rules SR-075 and SR-057 for each of its instances (and SR-055 once for the run)."""
     if not e.attrs.get("quiesced"):
-        skip_liveness(w, "the end-of-run SNAPSHOT is not of a quiesced run")
+        skip_liveness(w.tally, "the end-of-run SNAPSHOT is not of a quiesced run")
         return []
     out = flush_due(w, e.ts_ms, final=True)
     if not w.end_checked:
@@ -82,10 +82,10 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
     return out
 
 
-def skip_liveness(w: World, reason: str, n: int = 1) -> None:
+def skip_liveness(tally: Tally, reason: str, n: int = 1) -> None:
     """The liveness rules (SR-075, SR-057) met `n` messages the trace does not let them judge."""
-    w.tally.skip(R.NO_LOSS, reason, n)
-    w.tally.skip(R.SHADOW_RELEASED, reason, n)
+    tally.skip(R.NO_LOSS, reason, n)
+    tally.skip(R.SHADOW_RELEASED, reason, n)
 
 
 def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Violation]:

@@ -31,7 +31,7 @@ from model.sr.liveness import flush_due, liveness_findings, liveness_judged, ski
 from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import Event, is_context_kind
-from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, Violation, fold_all, in_seq_order
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Rule, Tally, Violation, fold_all, in_seq_order
 
 _FAULTS = frozenset({"CRASH", "RESTART"})
 _MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
@@ -120,7 +120,7 @@ class SrFold:
         self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire`)
         # message retired -> the liveness rules its instances are instances of (`liveness.liveness_judged`): a
         # settled message reports nothing at its SNAPSHOT, and these count as judged there (held)
-        self.retired_judged: dict[str, list] = {}
+        self.retired_judged: dict[str, list[Rule]] = {}
         self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
@@ -183,12 +183,13 @@ class SrFold:
         for c in self.cursor.rest():
             self.feed(c, True)
         self.violations.extend(flush_due(self.world, self.last.ts_ms, final=True))
+        tally = tally_of(self.world)  # a new Tally: the liveness instances the trace cannot show are added to it
         unsnapped = len(self.receives - self.snapshots)
         if unsnapped:
-            skip_liveness(self.world, "no end-of-run SNAPSHOT", unsnapped)
+            skip_liveness(tally, "no end-of-run SNAPSHOT", unsnapped)
         if self.orphans:
-            skip_liveness(self.world, "a message whose RECEIVE is not in the trace", len(self.orphans))
-        return MonitorResult.of(self.violations, self.notes(), tally=tally_of(self.world))
+            skip_liveness(tally, "a message whose RECEIVE is not in the trace", len(self.orphans))
+        return MonitorResult.of(self.violations, self.notes(), tally=tally)
 
     @property
     def tally(self) -> Tally:
