@@ -9,7 +9,7 @@ code is a bug of haconform and propagates (the engines report an internal error,
    the items of a list, where the list is used (`strings`: a new view, a view compared, the PAM claims).
 2. A recorded value a rule reads as a structure, in another form: a health entry that is not
    `server/component/priority/state` (`health_entry`, `step.dag_config`), a priority or component state
-   outside the vocabulary (`health`).
+   outside the vocabulary (`health`), a responder FAILURE that names no component (`replay.on_failure`).
 3. A copy event naming a server that holds no copy of the database (`copy_of`): a server the database's
    DB_CREATE and COPY_STATE events never introduced.
 4. A dial value for which the recorded thresholds give no number (`bcss.Options.threshold`).

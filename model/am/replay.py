@@ -23,7 +23,7 @@ from model.am.monitor_bcss import FAILURE, BcssChecks, Run
 from model.am.monitor_dag import DagChecks
 from model.am.state import DbState, Trigger, empty_world
 from traces.schema import Event
-from traces.verdict import Rule, Tally, Violation
+from traces.verdict import Rule, Tally, Violation, input_fault
 
 Handler = Callable[[Any, Event, dict[str, Any]], None]
 
@@ -136,6 +136,8 @@ class Replay(DagChecks, BcssChecks):
 
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
+        if responder and not a["component"]:  # fault 2 of `faults`: the trigger is read as a structure
+            raise input_fault("a responder FAILURE names no component (the responder that triggered it)", e)
         self.pending[e.entity] = Trigger("responder", a["component"]) if responder else FAILURE
         role = self._role(self.db(e.entity), a["server"])
         self.tally.judge(R.ROLE_RECORD)
