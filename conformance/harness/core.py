@@ -44,6 +44,16 @@ class StepError(Exception):
     """A recorded step that an in-process system cannot apply (a replay file naming what the setup lacks)."""
 
 
+class Divergence(StepError):
+    """A recorded call naming an object (`{"$folder": k}`) that the system replaying it never created: the
+    system that recorded the steps answered differently (it created a folder where this one refused, or more
+    of them). Raised by a driver's `resolve`; the floor's replay on the model skips the call and reports it
+    (`replay_steps(..., follow=...)`), never a crash (issue 36)."""
+
+
+NOT_RECORDED = object()  # `Session.recorded()` when the followed run has no answer at this call
+
+
 @dataclass(frozen=True)
 class Op:
     """One input or fault of a mechanism's generator: a strategy for its raw arguments and when it applies."""
@@ -187,18 +197,35 @@ class Session:
         self.notes: list[str] = []
         self.incremental: Incremental | None = None  # the run's folds, fed each event once
         self.fed: tuple[int, Event | None] = (0, None)  # how many events were fed, and the last of them
+        self.answers: list[Any] = []  # the system's answer to each call applied, in order (issue 36)
+        self.follow: Sequence[Any] | None = None  # another system's answers to the same calls (the floor's replay)
+        self.diverged: list[str] = []  # where this system could not follow `follow`'s (each names the request)
+        self.where = ""  # the call being applied, `steps[i].calls[j] (call)`, during a replay
 
     def apply(self, call: Call) -> Any:
         args = self.driver.resolve(self, call.get("args", {}))
         method = getattr(self.system, call["call"], None)
         if method is None and call["call"] == "kill_and_restart":
             self.notes.append("a process fault of the recorded run does not apply to an in-process system: skipped")
+            self.answers.append(None)
             return None
         if method is None:
             raise SutFailure(f"the system has no protocol method {call['call']!r}", call["call"])
         result = method(**args)
+        self.answers.append(result)
         self.driver.absorb(self, call["call"], result)
         return result
+
+    def recorded(self) -> Any:
+        """The followed system's answer to the call just applied (`NOT_RECORDED`: none is followed)."""
+        n = len(self.answers) - 1
+        if self.follow is None or not 0 <= n < len(self.follow):
+            return NOT_RECORDED
+        return self.follow[n]
+
+    def diverge(self, why: str) -> None:
+        """Note where this system's answer parts from the followed one's (the call being applied named)."""
+        self.diverged.append(f"{self.where or 'a call'}: {why}")
 
     def step(self, op: str, raw: dict[str, Any]) -> Step:
         calls = self.driver.expand(self, op, raw)
@@ -331,10 +358,13 @@ def machine_for(
         except SutFailure as exc:
             self._fail([], str(exc))
         self._judge(final=True)
-        problems = watched(driver.end_checks(s), watch)
+        try:  # the end-of-run checks ask the system (a bad reply there is a failure naming it, too)
+            problems = watched(driver.end_checks(s), watch)
+        except SutFailure as exc:
+            self._fail([], str(exc))
         if problems:
             self._fail([], "; ".join(map(str, problems)), problems)
-        record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps]))
+        record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps], list(s.answers)))
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),
@@ -358,10 +388,21 @@ def watched(problems: Sequence[EndProblem], watch: frozenset[str] | None) -> lis
 
 
 def replay_steps(
-    driver: Driver, system: Any, setup: dict[str, Any], steps: Sequence[dict[str, Any]]
+    driver: Driver,
+    system: Any,
+    setup: dict[str, Any],
+    steps: Sequence[dict[str, Any]],
+    follow: Sequence[Any] | None = None,
 ) -> tuple[Session, list[tuple[str, list[Event]]]]:
-    """Apply recorded steps to a system; return the session and, per step, the events it recorded."""
+    """Apply recorded steps to a system; return the session and, per step, the events it recorded.
+
+    `follow`: the answers of the system that recorded the steps, one per call (`Session.answers`): the replay
+    follows that system where it can (a folder it created where this system refused is referred to by no
+    later call of this one; one this system created where it refused is not numbered), and skips a call that
+    names what this system never created, noting each such divergence with its request in
+    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks)."""
     session = Session(driver, system, setup)
+    session.follow = follow
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
     for i, raw in enumerate(steps):
@@ -369,14 +410,21 @@ def replay_steps(
         calls = list(raw["calls"])
         session.steps.append(Step(raw["op"], calls))
         for j, call in enumerate(calls):
+            session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
             try:
                 session.apply(call)
+            except Divergence as exc:
+                if follow is None:
+                    raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
+                session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
+                session.diverge(f"skipped: {exc}")
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
                 raise StepError(
                     f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
         per_step.append((raw["op"], session.events()[before:]))
+    session.where = "(end of run)"
     before = len(session.events())
     for call in driver.finish(session):
         session.apply(call)

@@ -22,7 +22,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory, machine_for
+from conformance.harness.core import (
+    NOT_RECORDED,
+    Call,
+    Divergence,
+    EndProblem,
+    Op,
+    Session,
+    SystemFactory,
+    machine_for,
+)
 from model.kernel.sim import HOUR, MINUTE
 from model.pf import mutants as M
 from model.pf.mutants import ALSO, EXPECTED
@@ -269,10 +278,20 @@ class PfDriver:
         return out
 
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
+        """`{"$folder": k}` -> the FID of the k-th folder this system created; `Divergence` when it created no
+        such folder (the run was recorded on a system that answered otherwise: issue 36)."""
         out = dict(args)
         for k, v in args.items():
             if isinstance(v, dict) and "$folder" in v:
-                out[k] = s.state["fids"][v["$folder"]]
+                fids, n = s.state["fids"], v["$folder"]
+                if not 0 <= n < len(fids) or fids[n] is None:
+                    made = sum(f is not None for f in fids)
+                    raise Divergence(
+                        f"names folder {n} ({{'$folder': {n}}}), which this system never created (it created "
+                        f"{made} folder(s) so far; the system that recorded the run answered a create_folder "
+                        "this one refused)"
+                    )
+                out[k] = fids[n]
         return out
 
     def absorb(self, s: Session, call: str, result: Any) -> None:
@@ -280,6 +299,14 @@ class PfDriver:
             s.state.update(fids=[], created=0, loss=0.0, scratch=[])
         elif call == "create_folder":
             s.state["created"] = s.state.get("created", 0) + 1
+            theirs = s.recorded()  # a replay following another system's answers (the coverage floor's)
+            if theirs is not NOT_RECORDED and bool(theirs) != bool(result):
+                if theirs:  # it created a folder here and this system did not: keep the numbering, unresolvable
+                    s.diverge(f"the recording system created folder {theirs!r}; this one refused ({result!r})")
+                    s.state["fids"].append(None)
+                else:  # this system created one the recording system did not: no later call names it
+                    s.diverge(f"this system created folder {result!r}; the recording system refused ({theirs!r})")
+                return
             if result:
                 if s.state.get("scratching"):  # made by a scratch_folders step: deleted by the next one
                     s.state.setdefault("scratch", []).append(len(s.state["fids"]))
@@ -298,6 +325,8 @@ class PfDriver:
         """PF-035 on the live state, through the protocol: active replicas of a folder hold one CNSet."""
         problems = []
         for fid in s.state.get("fids", []):
+            if fid is None:  # a folder of the followed run this system never created
+                continue
             active = [st_ for st_, state in s.system.replicas(fid).items() if state == "active"]
             sets = {store: _norm(s.system.cnset(store, fid)) for store in active}
             if len(set(sets.values())) > 1:
