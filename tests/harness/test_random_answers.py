@@ -12,11 +12,12 @@ an exception raised by our own code during such a run is still exit 3."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import io
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 import conformance.suite_cli as suite_cli
 from conformance.cli import main
@@ -46,9 +47,16 @@ def _conform(mechanism: str, plan: answers.Script, examples: int, steps: int, tm
 VERDICTS = {0: ("PASS",), 1: ("FAIL",), 2: ("UNKNOWN",)}  # the first word of the verdict on the terminal
 
 
-def _property(mechanism: str, examples: int, runs: int, steps: int, tmp: str):
+def _property(mechanism: str, examples: int, runs: int, steps: int, tmp: str, shrink: bool = False) -> None:
+    """`shrink`: Hypothesis shrinks a failing script (each try is a whole `conform`: minutes), deep runs only."""
+
     @settings(
-        max_examples=examples, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+        max_examples=examples,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate, *([Phase.shrink] if shrink else [])],
     )
     @given(answers.script(mechanism))
     def never_exit_3(plan: answers.Script) -> None:
@@ -59,24 +67,40 @@ def _property(mechanism: str, examples: int, runs: int, steps: int, tmp: str):
     never_exit_3()
 
 
-@pytest.mark.parametrize("mechanism", ["sr", "am", "pf"])
+PF_FAULTS = importlib.util.find_spec("model.pf.faults") is not None
+MECHANISMS = [
+    "sr",
+    "am",
+    pytest.param(
+        "pf",
+        marks=pytest.mark.xfail(
+            not PF_FAULTS,
+            reason="the pf monitor's input faults (model/pf/faults.py, issue 29's pf branch) are not merged: a "
+            "REPLICA_CREATE restating unparseable params raises JSONDecodeError from rule code (exit 3)",
+            strict=False,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_conform_never_exits_3_on_random_well_typed_answers(mechanism: str, tmp_path) -> None:
-    _property(mechanism, examples=4, runs=3, steps=6, tmp=str(tmp_path))
+    _property(mechanism, examples=8, runs=3, steps=6, tmp=str(tmp_path))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mechanism", ["sr", "am", "pf"])
+@pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_conform_never_exits_3_on_random_well_typed_answers_deep(mechanism: str, tmp_path) -> None:
-    _property(mechanism, examples=60, runs=10, steps=15, tmp=str(tmp_path))
+    _property(mechanism, examples=60, runs=10, steps=15, tmp=str(tmp_path), shrink=True)
 
 
 def test_twin_a_bug_in_our_code_during_such_a_run_is_still_exit_3(tmp_path, monkeypatch) -> None:
     plan = answers.Script("pf", {"create_folder": [("1-2", [])], "replicas": [({"A": "active"}, [])]})
 
     def broken(*args: object, **kw: object) -> None:
-        raise KeyError("planted in the floor")
+        raise KeyError("planted in the coverage")
 
-    monkeypatch.setattr(suite_cli, "shortfall", broken)
+    monkeypatch.setattr(suite_cli, "coverage", broken)
     monkeypatch.setattr(suite_cli, "_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
     monkeypatch.setattr(suite_cli, "_preflight", lambda *a: "")
     profile = search_module.Profile("quick", max_examples=2, steps=4, budget_s=600.0)
