@@ -35,7 +35,9 @@ from conformance.harness.report import (
     coverage_text,
     failure_json,
     read_replay,
+    trace_path_for,
     write_json_atomic,
+    write_trace,
 )
 from conformance.harness.search import MECHANISMS, PROFILES, driver, kill_mutant, kill_report, search
 from conformance.harness.systems import process_factory
@@ -142,7 +144,12 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         write_json_atomic(replay, failure_json(out.failure, args.sut))
         summary["failure"] = failure_json(out.failure, args.sut)
         summary["replay_file"] = str(replay)
+        trace_file = Path(args.trace_out) if args.trace_out else trace_path_for(replay)
+        if write_trace(trace_file, out.failure.events):
+            summary["trace_file"] = str(trace_file)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
+        if "trace_file" in summary:
+            text += f"\ntrace: {trace_file} ({len(out.failure.events)} events; haconform check {trace_file})"
         text += f"\nfound after {out.first_found_s or 0.0:.1f} s, in run {out.first_found_run} of {out.runs}" + (
             "" if args.keep_going else " (the search stopped at the first failure; --keep-going lets Hypothesis run on)"
         )
@@ -222,11 +229,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if close:
             close()
     result = verdict(events, [drv.monitor()])
+    opening = events[: len(events) - sum(len(evs) for _, evs in per_step)]  # TRACE_START, context, set-up events
+    if args.trace_out:
+        write_trace(Path(args.trace_out), events)
     if args.json:
         print(
             json.dumps(
                 {
+                    "setup_events": [e.to_row() for e in opening],
                     "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
+                    "trace_file": args.trace_out,
                     "violations": [v.to_json() for v in result.violations],
                     "problems": [str(p) for p in problems],
                     "problem_rules": [{"rule": p.rule.name, "requirement": p.rule.requirement} for p in problems],
@@ -237,11 +249,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             )
         )
     else:
+        print("set-up (the harness's TRACE_START and context, the system's set-up events):")
+        for e in opening:
+            print(_event_line(e))
         for n, ((op, evs), raw) in enumerate(zip(per_step, [*data["steps"], None], strict=True), 1):
             calls = "; ".join(c["call"] for c in raw["calls"]) if raw else "finish"
             print(f"step {n}: {op} ({calls})")
             for e in evs:
-                print(f"    {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}")
+                print(_event_line(e))
         for v in result.violations:
             print(f"violated: {v.rule} ({v.requirement}) - {v.explanation}")
             if where_in_seed(v.requirement):
@@ -249,7 +264,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         for p in problems:
             print(f"problem: {p}")
         print("verdict:", "FAIL" if result.violations or problems else "pass")
+        if args.trace_out:
+            print(f"trace: {args.trace_out} ({len(events)} events; haconform check {args.trace_out})")
     return 1 if result.violations or problems else 0
+
+
+def _event_line(e: Any) -> str:
+    """One event as `replay` prints it: its seq (as in the trace file and in violations' event IDs) first."""
+    return f"    {e.seq:>4} {e.event_id} {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}"
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
@@ -349,6 +371,11 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one reply (then: a crash)")
     p.add_argument("--replay-out", help="where to write the replay file (default haconform-replay-MECH.json)")
     p.add_argument(
+        "--trace-out",
+        help="where to write a failure's trace, complete (TRACE_START, context and set-up events, seq numbers) for "
+        "`haconform check`, `shrink` and `report` (default: the replay file's name, .trace.jsonl)",
+    )
+    p.add_argument(
         "--shrink-budget",
         type=float,
         help="seconds for minimising a failure by replay after the search (default: what is left of 1.25 budgets, "
@@ -387,6 +414,12 @@ def register(sub: Any) -> None:
     p.add_argument("file")
     p.add_argument("--sut", help="the command that starts the system (default: the model)")
     p.add_argument("--mutant", help="replay against one of the model's mutants instead")
+    p.add_argument(
+        "--trace-out",
+        metavar="FILE",
+        help="write the replayed run as a complete trace (TRACE_START, context and set-up events, seq numbers, "
+        "schema version 2) that `haconform check`, `shrink` and `report` take as it is",
+    )
     p.add_argument("--timeout", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_guard(_cmd_replay))

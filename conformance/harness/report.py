@@ -21,6 +21,7 @@ from typing import Any
 from conformance.check import verdict
 from conformance.harness.failure import Failure, where_in_seed
 from conformance.harness.replayfile import REPLAY_FORMAT, ReplayFileError, full_setup, read_replay
+from traces.io import write_jsonl
 from traces.schema import Event
 
 __all__ = ["REPLAY_FORMAT", "ReplayFileError", "read_replay"]  # the replay file's format: `replayfile.py`
@@ -51,6 +52,30 @@ def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:
         "violations": [{**v.to_json(), "seed_section": where_in_seed(v.requirement)} for v in f.violations],
         "problem": f.problem,
     }
+
+
+def trace_path_for(replay: Path) -> Path:
+    """Where `conform` writes a failure's trace by default: beside its replay file (`X.json` -> `X.trace.jsonl`)."""
+    return replay.with_name(replay.name.removesuffix(".json") + ".trace.jsonl")
+
+
+def write_trace(path: Path, events: Sequence[Event]) -> bool:
+    """A failing run's events as a trace file (JSON Lines, `traces/README.md`, schema version 2): every event the
+    run recorded, the harness's TRACE_START and context (`*_CONFIG`) and the system's set-up events included,
+    with their seq numbers, so that `haconform check`, `shrink` and `report` take it as it is (issue 36).
+    Written atomically; False (nothing written) when the run recorded no event."""
+    if not events:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        write_jsonl(tmp, events)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
