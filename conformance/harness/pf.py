@@ -144,6 +144,14 @@ class PfDriver:
             _faults,
             doc="a post whose replication mail is lost: only backfill can repair it",
         ),
+        "backfill_twice": Op(
+            _d(folder=_folder, store=_store, other=_store),
+            _faults,
+            doc="a replica added on `other`, then twice a post on `store` whose replication mail is lost, each "
+            "followed by 36 hours: the other replicas repair each loss by backfill, so a store runs two backfill "
+            "checks that request content (BF-036, the backfill check's schedule, judges the second against the "
+            "first)",
+        ),
         "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
             _d(new_state=st.booleans()),
@@ -247,6 +255,16 @@ class PfDriver:
                 _c("advance", ms=20 * MINUTE),
                 _c("set_loss", loss=s.state.get("loss", 0.0)),
             ]
+        if op == "backfill_twice":
+            other = raw["other"] if raw["other"] != raw["store"] else STORES[(STORES.index(raw["store"]) + 1) % 3]
+            lost = [
+                _c("set_loss", loss=1.0),
+                _c("post", store=raw["store"], fid=ref, size_kb=1),
+                _c("advance", ms=20 * MINUTE),
+                _c("set_loss", loss=s.state.get("loss", 0.0)),
+                _c("advance", ms=36 * HOUR),
+            ]
+            return [_c("add_replica", fid=ref, server=other, via=raw["store"]), _c("advance", ms=HOUR), *lost, *lost]
         if op == "advance":
             return [_c("advance", ms=raw["minutes"] * MINUTE)]
         if op == "process_restart":

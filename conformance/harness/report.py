@@ -120,14 +120,67 @@ def _reconfigured(start: Event, rng: random.Random) -> Event | None:
     return replace(start, attrs={**start.attrs, "config": json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 
+def _pf_params() -> dict[str, Any]:
+    """Every public folder parameter at its catalogue default (PF_CONFIG records only those changed)."""
+    from dataclasses import asdict
+
+    from model.pf.state import default_params
+
+    return asdict(default_params())
+
+
+# Context events whose attribute holds settings as a JSON object, with the defaults of the settings it leaves
+# out: a perturbation changes one of them as it changes one of TRACE_START's (issue 36: the packing limits and
+# the backfill check interval live here, so packing-limits and backfill-check-not-early can be reached).
+SETTINGS = {("PF_CONFIG", "params"): _pf_params}
+
+
+def _settings(e: Event) -> tuple[str, dict[str, Any]] | None:
+    """(attribute, every setting in force) of a context event that records settings, else None."""
+    for (kind, attr), defaults in SETTINGS.items():
+        if e.kind == kind and isinstance(e.attrs.get(attr), str):
+            try:
+                own = json.loads(e.attrs[attr] or "{}")
+            except ValueError:
+                return None
+            if isinstance(own, dict):
+                full = {k: v for k, v in {**defaults(), **own}.items() if isinstance(v, (bool, int))}
+                return (attr, full) if full else None
+    return None
+
+
+CHANGES = 4  # a setting's changes: to 1, to half, to twice and one, to a thousand times and one (never 0: a
+# zero period or limit is no configuration a system runs with, and the pf monitor divides by its periods)
+
+
+def _changed(v: int | bool, change: int) -> int | bool:
+    return (not v) if isinstance(v, bool) else [1, max(1, v // 2), v * 2 + 1, v * 1000 + 1][change % CHANGES]
+
+
+def _resettled(e: Event, rng: random.Random, turn: int | None = None, change: int = 0) -> Event:
+    """The context event with one setting changed: drawn (`turn` None), or the `turn`-th setting in order (turning
+    with the run's number: `_tampered`'s sweep) given its `change`-th change of `CHANGES` (a much longer interval
+    makes any two runs of a schedule too close, a smaller limit any packed message too big)."""
+    attr, cfg = _settings(e) or ("", {})
+    keys = sorted(cfg)
+    if turn is None:
+        key = rng.choice(keys)
+        cfg[key] = _changed(cfg[key], rng.randrange(CHANGES))
+    else:
+        key = keys[turn % len(keys)]
+        cfg[key] = _changed(cfg[key], change)
+    return replace(e, attrs={**e.attrs, attr: json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
+
+
 def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None = None) -> list[list[Event]]:
-    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another
-    value the same entity's events hold for it), or change one setting of the recorded configuration (a rule
-    whose verdict hangs on a setting was reached too). The event is drawn kind first, then among the events
-    of that kind, so that the rare events rules judge (a BCSS run, a maintenance) are perturbed as often as
-    the common ones. `sweep` (a run's number): first one perturbation of each kind the trace holds, the kind
-    of perturbation turning with the run's number, so that over the runs every kind gets every kind of
-    perturbation; then `n` drawn as above."""
+    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another value
+    the same entity's events hold for it), or change one setting of the recorded configuration (a rule whose
+    verdict hangs on a setting was reached too: TRACE_START's, or a context event's `SETTINGS`). The event is
+    drawn kind first, then among the events of that kind, so that the rare events rules judge (a BCSS run, a
+    maintenance) are perturbed as often as the common ones. `sweep` (a run's number): first one perturbation of
+    each kind the trace holds, the kind of perturbation turning with the run's number, so that over the runs
+    every kind gets every kind of perturbation; then `n` drawn as above; then one setting of each context
+    event's `SETTINGS` changed, the setting and the change turning with the run's number."""
     out: list[list[Event]] = []
     idx = [i for i, e in enumerate(events) if e.kind != "TRACE_START"]
     if not idx:
@@ -144,10 +197,17 @@ def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None
     plan = [(rng.choice(by_kind[k]), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []
     for _ in range(n):  # a kind first: rare kinds are perturbed as often as common ones
         plan.append((rng.choice(by_kind[rng.choice(kinds)]), rng.randrange(5)))
+    settled = {i for i, e in enumerate(events) if _settings(e) is not None}
+    if sweep is not None:  # and one setting of each context event's settings, turning with the run's number
+        plan += [(i, 5 + k) for i in sorted(settled) for k in range(CHANGES)]
     for i, what in plan:
         e = events[i]
         evs = list(events)
-        if what == 4 and starts:
+        if what >= 5:
+            evs[i] = _resettled(e, rng, sweep, what - 5)
+        elif what == 4 and i in settled:
+            evs[i] = _resettled(e, rng)
+        elif what == 4 and starts:
             j = rng.choice(starts)
             changed = _reconfigured(events[j], rng)
             if changed is not None:
