@@ -9,34 +9,39 @@ never forgotten). A trace that breaks TR-001 is held whole: `HeldRulesFold` judg
 recording order (`recording_order_rules`) and is then fed the trace sorted by seq (a stable sort: equal
 seqs keep their recording order) for TR-003 and TR-004, so the two paths give the same verdicts
 (`conformance.engine.stream.whole_trace`; tests/engine/test_fold_stream.py).
+
+The rules are the objects of `conformance.engine.core_rules`; `CORE_RULES` (name -> requirement ID) is kept
+for the readers of the table by name. What each rule judged (issue 29) is the fold's `tally`, complete once
+`finish()` ran: TR-001 once per event after a trace's first, TR-004 once per event with an earlier event on its
+node, TR-003 once per NET_RECV, TR-006 once per trace; on an imported log (TR-008) TR-006 and TR-003 are
+skipped with the reason. The per-event counts are plain integers on the hot path, added to `tally` by `finish()`.
+TR-002 is judged over a corpus by the engine (`duplicate_id_violations`), TR-005 by the reader's quarantine.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
+from conformance.engine import core_rules as C
 from conformance.engine import rulesets
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Tally, Violation
 
-CORE_RULES = {
-    "seq-strictly-increasing": "TR-001",
-    "event-id-unique": "TR-002",
-    "recv-after-send": "TR-003",
-    "node-clock-monotonic": "TR-004",
-    "trace-start": "TR-006",
-}
+CORE_RULES: dict[str, str] = {r.name: r.requirement for r in C.RULES.values() if r is not C.SCHEMA_CONFORMANCE}
+NOT_APPLIED = "not applied to an imported log (TR-008)"
 
 
-def core_violation(rule: str, trace: str, entity: str, ids: tuple[str, ...], why: str) -> Violation:
-    return Violation(rule, CORE_RULES[rule], trace, entity, ids, why, "core")
+def core_violation(rule: Rule, trace: str, entity: str, ids: tuple[str, ...], why: str, **data: Any) -> Violation:
+    """A violation of core rule `rule` naming events by ID (a fold keeps IDs, not the events themselves)."""
+    return Violation(rule.name, rule.requirement, trace, entity, ids, why, rule.mechanism, data)
 
 
 class TraceRulesFold:
     """TR-001/TR-003/TR-004/TR-006 over one trace fed in recording order (= sequence order, see above)."""
 
-    __slots__ = ("clock", "out", "prev", "sends", "simulated", "trace")
+    __slots__ = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally", "trace")
 
     def __init__(self, trace: str) -> None:
         self.trace = trace
@@ -45,42 +50,72 @@ class TraceRulesFold:
         self.clock: dict[str, tuple[int, str]] = {}  # node -> (last ts, its event ID)
         self.sends: dict[object, tuple[str, str]] = {}  # wire -> (sending node, event ID)
         self.out: list[Violation] = []
+        self.tally = Tally()
+        self.ordered = 0  # events judged for TR-001 and not yet in `tally`
+        self.clocked = 0  # events judged for TR-004 (an earlier event on the same node), not yet in `tally`
+        self.received = 0  # NET_RECV judged for TR-003, not yet in `tally`
 
     def feed(self, e: Event) -> None:
         prev = self.prev
         if prev is None:
-            self.simulated = rulesets.applies("trace-start", e)
+            self.simulated = rulesets.applies(C.TRACE_START.name, e)
+            self._started(self.simulated)
             if self.simulated and (e.kind != "TRACE_START" or e.seq != 0):
                 self.out.append(_trace_start(self.trace, e))
-        elif e.seq <= prev.seq:
-            self.out.append(_seq_broken(self.trace, prev, e))
+        else:
+            self.ordered += 1
+            if e.seq <= prev.seq:
+                self.out.append(_seq_broken(self.trace, prev, e))
         self.prev = e
         self._clock(e)
         if self.simulated:
             self._wire(e)
 
+    def _started(self, simulated: bool) -> None:
+        """TR-006 judged once for the trace, or with TR-003 not applied to an imported log (TR-008)."""
+        if simulated:
+            self.tally.judge(C.TRACE_START)
+        else:
+            self.tally.skip(C.TRACE_START, NOT_APPLIED)
+            self.tally.skip(C.RECV_AFTER_SEND, NOT_APPLIED)
+
     def _clock(self, e: Event) -> None:
         last = self.clock.get(e.node)
-        if last is not None and e.ts_ms < last[0]:
-            why = f"node {e.node} records ts {e.ts_ms} after ts {last[0]}: its clock went back {last[0] - e.ts_ms} ms"
-            self.out.append(core_violation("node-clock-monotonic", self.trace, e.entity, (last[1], e.event_id), why))
+        if last is not None:
+            self.clocked += 1
+            if e.ts_ms < last[0]:
+                back = last[0] - e.ts_ms
+                why = f"node {e.node} records ts {e.ts_ms} after ts {last[0]}: its clock went back {back} ms"
+                data = {"ts_ms": e.ts_ms, "previous_ts_ms": last[0], "went_back_ms": back}
+                ids = (last[1], e.event_id)
+                self.out.append(core_violation(C.NODE_CLOCK_MONOTONIC, self.trace, e.entity, ids, why, **data))
         self.clock[e.node] = (e.ts_ms, e.event_id)
 
     def _wire(self, e: Event) -> None:
         if e.kind == "NET_SEND":
             self.sends.setdefault(e.attrs.get("wire"), (e.node, e.event_id))
         elif e.kind == "NET_RECV":
+            self.received += 1
             wire, src = e.attrs.get("wire"), e.attrs.get("src")
             send = self.sends.get(wire)
             if send is None:
                 why = f"wire message {wire} is received by {e.node} but was never recorded as sent before"
-                self.out.append(core_violation("recv-after-send", self.trace, e.entity, (e.event_id,), why))
+                self.out.append(core_violation(C.RECV_AFTER_SEND, self.trace, e.entity, (e.event_id,), why, wire=wire))
             elif send[0] != src:
                 why = f"wire message {wire} claims sender {src} but was sent by {send[0]}"
                 ids = (send[1], e.event_id)
-                self.out.append(core_violation("recv-after-send", self.trace, e.entity, ids, why))
+                data = {"wire": wire, "observed": src, "expected": send[0]}
+                self.out.append(core_violation(C.RECV_AFTER_SEND, self.trace, e.entity, ids, why, **data))
 
     def finish(self) -> list[Violation]:
+        """The violations; `tally` then holds what each rule judged (the counts move into it, once)."""
+        tally = self.tally
+        for rule, n in ((C.SEQ_STRICTLY_INCREASING, self.ordered), (C.NODE_CLOCK_MONOTONIC, self.clocked)):
+            if n:
+                tally.judge(rule, n)
+        if self.received:
+            tally.judge(C.RECV_AFTER_SEND, self.received)
+        self.ordered = self.clocked = self.received = 0
         return self.out
 
 
@@ -92,8 +127,10 @@ class HeldRulesFold(TraceRulesFold):
 
     def __init__(self, trace: str, recorded: Sequence[Event]) -> None:
         super().__init__(trace)
-        self.simulated = rulesets.applies("trace-start", recorded[0])
+        self.simulated = rulesets.applies(C.TRACE_START.name, recorded[0])
+        self._started(self.simulated)
         self.out = recording_order_rules(trace, recorded, self.simulated)
+        self.ordered = len(recorded) - 1
 
     def feed(self, e: Event) -> None:
         self._clock(e)
@@ -115,12 +152,13 @@ def recording_order_rules(trace: str, recorded: Sequence[Event], simulated: bool
 
 def _trace_start(trace: str, e: Event) -> Violation:
     why = f"the trace begins with {e.kind} at seq {e.seq}, not TRACE_START at seq 0"
-    return core_violation("trace-start", trace, e.entity, (e.event_id,), why)
+    return core_violation(C.TRACE_START, trace, e.entity, (e.event_id,), why, observed=[e.kind, e.seq])
 
 
 def _seq_broken(trace: str, prev: Event, e: Event) -> Violation:
     why = f"seq {e.seq} is recorded after seq {prev.seq}"
-    return core_violation("seq-strictly-increasing", trace, e.entity, (prev.event_id, e.event_id), why)
+    ids = (prev.event_id, e.event_id)
+    return core_violation(C.SEQ_STRICTLY_INCREASING, trace, e.entity, ids, why, seq=e.seq, previous_seq=prev.seq)
 
 
 def duplicate_id_violations(events: Sequence[Event]) -> list[Violation]:
@@ -131,11 +169,12 @@ def duplicate_id_violations(events: Sequence[Event]) -> list[Violation]:
         by_id[e.event_id].append(e)
     return [
         core_violation(
-            "event-id-unique",
+            C.EVENT_ID_UNIQUE,
             same[0].trace_id,
             same[0].entity,
             (event_id,),
             f"event ID {event_id} appears {len(same)} times",
+            count=len(same),
         )
         for event_id, same in by_id.items()
         if len(same) > 1

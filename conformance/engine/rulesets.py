@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.engine.core_rules import SIMULATED_ONLY as _SIMULATED_RULES
 from model.msgtrk.events import IMPORT_KIND, MECHANISM
 from spec.catalogue import require
 from traces.schema import Event
@@ -21,7 +22,7 @@ require("TR-003", "TR-006", "TR-008")
 
 IMPORTED_MECHANISM = MECHANISM
 IMPORTED_KIND = IMPORT_KIND
-SIMULATED_ONLY = frozenset({"recv-after-send", "trace-start"})
+SIMULATED_ONLY = frozenset(r.name for r in _SIMULATED_RULES)  # TR-003 recv-after-send, TR-006 trace-start
 RULE_SETS = {
     "core": "TR-001 seq-strictly-increasing, TR-002 event-id-unique, TR-004 node-clock-monotonic, "
     "TR-005 schema-conformance: every trace",

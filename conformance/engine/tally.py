@@ -15,7 +15,8 @@ it: TR-002 (every event checked for a repeated ID) and TR-005 (every row read ch
 - `not-applicable`: the input holds no event the rule's monitor reads (or, for TR-003 and TR-006, only imported
   logs, to which they do not apply: TR-008).
 A rule with no judged instance is never `held`. `nothing_judged` is true when no rule beyond the format
-rules (TR-001, TR-002, TR-004, TR-005) judged an instance: the check is then unknown, never valid.
+rules (TR-001, TR-002, TR-004, TR-005; and TR-006 and TR-008, which say only that a trace begins with its
+marker) judged an instance: the check is then unknown, never valid.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from traces.verdict import Rule, Tally, rules_in
 
 require("TR-001", "TR-002", "TR-004", "TR-005", "TR-009")
 
-FORMAT_REQUIREMENTS = frozenset({"TR-001", "TR-002", "TR-004", "TR-005"})
+# the format rules: they say a trace is shaped as the format demands (TR-006 and TR-008: it begins with its
+# marker), never how a mechanism behaved; a check judged by these alone has judged nothing (spec: TR-009)
+FORMAT_REQUIREMENTS = frozenset({"TR-001", "TR-002", "TR-004", "TR-005", "TR-006", "TR-008"})
 STATES = ("violated", "held", "not-judged", "not-applicable")
 NO_INSTANCE = "no instance of the rule in this input"
 UNCOUNTED = "its monitor does not count the instances its rules judge"
@@ -196,6 +199,7 @@ def nothing_judged(rows: list[dict[str, Any]], counts: RuleCounts) -> bool:
 def nothing_judged_note(events_by_mechanism: dict[str, int]) -> str:
     seen = ", ".join(f"{m} ({n} events)" for m, n in sorted(events_by_mechanism.items()) if n) or "none"
     return (
-        "nothing to judge: no rule beyond the format rules (TR-001, TR-002, TR-004, TR-005) judged an instance; "
+        "nothing to judge: no rule beyond the format rules (TR-001, TR-002, TR-004, TR-005, TR-006, TR-008) "
+        "judged an instance; "
         f"mechanisms seen: {seen}"
     )

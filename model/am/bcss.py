@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from model.am import rules as R
 from model.am.state import (
     ACCEPTABLE_STATUSES,
     C_HEALTHY,
@@ -26,6 +27,7 @@ from model.am.state import (
     Trigger,
 )
 from spec.catalogue import param_default, require
+from traces.verdict import InputFault, Rule
 
 require(
     "AM-020",
@@ -101,7 +103,12 @@ class Options:
     )
 
     def threshold(self, dial: str) -> int:
-        return dict(self.thresholds)[dial]
+        """The recorded threshold of a dial value; a value the recorded thresholds do not name is an input fault
+        of the trace (a foreign AM_CONFIG dial or a threshold list without it: `model.am.faults`)."""
+        n = dict(self.thresholds).get(dial)
+        if n is not None:
+            return n
+        raise InputFault(f"dial {dial!r} has no threshold in the recorded configuration (AM-P02..AM-P04)")
 
     def with_(self, **changes: Any) -> Options:
         return replace(self, **changes)
@@ -133,6 +140,7 @@ class Selection:
     order: tuple[Choice, ...]
     excluded: tuple[tuple[str, str], ...]  # (server, reason), AM-034 and the responder constraint
     sort: str  # "CopyQueue" (AM-035) or "ActivationPreference" (AM-036, AM-037)
+    sort_rule: Rule  # the sort statement that applies (`sort_rule`): the rule a wrong sort breaks
 
     @property
     def servers(self) -> tuple[str, ...]:
@@ -227,13 +235,28 @@ def candidates(snap: Snapshot, trigger: Trigger, opts: Options) -> tuple[list[Co
     return keep, excluded
 
 
-def sort_mode(snap: Snapshot, trigger: Trigger) -> str:
-    """AM-035/AM-036/AM-037 with AM-I06: Lossless on any copy's server, or a lossless switchover."""
+def sort_rule(snap: Snapshot, trigger: Trigger) -> Rule:
+    """The sort statement that applies to a run, as its rule (AM-035/AM-036/AM-037 with AM-I06): a lossless
+    switchover without a target (AM-037), else Lossless on any copy's server (AM-036), else copy queue length
+    (AM-035). The one place this is decided: the sort keys (`SORT_MODE`) and the rule a wrong sort breaks
+    (`diagnose`, `monitor_bcss`) both follow from it."""
     if trigger.kind == "switchover" and trigger.lossless:
-        return "ActivationPreference"
+        return R.SORT_LOSSLESS_SWITCHOVER
     if any(snap.dial(c.server) == LOSSLESS for c in snap.copies):
-        return "ActivationPreference"
-    return "CopyQueue"
+        return R.SORT_LOSSLESS_DIAL
+    return R.SORT_COPY_QUEUE
+
+
+SORT_MODE: dict[Rule, str] = {  # each sort statement's keys (`sort_key`): the mode BCSS_START records
+    R.SORT_COPY_QUEUE: "CopyQueue",
+    R.SORT_LOSSLESS_DIAL: "ActivationPreference",
+    R.SORT_LOSSLESS_SWITCHOVER: "ActivationPreference",
+}
+
+
+def sort_mode(snap: Snapshot, trigger: Trigger) -> str:
+    """The sort keys of the statement that applies (`sort_rule`): "CopyQueue" or "ActivationPreference"."""
+    return SORT_MODE[sort_rule(snap, trigger)]
 
 
 def sort_key(c: CopyState, snap: Snapshot, mode: str) -> tuple[int, ...]:
@@ -259,7 +282,8 @@ def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None 
     opts = opts or default_options()
     trigger = trigger or Trigger()
     cands, excluded = candidates(snap, trigger, opts)
-    mode = sort_mode(snap, trigger)
+    rule = sort_rule(snap, trigger)
+    mode = SORT_MODE[rule]
     ordered = sort_candidates(cands, snap, mode)
     src = snap.health_of(snap.source)
     lgen = snap.last_log_generated
@@ -275,7 +299,7 @@ def select(snap: Snapshot, trigger: Trigger | None = None, opts: Options | None 
         full = (*key, *sort_key(c, snap, mode))
         placed.append((key, rank, Choice(c.server, n, tier, c.copy_queue(lgen), c.replay_queue, c.preference, full)))
     placed.sort(key=lambda p: (p[0], p[1]))
-    return Selection(tuple(p[2] for p in placed), tuple(excluded), mode)
+    return Selection(tuple(p[2] for p in placed), tuple(excluded), mode, rule)
 
 
 # ---- the choices the seed leaves open (copies equal on every key it names) -----------------------------
@@ -316,10 +340,19 @@ def acll(copy: CopyState, source_last_log: int | None) -> int:
     return copy.lli if source_last_log is None else max(copy.lli, source_last_log)
 
 
-def dial_threshold(snap: Snapshot, target: str, opts: Options) -> int:
+DIAL_PARAM = {"Lossless": "AM-P02", "GoodAvailability": "AM-P03", "BestAvailability": "AM-P04"}  # thresholds
+
+
+def threshold_dial(snap: Snapshot, target: str, opts: Options) -> str:
+    """The dial value whose threshold bounds `target` (AM-024): its server's, or with DialScope MostRestrictive
+    (AM-P10) the strictest of the database's copies' servers."""
     if opts.dial_scope == "MostRestrictive":
-        return min(opts.threshold(snap.dial(c.server)) for c in snap.copies)
-    return opts.threshold(snap.dial(target))
+        return min((snap.dial(c.server) for c in snap.copies), key=opts.threshold)
+    return snap.dial(target)
+
+
+def dial_threshold(snap: Snapshot, target: str, opts: Options) -> int:
+    return opts.threshold(threshold_dial(snap, target, opts))
 
 
 def dial_allows(missing: int, snap: Snapshot, target: str, opts: Options) -> bool:

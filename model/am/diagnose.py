@@ -21,27 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from model.am import rules as R
 from model.am.bcss import Choice, allowed_next
-from model.am.state import LOSSLESS, Snapshot, Trigger
+from model.am.state import LOSSLESS, Snapshot
 from spec.catalogue import cite
+from traces.verdict import Rule
 
 cite("AM-025", "AM-032", "AM-034", "AM-035", "AM-036", "AM-037", "AM-039", "AM-I12", "AM-I16")
 
 
-def sort_rule(snap: Snapshot, trigger: Trigger) -> str:
-    """The rule of the sort statement that applies to this run (`bcss.sort_mode`'s reason)."""
-    if trigger.kind == "switchover" and trigger.lossless:
-        return "sort-lossless-switchover"
-    if any(snap.dial(c.server) == LOSSLESS for c in snap.copies):
-        return "sort-lossless-dial"
-    return "sort-copy-queue"
-
-
-def sort_reason(snap: Snapshot, trigger: Trigger) -> str:
-    rule = sort_rule(snap, trigger)
-    if rule == "sort-lossless-switchover":
+def sort_reason(rule: Rule, snap: Snapshot) -> str:
+    """Why the sort statement `rule` (`bcss.sort_rule`'s decision for the run) applies, in one clause."""
+    if rule is R.SORT_LOSSLESS_SWITCHOVER:
         return "a lossless switchover without a target orders the candidates by activation preference (AM-037)"
-    if rule == "sort-lossless-dial":
+    if rule is R.SORT_LOSSLESS_DIAL:
         lossless = sorted(c.server for c in snap.copies if snap.dial(c.server) == LOSSLESS)
         return (
             f"{', '.join(lossless)} has its dial set to Lossless, so the candidates are ordered by activation "
@@ -76,16 +69,17 @@ def deviation(
     excluded: Sequence[tuple[str, str]],
     refused: Mapping[str, str],
     snap: Snapshot,
-    trigger: Trigger,
-) -> tuple[str, str]:
-    """(rule, sentence) for an attempt of `s` that `allowed_next(expected, tried)` does not allow."""
+    sort: Rule,
+) -> tuple[Rule, str]:
+    """(rule, sentence) for an attempt of `s` that `allowed_next(expected, tried)` does not allow; `sort` is the
+    sort statement that applies to the run (`bcss.sort_rule`, decided once per run)."""
     allowed = allowed_next(expected, tried)
     want = " or ".join(c.server for c in allowed) or "no further copy"
     tail = context(expected, excluded, refused)
     if s in tried:
         why = refused.get(s, "was tried")
         return (
-            "next-best-copy",
+            R.NEXT_BEST_COPY,
             f"attempt {attempt} of this BCSS run is {s} again, which {why} earlier in the run: after a copy "
             f"does not mount or is over the dial, the PAM goes on with the next best copy, each copy at most "
             f"once per run (AM-I12); next allowed: {want}; {tail}",
@@ -93,23 +87,23 @@ def deviation(
     out = dict(excluded)
     if s in out:
         reason = _excluded_reason(out[s])
-        rule = "responder-target" if "(AM-032)" in out[s] else "never-blocked"
+        rule = R.RESPONDER_TARGET if "(AM-032)" in out[s] else R.NEVER_BLOCKED
         if "AM-050" in out[s] or "health tier" in out[s]:
-            rule = "selection-order"
+            rule = R.SELECTION_ORDER
         return rule, f"attempt {attempt} of this BCSS run is {s}, which is {reason} and so not a candidate; {tail}"
     chosen = next((c for c in expected if c.server == s), None)
     if chosen is None:
-        return "selection-order", f"attempt {attempt} of this BCSS run is {s}, which holds no copy judged; {tail}"
+        return R.SELECTION_ORDER, f"attempt {attempt} of this BCSS run is {s}, which holds no copy judged; {tail}"
     first = allowed[0] if allowed else None
     if first is not None and chosen.key[:2] == first.key[:2]:
         return (
-            sort_rule(snap, trigger),
+            sort,
             f"attempt {attempt} of this BCSS run is {s} (copy queue {chosen.copy_queue}, preference "
             f"{chosen.preference}) but {want} comes first at the same health tier {chosen.tier} and criteria set "
-            f"{chosen.criteria_set}: {sort_reason(snap, trigger)}; {tail}",
+            f"{chosen.criteria_set}: {sort_reason(sort, snap)}; {tail}",
         )
     return (
-        "selection-order",
+        R.SELECTION_ORDER,
         f"attempt {attempt} of this BCSS run is {s} (tier {chosen.tier}, criteria set {chosen.criteria_set}) but "
         f"{want} comes first: a criteria set is consulted only when no copy met an earlier one, tiers in order "
         f"(AM-027, AM-039); {tail}",

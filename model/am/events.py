@@ -24,6 +24,9 @@ MAINTENANCE = "MAINTENANCE"  # server taken offline by an administrator
 # configuration (a `*_CONFIG` kind: every monitor receives it as context, whatever its scope)
 AM_CONFIG = "AM_CONFIG"  # server, dial (AutoDatabaseMountDial) | database, server, blocked, suspended
 SERVER_DIAL = AM_CONFIG  # the old name of the dial event
+# AM_CONFIG's attribute holding a server's AutoDatabaseMountDial (AM-P01): a name of the trace format, written
+# once here; it shares its spelling with the rule `rules.DIAL` and is not a reference to it
+DIAL_ATTR = "dial"
 # the DAG's state after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events: members, up,
 # groups, claims, health ("server/component/priority/state"). Context for every database's monitor; the DAG's
 # own monitor checks it against the events it restates.

@@ -15,21 +15,28 @@ it never sorts, copies or holds its input, and it can be saved and restored betw
 Scope is the entity: the DAG's events form one group, each database's another. A database's group reads
 the DAG-level facts it needs (view, PAM claims, health) from the AM_DAG_CONFIG events of its context,
 which the DAG's own group checks against the DAG events (rule `dag-record`); so memory and parallelism are
-per database. Each violation names its rule (`rules.RULES`), requirement ID, events and one sentence.
+per database. Each violation is made by its rule object (`rules.DIAL.violated`, issue 29): rule, requirement
+ID, events, one sentence and the values compared (`Violation.data`).
+What each rule judged is counted in the replay's `Tally` (`judge` where a rule compares an instance, `skip`
+where the recorded configuration does not let it) and returned with the result. The fold catches only
+`InputFault`, the faults of a partial or foreign trace listed in one place, `model/am/faults.py`, and turns
+them into an unknown note naming the event; any other exception is a bug and propagates (exit 3).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from model.am import events as ev
 from model.am.bcss import Options, default_options
+from model.am.faults import check_attrs
 from model.am.replay import Replay
+from model.am.rules import RULES
 from traces.schema import Event, is_context_kind
-from traces.verdict import ContextCursor, MonitorResult, fold_all, in_seq_order
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order
 
 __all__ = ["AmFold", "AmMonitor", "Config", "Replay"]
 
@@ -51,10 +58,33 @@ class Config:
 
     @staticmethod
     def from_start(e: Event) -> Config:
-        cfg = json.loads(str(e.attrs.get("config") or "{}"))
-        bcss = cfg.get("bcss") or {}
-        opts = default_options().with_(**{k: tuple(map(tuple, v)) if k == "thresholds" else v for k, v in bcss.items()})
-        return Config(opts, "thresholds" in bcss)
+        """The configuration TRACE_START records; an unusable one is an input fault (`model.am.faults`, 5):
+        `config` that is not a JSON object, `bcss` that is not one, an option `Options` does not have, or a
+        threshold list that is not (dial, number) pairs."""
+        try:
+            cfg = json.loads(str(e.attrs.get("config") or "{}"))
+        except ValueError as exc:  # json.JSONDecodeError: the recorded text is not JSON
+            raise InputFault(str(exc)) from exc
+        bcss = (cfg.get("bcss") if isinstance(cfg, dict) else None) or {}
+        if not isinstance(bcss, dict):
+            raise InputFault(f"config.bcss is {type(bcss).__name__}, not an object")
+        unknown = sorted(set(bcss) - _OPTIONS)
+        if unknown:
+            raise InputFault(f"Options.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        changes = dict(bcss)
+        if "thresholds" in bcss:
+            changes["thresholds"] = _thresholds(bcss["thresholds"])
+        return Config(default_options().with_(**changes), "thresholds" in bcss)
+
+
+_OPTIONS = frozenset(f.name for f in fields(Options))
+
+
+def _thresholds(v: Any) -> tuple[tuple[str, int], ...]:
+    """config.bcss.thresholds: a list of [dial, missing logs] pairs (AM-P02..AM-P04)."""
+    if not isinstance(v, list) or not all(isinstance(p, list) and len(p) == 2 for p in v):
+        raise InputFault(f"config.bcss.thresholds is {v!r}, not a list of [dial, logs] pairs")
+    return tuple((p[0], p[1]) for p in v)
 
 
 def _opts(events: Sequence[Event]) -> Options:
@@ -126,7 +156,7 @@ class AmFold:
         if context:
             try:
                 cfg = Config.from_events(context)
-            except (TypeError, ValueError) as exc:
+            except InputFault as exc:
                 self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
         self.replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=None)
         self.live = self.error is None  # the replay goes on (no configuration error, no malformed event)
@@ -170,12 +200,13 @@ class AmFold:
                         r.fold_dag = self.dag_state
                     r.step(e)
                 else:
+                    check_attrs(e)
                     check, transition = _TABLE.get(kind, _NOTHING)
                     if check is not None:
                         check(r, e, e.attrs)
                     if transition is not None:
                         transition(r.w, e.entity, e.attrs)
-            except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+            except InputFault as exc:  # a foreign or truncated trace (`model.am.faults`): cannot judge on
                 self._stop(exc)
 
     def finish(self) -> MonitorResult:
@@ -230,7 +261,7 @@ class AmFold:
         self.configured = True
         try:
             cfg = Config.from_start(e)
-        except (TypeError, ValueError) as exc:
+        except InputFault as exc:
             self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
             self.live = False
             return
@@ -245,7 +276,7 @@ class AmFold:
         self.last = e
         try:
             r.step(e)
-        except (KeyError, TypeError, ValueError) as exc:  # a foreign or truncated trace: cannot judge on
+        except InputFault as exc:  # a foreign or truncated trace (`model.am.faults`): cannot judge on
             self._stop(exc)
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
@@ -278,32 +309,30 @@ class AmFold:
             out[entity] = "no database of that name in the replay yet"
         return out
 
-    def _stop(self, exc: Exception) -> None:
+    def _stop(self, exc: InputFault) -> None:
         at = self.last
         where = f"{at.kind} seq {at.seq} ({at.event_id})" if at is not None else "the trace"
-        self.stopped = f"am monitor stopped at {where}: {type(exc).__name__} {exc}"
+        self.stopped = f"am monitor stopped at {where}: {exc}"
         self.live = False
 
     def _finish(self) -> MonitorResult:
         for c in self.cursor.rest():
             self._take(c)
-        if self.error is not None:
-            return MonitorResult.of((), [self.error])
+        if self.error is not None:  # nothing judged: each rule is not judged, for that reason
+            return MonitorResult.of((), [self.error], tally=_unjudged(self.error))
         if not self.dag_state and not self.dag_config and self.dag_db:
-            return MonitorResult.of(
-                (),
-                [
-                    f"am monitor: no DAG facts for {', '.join(sorted(self.own))} (neither the "
-                    "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
-                ],
+            why = (
+                f"am monitor: no DAG facts for {', '.join(sorted(self.own))} (neither the "
+                "DAG events nor AM_DAG_CONFIG in its context): cannot judge"
             )
+            return MonitorResult.of((), [why], tally=_unjudged(why, self.replay.tally))
         r = self.replay
         if r.fold_dag is None:
             r.fold_dag = self.dag_state
         if self.stopped is None and self.last is not None:
             try:
                 r.end(self.last)
-            except (KeyError, TypeError, ValueError) as exc:
+            except InputFault as exc:
                 self._stop(exc)
         if self.stopped is not None:  # what the open runs' records restated wrongly is still reported
             for db in sorted(r.runs):
@@ -315,4 +344,15 @@ class AmFold:
             f"am: {n} event(s) of {why} (first: {kind} {first}): its beginning is not in the trace, not judged"
             for why, (n, first, kind) in sorted(self.unseen.items())
         ]
-        return MonitorResult.of(violations, notes)
+        return MonitorResult.of(violations, notes, tally=r.tally)
+
+
+def _unjudged(why: str, tally: Tally | None = None) -> Tally:
+    """What the replay judged, as not judged, since its verdicts are not given (a database without DAG facts);
+    with nothing judged (an unusable configuration), every rule once: the group it could not judge."""
+    out = Tally()
+    for rule in RULES.values():
+        n = tally.judged.get(rule.name, 0) if tally is not None else 1
+        if n:
+            out.skip(rule, why, n)
+    return out

@@ -13,48 +13,53 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from model.am import rules as R
 from model.am.decide import Out
 from model.am.protocol import Layout, ModelSystem
 from model.am.sim import simulate
-from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
-# mutant name -> (flaw, the monitor rule that must catch it, requirement ID)
-MUTANTS: dict[str, tuple[str, str, str]] = {
-    "activate-without-dial": ("no_dial", "dial", "AM-024"),
-    "sam-activates": ("sam_activates", "only-pam-activates", "AM-008"),
-    "ignore-blocked": ("ignore_blocked", "never-blocked", "AM-034"),
-    "second-pam-after-partition": ("second_pam", "single-pam", "AM-005"),
-    "wrong-order": ("wrong_order", "selection-order", "AM-039"),
-    "retry-failed-mount": ("retry_mount", "next-best-copy", "AM-025"),
-    "sort-by-preference": ("preference_sort", "sort-copy-queue", "AM-035"),
-    "lossless-switchover-by-queue": ("lossless_switchover_ignored", "sort-lossless-switchover", "AM-037"),
-    "ignore-responder-constraint": ("ignore_responder", "responder-target", "AM-032"),
-    "no-pam-move-before-maintenance": ("no_pam_move", "pam-before-maintenance", "AM-007"),
-    "lossless-ignored-in-sort": ("lossless_ignored", "sort-lossless-dial", "AM-036"),
-    "mount-without-acll": ("skip_acll", "acll-before-mount", "AM-051"),
-    "stale-location-answer": ("stale_location", "location-answer", "AM-019"),
-    "minority-keeps-mounted": ("minority_keeps_mounted", "minority-mount", "AM-009"),
+# mutant name -> (flaw, the monitor rule that must catch it)
+CATCHES: dict[str, tuple[str, Rule]] = {
+    "activate-without-dial": ("no_dial", R.DIAL),
+    "sam-activates": ("sam_activates", R.ONLY_PAM_ACTIVATES),
+    "ignore-blocked": ("ignore_blocked", R.NEVER_BLOCKED),
+    "second-pam-after-partition": ("second_pam", R.SINGLE_PAM),
+    "wrong-order": ("wrong_order", R.SELECTION_ORDER),
+    "retry-failed-mount": ("retry_mount", R.NEXT_BEST_COPY),
+    "sort-by-preference": ("preference_sort", R.SORT_COPY_QUEUE),
+    "lossless-switchover-by-queue": ("lossless_switchover_ignored", R.SORT_LOSSLESS_SWITCHOVER),
+    "ignore-responder-constraint": ("ignore_responder", R.RESPONDER_TARGET),
+    "no-pam-move-before-maintenance": ("no_pam_move", R.PAM_BEFORE_MAINTENANCE),
+    "lossless-ignored-in-sort": ("lossless_ignored", R.SORT_LOSSLESS_DIAL),
+    "mount-without-acll": ("skip_acll", R.ACLL_BEFORE_MOUNT),
+    "stale-location-answer": ("stale_location", R.LOCATION_ANSWER),
+    "minority-keeps-mounted": ("minority_keeps_mounted", R.MINORITY_MOUNT),
 }
-require(*(req for _, _, req in MUTANTS.values()))
+# the same as names, for the harness and the reports: mutant name -> (flaw, rule name, requirement ID)
+MUTANTS: dict[str, tuple[str, str, str]] = {
+    name: (flaw, rule.name, rule.requirement) for name, (flaw, rule) in CATCHES.items()
+}
 # Rules that also, and legitimately, catch a mutant. A wrong sort is recorded in BCSS_START, whose restated
 # list must be one of the orders the seed allows (`bcss-record`): when the run's attempts happen to be right
 # (the first copy mounts) the record is the only thing wrong; when an attempt is wrong, the behaviour rule
 # leads and the record is its evidence (issue 24).
-SORT_RULES = ("sort-copy-queue", "sort-lossless-dial", "sort-lossless-switchover")
-ALSO: dict[str, tuple[str, ...]] = {
-    "lossless-ignored-in-sort": ("bcss-record",),
-    "sort-by-preference": ("bcss-record",),
-    "lossless-switchover-by-queue": ("bcss-record",),
+SORT_RULES = (R.SORT_COPY_QUEUE, R.SORT_LOSSLESS_DIAL, R.SORT_LOSSLESS_SWITCHOVER)
+ALSO_CATCH: dict[str, tuple[Rule, ...]] = {
+    "lossless-ignored-in-sort": (R.BCSS_RECORD,),
+    "sort-by-preference": (R.BCSS_RECORD,),
+    "lossless-switchover-by-queue": (R.BCSS_RECORD,),
     # the reversed list breaks the sort statement when the copies it swaps share a tier and criteria set
-    "wrong-order": (*SORT_RULES, "bcss-record"),
+    "wrong-order": (*SORT_RULES, R.BCSS_RECORD),
     # a copy left mounted outside the quorum (minority-mount) is, once the majority mounts another, two
     # mounted copies (one-active-copy): the same requirement, AM-009
-    "minority-keeps-mounted": ("one-active-copy",),
+    "minority-keeps-mounted": (R.ONE_ACTIVE_COPY,),
     # mounting whatever the dial says is, first, an ACLL_END whose verdict (`ok`) is not the one the recorded
     # dial and threshold give for the missing logs (AM-024, the same requirement): the mount comes after it
-    "activate-without-dial": ("acll-record",),
+    "activate-without-dial": (R.ACLL_RECORD,),
 }
+ALSO: dict[str, tuple[str, ...]] = {name: tuple(r.name for r in rules) for name, rules in ALSO_CATCH.items()}
 
 
 def _db(layout: Layout) -> str:

@@ -15,18 +15,20 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from model.am import events as ev
+from model.am import rules as R
 from model.am import step
 from model.am.bcss import Options, responder_ok
+from model.am.faults import check_attrs
 from model.am.monitor_bcss import FAILURE, BcssChecks, Run
-from model.am.rules import RULES, minority_mounted
+from model.am.monitor_dag import DagChecks
 from model.am.state import DbState, Trigger, empty_world
 from traces.schema import Event
-from traces.verdict import Violation
+from traces.verdict import Rule, Tally, Violation
 
 Handler = Callable[[Any, Event, dict[str, Any]], None]
 
 
-class Replay(BcssChecks):
+class Replay(DagChecks, BcssChecks):
     """The world folded from the events so far (`step.apply`), and the checks applied before each event.
 
     `fold_dag`: the DAG events are part of the stream (a whole trace, or the DAG's own group): they are
@@ -53,10 +55,11 @@ class Replay(BcssChecks):
         self.out: list[Violation] = []
         self.notes: list[str] = []
         self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
+        self.tally = Tally()  # what each rule judged (issue 29)
 
-    def v(self, rule: str, e: Event, why: str, *others: Event, entity: str | None = None) -> None:
-        ids = (*(o.event_id for o in others), e.event_id)
-        self.out.append(Violation(rule, RULES[rule].requirement, e.trace_id, entity or e.entity, ids, why, "am"))
+    def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None:
+        """A violation of `rule` judged at `e` (the events involved: `others`, then `e`), with the values compared."""
+        self.out.append(rule.violated((*others, e), why, at=e, entity=entity, **data))
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -68,6 +71,7 @@ class Replay(BcssChecks):
         if kind == ev.AM_DAG_CONFIG and self.fold_dag:
             self.check_dag_record(e)
             return
+        check_attrs(e)
         check, transition = self.TABLE.get(kind, _NOTHING)
         a = e.attrs
         if check is not None:
@@ -93,143 +97,34 @@ class Replay(BcssChecks):
         for db in sorted(self.runs):
             self.flush_record(self.runs[db])
         if self.fold_dag:
-            self.check_pam(last, "at the end of the trace")
+            self.check_pam(last, "at the end of the trace", at_end=True)
         for db in sorted(self.w.dbs):
             self.check_minority(db, last, "at the end of the trace")
-
-    # --- DAG events ---------------------------------------------------------------------------------
-    def check_pam(self, e: Event, when: str) -> None:
-        if not self.w.dag:
-            return
-        q = self.w.quorum() or frozenset()
-        for c in sorted(self.w.claims - q):
-            self.v(
-                "pam-owns-quorum",
-                e,
-                f"{c} still acts as PAM {when} though it is not in the quorum ({', '.join(sorted(q)) or 'none'})",
-            )
-        if q and not self.w.claims & q:
-            self.v("pam-moves-with-quorum", e, f"the quorum ({', '.join(sorted(q))}) has no PAM {when}")
-
-    def check_minority(self, db: str, e: Event, when: str) -> None:
-        for s in minority_mounted(self.w, db):
-            self.v(
-                "minority-mount",
-                e,
-                f"{db} is still mounted on {s} {when}, though {s} is outside the quorum "
-                f"({', '.join(sorted(self.w.quorum() or ())) or 'none'}) and must have dismounted (AM-I13)",
-                entity=db,
-            )
-
-    def check_dag_record(self, e: Event) -> None:
-        """AM_DAG_CONFIG restates the DAG's state: the view and claims as the DAG events folded so far make them,
-        the health entries exactly those SERVER_HEALTH changed since the previous AM_DAG_CONFIG."""
-        w, a = self.w, e.attrs
-        members, up, groups = w.view_key()
-        claims = sorted(w.claims)
-        health = sorted(step.health_entries(w, self.health_changed))
-        self.health_changed = []
-        if (
-            (a.get("members") or []) == members
-            and (a.get("up") or []) == up
-            and (a.get("groups") or []) == groups
-            and (a.get("claims") or []) == claims
-            and (a.get("health") or []) == health
-        ):
-            return  # recorded exactly as derived, already in normal form (the generator's, and the common case)
-        want = {"members": members, "up": up, "groups": groups, "claims": claims, "health": health}
-        got = {
-            "members": list(a.get("members") or []),
-            "up": sorted(a.get("up") or []),
-            "groups": sorted(a.get("groups") or []),
-            "claims": sorted(a.get("claims") or []),
-            "health": sorted(a.get("health") or []),
-        }
-        wrong = [k for k in want if got[k] != want[k]]
-        if wrong:
-            self.v(
-                "dag-record",
-                e,
-                "AM_DAG_CONFIG records "
-                + "; ".join(f"{k} {got[k]} where the DAG events make it {want[k]}" for k in wrong),
-            )
-
-    def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
-        """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
-        if self.w.dag and self._view_changes(a):
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, e, "when the next cluster view arrives")
-
-    def _view_changes(self, a: dict[str, Any]) -> bool:
-        members, up, groups = a["members"], a["up"], a["groups"]
-        if (members, up, groups) == self.w.view_source:
-            return False  # recorded again from equal lists: the same view (the common case)
-        key = self.w.view_key()
-        if members == key[0] and up == key[1] and groups == key[2]:
-            return False  # recorded in normal form and unchanged: no sorting
-        return (list(members), sorted(up), sorted(groups)) != key
-
-    def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
-        self.check_pam(e, "when the next cluster view arrives")
-        if self._view_changes(a):
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, e, "when the next cluster view arrives")
-
-    def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
-        self.health_changed.append((a["server"], a["component"]))
-
-    def on_pam_acquire(self, e: Event, a: dict[str, Any]) -> None:
-        s = a["server"]
-        q = self.w.quorum() or frozenset()
-        if self.w.claims - {s}:
-            self.v("single-pam", e, f"{s} becomes PAM while {', '.join(sorted(self.w.claims - {s}))} still is")
-        if s not in q:
-            self.v(
-                "pam-owns-quorum", e, f"{s} becomes PAM without being in the quorum ({', '.join(sorted(q)) or 'none'})"
-            )
-        why = step.pam_fault(self.w, e.kind, s, None)
-        if why:
-            self.v("pam-transition", e, why)
-        if "quorum" in a and sorted(a["quorum"]) != sorted(q):
-            self.v(
-                "role-record",
-                e,
-                f"PAM_ACQUIRE records quorum {sorted(a['quorum'])} but the recorded view makes it {sorted(q)}",
-            )
-
-    def on_pam_release(self, e: Event, a: dict[str, Any]) -> None:
-        why = step.pam_fault(self.w, e.kind, a["server"], a.get("reason"))
-        if why:
-            self.v("pam-transition", e, why)
-
-    def on_maintenance(self, e: Event, a: dict[str, Any]) -> None:
-        if a["server"] in self.w.claims:
-            self.v(
-                "pam-before-maintenance",
-                e,
-                f"{a['server']} is taken offline for maintenance while it "
-                "is still the PAM; the PAM must be moved first",
-            )
 
     # --- database events ----------------------------------------------------------------------------
     def db(self, name: str) -> DbState:
         return self.w.dbs[name]
 
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
-        d, s = self.w.dbs[e.entity], a["server"]
+        d, s, tally = self.w.dbs[e.entity], a["server"], self.tally
+        tally.judge(R.COPY_STATUS_TRANSITION)
         why = step.status_fault(self.w, d, s, a["status"])
         if why:
-            self.v("copy-status-transition", e, why)
+            self.v(R.COPY_STATUS_TRANSITION, e, why, observed=a["status"])
         old = d.copies.get(s)
         for k in _POLICY:
             if k in a:
+                tally.judge(R.COPY_CONFIG_RECORD)
                 configured = bool(getattr(old, k)) if old is not None else False
                 if bool(a[k]) != configured:
                     self.v(
-                        "copy-config-record",
+                        R.COPY_CONFIG_RECORD,
                         e,
                         f"the copy of {e.entity} on {s} reports {k}={a[k]} but the "
                         f"recorded configuration (AM_CONFIG) makes it {configured}",
+                        attribute=k,
+                        observed=a[k],
+                        expected=configured,
                     )
 
     # --- roles, failures and triggers (AM-003, AM-012, AM-013, AM-021) --------------------------------
@@ -243,77 +138,102 @@ class Replay(BcssChecks):
         responder = a["what"] == "responder"
         self.pending[e.entity] = Trigger("responder", a["component"]) if responder else FAILURE
         role = self._role(self.db(e.entity), a["server"])
+        self.tally.judge(R.ROLE_RECORD)
         if a.get("role") != role:
             self.v(
-                "role-record",
+                R.ROLE_RECORD,
                 e,
                 f"the failure on {a['server']} is recorded as detected by a {a.get('role')} "
                 f"but the recorded PAM changes make {a['server']} {role}",
+                observed=a.get("role"),
+                expected=role,
             )
         if role == "SAM":
             self.unasked[e.entity] = e
 
     def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
+        self.tally.judge(R.ROLE_RECORD)
         if a["pam"] != self.w.pam:
             self.v(
-                "role-record",
+                R.ROLE_RECORD,
                 e,
                 f"{a['server']} addresses its failover request to {a['pam']} but the PAM is {self.w.pam or 'nobody'}",
+                observed=a["pam"],
+                expected=self.w.pam,
             )
-        if self._is_pam(a["pam"]):
-            self.unasked.pop(e.entity, None)
+        if self._is_pam(a["pam"]) and self.unasked.pop(e.entity, None) is not None:
+            self.tally.judge(R.SAM_ASKS_PAM)  # a SAM's failure report that reached the PAM: held
 
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
-        d = self.db(e.entity)
-        if d.dag is not None and not self._is_pam(a["by"]):
-            self.v(
-                "only-pam-activates",
-                e,
-                f"{a['by']} moves the active copy of {e.entity} to {a['dst']} but the PAM is {self.w.pam or 'nobody'}",
-            )
+        d, tally = self.db(e.entity), self.tally
+        if d.dag is not None:
+            tally.judge(R.ONLY_PAM_ACTIVATES)
+            if not self._is_pam(a["by"]):
+                self.v(
+                    R.ONLY_PAM_ACTIVATES,
+                    e,
+                    f"{a['by']} moves the active copy of {e.entity} to {a['dst']} but the PAM is "
+                    f"{self.w.pam or 'nobody'}",
+                    observed=a["by"],
+                    expected=self.w.pam,
+                )
+        tally.judge(R.ACTIVE_RECORD)
         if a.get("src") != d.active:
             self.v(
-                "active-record",
+                R.ACTIVE_RECORD,
                 e,
                 f"the active designation of {e.entity} moves from {a.get('src')} but it is on {d.active}",
+                observed=a.get("src"),
+                expected=d.active,
             )
 
     # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
     def _mount_table(self, e: Event, s: str) -> None:
+        self.tally.judge(R.MOUNT_TRANSITION)
         why = step.mount_fault(self.db(e.entity), e.kind, s)
         if why:
-            self.v("mount-transition", e, why)
+            self.v(R.MOUNT_TRANSITION, e, why)
 
     def _outside_quorum(self, e: Event, s: str, what: str) -> None:
-        d = self.db(e.entity)
-        if d.dag is not None and s not in (self.w.quorum() or frozenset()):
+        if self.db(e.entity).dag is None:
+            return
+        self.tally.judge(R.MINORITY_MOUNT)
+        if s not in (self.w.quorum() or frozenset()):
             self.v(
-                "minority-mount",
+                R.MINORITY_MOUNT,
                 e,
                 f"{what} {e.entity} on {s}, which is outside the quorum "
                 f"({', '.join(sorted(self.w.quorum() or ())) or 'none'})",
+                observed=s,
+                quorum=sorted(self.w.quorum() or ()),
             )
 
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
-        s, d, run = a["server"], self.db(e.entity), self.runs.get(e.entity)
+        s, d, run, tally = a["server"], self.db(e.entity), self.runs.get(e.entity), self.tally
         self._mount_table(e, s)
+        tally.judge(R.MOUNT_NOT_ACTIVE)
         if s != d.active:
             self.v(
-                "mount-not-active",
+                R.MOUNT_NOT_ACTIVE,
                 e,
                 f"a mount of {e.entity} is requested on {s} but the active designation is on {d.active}",
+                observed=s,
+                expected=d.active,
             )
         if d.dag is None:
             return
         self._outside_quorum(e, s, "a mount is requested for")
+        tally.judge(R.ONLY_PAM_ACTIVATES)
         if not self._is_pam(a["by"]):
             self.v(
-                "only-pam-activates",
+                R.ONLY_PAM_ACTIVATES,
                 e,
                 f"{a['by']} asks the store to mount {e.entity} on {s} but the PAM is {self.w.pam or 'nobody'}",
+                observed=a["by"],
+                expected=self.w.pam,
             )
         if run is not None:
             self._check_mount_in_run(run, e, s)
@@ -325,9 +245,10 @@ class Replay(BcssChecks):
                 and last.trigger.kind != "failure"
                 and s == last.snap.source
             )
+            tally.judge(R.MOUNT_OUTSIDE_BCSS)
             if not remount and (d.last_mounted is not None or a.get("remount")):
                 self.v(
-                    "mount-outside-bcss",
+                    R.MOUNT_OUTSIDE_BCSS,
                     e,
                     f"{e.entity} is mounted on {s} outside any BCSS run, and not as "
                     "the source's remount after a switchover or responder run that mounted nothing",
@@ -341,44 +262,58 @@ class Replay(BcssChecks):
         s, d = a["server"], self.db(e.entity)
         self._mount_table(e, s)
         others = sorted(d.on - {s})
+        self.tally.judge(R.ONE_ACTIVE_COPY)
         if others:
-            self.v("one-active-copy", e, f"{e.entity} is mounted on {s} while still mounted on {', '.join(others)}")
+            self.v(R.ONE_ACTIVE_COPY, e, f"{e.entity} is mounted on {s} while still mounted on {', '.join(others)}")
         self._outside_quorum(e, s, "the store mounts")
         run = self.runs.get(e.entity)
         if run is not None and run.trigger.kind == "responder":
             comp = run.trigger.component or ""
             src, tgt = run.snap.health_of(run.snap.source), run.snap.health_of(s)
+            self.tally.judge(R.RESPONDER_TARGET)
             if not responder_ok(tgt, src, comp, self.opts):
                 self.lead(
                     run,
-                    "responder-target",
+                    R.RESPONDER_TARGET,
                     e,
                     f"a {comp} responder failover lands on {s}, where {comp} is "
                     f"{tgt.state(comp)}, not better than {src.state(comp)} on {run.snap.source}",
                     run.start,
+                    component=comp,
+                    observed=tgt.state(comp),
+                    source_state=src.state(comp),
+                    parameter="AM-P11",
                 )
 
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
         s, reason = a["server"], a.get("reason")
         self._mount_table(e, s)
         q = self.w.quorum() or frozenset()
+        if reason in ("server_down", "lost_quorum"):
+            self.tally.judge(R.ACTIVE_RECORD)  # the reason a dismount records, judged against the view
         if reason == "server_down" and s in self.w.up:
-            self.v("active-record", e, f"{e.entity} is dismounted on {s} as 'server down' but {s} is up")
+            why = f"{e.entity} is dismounted on {s} as 'server down' but {s} is up"
+            self.v(R.ACTIVE_RECORD, e, why, observed=reason, up=sorted(self.w.up))
         elif reason == "lost_quorum" and s in q:
             self.v(
-                "active-record",
+                R.ACTIVE_RECORD,
                 e,
                 f"{e.entity} is dismounted on {s} for lost quorum but {s} is in the quorum ({', '.join(sorted(q))})",
+                observed=reason,
+                quorum=sorted(q),
             )
 
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted
+        self.tally.judge(R.LOCATION_ANSWER)
         if a["answer"] != want:
             self.v(
-                "location-answer",
+                R.LOCATION_ANSWER,
                 e,
                 f"{a['server']} says the active copy of {e.entity} is on "
                 f"{a['answer']}, but the copy mounted last is on {want}",
+                observed=a["answer"],
+                expected=want,
             )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from model.am import events as ev
+from model.am.faults import health_entry, strings
 from model.am.state import (
     DISMOUNTED,
     MOUNTED,
@@ -49,6 +50,7 @@ def _set_view(w: World, a: Attrs) -> None:
     health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
     source = (a["members"], a["up"], a["groups"])
     if source != w.view_source:
+        strings("'members', 'up', 'groups'", *source)  # a foreign trace's view: an input fault (`faults`)
         w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
@@ -71,8 +73,8 @@ def health(w: World, entity: str, a: Attrs) -> None:
 def config(w: World, entity: str, a: Attrs) -> None:
     """AM_CONFIG: a server's AutoDatabaseMountDial (`server`, `dial`), or a copy's activation policy
     (`database`, `server`, `blocked`, `suspended`): configuration, so it reaches every monitor as context."""
-    if "dial" in a:
-        w.dials[a["server"]] = a["dial"]
+    if ev.DIAL_ATTR in a:
+        w.dials[a["server"]] = a[ev.DIAL_ATTR]
     db, s = a.get("database"), a["server"]
     if db is not None and db in w.dbs:
         copies = w.dbs[db].copies
@@ -108,7 +110,7 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
     their (immutable) health as it is."""
     changed: dict[str, dict[str, tuple[str, str]]] = {}
     for item in a["health"]:
-        s, c, p, st = str(item).split("/")
+        s, c, p, st = health_entry(item)  # a malformed entry of a foreign trace: an input fault (`faults`)
         comps = changed.get(s)
         if comps is None:
             comps = changed[s] = dict(w.health[s].components) if s in w.health else {}
@@ -117,6 +119,7 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
         w.health[s] = Health(comps)
     w.dag = entity
     _set_view(w, a)
+    strings("'claims'", a["claims"])
     w.claims = frozenset(a["claims"])
 
 

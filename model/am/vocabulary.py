@@ -7,6 +7,7 @@ or attribute not here.
 
 from __future__ import annotations
 
+from model.am import events as ev
 from traces.vocabulary import Vocabulary, attr, kind
 
 S, INT, B, LS = "string", "integer", "boolean", "list of strings"
@@ -80,7 +81,7 @@ VOCABULARY = Vocabulary(
             "context for every monitor: a server's AutoDatabaseMountDial (AM-P01), or a copy's activation "
             "policy (AM-034)",
             attr("server", S, "the server"),
-            attr("dial", S, "`Lossless`, `GoodAvailability` or `BestAvailability`", optional=True),
+            attr(ev.DIAL_ATTR, S, "`Lossless`, `GoodAvailability` or `BestAvailability`", optional=True),
             attr("database", S, "the database (policy form)", optional=True),
             attr("blocked", B, "activation blocked on that copy", optional=True),
             attr("suspended", B, "activation suspended on that copy", optional=True),

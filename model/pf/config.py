@@ -59,6 +59,9 @@ class RunConfig:
         )
 
 
+RESTATED_CONTEXT = ("costs", "versions", "preferred", "params")  # what a REPLICA_CREATE may restate
+
+
 def restated_config(cfg: RunConfig, store: str, attrs: dict) -> str | None:
     """A REPLICA_CREATE may restate the store's context; it must agree with PF_CONFIG (else a violation)."""
     ctx = cfg.ctx(store)
@@ -72,3 +75,16 @@ def restated_config(cfg: RunConfig, store: str, attrs: dict) -> str | None:
     if "params" in attrs and Params.from_json(attrs["params"] or None) != ctx.params:
         diffs.append(f"params {attrs['params']} vs {ctx.params.to_json()}")
     return None if not diffs else "recorded a context that differs from PF_CONFIG: " + "; ".join(diffs)
+
+
+def restated_data(cfg: RunConfig, store: str, attrs: dict) -> dict:
+    """What a REPLICA_CREATE restated of its store's context, and what PF_CONFIG gives (for a violation)."""
+    ctx = cfg.ctx(store)
+    expected = {
+        "costs": ctx.encode_costs(),
+        "versions": ctx.encode_versions(),
+        "preferred": list(ctx.preferred),
+        "params": ctx.params.to_json(),
+    }
+    restated = [k for k in RESTATED_CONTEXT if k in attrs]
+    return {"observed": {k: attrs[k] for k in restated}, "expected": {k: expected[k] for k in restated}}

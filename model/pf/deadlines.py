@@ -8,7 +8,7 @@ maintenance cycle removes a delete-now replica (BF-034, BF-I13), and a delete-pe
 for status (BF-029, BF-I12). Each obligation has a deadline computed from the recorded configuration and
 the events seen; a store that is down owes nothing, and a store that comes back starts its timers afresh
 (its first run comes within one interval of the restart). Any event later than a deadline still owed is a
-violation. Mixed into `monitor.PfFold`.
+violation. Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from __future__ import annotations
 import heapq
 
 from model.pf import decide as D
-from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
+from traces.verdict import Rule
 
-require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034", "PF-035")
+require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034")
 
 
 def first_thread_run(at_or_after: int, p: Params) -> int:
@@ -34,7 +34,7 @@ def first_thread_run(at_or_after: int, p: Params) -> int:
 # What an obligation owes, as data (formatted only when flagged, so the fold stays picklable): a kind and
 # the values it names, taken when the obligation was derived.
 Owed = tuple[str, object, object]
-Obligation = tuple[str, int, Owed]  # (rule, deadline, what is owed)
+Obligation = tuple[Rule, int, Owed]  # (rule, deadline, what is owed)
 
 
 def owed_text(what: Owed) -> str:
@@ -63,7 +63,7 @@ class Deadlines(FoldState):
         self.dirty_stores: set[str] = set()
         self.volatile: set[tuple[str, str]] = set()
         self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
-        self.heap: list[tuple[int, tuple[str, str], int, int, str, Owed]] = []
+        self.heap: list[tuple[int, tuple[str, str], int, int, Rule, Owed]] = []
         self.version: dict[tuple[str, str], int] = {}
         self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
         self.live = 0  # heap entries of current versions
@@ -75,13 +75,13 @@ class Deadlines(FoldState):
         self.last_request: dict[tuple[str, str], int] = {}  # delete-pending: last request (or entry)
         self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
         self.restoring: dict[str, str] = {}
-        self.flagged: set[tuple[str, str, str, int]] = set()
+        self.flagged: set[tuple[Rule, str, str, int]] = set()
+        # the obligations each indexed replica owes now, (rule, deadline): one judged instance each when it
+        # is found late (`due`) or no longer owed at a re-derivation (discharged in time, `index`)
+        self.owed: dict[tuple[str, str], list[tuple[Rule, int]]] = {}
+        self.last_ms = 0  # the time of the last event judged (`finish` re-derives at it)
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
-        # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
-        # a partition, mail loss) by key, and the ones that ended, with their end
-        self.open_faults: dict[tuple[str, ...], str] = {}
-        self.ended_faults: list[tuple[int, str]] = []
 
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
@@ -130,10 +130,6 @@ class Deadlines(FoldState):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
-    def obligations(self, store: str, fid: str, now: int) -> list[tuple[str, int, str]]:
-        """(rule, deadline, what is owed) for one replica at time `now`."""
-        return [(rule, deadline, owed_text(what)) for rule, deadline, what in self.derive(store, fid, now)[0]]
-
     def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
         """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
         judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send
@@ -155,11 +151,11 @@ class Deadlines(FoldState):
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
                 volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append(("broadcast-interval", start + interval, ("broadcast", rep.unsent, None)))
+                out.append((R.BROADCAST_INTERVAL, start + interval, ("broadcast", rep.unsent, None)))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
-                    "status-thread-late",
+                    R.STATUS_THREAD_LATE,
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
                     ("status", rep.expiry_ms, None),
                 )
@@ -168,7 +164,7 @@ class Deadlines(FoldState):
             became = self.due_seen.get((store, fid, e.base_ms, e.attempt), e.due_ms)
             out.append(
                 (
-                    "backfill-check-late",
+                    R.BACKFILL_CHECK_LATE,
                     max(e.due_ms, became, since) + p.backfill_check_ms,
                     ("backfill", e.cns, e.due_ms),
                 )
@@ -180,11 +176,11 @@ class Deadlines(FoldState):
             else:
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append(("delete-pending-requests", start + p.content_interval_ms, ("requests", None, None)))
+                out.append((R.DELETE_PENDING_REQUESTS, start + p.content_interval_ms, ("requests", None, None)))
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
-                    "maintenance-removal",
+                    R.MAINTENANCE_REMOVAL,
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
                     ("removal", None, None),
                 )
@@ -196,7 +192,7 @@ class Deadlines(FoldState):
 
         Same verdicts, in the same order (the replicas' order, then each one's obligations), as deriving
         every replica's obligations at every event; here from the heap plus the volatile replicas."""
-        now = ev.ts_ms
+        now = self.last_ms = ev.ts_ms
         judged = self.rederive(now) if self.dirty or self.dirty_stores or self.cfg is not self.cfg_seen else None
         if self.following:
             for key, anchors in self.following.items():
@@ -229,13 +225,27 @@ class Deadlines(FoldState):
         for (store, fid), _, (rule, deadline, what) in late:
             if (rule, store, fid, deadline) not in self.flagged:
                 self.flagged.add((rule, store, fid, deadline))
-                self.flag(
-                    rule,
-                    ev,
-                    f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
-                    f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
-                    entity=fid,
-                )
+                self.late(ev, rule, store, fid, deadline, what)
+
+    def late(self, ev: Event, rule: Rule, store: str, fid: str, deadline: int, what: Owed) -> None:
+        """An obligation still owed after its deadline, at `ev` (judged, violated)."""
+        now = ev.ts_ms
+        self.flag(
+            rule,
+            ev,
+            f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
+            f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
+            entity=fid,
+            data={
+                "store": store,
+                "owed": owed_text(what),
+                "deadline_ms": deadline,
+                "observed_ms": now,
+                "late_ms": now - deadline,
+                "up_since_ms": self.up_since.get(store),
+                "parameters": list(rule.params),
+            },
+        )
 
     def rederive(self, now: int) -> dict[tuple[str, str], list[Obligation]]:
         """Index the obligations of the replicas whose inputs changed; return those of the ones found
@@ -261,14 +271,26 @@ class Deadlines(FoldState):
         return judged
 
     def index(self, key: tuple[str, str], now: int) -> list[Obligation] | None:
-        """Re-derive one replica: a new version of its heap entries, or its obligations when volatile."""
+        """Re-derive one replica: a new version of its heap entries, or its obligations when volatile.
+
+        Tally: an obligation it owed before and no longer owes was discharged before its deadline (a late one
+        was flagged by `due` first, and is not counted again): one judged instance of its rule, as is one whose
+        deadline moved (a new configuration, a restore). The removal of a delete-now replica discharges its
+        maintenance-removal obligation (BF-034); any other obligation of a replica that went away, or of a
+        store that went down, is cancelled, no instance (a store that is down owes nothing)."""
         self.version[key] = v = self.version.get(key, 0) + 1
         self.live -= self.count.pop(key, 0)
         self.volatile.discard(key)
         self.following.pop(key, None)
+        before = self.owed.pop(key, None)
         if key not in self.reps or not self.up.get(key[0], True):
+            if before and key not in self.reps and self.up.get(key[0], True):  # removed: what it owed was that
+                self.discharged(key, [ob for ob in before if ob[0] is R.MAINTENANCE_REMOVAL], [])
             return None
         obligations, volatile, follows = self.derive(*key, now)
+        owed = [(rule, deadline) for rule, deadline, _ in obligations]
+        if before and before != owed:  # (the common case: the same obligations, nothing discharged)
+            self.discharged(key, before, owed)
         if follows:
             self.following[key] = follows
         if volatile:
@@ -276,89 +298,25 @@ class Deadlines(FoldState):
             return obligations
         for i, (rule, deadline, what) in enumerate(obligations):
             heapq.heappush(self.heap, (deadline, key, v, i, rule, what))
+        if owed:
+            self.owed[key] = owed
         self.count[key] = len(obligations)
         self.live += len(obligations)
         return None
 
-    # --- the fairness assumption of PF-035, from the record -------------------------------------------
-    def note_fault(self, ev: Event) -> Event:
-        """Follow the recorded faults: a crash (until the store's restart), a partition (until HEAL), mail
-        loss (a NET_CONFIG with `loss_ppm` above 0, until one with 0). Returns `ev`."""
-        key: tuple[str, ...]
-        if ev.kind in ("CRASH", "RESTART"):
-            key, what = ("down", ev.node), f"{ev.node} down from {ev.ts_ms} ({ev.event_id})"
-            starts = ev.kind == "CRASH"
-        elif ev.kind in ("PARTITION", "HEAL"):
-            key, what = ("partition",), f"a network partition from {ev.ts_ms} ({ev.event_id})"
-            starts = ev.kind == "PARTITION"
-        elif ev.kind == "NET_CONFIG":
-            ppm = ev.attrs.get("loss_ppm", 0)
-            key, what = ("loss",), f"mail loss of {ppm} ppm from {ev.ts_ms} ({ev.event_id})"
-            starts = not isinstance(ppm, int) or ppm > 0
-        else:
-            return ev
-        if key in self.open_faults:
-            self.ended_faults.append((ev.ts_ms, self.open_faults.pop(key)))
-        if starts:
-            self.open_faults[key] = what
-        return ev
+    def discharged(self, key: tuple[str, str], before: list[tuple[Rule, int]], now: list[tuple[Rule, int]]) -> None:
+        """Judge the obligations of `before` that `now` no longer holds and were not found late."""
+        still = set(now)
+        store, fid = key
+        for rule, deadline in before:
+            if (rule, deadline) not in still and (rule, store, fid, deadline) not in self.flagged:
+                self.tally.judge(rule)
 
-    def fairness_broken(self, quiesce_ms: int) -> str | None:
-        """Why the record contradicts a quiescent phase from `quiesce_ms` (a fault in force at or after it)."""
-        late = sorted(what for end, what in self.ended_faults if end > quiesce_ms)
-        found = sorted(self.open_faults.values()) + late
-        return (
-            f"the trace records {found[0]}" + (f" and {len(found) - 1} more" if len(found) > 1 else "")
-            if found
-            else None
-        )
-
-    # --- convergence (PF-035) -------------------------------------------------------------------------
-    def convergence(self) -> None:
-        for fid, ends in sorted(self.ends.items()):
-            self.converged(fid, ends)
-
-    def converged(self, fid: str, ends: list[Event]) -> None:
-        assert self.cfg is not None
-        last = ends[-1]
-        for e in ends:
-            rep = self.reps.get((e.node, fid))
-            if rep is None:
-                self.flag("restated-state", e, f"END for {fid}, which it holds no replica of")
-                continue
-            stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
-            self.flag(
-                "restated-state",
-                e,
-                stated != (rep.cnset, rep.state)
-                and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
-            )
-        if self.cfg.latency_max_ms is None:
-            self.notes.append(f"{last.event_id}: no mail latency bound recorded: convergence cannot be judged")
-            return
-        bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
-        stated_bound = int(last.attrs.get("bound_ms", bound))
-        self.flag(
-            "restated-state",
-            last,
-            stated_bound != bound and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
-        )
-        quiesce = last.attrs.get("quiesce_ms")
-        if type(quiesce) is not int:
-            self.notes.append(f"{last.event_id}: END states no quiescent phase (quiesce_ms): convergence not judged")
-            return
-        # the stated start of the quiescent phase is taken only where the record bears it out: no fault in
-        # force at or after it (else the END restates a phase that did not happen), and a trace that ends
-        # before the bound leaves convergence unjudged, which the report shows, rather than passed
-        broken = self.fairness_broken(quiesce)
-        if broken:
-            self.flag("restated-state", last, f"END states a quiescent phase from {quiesce}, but {broken}")
-            return
-        if last.ts_ms - quiesce < bound:
-            self.notes.append(
-                f"{last.event_id}: convergence of {fid} not judged: the trace ends {last.ts_ms - quiesce} ms "
-                f"after the quiescent phase its END states, before the bound of {bound} ms"
-            )
-            return
-        active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        self.flag("convergence", last, P.converged(active), *ends[:-1])
+    def owed_at_end(self) -> None:
+        """At the end of the trace: the replicas changed by the last events re-derived (what they discharged is
+        judged), and every obligation still owed, not yet due, is an instance the trace ends too soon to judge."""
+        self.rederive(self.last_ms)
+        for (store, fid), owed in self.owed.items():
+            for rule, deadline in owed:
+                if (rule, store, fid, deadline) not in self.flagged:
+                    self.tally.skip(rule, "still owed when the trace ends, before its deadline")

@@ -1,9 +1,11 @@
 """The state of the public folder monitor's fold (`model.pf.monitor.PfFold`), shared by its parts.
 
 `PfFold` is built from mixins, one per family of rules: `handlers.Handlers` (messages, hierarchy and content
-replication), `lifecycle.Lifecycle` (adding and deleting replicas) and `deadlines.Deadlines` (timed
-obligations). Each mixin derives from `FoldState`, which holds the fold's state and declares the methods one
-part calls on another, so no part imports the monitor built from them (seeds 001 and 003; the state is
+replication), `backfill.Backfill` (backfill entries and requests), `lifecycle.Lifecycle` (adding and deleting
+replicas), `deadlines.Deadlines` (timed obligations), `convergence.Convergence` (PF-035 at the END) and
+`schedule.Schedule` (the lower side of the schedules). Each mixin derives from `FoldState`, which holds the
+fold's state, its `Tally` (what each rule judged, issue 29) and declares the methods one part calls on
+another, so no part imports the monitor built from them (seeds 001 and 003; the state is
 described in `model/pf/README.md`, "Monitor state").
 """
 
@@ -17,7 +19,7 @@ from model.pf.cnset import CNSet
 from model.pf.config import RunConfig
 from model.pf.state import Change, Ctx, Msg, Replica
 from traces.schema import Event
-from traces.verdict import ContextCursor, MonitorResult, Violation
+from traces.verdict import ContextCursor, MonitorResult, Tally, Violation
 
 
 class Mark(NamedTuple):
@@ -45,6 +47,8 @@ class FoldState:
     hold_hierarchy: Callable[..., Any]
     refresh_views: Callable[..., Any]
     check_restated_config: Callable[..., Any]
+    unseen: Callable[..., Any]
+    schedule_run: Callable[..., Any]
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
@@ -71,3 +75,4 @@ class FoldState:
         self.ends: dict[str, list[Event]] = {}
         self.violations: list[Violation] = []
         self.notes: list[str] = []
+        self.tally = Tally()  # what each rule judged, and what it could not (issue 29)

@@ -8,9 +8,11 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 from __future__ import annotations
 
 from model.pf import decide as D
+from model.pf import faults as F
 from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CN, CNSet
+from model.pf.cnset import CNSet
 from model.pf.events import (
     BACKFILL_REQ,
     BACKFILL_RESP_CONTENT,
@@ -20,7 +22,6 @@ from model.pf.events import (
     HIER_REPL,
     STATUS,
     STATUS_REQ,
-    msg_from_attrs,
 )
 from model.pf.foldstate import FoldState, Mark
 from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
@@ -51,7 +52,7 @@ class Handlers(FoldState):
 
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
-        c = Change(CN.parse(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
+        c = Change(F.cn(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
         self.changes[a["cn"]] = c
         self.change_fid[a["cn"]] = fid
         self.changed_at[store] = ev.ts_ms
@@ -62,9 +63,10 @@ class Handlers(FoldState):
                 server = c.detail.rpartition(":")[0]
                 ok = server == store and (store, c.target) in self.removed_after_delete_now
                 self.flag(
-                    "removal-announced-after-delete-now",
+                    R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
                     ev,
                     not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
+                    data=None if ok else {"removed": server, "folder": c.target, "announced_by": store},
                 )
         if rep is None and fid != HIERARCHY:
             self.unseen(ev, "a change to")
@@ -80,49 +82,69 @@ class Handlers(FoldState):
     def on_repl_send(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
-        if fid not in self.hier_targets and fid != HIERARCHY:
+        if fid != HIERARCHY:
             self.flag(
-                "non-replicating-folder",
+                R.NON_REPLICATING_FOLDER,
                 ev,
-                f"sent a {a.get('type')} message for {fid}, which has no "
+                fid not in self.hier_targets
+                and f"sent a {a.get('type')} message for {fid}, which has no "
                 "hierarchy entry (a folder that never replicates)",
+                data={"folder": fid, "code": a.get("code")},
             )
         change_fid = self.change_fid
         carried, foreign = [], []
         for c in a["cns"]:
             (carried if change_fid.get(c) == fid else foreign).append(c)
-        if foreign:
-            self.flag("packing-separation", ev, f"the message carries updates {foreign} of another folder")
-        msg = msg_from_attrs(store, fid, a, self.changes, carried)
+        self.flag(
+            R.PACKING_SEPARATION,
+            ev,
+            foreign and f"the message carries updates {foreign} of another folder",
+            data=foreign and {"foreign": foreign, "folder": fid},
+        )
+        msg = F.message(store, fid, a, self.changes, carried)
         cset = msg.carried
         self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
-        if wrong_kind:
-            self.flag("packing-separation", ev, f"a {a.get('type')} message of code {msg.code:#x} for {fid}")
+        self.flag(
+            R.PACKING_SEPARATION,
+            ev,
+            wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}",
+            data=wrong_kind and {"code": msg.code, "folder": fid},
+        )
         if rep is None:
             self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
+            for rule in (R.CNSET_CARRIED, R.MESSAGE_ROUTE):
+                self.tally.skip(rule, "a message sent for a folder the sender has no replica of in the trace")
             return
         p = self.ctx(store).params
         # each check's sentence is built only when it fails (the flags in the order they always came)
-        if msg.code in DATA_CODES and (why := P.packing_limits(msg.changes, fid == HIERARCHY, p)):
-            self.flag("packing-limits", ev, why)
-        if msg.cnset != rep.cnset:
-            self.flag("cnset-carried", ev, P.cnset_carried(msg.cnset, rep.cnset))
+        if msg.code in DATA_CODES:
+            why = P.packing_limits(msg.changes, fid == HIERARCHY, p)
+            self.flag(R.PACKING_LIMITS, ev, why, data=why and P.packing_data(msg.changes, fid == HIERARCHY, p))
+        why = msg.cnset != rep.cnset and P.cnset_carried(msg.cnset, rep.cnset)
+        self.flag(R.CNSET_CARRIED, ev, why, data=why and {"observed": str(msg.cnset), "expected": str(rep.cnset)})
         route = self.route(ev, msg, rep)
-        if a.get("reason", route) != route:
-            self.flag("restated-state", ev, f"reason {a.get('reason')!r}, but the message's route is {route!r}")
+        if "reason" in a:  # the message restates its route
+            why = a["reason"] != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}"
+            self.flag(R.RESTATED_STATE, ev, why, data=why and {"observed": a["reason"], "expected": route})
         if route in ("broadcast", "expiry", "status_request", "push"):
             allowed = D.others(rep)
-            if not set(msg.recipients).issubset(allowed):
-                self.flag("content-to-replicas-only", ev, P.content_to_replicas(msg.recipients, allowed))
+            why = not set(msg.recipients).issubset(allowed) and P.content_to_replicas(msg.recipients, allowed)
+            self.flag(
+                R.CONTENT_TO_REPLICAS_ONLY,
+                ev,
+                why,
+                data=why and {"observed": list(msg.recipients), "allowed": list(allowed)},
+            )
         if route == "status_request":
             need = D.requires_response(rep.state)
-            if msg.requires_response != need:
-                self.flag(
-                    "requires-response-derived",
-                    ev,
-                    f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
-                )
+            bad = msg.requires_response != need
+            self.flag(
+                R.REQUIRES_RESPONSE_DERIVED,
+                ev,
+                bad and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
+                data=bad and {"observed": msg.requires_response, "expected": need, "state": rep.state},
+            )
             if rep.state == DELETE_PENDING:
                 self.anchor(self.last_request, (store, fid), ev.ts_ms)
             else:  # only a delete-pending replica's deadlines read it (`derive`): none re-derived
@@ -132,8 +154,12 @@ class Handlers(FoldState):
                 hier = fid == HIERARCHY
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
-            if not msg.changes:
-                self.flag("no-empty-broadcast", ev, f"a regular {a.get('type')} broadcast carries no update")
+            self.flag(
+                R.NO_EMPTY_BROADCAST,
+                ev,
+                not msg.changes and f"a regular {a.get('type')} broadcast carries no update",
+                data={"observed": len(msg.changes), "code": msg.code},
+            )
             rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
@@ -146,18 +172,25 @@ class Handlers(FoldState):
         answers and the sender's state; flags a message with none."""
         key = (ev.node, ev.entity)
         if msg.code == STATUS_REQ:
+            self.tally.judge(R.MESSAGE_ROUTE)  # a status request needs no cause (seed 001, "Status Messages")
             return "status_request"
         if msg.code == BACKFILL_REQ:
             owed = self.expect_requests.get(key, [])
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
+                self.tally.judge(R.MESSAGE_ROUTE)
                 owed.remove((msg.recipients[0], msg.request))
                 if not owed:  # retired: a missing entry reads as no request owed, as an empty one did
                     del self.expect_requests[key]
             else:
                 self.flag(
-                    "message-route",
+                    R.MESSAGE_ROUTE,
                     ev,
                     f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
+                    data={
+                        "code": msg.code,
+                        "observed": [list(msg.recipients), str(msg.request)],
+                        "allowed": [[s, str(c)] for s, c in owed],
+                    },
                 )
             return "backfill"
         if msg.code == STATUS:
@@ -165,58 +198,77 @@ class Handlers(FoldState):
                 req = self.sends.get(msg.reply_to)
                 ok = req is not None and req[0].code == STATUS_REQ and (ev.node, msg.reply_to) in self.received
                 self.flag(
-                    "message-route",
+                    R.MESSAGE_ROUTE,
                     ev,
                     not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
+                    data={"code": msg.code, "reply_to": msg.reply_to},
                 )
                 return "status_reply"
             ok = self.expired_now.pop(key, None) == ev.ts_ms
             self.flag(
-                "message-route",
+                R.MESSAGE_ROUTE,
                 ev,
                 not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
+                data={"code": msg.code, "observed_ms": ev.ts_ms},
             )
             return "expiry"
         if msg.code in RESPONSE_CODES:
             req = self.sends.get(msg.reply_to)
             ok = req is not None and req[0].code == BACKFILL_REQ and ev.node in req[0].recipients
             self.flag(
-                "message-route",
+                R.MESSAGE_ROUTE,
                 ev,
                 not ok
                 and f"a backfill response to {msg.reply_to or 'nothing'}, "
                 "which is no backfill request addressed to this store",
+                data={"code": msg.code, "reply_to": msg.reply_to},
             )
             return "backfill_response"
         if rep.state == ACTIVE:
+            self.tally.judge(R.MESSAGE_ROUTE)  # an active replica's data message: a regular broadcast
             return "broadcast"
         self.flag(
-            "message-route", ev, rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica"
+            R.MESSAGE_ROUTE,
+            ev,
+            rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica",
+            data={"code": msg.code, "state": rep.state, "allowed": [ACTIVE, DELETE_PENDING]},
         )
         return "push"
 
     def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
         sent = self.sends.get(msg.reply_to)
-        if sent is None:
+        if sent is None:  # message-route judged it (a reply to nothing the trace shows sent)
+            rule = R.STATUS_STRICT_SUBSET if msg.code == STATUS else R.BACKFILL_RESPONSE_ADDRESSING
+            self.tally.skip(rule, "a reply to a request the trace does not show sent")
             return
         req, req_ev, _, _ = sent
         if msg.code == STATUS:
             sender_state = self.sent_state(req.msg_id)
+            need = D.requires_response(sender_state)
+            why = P.status_answer(req.cnset, rep.cnset, need)
             self.flag(
-                "status-strict-subset",
+                R.STATUS_STRICT_SUBSET,
                 ev,
-                P.status_answer(req.cnset, rep.cnset, D.requires_response(sender_state)),
+                why,
                 req_ev,
+                data=why and {"requester": str(req.cnset), "own": str(rep.cnset), "requires_response": need},
             )
         if msg.code in RESPONSE_CODES:
             wrong = msg.recipients != (req.sender,) or not carried <= req.request
             self.flag(
-                "backfill-response-addressing",
+                R.BACKFILL_RESPONSE_ADDRESSING,
                 ev,
                 wrong
                 and f"response to {list(msg.recipients)} carrying {carried} for a request by "
                 f"{req.sender} of {req.request}",
                 req_ev,
+                data=wrong
+                and {
+                    "observed": list(msg.recipients),
+                    "expected": [req.sender],
+                    "carried": str(carried),
+                    "request": str(req.request),
+                },
             )
 
     def on_repl_recv(self, ev: Event) -> None:
@@ -224,14 +276,26 @@ class Handlers(FoldState):
         sent = self.sends.get(a["msg"])
         if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
+            self.tally.skip(R.MESSAGE_ROUTE, "a message received that the trace does not show sent")
             return
         m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
-        if a.get("src", m.sender) != m.sender or a.get("code", m.code) != m.code:
+        if "src" in a or "code" in a:  # the delivery restates its message
             bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
-            self.flag("restated-state", ev, f"REPL_RECV restates {bad} unlike the message sent", send_ev)
-        if store not in m.recipients:
-            self.flag("message-route", ev, f"received {m.msg_id}, not addressed to it", send_ev)
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"REPL_RECV restates {bad} unlike the message sent",
+                send_ev,
+                data=bad and {"observed": {k: a[k] for k in bad}, "expected": {"src": m.sender, "code": m.code}},
+            )
+        self.flag(
+            R.MESSAGE_ROUTE,
+            ev,
+            store not in m.recipients and f"received {m.msg_id}, not addressed to it",
+            send_ev,
+            data=None if store in m.recipients else {"observed": store, "allowed": list(m.recipients)},
+        )
         rep = self.reps.get((store, fid))
         if rep is None:
             return
@@ -257,94 +321,33 @@ class Handlers(FoldState):
         if fid == HIERARCHY and react.applied:
             self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 
-    # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
-    def file_not_recorded(self, ev: Event) -> None:
-        key = (ev.node, ev.entity)
-        if ev.kind != "BACKFILL_FILE" and key in self.expect_file:
-            entry, recv = self.expect_file.pop(key)
-            self.flag(
-                "backfill-entry-derived",
-                recv,
-                f"the message revealed missing changes {entry.cns} "
-                "(a backfill entry) but no BACKFILL_FILE was recorded",
-            )
-
-    def on_backfill_file(self, ev: Event) -> None:
-        got = self.expect_file.pop((ev.node, ev.entity), None)
-        a = ev.attrs
-        if got is None:
-            self.flag("backfill-entry-derived", ev, f"filed {a['cns']} although no message revealed a gap")
-            return
-        e, recv = got
-        recorded = (CNSet.decode(a["cns"]), int(a["due_ms"]), bool(a["local"]))
-        derived = (e.cns, e.due_ms, e.local)
-        self.flag(
-            "backfill-entry-derived",
-            ev,
-            recorded != derived
-            and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
-            f"configuration and the history give {e.cns} due {e.due_ms} local={e.local}",
-            recv,
-        )
-
-    def on_backfill(self, ev: Event) -> None:
-        store, fid = ev.node, ev.entity
-        rep = self.reps.get((store, fid))
-        if rep is None:
-            self.unseen(ev, "a backfill check of")
-            return
-        recorded = [
-            (s, CNSet.decode(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
-        ]
-        asked = CNSet()
-        for _, cns in recorded:
-            asked = asked | cns
-        self.flag("backfill-without-gap", ev, (asked & rep.cnset) and f"requests {asked & rep.cnset}, already held")
-        self.schedule_run(ev, "backfill", self.ctx(store).params.backfill_check_ms)
-        due = S.due_entries(rep, ev.ts_ms)
-        chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
-        early = CNSet()
-        for s, cns in recorded:
-            home = next((i for i, e in due if cns and cns <= e.cns), None)
-            if home is None:
-                early = early | cns
-            else:
-                chosen[home].append((s, cns))
-        if early:
-            pending = [(e.due_ms, str(e.cns)) for e in rep.backfill]
-            self.flag("backfill-before-timeout", ev, f"requests {early} before its time-out (entries: {pending})")
-        log: list = []
-        new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log)
-        for i, e, cands in log:
-            why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
-            self.flag("backfill-source-order", ev, why and f"for {e.cns}: {why}")
-        self.put((store, fid), new_rep)
-        if recorded:  # the requests this check decided replace any still owed
-            self.expect_requests[(store, fid)] = [(s, c) for s, c in recorded]
-        else:
-            self.expect_requests.pop((store, fid), None)
-
     # --- status, delete, clients, backup ------------------------------------------------------------------
     def on_status_expired(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if rep is None:
             self.unseen(ev, "a status expiry of")
+            self.tally.skip(R.STATUS_EXPIRY, "a status expiry of a replica whose creation the trace does not show")
             return
         p = self.ctx(store).params
-        if not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p)):
-            self.flag(
-                "status-expiry",
-                ev,
-                f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
-                "(not due, or not a status thread run)",
-            )
-        stated = ev.attrs.get("expiry_ms", rep.expiry_ms)
+        bad = not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p))
         self.flag(
-            "restated-state",
+            R.STATUS_EXPIRY,
             ev,
-            stated != rep.expiry_ms
-            and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+            bad
+            and f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
+            "(not due, or not a status thread run)",
+            data=bad
+            and {"observed_ms": ev.ts_ms, "expected_ms": rep.expiry_ms, "parameters": list(R.STATUS_EXPIRY.params)},
         )
+        if "expiry_ms" in ev.attrs:  # the event restates the derived expiry
+            stated = ev.attrs["expiry_ms"]
+            bad = stated != rep.expiry_ms
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
+                data=bad and {"observed": stated, "expected": rep.expiry_ms},
+            )
         self.expired_now[(store, fid)] = ev.ts_ms
         self.put((store, fid), S.status_sent(rep))

@@ -6,9 +6,10 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
+from model.pf import faults as F
 from model.pf import properties as P
+from model.pf import rules as R
 from model.pf import step as S
-from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
 from spec.catalogue import require
@@ -32,12 +33,13 @@ class Lifecycle(FoldState):
         before = _state(rep)
         after = S.transition(before, ev.kind)
         if after is None:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from state {before}: no such route in the protocol")
-            return False
-        if condition:
-            self.flag("replica-state-transition", ev, f"{ev.kind} from {before}: {condition}")
-            return False
-        return True
+            why: str | None = f"{ev.kind} from state {before}: no such route in the protocol"
+        elif condition:
+            why = f"{ev.kind} from {before}: {condition}"
+        else:
+            why = None
+        self.flag(R.REPLICA_STATE_TRANSITION, ev, why, data=why and {"observed": ev.kind, "state": before})
+        return why is None
 
     def on_folder_create(self, ev: Event) -> None:
         """Whether a folder replicates is derived from the hierarchy (PF-004), not from here; a store creating
@@ -61,15 +63,25 @@ class Lifecycle(FoldState):
         if fid == HIERARCHY:
             self.mounted.add(store)
             self.mount(ev)
-        elif self.view(store, fid).get(store) != ACTIVE:
+        else:
+            bad = self.view(store, fid).get(store) != ACTIVE
             self.flag(
-                "replica-created-by-hierarchy",
+                R.REPLICA_CREATED_BY_HIERARCHY,
                 ev,
-                f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
+                bad
+                and f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
                 f"{self.view(store, fid)}",
+                data=bad and {"observed": dict(self.view(store, fid)), "expected": {store: ACTIVE}},
             )
-        new = bool(a.get("new", fid != HIERARCHY))
-        self.flag("restated-state", ev, new != (fid != HIERARCHY) and f"REPLICA_CREATE says new={new}")
+        if "new" in a:  # the event restates whether the replica is new
+            new = bool(a["new"])
+            bad = new != (fid != HIERARCHY)
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"REPLICA_CREATE says new={new}",
+                data=bad and {"observed": new, "expected": fid != HIERARCHY},
+            )
         self.put((store, fid), S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True))
 
     def on_replica_view(self, ev: Event) -> None:
@@ -79,27 +91,31 @@ class Lifecycle(FoldState):
             self.notes.append(
                 f"{ev.event_id}: {store} records a hierarchy replica list before mounting (partial trace)"
             )
+            self.tally.skip(R.REPLICA_LIST_DERIVED, "a hierarchy replica list recorded before its store mounted")
             return
         if fid == HIERARCHY:
             wrong = {s for s, st in recorded.items() if st != ACTIVE or s not in self.mounted} | (
                 {store} - set(recorded)
             )
             self.flag(
-                "replica-list-derived",
+                R.REPLICA_LIST_DERIVED,
                 ev,
                 wrong
                 and f"hierarchy replica list {recorded} names {sorted(wrong)} wrongly (mounted: "
                 f"{sorted(self.mounted)})",
+                data=wrong and {"observed": recorded, "wrong": sorted(wrong), "mounted": sorted(self.mounted)},
             )
             rep = self.reps.get((store, fid))
             if rep is not None:
                 self.put((store, fid), S.set_view(rep, recorded))
             return
         derived = self.view(store, fid)
+        bad = recorded != derived
         self.flag(
-            "replica-list-derived",
+            R.REPLICA_LIST_DERIVED,
             ev,
-            recorded != derived and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
+            bad and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
+            data=bad and {"observed": recorded, "expected": dict(derived)},
         )
 
     def on_delete_pending(self, ev: Event) -> None:
@@ -118,19 +134,38 @@ class Lifecycle(FoldState):
         if not self.move(ev, rep, None) or rep is None:
             return
         p = self.ctx(store).params
-        self.flag("delete-now-after-status", ev, P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p))
+        why = P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p)
+        self.flag(
+            R.DELETE_NOW_AFTER_STATUS,
+            ev,
+            why,
+            data=why
+            and {
+                "holds": str(rep.cnset),
+                "statuses": {s: str(c) for s, c in sorted(rep.statuses.items())},
+                "requires_all": p.delete_requires_all,
+                "parameters": list(R.DELETE_NOW_AFTER_STATUS.params),
+            },
+        )
         others = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and s != store and r.state == ACTIVE}
         since = self.pending_since.get((store, fid), -1)
         confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
-        self.flag("no-content-loss", ev, P.no_content_loss(rep.cnset, others, confirmed_then_restored))
-        stated = ev.attrs.get("cnset")
+        why = P.no_content_loss(rep.cnset, others, confirmed_then_restored)
         self.flag(
-            "restated-state",
+            R.NO_CONTENT_LOSS,
             ev,
-            stated is not None
-            and CNSet.decode(stated) != rep.cnset
-            and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}",
+            why,
+            data=why and {"holds": str(rep.cnset), "others": {s: str(c) for s, c in sorted(others.items())}},
         )
+        stated = ev.attrs.get("cnset")
+        if stated is not None:  # the event restates what the replica holds
+            bad = F.cnset(stated) != rep.cnset
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}",
+                data=bad and {"observed": stated, "expected": str(rep.cnset)},
+            )
         self.put((store, fid), S.delete_now(rep))
         self.anchor(self.dead_since, (store, fid), ev.ts_ms)
 
@@ -172,9 +207,16 @@ class Lifecycle(FoldState):
             targets = {k[1] for k in self.views if k[0] == store} | set(held.targets())
             self.refresh_views(store, sorted(targets - {HIERARCHY}))
         present = fid in reps
-        stated = bool(ev.attrs.get("present", present))
-        has = "holds" if present else "lacks"
-        self.flag("restated-state", ev, stated != present and f"RESTORE says present={stated}; the backup {has} it")
+        if "present" in ev.attrs:  # the event restates whether the backup holds the folder
+            stated = bool(ev.attrs["present"])
+            has = "holds" if present else "lacks"
+            bad = stated != present
+            self.flag(
+                R.RESTATED_STATE,
+                ev,
+                bad and f"RESTORE says present={stated}; the backup {has} it",
+                data=bad and {"observed": stated, "expected": present},
+            )
         if not present:
             self.drop((store, fid))
             return
@@ -196,14 +238,27 @@ class Lifecycle(FoldState):
             where = f"from {target}" if target not in (store, "") else f"from a replica in state {_state(rep)}"
             home = self.local_home.get(fid)
             local = f" (a local folder whose one copy is on {home})" if home and fid not in self.hier_targets else ""
-            self.flag("served-by-active-replica", ev, not ok and f"served a client of {fid}{local} {where}")
-        if outcome == "redirect" and self.view(store, fid).get(target) != ACTIVE:
             self.flag(
-                "redirect-to-active-replica",
+                R.SERVED_BY_ACTIVE_REPLICA,
                 ev,
-                f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
+                not ok and f"served a client of {fid}{local} {where}",
+                data=None if ok else {"observed": target or store, "state": _state(rep)},
+            )
+        if outcome == "redirect":
+            shown = self.view(store, fid).get(target)
+            bad = shown != ACTIVE
+            self.flag(
+                R.REDIRECT_TO_ACTIVE_REPLICA,
+                ev,
+                bad
+                and f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
                 f"shows as {self.view(store, fid).get(target, 'no replica')}",
+                data=bad and {"observed": target, "state": shown, "expected": ACTIVE},
             )
 
     def on_end(self, ev: Event) -> None:
+        """The end-of-run snapshot, judged at `finish` (convergence.py): what it states must parse now."""
+        F.cnset(ev.attrs["cnset"])
+        if "bound_ms" in ev.attrs:
+            F.as_int(ev.attrs["bound_ms"], "bound_ms")
         self.ends.setdefault(ev.entity, []).append(ev)

@@ -1,4 +1,4 @@
-"""The public folder trace monitor: a fold of one trace's events over `step.py`, judged by `rules.RULES`.
+"""The public folder trace monitor: a fold of one trace's events over `step.py`, judged by the rules of `rules.py`.
 
 Scope "trace": the checker feeds it every event of one trace in sequence order (the hierarchy 1-1 and
 every folder, and the kernel's CRASH/RESTART), with the trace's context (TRACE_START, PF_CONFIG,
@@ -13,39 +13,43 @@ issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from model.pf import faults as F
+from model.pf import rules as R
 from model.pf import step as S
-from model.pf.config import PF_CONFIG, RunConfig, restated_config
+from model.pf.backfill import Backfill
+from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, restated_config, restated_data
+from model.pf.convergence import Convergence
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
+from model.pf.faults import check_attrs
 from model.pf.foldstate import Mark
 from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
-from model.pf.rules import RULES
 from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
 from spec.catalogue import require
 from traces.schema import CONTEXT_START, Event
-from traces.verdict import MonitorResult, Violation, fold_all, in_seq_order
+from traces.verdict import InputFault, MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
 
 FAULTS = ("CRASH", "RESTART", "PARTITION", "HEAL")
 CONFIGS = (PF_CONFIG, "NET_CONFIG")
-REPLAYABLE = (KeyError, ValueError, TypeError, AttributeError, IndexError)  # what a partial trace raises
 
 # fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
 
 
-class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
+class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
     """One trace's judgement in progress: the state of every replica, message and obligation."""
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         super().__init__(context)
         self.init_deadlines()
+        self.init_faults()
         self.init_schedule()
 
     # --- the fold ---------------------------------------------------------------------------------------
@@ -57,11 +61,12 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
         cursor = self.cursor
         if cursor.index < len(cursor.events):
             for c in cursor.due(ev.seq):
-                self.take_context(c)
+                if not self.take_context(c):
+                    return
         kind = ev.kind
         if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
-            if not cursor.taken(ev):
-                self.take_context(ev)
+            if not cursor.taken(ev) and not self.take_context(ev):
+                return
             if kind in CONFIGS:
                 return
         if ev.mechanism != MECH:
@@ -73,7 +78,7 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             return
         if self.cfg is None:
             note = f"{ev.event_id}: no PF_CONFIG before the first pf event: the configuration to judge by is unknown"
-            self.stop(MonitorResult.of((), [note]))
+            self.stop(MonitorResult.of((), [note], tally=self.tally))
             return
         if ev.node not in self.mounted and not (kind == "REPLICA_CREATE" and ev.entity == HIERARCHY):
             self.notes.append(
@@ -93,16 +98,24 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
         if self.expect_file:
             self.file_not_recorded(ev)
         try:
+            check_attrs(ev)
             handler(self, ev)
             self.note_due(ev)
-        except REPLAYABLE as exc:  # a partial trace: judging stops here
-            self.notes.append(f"{ev.event_id}: cannot replay {kind} ({type(exc).__name__}: {exc})")
-            self.stop(MonitorResult.of(self.violations, self.notes))
+        except InputFault as exc:  # a partial or foreign trace (`faults.py`): judging stops here
+            self.notes.append(f"{ev.event_id}: cannot replay {kind} ({exc})")
+            self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
 
-    def take_context(self, c: Event) -> None:
-        """A context event, in sequence order: the recorded configuration in force from it (config.py)."""
+    def take_context(self, c: Event) -> bool:
+        """A context event, in sequence order: the recorded configuration in force from it (config.py). False
+        when it does not parse (`faults.config`): judging stops, with a note."""
         if c.kind in CONFIGS:
-            self.cfg = RunConfig.of(self.note_fault(c), self.cfg)
+            try:
+                self.cfg = F.config(self.note_fault(c), self.cfg)
+            except InputFault as exc:
+                self.notes.append(f"{c.event_id}: cannot read {c.kind} ({exc})")
+                self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
+                return False
+        return True
 
     def stop(self, result: MonitorResult) -> None:
         """Judging ends with `result`: no later event can change it, so every other state is dropped."""
@@ -115,20 +128,29 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
             for c in self.cursor.rest():  # context after the last event: only its faults matter
                 if c.kind in CONFIGS:
                     self.note_fault(c)
+            self.owed_at_end()
             self.convergence()
-            self.stop(MonitorResult.of(self.violations, self.notes))
+            self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
         assert self.stopped is not None
         return self.stopped
 
     def flag(
-        self, rule: str, ev: Event, why: str | bool | None, *more: Event | Mark, entity: str | None = None
+        self,
+        rule: Rule,
+        ev: Event,
+        why: str | bool | None,
+        *more: Event | Mark,
+        entity: str | None = None,
+        data: Mapping[str, Any] | Any = None,
     ) -> None:
+        """One instance of `rule` judged at `ev` (`tally.judge`), violated when `why` says so: the events `more`
+        cited before `ev`, and `data` the values compared (a JSON-able mapping, built by the caller only on a
+        violation: `bad and {...}`; anything falsy otherwise)."""
+        judged = self.tally.judged  # Tally.judge, inlined: the hot path
+        judged[rule.name] = judged.get(rule.name, 0) + 1
         if why:
-            ids = (*(m.event_id for m in more), ev.event_id)
-            req = RULES[rule].requirement
-            self.violations.append(
-                Violation(rule, req, ev.trace_id, entity or ev.entity, ids, f"{ev.node}: {why}", MECH)
-            )
+            evs: Any = (*more, ev)  # a Mark stands for its REPL_SEND: it has the event's ID
+            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=entity, **(data or {})))
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
@@ -185,7 +207,16 @@ class PfFold(Handlers, Lifecycle, Deadlines, Schedule):
 
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
-        self.flag("recorded-config", ev, restated_config(self.cfg, ev.node, ev.attrs))
+        if "params" in ev.attrs:
+            F.params(ev.attrs["params"])
+        if any(k in ev.attrs for k in RESTATED_CONTEXT):  # the event restates the store's context
+            why = restated_config(self.cfg, ev.node, ev.attrs)
+            self.flag(
+                R.RECORDED_CONFIG,
+                ev,
+                why,
+                data=why and restated_data(self.cfg, ev.node, ev.attrs),
+            )
 
 
 class PFMonitor:

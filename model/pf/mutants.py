@@ -1,7 +1,8 @@
 """Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
 
 A mutant replaces exactly one decision point: a field of `decide.Decisions`, or one method of `node.Store`.
-`MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED` names the rule that must find it.
+`MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED_RULE` is the rule that must find it
+(`EXPECTED` its name), `ALSO_RULES` (`ALSO`) the rules that legitimately find it too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from model.pf.events import CONTENT_REPL, response_code, send_attrs
 from model.pf.node import Store
 from model.pf.sim import simulate
 from model.pf.state import ACTIVE, HIERARCHY, Entry, Msg, default_params
+from traces.verdict import Rule
 
 
 def _version_first(missing: CNSet, cands: Any) -> list[tuple[str, CNSet]]:
@@ -160,23 +162,23 @@ def _rules(**kw: Any) -> R.Rules:
     return replace(R.DECISIONS, **kw)
 
 
-_RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
-    "delete-without-status": ("delete-now-after-status", _rules(delete_ready=lambda rep, p: True)),
+_RULE_MUTANTS: dict[str, tuple[Rule, R.Rules]] = {
+    "delete-without-status": (R.DELETE_NOW_AFTER_STATUS, _rules(delete_ready=lambda rep, p: True)),
     "status-claims-requester-set": (
-        "no-content-loss",
+        R.NO_CONTENT_LOSS,
         _rules(extras={"status_cnset": lambda own, req: own | req}),
     ),
-    "answer-non-subset": ("status-strict-subset", _rules(should_answer=lambda req, own, rr: True)),
-    "pending-confirms-pending": ("no-content-loss", _rules(may_answer=lambda state, rr: state != "delete_now")),
-    "ignore-backfill-timeout": ("backfill-before-timeout", _rules(entry_due=lambda e, now: True)),
-    "request-held-changes": ("backfill-without-gap", _rules(file_entry=_file_held)),
-    "version-before-cost": ("backfill-source-order", _rules(select_sources=_version_first)),
+    "answer-non-subset": (R.STATUS_STRICT_SUBSET, _rules(should_answer=lambda req, own, rr: True)),
+    "pending-confirms-pending": (R.NO_CONTENT_LOSS, _rules(may_answer=lambda state, rr: state != "delete_now")),
+    "ignore-backfill-timeout": (R.BACKFILL_BEFORE_TIMEOUT, _rules(entry_due=lambda e, now: True)),
+    "request-held-changes": (R.BACKFILL_WITHOUT_GAP, _rules(file_entry=_file_held)),
+    "version-before-cost": (R.BACKFILL_SOURCE_ORDER, _rules(select_sources=_version_first)),
     "ignore-size-limit": (
-        "packing-limits",
+        R.PACKING_LIMITS,
         _rules(pack=lambda changes, h, p: [tuple(changes)] if changes else []),
     ),
     "stale-cnset": (
-        "cnset-carried",
+        R.CNSET_CARRIED,
         _rules(
             extras={
                 "message_cnset": lambda r: (
@@ -185,17 +187,17 @@ _RULE_MUTANTS: dict[str, tuple[str, R.Rules]] = {
             }
         ),
     ),
-    "never-backfill": ("convergence", _rules(file_entry=_never_backfill)),
-    "ignore-delete-limit": ("packing-limits", _rules(pack=_pack_ignoring_deletes)),
+    "never-backfill": (R.CONVERGENCE, _rules(file_entry=_never_backfill)),
+    "ignore-delete-limit": (R.PACKING_LIMITS, _rules(pack=_pack_ignoring_deletes)),
 }
-_STORE_MUTANTS: dict[str, tuple[str, type[Store]]] = {
-    "pack-two-folders": ("packing-separation", _PackTwoFolders),
-    "content-to-all-stores": ("content-to-replicas-only", _ContentToAll),
-    "replicate-local-folder": ("non-replicating-folder", _ReplicateLocal),
-    "redirect-to-pending": ("redirect-to-active-replica", _RedirectToPending),
-    "status-before-expiry": ("status-expiry", _EarlyStatus),
-    "response-to-all": ("backfill-response-addressing", _ResponseToAll),
-    "broadcast-when-idle": ("no-empty-broadcast", _BroadcastWhenIdle),
+_STORE_MUTANTS: dict[str, tuple[Rule, type[Store]]] = {
+    "pack-two-folders": (R.PACKING_SEPARATION, _PackTwoFolders),
+    "content-to-all-stores": (R.CONTENT_TO_REPLICAS_ONLY, _ContentToAll),
+    "replicate-local-folder": (R.NON_REPLICATING_FOLDER, _ReplicateLocal),
+    "redirect-to-pending": (R.REDIRECT_TO_ACTIVE_REPLICA, _RedirectToPending),
+    "status-before-expiry": (R.STATUS_EXPIRY, _EarlyStatus),
+    "response-to-all": (R.BACKFILL_RESPONSE_ADDRESSING, _ResponseToAll),
+    "broadcast-when-idle": (R.NO_EMPTY_BROADCAST, _BroadcastWhenIdle),
 }
 
 _SCENARIO: dict[str, dict[str, Any]] = {
@@ -208,18 +210,21 @@ MUTANTS: dict[str, Callable[..., list]] = {
     **{name: partial(simulate, rules=rules, **_SCENARIO.get(name, {})) for name, (_, rules) in _RULE_MUTANTS.items()},
     **{name: partial(simulate, store_class=cls) for name, (_, cls) in _STORE_MUTANTS.items()},
 }
-EXPECTED: dict[str, str] = {
+EXPECTED_RULE: dict[str, Rule] = {
     **{name: rule for name, (rule, _) in _RULE_MUTANTS.items()},
     **{name: rule for name, (rule, _) in _STORE_MUTANTS.items()},
 }
 # Rules that also (and legitimately) catch a mutant, often first: a planted bug in how entries are filed
 # shows in the recorded BACKFILL_FILE before its consequences do (issue 9, family 1).
-ALSO: dict[str, tuple[str, ...]] = {
-    "never-backfill": ("backfill-entry-derived",),
-    "request-held-changes": ("backfill-entry-derived",),
+ALSO_RULES: dict[str, tuple[Rule, ...]] = {
+    "never-backfill": (R.BACKFILL_ENTRY_DERIVED,),
+    "request-held-changes": (R.BACKFILL_ENTRY_DERIVED,),
     # a status message carrying its own CNSet joined with the requester's is, first, a message that does not
     # carry the sender's current CNSet (PF-013): the loss it leads to (BF-033) comes later, if at all
-    "status-claims-requester-set": ("cnset-carried",),
+    "status-claims-requester-set": (R.CNSET_CARRIED,),
 }
+# the same by rule name, as violations name them (the harness and the reports compare `Violation.rule`)
+EXPECTED: dict[str, str] = {name: rule.name for name, rule in EXPECTED_RULE.items()}
+ALSO: dict[str, tuple[str, ...]] = {name: tuple(r.name for r in rules) for name, rules in ALSO_RULES.items()}
 RULE_MUTANTS = {name: rules for name, (_, rules) in _RULE_MUTANTS.items()}
 STORE_MUTANTS = {name: cls for name, (_, cls) in _STORE_MUTANTS.items()}

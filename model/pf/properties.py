@@ -60,6 +60,23 @@ def packing_limits(changes: Sequence[Change], hierarchy: bool, p: Params) -> str
     )
 
 
+def packing_data(changes: Sequence[Change], hierarchy: bool, p: Params) -> dict[str, object]:
+    """The values `packing_limits` compares, and their bounds (PF-011: PF-P08..PF-P11), for a violation."""
+    return {
+        "items": len(changes),
+        "folders": len({c.target for c in changes if c.op != "delete"}) if hierarchy else None,
+        "deletes": sum(1 for c in changes if c.op == "delete"),
+        "size_kb": sum(c.size_kb for c in changes),
+        "limits": {
+            "items": p.message_count_limit,
+            "folders": p.folder_count_limit,
+            "deletes": p.deleted_folder_limit,
+            "size_kb": p.message_size_limit_kb,
+        },
+        "parameters": ["PF-P08", "PF-P09", "PF-P10", "PF-P11"],
+    }
+
+
 def cnset_carried(recorded: CNSet, actual: CNSet) -> str | None:
     if recorded == actual:
         return None

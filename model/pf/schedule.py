@@ -15,13 +15,15 @@ request and are not runs. A crash or restart of the store starts its schedule af
 
 from __future__ import annotations
 
+from model.pf import rules as R
 from model.pf.foldstate import FoldState
 from spec.catalogue import require
 from traces.schema import Event
 
 require("PF-038", "BF-036")
 
-RULE_OF = {"hierarchy": "broadcast-not-early", "content": "broadcast-not-early", "backfill": "backfill-check-not-early"}
+RULE_OF = {"hierarchy": R.BROADCAST_NOT_EARLY, "content": R.BROADCAST_NOT_EARLY, "backfill": R.BACKFILL_CHECK_NOT_EARLY}
+PARAMETER = {"hierarchy": "PF-P01", "content": "PF-P02", "backfill": "PF-P07"}  # the interval's catalogue ID
 NAMES = {
     "hierarchy": "hierarchy broadcast (ReplicationSendFolderTree)",
     "content": "content broadcast (ReplicationSendAlways)",
@@ -53,6 +55,10 @@ class Schedule(FoldState):
         if last is None:
             return
         gap, least = ev.ts_ms - last[0], min(last[1], interval_ms)
-        if gap < least:
-            self.flag(RULE_OF[activity], ev, f"a {NAMES[activity]} run {gap} ms after the previous one, sooner "
-                      f"than the configured {least} ms")  # fmt: skip
+        bad = gap < least
+        self.flag(
+            RULE_OF[activity],
+            ev,
+            bad and f"a {NAMES[activity]} run {gap} ms after the previous one, sooner than the configured {least} ms",
+            data=bad and {"observed_ms": gap, "bound_ms": least, "parameter": PARAMETER[activity]},
+        )

@@ -23,6 +23,10 @@ ordered pair of nodes first and the joint step works on that small system of dif
 reference). The Spark checker runs `classify` per entity, merges `pair_bounds` per trace and calls
 `resolve` once per trace; `check_skew` does all three. `traces.schema.Event` objects or plain tuples
 `(event_id, node, ts_ms, kind, entity, attrs)` are accepted.
+
+Each built-in ordering judges a rule object of `spec.claims.skew_rules` (`ordering(rule, ...)`; issue 29), carried
+by its instances (`Instance.check`), so a monitor counts what each rule judged (`Instance.tally`) without looking
+a rule up by name; an `Ordering` built by name alone (a claim's, a test's) is judged but not counted.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from spec.catalogue import require
+from spec.claims import skew_rules as rules
 from spec.claims.skew_graph import conflicting_pairs, min_uniform_skew
-from traces.verdict import Violation
+from traces.verdict import Rule, Tally, Violation
 
 SkewVerdict = Literal["consistent", "violation", "ambiguous", "inconsistent"]
 SEVERITY: dict[str, int] = {"consistent": 0, "ambiguous": 1, "inconsistent": 2, "violation": 3}
@@ -53,6 +58,7 @@ class Ordering:
     mechanism: str | None = None  # only events of this mechanism (ignored for plain tuples)
     strict: bool = False  # strictly before (at least 1 ms of true time apart)
     where: tuple[tuple[str, Any], ...] = ()
+    check: Rule | None = field(default=None, compare=False)  # the rule object it judges (issue 29)
 
     def key_of(self, entity: str, attrs: Mapping[str, Any]) -> Any:
         names = (self.key,) if isinstance(self.key, str) else self.key
@@ -65,12 +71,18 @@ class Ordering:
         return all(attrs.get(k) == v for k, v in self.where)
 
 
-NET_SEND_BEFORE_RECV = Ordering("net_send_before_recv", "TR-003", "NET_SEND", "NET_RECV", "wire", "core")
+def ordering(
+    rule: Rule, before: str, after: str, key: str | tuple[str, ...] = "wire", mechanism: str | None = None, **kw: Any
+) -> Ordering:
+    """The ordering judging `rule` (its name and requirement, and the object itself for the tally)."""
+    return Ordering(rule.name, rule.requirement, before, after, key, mechanism, check=rule, **kw)
+
+
+NET_SEND_BEFORE_RECV = ordering(rules.NET_SEND_BEFORE_RECV, "NET_SEND", "NET_RECV", "wire", "core")
 # Seed 000 (SR-031, SR-001): the primary acknowledges a message as made redundant only after the shadow
 # server received its copy; HARECEIVE is recorded by the shadow, ACCEPT by the primary: two clocks.
-SHADOW_BEFORE_ACCEPT = Ordering(
-    "shadow_received_before_accept",
-    "SR-031",
+SHADOW_BEFORE_ACCEPT = ordering(
+    rules.SHADOW_RECEIVED_BEFORE_ACCEPT,
     "HARECEIVE",
     "ACCEPT",
     ("entity", "inst"),
@@ -79,9 +91,7 @@ SHADOW_BEFORE_ACCEPT = Ordering(
 )
 # SR-030: the shadow acknowledges its copy after storing it (HARECEIVE on the shadow, SHADOW_ACK on the
 # primary when the acknowledgement arrives).
-SHADOW_STORED_BEFORE_ACK = Ordering(
-    "shadow_stored_before_ack", "SR-030", "HARECEIVE", "SHADOW_ACK", ("entity", "inst"), "sr"
-)
+SHADOW_STORED_BEFORE_ACK = ordering(rules.SHADOW_STORED_BEFORE_ACK, "HARECEIVE", "SHADOW_ACK", ("entity", "inst"), "sr")
 SR_ORDERINGS: tuple[Ordering, ...] = (SHADOW_BEFORE_ACCEPT, SHADOW_STORED_BEFORE_ACK)
 DEFAULT_ORDERINGS: tuple[Ordering, ...] = (NET_SEND_BEFORE_RECV,)
 require(*{o.requirement for o in (*DEFAULT_ORDERINGS, *SR_ORDERINGS)})
@@ -99,6 +109,18 @@ class Instance:
     verdict: SkewVerdict
     explanation: str
     weight_ms: int | None = None  # w in offset(after_node) - offset(before_node) <= w (gap, minus 1 if strict)
+    check: Rule | None = field(default=None, compare=False, repr=False)  # the ordering's rule object
+
+    def tally(self, tally: Tally) -> None:
+        """Count this instance in `tally` (issue 29): consistent, violated and inconsistent instances are
+        judged; an ambiguous one is skipped, explainable either way within the bound. An ordering built
+        without a rule object (`Ordering(...)` by name) is not counted."""
+        if self.check is None:
+            return
+        if self.verdict == "ambiguous":
+            tally.skip(self.check, rules.AMBIGUOUS)
+        else:
+            tally.judge(self.check)
 
     @property
     def pair(self) -> tuple[str, str] | None:
@@ -145,7 +167,7 @@ def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mappi
     aid, bnode, bts = after[0], after[1], after[2]
     if before is None:
         why = f"{o.after} {aid} on {bnode} has no {o.before} with the same {o.key}"
-        return Instance(o.rule, o.requirement, None, aid, None, bnode, None, "violation", why)
+        return Instance(o.rule, o.requirement, None, aid, None, bnode, None, "violation", why, check=o.check)
     eid, anode, ats = before[0], before[1], before[2]
     gap = bts - ats
     w = gap - 1 if o.strict else gap
@@ -159,7 +181,7 @@ def _classify(o: Ordering, before: tuple | None, after: tuple, skew: int | Mappi
         verdict, why = "violation", f"{where}; {clocks} cannot explain it"
     else:
         verdict, why = "ambiguous", f"{where}; with {clocks} either order is possible"
-    return Instance(o.rule, o.requirement, eid, aid, anode, bnode, gap, verdict, why, w)  # type: ignore[arg-type]
+    return Instance(o.rule, o.requirement, eid, aid, anode, bnode, gap, verdict, why, w, o.check)  # type: ignore[arg-type]
 
 
 def classify(
@@ -281,5 +303,6 @@ def to_violations(report: SkewReport, trace_id: str, entity: str = "", mechanism
         if i.verdict in ("violation", "inconsistent"):
             rule = i.rule if i.verdict == "violation" else f"{i.rule}.skew_inconsistent"
             ids = tuple(x for x in (i.before_event, i.after_event) if x is not None)
-            out.append(Violation(rule, i.requirement, trace_id, entity, ids, i.explanation, mechanism))
+            data = {"gap_ms": i.gap_ms, "verdict": i.verdict, "before_node": i.before_node, "after_node": i.after_node}
+            out.append(Violation(rule, i.requirement, trace_id, entity, ids, i.explanation, mechanism, data))
     return out

@@ -106,7 +106,7 @@ def test_nothing_judged_beyond_the_format_rules_is_said():
     counts.add("sr", Tally())
     rows = rule_rows(counts, [], {"sr": 5}, ["sr"])
     assert nothing_judged(rows, counts)
-    tally.judge(Rule("trace-start", "TR-006", "always", ""))  # twin: one instance of a rule that is not format
+    tally.judge(Rule("recv-after-send", "TR-003", "always", ""))  # twin: one instance of a rule that is not format
     counts2 = RuleCounts()
     counts2.add("core", tally)
     counts2.add("sr", Tally())

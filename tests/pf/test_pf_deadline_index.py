@@ -27,16 +27,10 @@ class FullScan(PfFold):
         for store, fid in list(self.reps):
             if not self.up.get(store, True):
                 continue
-            for rule, deadline, what in self.obligations(store, fid, now):
+            for rule, deadline, what in self.derive(store, fid, now)[0]:
                 if now > deadline and (rule, store, fid, deadline) not in self.flagged:
                     self.flagged.add((rule, store, fid, deadline))
-                    self.flag(
-                        rule,
-                        ev,
-                        f"{store} still owes {what} for {fid}, due by {deadline} "
-                        f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
-                        entity=fid,
-                    )
+                    self.late(ev, rule, store, fid, deadline, what)  # the violation as the index words it
 
 
 class HeapIgnored(PfFold):

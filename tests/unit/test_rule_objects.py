@@ -2,10 +2,13 @@
 
 Every call site uses the rule constant of its table (`rules.SHADOW_BEFORE_ACK.violated(...)`), so a misspelt
 rule cannot be named and a rule is found by following a reference, not by searching text. The scan reads
-the source of `model/` and of the core rules (`conformance/engine/core_fold.py`) with `ast` and reports:
+the source of `model/`, of the core rules (`conformance/engine/core_fold.py`, `core_rules.py`) and of the skew
+orderings' rules (`spec/claims/skew_rules.py`) with `ast` and reports:
 - a string constant equal to a rule name anywhere but as the first argument of `Rule(...)` in a rules table
   (docstrings are prose and are not read);
 - a subscript or `.get` of a table named `RULES` outside its own rules module (a lookup by name).
+A trace attribute that shares a rule's spelling (am's AM_CONFIG `dial`, rule `dial`) is written once, as a
+module-level `*_ATTR` constant of the package's `events.py`, and is not a reference to the rule.
 The twin: the same scan over planted sources that do both must report them.
 """
 
@@ -27,7 +30,8 @@ PACKAGES = {
     "am": ("model/am", "model.am.rules"),
     "pf": ("model/pf", "model.pf.rules"),
     "msgtrk": ("model/msgtrk", "model.msgtrk.rules"),
-    "core": ("conformance/engine/core_fold.py", "conformance.engine.core_fold"),
+    "core": (("conformance/engine/core_fold.py", "conformance/engine/core_rules.py"), "conformance.engine.core_rules"),
+    "skew": (("model/skew", "spec/claims/skew_rules.py"), "model.skew.rules"),
 }
 
 
@@ -66,22 +70,35 @@ def _rule_definitions(tree: ast.AST) -> set[int]:
     return ids
 
 
-def string_references(source: str, where: str, names: set[str], rules_module: bool) -> list[str]:
+def _attribute_names(tree: ast.Module) -> set[int]:
+    """The module-level `*_ATTR = "..."` constants: names of the trace format (an events module's)."""
+    ids: set[int] = set()
+    for node in tree.body:
+        constant = isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        if constant and all(isinstance(t, ast.Name) and t.id.endswith("_ATTR") for t in node.targets):
+            ids.add(id(node.value))
+    return ids
+
+
+def string_references(
+    source: str, where: str, names: set[str], rules_module: bool, events_module: bool = False
+) -> list[str]:
     """Every place in `source` that names a rule by a string, or looks a rule up in a table by name."""
     tree = ast.parse(source)
     skip = _docstrings(tree) | (_rule_definitions(tree) if rules_module else set())
+    skip |= _attribute_names(tree) if events_module else set()
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-            if id(node) not in skip:
-                found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
+        named = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+        if named and id(node) not in skip:
+            found.append(f"{where}:{node.lineno}: rule {node.value!r} named by a string")
         if rules_module:
             continue
         if isinstance(node, ast.Subscript) and _is_table(node.value):
             found.append(f"{where}:{node.lineno}: a rules table looked up by name")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            if _is_table(node.func.value):
-                found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
+        get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+        if get and _is_table(node.func.value):
+            found.append(f"{where}:{node.lineno}: a rules table looked up by name (.get)")
     return found
 
 
@@ -91,13 +108,15 @@ def _is_table(node: ast.AST) -> bool:
 
 
 def scan(package: str, names: set[str]) -> list[str]:
-    path, _ = PACKAGES[package]
-    files = [ROOT / path] if path.endswith(".py") else sorted((ROOT / path).rglob("*.py"))
+    paths, _ = PACKAGES[package]
+    files: list[Path] = []
+    for path in (paths,) if isinstance(paths, str) else paths:
+        files += [ROOT / path] if path.endswith(".py") else sorted((ROOT / path).rglob("*.py"))
     found: list[str] = []
     for f in files:
         rel = str(f.relative_to(ROOT))
-        rules_module = f.name == "rules.py" or (package == "core" and f.name == "core_fold.py")
-        found += string_references(f.read_text(), rel, names, rules_module)
+        rules_module = f.name in ("rules.py", "core_rules.py", "skew_rules.py")
+        found += string_references(f.read_text(), rel, names, rules_module, f.name == "events.py")
     return found
 
 
@@ -120,6 +139,9 @@ def test_twin_the_scan_finds_planted_string_references() -> None:
     found = string_references(planted, "planted.py", names, rules_module=False)
     assert len(found) == 4, found  # the name, and the lookup with a name: both reported
     assert any("'shadow-before-ack'" in f for f in found)
+    attrs = 'SHADOW_ATTR = "shadow-before-ack"\n'  # a trace attribute's name: only in an events module
+    assert string_references(attrs, "events.py", names, rules_module=False, events_module=True) == []
+    assert len(string_references(attrs, "step.py", names, rules_module=False)) == 1
     table = 'X = Rule("shadow-before-ack", "SR-031", "always", "text")\nY = "heartbeat-frequency"\n'
     assert string_references(table, "rules.py", names, rules_module=True) == [
         "rules.py:2: rule 'heartbeat-frequency' named by a string"
@@ -127,9 +149,7 @@ def test_twin_the_scan_finds_planted_string_references() -> None:
 
 
 def test_every_table_row_is_a_rule_object_stamped_with_its_table() -> None:
-    for package, (_, module) in PACKAGES.items():
-        if package == "core":
-            continue
+    for _, module in PACKAGES.values():
         mod = importlib.import_module(module)
         rows = rules_in(mod)
         assert rows and all(isinstance(r, Rule) for r in rows), module
