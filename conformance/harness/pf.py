@@ -300,6 +300,8 @@ class PfDriver:
         such folder (the run was recorded on a system that answered otherwise: issue 36)."""
         out = dict(args)
         for k, v in args.items():
+            if isinstance(v, dict) and "$quiesce" in v:  # `end`: when this run's quiescent phase began
+                out[k] = int(s.state.get("quiesce_ms", 0))
             if isinstance(v, dict) and "$folder" in v:
                 fids, n = s.state["fids"], v["$folder"]
                 if not 0 <= n < len(fids) or fids[n] is None:
@@ -329,6 +331,8 @@ class PfDriver:
                 if s.state.get("scratching"):  # made by a scratch_folders step: deleted by the next one
                     s.state.setdefault("scratch", []).append(len(s.state["fids"]))
                 s.state["fids"].append(result)
+        elif call == "quiesce" and isinstance(result, int):
+            s.state["quiesce_ms"] = result
         elif call == "kill_and_restart" and result:
             s.state.update(fids=[], scratch=[])  # a new state directory: the folders are gone
 
@@ -337,7 +341,14 @@ class PfDriver:
         return list(evs() if callable(evs) else evs)
 
     def finish(self, s: Session) -> list[Call]:
-        return [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
+        """Fairness (PF-035): faults stop (`quiesce`), the convergence bound passes, then the END snapshot of
+        every replica (`end`: the model records its own; behind the adapter the harness records it from the
+        system's `replicas` and `cnset` answers), at which the monitor's `convergence` rule judges each folder."""
+        calls = [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
+        if callable(getattr(s.system, "end", None)):
+            bound = convergence_bound_ms(params_of(s.setup), int(s.setup.get("latency_max_ms", LATENCY_MAX_MS)))
+            calls.append(_c("end", quiesce_ms={"$quiesce": 0}, bound_ms=bound))
+        return calls
 
     def end_checks(self, s: Session) -> list[EndProblem]:
         """PF-035 on the live state, through the protocol: active replicas of a folder hold one CNSet."""
