@@ -13,7 +13,7 @@ import json
 import os
 import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -130,13 +130,19 @@ def _pf_params() -> dict[str, Any]:
 
 
 # Context events whose attribute holds settings as a JSON object, with the defaults of the settings it leaves
-# out: a perturbation changes one of them as it changes one of TRACE_START's (issue 36: the packing limits and
-# the backfill check interval live here, so packing-limits and backfill-check-not-early can be reached).
-SETTINGS = {("PF_CONFIG", "params"): _pf_params}
+# out (None: it records them all): a perturbation changes one of them as it changes one of TRACE_START's (issue
+# 36: PF_CONFIG's packing limits and backfill check interval, SR_CONFIG's servers' sites, DAGs and versions).
+SETTINGS: dict[tuple[str, str], Callable[[], dict[str, Any]] | None] = {
+    ("PF_CONFIG", "params"): _pf_params,
+    ("SR_CONFIG", "topology"): None,
+}
+Path_ = tuple[str, ...]
 
 
-def _settings(e: Event) -> tuple[str, dict[str, Any]] | None:
-    """(attribute, every setting in force) of a context event that records settings, else None."""
+def _settings(e: Event) -> tuple[str, dict[str, Any], list[Path_]] | None:
+    """(attribute, every setting in force, the settings a perturbation can change) of a context event recording
+    settings, else None. A setting is a boolean, an integer, or a string that another setting of the same name
+    holds another value of (a server's site, DAG or version: changed to another's)."""
     for (kind, attr), defaults in SETTINGS.items():
         if e.kind == kind and isinstance(e.attrs.get(attr), str):
             try:
@@ -144,31 +150,61 @@ def _settings(e: Event) -> tuple[str, dict[str, Any]] | None:
             except ValueError:
                 return None
             if isinstance(own, dict):
-                full = {k: v for k, v in {**defaults(), **own}.items() if isinstance(v, (bool, int))}
-                return (attr, full) if full else None
+                full = {**(defaults() if defaults else {}), **own}
+                leaves = [path for path, v in _leaves(full) if not isinstance(v, str) or _others(full, path)]
+                return (attr, full, leaves) if leaves else None
     return None
 
 
+def _leaves(cfg: dict[str, Any], at: Path_ = ()) -> list[tuple[Path_, Any]]:
+    out: list[tuple[Path_, Any]] = []
+    for k in sorted(cfg):
+        v = cfg[k]
+        if isinstance(v, dict):
+            out += _leaves(v, (*at, k))
+        elif isinstance(v, (bool, int, str)):
+            out.append(((*at, k), v))
+    return out
+
+
+def _others(cfg: dict[str, Any], path: Path_) -> list[str]:
+    """The other values the settings named as `path`'s last part hold (sorted)."""
+    mine = _get(cfg, path)
+    return sorted({v for p, v in _leaves(cfg) if p[-1] == path[-1] and isinstance(v, str) and v != mine})
+
+
+def _get(cfg: dict[str, Any], path: Path_) -> Any:
+    for k in path:
+        cfg = cfg[k]
+    return cfg
+
+
 CHANGES = 4  # a setting's changes: to 1, to half, to twice and one, to a thousand times and one (never 0: a
-# zero period or limit is no configuration a system runs with, and the pf monitor divides by its periods)
+# zero period or limit is no configuration a system runs with, and the pf monitor divides by its periods); a
+# string to each other value in turn
 
 
-def _changed(v: int | bool, change: int) -> int | bool:
-    return (not v) if isinstance(v, bool) else [1, max(1, v // 2), v * 2 + 1, v * 1000 + 1][change % CHANGES]
+def _changed(cfg: dict[str, Any], path: Path_, change: int) -> None:
+    holder, key = _get(cfg, path[:-1]), path[-1]
+    v = holder[key]
+    if isinstance(v, bool):
+        holder[key] = not v
+    elif isinstance(v, int):
+        holder[key] = [1, max(1, v // 2), v * 2 + 1, v * 1000 + 1][change % CHANGES]
+    else:
+        others = _others(cfg, path)
+        holder[key] = others[change % len(others)]
 
 
 def _resettled(e: Event, rng: random.Random, turn: int | None = None, change: int = 0) -> Event:
     """The context event with one setting changed: drawn (`turn` None), or the `turn`-th setting in order (turning
     with the run's number: `_tampered`'s sweep) given its `change`-th change of `CHANGES` (a much longer interval
     makes any two runs of a schedule too close, a smaller limit any packed message too big)."""
-    attr, cfg = _settings(e) or ("", {})
-    keys = sorted(cfg)
+    attr, cfg, leaves = _settings(e) or ("", {}, [])
     if turn is None:
-        key = rng.choice(keys)
-        cfg[key] = _changed(cfg[key], rng.randrange(CHANGES))
+        _changed(cfg, rng.choice(leaves), rng.randrange(CHANGES))
     else:
-        key = keys[turn % len(keys)]
-        cfg[key] = _changed(cfg[key], change)
+        _changed(cfg, leaves[turn % len(leaves)], change)
     return replace(e, attrs={**e.attrs, attr: json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 

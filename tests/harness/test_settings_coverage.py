@@ -45,9 +45,9 @@ def _rules(events: list[Event]) -> set[str]:
 
 def _with_setting(events: list[Event], key: str, change: int) -> list[Event]:
     i = next(i for i, e in enumerate(events) if e.kind == "PF_CONFIG")
-    keys = sorted(_settings(events[i])[1])
+    leaves = _settings(events[i])[2]
     out = list(events)
-    out[i] = _resettled(events[i], random.Random(0), keys.index(key), change)
+    out[i] = _resettled(events[i], random.Random(0), leaves.index((key,)), change)
     return out
 
 
@@ -91,8 +91,8 @@ def test_the_sweep_changes_each_setting_in_turn_and_never_to_zero(posts: list[Ev
     """A run's sweep (its number) changes one setting, given each of its changes; over the runs every setting;
     an integer never to 0 or below (no configuration a system runs with)."""
     i = next(i for i, e in enumerate(posts) if e.kind == "PF_CONFIG")
-    before = _settings(posts[i])[1]
-    keys = sorted(before)
+    _, before, leaves = _settings(posts[i])
+    keys = [path[0] for path in leaves]
     seen = set()
     for run in range(len(keys)):
         for variant in _tampered(posts, random.Random(run), 0, sweep=run)[-CHANGES:]:
@@ -104,8 +104,45 @@ def test_the_sweep_changes_each_setting_in_turn_and_never_to_zero(posts: list[Ev
     assert seen == set(keys)
 
 
+@pytest.fixture(scope="module")
+def sr_traces() -> list[list[Event]]:
+    """The model's traces of a short derandomised search (varied layouts; a sample as `conform` keeps one)."""
+    import importlib
+
+    search = importlib.import_module("conformance.harness.search")
+    return search.search("sr", None, search.Profile("quick", 20, 20, 600.0), keep_traces=6).traces
+
+
+def _sr_rules(events: list[Event]) -> set[str]:
+    from conformance.harness.sr import DRIVER as SR
+
+    return {v.rule for v in verdict(events, [SR.monitor()]).violations}
+
+
+def test_a_server_moved_to_another_site_or_dag_reaches_shadow_in_boundary(sr_traces: list[list[Event]]) -> None:
+    """SR_CONFIG's topology: a server's site, DAG or version changed to another server's (strings); some such
+    change puts a shadow outside its primary's boundary (SR-015)."""
+    fired: set[str] = set()
+    for trace in sr_traces:
+        i = next(i for i, e in enumerate(trace) if e.kind == "SR_CONFIG")
+        _, _, leaves = _settings(trace[i])
+        assert leaves and {path[-1] for path in leaves} <= {"site", "dag", "version"}
+        for turn in range(len(leaves)):
+            for change in range(CHANGES):
+                evs = list(trace)
+                evs[i] = _resettled(trace[i], random.Random(0), turn, change)
+                fired |= _sr_rules(evs)
+    assert "shadow-in-boundary" in fired, fired
+
+
+def test_twin_the_recorded_topology_keeps_every_shadow_in_its_boundary(sr_traces: list[list[Event]]) -> None:
+    assert not any("shadow-in-boundary" in _sr_rules(trace) for trace in sr_traces)
+
+
 def test_twin_a_trace_without_such_settings_gets_no_extra_perturbation() -> None:
-    """sr and am traces are perturbed exactly as before (no context event records settings as JSON)."""
+    """am traces are perturbed exactly as before (no context event records settings as JSON), and an SR_CONFIG
+    whose topology gives no setting another value is left alone too."""
     start = Event("t", 0, "t:0", 0, "sim", "core", "t", "TRACE_START", {"config": "{}"})
-    evs = [start, Event("t", 1, "t:1", 1, "n", "sr", "config", "SR_CONFIG", {"topology": '{"MBX01": {}}'})]
+    topo = '{"MBX01": {"site": "S1", "version": "2013"}}'
+    evs = [start, Event("t", 1, "t:1", 1, "n", "sr", "config", "SR_CONFIG", {"topology": topo})]
     assert len(_tampered(evs, random.Random(0), 3, sweep=0)) == 1 + 3
