@@ -26,6 +26,7 @@ from conformance.check import verdict
 from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
+from conformance.harness.mutants_cmd import cmd_mutants
 from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
 from conformance.harness.report import (
     ReplayFileError,
@@ -39,7 +40,7 @@ from conformance.harness.report import (
     write_json_atomic,
     write_trace,
 )
-from conformance.harness.search import MECHANISMS, PROFILES, driver, kill_mutant, kill_report, search
+from conformance.harness.search import MECHANISMS, PROFILES, driver, search
 from conformance.harness.systems import process_factory
 
 
@@ -274,68 +275,6 @@ def _event_line(e: Any) -> str:
     return f"    {e.seq:>4} {e.event_id} {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}"
 
 
-def _cmd_mutants(args: argparse.Namespace) -> int:
-
-    mechs = [args.mechanism] if args.mechanism else list(MECHANISMS)
-    try:
-        explored = _explored(args.explore_report or [])
-    except ValueError as exc:
-        print(f"haconform mutants: {exc}", file=sys.stderr)
-        return 2
-    kills = []
-    for m in mechs:
-        for name in sorted(driver(m).mutants()):
-            if args.only and name not in args.only:
-                continue
-            k = kill_mutant(m, name, args.profile, args.budget)
-            kills.append((m, k))
-            if not args.json:
-                when = f"{k.seconds_to_kill:6.2f} s" if k.seconds_to_kill is not None else "     -  "
-                how = {"also": " (an also-rule)", "other": " (NOT one of the mutant's rules)"}.get(k.caught_by, "")
-                print(
-                    f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
-                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}{how}"
-                    + (f"  [explore: {_explore_text(explored.get((m, name)))}]" if explored else "")
-                    + (f"  [must be caught by: {', '.join(k.expected)}]" if not k.killed else ""),
-                    flush=True,
-                )
-    report = kill_report([k for _, k in kills])
-    if args.json:
-        rows = [
-            {"mechanism": m, **k.to_json(), **({"explore": explored.get((m, k.mutant))} if explored else {})}
-            for m, k in kills
-        ]
-        print(json.dumps({"mutants": rows, "summary": report}, indent=2))
-    else:
-        print(
-            f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
-            f"{report['median_seconds_to_kill']} s, worst {report['worst_seconds_to_kill']} s; median "
-            f"counterexample {report['median_steps']} steps"
-        )
-    return 1 if report["survivors"] else 0
-
-
-def _explored(paths: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The kill report's `explore` column, from `haconform explore MECH --mutants --json` outputs (computed apart,
-    so that the mutant searches do not take longer): (mechanism, mutant) -> found, depth, rule, bound."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in paths:
-        try:
-            rows = json.loads(Path(path).read_text(encoding="utf-8"))["mutants"]
-            for r in rows:
-                keep = ("found", "depth", "rule", "bound", "states")
-                out[(r["mechanism"], r["mutant"])] = {k: r[k] for k in keep}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: not a `haconform explore --mutants --json` report ({exc!r})") from exc
-    return out
-
-
-def _explore_text(row: dict[str, Any] | None) -> str:
-    if row is None:
-        return "not explored"
-    return f"found at depth {row['depth']} in {row['bound']}" if row["found"] else f"not found in {row['bound']}"
-
-
 def _cmd_protocol_doc(args: argparse.Namespace) -> int:
 
     path = Path(args.out) if args.out else DOC_PATH
@@ -445,7 +384,7 @@ def register(sub: Any) -> None:
         "output (repeatable: one file per mechanism)",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_guard(_cmd_mutants))
+    p.set_defaults(func=_guard(cmd_mutants))
 
     p = sub.add_parser(
         "protocol-doc",

@@ -1,17 +1,14 @@
 """Public folders through the harness: the generator's inputs and faults on `PublicFolderSystem`.
 
-Seeds 001, 003. Three stores named A, B and C (A and B in one routing group, C in another). The steps
-create folders (replicating ones, and local ones that never replicate: Restrictions and Views, PF-004),
-delete folders (several in one instant: one hierarchy broadcast packs the deletes, PF-011), post, modify
-folders, add, remove and move replicas (also several replicas of a folder at once, each removed on its own
-store: BF-I14), send clients, crash and restart stores, back them up and restore them, and lose mail
-(faults only when the setup's `faults` is true). The setup draws the deleted-folder limit per hierarchy
-message (`DELETED_FOLDER_LIMITS`: the seed's 500 is never reached by a run, so also 1 and 2); it is passed
-to the system and recorded in PF_CONFIG, which the monitor judges packing by.
-At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound
-pass, judges the trace with the public folder monitor and checks through the protocol that every
-folder's active replicas hold the same CNSet (PF-035). Folders are referred to in recorded steps as
-`{"$folder": k}`, the k-th folder the run created, so a replay works on a system that numbers FIDs its
+Seeds 001, 003. Three stores A, B (routing group rg0) and C (rg1). The steps create folders (replicating, and
+local ones that never replicate, PF-004), delete folders (several in one instant: one hierarchy broadcast packs
+them, PF-011), post, modify folders, add, remove and move replicas (several at once: BF-I14), send clients,
+crash, restart, back up and restore stores, and lose mail (faults only when the setup's `faults` is true). The
+setup draws the deleted-folder limit (`DELETED_FOLDER_LIMITS`: the seed's 500, 2 and 1), recorded in PF_CONFIG.
+At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound pass,
+records the END snapshot where the monitor's `convergence` rule judges every folder (issue 36), and checks
+through the protocol that every folder's active replicas hold one CNSet. Folders are referred to in recorded
+steps as `{"$folder": k}`, the k-th folder the run created, so a replay works on a system that numbers FIDs its
 own way.
 """
 
@@ -147,10 +144,8 @@ class PfDriver:
         "backfill_twice": Op(
             _d(folder=_folder, store=_store, other=_store),
             _faults,
-            doc="a replica added on `other`, then twice a post on `store` whose replication mail is lost, each "
-            "followed by 36 hours: the other replicas repair each loss by backfill, so a store runs two backfill "
-            "checks that request content (BF-036, the backfill check's schedule, judges the second against the "
-            "first)",
+            doc="a replica added on `other`, then twice a lost post on `store`, each followed by 36 hours: the other "
+            "replica backfills twice, so its backfill check's schedule is judged (BF-036)",
         ),
         "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
@@ -170,7 +165,6 @@ class PfDriver:
                 kw["store_class"] = M.STORE_MUTANTS[mutant]
 
         def build(setup: dict[str, Any]) -> Any:
-
             servers = [tuple(s) for s in setup["stores"]]
             links = [tuple(link) for link in setup["links"]]
             latency = (1_000, setup["latency_max_ms"])
@@ -179,11 +173,9 @@ class PfDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-
         return {name: (rule, *ALSO.get(name, ())) for name, rule in EXPECTED.items()}
 
     def monitor(self) -> Any:
-
         return get("pf").monitor()
 
     # --- steps --------------------------------------------------------------------------------------
@@ -296,8 +288,7 @@ class PfDriver:
         return out
 
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
-        """`{"$folder": k}` -> the FID of the k-th folder this system created; `Divergence` when it created no
-        such folder (the run was recorded on a system that answered otherwise: issue 36)."""
+        """`{"$folder": k}` -> the k-th folder this system created (`Divergence`: none, issue 36)."""
         out = dict(args)
         for k, v in args.items():
             if isinstance(v, dict) and "$quiesce" in v:  # `end`: when this run's quiescent phase began
