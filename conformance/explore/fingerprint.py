@@ -15,6 +15,7 @@ canonical encoding of it:
   values its closure captured (so a pending timer `lambda: self._expire(node, key)` is the timer, not an
   address); a bound method by its function and its object; a `random.Random` by its state;
 - a shared or cyclic object once, later as a back reference by first-visit number (deterministic order);
+- what the rules judged (a `traces.verdict.Tally`: history, not state), by its type only;
 - the kernel's `Simulator` without its recorder (the trace is history, not state), its step counter and its
   insertion counter; its queue as the live timers sorted by (time, insertion order), without the insertion
   numbers: future pops keep the same relative order, and any later timer sorts after every one of them. A
@@ -35,6 +36,7 @@ from typing import Any
 
 from model.kernel.recorder import Recorder
 from model.kernel.sim import Simulator, TimerHandle
+from traces.verdict import Tally
 
 _SIM_SKIP = frozenset({"recorder", "steps", "_order", "_queue"})
 _ATOMS = (type(None), bool, int, float, complex, bytes)
@@ -103,6 +105,8 @@ class Walker:
             self.put(f"B{getattr(obj, '__qualname__', obj.__name__)}")
         elif isinstance(obj, Recorder):
             self.put("recorder")
+        elif isinstance(obj, Tally):  # what each rule judged: history, like the recorder (issue 29)
+            self.put("tally")
         elif isinstance(obj, Simulator):
             self._simulator(obj)
         elif isinstance(obj, TimerHandle):

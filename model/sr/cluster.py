@@ -24,10 +24,10 @@ from model.sr import decisions
 from model.sr import events as ev
 from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.policy import Policy
-from model.sr.rules import Breach
 from model.sr.state import SrConfig, fork_kind
 from model.sr.step import step
 from model.sr.world import World
+from traces.verdict import Violation
 
 Key = tuple[str, int]  # (message, instance)
 
@@ -80,7 +80,7 @@ class Cluster(Maintenance):
         self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
         self.world = World(self.cfg)
         self._folded = 0
-        self.breaches: list[tuple[str, Breach]] = []
+        self.breaches: list[tuple[str, Violation]] = []
         self.sessions: dict[Key, Session] = {}
         self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
         self.isolated: set[str] = set()

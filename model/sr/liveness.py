@@ -15,29 +15,34 @@ from __future__ import annotations
 from collections.abc import Set
 
 from model.sr import events as ev
-from model.sr.rules import Breach, breach
+from model.sr import rules as R
 from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
+from traces.verdict import Rule, Tally, Violation
 
 NEVER = -(2**62)
 
 
-def flush_due(w: World, now: int, final: bool = False) -> list[Breach]:
+def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
     """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058)."""
     out = []
     while w.due and (final or w.due[0][0] < now):
         _, s, p, q = w.due.popleft()
         left = w.held_count((s, p))
+        w.tally.judge(R.PROMOTION_OVERDUE)
         if left:
-            b = breach("promotion-overdue", (q,), f"{s} had not reached {p} for ShadowResubmitTimeSpan "
+            out.append(R.PROMOTION_OVERDUE.violated((q,), f"{s} had not reached {p} for ShadowResubmitTimeSpan "
                        f"({w.cfg.resubmit_ms} ms) and its query failed, yet {left} shadows for {p} stayed "
-                       "unpromoted")  # fmt: skip
-            out.append(Breach(b.rule, b.event_ids, b.explanation, q.entity))
+                       "unpromoted", bound_ms=w.cfg.resubmit_ms, parameter="SR-P14", observed=left,
+                       expected=0))  # fmt: skip
     return out
 
 
-def end_of_run(w: World, e: Event) -> list[Breach]:
+def end_of_run(w: World, e: Event) -> list[Violation]:
+    """A message's SNAPSHOT: at a quiesced end of run, the upper bounds of SR-065..SR-067 and the liveness
+    rules SR-075 and SR-057 for each of its instances (and SR-055 once for the run)."""
     if not e.attrs.get("quiesced"):
+        skip_liveness(w.tally, "the end-of-run SNAPSHOT is not of a quiesced run")
         return []
     out = flush_due(w, e.ts_ms, final=True)
     if not w.end_checked:
@@ -46,32 +51,61 @@ def end_of_run(w: World, e: Event) -> list[Breach]:
     m = w.msgs.get(e.entity)
     if m is None:
         return out
-    cfg = w.cfg
+    cfg, tally = w.cfg, w.tally
     for iv in m.insts.values():
         for node, copy in sorted(iv.copies.items()):
             age = e.ts_ms - copy.since_ms
-            if copy.state == SHADOW and e.ts_ms - iv.shadow_ms > cfg.safety_net_hold_ms + cfg.expiration_ms:
-                out.append(breach("shadow-expiry", (e,), f"the unacknowledged shadow on {node} is still held "
-                                  f"{e.ts_ms - iv.shadow_ms} ms after it was made, beyond SafetyNetHoldTime + "
-                                  "MessageExpirationTimeout"))  # fmt: skip
-            if copy.state == SAFETYNET and age > cfg.safety_net_hold_ms:
-                out.append(breach("safetynet-hold", (e,), f"{node} still holds the message in Safety Net {age} ms "
-                                  f"after it entered, beyond SafetyNetHoldTime"))  # fmt: skip
+            if copy.state == SHADOW:
+                tally.judge(R.SHADOW_EXPIRY)
+                life = cfg.safety_net_hold_ms + cfg.expiration_ms
+                if e.ts_ms - iv.shadow_ms > life:
+                    out.append(R.SHADOW_EXPIRY.violated((e,), f"the unacknowledged shadow on {node} is still held "
+                                      f"{e.ts_ms - iv.shadow_ms} ms after it was made, beyond SafetyNetHoldTime + "
+                                      "MessageExpirationTimeout", observed_ms=e.ts_ms - iv.shadow_ms, bound_ms=life,
+                                      bound="most", parameter=["SR-P16", "SR-P17"]))  # fmt: skip
+            if copy.state == SAFETYNET:
+                tally.judge(R.SAFETYNET_HOLD)
+                if age > cfg.safety_net_hold_ms:
+                    out.append(R.SAFETYNET_HOLD.violated((e,), f"{node} still holds the message in Safety Net {age} "
+                                      f"ms after it entered, beyond SafetyNetHoldTime", observed_ms=age,
+                                      bound_ms=cfg.safety_net_hold_ms, bound="most",
+                                      parameter="SR-P16"))  # fmt: skip
             since = iv.shadow_ms if copy.promoted else copy.since_ms
-            if copy.state == QUEUED and copy.left and e.ts_ms - since > cfg.expiration_ms:
-                out.append(breach("queue-expiry", (e,), f"forks {sorted(copy.left)} are still queued on {node} "
-                                  f"{e.ts_ms - since} ms after its queue took them, past the expiry"))  # fmt: skip
+            if copy.state == QUEUED and copy.left:
+                tally.judge(R.QUEUE_EXPIRY)
+                if e.ts_ms - since > cfg.expiration_ms:
+                    out.append(R.QUEUE_EXPIRY.violated((e,), f"forks {sorted(copy.left)} are still queued on {node} "
+                                      f"{e.ts_ms - since} ms after its queue took them, past the expiry",
+                                      observed_ms=e.ts_ms - since, bound_ms=cfg.expiration_ms, bound="most",
+                                      parameter="SR-P17"))  # fmt: skip
         out += _liveness(w, iv, m.delivered, m.licences, e)
     return out
 
 
-def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Breach]:
+def skip_liveness(tally: Tally, reason: str, n: int = 1) -> None:
+    """The liveness rules (SR-075, SR-057) met `n` messages the trace does not let them judge."""
+    tally.skip(R.NO_LOSS, reason, n)
+    tally.skip(R.SHADOW_RELEASED, reason, n)
+
+
+def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Violation]:
     """No loss (SR-075) and release of fully processed shadows (SR-057) at a quiesced end of run."""
-    return [breach(rule, (e,), why) for rule, why in liveness_findings(iv, delivered, licences)]
+    judged = liveness_judged(iv)
+    for rule in judged:
+        w.tally.judge(rule)
+    return [rule.violated((e,), why, **data) for rule, why, data in liveness_findings(iv, delivered, licences)]
 
 
-def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[str, str]]:
-    """What `_liveness` would report for one instance, as (rule, explanation): it reads the instance and its
+def liveness_judged(iv: Inst) -> tuple[Rule, ...]:
+    """The liveness rules an instance is an instance of: no loss for an accepted message (SR-075), shadow
+    released for an accepted message whose shadow was made (SR-057). A refused or aborted one is neither."""
+    if iv.outcome != "accepted":
+        return ()
+    return _BOTH if iv.shadow else _NO_LOSS
+
+
+def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list[tuple[Rule, str, dict]]:
+    """What `_liveness` would report for one instance, as (rule, explanation, data): it reads the instance and its
     message only, never the time, so the fold can tell in advance that a settled message's SNAPSHOT is clean."""
     if iv.outcome != "accepted":
         return []
@@ -81,29 +115,38 @@ def liveness_findings(iv: Inst, delivered: Set[str], licences: Set[str]) -> list
     shadow_gone = shadow_state in ("none", LOST, EXPIRED, RELEASED, SAFETYNET, GONE)
     excused = iv.primary_lost and (not iv.redundant or shadow_gone)
     if missing and not excused:
-        out.append(("no-loss", f"instance {iv.inst} was accepted but forks {missing} never reached "
-                    "their destination although at most one of its copies was destroyed"))  # fmt: skip
+        out.append((R.NO_LOSS, f"instance {iv.inst} was accepted but forks {missing} never reached "
+                    "their destination although at most one of its copies was destroyed",
+                    {"observed": missing, "expected": [], "forks": list(iv.forks), "primary_lost": iv.primary_lost,
+                     "shadow_lost": iv.shadow_lost}))  # fmt: skip
     if (
         shadow_state == SHADOW
         and set(iv.forks) <= iv.processed
         and not iv.primary_lost
         and ("auto-discard" not in licences)
     ):
-        out.append(("shadow-released", f"instance {iv.inst} was fully processed but its shadow on "
-                    f"{iv.shadow} was never released"))  # fmt: skip
+        out.append((R.SHADOW_RELEASED, f"instance {iv.inst} was fully processed but its shadow on "
+                    f"{iv.shadow} was never released", {"observed": shadow_state, "expected": RELEASED,
+                    "shadow": iv.shadow}))  # fmt: skip
     return out
 
 
-def _heartbeats(w: World, e: Event) -> list[Breach]:
+_NO_LOSS: tuple[Rule, ...] = (R.NO_LOSS,)
+_BOTH: tuple[Rule, ...] = (R.NO_LOSS, R.SHADOW_RELEASED)
+
+
+def _heartbeats(w: World, e: Event) -> list[Violation]:
     """Every running shadow server queried each primary it still holds shadows for within the last
     ShadowHeartbeatFrequency (SR-055)."""
     out = []
     for (s, p), held in sorted(w.held.items()):
         if not held or not w.up.get(s, True):
             continue
+        w.tally.judge(R.HEARTBEAT_FREQUENCY)
         base = max(w.last_query.get((s, p), NEVER), w.held_since.get((s, p), NEVER), w.boot.get(s, NEVER))
         if e.ts_ms - base > w.cfg.heartbeat_ms:
-            b = breach("heartbeat-frequency", (e,), f"at the end of the run {s} had not queried {p} for "
-                       f"{e.ts_ms - base} ms while holding shadows for it")  # fmt: skip
-            out.append(Breach(b.rule, b.event_ids, b.explanation, ev.heartbeat_entity(s, p)))
+            out.append(R.HEARTBEAT_FREQUENCY.violated((e,), f"at the end of the run {s} had not queried {p} for "
+                       f"{e.ts_ms - base} ms while holding shadows for it", entity=ev.heartbeat_entity(s, p),
+                       observed_ms=e.ts_ms - base, bound_ms=w.cfg.heartbeat_ms, bound="most",
+                       parameter="SR-P13"))  # fmt: skip
     return out

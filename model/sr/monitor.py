@@ -6,7 +6,11 @@ needs the recorded configuration (`TRACE_START` `config.sr`, `SR_CONFIG` events)
 PARTITION, HEAL) and the heartbeat records next to each message's events. Verdicts: invalid on any breach;
 unknown when the trace is too incomplete to judge (no recorded topology, an unreadable configuration, a
 message whose RECEIVE is missing, unreadable attributes, or no end-of-run SNAPSHOT, so the liveness rules
-SR-075 and SR-057 cannot be applied); valid otherwise. A malformed event never crashes the checker.
+SR-075 and SR-057 cannot be applied); valid otherwise.
+
+Issue 29: what each rule judged is counted in the world's `Tally` (`World.tally`, returned by `finish`); the
+fold turns only the input faults of a partial or foreign trace into notes (`traces.verdict.InputFault`; the list
+of them is `model/sr/inputs.py`), and any other exception of the rule code propagates: it is a bug.
 
 The fold follows `traces.verdict`: `SrMonitor.start(context)` gives an `SrFold`, `feed` takes the trace's
 events in sequence order (context events given at start and fed inline are taken once, `ContextCursor`),
@@ -23,23 +27,17 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from model.sr import events as ev
-from model.sr.liveness import flush_due, liveness_findings
-from model.sr.rules import Breach
-from model.sr.step import step
+from model.sr.liveness import flush_due, liveness_findings, liveness_judged, skip_liveness
+from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import Event, is_context_kind
-from traces.verdict import ContextCursor, MonitorResult, Violation, fold_all, in_seq_order
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Rule, Tally, Violation, fold_all, in_seq_order
 
-_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 _FAULTS = frozenset({"CRASH", "RESTART"})
 _MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
 # kinds known not to be context (`traces.schema.is_context_kind`): one set lookup per event instead of two tests
 _NOTED = frozenset({_RECEIVE, _SNAPSHOT})
 _PLAIN = frozenset(k for k in (*ev.ALL_KINDS, "CRASH", "RESTART", "PARTITION", "HEAL") if not is_context_kind(k))
-
-
-def to_violation(e: Event, b: Breach) -> Violation:
-    return Violation(b.rule, b.requirement, e.trace_id, b.entity or e.entity, b.event_ids, b.explanation, ev.MECH)
 
 
 # --- retiring settled messages -------------------------------------------------------------------------------
@@ -120,6 +118,9 @@ class SrFold:
         self.snapshots: set[str] = set()
         self.broken: set[str] = set()  # entities with an unreadable event: their later verdicts would be guesses
         self.retired: dict[str, bytes] = {}  # message -> its settled state, compressed (`retire`)
+        # message retired -> the liveness rules its instances are instances of (`liveness.liveness_judged`): a
+        # settled message reports nothing at its SNAPSHOT, and these count as judged there (held)
+        self.retired_judged: dict[str, list[Rule]] = {}
         self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
@@ -153,18 +154,21 @@ class SrFold:
                     self.orphans.add(name)
             if name in self.retired and kind != _SNAPSHOT:
                 revive(w, name, self.retired.pop(name))  # a later event names it (notes above `DEAD`)
+                self.retired_judged.pop(name, None)
         elif kind in _FAULTS and e.mechanism == "core":
             touched = self._on_node(e)
         try:
-            breaches = step(w, e)
-        except _UNREADABLE as exc:
-            self.malformed.append(f"{e.event_id} ({kind}): unreadable attributes ({exc!r}); skipped, and "
-                                  f"{name} is not judged from there on")  # fmt: skip
+            found = step(w, e)
+        except InputFault as exc:  # a partial or foreign trace (`inputs`); any other exception is a bug
+            self.malformed.append(f"{exc}; skipped, and {name} is not judged from there on")
             self.broken.add(name)
             return
-        if breaches:
+        if found:
             broken = self.broken
-            self.violations.extend(to_violation(e, b) for b in breaches if (b.entity or name) not in broken)
+            self.violations.extend(v for v in found if v.entity not in broken)
+        if kind == _SNAPSHOT and name in self.retired_judged and e.attrs.get("quiesced"):
+            for rule in self.retired_judged.pop(name):  # a retired message's liveness, judged when it retired
+                w.tally.judge(rule)
         if self.accept_variant is not None and kind in ("TRACE_START", _SR_CONFIG):
             w.cfg = w.cfg.replace(accept_variant=self.accept_variant)
         if kind in SETTLING and e.mechanism == _MECH:
@@ -178,8 +182,19 @@ class SrFold:
             return MonitorResult.of(())
         for c in self.cursor.rest():
             self.feed(c, True)
-        self.violations.extend(to_violation(self.last, b) for b in flush_due(self.world, self.last.ts_ms, final=True))
-        return MonitorResult.of(self.violations, self.notes())
+        self.violations.extend(flush_due(self.world, self.last.ts_ms, final=True))
+        tally = tally_of(self.world)  # a new Tally: the liveness instances the trace cannot show are added to it
+        unsnapped = len(self.receives - self.snapshots)
+        if unsnapped:
+            skip_liveness(tally, "no end-of-run SNAPSHOT", unsnapped)
+        if self.orphans:
+            skip_liveness(tally, "a message whose RECEIVE is not in the trace", len(self.orphans))
+        return MonitorResult.of(self.violations, self.notes(), tally=tally)
+
+    @property
+    def tally(self) -> Tally:
+        """What each rule judged so far (`step.tally_of`: a new `Tally`)."""
+        return tally_of(self.world)
 
     # --- the fold ----------------------------------------------------------------------------------------
     def _foreign(self, topo: dict[str, tuple[str, str | None, str]], e: Event) -> bool:
@@ -205,6 +220,11 @@ class SrFold:
     def _retire_if_settled(self, name: str) -> None:
         m = self.world.msgs.get(name)
         if m is not None and settled(m):
+            judged = [rule for iv in m.insts.values() for rule in liveness_judged(iv)]
+            if judged:
+                self.retired_judged[name] = judged
+            else:
+                self.retired_judged.pop(name, None)
             self.retired[name] = retire(self.world, name)
 
     def live(self) -> int:

@@ -13,11 +13,13 @@ from typing import Any
 
 from model.kernel.sim import MINUTE
 from model.sr import events as ev
+from model.sr import rules as R
 from model.sr.cluster import Timing
 from model.sr.policy import Policy
 from model.sr.sim import Workload, simulate
 from model.sr.state import SrConfig
 from traces.schema import Event
+from traces.verdict import Rule
 
 
 class AckBeforeShadow(Policy):
@@ -175,10 +177,19 @@ class EarlyQueueExpiry(Policy):
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    rule: str  # the rule the monitor must report
+    expects: Rule  # the rule the monitor must report
     policy: type[Policy]
     options: dict[str, Any] = field(default_factory=dict)
-    also: tuple[str, ...] = ()  # other rules that equally expose this bug in some runs
+    also_expects: tuple[Rule, ...] = ()  # other rules that equally expose this bug in some runs
+
+    @property
+    def rule(self) -> str:
+        """The name of the rule the monitor must report (as violations carry it)."""
+        return self.expects.name
+
+    @property
+    def also(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.also_expects)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -196,68 +207,68 @@ _FAULTY = {
 MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
-        Mutant("ack-before-shadow", "shadow-before-ack", AckBeforeShadow),
-        Mutant("shadow-outside-boundary", "shadow-in-boundary", ShadowOutsideBoundary, {"layout": "mixed"}),
-        Mutant("ignore-preference", "shadow-placement", IgnorePreference, {"layout": "multi-site-dag"}),
-        Mutant("accept-when-reject-required", "reject-required", AcceptWhenRejectRequired, _REJECT),
-        Mutant("wrong-rejection-text", "rejection-text", WrongRejectionText, _REJECT),
-        Mutant("xshadow-advertised", "no-xshadow-advertised", XshadowAdvertised),
+        Mutant("ack-before-shadow", R.SHADOW_BEFORE_ACK, AckBeforeShadow),
+        Mutant("shadow-outside-boundary", R.SHADOW_IN_BOUNDARY, ShadowOutsideBoundary, {"layout": "mixed"}),
+        Mutant("ignore-preference", R.SHADOW_PLACEMENT, IgnorePreference, {"layout": "multi-site-dag"}),
+        Mutant("accept-when-reject-required", R.REJECT_REQUIRED, AcceptWhenRejectRequired, _REJECT),
+        Mutant("wrong-rejection-text", R.REJECTION_TEXT, WrongRejectionText, _REJECT),
+        Mutant("xshadow-advertised", R.NO_XSHADOW_ADVERTISED, XshadowAdvertised),
         Mutant(
             "shadow-when-disabled",
-            "shadow-disabled",
+            R.SHADOW_DISABLED,
             ShadowWhenDisabled,
             {"config": {"enabled": False}},
-            also=("failure-outcome",),
+            also_expects=(R.FAILURE_OUTCOME,),
         ),
-        Mutant("premature-discard", "no-premature-discard", PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("premature-discard", R.NO_PREMATURE_DISCARD, PrematureDiscard, {"timing": Timing(hop_slow_p=0.5)}),
         Mutant(
             "release-before-all-forks",
-            "all-forks-before-release",
+            R.ALL_FORKS_BEFORE_RELEASE,
             ReleaseBeforeAllForks,
             {"timing": Timing(hop_slow_p=0.5)},
         ),
-        Mutant("early-promotion", "promotion-timing", EarlyPromotion, _FAULTY),
+        Mutant("early-promotion", R.PROMOTION_TIMING, EarlyPromotion, _FAULTY),
         # a shadow that never promotes either loses the message (new database before processing) or is
         # never released (new database after processing: the discard notifications went with it)
-        Mutant("never-promote", "no-loss", NeverPromote, _FAULTY, also=("shadow-released",)),
+        Mutant("never-promote", R.NO_LOSS, NeverPromote, _FAULTY, also_expects=(R.SHADOW_RELEASED,)),
         Mutant(
             "safetynet-resubmits-everything",
-            "no-safetynet-resubmit-across-boundary",
+            R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY,
             ResubmitEverything,
             {"workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))},
         ),
-        Mutant("no-duplicate-detection", "duplicate-hidden-from-mailbox", NoDuplicateDetection, _FAULTY),
+        Mutant("no-duplicate-detection", R.DUPLICATE_HIDDEN_FROM_MAILBOX, NoDuplicateDetection, _FAULTY),
         Mutant(
             "discards-in-memory",
-            "shadow-released",
+            R.SHADOW_RELEASED,
             DiscardsInMemory,
             {**_FAULTY, "config": {"heartbeat_ms": 30 * MINUTE}},
         ),
-        Mutant("double-send", "duplicates-documented", DoubleSend),
-        Mutant("ack-before-store", "shadow-ack-after-store", AckBeforeStore),
+        Mutant("double-send", R.DUPLICATES_DOCUMENTED, DoubleSend),
+        Mutant("ack-before-store", R.SHADOW_ACK_AFTER_STORE, AckBeforeStore),
         Mutant(
             "shadow-after-sender-gone",
-            "shadow-while-inbound-open",
+            R.SHADOW_WHILE_INBOUND_OPEN,
             ShadowAfterSenderGone,
             {"timing": Timing(stall_p=0.8)},
         ),
         Mutant(
             "safetynet-resubmits-to-hub",
-            "no-safetynet-resubmit-to-2010",
+            R.NO_SAFETYNET_RESUBMIT_TO_2010,
             ResubmitToHub,
             {"hub": True, "workload": Workload(n_messages=40, fault_gap_ms=(2 * MINUTE, 6 * MINUTE))},
         ),
-        Mutant("slow-heartbeat", "heartbeat-frequency", SlowHeartbeat, {"timing": Timing(hop_slow_p=0.5)}),
-        Mutant("primary-drops-early", "primary-keeps-copy", PrimaryDropsEarly, also=("no-loss",)),
+        Mutant("slow-heartbeat", R.HEARTBEAT_FREQUENCY, SlowHeartbeat, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("primary-drops-early", R.PRIMARY_KEEPS_COPY, PrimaryDropsEarly, also_expects=(R.NO_LOSS,)),
         Mutant(
             "reject-when-accept-configured",
-            "failure-outcome",
+            R.FAILURE_OUTCOME,
             RejectWhenAcceptConfigured,
             {"timing": Timing(stall_p=0.5)},
         ),
-        Mutant("promote-on-contact", "promotion-db-change", PromoteOnContact),
-        Mutant("early-queue-expiry", "queue-expiry", EarlyQueueExpiry, {"timing": Timing(hop_slow_p=0.5)}),
-        Mutant("early-shadow-expiry", "shadow-expiry", EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("promote-on-contact", R.PROMOTION_DB_CHANGE, PromoteOnContact),
+        Mutant("early-queue-expiry", R.QUEUE_EXPIRY, EarlyQueueExpiry, {"timing": Timing(hop_slow_p=0.5)}),
+        Mutant("early-shadow-expiry", R.SHADOW_EXPIRY, EarlyShadowExpiry, {"timing": Timing(hop_slow_p=0.5)}),
     )
 }
 # Issue 9, family 2: the model behaving with one duration while the recorded configuration says another.
@@ -268,17 +279,17 @@ _SHORT = {"safety_net_hold_ms": 40 * MINUTE, "expiration_ms": 20 * MINUTE}
 PARAMETER_MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
-        Mutant("short-safetynet-hold", "safetynet-hold", ShortSafetyNetHold, {"config": _SHORT}),
-        Mutant("long-safetynet-hold", "safetynet-hold", LongSafetyNetHold, {"config": _SHORT}),
+        Mutant("short-safetynet-hold", R.SAFETYNET_HOLD, ShortSafetyNetHold, {"config": _SHORT}),
+        Mutant("long-safetynet-hold", R.SAFETYNET_HOLD, LongSafetyNetHold, {"config": _SHORT}),
         Mutant(
             "early-auto-discard",
-            "auto-discard-interval",
+            R.AUTO_DISCARD_INTERVAL,
             EarlyAutoDiscard,
             {"config": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE}, **_FAULTY},
         ),
-        Mutant("short-shadow-idle", "session-timeout", ShortShadowIdle, {"timing": Timing(stall_p=0.5)}),
-        Mutant("late-queue-expiry", "queue-expiry", LateQueueExpiry, {"config": _SHORT, **_FAULTY}),
-        Mutant("late-shadow-expiry", "shadow-expiry", LateShadowExpiry, {"config": _SHORT, **_FAULTY}),
+        Mutant("short-shadow-idle", R.SESSION_TIMEOUT, ShortShadowIdle, {"timing": Timing(stall_p=0.5)}),
+        Mutant("late-queue-expiry", R.QUEUE_EXPIRY, LateQueueExpiry, {"config": _SHORT, **_FAULTY}),
+        Mutant("late-shadow-expiry", R.SHADOW_EXPIRY, LateShadowExpiry, {"config": _SHORT, **_FAULTY}),
     )
 }
 assert ev.MECH == "sr"

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from model.sr import creation, maintenance
+from model.sr import creation, heartbeats, maintenance
 from model.sr import events as ev
+from model.sr import rules as R
+from model.sr.inputs import CHECKS, groups_of, inst_of, readable
 from model.sr.liveness import end_of_run, flush_due
-from model.sr.rules import Breach, breach
 from model.sr.world import (
     ABORTED,
     ABSENT,
@@ -36,32 +37,33 @@ from model.sr.world import (
     World,
 )
 from traces.schema import Event
+from traces.verdict import Rule, Tally, Violation
 
 # event kind -> (states of the event node's copy it may start from, state it leaves, rule when forbidden);
 # None as the target: the state is kept (the guard decides any finer change)
-TRANSITIONS: dict[str, tuple[frozenset[str], str | None, str]] = {
-    ev.RECEIVE: (frozenset({ABSENT}), RECEIVING, "primary-copy-transition"),
-    ev.HAREDIRECT: (frozenset({RECEIVING}), None, "primary-copy-transition"),
-    ev.HAREDIRECTFAIL: (frozenset({RECEIVING}), None, "primary-copy-transition"),
-    ev.SHADOW_ACK: (frozenset({RECEIVING}), None, "primary-copy-transition"),
-    ev.SESSION_TIMEOUT: (frozenset({RECEIVING}), None, "primary-copy-transition"),
-    ev.ACCEPT: (frozenset({RECEIVING}), QUEUED, "primary-copy-transition"),
-    ev.REJECT: (frozenset({RECEIVING}), REFUSED, "primary-copy-transition"),
-    ev.DELIVER: (frozenset({QUEUED, SAFETYNET}), None, "primary-copy-transition"),
-    ev.DUPLICATEDELIVER: (frozenset({QUEUED, SAFETYNET}), None, "primary-copy-transition"),
-    ev.SEND: (frozenset({QUEUED, SAFETYNET}), None, "primary-copy-transition"),
-    ev.FAIL: (frozenset({QUEUED}), FAILED, "primary-copy-transition"),
-    ev.HARECEIVE: (frozenset({ABSENT}), SHADOW, "shadow-copy-transition"),
-    ev.DISCARD_NOTIFY: (frozenset({SHADOW}), None, "shadow-copy-transition"),
-    ev.HADISCARD: (frozenset({SHADOW}), RELEASED, "shadow-copy-transition"),
-    ev.PROMOTE: (frozenset({SHADOW}), QUEUED, "shadow-copy-transition"),
-    ev.SHADOW_EXPIRE: (frozenset({SHADOW}), EXPIRED, "shadow-copy-transition"),
-    ev.SAFETYNET: (frozenset({QUEUED, RELEASED}), SAFETYNET, "safetynet-transition"),
-    ev.RESUBMIT: (frozenset({SAFETYNET}), None, "safetynet-transition"),
-    ev.SAFETYNET_EXPIRE: (frozenset({SAFETYNET}), GONE, "safetynet-transition"),
-    ev.LOST: (frozenset({QUEUED, SHADOW, LOST}), LOST, "primary-copy-transition"),
+TRANSITIONS: dict[str, tuple[frozenset[str], str | None, Rule]] = {
+    ev.RECEIVE: (frozenset({ABSENT}), RECEIVING, R.PRIMARY_COPY_TRANSITION),
+    ev.HAREDIRECT: (frozenset({RECEIVING}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.HAREDIRECTFAIL: (frozenset({RECEIVING}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.SHADOW_ACK: (frozenset({RECEIVING}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.SESSION_TIMEOUT: (frozenset({RECEIVING}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.ACCEPT: (frozenset({RECEIVING}), QUEUED, R.PRIMARY_COPY_TRANSITION),
+    ev.REJECT: (frozenset({RECEIVING}), REFUSED, R.PRIMARY_COPY_TRANSITION),
+    ev.DELIVER: (frozenset({QUEUED, SAFETYNET}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.DUPLICATEDELIVER: (frozenset({QUEUED, SAFETYNET}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.SEND: (frozenset({QUEUED, SAFETYNET}), None, R.PRIMARY_COPY_TRANSITION),
+    ev.FAIL: (frozenset({QUEUED}), FAILED, R.PRIMARY_COPY_TRANSITION),
+    ev.HARECEIVE: (frozenset({ABSENT}), SHADOW, R.SHADOW_COPY_TRANSITION),
+    ev.DISCARD_NOTIFY: (frozenset({SHADOW}), None, R.SHADOW_COPY_TRANSITION),
+    ev.HADISCARD: (frozenset({SHADOW}), RELEASED, R.SHADOW_COPY_TRANSITION),
+    ev.PROMOTE: (frozenset({SHADOW}), QUEUED, R.SHADOW_COPY_TRANSITION),
+    ev.SHADOW_EXPIRE: (frozenset({SHADOW}), EXPIRED, R.SHADOW_COPY_TRANSITION),
+    ev.SAFETYNET: (frozenset({QUEUED, RELEASED}), SAFETYNET, R.SAFETYNET_TRANSITION),
+    ev.RESUBMIT: (frozenset({SAFETYNET}), None, R.SAFETYNET_TRANSITION),
+    ev.SAFETYNET_EXPIRE: (frozenset({SAFETYNET}), GONE, R.SAFETYNET_TRANSITION),
+    ev.LOST: (frozenset({QUEUED, SHADOW, LOST}), LOST, R.PRIMARY_COPY_TRANSITION),
     # the primary's discard queue (owed by the primary, not a copy on the event's node)
-    ev.DISCARD_EXPIRE: (frozenset({QUEUED, SAFETYNET, FAILED, LOST, GONE}), None, "discard-queue-transition"),
+    ev.DISCARD_EXPIRE: (frozenset({QUEUED, SAFETYNET, FAILED, LOST, GONE}), None, R.DISCARD_QUEUE_TRANSITION),
 }
 # recorded faults change copies too: a crash ends the sender's session, a new transport database loses all
 LIFECYCLE: dict[tuple[str, str], str] = {
@@ -73,20 +75,38 @@ LIFECYCLE: dict[tuple[str, str], str] = {
     ("RESTART-new", SAFETYNET): GONE,
 }
 
-Guard = Callable[[World, Inst, Event], list[Breach]]
+Guard = Callable[[World, Inst, Event], list[Violation]]
 GUARDS: dict[str, Guard] = {**creation.GUARDS, **maintenance.GUARDS}
+# event kind -> the rules each of its events judged by `_move` is an instance of (its row's transition rule, and
+# the rules its guard compares whatever the attributes: `creation.EVERY`, `maintenance.EVERY`), counted once per
+# event in `World.tally.moves` and added to the tally by `tally_of` (one dict increment per event on the hot path)
+EVERY: dict[str, tuple[Rule, ...]] = {
+    kind: (rule, *creation.EVERY.get(kind, ()), *maintenance.EVERY.get(kind, ()))
+    for kind, (_, _, rule) in TRANSITIONS.items()
+}
 
 
-NONE: tuple[Breach, ...] = ()  # what most events return: no new list per step
+def tally_of(w: World) -> Tally:
+    """What each rule judged in `w`: the tally its rule code kept, with the instances `World.tally.moves` counts."""
+    out = Tally()
+    out.merge(w.tally)
+    for kind, n in w.tally.moves.items():
+        for rule in EVERY[kind]:
+            out.judge(rule, n)
+    return out
+
+
+NONE: tuple[Violation, ...] = ()  # what most events return: no new list per step
 # the kinds `step` tells apart, bound once (no module attribute lookups per event)
 _MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYDISCARD, ev.SNAPSHOT
 _RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
+_NO_RECEIVE = "an event of a message whose RECEIVE is not in the trace"
 
 
-def step(w: World, e: Event) -> Sequence[Breach]:
+def step(w: World, e: Event) -> Sequence[Violation]:
     """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
     due = w.due
-    out: Sequence[Breach] = flush_due(w, e.ts_ms) if due and due[0][0] < e.ts_ms else NONE
+    out: Sequence[Violation] = flush_due(w, e.ts_ms) if due and due[0][0] < e.ts_ms else NONE
     if e.mechanism != _MECH:
         if e.mechanism == "core":
             _lifecycle(w, e)
@@ -95,14 +115,23 @@ def step(w: World, e: Event) -> Sequence[Breach]:
     move = TRANSITIONS.get(kind)
     if move is not None and kind != _RECEIVE:  # most events: a copy of a known instance moves
         m = w.msgs.get(e.entity)
-        inst = m.insts.get(e.attrs["inst"]) if m is not None else None
-        if inst is None:
-            return out  # an instance whose RECEIVE is not in the trace (the monitor notes it)
+        if m is None:
+            inst = None
+        else:
+            try:  # the one lookup of `inst` (an input fault when missing or naming nothing: `inputs.inst_of`)
+                inst = m.insts.get(e.attrs["inst"])
+            except (KeyError, TypeError):
+                inst = m.insts.get(inst_of(e))
+        if inst is None:  # an instance whose RECEIVE is not in the trace (the monitor notes it)
+            w.tally.skip(move[2], _NO_RECEIVE)
+            return out
         found = _move(w, e, inst, move)
     elif kind == _RECEIVE:
+        readable(e)
         found = _move(w, e, creation.receive(w, e), move)  # type: ignore[arg-type]
     elif kind == _XQUERYDISCARD:
-        found = maintenance.query(w, e)
+        readable(e)
+        found = heartbeats.query(w, e)
     elif kind == _SNAPSHOT:
         found = end_of_run(w, e)
     elif kind == _SR_CONFIG:
@@ -111,14 +140,14 @@ def step(w: World, e: Event) -> Sequence[Breach]:
     else:  # a foreign kind changes nothing, but its `inst` is read as for any message event (unreadable: noted)
         m = w.msgs.get(e.entity)
         if m is not None:
-            m.insts.get(e.attrs["inst"])
+            inst_of(e)
         return out
     if not out:
         return found
     return [*out, *found]
 
 
-def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, str]) -> list[Breach]:
+def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, Rule]) -> list[Violation]:
     """The copy on the event's node (the primary's, for DISCARD_EXPIRE) moves as `TRANSITIONS` allows."""
     allowed, target, rule = move
     kind = e.kind
@@ -126,9 +155,17 @@ def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None
     copy = inst.copies.get(node)
     now = copy.state if copy is not None else ABSENT
     if now not in allowed:
+        holder = HOLDER.get(now, rule)
+        w.tally.judge(holder)
         why = f"{kind} on {node} changes a copy that is {now}; the protocol allows it only from {sorted(allowed)}"
-        return [breach(HOLDER.get(now, rule), (e,), why)]
+        return [holder.violated((e,), why, observed=now, expected=sorted(allowed))]
+    if kind != _RECEIVE:  # (a RECEIVE was read before its instance was made)
+        check = CHECKS.get(kind)  # `inputs.readable`, inline
+        if check is not None:
+            check(e)
     out = GUARDS[kind](w, inst, e)
+    moves = w.tally.moves  # an instance of each rule of `EVERY[kind]` judged (`tally_of`)
+    moves[kind] = moves.get(kind, 0) + 1
     if target is not None:
         if copy is None:  # (no guard makes or removes a copy: only this function makes one)
             w.place(node, inst, Copy(target, e.ts_ms))
@@ -154,7 +191,7 @@ def _lifecycle(w: World, e: Event) -> None:
             for pair in [p for p in w.owed if p[0] == e.node]:
                 del w.owed[pair]  # the discard events lived in the lost transport database
     elif e.kind == "PARTITION":
-        w.group = {n: i for i, g in enumerate(e.attrs.get("groups") or []) for n in str(g).split(",") if n}
+        w.group = {n: i for i, g in enumerate(groups_of(e)) for n in str(g).split(",") if n}
     elif e.kind == "HEAL":
         w.group = {}
 

@@ -15,23 +15,26 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from model.sr import rules as R
 from model.sr.decisions import attempt_plan
 from model.sr.state import ConfigError, SrConfig
+from traces.verdict import InputFault, Rule, Tally, input_fault
 
 # Where a copy of one delivery attempt sits on one server (the states of `step.TRANSITIONS`).
 ABSENT, RECEIVING, QUEUED, REFUSED, ABORTED, FAILED = "absent", "receiving", "queued", "refused", "aborted", "failed"
 SHADOW, RELEASED, EXPIRED, SAFETYNET, GONE, LOST = "shadow", "released", "expired", "safetynet", "gone", "lost"
-HOLDER = {  # which family of rules a state belongs to (the rule reported for a change the table forbids)
-    RECEIVING: "primary-copy-transition",
-    QUEUED: "primary-copy-transition",
-    REFUSED: "primary-copy-transition",
-    ABORTED: "primary-copy-transition",
-    FAILED: "primary-copy-transition",
-    SHADOW: "shadow-copy-transition",
-    RELEASED: "shadow-copy-transition",
-    EXPIRED: "shadow-copy-transition",
-    SAFETYNET: "safetynet-transition",
-    GONE: "safetynet-transition",
+# which family of rules a state belongs to (the rule reported for a change the table forbids)
+HOLDER: dict[str, Rule] = {
+    RECEIVING: R.PRIMARY_COPY_TRANSITION,
+    QUEUED: R.PRIMARY_COPY_TRANSITION,
+    REFUSED: R.PRIMARY_COPY_TRANSITION,
+    ABORTED: R.PRIMARY_COPY_TRANSITION,
+    FAILED: R.PRIMARY_COPY_TRANSITION,
+    SHADOW: R.SHADOW_COPY_TRANSITION,
+    RELEASED: R.SHADOW_COPY_TRANSITION,
+    EXPIRED: R.SHADOW_COPY_TRANSITION,
+    SAFETYNET: R.SAFETYNET_TRANSITION,
+    GONE: R.SAFETYNET_TRANSITION,
 }
 
 Pair = tuple[str, str]  # (shadow server, primary server)
@@ -103,6 +106,18 @@ def grown(items: set[str] | frozenset[str], item: str) -> set[str]:
     return {*items, item}
 
 
+class SrTally(Tally):
+    """What each rule judged (`traces.verdict.Tally`), and `moves`: the events judged per kind, each an instance
+    of the rules `step.EVERY[kind]` lists (`step.tally_of` adds them). History, not state: the explorer's state
+    fingerprint leaves every `Tally` out (`conformance.explore.fingerprint`)."""
+
+    __slots__ = ("moves",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: dict[str, int] = {}
+
+
 class World:
     """The fold's state for one trace; see the module docstring."""
 
@@ -131,24 +146,33 @@ class World:
         # that taking the oldest costs O(1) and the order stays the recording order, as before
         self.due: deque[tuple[int, str, str, Any]] = deque()
         self.end_checked = False
+        self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     # --- recorded context -------------------------------------------------------------------------------
     def configure(self, kind: str, attrs: dict[str, Any]) -> None:
-        """TRACE_START (`config` is JSON with an `sr` section) or SR_CONFIG (`topology`, `sr`)."""
+        """TRACE_START (`config` is JSON with an `sr` section) or SR_CONFIG (`topology`, `sr`). A configuration
+        that does not parse is an input fault (`inputs`, item 4): noted, and the defaults kept."""
         try:
             if kind == "TRACE_START":
-                cfg = json.loads(attrs.get("config") or "{}")
+                raw = attrs.get("config") or "{}"
+                if not isinstance(raw, str):
+                    raise input_fault(f"the recorded config is {type(raw).__name__}, not JSON text")
+                cfg = _json(raw)
+                if not isinstance(cfg, dict):
+                    raise input_fault(f"the recorded config is {type(cfg).__name__}, not an object")
                 sr, topo = cfg.get("sr"), cfg.get("sr_topology")
             else:
                 sr, topo = attrs.get("sr"), attrs.get("topology")
-                sr, topo = (json.loads(x) if isinstance(x, str) else x for x in (sr, topo))
+                sr, topo = (_json(x) if isinstance(x, str) else x for x in (sr, topo))
             if sr is not None:
+                if not isinstance(sr, dict):
+                    raise input_fault(f"the recorded sr configuration is {type(sr).__name__}, not an object")
                 merged = {**self.cfg.to_json(), **sr} if kind != "TRACE_START" else sr
-                self.cfg = SrConfig.from_json(merged)
+                self.cfg = _settings(merged)
             if topo is not None:
-                self.topo = {n: (s["site"], s.get("dag"), str(s.get("version", "2013"))) for n, s in topo.items()}
-        except (ConfigError, ValueError, TypeError, KeyError, AttributeError) as exc:
+                self.topo = _topology(topo)
+        except InputFault as exc:
             self.notes.append(f"{kind}: the recorded configuration cannot be read ({exc}); defaults assumed")
 
     # --- topology (SR-006, SR-014, SR-015, SR-047) ----------------------------------------------------------
@@ -204,9 +228,11 @@ class World:
         return self.up.get(a, True) and self.up.get(b, True) and self.group.get(a, -1) == self.group.get(b, -1)
 
     def db_consistent(self, server: str, name: Any) -> str:
-        """'' when `name` may be the database ID of `server`'s current transport database, else why not."""
+        """'' when `name` may be the database ID of `server`'s current transport database, else why not (a
+        recorded database ID judged: SR-068)."""
         if name is None:
             return ""
+        self.tally.judge(R.DATABASE_ID_AS_RECORDED)
         key, name = (server, self.epoch.get(server, 0)), str(name)
         known, owner = self.db_names.get(key), self.db_owner.get(name)
         if known is None and owner is None:
@@ -238,3 +264,52 @@ class World:
         """A new copy of `inst` on `node` (the only way a copy is made: `step._move`), indexed by node."""
         inst.copies[node] = copy
         self.at.setdefault(node, {})[(inst.msg, inst.inst)] = inst
+
+
+def _json(text: str) -> Any:
+    """A recorded JSON value (`inputs`, item 4: text that is not JSON is an input fault)."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise input_fault(str(exc)) from exc
+
+
+def _topology(topo: Any) -> dict[str, tuple[str, str | None, str]]:
+    """The recorded topology: server -> (site, dag, version) (`inputs`, item 4: an entry without its site, or a
+    topology that is not an object of objects, is an input fault)."""
+    if not isinstance(topo, dict):
+        raise input_fault(f"the recorded topology is {type(topo).__name__}, not an object")
+    out = {}
+    for n, s in topo.items():
+        if not isinstance(s, dict) or "site" not in s:
+            raise input_fault(f"the recorded topology gives {n} no site")
+        if isinstance(s["site"], (list, dict)) or isinstance(s.get("dag"), (list, dict)):
+            raise input_fault(f"the recorded topology gives {n} a site or DAG that is not a name")
+        out[n] = (s["site"], s.get("dag"), str(s.get("version", "2013")))
+    return out
+
+
+_DEFAULTS = SrConfig()
+
+
+def _settings(merged: dict[str, Any]) -> SrConfig:
+    """The recorded sr settings (`inputs`, item 4): every value of the type of its catalogue default (a number
+    for a number, a flag for a flag, a name for a name), and a configuration the seed allows (`ConfigError`)."""
+    for name, value in merged.items():
+        default = getattr(_DEFAULTS, name, None)
+        if default is None:
+            continue  # an unknown key: `SrConfig.from_json` names it
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(default, dict):
+            ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        else:
+            ok = isinstance(value, type(default))
+        if not ok:
+            raise input_fault(f"the recorded sr setting {name}={value!r} is not a {type(default).__name__}")
+    try:
+        return SrConfig.from_json(merged)
+    except ConfigError as exc:
+        raise input_fault(str(exc)) from exc

@@ -24,6 +24,11 @@ def _groups(mechanism: str, events, scope: str):
     return groups
 
 
+def _said(r):
+    """A result as compared: its per-rule tally by content (issue 29: a `Tally` has no equality of its own)."""
+    return r.verdict, r.violations, r.notes, (r.tally.judged, r.tally.unjudged) if r.tally is not None else None
+
+
 @pytest.mark.parametrize("name", ["sr", "am", "pf"])
 def test_describe_is_json_read_only_and_about_the_entity(name):
     mechanism = get(name).records
@@ -44,7 +49,7 @@ def test_describe_is_json_read_only_and_about_the_entity(name):
                 if e.kind in ("RECEIVE", "MOUNT_START", "REPLICA_CREATE", "DB_CREATE"):
                     assert e.entity in text, (e.kind, summary)
                 described += 1
-        assert asked.finish() == alone.finish()  # asking changed nothing
+        assert _said(asked.finish()) == _said(alone.finish())  # asking changed nothing
     assert described > 10
 
 

@@ -53,6 +53,12 @@ def one_pass(events: tuple[Event, ...]) -> MonitorResult:
     return SrMonitor().check(events, context_of(events))
 
 
+def seen(r: MonitorResult) -> tuple:
+    """What a result says, the per-rule tally included (issue 29: a `Tally` has no equality of its own)."""
+    assert r.tally is not None
+    return r.verdict, r.violations, r.notes, r.tally.judged, r.tally.unjudged
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_two_segments_give_one_pass(name: str, seed: int) -> None:
@@ -60,7 +66,7 @@ def test_two_segments_give_one_pass(name: str, seed: int) -> None:
     whole = one_pass(events)
     n = len(events)
     for cut in sorted({0, 1, 2, n // 3, n // 2, n - 1, n}):
-        assert in_two(events, cut) == whole, f"{name} seed {seed}: cut at {cut} of {n}"
+        assert seen(in_two(events, cut)) == seen(whole), f"{name} seed {seed}: cut at {cut} of {n}"
 
 
 @pytest.mark.parametrize("name", ["model", "discards-in-memory", "never-promote", "double-send", "premature-discard"])
@@ -70,14 +76,14 @@ def test_two_segments_with_retired_messages(name: str) -> None:
     whole = one_pass(events)
     n = len(events)
     for cut in (n // 3, n // 2, 2 * n // 3):
-        assert in_two(events, cut) == whole, f"{name}: cut at {cut} of {n}"
+        assert seen(in_two(events, cut)) == seen(whole), f"{name}: cut at {cut} of {n}"
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(NAMES), seed=st.sampled_from(SEEDS), at=st.floats(0.0, 1.0))
 def test_any_cut_gives_one_pass(name: str, seed: int, at: float) -> None:
     events = trace(name, seed)
-    assert in_two(events, round(at * len(events))) == one_pass(events)
+    assert seen(in_two(events, round(at * len(events)))) == seen(one_pass(events))
 
 
 @pytest.mark.parametrize("name", ["premature-discard", "early-promotion", "double-send"])
@@ -93,7 +99,7 @@ def test_twin_state_from_another_point_fails(name: str) -> None:
     twin = restore_fold(blob)
     for e in events[len(events) // 2 :]:
         twin.feed(e)
-    assert twin.finish() != whole
+    assert seen(twin.finish()) != seen(whole)
     assert whole.verdict is Verdict.INVALID
 
 
@@ -104,7 +110,7 @@ def test_context_inline_or_at_start(name: str) -> None:
     inline = fold_all(SrMonitor(), events, ())  # context met only inline
     given_twice = fold_all(SrMonitor(), events, context)  # at start and inline: taken once
     at_start = fold_all(SrMonitor(), [e for e in events if not is_context_kind(e.kind)], context)
-    assert inline == given_twice
+    assert seen(inline) == seen(given_twice)
     assert at_start.violations == inline.violations and at_start.notes == inline.notes
 
 
@@ -140,4 +146,4 @@ def test_retiring_changes_no_verdict(name: str, monkeypatch: pytest.MonkeyPatch)
     if name == "model":
         assert fold.retired, "nothing settled: the comparison would prove nothing"
     monkeypatch.setattr(sys.modules["model.sr.monitor"], "settled", lambda m: False)
-    assert one_pass(events) == with_retiring
+    assert seen(one_pass(events)) == seen(with_retiring)
