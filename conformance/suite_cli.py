@@ -220,7 +220,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         events = session.events()
         problems = drv.end_checks(session)
     except SutFailure as exc:
-        print(f"FAIL: the system under test broke the protocol: {exc}")
+        print(f"FAIL: the system under test broke the protocol at {getattr(exc.session, 'where', '?')}: {exc}")
+        if args.trace_out and exc.session is not None and write_trace(Path(args.trace_out), exc.session.events()):
+            print(f"trace: {args.trace_out} (the events recorded before the bad reply)")
         return 1
     except StepError as exc:
         print(f"haconform replay: {args.file}: {exc}", file=sys.stderr)

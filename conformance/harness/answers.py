@@ -129,9 +129,18 @@ class Script:
     replies: dict[str, list[tuple[Any, list[dict[str, Any]]]]]
 
     def reply(self, op: str, n: int, now_ms: int) -> tuple[Any, list[dict[str, Any]]]:
-        answers = self.replies.get(op) or [(None, [])]
+        answers = self.replies.get(op) or [(_least(self.mechanism, op), [])]
         res, evs = answers[n % len(answers)]
         return res, [{**e, "ts_ms": now_ms + e["ts_ms"]} for e in evs]
+
+
+def _least(mechanism: str, op: str) -> Any:
+    """The simplest result the schema allows (an operation a hand-written script leaves out); `setup`: a fresh
+    program's."""
+    if op == "setup":
+        return {"resumed": False}
+    kind = schema(mechanism)["operations"][op]["result"].get("type")
+    return {"boolean": False, "string": "", "array": [], "object": {}, "integer": 0}.get(kind)
 
 
 def script(mechanism: str, events: bool = True) -> st.SearchStrategy[Script]:

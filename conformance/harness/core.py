@@ -34,6 +34,7 @@ class SutFailure(AssertionError):
     def __init__(self, message: str, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+        self.session: Session | None = None  # the replay it stopped (`replay_steps`): its events so far
 
 
 class StepError(Exception):
@@ -297,6 +298,16 @@ def replay_steps(
     `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks)."""
     session = Session(driver, system, setup)
     session.follow = follow
+    try:
+        return session, _replay(driver, session, steps, follow)
+    except SutFailure as exc:
+        exc.session = session  # `haconform replay --trace-out` writes what was recorded before the bad reply
+        raise
+
+
+def _replay(
+    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None
+) -> list[tuple[str, list[Event]]]:
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
     for i, raw in enumerate(steps):
@@ -323,4 +334,4 @@ def replay_steps(
     for call in driver.finish(session):
         session.apply(call)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
-    return session, per_step
+    return per_step

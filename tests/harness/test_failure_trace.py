@@ -145,3 +145,38 @@ def test_a_process_failure_is_written_with_the_harness_context(tmp_path: Path, c
     _complete(again, "PF_CONFIG")
     code, found = _check(again, tmp_path / "check-again", capsys)
     assert code == 1 and summary["failure"]["violations"][0]["rule"] in {v["rule"] for v in found}
+
+
+def test_a_replay_stopped_by_a_bad_reply_names_the_call_and_writes_the_trace_so_far(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A system answering a post with an event before the request's time: `replay` names the call (steps[1]) and
+    `--trace-out` holds what was recorded before, TRACE_START and PF_CONFIG first. Twin: the same file replayed
+    on the model is clean and written whole."""
+    from conformance.harness import answers
+    from conformance.harness.pf import LINKS, SERVERS
+
+    bad = {"ts_ms": -5, "node": "A", "entity": "1-1", "kind": "CHANGE", "attrs": {}}
+    plan = answers.Script("pf", {"create_folder": [("1-2", [])], "post": [(True, [bad])]})
+    monkeypatch.setattr(suite_cli, "_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
+    stores, links = [list(x) for x in SERVERS], [list(x) for x in LINKS]
+    setup = {"seed": 1, "faults": False, "stores": stores, "links": links, "latency_max_ms": 120_000}
+    setup["deleted_folder_limit"] = 500
+    steps = [
+        {"op": "create_folder", "calls": [{"call": "create_folder", "args": {"via": "A", "name": "f0"}}]},
+        {"op": "post", "calls": [{"call": "post", "args": {"store": "A", "fid": {"$folder": 0}, "size_kb": 1}}]},
+    ]
+    replay = tmp_path / "replay.json"
+    doc = {"format": "haconform-replay/2", "mechanism": "pf", "sut": "x", "seed": setup["seed"], "setup": setup}
+    replay.write_text(json.dumps({**doc, "steps": steps, "violations": [], "problem": ""}), encoding="utf-8")
+    trace = tmp_path / "so-far.jsonl"
+    assert main(["replay", str(replay), "--sut", "scripted", "--trace-out", str(trace)]) == 1
+    out = capsys.readouterr().out
+    assert 'broke the protocol at steps[1].calls[0] (post {"store": "A"' in out and "before the request's now_ms" in out
+    rows = _complete(trace, "PF_CONFIG")
+    assert rows[-1]["kind"] != "CHANGE"  # the bad reply's events are not recorded
+
+    clean = tmp_path / "clean.jsonl"
+    assert main(["replay", str(replay), "--trace-out", str(clean)]) == 0
+    capsys.readouterr()
+    assert [r["kind"] for r in _complete(clean, "PF_CONFIG")][-1] == "END"
