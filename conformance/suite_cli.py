@@ -26,6 +26,7 @@ from conformance.check import verdict
 from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
+from conformance.harness.mutants_cmd import cmd_mutants
 from conformance.harness.protocol_doc import DOC_PATH, TRACES_README, render, render_traces_readme
 from conformance.harness.report import (
     ReplayFileError,
@@ -35,9 +36,11 @@ from conformance.harness.report import (
     coverage_text,
     failure_json,
     read_replay,
+    trace_path_for,
     write_json_atomic,
+    write_trace,
 )
-from conformance.harness.search import MECHANISMS, PROFILES, driver, kill_mutant, kill_report, search
+from conformance.harness.search import MECHANISMS, PROFILES, driver, search
 from conformance.harness.systems import process_factory
 
 
@@ -142,7 +145,12 @@ def _cmd_conform(args: argparse.Namespace) -> int:
         write_json_atomic(replay, failure_json(out.failure, args.sut))
         summary["failure"] = failure_json(out.failure, args.sut)
         summary["replay_file"] = str(replay)
+        trace_file = Path(args.trace_out) if args.trace_out else trace_path_for(replay)
+        if write_trace(trace_file, out.failure.events):
+            summary["trace_file"] = str(trace_file)
         text = describe_failure(out.failure, replay if not args.sut else f"{replay} --sut {json.dumps(args.sut)}")
+        if "trace_file" in summary:
+            text += f"\ntrace: {trace_file} ({len(out.failure.events)} events; haconform check {trace_file})"
         text += f"\nfound after {out.first_found_s or 0.0:.1f} s, in run {out.first_found_run} of {out.runs}" + (
             "" if args.keep_going else " (the search stopped at the first failure; --keep-going lets Hypothesis run on)"
         )
@@ -212,7 +220,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         events = session.events()
         problems = drv.end_checks(session)
     except SutFailure as exc:
-        print(f"FAIL: the system under test broke the protocol: {exc}")
+        print(f"FAIL: the system under test broke the protocol at {getattr(exc.session, 'where', '?')}: {exc}")
+        if args.trace_out and exc.session is not None and write_trace(Path(args.trace_out), exc.session.events()):
+            print(f"trace: {args.trace_out} (the events recorded before the bad reply)")
         return 1
     except StepError as exc:
         print(f"haconform replay: {args.file}: {exc}", file=sys.stderr)
@@ -222,11 +232,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if close:
             close()
     result = verdict(events, [drv.monitor()])
+    opening = events[: len(events) - sum(len(evs) for _, evs in per_step)]  # TRACE_START, context, set-up events
+    if args.trace_out:
+        write_trace(Path(args.trace_out), events)
     if args.json:
         print(
             json.dumps(
                 {
+                    "setup_events": [e.to_row() for e in opening],
                     "steps": [{"op": op, "events": [e.to_row() for e in evs]} for op, evs in per_step],
+                    "trace_file": args.trace_out,
                     "violations": [v.to_json() for v in result.violations],
                     "problems": [str(p) for p in problems],
                     "problem_rules": [{"rule": p.rule.name, "requirement": p.rule.requirement} for p in problems],
@@ -237,11 +252,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             )
         )
     else:
+        print("set-up (the harness's TRACE_START and context, the system's set-up events):")
+        for e in opening:
+            print(_event_line(e))
         for n, ((op, evs), raw) in enumerate(zip(per_step, [*data["steps"], None], strict=True), 1):
             calls = "; ".join(c["call"] for c in raw["calls"]) if raw else "finish"
             print(f"step {n}: {op} ({calls})")
             for e in evs:
-                print(f"    {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}")
+                print(_event_line(e))
         for v in result.violations:
             print(f"violated: {v.rule} ({v.requirement}) - {v.explanation}")
             if where_in_seed(v.requirement):
@@ -249,69 +267,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         for p in problems:
             print(f"problem: {p}")
         print("verdict:", "FAIL" if result.violations or problems else "pass")
+        if args.trace_out:
+            print(f"trace: {args.trace_out} ({len(events)} events; haconform check {args.trace_out})")
     return 1 if result.violations or problems else 0
 
 
-def _cmd_mutants(args: argparse.Namespace) -> int:
-
-    mechs = [args.mechanism] if args.mechanism else list(MECHANISMS)
-    try:
-        explored = _explored(args.explore_report or [])
-    except ValueError as exc:
-        print(f"haconform mutants: {exc}", file=sys.stderr)
-        return 2
-    kills = []
-    for m in mechs:
-        for name in sorted(driver(m).mutants()):
-            if args.only and name not in args.only:
-                continue
-            k = kill_mutant(m, name, args.profile, args.budget)
-            kills.append((m, k))
-            if not args.json:
-                when = f"{k.seconds_to_kill:6.2f} s" if k.seconds_to_kill is not None else "     -  "
-                how = {"also": " (an also-rule)", "other": " (NOT one of the mutant's rules)"}.get(k.caught_by, "")
-                print(
-                    f"{m:<3} {name:<36} {'killed' if k.killed else 'SURVIVED':<8} {when} "
-                    f"{k.steps if k.steps is not None else '-':>3} steps  {k.rule} {k.requirement}{how}"
-                    + (f"  [explore: {_explore_text(explored.get((m, name)))}]" if explored else "")
-                    + (f"  [must be caught by: {', '.join(k.expected)}]" if not k.killed else ""),
-                    flush=True,
-                )
-    report = kill_report([k for _, k in kills])
-    if args.json:
-        rows = [
-            {"mechanism": m, **k.to_json(), **({"explore": explored.get((m, k.mutant))} if explored else {})}
-            for m, k in kills
-        ]
-        print(json.dumps({"mutants": rows, "summary": report}, indent=2))
-    else:
-        print(
-            f"{report['killed']} of {report['mutants']} mutants killed; median time to kill "
-            f"{report['median_seconds_to_kill']} s, worst {report['worst_seconds_to_kill']} s; median "
-            f"counterexample {report['median_steps']} steps"
-        )
-    return 1 if report["survivors"] else 0
-
-
-def _explored(paths: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The kill report's `explore` column, from `haconform explore MECH --mutants --json` outputs (computed apart,
-    so that the mutant searches do not take longer): (mechanism, mutant) -> found, depth, rule, bound."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in paths:
-        try:
-            rows = json.loads(Path(path).read_text(encoding="utf-8"))["mutants"]
-            for r in rows:
-                keep = ("found", "depth", "rule", "bound", "states")
-                out[(r["mechanism"], r["mutant"])] = {k: r[k] for k in keep}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: not a `haconform explore --mutants --json` report ({exc!r})") from exc
-    return out
-
-
-def _explore_text(row: dict[str, Any] | None) -> str:
-    if row is None:
-        return "not explored"
-    return f"found at depth {row['depth']} in {row['bound']}" if row["found"] else f"not found in {row['bound']}"
+def _event_line(e: Any) -> str:
+    """One event as `replay` prints it: its seq (as in the trace file and in violations' event IDs) first."""
+    return f"    {e.seq:>4} {e.event_id} {e.ts_ms} {e.node} {e.entity} {e.kind} {json.dumps(e.attrs, sort_keys=True)}"
 
 
 def _cmd_protocol_doc(args: argparse.Namespace) -> int:
@@ -348,6 +311,11 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=float, help="seconds of search before stopping (default: the profile's)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one reply (then: a crash)")
     p.add_argument("--replay-out", help="where to write the replay file (default haconform-replay-MECH.json)")
+    p.add_argument(
+        "--trace-out",
+        help="where to write a failure's trace, complete (TRACE_START, context and set-up events, seq numbers) for "
+        "`haconform check`, `shrink` and `report` (default: the replay file's name, .trace.jsonl)",
+    )
     p.add_argument(
         "--shrink-budget",
         type=float,
@@ -387,6 +355,12 @@ def register(sub: Any) -> None:
     p.add_argument("file")
     p.add_argument("--sut", help="the command that starts the system (default: the model)")
     p.add_argument("--mutant", help="replay against one of the model's mutants instead")
+    p.add_argument(
+        "--trace-out",
+        metavar="FILE",
+        help="write the replayed run as a complete trace (TRACE_START, context and set-up events, seq numbers, "
+        "schema version 2) that `haconform check`, `shrink` and `report` take as it is",
+    )
     p.add_argument("--timeout", type=float, default=10.0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_guard(_cmd_replay))
@@ -412,7 +386,7 @@ def register(sub: Any) -> None:
         "output (repeatable: one file per mechanism)",
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_guard(_cmd_mutants))
+    p.set_defaults(func=_guard(cmd_mutants))
 
     p = sub.add_parser(
         "protocol-doc",

@@ -11,9 +11,8 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hypothesis import strategies as st
@@ -22,14 +21,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from conformance.check import verdict
 from conformance.engine.stream import Incremental
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
+from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
 from traces.schema import Event
 from traces.verdict import Violation
 
 SystemFactory = Callable[[dict[str, Any]], Any]
-
-
-class OutOfBudget(BaseException):
-    """Raised inside the search when the time budget is spent (a BaseException: Hypothesis lets it through)."""
 
 
 class SutFailure(AssertionError):
@@ -38,10 +34,21 @@ class SutFailure(AssertionError):
     def __init__(self, message: str, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+        self.session: Session | None = None  # the replay it stopped (`replay_steps`): its events so far
 
 
 class StepError(Exception):
     """A recorded step that an in-process system cannot apply (a replay file naming what the setup lacks)."""
+
+
+class Divergence(StepError):
+    """A recorded call naming an object (`{"$folder": k}`) that the system replaying it never created: the
+    system that recorded the steps answered differently (it created a folder where this one refused, or more
+    of them). Raised by a driver's `resolve`; the floor's replay on the model skips the call and reports it
+    (`replay_steps(..., follow=...)`), never a crash (issue 36)."""
+
+
+NOT_RECORDED = object()  # `Session.recorded()` when the followed run has no answer at this call
 
 
 @dataclass(frozen=True)
@@ -73,108 +80,6 @@ class Driver(Protocol):
     def monitor(self) -> Any: ...
 
 
-@dataclass
-class FailureLog:
-    """Every failure seen in one search; the shortest is the counterexample reported (Hypothesis replays the
-    shrunk example last, and a deterministic system fails again on the same steps)."""
-
-    deadline: float | None = None  # time.monotonic() after which no new example starts
-    shrink_deadline: float | None = None
-    stop_at_first: bool = False  # no new run once a failure is found (the replay minimiser shrinks it)
-    started: float = field(default_factory=time.monotonic)
-    failures: list[Failure] = field(default_factory=list)
-    runs: int = 0
-    steps_run: int = 0
-    traces: list[list[Event]] = field(default_factory=list)  # the richest finished traces (coverage)
-    inputs: list[Any] = field(default_factory=list)  # each kept trace's (setup, steps): the model replays them
-    keep_traces: int = 0
-    _features: list[set[Any]] = field(default_factory=list)
-    unjudged_runs: int = 0  # finished runs the monitor could not judge (verdict unknown): never a pass
-    unjudged_notes: list[str] = field(default_factory=list)  # the first few reasons
-    # coverage over every finished run (not a sample): `cover(events, n)` gives the rules one run exercised
-    # (`report.run_coverage`); `rule_runs[rule]` counts the runs that exercised each rule
-    cover: Callable[[list[Event], int], set[str]] | None = None
-    covered_runs: int = 0
-    rule_runs: dict[str, int] = field(default_factory=dict)
-
-    def record(self, failure: Failure) -> None:
-        failure.found_after_s = time.monotonic() - self.started
-        failure.found_in_run = self.runs
-        self.failures.append(failure)
-
-    @property
-    def first(self) -> Failure | None:
-        return self.failures[0] if self.failures else None
-
-    @property
-    def best(self) -> Failure | None:
-        if not self.failures:
-            return None
-        return min(self.failures, key=lambda f: (len(f.steps), sum(len(s.calls) for s in f.steps)))
-
-    def keep(self, events: list[Event], inputs: Any = None) -> None:
-        """Keep `keep_traces` finished traces for the coverage report, chosen for variety: a trace replaces the
-        kept one that adds least to the sample (fewest features no other kept trace has) when it adds more
-        (ties: the shorter trace, cheaper to perturb).
-        Features: event kinds, boolean and word-valued attributes, the recorded configuration's settings.
-        Hypothesis' first runs are its simplest, so the first few traces would show little of the run.
-        `inputs` (the run's setup and steps) is kept beside its trace, for the reference model's coverage on the
-        same inputs (`conformance.harness.floor`).
-        Every finished run, kept or not, counts towards the coverage over all runs (`cover`)."""
-        if self.cover is not None:
-            self.covered_runs += 1
-            cover, n = self.cover, self.covered_runs
-            for rule in judging("the coverage of a finished run", lambda: cover(events, n)):
-                self.rule_runs[rule] = self.rule_runs.get(rule, 0) + 1
-        if self.keep_traces <= 0:
-            return
-        feats = features(events)
-        if len(self.traces) < self.keep_traces:
-            self.traces.append(events)
-            self.inputs.append(inputs)
-            self._features.append(feats)
-            return
-        counts: dict[Any, int] = {}
-        for fs in self._features:
-            for f in fs:
-                counts[f] = counts.get(f, 0) + 1
-        unique = [sum(counts[f] == 1 for f in fs) for fs in self._features]
-        worst = min(range(len(unique)), key=lambda i: (unique[i], len(self._features[i]), -len(self.traces[i])))
-        others = {f for f, n in counts.items() if n > 1 or f not in self._features[worst]}
-        gain = len(feats - others)
-        if (gain, len(feats), -len(events)) > (unique[worst], len(self._features[worst]), -len(self.traces[worst])):
-            self.traces[worst], self._features[worst] = events, feats
-            self.inputs[worst] = inputs
-
-    def check_time(self) -> None:
-        if self.failures and self.stop_at_first:
-            raise OutOfBudget  # the first failure ends the search; `search` minimises it by replay
-        now = time.monotonic()
-        if not self.failures and self.deadline is not None and now > self.deadline:
-            raise OutOfBudget
-        if self.failures and self.shrink_deadline is not None and now > self.shrink_deadline:
-            raise OutOfBudget
-
-
-def features(events: Sequence[Event]) -> set[Any]:
-    """What a trace shows, for choosing varied traces: kinds, (kind, attribute, value) for booleans and words
-    (strings without digits: outcomes, reasons, roles), and the recorded configuration's scalar settings."""
-    out: set[Any] = set()
-    for e in events:
-        out.add(e.kind)
-        for k, v in e.attrs.items():
-            if isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40 and not any(c.isdigit() for c in v)):
-                out.add((e.kind, k, v))
-        if e.kind == "TRACE_START" and isinstance(e.attrs.get("config"), str):
-            try:
-                cfg = json.loads(e.attrs["config"])
-            except ValueError:
-                continue
-            for section in (cfg, *(v for v in cfg.values() if isinstance(v, dict))) if isinstance(cfg, dict) else ():
-                out.update(("config", k, v) for k, v in section.items() if isinstance(v, (bool, int, str)))
-    return out
-
-
 class Session:
     """One run: the system, its setup, the steps applied so far and the verdicts so far."""
 
@@ -187,18 +92,35 @@ class Session:
         self.notes: list[str] = []
         self.incremental: Incremental | None = None  # the run's folds, fed each event once
         self.fed: tuple[int, Event | None] = (0, None)  # how many events were fed, and the last of them
+        self.answers: list[Any] = []  # the system's answer to each call applied, in order (issue 36)
+        self.follow: Sequence[Any] | None = None  # another system's answers to the same calls (the floor's replay)
+        self.diverged: list[str] = []  # where this system could not follow `follow`'s (each names the request)
+        self.where = ""  # the call being applied, `steps[i].calls[j] (call)`, during a replay
 
     def apply(self, call: Call) -> Any:
         args = self.driver.resolve(self, call.get("args", {}))
         method = getattr(self.system, call["call"], None)
         if method is None and call["call"] == "kill_and_restart":
             self.notes.append("a process fault of the recorded run does not apply to an in-process system: skipped")
+            self.answers.append(None)
             return None
         if method is None:
             raise SutFailure(f"the system has no protocol method {call['call']!r}", call["call"])
         result = method(**args)
+        self.answers.append(result)
         self.driver.absorb(self, call["call"], result)
         return result
+
+    def recorded(self) -> Any:
+        """The followed system's answer to the call just applied (`NOT_RECORDED`: none is followed)."""
+        n = len(self.answers) - 1
+        if self.follow is None or not 0 <= n < len(self.follow):
+            return NOT_RECORDED
+        return self.follow[n]
+
+    def diverge(self, why: str) -> None:
+        """Note where this system's answer parts from the followed one's (the call being applied named)."""
+        self.diverged.append(f"{self.where or 'a call'}: {why}")
 
     def step(self, op: str, raw: dict[str, Any]) -> Step:
         calls = self.driver.expand(self, op, raw)
@@ -331,10 +253,13 @@ def machine_for(
         except SutFailure as exc:
             self._fail([], str(exc))
         self._judge(final=True)
-        problems = watched(driver.end_checks(s), watch)
+        try:  # the end-of-run checks ask the system (a bad reply there is a failure naming it, too)
+            problems = watched(driver.end_checks(s), watch)
+        except SutFailure as exc:
+            self._fail([], str(exc))
         if problems:
             self._fail([], "; ".join(map(str, problems)), problems)
-        record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps]))
+        record.keep(list(s.events()), (dict(s.setup), [step.to_json() for step in s.steps], list(s.answers)))
 
     namespace: dict[str, Any] = {
         "start": initialize(setup=driver.setup)(start),
@@ -358,10 +283,31 @@ def watched(problems: Sequence[EndProblem], watch: frozenset[str] | None) -> lis
 
 
 def replay_steps(
-    driver: Driver, system: Any, setup: dict[str, Any], steps: Sequence[dict[str, Any]]
+    driver: Driver,
+    system: Any,
+    setup: dict[str, Any],
+    steps: Sequence[dict[str, Any]],
+    follow: Sequence[Any] | None = None,
 ) -> tuple[Session, list[tuple[str, list[Event]]]]:
-    """Apply recorded steps to a system; return the session and, per step, the events it recorded."""
+    """Apply recorded steps to a system; return the session and, per step, the events it recorded.
+
+    `follow`: the answers of the system that recorded the steps, one per call (`Session.answers`): the replay
+    follows that system where it can (a folder it created where this system refused is referred to by no
+    later call of this one; one this system created where it refused is not numbered), and skips a call that
+    names what this system never created, noting each such divergence with its request in
+    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks)."""
     session = Session(driver, system, setup)
+    session.follow = follow
+    try:
+        return session, _replay(driver, session, steps, follow)
+    except SutFailure as exc:
+        exc.session = session  # `haconform replay --trace-out` writes what was recorded before the bad reply
+        raise
+
+
+def _replay(
+    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None
+) -> list[tuple[str, list[Event]]]:
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
     for i, raw in enumerate(steps):
@@ -369,16 +315,23 @@ def replay_steps(
         calls = list(raw["calls"])
         session.steps.append(Step(raw["op"], calls))
         for j, call in enumerate(calls):
+            session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
             try:
                 session.apply(call)
+            except Divergence as exc:
+                if follow is None:
+                    raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
+                session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
+                session.diverge(f"skipped: {exc}")
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
                 raise StepError(
                     f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
         per_step.append((raw["op"], session.events()[before:]))
+    session.where = "(end of run)"
     before = len(session.events())
     for call in driver.finish(session):
         session.apply(call)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
-    return session, per_step
+    return per_step

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.harness.core import SutFailure, replay_steps
+from conformance.harness.core import StepError, SutFailure, replay_steps
 from conformance.harness.report import coverage, rule_table
 from conformance.harness.search import driver
 from traces.schema import Event
@@ -46,6 +46,7 @@ class Floor:
     not_replayed: int = 0
     missing: list[str] = field(default_factory=list)  # exercised by the model, never by the system
     requirements: dict[str, str] = field(default_factory=dict)  # rule -> requirement ID (the missing rules')
+    diverged: list[str] = field(default_factory=list)  # where the model could not follow the system (issue 36)
 
     @property
     def required(self) -> int:
@@ -66,6 +67,7 @@ class Floor:
             "missing": self.missing,
             "missing_rules": [{"rule": r, "requirement": self.requirements.get(r, "")} for r in self.missing],
             "below": self.below,
+            "diverged": self.diverged,
         }
 
     def missing_text(self, target: str) -> str:
@@ -74,13 +76,26 @@ class Floor:
         head = f"coverage against the reference model ({self.runs} run(s) replayed on the same inputs"
         head += f", {self.not_replayed} not replayable)" if self.not_replayed else ")"
         if not self.missing:
-            return f"{head}: none missing, {target} exercised every rule the model did ({len(self.reference)})"
-        lines = [f"{head}: {len(self.missing)} rule(s) the model exercised that {target} never did:"]
-        width = max(len(r) for r in self.missing[:MISSING_SHOWN])
-        lines += [f"  {r:<{width}}  {self.requirements.get(r, '')}" for r in self.missing[:MISSING_SHOWN]]
-        if len(self.missing) > MISSING_SHOWN:
-            lines.append(f"  ... and {len(self.missing) - MISSING_SHOWN} more (all in --json: coverage_floor.missing)")
-        return "\n".join(lines)
+            lines = [f"{head}: none missing, {target} exercised every rule the model did ({len(self.reference)})"]
+        else:
+            lines = [f"{head}: {len(self.missing)} rule(s) the model exercised that {target} never did:"]
+            width = max(len(r) for r in self.missing[:MISSING_SHOWN])
+            lines += [f"  {r:<{width}}  {self.requirements.get(r, '')}" for r in self.missing[:MISSING_SHOWN]]
+            if len(self.missing) > MISSING_SHOWN:
+                more = len(self.missing) - MISSING_SHOWN
+                lines.append(f"  ... and {more} more (all in --json: coverage_floor.missing)")
+        return "\n".join(lines + self.diverged_lines(target))
+
+    def diverged_lines(self, target: str) -> list[str]:
+        """Where the model could not follow `target`'s answers on the same inputs (issue 36): information about
+        the comparison, not a verdict (the rules judge the system's own records)."""
+        if not self.diverged:
+            return []
+        lines = [f"the model could not follow {len(self.diverged)} answer(s) of {target} (calls skipped on the model):"]
+        lines += [f"  {d}" for d in self.diverged[:MISSING_SHOWN]]
+        if len(self.diverged) > MISSING_SHOWN:
+            lines.append(f"  ... and {len(self.diverged) - MISSING_SHOWN} more (--json: coverage_floor.diverged)")
+        return lines
 
     def text(self, mechanism: str, target: str) -> str:
         return (
@@ -91,44 +106,56 @@ class Floor:
         )
 
 
-def model_traces(mechanism: str, inputs: Sequence[Any]) -> tuple[list[list[Event]], int]:
-    """The model's traces for the recorded (setup, steps) of each run; and how many it could not replay."""
+def model_traces(mechanism: str, inputs: Sequence[Any]) -> tuple[list[list[Event]], int, list[str]]:
+    """The model's traces for the recorded (setup, steps[, answers]) of each run; how many it could not replay;
+    and where it could not follow the system (issue 36): each divergence names the run and the request.
+
+    The model follows the system's recorded answers (`replay_steps(..., follow=answers)`): a call naming an
+    object the system created and the model did not is skipped and noted, the rest of the run replayed. A
+    run the model cannot apply at all (a call it rejects: `StepError`, `SutFailure`) is counted and noted."""
     drv = driver(mechanism)
     traces: list[list[Event]] = []
     failed = 0
-    for item in inputs:
+    diverged: list[str] = []
+    for n, item in enumerate(inputs, 1):
         if item is None:
             failed += 1
             continue
-        setup, steps = item
+        setup, steps, *rest = item
         system = drv.model_factory()(setup)
         try:
-            session, _ = replay_steps(drv, system, setup, steps)
+            session, _ = replay_steps(drv, system, setup, steps, follow=rest[0] if rest else None)
             traces.append(list(session.events()))
-        except (SutFailure, KeyError, ValueError, TypeError, IndexError):
+            diverged += [f"run {n}: {d}" for d in session.diverged]
+        except (StepError, SutFailure, KeyError, ValueError, TypeError, IndexError) as exc:
             failed += 1
+            diverged.append(f"run {n}: not replayed on the model: {type(exc).__name__}: {exc}")
         finally:
             close = getattr(system, "close", None)
             if close is not None:
                 close()
-    return traces, failed
+    return traces, failed, diverged
 
 
-def reference_coverage(mechanism: str, inputs: Sequence[Any], seed: int = 0) -> tuple[dict[str, Any], int, int]:
-    """The model's coverage over the same inputs, the runs replayed and the runs it could not replay."""
-    traces, failed = model_traces(mechanism, inputs)
-    return coverage(mechanism, driver(mechanism).monitor(), traces, seed=seed), len(traces), failed
+def reference_coverage(
+    mechanism: str, inputs: Sequence[Any], seed: int = 0
+) -> tuple[dict[str, Any], int, int, list[str]]:
+    """The model's coverage over the same inputs, the runs replayed, the runs it could not replay, and where
+    it could not follow the system's answers."""
+    traces, failed, diverged = model_traces(mechanism, inputs)
+    return coverage(mechanism, driver(mechanism).monitor(), traces, seed=seed), len(traces), failed, diverged
 
 
 def shortfall(mechanism: str, system_cov: dict[str, Any], inputs: Sequence[Any], also: Sequence[str] = ()) -> Floor:
     """Compare the system's coverage (`report.coverage` of its traces) with the model's on its inputs. `also`:
     the rules the system exercised in any run of the budget (`report.all_runs_coverage`): a rule it exercised
     anywhere is never named missing; the floor itself compares the sample with the model's on it."""
-    ref, runs, failed = reference_coverage(mechanism, inputs)
+    ref, runs, failed, diverged = reference_coverage(mechanism, inputs)
     mine = list(system_cov["exercised"])
     missing = sorted(set(ref["exercised"]) - set(mine) - set(also))
     table = rule_table(mechanism)
-    return Floor(mine, list(ref["exercised"]), runs, failed, missing, {r: table.get(r, "") for r in missing})
+    reqs = {r: table.get(r, "") for r in missing}
+    return Floor(mine, list(ref["exercised"]), runs, failed, missing, reqs, diverged)
 
 
 def not_a_pass(mechanism: str, out: Any, sut: str | None) -> str:

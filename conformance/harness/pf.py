@@ -1,17 +1,14 @@
 """Public folders through the harness: the generator's inputs and faults on `PublicFolderSystem`.
 
-Seeds 001, 003. Three stores named A, B and C (A and B in one routing group, C in another). The steps
-create folders (replicating ones, and local ones that never replicate: Restrictions and Views, PF-004),
-delete folders (several in one instant: one hierarchy broadcast packs the deletes, PF-011), post, modify
-folders, add, remove and move replicas (also several replicas of a folder at once, each removed on its own
-store: BF-I14), send clients, crash and restart stores, back them up and restore them, and lose mail
-(faults only when the setup's `faults` is true). The setup draws the deleted-folder limit per hierarchy
-message (`DELETED_FOLDER_LIMITS`: the seed's 500 is never reached by a run, so also 1 and 2); it is passed
-to the system and recorded in PF_CONFIG, which the monitor judges packing by.
-At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound
-pass, judges the trace with the public folder monitor and checks through the protocol that every
-folder's active replicas hold the same CNSet (PF-035). Folders are referred to in recorded steps as
-`{"$folder": k}`, the k-th folder the run created, so a replay works on a system that numbers FIDs its
+Seeds 001, 003. Three stores A, B (routing group rg0) and C (rg1). The steps create folders (replicating, and
+local ones that never replicate, PF-004), delete folders (several in one instant: one hierarchy broadcast packs
+them, PF-011), post, modify folders, add, remove and move replicas (several at once: BF-I14), send clients,
+crash, restart, back up and restore stores, and lose mail (faults only when the setup's `faults` is true). The
+setup draws the deleted-folder limit (`DELETED_FOLDER_LIMITS`: the seed's 500, 2 and 1), recorded in PF_CONFIG.
+At the end the harness stops all faults (the fairness assumption of PF-035), lets the convergence bound pass,
+records the END snapshot where the monitor's `convergence` rule judges every folder (issue 36), and checks
+through the protocol that every folder's active replicas hold one CNSet. Folders are referred to in recorded
+steps as `{"$folder": k}`, the k-th folder the run created, so a replay works on a system that numbers FIDs its
 own way.
 """
 
@@ -22,7 +19,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory, machine_for
+from conformance.harness.core import (
+    NOT_RECORDED,
+    Call,
+    Divergence,
+    EndProblem,
+    Op,
+    Session,
+    SystemFactory,
+    machine_for,
+)
 from model.kernel.sim import HOUR, MINUTE
 from model.pf import mutants as M
 from model.pf.mutants import ALSO, EXPECTED
@@ -135,6 +141,12 @@ class PfDriver:
             _faults,
             doc="a post whose replication mail is lost: only backfill can repair it",
         ),
+        "backfill_twice": Op(
+            _d(folder=_folder, store=_store, other=_store),
+            _faults,
+            doc="a replica added on `other`, then twice a lost post on `store`, each followed by 36 hours: the other "
+            "replica backfills twice, so its backfill check's schedule is judged (BF-036)",
+        ),
         "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
             _d(new_state=st.booleans()),
@@ -153,7 +165,6 @@ class PfDriver:
                 kw["store_class"] = M.STORE_MUTANTS[mutant]
 
         def build(setup: dict[str, Any]) -> Any:
-
             servers = [tuple(s) for s in setup["stores"]]
             links = [tuple(link) for link in setup["links"]]
             latency = (1_000, setup["latency_max_ms"])
@@ -162,11 +173,9 @@ class PfDriver:
         return build
 
     def mutants(self) -> dict[str, tuple[str, ...]]:
-
         return {name: (rule, *ALSO.get(name, ())) for name, rule in EXPECTED.items()}
 
     def monitor(self) -> Any:
-
         return get("pf").monitor()
 
     # --- steps --------------------------------------------------------------------------------------
@@ -238,6 +247,16 @@ class PfDriver:
                 _c("advance", ms=20 * MINUTE),
                 _c("set_loss", loss=s.state.get("loss", 0.0)),
             ]
+        if op == "backfill_twice":
+            other = raw["other"] if raw["other"] != raw["store"] else STORES[(STORES.index(raw["store"]) + 1) % 3]
+            lost = [
+                _c("set_loss", loss=1.0),
+                _c("post", store=raw["store"], fid=ref, size_kb=1),
+                _c("advance", ms=20 * MINUTE),
+                _c("set_loss", loss=s.state.get("loss", 0.0)),
+                _c("advance", ms=36 * HOUR),
+            ]
+            return [_c("add_replica", fid=ref, server=other, via=raw["store"]), _c("advance", ms=HOUR), *lost, *lost]
         if op == "advance":
             return [_c("advance", ms=raw["minutes"] * MINUTE)]
         if op == "process_restart":
@@ -269,10 +288,21 @@ class PfDriver:
         return out
 
     def resolve(self, s: Session, args: dict[str, Any]) -> dict[str, Any]:
+        """`{"$folder": k}` -> the k-th folder this system created (`Divergence`: none, issue 36)."""
         out = dict(args)
         for k, v in args.items():
+            if isinstance(v, dict) and "$quiesce" in v:  # `end`: when this run's quiescent phase began
+                out[k] = int(s.state.get("quiesce_ms", 0))
             if isinstance(v, dict) and "$folder" in v:
-                out[k] = s.state["fids"][v["$folder"]]
+                fids, n = s.state["fids"], v["$folder"]
+                if not 0 <= n < len(fids) or fids[n] is None:
+                    made = sum(f is not None for f in fids)
+                    raise Divergence(
+                        f"names folder {n} ({{'$folder': {n}}}), which this system never created (it created "
+                        f"{made} folder(s) so far; the system that recorded the run answered a create_folder "
+                        "this one refused)"
+                    )
+                out[k] = fids[n]
         return out
 
     def absorb(self, s: Session, call: str, result: Any) -> None:
@@ -280,10 +310,20 @@ class PfDriver:
             s.state.update(fids=[], created=0, loss=0.0, scratch=[])
         elif call == "create_folder":
             s.state["created"] = s.state.get("created", 0) + 1
+            theirs = s.recorded()  # a replay following another system's answers (the coverage floor's)
+            if theirs is not NOT_RECORDED and bool(theirs) != bool(result):
+                if theirs:  # it created a folder here and this system did not: keep the numbering, unresolvable
+                    s.diverge(f"the recording system created folder {theirs!r}; this one refused ({result!r})")
+                    s.state["fids"].append(None)
+                else:  # this system created one the recording system did not: no later call names it
+                    s.diverge(f"this system created folder {result!r}; the recording system refused ({theirs!r})")
+                return
             if result:
                 if s.state.get("scratching"):  # made by a scratch_folders step: deleted by the next one
                     s.state.setdefault("scratch", []).append(len(s.state["fids"]))
                 s.state["fids"].append(result)
+        elif call == "quiesce" and isinstance(result, int):
+            s.state["quiesce_ms"] = result
         elif call == "kill_and_restart" and result:
             s.state.update(fids=[], scratch=[])  # a new state directory: the folders are gone
 
@@ -292,12 +332,21 @@ class PfDriver:
         return list(evs() if callable(evs) else evs)
 
     def finish(self, s: Session) -> list[Call]:
-        return [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
+        """Fairness (PF-035): faults stop (`quiesce`), the convergence bound passes, then the END snapshot of
+        every replica (`end`: the model records its own; behind the adapter the harness records it from the
+        system's `replicas` and `cnset` answers), at which the monitor's `convergence` rule judges each folder."""
+        calls = [_c("quiesce"), _c("advance", ms=convergence_wait_ms())]
+        if callable(getattr(s.system, "end", None)):
+            bound = convergence_bound_ms(params_of(s.setup), int(s.setup.get("latency_max_ms", LATENCY_MAX_MS)))
+            calls.append(_c("end", quiesce_ms={"$quiesce": 0}, bound_ms=bound))
+        return calls
 
     def end_checks(self, s: Session) -> list[EndProblem]:
         """PF-035 on the live state, through the protocol: active replicas of a folder hold one CNSet."""
         problems = []
         for fid in s.state.get("fids", []):
+            if fid is None:  # a folder of the followed run this system never created
+                continue
             active = [st_ for st_, state in s.system.replicas(fid).items() if state == "active"]
             sets = {store: _norm(s.system.cnset(store, fid)) for store in active}
             if len(set(sets.values())) > 1:

@@ -55,7 +55,12 @@ on its stdout, strictly in turn. Anything the program writes to stderr is kept f
   treated as a crash: the program is killed and restarted on the same state directory, and the request is
   taken to have had no recorded effect.
 - **Replays**: a failure writes a replay file; `haconform replay FILE --sut "COMMAND"` sends exactly the same
-  requests again and prints each step's events.
+  requests again and prints the set-up events and each step's events, each with its seq number.
+- **Failure traces**: a failure is also written as a complete trace (`--trace-out`, default beside the replay
+  file as `*.trace.jsonl`): the harness's TRACE_START and context events (`SR_CONFIG`, `PF_CONFIG`; Active
+  Manager's settings in TRACE_START's `config`), the program's set-up events, every event with its seq number,
+  schema version 2. `haconform check`, `shrink` and `report` take it as it is; `haconform replay FILE
+  --trace-out TRACE` writes a replayed run the same way.
 
 Reference programs (standard library only) are in the haconform source repository, not in the installed
 package: `sr_node.py`, `am_node.py` and `pf_node.py` in its directory `examples/sut`.

@@ -13,7 +13,7 @@ import json
 import os
 import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from conformance.check import verdict
 from conformance.harness.failure import Failure, where_in_seed
 from conformance.harness.replayfile import REPLAY_FORMAT, ReplayFileError, full_setup, read_replay
+from traces.io import write_jsonl
 from traces.schema import Event
 
 __all__ = ["REPLAY_FORMAT", "ReplayFileError", "read_replay"]  # the replay file's format: `replayfile.py`
@@ -51,6 +52,30 @@ def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:
         "violations": [{**v.to_json(), "seed_section": where_in_seed(v.requirement)} for v in f.violations],
         "problem": f.problem,
     }
+
+
+def trace_path_for(replay: Path) -> Path:
+    """Where `conform` writes a failure's trace by default: beside its replay file (`X.json` -> `X.trace.jsonl`)."""
+    return replay.with_name(replay.name.removesuffix(".json") + ".trace.jsonl")
+
+
+def write_trace(path: Path, events: Sequence[Event]) -> bool:
+    """A failing run's events as a trace file (JSON Lines, `traces/README.md`, schema version 2): every event the
+    run recorded, the harness's TRACE_START and context (`*_CONFIG`) and the system's set-up events included,
+    with their seq numbers, so that `haconform check`, `shrink` and `report` take it as it is (issue 36).
+    Written atomically; False (nothing written) when the run recorded no event."""
+    if not events:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        write_jsonl(tmp, events)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -95,14 +120,103 @@ def _reconfigured(start: Event, rng: random.Random) -> Event | None:
     return replace(start, attrs={**start.attrs, "config": json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 
+def _pf_params() -> dict[str, Any]:
+    """Every public folder parameter at its catalogue default (PF_CONFIG records only those changed)."""
+    from dataclasses import asdict
+
+    from model.pf.state import default_params
+
+    return asdict(default_params())
+
+
+# Context events whose attribute holds settings as a JSON object, with the defaults of the settings it leaves
+# out (None: it records them all): a perturbation changes one of them as it changes one of TRACE_START's (issue
+# 36: PF_CONFIG's packing limits and backfill check interval, SR_CONFIG's servers' sites, DAGs and versions).
+SETTINGS: dict[tuple[str, str], Callable[[], dict[str, Any]] | None] = {
+    ("PF_CONFIG", "params"): _pf_params,
+    ("SR_CONFIG", "topology"): None,
+}
+Path_ = tuple[str, ...]
+
+
+def _settings(e: Event) -> tuple[str, dict[str, Any], list[Path_]] | None:
+    """(attribute, every setting in force, the settings a perturbation can change) of a context event recording
+    settings, else None. A setting is a boolean, an integer, or a string that another setting of the same name
+    holds another value of (a server's site, DAG or version: changed to another's)."""
+    for (kind, attr), defaults in SETTINGS.items():
+        if e.kind == kind and isinstance(e.attrs.get(attr), str):
+            try:
+                own = json.loads(e.attrs[attr] or "{}")
+            except ValueError:
+                return None
+            if isinstance(own, dict):
+                full = {**(defaults() if defaults else {}), **own}
+                leaves = [path for path, v in _leaves(full) if not isinstance(v, str) or _others(full, path)]
+                return (attr, full, leaves) if leaves else None
+    return None
+
+
+def _leaves(cfg: dict[str, Any], at: Path_ = ()) -> list[tuple[Path_, Any]]:
+    out: list[tuple[Path_, Any]] = []
+    for k in sorted(cfg):
+        v = cfg[k]
+        if isinstance(v, dict):
+            out += _leaves(v, (*at, k))
+        elif isinstance(v, (bool, int, str)):
+            out.append(((*at, k), v))
+    return out
+
+
+def _others(cfg: dict[str, Any], path: Path_) -> list[str]:
+    """The other values the settings named as `path`'s last part hold (sorted)."""
+    mine = _get(cfg, path)
+    return sorted({v for p, v in _leaves(cfg) if p[-1] == path[-1] and isinstance(v, str) and v != mine})
+
+
+def _get(cfg: dict[str, Any], path: Path_) -> Any:
+    for k in path:
+        cfg = cfg[k]
+    return cfg
+
+
+CHANGES = 4  # a setting's changes: to 1, to half, to twice and one, to a thousand times and one (never 0: a
+# zero period or limit is no configuration a system runs with, and the pf monitor divides by its periods); a
+# string to each other value in turn
+
+
+def _changed(cfg: dict[str, Any], path: Path_, change: int) -> None:
+    holder, key = _get(cfg, path[:-1]), path[-1]
+    v = holder[key]
+    if isinstance(v, bool):
+        holder[key] = not v
+    elif isinstance(v, int):
+        holder[key] = [1, max(1, v // 2), v * 2 + 1, v * 1000 + 1][change % CHANGES]
+    else:
+        others = _others(cfg, path)
+        holder[key] = others[change % len(others)]
+
+
+def _resettled(e: Event, rng: random.Random, turn: int | None = None, change: int = 0) -> Event:
+    """The context event with one setting changed: drawn (`turn` None), or the `turn`-th setting in order (turning
+    with the run's number: `_tampered`'s sweep) given its `change`-th change of `CHANGES` (a much longer interval
+    makes any two runs of a schedule too close, a smaller limit any packed message too big)."""
+    attr, cfg, leaves = _settings(e) or ("", {}, [])
+    if turn is None:
+        _changed(cfg, rng.choice(leaves), rng.randrange(CHANGES))
+    else:
+        _changed(cfg, leaves[turn % len(leaves)], change)
+    return replace(e, attrs={**e.attrs, attr: json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
+
+
 def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None = None) -> list[list[Event]]:
-    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another
-    value the same entity's events hold for it), or change one setting of the recorded configuration (a rule
-    whose verdict hangs on a setting was reached too). The event is drawn kind first, then among the events
-    of that kind, so that the rare events rules judge (a BCSS run, a maintenance) are perturbed as often as
-    the common ones. `sweep` (a run's number): first one perturbation of each kind the trace holds, the kind
-    of perturbation turning with the run's number, so that over the runs every kind gets every kind of
-    perturbation; then `n` drawn as above."""
+    """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another value
+    the same entity's events hold for it), or change one setting of the recorded configuration (a rule whose
+    verdict hangs on a setting was reached too: TRACE_START's, or a context event's `SETTINGS`). The event is
+    drawn kind first, then among the events of that kind, so that the rare events rules judge (a BCSS run, a
+    maintenance) are perturbed as often as the common ones. `sweep` (a run's number): first one perturbation of
+    each kind the trace holds, the kind of perturbation turning with the run's number, so that over the runs
+    every kind gets every kind of perturbation; then `n` drawn as above; then one setting of each context
+    event's `SETTINGS` changed, the setting and the change turning with the run's number."""
     out: list[list[Event]] = []
     idx = [i for i, e in enumerate(events) if e.kind != "TRACE_START"]
     if not idx:
@@ -119,10 +233,17 @@ def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None
     plan = [(rng.choice(by_kind[k]), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []
     for _ in range(n):  # a kind first: rare kinds are perturbed as often as common ones
         plan.append((rng.choice(by_kind[rng.choice(kinds)]), rng.randrange(5)))
+    settled = {i for i, e in enumerate(events) if _settings(e) is not None}
+    if sweep is not None:  # and one setting of each context event's settings, turning with the run's number
+        plan += [(i, 5 + k) for i in sorted(settled) for k in range(CHANGES)]
     for i, what in plan:
         e = events[i]
         evs = list(events)
-        if what == 4 and starts:
+        if what >= 5:
+            evs[i] = _resettled(e, rng, sweep, what - 5)
+        elif what == 4 and i in settled:
+            evs[i] = _resettled(e, rng)
+        elif what == 4 and starts:
             j = rng.choice(starts)
             changed = _reconfigured(events[j], rng)
             if changed is not None:

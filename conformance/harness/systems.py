@@ -19,6 +19,7 @@ from conformance.harness.core import SutFailure
 from conformance.harness.pf import params_of
 from conformance.harness.process import ProcessClient, ProcessSystem
 from model.pf.sim import build_fixed
+from model.pf.state import HIERARCHY
 from model.sr.cluster import Timing
 from model.sr.sim import build_topology, quiet_ms
 from model.sr.state import SrConfig
@@ -241,6 +242,7 @@ class PfProcess(ProcessSystem):
     def _begin(self, first: bool) -> None:
         self.down: set[str] = set()
         self.backed_up: set[str] = set()
+        self.fids: list[str] = [HIERARCHY]  # this deployment's replicated folders: the hierarchy, those created
         super()._begin(first)
 
     def context(self) -> list[dict[str, Any]]:
@@ -271,7 +273,10 @@ class PfProcess(ProcessSystem):
         return super().kill_and_restart(True)
 
     def create_folder(self, via: str, name: str, *, tree: str = "IPM", replicating: bool = True) -> str:
-        return str(self.request("create_folder", "", via=via, name=name, tree=tree, replicating=replicating)[1] or "")
+        fid = str(self.request("create_folder", "", via=via, name=name, tree=tree, replicating=replicating)[1] or "")
+        if fid and replicating and fid not in self.fids:  # a local folder has no replica to snapshot (PF-004)
+            self.fids.append(fid)
+        return fid
 
     def modify_folder(self, via: str, fid: str, what: str = "description") -> bool:
         return bool(self.request("modify_folder", False, via=via, fid=fid, what=what)[1])
@@ -333,6 +338,18 @@ class PfProcess(ProcessSystem):
         self.down.clear()
         self.request("quiesce")
         return self.now_ms
+
+    def end(self, quiesce_ms: int, bound_ms: int) -> None:
+        """The end-of-run snapshot (PF-035), recorded by the harness from what the system answers through the
+        protocol, as the model's `Cluster.end` records its own: one END per folder and store holding a replica
+        (`replicas`), with that replica's CNSet (`cnset`) and state, when the quiescent phase began and the
+        convergence bound. The monitor's `convergence` rule judges each folder at them, and `restated-state`
+        compares them with what the system's own events say its replicas hold."""
+        for fid in list(self.fids):
+            for store, state in sorted(self.replicas(fid).items()):
+                cnset = sorted(self.cnset(store, fid))
+                attrs = {"cnset": cnset, "state": state, "quiesce_ms": quiesce_ms, "bound_ms": bound_ms}
+                self._add({"ts_ms": self.now_ms, "node": store, "entity": fid, "kind": "END", "attrs": attrs})
 
     def replicas(self, fid: str) -> dict[str, str]:
         return dict(self.request("replicas", {}, fid=fid)[1] or {})

@@ -31,6 +31,9 @@ Bugs (`--bug`), each one a monitor rule finds:
   local-posts-only      posts are never broadcast, only backfilled (broadcast-interval, PF-023)
   ignore-delete-limit   hierarchy messages pack any number of folder deletes, whatever the setup's
                         deleted_folder_limit (packing-limits, PF-011)
+  create-while-crashed  create_folder answers a new folder ID even when the store named is down (the model
+                        refuses there): the harness must follow a system that answers where the model does not
+                        (issue 36), whatever the rules then say of its records
 Protocol: conformance/PROTOCOL.md.
 """
 
@@ -65,7 +68,13 @@ from pf_store import (
     load,
 )
 
-BUGS = ("status-claims-more", "backfill-wrong-source", "local-posts-only", "ignore-delete-limit")
+BUGS = (
+    "status-claims-more",
+    "backfill-wrong-source",
+    "local-posts-only",
+    "ignore-delete-limit",
+    "create-while-crashed",
+)
 TICKS = (("hierarchy", HIER_EVERY), ("content", CONTENT_EVERY), ("backfill", BACKFILL_EVERY))
 
 
@@ -224,7 +233,7 @@ class Group:
         return store if store is not None and store.up else None
 
     def op_create_folder(self, via: str, name: str, tree: str, replicating: bool) -> str:
-        store = self._up(via)
+        store = self.stores.get(via) if self.bug == "create-while-crashed" else self._up(via)
         if store is None:
             return ""
         self.s["next_fid"] += 1

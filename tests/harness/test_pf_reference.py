@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.check import verdict
-from conformance.harness.core import replay_steps
+from conformance.harness.core import Session, replay_steps
 from conformance.harness.pf import DRIVER, LINKS, SERVERS
 from conformance.harness.report import coverage
 from conformance.harness.systems import process_factory
@@ -151,7 +151,10 @@ def test_each_planted_bug_is_found_by_its_rule(bug: str, rule: str) -> None:
 def test_kill_with_the_same_state_resumes_and_a_new_state_starts_afresh() -> None:
     system = process_factory("pf", SUT)(SETUP)
     try:
-        session, _ = replay_steps(DRIVER, system, SETUP, [{"op": "s", "calls": s} for s in SCENARIO[:4]])
+        session = Session(DRIVER, system, SETUP)  # mid-run: no fairness end, no END snapshot (issue 36)
+        DRIVER.absorb(session, "__init__", None)
+        for call in [c for s in SCENARIO[:4] for c in s]:
+            session.apply(call)
         fid = session.state["fids"][0]
         before = system.cnset("B", fid), system.replicas(fid)
         assert before[0] and before[1] == {"A": "active", "B": "active"}
