@@ -365,13 +365,27 @@ _ABORTED = re.compile(
 )
 
 
+def _aborted(exc: BaseException) -> re.Match | None:
+    """The stage abort in the exception or the ones it was raised from (pyspark raises a worker's error in
+    place of the Py4JJavaError that says how often the task was tried, keeping that one as its context)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for line in str(current).split("JVM stacktrace:")[0].splitlines():
+            if (found := _ABORTED.search(line)) is not None:
+                return found
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _one_line(exc: BaseException) -> str:
     """The exception's type and its most telling line: py4j puts the Java error on a later line, and an
     error raised in a Spark Python worker carries the worker's traceback, whose last line says what failed.
     A stage aborted because a task failed every attempt (a lost Python worker, issue 35) gives the task's
     own error first, then which task and how often it was tried."""
     raw = str(exc).split("JVM stacktrace:")[0].splitlines()
-    aborted = next((m for line in raw if (m := _ABORTED.search(line))), None)
+    aborted = _aborted(exc)
     tried = f"task {aborted[1]} in stage {aborted[2]} failed {aborted[3]} time(s)" if aborted else ""
     if any(line.startswith("Traceback (most recent call last)") for line in raw):
         tail = [line.strip() for line in raw if line.strip() and not line.startswith((" ", "\t"))]

@@ -34,13 +34,17 @@ RETRIED = "1 failed task attempt(s) retried"
 
 
 def _corpus(tmp: Path) -> Path:
-    """Violations (the net and sr mutants, over many files: several units), clean traces, quarantined rows."""
+    """Violations (the net mutants and two sr ones, over several files: several units), clean traces of JSON
+    Lines and Parquet, quarantined rows."""
     where = tmp / "in"
     where.mkdir()
-    for path in sorted((SAMPLES_DIR / "mutants").glob("*.jsonl")):
-        if path.name.startswith(("net--", "sr--")):
-            shutil.copy(path, where / path.name)
-    for name in ("net-s1.jsonl", "net-s3.parquet", "am-s1.jsonl"):
+    mutants = (
+        sorted((SAMPLES_DIR / "mutants").glob("net--*.jsonl"))
+        + sorted((SAMPLES_DIR / "mutants").glob("sr--*.jsonl"))[:2]
+    )
+    for path in mutants:
+        shutil.copy(path, where / path.name)
+    for name in ("net-s1.jsonl", "net-s3.parquet"):
         shutil.copy(SAMPLES_DIR / "clean" / name, where / name)
     lines = (SAMPLES_DIR / "clean" / "net-s2.jsonl").read_bytes().splitlines(keepends=True)
     (where / "net-s2-damaged.jsonl").write_bytes(b"".join(lines[:5]) + b"not json\n{}\n" + b"".join(lines[5:]))
@@ -73,7 +77,10 @@ def test_the_shared_session_tries_a_task_as_a_cluster_does(spark):
     assert spark.sparkContext.master == f"local[2,{TASK_ATTEMPTS}]"
 
 
-@pytest.mark.parametrize("plan", ["units", "shuffle"])
+SLOW = pytest.mark.slow  # reason: a Spark check twice more (10-40 s on a busy 2-core machine); units stays in
+
+
+@pytest.mark.parametrize("plan", ["units", pytest.param("shuffle", marks=SLOW)])
 def test_a_lost_worker_is_retried_and_the_report_is_the_undisturbed_one(spark, tmp_path, capsys, marker, plan):
     corpus = _corpus(tmp_path)
     argv = ["check", "--engine", "spark", str(corpus), "--spark-plan", plan, "--out"]
@@ -93,9 +100,10 @@ def test_a_lost_worker_is_retried_and_the_report_is_the_undisturbed_one(spark, t
     assert lost == calm
 
 
+@SLOW
 def test_a_lost_worker_in_the_state_pass_saves_the_state_of_an_undisturbed_run(spark, tmp_path, capsys, marker):
     corpus = _corpus(tmp_path)
-    later = sorted(corpus.glob("sr--*.jsonl"))[::2]
+    later = sorted(corpus.glob("net--*.jsonl"))[::2]
     for path in later:
         path.rename(tmp_path / path.name)  # a new file for the next run: the saved folds must serve it
     runs: dict[str, list] = {}
@@ -125,27 +133,31 @@ TWIN = textwrap.dedent("""
     from conformance.cli import main
 
     corpus, tmp = sys.argv[1], pathlib.Path(sys.argv[2])
+    cases = {"units": ["--spark-plan", "units"], "shuffle": ["--spark-plan", "shuffle"],
+             "state": ["--state", str(tmp / "state")]}
     results = []
-    for name, extra in (("units", ["--spark-plan", "units"]), ("shuffle", ["--spark-plan", "shuffle"]),
-                        ("state", ["--state", str(tmp / "state")])):
+    for name in sys.argv[3:]:
         marker = pathlib.Path(os.environ["HACONFORM_TEST_KILL_WORKER"])
         marker.touch()
         out = tmp / name
         code = main(["check", "--engine", "spark", corpus, "--quiet", "--task-attempts", "1", "--out", str(out),
-                     *extra])
+                     *cases[name]])
         summary = json.loads((out / "summary.json").read_text())
         results.append({"name": name, "exit": code, "fired": not marker.exists(), "verdict": summary["verdict"]})
     print(json.dumps(results))
 """)
 
 
-def test_twin_with_one_attempt_a_lost_worker_is_exit_3_under_each_plan_and_state(tmp_path):
+@pytest.mark.parametrize("cases", [["units"], pytest.param(["shuffle", "state"], marks=SLOW)])
+def test_twin_with_one_attempt_a_lost_worker_is_exit_3(tmp_path, cases):
+    """In a process of its own: one session, started by the first check with `--task-attempts 1`, the later
+    checks' sessions after it stopped (each check owns its session)."""
     corpus = _corpus(tmp_path)
     (tmp_path / "twin.py").write_text(TWIN)
     env = {**os.environ, "PYTHONPATH": str(ROOT), KILL_ENV: str(tmp_path / "kill-one-worker")}
     env.pop(ATTEMPTS_ENV, None)
     done = subprocess.run(
-        [sys.executable, str(tmp_path / "twin.py"), str(corpus), str(tmp_path)],
+        [sys.executable, str(tmp_path / "twin.py"), str(corpus), str(tmp_path), *cases],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -155,10 +167,10 @@ def test_twin_with_one_attempt_a_lost_worker_is_exit_3_under_each_plan_and_state
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert [(r["name"], r["exit"], r["fired"], r["verdict"]) for r in results] == [
-        (name, 3, True, "internal-error") for name in ("units", "shuffle", "state")
+        (name, 3, True, "internal-error") for name in cases
     ]
     errors = [line for line in done.stderr.splitlines() if line.startswith("haconform: internal error: ")]
-    assert len(errors) == 3, done.stderr[-3000:]
+    assert len(errors) == len(cases), done.stderr[-3000:]
     for line in errors:  # the task's own error first, then how often it was tried
         assert line.startswith("haconform: internal error: SparkException: Python worker exited unexpectedly"), line
         assert "failed 1 time(s)" in line, line
