@@ -13,6 +13,7 @@ it starts): the same kill is exit 3 with the worker's crash as the first words o
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -25,7 +26,9 @@ import pytest
 
 from conformance.cli import _one_line, main
 from spark_trace_check.faults import KILL_ENV
+from spark_trace_check.progress import PLAN_GROUP, StatusBar
 from spark_trace_check.session import ATTEMPTS_ENV, TASK_ATTEMPTS, task_attempts, with_attempts
+from tests.unit.test_spark_progress import FakeTracker, Job, Stage
 from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.spark
@@ -221,3 +224,25 @@ def test_an_aborted_stage_names_the_task_error_first():
     assert _one_line(
         Py4JJavaError("An error occurred while calling o7.x.\n: java.io.IOException: disk full")
     ).startswith("Py4JJavaError: java.io.IOException: disk full")
+
+
+@pytest.mark.unit
+def test_the_bar_and_the_final_line_count_failed_attempts_of_this_checks_jobs_only():
+    tracker = FakeTracker()
+    tracker.stages[2] = Stage(2, 0, "shuffle", 4, 1, 3, 2)  # a job submitted before the check: not counted
+    with StatusBar(tracker, events=1000, file=(out := io.StringIO()), interval=3600) as status:
+        tracker.jobs[8] = Job(8, [10], "RUNNING")
+        tracker.stages[10] = Stage(10, 0, "units", 4, 1, 2, 1)  # this check's: one attempt failed and is retried
+        plan_jobs = tracker.getJobIdsForGroup
+        tracker.getJobIdsForGroup = lambda group: [*plan_jobs(group), 8] if group == PLAN_GROUP else plan_jobs(group)
+        status.render()
+        assert "1 retried" in out.getvalue(), out.getvalue()
+        settled = []
+        status.settle = lambda: settled.append(True)
+        status.close(events=1000)
+    assert settled and status.retried == 1
+    assert out.getvalue().strip().splitlines()[-1].endswith("events/s; 1 failed task attempt(s) retried")
+    # twin: nothing failed in the check's jobs, nothing said
+    with StatusBar(FakeTracker(), events=10, bar=False, file=(calm := io.StringIO())) as status:
+        status.close(events=10)
+    assert status.retried == 0 and calm.getvalue().strip().endswith(" events/s")
