@@ -22,6 +22,9 @@ folds dropped and is named in a `HELD_KIND` row: the driver judges it again with
 such traces and judges them with `conformance.outcome.violations_of`, as the single-process engine judges
 a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
 fails loudly (`OrderBroken`).
+
+A task of the pass may be tried again (a lost Python worker, issue 35): its rows reach the driver only through
+`collect()` (or `toLocalIterator`), never accumulators, so a retried task's rows, counts and folds count once.
 """
 
 from __future__ import annotations

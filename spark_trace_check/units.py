@@ -19,6 +19,10 @@ The report is assembled by `conformance.groups.finish_units`, the single-process
 `MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
 (`spark_trace_check.monitors`). An error raised in a task (an unreadable file, an internal error) comes
 back as a value and is raised again in the driver with its own type, so exit codes stay right.
+
+A task tried again (a lost Python worker, issue 35: `spark_trace_check.session`'s task attempts) counts once:
+every result reaches the driver through the shuffle's output and `collect()`, never an accumulator, and a
+failed attempt's output is dropped by Spark (`tests/spark/test_worker_loss.py` kills a worker mid-task).
 """
 
 from __future__ import annotations
