@@ -77,7 +77,8 @@ def marker(tmp_path, monkeypatch) -> Path:
 
 
 def test_the_shared_session_tries_a_task_as_a_cluster_does(spark):
-    assert spark.sparkContext.master == f"local[2,{TASK_ATTEMPTS}]"
+    master = spark.sparkContext.master  # local[N,F]: a local scheduler reads F from the master alone
+    assert master.startswith("local[") and master.endswith(f",{TASK_ATTEMPTS}]"), master
 
 
 SLOW = pytest.mark.slow  # reason: a Spark check twice more (10-40 s on a busy 2-core machine); units stays in
