@@ -11,6 +11,7 @@ import argparse
 import importlib
 import inspect
 import json
+import re
 import sys
 import tempfile
 import textwrap
@@ -293,6 +294,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="Spark engine: units (tasks judge units of whole traces read from the files; no shuffle of rows), "
         "shuffle (every row shuffled by trace), auto (units unless traces are spread over many files)",
     )
+    p.add_argument(
+        "--task-attempts",
+        type=_attempts,
+        metavar="N",
+        help="Spark engine: try a failed task (a lost Python worker) up to N times before the check fails "
+        "(default 4, as a cluster; 1: no retry; also HACONFORM_TASK_ATTEMPTS). Local masters become local[N,F]; "
+        "on a cluster it sets spark.task.maxFailures",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument(
         "--progress",
@@ -344,17 +353,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _attempts(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of attempts, at least 1, got {text!r}")
+    return int(text)
+
+
+_ABORTED = re.compile(
+    r"Job aborted due to stage failure: Task (\S+) in stage (\S+) failed (\d+) times?, most recent failure: "
+    r"Lost task \S+ in stage \S+ \(TID \d+\) \([^)]*\): (?:[a-z]\w*\.)*(.*)"
+)
+
+
+def _aborted(exc: BaseException) -> re.Match | None:
+    """The stage abort in the exception or the ones it was raised from (pyspark raises a worker's error in
+    place of the Py4JJavaError that says how often the task was tried, keeping that one as its context)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for line in str(current).split("JVM stacktrace:")[0].splitlines():
+            if (found := _ABORTED.search(line)) is not None:
+                return found
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _one_line(exc: BaseException) -> str:
     """The exception's type and its most telling line: py4j puts the Java error on a later line, and an
-    error raised in a Spark Python worker carries the worker's traceback, whose last line says what failed."""
+    error raised in a Spark Python worker carries the worker's traceback, whose last line says what failed.
+    A stage aborted because a task failed every attempt (a lost Python worker, issue 35) gives the task's
+    own error first, then which task and how often it was tried."""
     raw = str(exc).split("JVM stacktrace:")[0].splitlines()
+    aborted = _aborted(exc)
+    tried = f"task {aborted[1]} in stage {aborted[2]} failed {aborted[3]} time(s)" if aborted else ""
     if any(line.startswith("Traceback (most recent call last)") for line in raw):
         tail = [line.strip() for line in raw if line.strip() and not line.startswith((" ", "\t"))]
         lines = tail[-1:]
+        text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        text += f"; {tried}" if tried else ""
+    elif aborted:
+        cause = aborted[4].split(". Consider setting")[0].strip()  # Spark's advice on tracebacks cut
+        cause = cause if len(cause) <= 200 else cause[:197] + "..."
+        text = f"{cause}; {tried} ({type(exc).__name__})"
     else:
         lines = [line.strip().lstrip(":").strip() for line in raw]
         lines = [line for line in lines if line and not line.startswith("An error occurred while calling")]
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     return text if len(text) <= 300 else text[:297] + "..."
 
 

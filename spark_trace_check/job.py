@@ -40,7 +40,7 @@ from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.monitors import HELD_KIND, TALLY_KIND, judged_events, rule_counts, trace_pass, violation_row
-from spark_trace_check.progress import StatusBar, job_group
+from spark_trace_check.progress import StatusBar, job_group, settle_listeners
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
 from traces.schema import Event
@@ -275,8 +275,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_session(args: argparse.Namespace, body: Callable[[SparkSession, int, bool], CheckOutcome]) -> int:
-    """A Spark session for `haconform check` (its own unless one is active), the progress bar around
-    `body(spark, partitions, progress lines)`, and the report frame; shared by `--state` (incremental)."""
+    """A Spark session for `haconform check` (its own unless one is active; a failed task tried up to
+    `--task-attempts` times, `spark_trace_check.session`), the progress bar around `body(spark, partitions,
+    progress lines)` (which counts the failed task attempts retried), and the report frame; shared by
+    `--state` (incremental)."""
     partitions = args.partitions or 2 * (os.cpu_count() or 2)
     quiet = bool(args.quiet)
     bar = not quiet and (bool(getattr(args, "progress", False)) or sys.stderr.isatty())
@@ -288,13 +290,21 @@ def run_session(args: argparse.Namespace, body: Callable[[SparkSession, int, boo
         sized = input_events(args.paths)
         estimate = sized or 0
         spark = build_session(
-            args.master, partitions=partitions, small=sized is not None and sized < SMALL_INPUT_EVENTS, events=sized
+            args.master,
+            partitions=partitions,
+            small=sized is not None and sized < SMALL_INPUT_EVENTS,
+            events=sized,
+            attempts=getattr(args, "task_attempts", None),
         )
-        status = StatusBar(spark.sparkContext.statusTracker(), events=estimate, bar=bar, final_line=not quiet)
+        sc = spark.sparkContext
+        status = StatusBar(
+            sc.statusTracker(), events=estimate, bar=bar, final_line=not quiet, settle=lambda: settle_listeners(sc)
+        )
         try:
             with status:
                 outcome = body(spark, partitions, not quiet and not bar)
                 status.close(outcome.rows_checked)
+                args.tasks_retried = status.retried  # summary.json's run facts (conformance.audit.cli)
                 return outcome
         finally:
             if owned:

@@ -22,6 +22,9 @@ folds dropped and is named in a `HELD_KIND` row: the driver judges it again with
 such traces and judges them with `conformance.outcome.violations_of`, as the single-process engine judges
 a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
 fails loudly (`OrderBroken`).
+
+A task of the pass may be tried again (a lost Python worker, issue 35): its rows reach the driver only through
+`collect()` (or `toLocalIterator`), never accumulators, so a retried task's rows, counts and folds count once.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from conformance.engine.stream import TraceFolds, results_of
 from conformance.engine.tally import RuleCounts
 from conformance.outcome import violations_of
 from model.registry import monitor_runs
+from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
 from traces.columnar import judge_batch
 from traces.rows import Problem, check_line
@@ -308,14 +312,20 @@ def make_runner(
     """The `mapInArrow` function of the trace pass (`held` None) or of the held traces' pass; `extra`:
     (name, factory) monitors run beside the registered ones (tests); `keep`: incremental checking."""
 
+    marker = kill_marker()  # test-only (spark_trace_check.faults): None in any real check
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         state = _Pass(skew_ms, held, extra, keep)
+        first = marker is not None
         with PausedCollector() as collector:  # conformance.engine.collector
             for batch in batches:
                 collector.read(batch.num_rows)
                 state.batch(batch)
-                if len(state.out) >= 1000:
+                if len(state.out) >= 1000 or first:
                     yield state.drain()
+                if first:  # a batch judged and its rows sent: a retry must not count them twice
+                    first = False
+                    die_once(marker)
             state.finish()
         yield state.drain()
 

@@ -6,6 +6,13 @@ in-memory catalogue, driver bound to 127.0.0.1 in local mode, Arrow enabled for 
 Python workers run the driver's own interpreter (`sys.executable`), so that an installation in a virtual
 environment that is not activated still finds its packages, unless the user chose one with
 `PYSPARK_PYTHON` or `spark.pyspark.python`.
+
+Task attempts (issue 35): a cluster tries a failed task up to `spark.task.maxFailures` times (4 by default),
+so a lost Python worker (the OOM killer, a stray signal) costs one task, not the check; a local master ignores
+that setting and tries each task once unless its master string says otherwise (`local[N,F]`). A local session
+is therefore built as `local[N,F]` with F the check's task attempts: `--task-attempts` on `haconform check`,
+else `HACONFORM_TASK_ATTEMPTS`, else `TASK_ATTEMPTS` (4, as a cluster); 1 turns retries off. A master string
+that names its own F keeps it; on a cluster the setting, when given, becomes `spark.task.maxFailures`.
 """
 
 from __future__ import annotations
@@ -34,6 +41,34 @@ logger.hadoop.level = fatal
 
 LOCAL_DRIVER_MEMORY = "4g"  # 1 GiB (Spark's default) lost a 10^7-event --state check's task results
 C1_ONLY_EVENTS = 5_000_000  # measured: benchmarks/README.md, "Session 7"
+
+
+TASK_ATTEMPTS = 4  # tries of a failed task before the check fails: a cluster's default (spark.task.maxFailures)
+ATTEMPTS_ENV = "HACONFORM_TASK_ATTEMPTS"
+
+
+def task_attempts(given: int | None = None) -> int | None:
+    """The task attempts asked for: `given` (the CLI's `--task-attempts`), else `HACONFORM_TASK_ATTEMPTS`, else
+    None (the default: `TASK_ATTEMPTS` locally, the cluster's own setting elsewhere)."""
+    if given is None:
+        text = os.environ.get(ATTEMPTS_ENV, "").strip()
+        if not text:
+            return None
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"{ATTEMPTS_ENV}={text!r}: expected a whole number of attempts, at least 1")
+        given = int(text)
+    if given < 1:
+        raise ValueError(f"task attempts: {given}, expected at least 1")
+    return given
+
+
+def with_attempts(master: str, attempts: int) -> str:
+    """A local master string that tries each task `attempts` times (`local[N,F]`); one that names its own F,
+    and any other master, unchanged."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)\])?", master.strip())
+    if found is None:
+        return master
+    return f"local[{found.group(1) or 1},{attempts}]"
 
 
 def _log4j_file() -> Path:
@@ -75,6 +110,7 @@ def build_session(
     conf: dict[str, str] | None = None,
     archive: str | None = None,
     events: int | None = None,
+    attempts: int | None = None,
 ):
     """Create (or reuse) the SparkSession. `small` (an input of a few MB; implied by `for_tests`) trades JIT
     and GC throughput for start-up and warm-up time: client JIT only, serial GC, no whole-stage code
@@ -83,7 +119,8 @@ def build_session(
     turns the UI back on). `archive`: the driver JVM's class-data archive options (default: the archive
     `spark_trace_check.jvm_archive` wrote, when there is a usable one). `events`: the input's size when known;
     below `C1_ONLY_EVENTS` the JVM compiles with its client compiler only: the server compiler's work (10-12
-    CPU-s per check on this machine, issue 20's profile) cannot pay for itself on a check that short."""
+    CPU-s per check on this machine, issue 20's profile) cannot pay for itself on a check that short.
+    `attempts`: how many times a failed task is tried (`task_attempts`; see the module)."""
     small = small or for_tests
     from pyspark.sql import SparkSession
 
@@ -102,6 +139,10 @@ def build_session(
     if archive is None:
         archive = java_options()
     driver_opts = f"{java_opts} {archive}".strip()  # the archive is this JVM's; executors elsewhere differ
+    attempts = task_attempts(attempts)
+    local = master.startswith("local") and not master.startswith("local-cluster")
+    if local:
+        master = with_attempts(master, attempts or TASK_ATTEMPTS)
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -118,6 +159,8 @@ def build_session(
         .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
     )
+    if attempts is not None and not local:  # a local scheduler reads F from the master string alone
+        builder = builder.config("spark.task.maxFailures", str(attempts))
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         # the engine preloaded in the worker daemon (this process's PYTHONPATH reaches it only locally; a

@@ -19,6 +19,10 @@ The report is assembled by `conformance.groups.finish_units`, the single-process
 `MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
 (`spark_trace_check.monitors`). An error raised in a task (an unreadable file, an internal error) comes
 back as a value and is raised again in the driver with its own type, so exit codes stay right.
+
+A task tried again (a lost Python worker, issue 35: `spark_trace_check.session`'s task attempts) counts once:
+every result reaches the driver through the shuffle's output and `collect()`, never an accumulator, and a
+failed attempt's output is dropped by Spark (`tests/spark/test_worker_loss.py` kills a worker mid-task).
 """
 
 from __future__ import annotations
@@ -42,14 +46,14 @@ from conformance.report import CheckOutcome, InternalError
 from conformance.streamplan import GROUP_EVENTS, index_file
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.progress import JOB_GROUP, job_group
+from spark_trace_check.faults import die_once, kill_marker
+from spark_trace_check.progress import PLAN_GROUP, job_group
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, TraceFileError, discover
 
 MAX_AMPLIFICATION = 3.0  # rows scanned over rows held, above which the shuffle by trace costs less
 UNITS_PER_TASK_SLOT = 4  # units per core: enough for the last tasks to balance the load
 MAX_TASKS = 64  # tasks of the units job when there are units enough: finer balance and progress
-PLAN_GROUP = JOB_GROUP + "-plan"  # the index and TR-002 jobs: not counted by the progress bar
 _ERROR = "error"
 
 
@@ -159,8 +163,11 @@ def hash_for(sc) -> Callable[[str], int]:
 
 
 def _units_task(files: list[TraceFile], skew_ms: int | None, bits: int, hash_of: Callable[[str], int]):
+    marker = kill_marker()  # test-only (spark_trace_check.faults): None in any real check
+
     def run(items: Iterator[list[Unit]]) -> Iterator[Any]:
         runs = monitor_runs(skew_ms)
+        first = marker is not None
         for units in items:
             for unit in units:
                 result = judge_unit(files, unit, runs, hash_of)
@@ -170,6 +177,9 @@ def _units_task(files: list[TraceFile], skew_ms: int | None, bits: int, hash_of:
                 buckets = view >> np.uint64(64 - bits)
                 for b in np.unique(buckets).tolist():
                     yield b, view[buckets == b].tobytes()
+                if first:  # one unit judged and handed on: a retry must not count it twice
+                    first = False
+                    die_once(marker)
 
     return run
 

@@ -182,6 +182,8 @@ def post_check(args: argparse.Namespace, status: int) -> int:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         summary["rule_sets"] = summary_rule_sets(summary.get("events_by_mechanism", {}), summary.get("monitors", []))
         summary["run"] = run_facts(summary.get("files", []))  # version, time, input hashes (the HTML report's)
+        if getattr(args, "tasks_retried", None) is not None:  # Spark: failed task attempts tried again (issue 35)
+            summary["run"]["tasks_retried"] = args.tasks_retried
         text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         _atomic_write(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         if getattr(args, "html", None) or getattr(args, "junit", None):

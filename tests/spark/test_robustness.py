@@ -20,6 +20,7 @@ import spark_trace_check.units as units
 from conformance.cli import main
 from conformance.pycheck import check_paths
 from spark_trace_check.monitors import OUT_DDL
+from spark_trace_check.session import TASK_ATTEMPTS
 from tests.unit.test_rows import lines
 from traces.corpus import SAMPLES_DIR
 from traces.io import TraceFileError
@@ -30,35 +31,58 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = str(SAMPLES_DIR / "mutants" / "net--seq-repeat.jsonl")
 
 
-def _failing_units(files, skew_ms, bits, hash_of):
-    def run(items):
-        for _ in items:
-            raise ZeroDivisionError("injected monitor failure")
-        yield None
+def _tried(tries: Path) -> None:
+    """Note this task attempt (stage, partition, attempt) in `tries` (local mode: one file system)."""
+    from pyspark import TaskContext
 
-    return run
+    ctx = TaskContext.get()
+    with tries.open("a") as handle:
+        handle.write(f"{ctx.stageId()} {ctx.partitionId()} {ctx.attemptNumber()}\n")
+
+
+def _failing_units(tries: Path):
+    def task(files, skew_ms, bits, hash_of):
+        def run(items):
+            for _ in items:
+                _tried(tries)
+                raise ZeroDivisionError("injected monitor failure")
+            yield None
+
+        return run
+
+    return task
 
 
 @pytest.mark.parametrize("plan", ["shuffle", "units"])
 def test_a_monitor_failing_in_a_worker_is_exit_3_with_the_java_stack_in_the_log(
     spark, tmp_path, monkeypatch, capsys, plan
 ):
+    tries = tmp_path / "tries"
+
     def failing_pass(rows, partitions, skew_ms, held=None, extra=()):
         def run(batches):
             for batch in batches:
+                _tried(tries)
                 raise ZeroDivisionError("injected monitor failure")
                 yield batch
 
         return rows.select(*FIELD_NAMES).mapInArrow(run, OUT_DDL)
 
     monkeypatch.setattr(job, "trace_pass", failing_pass)
-    monkeypatch.setattr(units, "_units_task", _failing_units)
+    monkeypatch.setattr(units, "_units_task", _failing_units(tries))
     out = tmp_path / "out"
     argv = ["check", "--engine", "spark", BAD, "--out", str(out), "--quiet", "--spark-plan", plan]
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("haconform: internal error: PythonException: ZeroDivisionError: injected monitor failure")
+    # the session tries a failed task again (issue 35): this one failed every attempt, and only then the check
+    # failed (Spark raises a worker's Python error as it is, without the count of attempts: they are noted here)
+    attempts: dict[tuple[str, str], list[int]] = {}
+    for line in tries.read_text().splitlines():
+        stage, partition, attempt = line.split()
+        attempts.setdefault((stage, partition), []).append(int(attempt))
+    assert list(range(TASK_ATTEMPTS)) in [sorted(a) for a in attempts.values()], attempts
     log = (out / "haconform-error.log").read_text()
     assert "injected monitor failure" in log and "at org.apache.spark" in log
     assert json.loads((out / "summary.json").read_text())["verdict"] == "internal-error"
