@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.harness.process import check_event_times, schema, validate_reply
+from conformance.harness.systems import SYSTEMS
 
 NAMES = {  # the names a system of each mechanism would use (the setups' servers, stores, databases, folders)
     "sr": ("MBX01", "MBX02", "MBX03", "HUB01", "m1", "m2", "outside"),
@@ -182,6 +183,4 @@ class ScriptedClient:
 
 def scripted_factory(plan: Script) -> Any:
     """A system factory for the harness: each run a fresh adapter system over a `ScriptedClient`."""
-    from conformance.harness.systems import SYSTEMS
-
     return lambda setup: SYSTEMS[plan.mechanism](ScriptedClient(plan), setup)  # type: ignore[arg-type]

@@ -14,13 +14,14 @@ import os
 import random
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
 from conformance.harness.failure import Failure, where_in_seed
 from conformance.harness.replayfile import REPLAY_FORMAT, ReplayFileError, full_setup, read_replay
+from model.pf.state import default_params
 from traces.io import write_jsonl
 from traces.schema import Event
 
@@ -122,10 +123,6 @@ def _reconfigured(start: Event, rng: random.Random) -> Event | None:
 
 def _pf_params() -> dict[str, Any]:
     """Every public folder parameter at its catalogue default (PF_CONFIG records only those changed)."""
-    from dataclasses import asdict
-
-    from model.pf.state import default_params
-
     return asdict(default_params())
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from model.am import events as ev
 from model.am.state import PRIORITY_RANK, STATE_RANK, CopyState, DbState
+from model.am.vocabulary import VOCABULARY
 from spec.catalogue import cite
 from traces.schema import Event
 from traces.verdict import InputFault
@@ -35,6 +36,7 @@ cite("AM-016", "AM-024", "AM-034")
 # The types a rule needs: a name (a string or null: compared, hashed), an integer (compared with < and >), a
 # list of strings (sorted, made a set), or any value (only its truth or equality is read).
 NAME, INT, LIST, ANY = "a string or null", "an integer", "a list of strings", ""
+STR = "a string"  # a NAME the vocabulary types "string": null is not admitted (`_need`)
 Need = tuple[tuple[str, str], ...]
 
 # kind -> the attributes its check (`replay.Replay.on_<kind>`, `monitor_bcss`) and transition (`step.STEPS`)
@@ -76,6 +78,7 @@ OPTIONAL: dict[str, Need] = {
 
 # the exact types each need admits (values come from JSON): one set lookup per attribute on the hot path
 _EXACT: dict[str, frozenset[type]] = {
+    STR: frozenset({str}),
     NAME: frozenset({str, type(None)}),
     INT: frozenset({int, bool}),
     LIST: frozenset({list, tuple}),
@@ -90,10 +93,18 @@ class _Absent:
 _ABSENT = _Absent()
 
 
+def _need(kind: str, key: str, need: str) -> str:
+    """A required name is a string, not null, where the vocabulary types it "string" (a MOUNTED of server
+    null would put None among the mounted copies: found by conform's random answers, issue 36)."""
+    doc = VOCABULARY.get(kind)
+    typed = next((a.type for a in doc.attrs if a.name == key), None) if doc is not None else None
+    return STR if need == NAME and typed == "string" else need
+
+
 def _spec(kind: str) -> tuple[tuple[str, Any, frozenset[type]], ...]:
     """A kind's attributes, each with its value when absent (required: `_ABSENT`, admitted by no need;
     optional: None, admitted) and the exact types it admits."""
-    req = tuple((k, _ABSENT, _EXACT[n]) for k, n in REQUIRED.get(kind, ()))
+    req = tuple((k, _ABSENT, _EXACT[_need(kind, k, n)]) for k, n in REQUIRED.get(kind, ()))
     return (*req, *((k, None, _EXACT[n] | {type(None)}) for k, n in OPTIONAL.get(kind, ())))
 
 
@@ -117,6 +128,7 @@ def _which(kind: str, a: Any) -> None:
     for key, need in REQUIRED.get(kind, ()):
         if key not in a:
             raise InputFault(f"attribute {key!r} missing (the checks of {kind} read it)")
+        need = _need(kind, key, need)
         if type(a[key]) not in _EXACT[need]:
             raise InputFault(f"attribute {key!r} is {a[key]!r}, not {need or 'a JSON value'}")
     for key, need in OPTIONAL.get(kind, ()):

@@ -146,14 +146,33 @@ def message(sender: str, fid: str, attrs: dict, changes: dict[str, Change], carr
 def config(ev: Event, before: RunConfig | None) -> RunConfig:
     """Fault 4: the configuration in force after a context event (PF_CONFIG, NET_CONFIG)."""
     try:
-        return RunConfig.of(ev, before)
+        found = RunConfig.of(ev, before)
     except (ValueError, TypeError) as exc:
         raise input_fault(f"{ev.kind} does not parse: {exc}") from None
+    usable(found.params, ev.kind)
+    return found
 
 
 def params(text: object) -> Params:
     """Fault 4: restated parameters (JSON of `Params` fields)."""
     try:
-        return Params.from_json(text or None)  # type: ignore[arg-type]
+        found = Params.from_json(text or None)  # type: ignore[arg-type]
     except (ValueError, TypeError):
         raise input_fault(f"parameters {text!r} do not parse") from None
+    usable(found, "the restated parameters")
+    return found
+
+
+def usable(p: Params, where: str) -> None:
+    """Fault 4: the timings and limits integers, none negative, and the status period (the schedule's modulus,
+    `step.is_thread_time`) positive: a period of 0 has no next run (found by conform's random answers, issue
+    36: a ZeroDivisionError, exit 3, before)."""
+    for name in p.__slots__:
+        value = getattr(p, name)
+        if not name.endswith(("_ms", "_limit", "_kb")):
+            continue
+        if type(value) is not int:
+            raise input_fault(f"{where}: parameter {name} = {value!r} is not an integer")
+        floor = 1 if name == "status_period_ms" else 0
+        if value < floor:
+            raise input_fault(f"{where}: parameter {name} = {value} is below {floor}")

@@ -84,6 +84,12 @@ FAULTS: dict[str, tuple[Damage, str]] = {
         "dial 'GoodAvailability' has no threshold",
     ),
     "unusable thresholds": (_config(_bcss_thresholds("six")), "unusable BCSS options"),
+    # found by conform's random answers (issue 36): both raised out of the rule code (exit 3) before
+    "server null": (_edit(ev.MOUNTED, _set("server", None), 1), "'server' is None, not a string"),
+    "responder without a component": (
+        _edit(ev.FAILURE, lambda a: {**a, "what": "responder", "component": None}),
+        "a responder FAILURE names no component",
+    ),
     "configuration not JSON": (
         lambda events: [dataclasses.replace(events[0], attrs={**events[0].attrs, "config": "{bcss"}), *events[1:]],
         "unusable BCSS options",

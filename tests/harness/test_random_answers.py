@@ -70,15 +70,7 @@ def _property(mechanism: str, examples: int, runs: int, steps: int, tmp: str, sh
 PF_FAULTS = importlib.util.find_spec("model.pf.faults") is not None
 MECHANISMS = [
     "sr",
-    pytest.param(
-        "am",
-        marks=pytest.mark.xfail(
-            reason="a bug of the am rule code (model/am, issue 29's am slice), found by this test: an attribute the "
-            "vocabulary types 'string or null' given null reaches model/am/monitor_bcss.py on_bcss_end, where "
-            "`sorted(d.on)` raises TypeError: exit 3 (an input fault it should raise)",
-            strict=False,
-        ),
-    ),
+    "am",  # its rule code raised TypeError on a MOUNTED of server null: now an input fault (model/am/faults.py)
     pytest.param(
         "pf",
         marks=pytest.mark.xfail(
