@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,43 @@ def test_twin_a_trace_missing_an_attribute_stays_unknown():
     result = verdict(events)
     assert result.verdict is Verdict.UNKNOWN and not result.violations
     assert any("HAREDIRECT" in n and "try" in n for n in result.notes), result.notes
+
+
+PAIR_LOG = Path(__file__).resolve().parents[1] / "audit" / "data" / "pair" / "mbx1" / "MSGTRK2023040218-1.LOG"
+
+
+def log_without_shadow_rows(directory: Path, keep: tuple[str, ...] = (",RECEIVE,", ",DELIVER,")) -> Path:
+    """A message tracking log of one server holding only rows no shadow redundancy rule reads (an Exchange
+    log of a server that made no shadow: the issue's real 2010 and MSGTRKMS files), imported as a trace.
+    `keep` with `,HAREDIRECT,` is the twin: a log with a shadow the audit rules judge."""
+    lines = PAIR_LOG.read_text(encoding="utf-8-sig").splitlines()
+    rows = [x for x in lines if x.startswith("#") or any(k in x for k in keep)]
+    log = directory / "logs" / "mbx1" / "MSGTRK2023040218-1.LOG"
+    log.parent.mkdir(parents=True)
+    log.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    trace = directory / "imported.parquet"
+    assert main(["import", "msgtrk", str(directory / "logs"), "--out", str(trace)]) == 0
+    return trace
+
+
+def test_a_check_with_nothing_to_judge_is_unknown_exit_2(tmp_path, capsys):
+    trace = log_without_shadow_rows(tmp_path)
+    out = tmp_path / "out"
+    assert main(["check", str(trace), "--engine", "python", "--out", str(out), "--quiet"]) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verdict"] == "unknown" and summary["nothing_judged"] is True
+    notes = [json.loads(x)["note"] for x in (out / "unknown.jsonl").read_text().splitlines()]
+    assert any(n.startswith("nothing to judge") and "msgtrk" in n for n in notes), notes
+    assert not any(r["state"] == "held" and r["requirement"] not in FORMAT for r in summary["rules"])
+    accepted = tmp_path / "accepted"
+    assert main(["check", str(trace), "--engine", "python", "--out", str(accepted), "--quiet", "--allow-unknown"]) == 0
+
+
+def test_twin_a_log_with_a_shadow_is_judged(tmp_path):
+    trace = log_without_shadow_rows(tmp_path, (",RECEIVE,", ",HAREDIRECT,", ",SEND,"))
+    outcome = check_paths([str(trace)])
+    assert not outcome.nothing_judged
+    assert any(r["judged"] and r["requirement"] not in FORMAT for r in outcome.rules)
+
+
+FORMAT = {"TR-001", "TR-002", "TR-004", "TR-005", "TR-006", "TR-008"}

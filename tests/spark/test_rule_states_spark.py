@@ -22,6 +22,7 @@ from conformance.groups import judge_unit
 from conformance.pycheck import check_paths
 from model.registry import monitor_runs
 from model.sr.monitor import SrFold, SrMonitor
+from tests.engine.test_rule_states import log_without_shadow_rows
 from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.spark
@@ -83,3 +84,15 @@ def test_rule_rows_are_the_python_engines(spark, plan):
         sparked = job.check(spark, [str(path)], plan=plan)
         assert sparked.rules == python.rules
         assert sparked.nothing_judged == python.nothing_judged is False
+
+
+@pytest.mark.parametrize("plan", ["shuffle", "units"])
+def test_nothing_to_judge_is_exit_2_on_spark(spark, tmp_path, plan):
+    """An imported log whose rows no rule beyond the format rules reads: unknown, exit 2, as in one process."""
+    trace = log_without_shadow_rows(tmp_path)
+    out = tmp_path / "out"
+    argv = ["check", str(trace), "--engine", "spark", "--spark-plan", plan, "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["nothing_judged"] is True and summary["verdict"] == "unknown"
+    assert summary["rules"] == check_paths([str(trace)]).rules
