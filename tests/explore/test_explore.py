@@ -151,7 +151,7 @@ def test_cli_writes_the_replay_file_and_checks_the_manifest(tmp_path: Path, caps
 
 @pytest.mark.unit
 def test_kill_report_column_from_an_explore_report(tmp_path: Path) -> None:
-    from conformance.suite_cli import _explore_text, _explored
+    from conformance.harness.mutants_cmd import _explore_text, _explored
 
     report = tmp_path / "x-am.json"
     row = {
