@@ -82,7 +82,7 @@ def finish_outcome(
     counts.count("core", "schema-conformance", rows_read)  # TR-005: every row read checked against the schema
     quarantined = [{"rule": "schema-conformance", "mechanism": "core", "count": len(quarantine)}]
     rules = rule_rows(counts, by_rule + quarantined, by_mechanism, monitors)
-    empty = nothing_judged(rules, counts) and rows_checked > 0  # no events at all: `--allow-empty` decides
+    empty = nothing_judged(rules) and rows_checked > 0  # no events at all: `--allow-empty` decides
     if empty:
         unknown.append({"mechanism": "core", "note": nothing_judged_note(by_mechanism)})
     unknown.sort(key=lambda u: (u["mechanism"], u["note"]))

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.core_fold import CORE_RULES
+from conformance.engine import core_rules
 from conformance.engine.rulesets import IMPORTED_MECHANISM, SIMULATED_ONLY
 from model.registry import mechanisms
 from spec.catalogue import require
@@ -101,33 +101,23 @@ class Table:
     records: str | None
 
 
-def core_rules() -> tuple[Rule, ...]:
-    """The mechanism-independent rules (TR-001..TR-006) as rule objects, TR-005 included."""
-    try:
-        module = importlib.import_module("conformance.engine.core_rules")
-    except ModuleNotFoundError:
-        module = None
-    if module is not None:
-        rows = rules_in(module)
-    else:  # the table of strings core_fold.py kept before its rules became objects
-        rows = tuple(Rule(name, req, "always", "", (), "core") for name, req in CORE_RULES.items())
-    if not any(r.requirement == "TR-005" for r in rows):
-        rows = (*rows, Rule("schema-conformance", "TR-005", "always", "every row is a valid event", (), "core"))
-    return rows
-
-
-def tables(monitors: Iterable[str]) -> list[Table]:
-    """The core rules, then the table of each monitor that ran, in the registry's order."""
+def tables(monitors: Iterable[str], reported: Iterable[dict[str, Any]] = ()) -> list[Table]:
+    """The core rules, then the table of each monitor that ran, in the registry's order. A monitor registered
+    without a rules module (`model/<name>/rules.py`) gets the rules its violations name (`reported`: the rows
+    of `violations_by_rule`), so what it found is never left out of the rows."""
     specs = mechanisms()
-    out = [Table("core", core_rules(), None)]
+    out = [Table("core", tuple(core_rules.RULES.values()), None)]
     for name in monitors:
-        try:
-            module = importlib.import_module(f"model.{name}.rules")
-        except ModuleNotFoundError:
-            continue
         spec = specs.get(name)
         records = spec.records if spec is not None else (None if name == "skew" else name)
-        out.append(Table(name, rules_in(module), records))
+        try:
+            rules = rules_in(importlib.import_module(f"model.{name}.rules"))
+        except ModuleNotFoundError as exc:
+            if exc.name not in (f"model.{name}", f"model.{name}.rules"):
+                raise
+            named = {(v["rule"], v.get("requirement", "")) for v in reported if v["mechanism"] == name}
+            rules = tuple(Rule(rule, req, "always", "", (), name) for rule, req in sorted(named))
+        out.append(Table(name, rules, records))
     return out
 
 
@@ -144,7 +134,7 @@ def rule_rows(
     seen = {m for m, n in events_by_mechanism.items() if n}
     simulated = bool(seen - {IMPORTED_MECHANISM})  # TR-008: the simulated-only core rules apply to these alone
     rows = []
-    for t in tables(monitors):
+    for t in tables(monitors, violations_by_rule):
         applicable = bool(seen) if t.records is None else t.records in seen
         for r in t.rules:
             here = applicable and (simulated or t.monitor != "core" or r.name not in SIMULATED_ONLY)
@@ -166,7 +156,10 @@ def _row(t: Table, r: Rule, counts: RuleCounts, violated: int, applicable: bool)
     elif t.monitor == "core":
         state, reason = "not-applicable", "the input holds only imported logs, to which it does not apply (TR-008)"
     else:
-        state, reason = "not-applicable", f"the input holds no {t.records or ''} event".replace("  ", " ")
+        state, reason = (
+            "not-applicable",
+            f"the input holds no {t.records} event" if t.records else "the input holds no event",
+        )
     return {
         "rule": r.name,
         "requirement": r.requirement,
@@ -187,12 +180,9 @@ def by_state(rows: list[dict[str, Any]]) -> dict[str, int]:
     return {s: found[s] for s in STATES}
 
 
-def nothing_judged(rows: list[dict[str, Any]], counts: RuleCounts) -> bool:
-    """No rule beyond the format rules judged an instance (a monitor without a tally that ran on events of its
-    mechanism is taken as having judged: it cannot say otherwise)."""
-    seen = {r["mechanism"] for r in rows if r["state"] != "not-applicable"}
-    if counts.uncounted & seen:
-        return False
+def nothing_judged(rows: list[dict[str, Any]]) -> bool:
+    """No rule beyond the format rules judged an instance (a monitor that gives no tally judged nothing it
+    can show: its rules are not judged, `UNCOUNTED`)."""
     return not any(r["judged"] for r in rows if r["requirement"] not in FORMAT_REQUIREMENTS)
 
 

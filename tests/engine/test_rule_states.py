@@ -19,7 +19,7 @@ import pytest
 import model.sr.step as sr_step
 from conformance.check import verdict
 from conformance.cli import main
-from conformance.engine.tally import STATES, RuleCounts, nothing_judged, rule_rows
+from conformance.engine.tally import STATES, UNCOUNTED, RuleCounts, nothing_judged, rule_rows
 from conformance.pycheck import check_paths
 from traces.corpus import SAMPLES_DIR
 from traces.io import read_events
@@ -106,12 +106,12 @@ def test_nothing_judged_beyond_the_format_rules_is_said():
     counts.add("core", tally)
     counts.add("sr", Tally())
     rows = rule_rows(counts, [], {"sr": 5}, ["sr"])
-    assert nothing_judged(rows, counts)
+    assert nothing_judged(rows)
     tally.judge(Rule("recv-after-send", "TR-003", "always", ""))  # twin: one instance of a rule that is not format
     counts2 = RuleCounts()
     counts2.add("core", tally)
     counts2.add("sr", Tally())
-    assert not nothing_judged(rule_rows(counts2, [], {"sr": 5}, ["sr"]), counts2)
+    assert not nothing_judged(rule_rows(counts2, [], {"sr": 5}, ["sr"]))
 
 
 def test_summary_json_carries_the_rule_rows(tmp_path):
@@ -194,3 +194,20 @@ def test_twin_a_log_with_a_shadow_is_judged(tmp_path):
 
 
 FORMAT = {"TR-001", "TR-002", "TR-004", "TR-005", "TR-006", "TR-008"}
+
+
+def test_a_monitor_that_gives_no_tally_judged_nothing_it_can_show():
+    """A result without a tally (a monitor that does not count) never makes its rules held nor the check judged."""
+    counts = RuleCounts()
+    counts.add("sr", None)
+    rows = rule_rows(counts, [], {"sr": 5}, ["sr"])
+    sr = [r for r in rows if r["mechanism"] == "sr"]
+    assert sr and all(r["state"] == "not-judged" and r["reason"] == UNCOUNTED for r in sr)
+    assert nothing_judged(rows)
+
+
+def test_a_monitor_without_a_rules_table_shows_the_rules_its_violations_name():
+    found = [{"rule": "probe", "requirement": "TR-001", "mechanism": "probe", "count": 2}]
+    rows = [r for r in rule_rows(RuleCounts(), found, {"sr": 5}, ["probe"]) if r["mechanism"] == "probe"]
+    assert [(r["rule"], r["state"], r["violated"]) for r in rows] == [("probe", "violated", 2)]
+    assert not [r for r in rule_rows(RuleCounts(), [], {"sr": 5}, ["probe"]) if r["mechanism"] == "probe"]
