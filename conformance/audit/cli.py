@@ -110,12 +110,19 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
         print(
             f"  SMTP protocol logs: {len(smtp.files)} file(s), {smtp.data_lines} line(s), {len(smtp.sessions)} "
             f"session(s), {start['protocol_replies_joined']} message repl(ies) joined to tracking rows, "
-            f"{len(start['protocol_join_problems'])} not joined, {smtp.duplicates} repeated line(s) dropped, "
+            f"{len(start['protocol_join_problems'])} not joined, {start['protocol_not_applicable_total']} not "
+            f"applicable (not shadow sessions), {smtp.duplicates} repeated line(s) dropped, "
             f"{len(smtp.quarantine)} quarantined",
             file=sys.stderr,
         )
+        for label, how in sorted(smtp.layout_origin.items()):
+            print(f"  {label}: {how}", file=sys.stderr)
         for problem in start["protocol_join_problems"][:5]:
             print(f"    not joined: {problem}", file=sys.stderr)
+        for split in smtp.splits[:5]:
+            print(f"    split: {split}", file=sys.stderr)
+    for conflict in start["server_name_conflicts"][:10]:
+        print(f"  server names: {conflict}", file=sys.stderr)
     skipped = parsed.inputs.skipped
     print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
     for label, reason in skipped:
