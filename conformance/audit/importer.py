@@ -290,7 +290,7 @@ def build_trace(
         "protocol_join_problems": join_problems[:CAP],
         "protocol_not_applicable_total": len(not_applicable),
         "protocol_not_applicable": not_applicable[:CAP],
-        "protocol_layout_origin": [f"{f}: {how}" for f, how in sorted(smtp.layout_origin.items())][:CAP],
+        "protocol_layout_origin": _origins(parsed.inputs.protocol_origin, smtp.layout_origin)[:CAP],
         "protocol_session_splits": smtp.splits[:CAP],
         "server_name_conflicts": [*names.conflicts, *smtp.name_conflicts][:CAP],
         "event_counts": [f"{e}={n}" for e, n in sorted(counts.items())],
@@ -315,6 +315,12 @@ def build_trace(
         eid = f"{trace}:{file}:{line}" if kind != SESSION else f"{trace}:{file}:{line}:session"
         events.append(Event(trace, seq, eid, ts, node, MECHANISM, entity, kind, a))
     return events, start_attrs
+
+
+def _origins(*told: dict[str, str]) -> list[str]:
+    """How each protocol log's direction and columns were known, where not by its header (file: how; how)."""
+    files = sorted({f for t in told for f in t})
+    return [f"{f}: " + "; ".join(t[f] for t in told if f in t) for f in files]
 
 
 def _digest(merged: list[Placed], quarantine: list[Quarantined], dropped: list[str]) -> str:
