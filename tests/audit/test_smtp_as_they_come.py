@@ -1,0 +1,214 @@
+"""SMTP protocol logs and tracking fields as real organisations' logs have them (issue 31): each fault the issue
+names, with its failing twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.audit.importer import ImportConfig, build_trace
+from conformance.audit.msgtrk import parse_logs
+from conformance.audit.servernames import Names, parse_redirect, reply_ids
+from conformance.audit.smtplog import parse_protocol
+from conformance.audit.sniff import discover
+from conformance.cli import main
+from model.msgtrk.monitor import AuditMonitor
+from tests.audit import logs, smtplogs, smtpreal
+from tests.audit.logs import MID
+
+pytestmark = pytest.mark.unit
+BOUNDARY = {"DAG1": ("mbx1", "mbx2")}
+
+
+def _tracking(root: Path) -> None:
+    p, s = logs.flow(send_at=5000, discard_at=9000)
+    logs.write(root / "mbx1" / "MSGTRK2023040218-1.LOG", "2016", p)
+    logs.write(root / "mbx2" / "MSGTRKMS2023040218-1.LOG", "2016", s)
+
+
+def _import(root: Path, layout: str | None = None):
+    parsed = parse_logs([str(root)], layout)
+    smtp = parse_protocol(parsed.inputs.protocol)
+    events, start = build_trace(parsed, ImportConfig(boundaries=BOUNDARY), [str(root)], smtp)
+    return events, start, smtp, parsed
+
+
+def _check(tmp_path: Path, root: Path, *extra: str) -> int:
+    trace = tmp_path / f"{root.name}.jsonl"
+    assert main(["import", "msgtrk", str(root), "--out", str(trace), "--boundary", "DAG1=mbx1,mbx2", *extra]) == 0
+    return main(["check", str(trace), "--skew", "100", "--engine", "python", "--out", str(tmp_path / f"{root.name}-o")])
+
+
+# ---- 1. header-less protocol-log rows, told by content ---------------------------------------------------
+
+
+def test_headerless_receive_and_send_rows_are_told_by_content_and_judged(tmp_path):
+    root = tmp_path / "siem"
+    _tracking(root)
+    (root / "export-recv.csv").write_bytes(smtpreal.headerless(smtplogs.receive_session()))
+    (root / "export-send.txt").write_bytes(smtpreal.headerless(smtplogs.shadow_session()))
+    inputs = discover([str(root)])
+    kinds = {label.rsplit("/", 1)[1]: kind for _, label, kind in inputs.protocol}
+    assert kinds == {"export-recv.csv": "receive", "export-send.txt": "send"}
+    _, start, smtp, _ = _import(root)
+    assert smtp.quarantine == [] and start["protocol_replies_joined"] == 2
+    assert any("told receive by content" in x for x in start["protocol_layout_origin"])
+    assert _check(tmp_path, root) == 0  # SR-031 judged on header-less rows, clean
+
+
+def test_twin_rows_that_tell_no_direction_need_layout_and_say_so(tmp_path):
+    root = tmp_path / "forum"
+    _tracking(root)
+    quiet = [r for r in smtplogs.receive_session() if r[1].split(",")[6] in ("+", "-", "*")]
+    (root / "post.txt").write_bytes(smtpreal.headerless(quiet))
+    skipped = dict(discover([str(root)]).skipped)
+    assert "give --layout receive|send" in skipped[str(root / "post.txt")]
+    assert "post.txt" in str(discover([str(root)], protocol_layout="receive").protocol)
+    told = smtpreal.headerless(smtplogs.shadow_session())
+    (root / "post.txt").write_bytes(told)  # content says send: a contradicting --layout is named, not obeyed
+    assert (
+        "--layout receive was given"
+        in dict(discover([str(root)], protocol_layout="receive").skipped)[str(root / "post.txt")]
+    )
+    alone = tmp_path / "alone.csv"  # named on the command line: read, each line quarantined with the reason
+    alone.write_bytes(smtpreal.headerless(quiet))
+    parsed = parse_logs([str(alone)])
+    assert parsed.quarantine[0].file == str(alone) and parsed.quarantine[0].line == 1
+    assert "give --layout receive or --layout send" in parsed.quarantine[0].reason
+
+
+# ---- 2. sessions keyed the way Exchange numbers them -----------------------------------------------------
+
+
+def test_a_send_sessions_preconnection_row_joins_it(tmp_path):
+    f = tmp_path / "SEND1.LOG"
+    f.write_bytes(smtplogs.text("Send", smtpreal.send_with_preconnect()))
+    smtp = parse_protocol([(f, "SEND1.LOG", "send")])
+    assert len(smtp.sessions) == 1 and smtp.splits == []
+    s = smtp.sessions[0]
+    assert s.server == "mbx1.contoso.com" and s.problem == "" and s.lines[0].context == "attempting to connect"
+
+
+def test_twin_one_session_id_from_six_endpoints_is_split_and_reported(tmp_path):
+    a, b = smtpreal.one_id_many_endpoints()
+    (tmp_path / "RECV1.LOG").write_bytes(smtplogs.text("Receive", a))
+    (tmp_path / "RECV2.LOG").write_bytes(smtplogs.text("Receive", b))
+    smtp = parse_protocol(discover([str(tmp_path)]).protocol)
+    assert len(smtp.sessions) == 6 and len(smtp.splits) == 1
+    assert "6 remote endpoints" in smtp.splits[0] and "RECV1.LOG" in smtp.splits[0] and "RECV2.LOG" in smtp.splits[0]
+    assert "RECV1.LOG:6" in smtp.splits[0]  # the first line of each session read apart
+
+
+# ---- 3. server names from the most specific source, never cut ----------------------------------------------
+
+
+def test_names_are_never_cut_and_short_forms_join_only_when_seen():
+    n = Names({"mail.x.x", "172.20.15.25", "My.Mail.Server.com", "mbx1", "MBX1.contoso.com"})
+    assert n.norm("mail.x.x") == "mail.x.x" and n.norm("172.20.15.25") == "172.20.15.25"
+    assert n.norm("My.Mail.Server.com") == "my.mail.server.com" and n.norm("MBX1.contoso.com") == "mbx1"
+    assert n.conflicts == []
+    twin = Names({"mbx1", "mbx1.contoso.com", "mbx1.fabrikam.com"})  # one short name, two domains
+    assert twin.norm("mbx1.contoso.com") == "mbx1.contoso.com" and "2 domains" in twin.conflicts[0]
+
+
+def test_the_connector_names_the_server_and_every_conflict_is_reported(tmp_path):
+    rows = [
+        *smtpreal.frontend_greeting("EXCH01", "mail.x.x", "08DB33A1C0FFEE61"),
+        *smtpreal.frontend_greeting("EXCH02", "mail.x.x", "08DB33A1C0FFEE62", at=8100),
+    ]
+    f = tmp_path / "RECV1.LOG"
+    f.write_bytes(smtplogs.text("Receive", rows))
+    smtp = parse_protocol([(f, "RECV1.LOG", "receive")])
+    assert sorted(s.server for s in smtp.sessions) == ["exch01", "exch02"]  # not `mail`, not merged
+    conflicts = smtp.name_conflicts
+    assert any("connector names server exch01, the banner mail.x.x" in c and "RECV1.LOG:6" in c for c in conflicts)
+    assert any("mail.x.x is given by 2 servers (exch01, exch02" in c for c in conflicts)
+    send = tmp_path / "SEND1.LOG"
+    send.write_bytes(smtplogs.text("Send", smtpreal.send_with_preconnect(ehlo="My.Mail.Server.com")))
+    assert parse_protocol([(send, "SEND1.LOG", "send")]).sessions[0].server == "my.mail.server.com"
+
+
+def test_twin_an_ip_address_as_tracking_server_stays_whole(tmp_path):
+    p, _s = logs.flow(send_at=5000, discard_at=9000)
+    p = [x.replace(",MBX1,", ",172.20.15.25,").replace("mbx1.contoso.com", "172.20.15.25") for x in p]
+    logs.write(tmp_path / "MSGTRK1.LOG", "2016", p)
+    _, start, _, _ = _import(tmp_path)
+    assert "172.20.15.25" in start["servers"] and "172" not in start["servers"]
+
+
+# ---- 4. sessions shadow redundancy does not concern: not applicable, not unknown -----------------------------
+
+
+def test_a_send_to_postfix_is_not_applicable_and_the_import_judges_clean(tmp_path):
+    root = tmp_path / "org"
+    _tracking(root)
+    smtplogs.write_pair(root)
+    rows = smtplogs.shadow_session() + smtpreal.send_to_postfix() + smtpreal.send_to_postfix(9000, answered=False)
+    rows[-1] = (rows[-1][0], rows[-1][1].replace("08DB33A1C0FFEE40", "08DB33A1C0FFEE41"))
+    rows[-2] = (rows[-2][0], rows[-2][1].replace("08DB33A1C0FFEE40", "08DB33A1C0FFEE41"))
+    (root / "mbx1" / "SEND2023040218-1.LOG").write_bytes(smtplogs.text("Send", rows))
+    _, start, _, _ = _import(root)
+    assert start["protocol_join_problems"] == [] and start["protocol_not_applicable_total"] == 2
+    assert any("250 ok" not in x and "not in a shadow session" in x for x in start["protocol_not_applicable"])
+    assert any("no SMTP session was opened" in x for x in start["protocol_not_applicable"])
+    assert _check(tmp_path, root) == 0
+
+
+def test_twin_a_shadow_sessions_reply_without_ids_stays_unknown(tmp_path):
+    root = tmp_path / "org"
+    _tracking(root)
+    smtplogs.write_pair(root)
+    f = root / "mbx1" / "SEND2023040218-1.LOG"
+    f.write_bytes(f.read_bytes().replace(f"{MID} [InternalId=555, Hostname=MBX2.contoso.com] ".encode(), b""))
+    _events, start, _, _ = _import(root)
+    assert start["protocol_not_applicable_total"] == 0
+    assert any("neither an InternalId nor a message-id" in x for x in start["protocol_join_problems"])
+
+
+# ---- 5. HAREDIRECT values in the other order -------------------------------------------------------------
+
+
+AMAZON_STYLE = (
+    "EX13D13UWB004.ant.amazon.com = 250 2.6.0 < 1028007174.22872.1495474412586.JavaMail.apollo@apollo - adaws > "
+    "[InternalId = EX13D13UWB004.ant.amazon.com, Hostname = 64712272257897] Queued mail for redundancy"
+)
+
+
+def test_swapped_internalid_and_hostname_are_read_and_a_number_is_never_a_host():
+    assert parse_redirect(AMAZON_STYLE) == ("EX13D13UWB004.ant.amazon.com", "64712272257897", "")
+    assert reply_ids("250 2.6.0 <a@b> [InternalId = mbx2.contoso.com, Hostname = 555] Queued") == (
+        "555",
+        "mbx2.contoso.com",
+        True,
+    )
+    shadow, _iid, problem = parse_redirect("[InternalId = 64712272257894, Hostname = 64712272257897] Queued")
+    assert shadow is None and "no shadow host name" in problem  # twin: two numbers, no host taken
+
+
+def test_a_swapped_haredirect_pairs_with_the_shadows_rows(tmp_path):
+    p, s = logs.flow(send_at=5000, discard_at=9000)
+    swapped = "mbx2.contoso.com = 250 2.6.0 <m1@contoso.com> [InternalId = mbx2.contoso.com, Hostname = 555] Queued"
+    p[1] = p[1].replace(logs.redirect_context("mbx2.contoso.com", "555"), swapped)
+    logs.write(tmp_path / "mbx1" / "MSGTRK1.LOG", "2016", p)
+    logs.write(tmp_path / "mbx2" / "MSGTRK1.LOG", "2016", s)
+    events, _, _, _ = _import(tmp_path)
+    assert {e.entity for e in events[1:]} == {"mbx1/101"}  # HARECEIVE/HADISCARD of 555 joined the primary's
+    result = AuditMonitor(100).check(events)
+    assert result.violations == () and not any("cannot be paired" in n for n in result.notes)
+
+
+# ---- 6. trace ids depend on everything imported ---------------------------------------------------------
+
+
+def test_trace_ids_depend_on_the_quarantine_too(tmp_path):
+    ids = []
+    root = tmp_path / "logs"  # one place, rewritten: labels are the paths as given
+    for junk in ("", "", "2023-04-02T18:54:09.000Z,broken,\n"):
+        p, _ = logs.flow(send_at=5000)
+        f = logs.write(root / "MSGTRK1.LOG", "2016", p)
+        f.write_bytes(f.read_bytes() + junk.encode())
+        _, _start, _, parsed = _import(root)
+        ids.append(build_trace(parsed, ImportConfig(), [])[0][0].trace_id)
+        assert len(parsed.quarantine) == (1 if junk else 0)
+    assert ids[0] == ids[1] and ids[1] != ids[2]  # same import, same id; differing only in quarantine: not
