@@ -123,6 +123,10 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
             print(f"    split: {split}", file=sys.stderr)
     for conflict in start["server_name_conflicts"][:10]:
         print(f"  server names: {conflict}", file=sys.stderr)
+    if start["replication_values"]:
+        print(f"  S:Replication in RECEIVE rows: {', '.join(start['replication_values'])}", file=sys.stderr)
+    for reason in start["fields_not_judged"]:
+        print(f"    {reason}", file=sys.stderr)
     skipped = parsed.inputs.skipped
     print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
     for label, reason in skipped:

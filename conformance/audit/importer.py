@@ -27,6 +27,7 @@ from conformance.audit.servernames import Names, parse_redirect
 from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
 from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
+from model.msgtrk.replication import not_judged
 from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
 
@@ -267,6 +268,8 @@ def build_trace(
         lo_hi = coverage.setdefault(node, [r.ts_ms, r.ts_ms])
         lo_hi[0], lo_hi[1] = min(lo_hi[0], r.ts_ms), max(lo_hi[1], r.ts_ms)
     reject = config.reject_on_shadow_failure
+    reject_on = bool(param_default("RejectMessageOnShadowFailure") if reject is None else reject)
+    replication = Counter(a["replication"] for _, _, a in placed if a["event"] == "RECEIVE" and "replication" in a)
     variant = config.accept_rejection_variant
     span = config.shadow_resubmit_ms
     start_attrs: dict[str, Any] = {
@@ -293,6 +296,8 @@ def build_trace(
         "protocol_layout_origin": _origins(parsed.inputs.protocol_origin, smtp.layout_origin)[:CAP],
         "protocol_session_splits": smtp.splits[:CAP],
         "server_name_conflicts": [*names.conflicts, *smtp.name_conflicts][:CAP],
+        "replication_values": [f"{v}={n}" for v, n in sorted(replication.items())],
+        "fields_not_judged": not_judged(replication, reject_on),
         "event_counts": [f"{e}={n}" for e, n in sorted(counts.items())],
         "unknown_event_ids": [f"{e}={n}" for e, n in unknown],
         "unknown_events_total": sum(n for _, n in unknown),

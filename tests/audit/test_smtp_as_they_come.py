@@ -13,9 +13,10 @@ from conformance.audit.servernames import Names, parse_redirect, reply_ids
 from conformance.audit.smtplog import parse_protocol
 from conformance.audit.sniff import discover
 from conformance.cli import main
+from model.msgtrk import rules as R
 from model.msgtrk.monitor import AuditMonitor
 from tests.audit import logs, smtplogs, smtpreal
-from tests.audit.logs import MID
+from tests.audit.logs import MID, line, t
 
 pytestmark = pytest.mark.unit
 BOUNDARY = {"DAG1": ("mbx1", "mbx2")}
@@ -212,3 +213,69 @@ def test_trace_ids_depend_on_the_quarantine_too(tmp_path):
         ids.append(build_trace(parsed, ImportConfig(), [])[0][0].trace_id)
         assert len(parsed.quarantine) == (1 if junk else 0)
     assert ids[0] == ids[1] and ids[1] != ids[2]  # same import, same id; differing only in quarantine: not
+
+
+# ---- 5. S:Replication in the primary's RECEIVE ----------------------------------------------------------
+
+
+def _replication_flow(value: str, *, hop: bool = True) -> list[str]:
+    rows = [
+        line(
+            "2016",
+            date_time=t(0),
+            client_hostname="client.fabrikam.com",
+            server_hostname="MBX1",
+            source="SMTP",
+            event_id="RECEIVE",
+            internal_message_id="101",
+            message_id=MID,
+            custom_data=f"S:DeliveryPriority=Normal;S:Replication={value}",
+        )
+    ]
+    if hop:
+        rows.append(
+            line(
+                "2016",
+                date_time=t(90),
+                client_hostname="MBX1.contoso.com",
+                server_hostname="edge.fabrikam.com",
+                source="SMTP",
+                event_id="SEND",
+                internal_message_id="101",
+                message_id=MID,
+            )
+        )
+    return rows
+
+
+def _judged(tmp_path: Path, rows: list[str], reject: bool):
+    logs.write(tmp_path / "MSGTRK1.LOG", "2016", rows)
+    parsed = parse_logs([str(tmp_path)])
+    events, start = build_trace(parsed, ImportConfig(reject_on_shadow_failure=reject), [str(tmp_path)])
+    return AuditMonitor(100).check(events), start
+
+
+def test_replication_naming_another_server_is_judged_and_the_primary_itself_fails(tmp_path):
+    ok, start = _judged(tmp_path / "ok", _replication_flow("MBX2"), reject=False)
+    assert ok.violations == () and ok.tally.judged[R.REPLICATION_OTHER_SERVER.name] == 1
+    assert start["replication_values"] == ["mbx2=1"]
+    bad, _ = _judged(tmp_path / "bad", _replication_flow("MBX1"), reject=False)  # twin: the primary itself
+    assert [v.rule for v in bad.violations] == ["msgtrk-replication-other-server"]
+    assert bad.violations[0].requirement == "SR-028" and "MSGTRK1.LOG:6" in bad.violations[0].explanation
+
+
+def test_replication_failed_with_reject_on_must_not_go_on(tmp_path):
+    held, _ = _judged(tmp_path / "held", _replication_flow("Failed", hop=False), reject=True)
+    assert held.violations == () and held.tally.judged[R.REPLICATION_FAILED_REJECT.name] == 1
+    bad, _ = _judged(tmp_path / "went", _replication_flow("Failed"), reject=True)  # twin: it went on
+    assert [v.rule for v in bad.violations] == ["msgtrk-replication-failed-reject"]
+    assert bad.violations[0].requirement == "SR-021"
+
+
+def test_replication_values_no_seed_sentence_judges_are_listed_not_judged(tmp_path):
+    off, start = _judged(tmp_path / "off", _replication_flow("Failed"), reject=False)
+    assert off.violations == () and R.REPLICATION_FAILED_REJECT.name not in off.tally.judged
+    assert any("RejectMessageOnShadowFailure off" in x for x in start["fields_not_judged"])
+    disabled, start = _judged(tmp_path / "disabled", _replication_flow("Disabled"), reject=True)
+    assert disabled.violations == () and not disabled.tally.judged.get(R.REPLICATION_OTHER_SERVER.name)
+    assert any("Disabled" in x for x in start["fields_not_judged"])
