@@ -128,6 +128,26 @@ def test_the_connector_names_the_server_and_every_conflict_is_reported(tmp_path)
     send = tmp_path / "SEND1.LOG"
     send.write_bytes(smtplogs.text("Send", smtpreal.send_with_preconnect(ehlo="My.Mail.Server.com")))
     assert parse_protocol([(send, "SEND1.LOG", "send")]).sessions[0].server == "my.mail.server.com"
+    other = [  # a second server's Send session with the same public EHLO name, from another local address
+        (ms, x.replace("10.0.0.11:", "10.0.0.31:").replace("FFEE30", "FFEE31"))
+        for ms, x in smtpreal.send_with_preconnect(ehlo="My.Mail.Server.com", at=6500)
+    ]
+    send.write_bytes(smtplogs.text("Send", smtpreal.send_with_preconnect(ehlo="My.Mail.Server.com") + other))
+    shared = parse_protocol([(send, "SEND1.LOG", "send")]).name_conflicts
+    assert len(shared) == 1 and "my.mail.server.com is used from 2 local addresses" in shared[0]
+
+
+def test_layout_receive_on_the_command_line_reads_rows_no_line_tells(tmp_path, capsys):
+    root = tmp_path / "forum"
+    _tracking(root)
+    quiet = [r for r in smtplogs.receive_session() if r[1].split(",")[6] in ("+", "-", "*")]
+    (root / "post.txt").write_bytes(smtpreal.headerless(quiet))
+    out = tmp_path / "t.jsonl"
+    assert main(["import", "msgtrk", str(root), "--layout", "receive", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "post.txt: header-less SMTP protocol log rows, receive by --layout receive" in err
+    assert main(["import", "msgtrk", str(root), "--out", str(out)]) == 0  # twin: without it, listed not read
+    assert "post.txt: header-less SMTP protocol log rows: Receive or Send cannot be told" in capsys.readouterr().err
 
 
 def test_twin_an_ip_address_as_tracking_server_stays_whole(tmp_path):
