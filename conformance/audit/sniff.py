@@ -75,25 +75,28 @@ def sniff(path: Path, protocol_layout: str | None = None) -> tuple[str | None, s
             return "msgtrk", "#Fields line of message tracking"
         if {"session-id", "sequence-number", "event"} <= columns:
             order = [c.strip() for c in fields.split(",")]
-            return _direction(lines, order, protocol_layout, "SMTP protocol log without #Log-type")
+            return _direction(text, order, protocol_layout, "SMTP protocol log without #Log-type")
         return None, f"#Fields line of another log ({fields.strip()[:60]!r})"
     first = next((x for x in lines if not x.startswith("#")), "")
     count = len(next(csv.reader([first]), []))
     if _ISO_START.match(first) and count in TRACKING_COUNTS:
         return "msgtrk", f"header-less rows with {count} columns"
     if _ISO_START.match(first) and count == PROTOCOL_COUNT:
-        return _direction(lines, PROTOCOL_FIELDS.split(","), protocol_layout, "header-less SMTP protocol log rows")
+        return _direction(text, PROTOCOL_FIELDS.split(","), protocol_layout, "header-less SMTP protocol log rows")
     return None, f"not a message tracking or SMTP protocol log (first line {first[:60]!r})"
 
 
-def _direction(lines: list[str], order: list[str], given: str | None, what: str) -> tuple[str | None, str]:
-    """Receive or Send told by content: the first `<` or `>` line that is a command or a reply code decides."""
+def _direction(text: str, order: list[str], given: str | None, what: str) -> tuple[str | None, str]:
+    """Receive or Send told by content: the first `<` or `>` line that is a command or a reply code decides
+    (`text`: the file's head, its lines numbered from 1 as the file's)."""
     if "event" not in order or "data" not in order:
         return None, f"{what}: no event and data columns"
     ev, data = order.index("event"), order.index("data")
-    for number, text in enumerate((x for x in lines if not x.startswith("#")), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
         try:
-            cells = next(csv.reader([text]))
+            cells = next(csv.reader([line.rstrip("\r")]))
         except csv.Error:
             continue
         if len(cells) != len(order) or cells[ev] not in ("<", ">"):
@@ -104,7 +107,7 @@ def _direction(lines: list[str], order: list[str], given: str | None, what: str)
         if not reply and word not in _COMMANDS:
             continue
         kind = "receive" if (cells[ev] == "<") != reply else "send"
-        how = f"{what}, told {kind} by content (data row {number}: {cells[ev]} {said[:30]!r})"
+        how = f"{what}, told {kind} by content (line {number}: {cells[ev]} {said[:30]!r})"
         if given and given != kind:
             return None, f"{how}, but --layout {given} was given: not read"
         return kind, how
