@@ -265,9 +265,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     m.add_argument("paths", nargs="+", help="log files (read whatever their names) or directories (every file)")
     m.add_argument(
         "--layout",
+        action="append",
         choices=("2007", "2010", "2013", "2016", "2019", "receive", "send"),
         help="the layout of tracking rows without a #Fields line (default: from the first row's column count), "
-        "or receive/send: the direction of protocol-log rows without #Log-type that no command or reply tells",
+        "and/or receive|send: the direction of protocol-log rows without #Log-type that no command or reply "
+        "tells; repeatable, one of each",
     )
     m.add_argument(
         "--no-protocol-logs",

@@ -19,7 +19,7 @@ at which column a line breaks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -336,13 +336,18 @@ class LogFileError(ValueError):
     """A whole input is unusable (no log files, a #Fields line without the needed columns)."""
 
 
-def parse_logs(paths: list[str], layout: str | None = None, *, protocol: bool = True) -> ParseResult:
+def parse_logs(paths: list[str], layout: str | Sequence[str] | None = None, *, protocol: bool = True) -> ParseResult:
     """Every message tracking log under `paths` (told by content, `sniff.discover`), parsed; the files not
     read are in `result.inputs.skipped` with their reasons, the SMTP protocol logs in `result.inputs.protocol`.
-    `layout`: a tracking layout for header-less tracking rows, or `receive`/`send` for protocol-log rows
-    without #Log-type whose content does not tell (PROTOCOL_LAYOUTS)."""
-    proto = layout if layout in PROTOCOL_LAYOUTS else None
-    layout = None if proto else layout
+    `layout` (`--layout`, repeatable): a tracking layout for header-less tracking rows, and/or `receive`/`send`
+    for protocol-log rows without #Log-type whose content does not tell (PROTOCOL_LAYOUTS); one of each at most."""
+    given = [layout] if isinstance(layout, str) else list(layout or [])
+    protos = [g for g in given if g in PROTOCOL_LAYOUTS]
+    tracks = [g for g in given if g not in PROTOCOL_LAYOUTS]
+    if len(set(protos)) > 1 or len(set(tracks)) > 1:
+        raise LogFileError(f"--layout given as {', '.join(given)}: at most one tracking layout and one of receive/send")
+    proto = protos[0] if protos else None
+    layout = tracks[0] if tracks else None
     try:
         inputs = discover(paths, protocol=protocol, protocol_layout=proto)
     except FileNotFoundError as exc:

@@ -150,6 +150,15 @@ def test_layout_receive_on_the_command_line_reads_rows_no_line_tells(tmp_path, c
     assert "post.txt: header-less SMTP protocol log rows, receive by --layout receive" in err
     assert main(["import", "msgtrk", str(root), "--out", str(out)]) == 0  # twin: without it, listed not read
     assert "post.txt: header-less SMTP protocol log rows: Receive or Send cannot be told" in capsys.readouterr().err
+    p, _ = logs.flow("2016", send_at=5000)  # header-less tracking rows too: one --layout of each kind
+    (root / "siem.csv").write_bytes(logs.text("2016", [x.replace(",101,", ",102,") for x in p], header=False))
+    both = ["--layout", "2016", "--layout", "receive"]
+    assert main(["import", "msgtrk", str(root), *both, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "siem.csv: layout 2016/2019 (no header: --layout 2016/2019)" in err and "receive by --layout receive" in err
+    twice = ["--layout", "receive", "--layout", "send"]
+    assert main(["import", "msgtrk", str(root), *twice, "--out", str(out)]) == 2
+    assert "at most one tracking layout and one of receive/send" in capsys.readouterr().err
 
 
 def test_twin_an_ip_address_as_tracking_server_stays_whole(tmp_path):
