@@ -60,6 +60,17 @@ def test_headerless_receive_and_send_rows_are_told_by_content_and_judged(tmp_pat
     assert _check(tmp_path, root) == 0  # SR-031 judged on header-less rows, clean
 
 
+def test_a_headerless_protocol_row_of_another_count_is_quarantined_naming_file_and_line(tmp_path):
+    rows = smtplogs.receive_session()
+    f = tmp_path / "export-recv.csv"
+    f.write_bytes(smtpreal.headerless(rows) + b"2023-04-02T18:54:01.000Z,MBX1\\Default MBX1,08DB,7,extra\n")
+    smtp = parse_protocol([(f, "export-recv.csv", "receive")])
+    assert [(q.file, q.line, q.reason) for q in smtp.quarantine] == [
+        ("export-recv.csv", len(rows) + 1, "5 fields where a header-less protocol-log row has 9")
+    ]
+    assert smtp.data_lines == smtp.lines_kept + len(smtp.quarantine) + smtp.duplicates
+
+
 def test_twin_rows_that_tell_no_direction_need_layout_and_say_so(tmp_path):
     root = tmp_path / "forum"
     _tracking(root)
