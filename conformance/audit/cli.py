@@ -110,12 +110,23 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
         print(
             f"  SMTP protocol logs: {len(smtp.files)} file(s), {smtp.data_lines} line(s), {len(smtp.sessions)} "
             f"session(s), {start['protocol_replies_joined']} message repl(ies) joined to tracking rows, "
-            f"{len(start['protocol_join_problems'])} not joined, {smtp.duplicates} repeated line(s) dropped, "
+            f"{len(start['protocol_join_problems'])} not joined, {start['protocol_not_applicable_total']} not "
+            f"applicable (not shadow sessions), {smtp.duplicates} repeated line(s) dropped, "
             f"{len(smtp.quarantine)} quarantined",
             file=sys.stderr,
         )
+        for told in start["protocol_layout_origin"]:
+            print(f"  {told}", file=sys.stderr)
         for problem in start["protocol_join_problems"][:5]:
             print(f"    not joined: {problem}", file=sys.stderr)
+        for split in smtp.splits[:5]:
+            print(f"    split: {split}", file=sys.stderr)
+    for conflict in start["server_name_conflicts"][:10]:
+        print(f"  server names: {conflict}", file=sys.stderr)
+    if start["replication_values"]:
+        print(f"  S:Replication in RECEIVE rows: {', '.join(start['replication_values'])}", file=sys.stderr)
+    for reason in start["fields_not_judged"]:
+        print(f"    {reason}", file=sys.stderr)
     skipped = parsed.inputs.skipped
     print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
     for label, reason in skipped:
@@ -245,14 +256,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Read message "
         "tracking logs (2007, 2010, 2013, 2016/2019 layouts, by each file's #Fields line, or header-less rows "
         "as SIEMs export them) and SMTP Receive/Send protocol logs, joined by identifiers, into one trace "
-        "(mechanism msgtrk). Files are told by content; every file not read is listed with the reason. "
+        "(mechanism msgtrk). Every file is told by content, never by name: tracking logs by #Log-type, "
+        "#Fields or a header-less row's column count (21, 26, 27, 30); protocol logs by #Log-type, or "
+        "(#Fields alone, or header-less 9-column rows) Receive or Send by whether their '<' lines are "
+        "commands or replies. Every file not read is listed with the reason. "
         "Malformed lines are quarantined with file, line and column (exit 1).",
     )
     m.add_argument("paths", nargs="+", help="log files (read whatever their names) or directories (every file)")
     m.add_argument(
         "--layout",
-        choices=("2007", "2010", "2013", "2016", "2019"),
-        help="the layout of rows without a #Fields line (default: from the first row's column count)",
+        action="append",
+        choices=("2007", "2010", "2013", "2016", "2019", "receive", "send"),
+        help="the layout of tracking rows without a #Fields line (default: from the first row's column count), "
+        "and/or receive|send: the direction of protocol-log rows without #Log-type that no command or reply "
+        "tells; repeatable, one of each",
     )
     m.add_argument(
         "--no-protocol-logs",

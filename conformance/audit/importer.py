@@ -9,7 +9,8 @@ Entities are built from the logs' own identifiers, never from timing: a row belo
 of the server that wrote it; a TRANSFER's `reference` joins a bifurcated child to its parent; the primary's
 HAREDIRECT names the shadow server and the shadow's InternalId in its source-context, and the shadow's rows
 with that internal-message-id (HARECEIVE, HADISCARD, RESUBMIT) join the primary's entity. Server names are
-normalised to their short form (lower case) unless two domains share a short name.
+case-folded and never cut; a fully qualified name is read as the short name only where the short name is seen too
+(`conformance.audit.servernames`, issue 31).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
+from conformance.audit.servernames import Names, parse_redirect
 from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
 from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
+from model.msgtrk.replication import not_judged
 from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
 
@@ -74,9 +77,6 @@ KNOWN_EVENTS = frozenset(
     }
 )
 _KIND_RE = re.compile(KIND_PATTERN)
-_INTERNAL_ID = re.compile(r"InternalId\s*=\s*(\d+)", re.I)
-_HOSTNAME = re.compile(r"Hostname\s*=\s*([A-Za-z0-9][A-Za-z0-9.\-]*)", re.I)
-_LEADING_HOST = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9.\-]*)\s*=\s*\d{3}\b")
 CAP = 1000  # at most this many entries per list in IMPORT_START (the counts are always complete)
 
 
@@ -91,44 +91,6 @@ class ImportConfig:
     trace_id: str | None = None
 
 
-class Names:
-    """Short vs fully qualified server names: `mbx1` and `MBX1.contoso.com` are one server."""
-
-    def __init__(self, seen: set[str]) -> None:
-        shorts: dict[str, set[str]] = {}
-        for name in seen:
-            n = name.strip().lower().rstrip(".")
-            if n:
-                shorts.setdefault(n.split(".")[0], set()).add(n)
-        self._clash = {s for s, full in shorts.items() if len({f for f in full if "." in f}) > 1}
-        self.aliases: dict[str, str] = {}
-        for s, full in shorts.items():
-            for f in full:
-                self.aliases[f] = f if s in self._clash and "." in f else s
-
-    def norm(self, name: str) -> str:
-        n = name.strip().lower().rstrip(".")
-        if not n:
-            return ""
-        return self.aliases.get(n, n if n.split(".")[0] in self._clash else n.split(".")[0])
-
-
-def parse_redirect(context: str) -> tuple[str | None, str | None, str]:
-    """(shadow host, shadow InternalId, problem) from a HAREDIRECT source-context, leniently (FIELD-NOTES)."""
-    iid = _INTERNAL_ID.search(context)
-    host = _HOSTNAME.search(context)
-    lead = _LEADING_HOST.match(context)
-    problems = []
-    if iid is None:
-        problems.append("no InternalId in source-context")
-    shadow = host.group(1) if host else lead.group(1) if lead else None
-    if shadow is None:
-        problems.append("no shadow host name in source-context")
-    elif host and lead and host.group(1).lower() != lead.group(1).lower():
-        problems.append(f"source-context names two shadow hosts ({lead.group(1)}, {host.group(1)})")
-    return shadow, iid.group(1) if iid else None, "; ".join(problems)
-
-
 def _custom(row: LogRow) -> tuple[list[str], str | None]:
     items = split_multi(row.get("custom-data"))
     repl = next((i.split("=", 1)[1] for i in items if i.lower().startswith("s:replication=")), None)
@@ -139,6 +101,9 @@ def _server_names(rows: list[LogRow]) -> set[str]:
     seen: set[str] = set()
     for r in rows:
         seen.update((r.get("server-hostname"), r.get("client-hostname")))
+        repl = _custom(r)[1]
+        if repl and repl.lower() not in ("failed", "disabled"):
+            seen.add(repl)
         if r.get("event-id").upper() == "HAREDIRECT":
             shadow, _, _ = parse_redirect(r.get("source-context"))
             if shadow:
@@ -290,15 +255,12 @@ def build_trace(
     for (_, node, a), entity in zip(placed, entities, strict=True):
         if a["event"] == "RECEIVE" and a.get("message_id"):
             received.setdefault((node, a["message_id"]), set()).add(entity)
-    proto, join_problems = protocol_events(smtp, names.norm, ids, received)
+    proto, join_problems, not_applicable = protocol_events(smtp, names.norm, ids, received)
     rows_placed = [
         (r.ts_ms, n, r.file, r.line, a["event"], e, a) for (r, n, a), e in zip(placed, entities, strict=True)
     ]
     merged: list[Placed] = sorted([*rows_placed, *proto], key=lambda p: (p[0], p[1], p[2], p[3]))
-    digest = hashlib.sha256()
-    for ts, node, file, line, *_ in merged:
-        digest.update(f"{file}\0{line}\0{node}\0{ts}\n".encode())
-    trace = config.trace_id or f"msgtrk-{digest.hexdigest()[:12]}"
+    trace = config.trace_id or f"msgtrk-{_digest(merged, [*parsed.quarantine, *smtp.quarantine], dropped)}"
     counts = Counter(a["event"] for _, _, a in placed)
     unknown = sorted((e, n) for e, n in counts.items() if e not in KNOWN_EVENTS)
     coverage: dict[str, list[int]] = {}
@@ -306,6 +268,8 @@ def build_trace(
         lo_hi = coverage.setdefault(node, [r.ts_ms, r.ts_ms])
         lo_hi[0], lo_hi[1] = min(lo_hi[0], r.ts_ms), max(lo_hi[1], r.ts_ms)
     reject = config.reject_on_shadow_failure
+    reject_on = bool(param_default("RejectMessageOnShadowFailure") if reject is None else reject)
+    replication = Counter(a["replication"] for _, _, a in placed if a["event"] == "RECEIVE" and "replication" in a)
     variant = config.accept_rejection_variant
     span = config.shadow_resubmit_ms
     start_attrs: dict[str, Any] = {
@@ -327,6 +291,13 @@ def build_trace(
         "protocol_sessions": len(smtp.sessions),
         "protocol_replies_joined": sum(1 for p in proto if p[4] == REPLY and "join" in p[6]),
         "protocol_join_problems": join_problems[:CAP],
+        "protocol_not_applicable_total": len(not_applicable),
+        "protocol_not_applicable": not_applicable[:CAP],
+        "protocol_layout_origin": _origins(parsed.inputs.protocol_origin, smtp.layout_origin)[:CAP],
+        "protocol_session_splits": smtp.splits[:CAP],
+        "server_name_conflicts": [*names.conflicts, *smtp.name_conflicts][:CAP],
+        "replication_values": [f"{v}={n}" for v, n in sorted(replication.items())],
+        "fields_not_judged": not_judged(replication, reject_on),
         "event_counts": [f"{e}={n}" for e, n in sorted(counts.items())],
         "unknown_event_ids": [f"{e}={n}" for e, n in unknown],
         "unknown_events_total": sum(n for _, n in unknown),
@@ -349,6 +320,26 @@ def build_trace(
         eid = f"{trace}:{file}:{line}" if kind != SESSION else f"{trace}:{file}:{line}:session"
         events.append(Event(trace, seq, eid, ts, node, MECHANISM, entity, kind, a))
     return events, start_attrs
+
+
+def _origins(*told: dict[str, str]) -> list[str]:
+    """How each protocol log's direction and columns were known, where not by its header (file: how; how)."""
+    files = sorted({f for t in told for f in t})
+    return [f"{f}: " + "; ".join(t[f] for t in told if f in t) for f in files]
+
+
+def _digest(merged: list[Placed], quarantine: list[Quarantined], dropped: list[str]) -> str:
+    """The trace ID's hash: of everything imported, each event's line, server, time, kind and entity, the
+    quarantined lines with their reasons and the duplicate lines dropped (issue 31: two imports differing only
+    in their quarantine get different IDs)."""
+    digest = hashlib.sha256()
+    for ts, node, file, line, kind, entity, _ in merged:
+        digest.update(f"{file}\0{line}\0{node}\0{ts}\0{kind}\0{entity}\n".encode())
+    for q in sorted(quarantine, key=lambda q: (q.file, q.line, q.column, q.field)):
+        digest.update(f"Q\0{q}\n".encode())
+    for d in dropped:
+        digest.update(f"D\0{d}\n".encode())
+    return digest.hexdigest()[:12]
 
 
 def _span_default() -> int:

@@ -19,7 +19,7 @@ at which column a line breaks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -72,6 +72,7 @@ LAYOUTS: dict[str, list[str]] = {
 }
 LAYOUT_NAMES = {"2007": "2007", "2010": "2010", "2013": "2013", "2016": "2016/2019", "2019": "2016/2019"}
 BY_COUNT = {len(cols): name for name, cols in LAYOUTS.items()}
+PROTOCOL_LAYOUTS = ("receive", "send")  # `--layout` for SMTP protocol-log rows without #Log-type (issue 31)
 _SCHEMA_VERSION = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{1,4}\.\d{1,4}$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?(Z|[+-]\d{2}:\d{2})?$")
@@ -316,9 +317,17 @@ def _headerless(text: str, layout_given: str | None) -> tuple[list[str], str, st
     if layout_given:
         return LAYOUTS[layout_given], layout_given, f"--layout {layout_given}", f"no header: --layout {layout_given}"
     count = len(split_csv(text))
+    if count == 9:
+        raise MalformedLine(
+            1,
+            "no #Fields line and 9 fields: header-less SMTP protocol-log rows whose content does not tell Receive "
+            "from Send (no command or reply line): give --layout receive or --layout send",
+        )
     if count not in BY_COUNT:
         known = ", ".join(f"{name}: {len(cols)}" for name, cols in LAYOUTS.items())
-        raise MalformedLine(1, f"no #Fields line and {count} fields, a count no layout has ({known}): give --layout")
+        raise MalformedLine(
+            1, f"no #Fields line and {count} fields, a count no layout has ({known}; protocol logs: 9): give --layout"
+        )
     name = BY_COUNT[count]
     return LAYOUTS[name], name, "the layout of the file's first row", f"no header: detected from {count} columns"
 
@@ -327,11 +336,20 @@ class LogFileError(ValueError):
     """A whole input is unusable (no log files, a #Fields line without the needed columns)."""
 
 
-def parse_logs(paths: list[str], layout: str | None = None, *, protocol: bool = True) -> ParseResult:
+def parse_logs(paths: list[str], layout: str | Sequence[str] | None = None, *, protocol: bool = True) -> ParseResult:
     """Every message tracking log under `paths` (told by content, `sniff.discover`), parsed; the files not
-    read are in `result.inputs.skipped` with their reasons, the SMTP protocol logs in `result.inputs.protocol`."""
+    read are in `result.inputs.skipped` with their reasons, the SMTP protocol logs in `result.inputs.protocol`.
+    `layout` (`--layout`, repeatable): a tracking layout for header-less tracking rows, and/or `receive`/`send`
+    for protocol-log rows without #Log-type whose content does not tell (PROTOCOL_LAYOUTS); one of each at most."""
+    given = [layout] if isinstance(layout, str) else list(layout or [])
+    protos = [g for g in given if g in PROTOCOL_LAYOUTS]
+    tracks = [g for g in given if g not in PROTOCOL_LAYOUTS]
+    if len(set(protos)) > 1 or len(set(tracks)) > 1:
+        raise LogFileError(f"--layout given as {', '.join(given)}: at most one tracking layout and one of receive/send")
+    proto = protos[0] if protos else None
+    layout = tracks[0] if tracks else None
     try:
-        inputs = discover(paths, protocol=protocol)
+        inputs = discover(paths, protocol=protocol, protocol_layout=proto)
     except FileNotFoundError as exc:
         raise LogFileError(str(exc)) from None
     if not inputs.tracking:

@@ -11,6 +11,11 @@ Joins use the identifiers the logs share, never timing:
   that server, only when exactly one message matches; several matches are UNKNOWN with the reason (a sender
   re-delivering after a time-out gives two sessions with one message-id: seed 000, "SMTP timeouts").
 Every event keeps the protocol-log file and line (TR-007).
+
+Not applicable (issue 31), counted and listed, never a join problem: a message sent in a Send session that is not a
+shadow session (no XSHADOWREQUEST/XSHADOW, no `Queued mail for redundancy`): a delivery to the next hop, Exchange
+or not (a Postfix `250 ok 1666169082 30910` names no InternalId), which no shadow redundancy rule reads; and a
+Send session that never got an answer (no connection was opened, so no session to judge for SR-054).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.audit.smtplog import DISCARD_COMMANDS, Session, SmtpParse, Transaction
+from conformance.audit.smtplog import DISCARD_COMMANDS, SHADOW_COMMANDS, Session, SmtpParse, Transaction
 from model.msgtrk.events import REPLY, SESSION, SHADOW_CMD
 from spec.catalogue import require
 
@@ -31,7 +36,7 @@ def names_in(smtp: SmtpParse) -> set[str]:
     """Every server name the sessions mention (for short/fully-qualified normalisation)."""
     seen: set[str] = set()
     for s in smtp.sessions:
-        seen.update((s.server, s.peer))
+        seen.update((s.server, s.said, s.peer))
         seen.update(t.hostname for t in s.transactions)
     return {n for n in seen if n}
 
@@ -41,21 +46,29 @@ def protocol_events(
     norm: Callable[[str], str],
     ids: dict[tuple[str, str], str],
     received: dict[tuple[str, str], set[str]],
-) -> tuple[list[Placed], list[str]]:
-    """Events for the sessions, and the join problems (`file:line: reason`).
+) -> tuple[list[Placed], list[str], list[str]]:
+    """Events for the sessions, the join problems and what shadow redundancy does not concern (`file:line: why`).
 
     `ids`: (server, internal-message-id) -> entity of the tracking rows; `received`: (server, message-id) ->
     entities whose RECEIVE rows on that server carry the message-id."""
     out: list[Placed] = []
     problems: list[str] = []
+    not_applicable: list[str] = []
     for s in smtp.sessions:
         node = norm(s.server) or f"unknown-server:{s.lines[0].file}"
         base = {"direction": s.direction, "session": s.session_id, "server": node, "peer": norm(s.peer)}
         entities: set[str] = set()
+        shadow_session = any(_verb(c.data) in SHADOW_COMMANDS for c, _ in s.commands)
         for t in s.transactions:
             if t.reply is None:
                 continue
-            entity, how, problem = _join(s, t, node, norm, ids, received)
+            na = s.direction == "send" and not shadow_session and not t.redundancy
+            if na:
+                why = "a message sent to the next hop, not in a shadow session: no shadow redundancy rule reads it"
+                not_applicable.append(f"{t.reply.where}: {why}")
+                entity, how, problem = f"smtp:{t.reply.file}:{t.reply.line}", "", ""
+            else:
+                entity, how, problem = _join(s, t, node, norm, ids, received)
             attrs = {
                 **base,
                 "src_file": t.reply.file,
@@ -75,6 +88,8 @@ def protocol_events(
                     attrs[key] = value
             if t.hostname:
                 attrs["hostname"] = norm(t.hostname)
+            if na:
+                attrs["not_applicable"] = "a message sent to the next hop, not in a shadow session"
             if how:
                 attrs["join"] = how
             if problem:
@@ -107,8 +122,11 @@ def protocol_events(
         }
         if s.problem:
             attrs["session_problem"] = s.problem
+        if s.direction == "send" and not s.connected:
+            attrs["not_applicable"] = "the other side never answered: no SMTP session was opened"
+            not_applicable.append(f"{first.where}: Send session {s.session_id}: {attrs['not_applicable']}")
         out.append((min(p.ts_ms for p in s.lines), node, first.file, first.line, SESSION, session_entity, attrs))
-    return out, problems
+    return out, problems, not_applicable
 
 
 def _join(

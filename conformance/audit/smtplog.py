@@ -15,6 +15,16 @@ The reply text `250 2.6.0 <message-id> [InternalId=N, Hostname=H] Queued mail fo
 the accepting server's internal-message-id: that is how transactions are joined to tracking rows (seed 000,
 "How shadow messages are created"; interpretation SR-I29). A line that cannot be read is quarantined with
 file, line, column and field (TR-005).
+
+Issue 31, logs as they come: rows without any header (SIEM exports, forum posts) are read in the nine published
+columns when a row has nine fields (`sniff` tells Receive from Send by content, or `--layout receive|send`).
+Sessions are keyed the way Exchange numbers them: session-id and connector (a Receive connector names its
+server), never the local address, so a Send session's rows written before the connection opens (empty local
+endpoint, `attempting to connect`) join it. One session id seen from several remote endpoints is not merged: it
+is read as one session per remote endpoint and the split is reported with the files and first lines. The logging
+server is named by the most specific source: the connector's `SERVER\\Name`, else the full banner (Receive) or
+EHLO (Send) name, case-folded, never cut; a disagreement, and one public name used by several servers, is
+reported (`SmtpParse.name_conflicts`).
 """
 
 from __future__ import annotations
@@ -25,12 +35,23 @@ from functools import lru_cache
 from pathlib import Path
 
 from conformance.audit.msgtrk import MalformedLine, Quarantined, log_lines, parse_time, split_csv
+from conformance.audit.servernames import clean, reply_ids, same_host
 from spec.catalogue import require
 
 require("TR-005", "TR-007", "SR-031")
 
 REQUIRED = ("date-time", "session-id", "sequence-number", "event", "data")
-_IDS = re.compile(r"\[\s*InternalId\s*=\s*(\d+)\s*(?:,\s*Hostname\s*=\s*([A-Za-z0-9][A-Za-z0-9.\-]*))?\s*\]", re.I)
+FIELDS = [
+    "date-time",
+    "connector-id",
+    "session-id",
+    "sequence-number",
+    "local-endpoint",
+    "remote-endpoint",
+    "event",
+    "data",
+    "context",
+]
 _MID = re.compile(r"<([^<>\s]+@[^<>\s]+)>")
 _CODE = re.compile(r"^(\d{3})[ -]")
 SHADOW_COMMANDS = ("XSHADOWREQUEST", "XSHADOW")
@@ -76,9 +97,12 @@ class Session:
     direction: str  # "receive" | "send"
     session_id: str
     lines: list[ProtoLine] = field(default_factory=list)
-    server: str = ""  # the logging server, from the banner/connector (receive) or EHLO (send)
+    server: str = ""  # the logging server: the connector's SERVER\Name, else the banner (receive) or EHLO (send)
+    said: str = ""  # the name the logging server gave itself (banner or EHLO), full, case-folded
     peer: str = ""  # the other side, from its EHLO (receive) or its EHLO answer (send)
     problem: str = ""
+    conflict: str = ""  # the connector and the banner/EHLO name different servers (the connector is taken)
+    connected: bool = False  # the other side answered (a Send session that never got a 220 opened none)
     transactions: list[Transaction] = field(default_factory=list)
     commands: list[tuple[ProtoLine, ProtoLine | None]] = field(default_factory=list)  # shadow/discard + reply
     closed: ProtoLine | None = None
@@ -92,29 +116,54 @@ class SmtpParse:
     data_lines: int = 0
     lines_kept: int = 0
     duplicates: int = 0
+    layout_origin: dict[str, str] = field(default_factory=dict)  # file -> how its columns were known
+    splits: list[str] = field(default_factory=list)  # one session id from several remote endpoints, read apart
+    name_conflicts: list[str] = field(default_factory=list)  # server names that disagree, with file:line
 
 
 def parse_protocol(files: list[tuple[Path, str, str]]) -> SmtpParse:
     """Parse the protocol logs (path, label, "receive"|"send") into sessions."""
     out = SmtpParse(files=[label for _, label, _ in files])
-    by_key: dict[tuple[str, str, str], Session] = {}
+    groups: dict[tuple[str, str, str], list[ProtoLine]] = {}
     seen: set[tuple] = set()
     for path, label, direction in files:
         for pl in _lines(path, label, out):
-            key = (direction, pl.session, pl.local.rsplit(":", 1)[0])
-            dup = (key, pl.seq, pl.event, pl.data, pl.context, pl.ts_ms)
+            key = (direction, pl.session, pl.connector.strip().lower())
+            dup = (key, pl.local, pl.remote, pl.seq, pl.event, pl.data, pl.context, pl.ts_ms)
             if dup in seen:
                 out.duplicates += 1
                 continue
             seen.add(dup)
             out.lines_kept += 1
-            by_key.setdefault(key, Session(direction, pl.session)).lines.append(pl)
-    for key in sorted(by_key):
-        s = by_key[key]
-        s.lines.sort(key=lambda p: (p.seq, p.ts_ms, p.file, p.line))
-        _walk(s)
-        out.sessions.append(s)
+            groups.setdefault(key, []).append(pl)
+    for key in sorted(groups):
+        for lines in _split(key, groups[key], out):
+            s = Session(key[0], key[1], lines)
+            s.lines.sort(key=lambda p: (p.seq, p.ts_ms, p.file, p.line))
+            _walk(s)
+            out.sessions.append(s)
+    _shared_names(out)
     return out
+
+
+def _split(key: tuple[str, str, str], lines: list[ProtoLine], out: SmtpParse) -> list[list[ProtoLine]]:
+    """One session per remote endpoint under one session id; lines without a remote endpoint join the first."""
+    by_remote: dict[str, list[ProtoLine]] = {}
+    for pl in sorted(lines, key=lambda p: (p.ts_ms, p.file, p.line)):
+        by_remote.setdefault(pl.remote.strip(), []).append(pl)
+    named = [r for r in by_remote if r]
+    if len(named) <= 1:
+        return [lines]
+    parts = [by_remote[r] for r in named]
+    parts[0] = [*by_remote.get("", []), *parts[0]]
+    files = sorted({p.file for p in lines})
+    out.splits.append(
+        f"session id {key[1]} (connector {key[2] or 'none'}, {key[0]}) is logged from {len(named)} remote "
+        f"endpoints ({', '.join(named[:6])}{', ...' if len(named) > 6 else ''}) in {len(files)} file(s) "
+        f"({', '.join(files[:3])}): read as {len(named)} sessions, one per remote endpoint, not merged "
+        f"(first lines {', '.join(part[0].where for part in parts[:6])})"
+    )
+    return parts
 
 
 def _lines(path: Path, label: str, out: SmtpParse):  # type: ignore[no-untyped-def]
@@ -132,17 +181,18 @@ def _lines(path: Path, label: str, out: SmtpParse):  # type: ignore[no-untyped-d
                     raise ValueError(f"{label}:{number}: the #Fields line lacks {', '.join(missing)}")
             continue
         out.data_lines += 1
-        if columns is None:
-            out.quarantine.append(Quarantined(label, number, "", "data before any #Fields line", 1))
-            continue
         try:
             cells = split_csv(text)
         except MalformedLine as exc:
             out.quarantine.append(Quarantined(label, number, "", exc.reason, exc.column))
             continue
+        if columns is None:  # rows without a header (SIEM exports): the nine published columns, in order
+            columns = FIELDS
+            out.layout_origin[label] = f"no header: the {len(FIELDS)} protocol-log columns in published order"
         if len(cells) != len(columns):
+            where = "the #Fields line has" if columns is not FIELDS else "a header-less protocol-log row has"
             out.quarantine.append(
-                Quarantined(label, number, "", f"{len(cells)} fields where the #Fields line has {len(columns)}", 1)
+                Quarantined(label, number, "", f"{len(cells)} fields where {where} {len(columns)}", 1)
             )
             continue
         v = {c: val for c, (val, _) in zip(columns, cells, strict=True)}
@@ -242,15 +292,14 @@ def _walk(s: Session) -> None:
             elif verb in SHADOW_COMMANDS + DISCARD_COMMANDS:
                 answers[id(cmd)] = p
     s.commands = [(c, answers.get(id(c))) for c in asked]
+    s.connected = any(p.event == "<" for p in s.lines)  # the other side said something: a session was opened
     _identify(s, names)
 
 
 def _answer(txn: Transaction, reply: ProtoLine, code: str) -> None:
     txn.reply, txn.code = reply, code
-    ids = _IDS.search(reply.data)
+    txn.internal_id, txn.hostname, _ = reply_ids(reply.data)
     mid = _MID.search(reply.data)
-    txn.internal_id = ids.group(1) if ids else ""
-    txn.hostname = (ids.group(2) or "") if ids else ""
     txn.message_id = f"<{mid.group(1)}>" if mid else ""
     txn.redundancy = "for redundancy" in reply.data.lower()
 
@@ -267,12 +316,46 @@ def _arg(data: str) -> str:
 
 
 def _identify(s: Session, names: dict[str, str]) -> None:
-    """The logging server: a Receive connector's `SERVER\\Name` and the 220 banner must agree (short names)."""
-    self_name = names.get("self", "")
-    prefix = next((p.connector.split("\\", 1)[0].lower() for p in s.lines if "\\" in p.connector), "")
-    if prefix and self_name and prefix.split(".")[0] != self_name.split(".")[0]:
-        s.problem = f"the connector names server {prefix} but the session greets as {self_name}"
-    s.server = self_name or prefix
+    """The logging server from the most specific source: a connector's `SERVER\\Name`, else the name the server
+    gave itself (the 220 banner of a Receive session, the EHLO of a Send session), full and case-folded. A banner
+    or EHLO naming another host than the connector is a conflict, reported; the connector is taken."""
+    s.said = names.get("self", "")
+    prefix = next((clean(p.connector.split("\\", 1)[0]) for p in s.lines if "\\" in p.connector), "")
+    s.server = prefix or s.said
+    if prefix and s.said and not same_host(prefix, s.said):
+        what = "banner" if s.direction == "receive" else "EHLO"
+        s.conflict = (
+            f"{s.lines[0].where}: session {s.session_id}: the connector names server {prefix}, the {what} "
+            f"{s.said}: the server is taken from the connector"
+        )
     s.peer = names.get("peer", "")
     if not s.server:
-        s.problem = s.problem or "the logging server is not named (no banner, connector server or EHLO)"
+        s.problem = "the logging server is not named (no banner, connector server or EHLO)"
+
+
+def _shared_names(out: SmtpParse) -> None:
+    """Every conflict of names, and each banner/EHLO name used by several servers (connectors) or, without a
+    connector naming the server, from several local addresses: reported, never merged silently."""
+    out.name_conflicts.extend(s.conflict for s in out.sessions if s.conflict)
+    users: dict[str, dict[str, str]] = {}
+    for s in out.sessions:
+        if not s.said:
+            continue
+        local = next((p.local.rsplit(":", 1)[0] for p in s.lines if p.local.strip()), "")
+        who = s.server if s.server != s.said else (f"local address {local}" if local else "")
+        if who:
+            users.setdefault(s.said, {}).setdefault(who, s.lines[0].where)
+    for name, who in sorted(users.items()):
+        servers = [w for w in who if not w.startswith("local address")]
+        addresses = [w for w in who if w.startswith("local address")]
+        if len(servers) > 1:
+            out.name_conflicts.append(
+                f"the name {name} is given by {len(servers)} servers ({', '.join(sorted(servers))}; first at "
+                f"{', '.join(who[w] for w in sorted(servers))}): a shared public name, kept apart by their connectors"
+            )
+        if len(addresses) > 1:
+            out.name_conflicts.append(
+                f"the name {name} is used from {len(addresses)} local addresses ({', '.join(sorted(addresses))}; "
+                f"first at {', '.join(who[w] for w in sorted(addresses))}): possibly distinct servers behind one "
+                f"public name; no connector names them, so their sessions are read as server {name}"
+            )

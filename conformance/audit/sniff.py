@@ -5,7 +5,11 @@ and a `#Fields` line with `event-id` and `internal-message-id`; SMTP protocol lo
 `#Log-type: SMTP Receive Protocol Log` or `SMTP Send Protocol Log` and the nine-column `#Fields` line
 (`date-time, connector-id, session-id, sequence-number, local-endpoint, remote-endpoint, event, data, context`).
 Rows exported by log shippers and SIEMs come without any header: a first line that starts with an ISO 8601
-time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows.
+time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows; one
+with nine columns as header-less SMTP protocol-log rows. A protocol log without `#Log-type` (header-less, or a
+`#Fields` line alone) is told Receive or Send by its content (issue 31): a `<` line (received by the logging
+server) that is an SMTP command, or a `>` line that is a reply code, is a Receive log; the other way round a Send
+log. Where no line tells, `--layout receive|send` does; otherwise the file is listed as not read, with the reason.
 
 A file named on the command line is read whatever its name (one that looks like no log is read as message
 tracking, so each of its lines is quarantined with the reason: nothing silent). In a directory every file is
@@ -25,6 +29,9 @@ require("TR-007")
 
 TRACKING_COUNTS = (21, 26, 27, 30)
 PROTOCOL_COUNT = 9
+PROTOCOL_FIELDS = "date-time,connector-id,session-id,sequence-number,local-endpoint,remote-endpoint,event,data,context"
+_REPLY = re.compile(r"^\d{3}([ -]|$)")
+_COMMANDS = frozenset(("EHLO", "HELO", "MAIL", "RCPT", "DATA", "BDAT", "QUIT", "RSET", "NOOP", "STARTTLS", "AUTH"))
 _HEAD = 65536
 _ISO_START = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 
@@ -36,13 +43,15 @@ class Inputs:
     tracking: list[tuple[Path, str]] = field(default_factory=list)
     protocol: list[tuple[Path, str, str]] = field(default_factory=list)  # path, label, "receive" | "send"
     skipped: list[tuple[str, str]] = field(default_factory=list)  # label, reason
+    protocol_origin: dict[str, str] = field(default_factory=dict)  # label -> how a protocol log's direction was told
 
     def skipped_lines(self) -> list[str]:
         return [f"{label}: {reason}" for label, reason in self.skipped]
 
 
-def sniff(path: Path) -> tuple[str | None, str]:
-    """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is)."""
+def sniff(path: Path, protocol_layout: str | None = None) -> tuple[str | None, str]:
+    """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is).
+    `protocol_layout` ("receive" | "send", `--layout`): the direction of protocol-log rows without #Log-type."""
     with path.open("rb") as f:
         head = f.read(_HEAD)
     if not head.strip():
@@ -65,39 +74,73 @@ def sniff(path: Path) -> tuple[str | None, str]:
         if {"event-id", "internal-message-id"} <= columns:
             return "msgtrk", "#Fields line of message tracking"
         if {"session-id", "sequence-number", "event"} <= columns:
-            return None, "SMTP protocol log without #Log-type: Receive or Send cannot be told"
+            order = [c.strip() for c in fields.split(",")]
+            return _direction(text, order, protocol_layout, "SMTP protocol log without #Log-type")
         return None, f"#Fields line of another log ({fields.strip()[:60]!r})"
     first = next((x for x in lines if not x.startswith("#")), "")
     count = len(next(csv.reader([first]), []))
     if _ISO_START.match(first) and count in TRACKING_COUNTS:
         return "msgtrk", f"header-less rows with {count} columns"
     if _ISO_START.match(first) and count == PROTOCOL_COUNT:
-        return None, "header-less SMTP protocol log rows: Receive or Send cannot be told without #Log-type"
+        return _direction(text, PROTOCOL_FIELDS.split(","), protocol_layout, "header-less SMTP protocol log rows")
     return None, f"not a message tracking or SMTP protocol log (first line {first[:60]!r})"
 
 
-def discover(paths: list[str], *, protocol: bool = True) -> Inputs:
+def _direction(text: str, order: list[str], given: str | None, what: str) -> tuple[str | None, str]:
+    """Receive or Send told by content: the first `<` or `>` line that is a command or a reply code decides
+    (`text`: the file's head, its lines numbered from 1 as the file's)."""
+    if "event" not in order or "data" not in order:
+        return None, f"{what}: no event and data columns"
+    ev, data = order.index("event"), order.index("data")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            cells = next(csv.reader([line.rstrip("\r")]))
+        except csv.Error:
+            continue
+        if len(cells) != len(order) or cells[ev] not in ("<", ">"):
+            continue
+        said = cells[data].strip()
+        word = said.split(" ", 1)[0].upper()
+        reply = bool(_REPLY.match(said))
+        if not reply and word not in _COMMANDS:
+            continue
+        kind = "receive" if (cells[ev] == "<") != reply else "send"
+        how = f"{what}, told {kind} by content (line {number}: {cells[ev]} {said[:30]!r})"
+        if given and given != kind:
+            return None, f"{how}, but --layout {given} was given: not read"
+        return kind, how
+    if given:
+        return given, f"{what}, {given} by --layout {given} (no command or reply line tells)"
+    return None, f"{what}: Receive or Send cannot be told (no command or reply line): give --layout receive|send"
+
+
+def discover(paths: list[str], *, protocol: bool = True, protocol_layout: str | None = None) -> Inputs:
     """Every file under `paths` sorted into read (tracking, protocol) and skipped-with-reason.
 
     Labels are the paths as given (joined for files found in a directory), so an auditor can open them.
-    `protocol=False` lists SMTP protocol logs as skipped instead of reading them."""
+    `protocol=False` lists SMTP protocol logs as skipped instead of reading them; `protocol_layout` is the
+    direction of protocol-log rows without #Log-type that their content does not tell (`--layout receive|send`)."""
     found = Inputs()
     for given in paths:
         p = Path(given)
         if p.is_file():
-            _place(found, p, given, explicit=True, protocol=protocol)
+            _place(found, p, given, explicit=True, proto=(protocol, protocol_layout))
         elif p.is_dir():
             for f in sorted(p.rglob("*")):
                 if f.is_file():
-                    _place(found, f, str(Path(given) / f.relative_to(p)), explicit=False, protocol=protocol)
+                    label = str(Path(given) / f.relative_to(p))
+                    _place(found, f, label, explicit=False, proto=(protocol, protocol_layout))
         else:
             raise FileNotFoundError(f"{given}: no such file or directory")
     return found
 
 
-def _place(found: Inputs, path: Path, label: str, *, explicit: bool, protocol: bool) -> None:
+def _place(found: Inputs, path: Path, label: str, *, explicit: bool, proto: tuple[bool, str | None]) -> None:
+    protocol, given = proto
     try:
-        kind, why = sniff(path)
+        kind, why = sniff(path, given)
     except OSError as exc:
         found.skipped.append((label, f"cannot be read ({exc.strerror or exc})"))
         return
@@ -105,6 +148,8 @@ def _place(found: Inputs, path: Path, label: str, *, explicit: bool, protocol: b
         found.tracking.append((path, label))
     elif kind in ("receive", "send") and protocol:
         found.protocol.append((path, label, kind))
+        if "protocol log" in why:  # told by content or --layout, not by #Log-type
+            found.protocol_origin[label] = why
     elif kind in ("receive", "send"):
         found.skipped.append((label, f"SMTP {kind} protocol log, not read (--no-protocol-logs)"))
     else:

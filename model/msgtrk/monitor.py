@@ -14,7 +14,8 @@ configuration, the judgement in progress), `shadows` (one message's shadow), `or
 What each rule judged (issue 29) is counted in the result's `Tally`: one instance per paired HAREDIRECT
 (SR-028, SR-015, SR-001 on one clock, SR-030), per shadow discard (SR-052), per promotion (SR-062), per
 RESUBMIT (SR-025), per next hop leaving the boundary (SR-033), per HAREDIRECTFAIL (SR-019/SR-021), per
-rejection text (SR-020), per cross-server order judged under the skew bound, and on protocol logs per
+rejection text (SR-020), per RECEIVE's S:Replication (SR-028, SR-021; `replication`), per cross-server order
+judged under the skew bound, and on protocol logs per
 acknowledgement, shadow session and Send session (`model.msgtrk.smtpmon`). What the import does not let a
 rule judge is skipped with the reason: no boundary recorded (SR-015, SR-025, SR-033), no SMTP protocol log
 rows (the `smtp-*` rules), no clock-skew bound, a shadow log not imported, a HAREDIRECT not paired.
@@ -35,6 +36,7 @@ from model.msgtrk import rules as R
 from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP, SMTP_KINDS
 from model.msgtrk.judging import NO_BOUNDARY, NO_PROTOCOL_LOG, Config, Judge, where
 from model.msgtrk.orders import cross_server
+from model.msgtrk.replication import judge_replication
 from model.msgtrk.shadows import judge_boundary, judge_redirect
 from model.msgtrk.smtpmon import judge_failure, judge_protocol
 from spec.catalogue import require
@@ -179,6 +181,7 @@ def _judge_entity(j: Judge, entity: str, evs: list[Event]) -> None:
             )
     for h in (e for e in prim if e.kind == "HAREDIRECT"):
         judge_redirect(j, entity, primary, h, evs, hops, bound)
+    judge_replication(j, entity, primary, prim, hops)
     for f in (e for e in prim if e.kind == "HAREDIRECTFAIL"):
         judge_failure(j.bad, j.notes, j.tally, (j.cfg.reject, j.cfg.variant), entity, f, prim)
     if bound is not None:

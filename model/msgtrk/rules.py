@@ -2,7 +2,8 @@
 
 Seed 000 ("How shadow messages are created", "How shadow messages are maintained", "SMTP timeouts",
 "Message processing after an outage", "Messages sent outside a transport high availability boundary"),
-read for tracking logs as interpretations SR-I26, SR-I27 and SR-I28, and for SMTP protocol logs as SR-I29. The
+read for tracking logs as interpretations SR-I26, SR-I27, SR-I28 and SR-I31 (`S:Replication`), and for SMTP
+protocol logs as SR-I29. The
 monitor reports only these rules, named by their constants (`R.SHADOW_IN_BOUNDARY.violated(...)`).
 """
 
@@ -77,6 +78,19 @@ REJECTION_TEXT = Rule(
     "always",
     "a rejection for a failed shadow reads 451 4.4.0 (or 450 4.5.1 where that variant is recorded)",
 )
+# judged on the primary's RECEIVE rows' custom-data `S:Replication` (`model.msgtrk.replication`, SR-I31)
+REPLICATION_OTHER_SERVER = Rule(
+    "msgtrk-replication-other-server",
+    "SR-028",
+    "always",
+    "the shadow server a primary's RECEIVE names in S:Replication is another server than the primary",
+)
+REPLICATION_FAILED_REJECT = Rule(
+    "msgtrk-replication-failed-reject",
+    "SR-021",
+    "always",
+    "with RejectMessageOnShadowFailure on, a message whose RECEIVE records S:Replication=Failed does not go on",
+)
 # judged on SMTP protocol logs (`model.msgtrk.smtpmon`, interpretation SR-I29)
 SMTP_ACK_AFTER_SHADOW = Rule(
     "smtp-ack-after-shadow",
@@ -118,6 +132,8 @@ RULES: dict[str, Rule] = table(
         SHADOW_FAILURE_ACCEPT,
         SHADOW_FAILURE_REJECT,
         REJECTION_TEXT,
+        REPLICATION_OTHER_SERVER,
+        REPLICATION_FAILED_REJECT,
         SMTP_ACK_AFTER_SHADOW,
         SMTP_ACK_DESPITE_SHADOW_FAILURE,
         SMTP_SHADOW_SESSION_ANNOUNCED,

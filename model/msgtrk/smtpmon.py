@@ -152,8 +152,8 @@ def _judge_discard_queries(
     peer's name, or one the log ends inside."""
     unnamed = 0
     for s in sessions:
-        if s.attrs.get("direction") != "send":
-            continue
+        if s.attrs.get("direction") != "send" or s.attrs.get("not_applicable"):
+            continue  # a Send session that never got an answer opened no session (counted at import, issue 31)
         if s.attrs.get("discard_queries"):
             tally.judge(R.SMTP_SHADOW_SESSION_DISCARD_QUERY)
             continue

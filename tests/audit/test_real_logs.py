@@ -160,7 +160,8 @@ def test_protocol_logs_parse_with_real_quirks(tmp_path):
     events, start, smtp = _pair(tmp_path)
     assert smtp.quarantine == [] and len(smtp.sessions) == 4  # two interleaved in mbx1's RECV log
     recv = next(s for s in smtp.sessions if s.session_id == "08DB33A1C0FFEE01")
-    assert recv.server == "mbx1.contoso.com" and recv.peer == "client.fabrikam.com" and recv.closed is not None
+    assert recv.server == "mbx1" and recv.said == "mbx1.contoso.com"  # the connector MBX1\\... names the server
+    assert recv.peer == "client.fabrikam.com" and recv.closed is not None and recv.conflict == ""
     assert recv.transactions[0].internal_id == "101" and recv.transactions[0].message_id == MID
     shadow = next(s for s in smtp.sessions if s.session_id == "08DB33A1C0FFEE10")
     assert shadow.peer == "mbx2.contoso.com" and shadow.transactions[0].redundancy  # pipelined MAIL/RCPT/BDAT
