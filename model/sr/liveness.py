@@ -12,6 +12,7 @@ unpromoted once its moment has passed (`flush_due`).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Set
 
 from model.sr import events as ev
@@ -23,9 +24,49 @@ from traces.verdict import Rule, Tally, Violation
 NEVER = -(2**62)
 
 
+def stale(w: World, pair: tuple[str, str]) -> int:
+    """The shadows `pair[0]` holds for `pair[1]` that were made under an earlier transport database of the primary
+    than its current one (SR-059: their primary's queue is gone, they must be promoted)."""
+    now, msgs, n = w.epoch.get(pair[1], 0), w.msgs, 0
+    for msg, inst in w.held.get(pair, ()):
+        m = msgs.get(msg)
+        iv = m.insts.get(inst) if m is not None else None
+        if iv is not None and iv.shadow_epoch != now:
+            n += 1
+    return n
+
+
+def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
+    """SR-059, SR-I07 (issue 30, family 1): a shadow server that read a primary's new database ID in a successful
+    session promotes the shadows made under the old one at once; the bound allowed is ShadowHeartbeatFrequency
+    after that session (SR-071: a new database delays messages at most one heartbeat). Judged once virtual time
+    is past the bound: at a later event of the trace (late, or never) or at its end. Not judged when the shadow
+    server crashed or restarted before the bound (a restarted server reads the ID again), nor at an end of the
+    trace that comes before the bound while the shadows are still held (not late yet: the reason is counted)."""
+    out, heap, tally = [], w.db_due, w.tally
+    while heap and (final or heap[0][0] < now):
+        due, _, s, p, q = heapq.heappop(heap)
+        w.db_pending.discard((s, p))
+        if not w.up.get(s, True) or w.boot.get(s, NEVER) > q.ts_ms:
+            tally.skip(R.PROMOTION_DB_CHANGE, "the shadow server went down before the promotion was due")
+            continue
+        left = stale(w, (s, p))
+        if left and due >= now:  # the end of the trace, before the bound
+            tally.skip(R.PROMOTION_DB_CHANGE, "the trace ends before the promotion after a new database ID is due")
+            continue
+        tally.judge(R.PROMOTION_DB_CHANGE)
+        if left:
+            out.append(R.PROMOTION_DB_CHANGE.violated((q,), f"{s} read {p}'s new transport database ID at "
+                       f"{q.ts_ms} but {left} shadows for {p} made under the old one were still unpromoted "
+                       f"ShadowHeartbeatFrequency ({due - q.ts_ms} ms) later", observed=left, expected=0,
+                       due_ms=due, bound_ms=due - q.ts_ms, bound="most", parameter="SR-P13"))  # fmt: skip
+    return out
+
+
 def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
-    """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058)."""
-    out = []
+    """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058); and the
+    promotions after a new database ID that are due (SR-059, `flush_db_due`)."""
+    out = flush_db_due(w, now, final) if w.db_due else []
     while w.due and (final or w.due[0][0] < now):
         _, s, p, q = w.due.popleft()
         left = w.held_count((s, p))

@@ -145,6 +145,12 @@ class World:
         # failed queries after which nothing may stay held, oldest first (`liveness.flush_due`); a deque, so
         # that taking the oldest costs O(1) and the order stays the recording order, as before
         self.due: deque[tuple[int, str, str, Any]] = deque()
+        # SR-059, SR-I07: successful sessions that showed a primary's new database ID while shadows made under the
+        # old one were held, as a heap of (promotion deadline, seq, shadow, primary, the session's event), and the
+        # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
+        self.db_due: list[tuple[int, int, str, str, Any]] = []
+        self.db_pending: set[Pair] = set()
+        self.held_unseen: set[Pair] = set()  # pairs said to hold shadows the trace never showed made (`partial`)
         self.end_checked = False
         self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
