@@ -162,6 +162,8 @@ class SrFold:
         except InputFault as exc:  # a partial or foreign trace (`inputs`); any other exception is a bug
             self.malformed.append(f"{exc}; skipped, and {name} is not judged from there on")
             self.broken.add(name)
+            if kind == ev.XQUERYDISCARD:  # the notifications it carried are not judged against it (SR-053)
+                w.unread_queries.add((e.node, e.ts_ms))
             return
         if found:
             broken = self.broken

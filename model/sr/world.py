@@ -74,7 +74,8 @@ class Inst:
     shadow_ms: int = 0
     shadow_epoch: int = 0  # the primary's storage generation when the shadow was made (its database ID)
     shadow_acked: bool = False
-    failed: bool = False
+    failed: bool = False  # shadow creation failed, or may have (no recorded plan): acceptance without a shadow allowed
+    gave_up: bool = False  # shadow creation is over for certain: no further attempt (SR-028)
     inbound_open: bool = True
     outcome: str = ""
     redundant: bool = False
@@ -150,6 +151,9 @@ class World:
         # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
         self.db_due: list[tuple[int, int, str, str, Any]] = []
         self.db_pending: set[Pair] = set()
+        # (shadow server, time) of successful-looking XQUERYDISCARDs the fold could not read (an input fault): the
+        # discard notifications they carried cannot be judged against them (SR-053, issue 30)
+        self.unread_queries: set[tuple[str, int]] = set()
         self.held_unseen: set[Pair] = set()  # pairs said to hold shadows the trace never showed made (`partial`)
         self.end_checked = False
         self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
