@@ -17,7 +17,8 @@ from collections.abc import Set
 
 from model.sr import events as ev
 from model.sr import rules as R
-from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
+from model.sr.maintenance import late
+from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RECEIVING, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
 from traces.verdict import Rule, Tally, Violation
 
@@ -86,6 +87,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
         skip_liveness(w.tally, "the end-of-run SNAPSHOT is not of a quiesced run")
         return []
     out = flush_due(w, e.ts_ms, final=True)
+    w.ended.add(e.entity)
     if not w.end_checked:
         w.end_checked = True
         out += _heartbeats(w, e)
@@ -120,6 +122,54 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
                                       observed_ms=e.ts_ms - since, bound_ms=cfg.expiration_ms, bound="most",
                                       parameter="SR-P17"))  # fmt: skip
         out += _liveness(w, iv, m.delivered, m.licences, e)
+    return out
+
+
+def at_end(w: World, e: Event) -> list[Violation]:
+    """Issue 30, family 1: the deadlines the trace's last event `e` shows passed, for what no quiesced SNAPSHOT
+    judged (a trace without SNAPSHOT, or cut before it): a bound is missed when the awaited event is missing and
+    virtual time is past it, not only when the event comes late. On a server that is up at the end (one that is
+    down does what is due when it comes back, SR-I25): an unacknowledged shadow past SafetyNetHoldTime +
+    MessageExpirationTimeout (SR-066), a copy in Safety Net past SafetyNetHoldTime (SR-065), forks still queued past
+    MessageExpirationTimeout (SR-067), a sender's session neither answered nor timed out ConnectionTimeout after
+    RECEIVE (SR-039, SR-I22), and a shadow server that has not queried a primary it holds shadows for within
+    ShadowHeartbeatFrequency (SR-055)."""
+    out, cfg, tally, now = [], w.cfg, w.tally, e.ts_ms
+    for name, m in sorted(w.msgs.items()):
+        if name in w.ended:
+            continue
+        for iv in m.insts.values():
+            for node, copy in sorted(iv.copies.items()):
+                if not w.up.get(node, True):
+                    continue
+                rule, due, what = None, 0, ""
+                if copy.state == SHADOW:
+                    rule, due = R.SHADOW_EXPIRY, iv.shadow_ms + cfg.safety_net_hold_ms + cfg.expiration_ms
+                    what = "the unacknowledged shadow was not expired"
+                elif copy.state == SAFETYNET:
+                    rule, due, what = (
+                        R.SAFETYNET_HOLD,
+                        copy.since_ms + cfg.safety_net_hold_ms,
+                        "Safety Net still held it",
+                    )
+                elif copy.state == QUEUED and copy.left:
+                    since = iv.shadow_ms if copy.promoted else copy.since_ms
+                    rule, due, what = (
+                        R.QUEUE_EXPIRY,
+                        since + cfg.expiration_ms,
+                        f"forks {sorted(copy.left)} were still queued",
+                    )
+                elif copy.state == RECEIVING and iv.inbound_open and not iv.outcome:
+                    rule, due = R.SESSION_TIMEOUT, iv.received_ms + cfg.inbound_max_ms()
+                    what = "the sender's session was neither answered nor timed out"
+                if rule is None:
+                    continue
+                tally.judge(rule)
+                if late(w, node, due, now):
+                    out.append(rule.violated((e,), f"{what} on {node} at the end of the trace, {now - due} ms past "
+                               f"its due time", entity=name, observed_ms=now, due_ms=due, bound="most"))  # fmt: skip
+    if not w.end_checked:
+        out += _heartbeats(w, e)
     return out
 
 

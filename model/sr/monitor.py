@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from model.sr import events as ev
-from model.sr.liveness import flush_due, liveness_findings, liveness_judged, skip_liveness
+from model.sr.liveness import at_end, flush_due, liveness_findings, liveness_judged, skip_liveness
 from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import Event, is_context_kind
@@ -185,6 +185,7 @@ class SrFold:
         for c in self.cursor.rest():
             self.feed(c, True)
         self.violations.extend(flush_due(self.world, self.last.ts_ms, final=True))
+        self.violations.extend(v for v in at_end(self.world, self.last) if v.entity not in self.broken)
         tally = tally_of(self.world)  # a new Tally: the liveness instances the trace cannot show are added to it
         unsnapped = len(self.receives - self.snapshots)
         if unsnapped:

@@ -156,6 +156,7 @@ class World:
         self.unread_queries: set[tuple[str, int]] = set()
         self.held_unseen: set[Pair] = set()  # pairs said to hold shadows the trace never showed made (`partial`)
         self.end_checked = False
+        self.ended: set[str] = set()  # messages judged at a quiesced SNAPSHOT (`liveness.at_end` judges the others)
         self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 

@@ -4,7 +4,9 @@ Hand-built traces (the kinds and attributes of `traces/README.md`), each with a 
 must pass. SR-059 / SR-I07: a shadow server that reads its primary's new transport database ID promotes the
 shadows made under the old one at once (allowed: within ShadowHeartbeatFrequency of that session); promoting
 half an hour later is caught at the late PROMOTE, and never promoting is caught at the first later event past
-the bound, or at the end of the trace.
+the bound, or at the end of the trace. The other deadlines of sr judged only at a quiesced SNAPSHOT when the
+awaited event was missing (heartbeat frequency, the sender's session time-out, Safety Net hold, shadow and queue
+expiry) are judged at the trace's last event too (`liveness.at_end`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 from model.sr import rules as R
 from model.sr.monitor import SrMonitor
+from model.sr.state import SrConfig
 from spec.catalogue import param_ms
 from traces.schema import Event
 from traces.verdict import MonitorResult, Verdict
@@ -62,9 +65,9 @@ def _promoted(t: int) -> list[tuple]:
 def _trace(rows: list[tuple]) -> list[Event]:
     out = []
     for i, (dt, node, kind, attrs) in enumerate([*CONTEXT, *rows]):
-        mech = "core" if kind in ("TRACE_START", "CRASH", "RESTART") else "sr"
+        mech = "core" if kind in ("TRACE_START", "CRASH", "RESTART", "HEAL") else "sr"
         entity = {"TRACE_START": "late", "SR_CONFIG": "config", "XQUERYDISCARD": f"hb:{node}>EX01"}.get(kind, MSG)
-        if kind in ("CRASH", "RESTART"):
+        if kind in ("CRASH", "RESTART", "HEAL"):
             entity = node
         out.append(Event("late", i, f"late:{i}", T0 + dt, node, mech, entity, kind, attrs))
     return out
@@ -126,3 +129,68 @@ def test_a_trace_ending_before_the_bound_is_not_judged_late() -> None:
     result = _check([*CREATED, READS[0]])
     assert not result.violations, result
     assert "before the promotion" in result.tally.unjudged[R.PROMOTION_DB_CHANGE.name][1]
+
+
+# --- deadlines passed at the end of a trace without a quiesced SNAPSHOT (`liveness.at_end`) -------------------
+ACCEPTED = CREATED[:5]
+HOUR = 60 * MIN
+HOLD = param_ms("SafetyNetHoldTime")
+TIMEOUT = SrConfig().inbound_max_ms()  # ConnectionTimeout (SR-P09)
+PROCESSED = [
+    *ACCEPTED,
+    (400, "EX01", "DELIVER", {"inst": 1, "fork": "mbx", "via": "primary"}),
+    (401, "EX01", "SAFETYNET", {"inst": 1, "role": "primary"}),
+    (HB, "EX02", "XQUERYDISCARD", {"primary": "EX01", "ok": True, "reason": "heartbeat"}),
+    (HB, "EX02", "DISCARD_NOTIFY", {"inst": 1, "fork": "mbx", "primary": "EX01"}),
+    (HB, "EX02", "HADISCARD", {"inst": 1, "primary": "EX01"}),
+    (HB + 1, "EX02", "SAFETYNET", {"inst": 1, "role": "shadow"}),
+]
+
+
+def _heal(t: int) -> tuple:
+    return (t, "EX01", "HEAL", {})
+
+
+@pytest.mark.unit
+def test_a_shadow_server_that_stops_querying_is_caught_at_the_end() -> None:
+    """SR-055: the shadow holds a shadow for EX01, queries once, and the trace goes on 5 heartbeats with none."""
+    result = _check([*ACCEPTED, _query(HB), _heal(5 * HB)])
+    assert _rules(result) == [R.HEARTBEAT_FREQUENCY.name], result
+
+
+@pytest.mark.unit
+def test_twin_a_shadow_server_that_keeps_querying_is_not() -> None:
+    result = _check([*ACCEPTED, *[_query(k * HB) for k in range(1, 6)], _heal(5 * HB)])
+    assert not result.violations, result
+
+
+@pytest.mark.unit
+def test_a_senders_session_never_answered_is_caught_at_the_end() -> None:
+    """SR-039, SR-I22: no ACCEPT, REJECT or time-out, and the trace goes on past ConnectionTimeout."""
+    result = _check([*CREATED[:2], _heal(TIMEOUT + 1)])
+    assert _rules(result) == [R.SESSION_TIMEOUT.name], result
+
+
+@pytest.mark.unit
+def test_twin_a_trace_ending_within_connection_timeout_is_not() -> None:
+    result = _check([*CREATED[:2], _heal(TIMEOUT)])
+    assert not result.violations, result
+
+
+@pytest.mark.unit
+def test_safety_net_never_emptied_is_caught_at_the_end() -> None:
+    """SR-065: both copies stay in Safety Net an hour past SafetyNetHoldTime, no SNAPSHOT."""
+    result = _check([*PROCESSED, _heal(HB + 1 + HOLD + HOUR)])
+    assert _rules(result) == [R.SAFETYNET_HOLD.name] and len(result.violations) == 2, result
+
+
+@pytest.mark.unit
+def test_twin_safety_net_emptied_on_time_is_not() -> None:
+    rows = [
+        *PROCESSED,
+        (401 + HOLD, "EX01", "SAFETYNET_EXPIRE", {"inst": 1}),
+        (HB + 1 + HOLD, "EX02", "SAFETYNET_EXPIRE", {"inst": 1}),
+        _heal(HB + 1 + HOLD + HOUR),
+    ]
+    result = _check(rows)
+    assert not result.violations, result
