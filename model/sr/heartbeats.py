@@ -99,7 +99,8 @@ def query(w: World, e: Event) -> list[Violation]:
         why = w.db_consistent(p, a.get("db"))
         if why:
             out.append(R.DATABASE_ID_AS_RECORDED.violated((e,), why, attribute="db", server=p, observed=a.get("db")))
-        if held and pair not in w.db_pending and stale(w, pair):
+        epoch = w.epoch.get(p, 0)
+        if held and pair not in w.db_pending and (s, p, epoch) not in w.db_late and stale(w, pair):
             w.db_pending.add(pair)  # SR-059, SR-I07: promotion due within ShadowHeartbeatFrequency (`liveness`)
             heapq.heappush(w.db_due, (e.ts_ms + hb, e.seq, s, p, e))
     elif held and e.ts_ms - w.contact.get(pair, NEVER) >= w.cfg.resubmit_ms:

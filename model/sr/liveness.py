@@ -56,7 +56,8 @@ def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
             tally.skip(R.PROMOTION_DB_CHANGE, "the trace ends before the promotion after a new database ID is due")
             continue
         tally.judge(R.PROMOTION_DB_CHANGE)
-        if left:
+        if left:  # reported once per new database of the primary, not at every later heartbeat that reads it
+            w.db_late.add((s, p, w.epoch.get(p, 0)))
             out.append(R.PROMOTION_DB_CHANGE.violated((q,), f"{s} read {p}'s new transport database ID at "
                        f"{q.ts_ms} but {left} shadows for {p} made under the old one were still unpromoted "
                        f"ShadowHeartbeatFrequency ({due - q.ts_ms} ms) later", observed=left, expected=0,

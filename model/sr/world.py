@@ -151,6 +151,7 @@ class World:
         # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
         self.db_due: list[tuple[int, int, str, str, Any]] = []
         self.db_pending: set[Pair] = set()
+        self.db_late: set[tuple[str, str, int]] = set()  # (shadow, primary, its database generation) reported late
         # (shadow server, time) of successful-looking XQUERYDISCARDs the fold could not read (an input fault): the
         # discard notifications they carried cannot be judged against them (SR-053, issue 30)
         self.unread_queries: set[tuple[str, int]] = set()
