@@ -126,3 +126,18 @@ def test_a_rejection_text_is_judged_on_a_partial_message() -> None:
     assert _rules(bad) == [R.REJECTION_TEXT.name], bad
     good = _check([(500, "EX01", "REJECT", {"inst": 1, "response": "451 4.4.0 Message failed to be made redundant"})])
     assert good.verdict is Verdict.UNKNOWN and not good.violations, good
+
+
+@pytest.mark.unit
+def test_heartbeats_to_an_exchange_2010_primary_holding_shadows_are_invalid() -> None:
+    """The same forbidden shadow seen only in the 2013 server's queries: `held` shadows for a 2010 Hub."""
+    query = {"primary": "HUB1", "ok": True, "reason": "heartbeat", "held": 2}
+    result = _check([(500, "EX03", "XQUERYDISCARD", query)])
+    assert _rules(result) == [R.SHADOW_IN_BOUNDARY.name], result
+
+
+@pytest.mark.unit
+def test_twin_a_query_to_a_2010_primary_holding_nothing_is_not_judged_a_violation() -> None:
+    query = {"primary": "HUB1", "ok": True, "reason": "heartbeat", "held": 0}
+    result = _check([(500, "EX03", "XQUERYDISCARD", query)])
+    assert result.verdict is Verdict.UNKNOWN and not result.violations, result
