@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from model.am import events as ev
+from model.am import partial
 from model.am.bcss import Options, default_options
 from model.am.faults import check_attrs
 from model.am.replay import Replay
@@ -169,6 +170,7 @@ class AmFold:
         self.stopped: str | None = None  # where a malformed event stopped the replay
         self.result: MonitorResult | None = None
         self.unseen: dict[str, list] = {}  # what no rule can judge -> [count, first event ID, its kind]: notes
+        self.partial_mounted: dict[str, set[str]] = {}  # a database without DB_CREATE -> where seen mounted
 
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
@@ -226,6 +228,7 @@ class AmFold:
         why = f"database {e.entity}, whose DB_CREATE is not in the trace"
         seen = self.unseen.setdefault(why, [0, e.event_id, e.kind])
         seen[0] += 1
+        partial.judge(r, self.partial_mounted, e)  # issue 30, TR-I01: what it shows by itself is judged
         return True
 
     def _watch(self, e: Event) -> None:

@@ -115,10 +115,10 @@ def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     if not iv.enabled:
         out.append(R.SHADOW_DISABLED.violated((e,), "a shadow attempt was made with ShadowRedundancyEnabled false",
                                               observed=iv.enabled, parameter="SR-P01"))  # fmt: skip
-    if not iv.inbound_open or iv.outcome or iv.failed:
+    if not iv.inbound_open or iv.outcome or iv.gave_up:
         out.append(R.SHADOW_WHILE_INBOUND_OPEN.violated((e,), "the shadow session was opened after the sender's "
                           "session had ended or shadow creation was over", inbound_open=iv.inbound_open,
-                          outcome=iv.outcome, creation_failed=iv.failed))  # fmt: skip
+                          outcome=iv.outcome, creation_failed=iv.gave_up))  # fmt: skip
     if iv.plan is not None and w.knows(shadow):
         tally.judge(R.SHADOW_PLACEMENT)
         cls = "remote" if w.site(shadow) != w.site(iv.primary) else "local"
@@ -214,14 +214,17 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
                           expected=expected_n))  # fmt: skip
     iv.tries, iv.attempt_open = max(iv.tries, expected_n), ""
     ends = not iv.inbound_open or (reason == "timeout" and iv.timeout_ends == "creation")
-    final = ends or iv.plan is None or iv.tries >= len(iv.plan)
+    # without a recorded topology the plan is unknown (issue 30): the failure may be final (the primary may give
+    # up: `failed`, so an acceptance without a shadow is allowed) or not (it may try again: no SR-028 for that)
+    gave_up = ends or (iv.plan is not None and iv.tries >= len(iv.plan))
+    final = gave_up or iv.plan is None
     if "final" in a and iv.plan is not None:
         tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
         if bool(a["final"]) != final:
             out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the failure says final={a['final']}, but after "
                               f"{iv.tries} of {len(iv.plan)} attempts it is {'' if final else 'not '}final",
                               attribute="final", observed=a["final"], expected=final))  # fmt: skip
-    iv.failed = iv.failed or final
+    iv.failed, iv.gave_up = iv.failed or final, iv.gave_up or gave_up
     return out
 
 

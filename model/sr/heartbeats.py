@@ -9,8 +9,12 @@ and the recorded faults (`world.World`), every interval from the recorded config
 
 from __future__ import annotations
 
+import heapq
+
 from model.sr import rules as R
+from model.sr.liveness import stale
 from model.sr.maintenance import NEVER
+from model.sr.partial import HELD_UNSEEN
 from model.sr.world import World
 from traces.schema import Event
 from traces.verdict import Violation
@@ -58,7 +62,15 @@ def query(w: World, e: Event) -> list[Violation]:
     else:
         tally.skip(R.TOPOLOGY_AS_RECORDED, "no recorded topology (SR_CONFIG topology)")
     held = w.held_count(pair)
-    if "held" in a:
+    if "held" in a and isinstance(a["held"], int) and a["held"] > held:
+        tally.skip(R.SHADOW_RECORD_AS_DERIVED, HELD_UNSEEN)  # TR-I01: shadows whose beginning the trace lacks
+        if pair not in w.held_unseen:
+            w.held_unseen.add(pair)
+            w.notes.append(
+                f"{e.event_id}: {s} says it holds {a['held']} shadows for {p}, the trace shows {held} "
+                f"made: {HELD_UNSEEN} (partial, not judged)"
+            )
+    elif "held" in a:
         tally.judge(R.SHADOW_RECORD_AS_DERIVED)
         if a["held"] != held:
             out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"{s} says it holds {a['held']} shadows for {p}; "
@@ -87,6 +99,10 @@ def query(w: World, e: Event) -> list[Violation]:
         why = w.db_consistent(p, a.get("db"))
         if why:
             out.append(R.DATABASE_ID_AS_RECORDED.violated((e,), why, attribute="db", server=p, observed=a.get("db")))
+        epoch = w.epoch.get(p, 0)
+        if held and pair not in w.db_pending and (s, p, epoch) not in w.db_late and stale(w, pair):
+            w.db_pending.add(pair)  # SR-059, SR-I07: promotion due within ShadowHeartbeatFrequency (`liveness`)
+            heapq.heappush(w.db_due, (e.ts_ms + hb, e.seq, s, p, e))
     elif held and e.ts_ms - w.contact.get(pair, NEVER) >= w.cfg.resubmit_ms:
         w.due.append((e.ts_ms, s, p, e))
     return out

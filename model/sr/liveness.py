@@ -12,20 +12,63 @@ unpromoted once its moment has passed (`flush_due`).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Set
 
 from model.sr import events as ev
 from model.sr import rules as R
-from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RELEASED, SAFETYNET, SHADOW, Inst, World
+from model.sr.maintenance import late
+from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RECEIVING, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
 from traces.verdict import Rule, Tally, Violation
 
 NEVER = -(2**62)
 
 
+def stale(w: World, pair: tuple[str, str]) -> int:
+    """The shadows `pair[0]` holds for `pair[1]` that were made under an earlier transport database of the primary
+    than its current one (SR-059: their primary's queue is gone, they must be promoted)."""
+    now, msgs, n = w.epoch.get(pair[1], 0), w.msgs, 0
+    for msg, inst in w.held.get(pair, ()):
+        m = msgs.get(msg)
+        iv = m.insts.get(inst) if m is not None else None
+        if iv is not None and iv.shadow_epoch != now:
+            n += 1
+    return n
+
+
+def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
+    """SR-059, SR-I07 (issue 30, family 1): a shadow server that read a primary's new database ID in a successful
+    session promotes the shadows made under the old one at once; the bound allowed is ShadowHeartbeatFrequency
+    after that session (SR-071: a new database delays messages at most one heartbeat). Judged once virtual time
+    is past the bound: at a later event of the trace (late, or never) or at its end. Not judged when the shadow
+    server crashed or restarted before the bound (a restarted server reads the ID again), nor at an end of the
+    trace that comes before the bound while the shadows are still held (not late yet: the reason is counted)."""
+    out, heap, tally = [], w.db_due, w.tally
+    while heap and (final or heap[0][0] < now):
+        due, _, s, p, q = heapq.heappop(heap)
+        w.db_pending.discard((s, p))
+        if not w.up.get(s, True) or w.boot.get(s, NEVER) > q.ts_ms:
+            tally.skip(R.PROMOTION_DB_CHANGE, "the shadow server went down before the promotion was due")
+            continue
+        left = stale(w, (s, p))
+        if left and due >= now:  # the end of the trace, before the bound
+            tally.skip(R.PROMOTION_DB_CHANGE, "the trace ends before the promotion after a new database ID is due")
+            continue
+        tally.judge(R.PROMOTION_DB_CHANGE)
+        if left:  # reported once per new database of the primary, not at every later heartbeat that reads it
+            w.db_late.add((s, p, w.epoch.get(p, 0)))
+            out.append(R.PROMOTION_DB_CHANGE.violated((q,), f"{s} read {p}'s new transport database ID at "
+                       f"{q.ts_ms} but {left} shadows for {p} made under the old one were still unpromoted "
+                       f"ShadowHeartbeatFrequency ({due - q.ts_ms} ms) later", observed=left, expected=0,
+                       due_ms=due, bound_ms=due - q.ts_ms, bound="most", parameter="SR-P13"))  # fmt: skip
+    return out
+
+
 def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
-    """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058)."""
-    out = []
+    """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058); and the
+    promotions after a new database ID that are due (SR-059, `flush_db_due`)."""
+    out = flush_db_due(w, now, final) if w.db_due else []
     while w.due and (final or w.due[0][0] < now):
         _, s, p, q = w.due.popleft()
         left = w.held_count((s, p))
@@ -45,6 +88,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
         skip_liveness(w.tally, "the end-of-run SNAPSHOT is not of a quiesced run")
         return []
     out = flush_due(w, e.ts_ms, final=True)
+    w.ended.add(e.entity)
     if not w.end_checked:
         w.end_checked = True
         out += _heartbeats(w, e)
@@ -79,6 +123,54 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
                                       observed_ms=e.ts_ms - since, bound_ms=cfg.expiration_ms, bound="most",
                                       parameter="SR-P17"))  # fmt: skip
         out += _liveness(w, iv, m.delivered, m.licences, e)
+    return out
+
+
+def at_end(w: World, e: Event) -> list[Violation]:
+    """Issue 30, family 1: the deadlines the trace's last event `e` shows passed, for what no quiesced SNAPSHOT
+    judged (a trace without SNAPSHOT, or cut before it): a bound is missed when the awaited event is missing and
+    virtual time is past it, not only when the event comes late. On a server that is up at the end (one that is
+    down does what is due when it comes back, SR-I25): an unacknowledged shadow past SafetyNetHoldTime +
+    MessageExpirationTimeout (SR-066), a copy in Safety Net past SafetyNetHoldTime (SR-065), forks still queued past
+    MessageExpirationTimeout (SR-067), a sender's session neither answered nor timed out ConnectionTimeout after
+    RECEIVE (SR-039, SR-I22), and a shadow server that has not queried a primary it holds shadows for within
+    ShadowHeartbeatFrequency (SR-055)."""
+    out, cfg, tally, now = [], w.cfg, w.tally, e.ts_ms
+    for name, m in sorted(w.msgs.items()):
+        if name in w.ended:
+            continue
+        for iv in m.insts.values():
+            for node, copy in sorted(iv.copies.items()):
+                if not w.up.get(node, True):
+                    continue
+                rule, due, what = None, 0, ""
+                if copy.state == SHADOW:
+                    rule, due = R.SHADOW_EXPIRY, iv.shadow_ms + cfg.safety_net_hold_ms + cfg.expiration_ms
+                    what = "the unacknowledged shadow was not expired"
+                elif copy.state == SAFETYNET:
+                    rule, due, what = (
+                        R.SAFETYNET_HOLD,
+                        copy.since_ms + cfg.safety_net_hold_ms,
+                        "Safety Net still held it",
+                    )
+                elif copy.state == QUEUED and copy.left:
+                    since = iv.shadow_ms if copy.promoted else copy.since_ms
+                    rule, due, what = (
+                        R.QUEUE_EXPIRY,
+                        since + cfg.expiration_ms,
+                        f"forks {sorted(copy.left)} were still queued",
+                    )
+                elif copy.state == RECEIVING and iv.inbound_open and not iv.outcome:
+                    rule, due = R.SESSION_TIMEOUT, iv.received_ms + cfg.inbound_max_ms()
+                    what = "the sender's session was neither answered nor timed out"
+                if rule is None:
+                    continue
+                tally.judge(rule)
+                if late(w, node, due, now):
+                    out.append(rule.violated((e,), f"{what} on {node} at the end of the trace, {now - due} ms past "
+                               f"its due time", entity=name, observed_ms=now, due_ms=due, bound="most"))  # fmt: skip
+    if not w.end_checked:
+        out += _heartbeats(w, e)
     return out
 
 

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from model.sr import events as ev
-from model.sr.liveness import flush_due, liveness_findings, liveness_judged, skip_liveness
+from model.sr import rules as R
+from model.sr.liveness import at_end, flush_due, liveness_findings, liveness_judged, skip_liveness
 from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.schema import Event, is_context_kind
@@ -162,6 +163,8 @@ class SrFold:
         except InputFault as exc:  # a partial or foreign trace (`inputs`); any other exception is a bug
             self.malformed.append(f"{exc}; skipped, and {name} is not judged from there on")
             self.broken.add(name)
+            if kind == ev.XQUERYDISCARD:  # the notifications it carried are not judged against it (SR-053)
+                w.unread_queries.add((e.node, e.ts_ms))
             return
         if found:
             broken = self.broken
@@ -183,6 +186,7 @@ class SrFold:
         for c in self.cursor.rest():
             self.feed(c, True)
         self.violations.extend(flush_due(self.world, self.last.ts_ms, final=True))
+        self.violations.extend(v for v in at_end(self.world, self.last) if v.entity not in self.broken)
         tally = tally_of(self.world)  # a new Tally: the liveness instances the trace cannot show are added to it
         unsnapped = len(self.receives - self.snapshots)
         if unsnapped:
@@ -207,11 +211,28 @@ class SrFold:
         if (found is None or found[2] == "2013") and e.kind == ev.XQUERYDISCARD:
             server = str(e.attrs.get("primary"))
             found = topo.get(server)
+            if found is not None and found[2] != "2013":
+                self._shadows_for_foreign(e, server, found[2])
         if found is None or found[2] == "2013":
             return False
         seen = self.foreign.setdefault((server, found[2]), [0, e.event_id])
         seen[0] += 1
         return True
+
+    def _shadows_for_foreign(self, e: Event, primary: str, version: str) -> None:
+        """A 2013 server that says it holds shadows (`held` above 0) for a primary of another version: seed 000
+        (SR-015, the Exchange 2010 section) forbids such a shadow whatever came before (TR-I01, issue 30)."""
+        held = e.attrs.get("held")
+        if not isinstance(held, int) or isinstance(held, bool) or e.node not in (self.world.topo or {}):
+            return
+        self.world.tally.judge(R.SHADOW_IN_BOUNDARY)
+        if held > 0:
+            why = (
+                f"{e.node} says it holds {held} shadows for {primary}, an Exchange {version} server: a shadow "
+                "lives only on another Exchange 2013 server of the primary's boundary"
+            )
+            rule = R.SHADOW_IN_BOUNDARY
+            self.violations.append(rule.violated((e,), why, observed=held, primary=primary, version=version))
 
     def _on_node(self, e: Event) -> list[str]:
         """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""

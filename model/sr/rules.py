@@ -128,7 +128,9 @@ PROMOTION_DB_CHANGE = Rule(
     "promotion-db-change",
     "SR-059",
     "always",
-    "a database-ID promotion needs a successful session that saw the primary's new transport database",
+    "a database-ID promotion needs a successful session that saw the primary's new transport database; after "
+    "such a session the shadows made under the old database are promoted within ShadowHeartbeatFrequency (SR-I07)",
+    ("SR-P13",),
 )
 PROMOTION_OVERDUE = Rule(
     "promotion-overdue",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from model.sr import creation, heartbeats, maintenance
+from model.sr import creation, heartbeats, maintenance, partial
 from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.inputs import CHECKS, groups_of, inst_of, readable
@@ -100,13 +100,14 @@ NONE: tuple[Violation, ...] = ()  # what most events return: no new list per ste
 # the kinds `step` tells apart, bound once (no module attribute lookups per event)
 _MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYDISCARD, ev.SNAPSHOT
 _RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
-_NO_RECEIVE = "an event of a message whose RECEIVE is not in the trace"
 
 
 def step(w: World, e: Event) -> Sequence[Violation]:
     """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
-    due = w.due
-    out: Sequence[Violation] = flush_due(w, e.ts_ms) if due and due[0][0] < e.ts_ms else NONE
+    due, db_due = w.due, w.db_due
+    out: Sequence[Violation] = (
+        flush_due(w, e.ts_ms) if (due and due[0][0] < e.ts_ms) or (db_due and db_due[0][0] < e.ts_ms) else NONE
+    )
     if e.mechanism != _MECH:
         if e.mechanism == "core":
             _lifecycle(w, e)
@@ -122,10 +123,8 @@ def step(w: World, e: Event) -> Sequence[Violation]:
                 inst = m.insts.get(e.attrs["inst"])
             except (KeyError, TypeError):
                 inst = m.insts.get(inst_of(e))
-        if inst is None:  # an instance whose RECEIVE is not in the trace (the monitor notes it)
-            w.tally.skip(move[2], _NO_RECEIVE)
-            return out
-        found = _move(w, e, inst, move)
+        # an instance whose RECEIVE is not in the trace (the monitor notes it) is partial: `partial.orphan`
+        found = partial.orphan(w, e, move[2]) if inst is None else _move(w, e, inst, move)
     elif kind == _RECEIVE:
         readable(e)
         found = _move(w, e, creation.receive(w, e), move)  # type: ignore[arg-type]

@@ -74,7 +74,8 @@ class Inst:
     shadow_ms: int = 0
     shadow_epoch: int = 0  # the primary's storage generation when the shadow was made (its database ID)
     shadow_acked: bool = False
-    failed: bool = False
+    failed: bool = False  # shadow creation failed, or may have (no recorded plan): acceptance without a shadow allowed
+    gave_up: bool = False  # shadow creation is over for certain: no further attempt (SR-028)
     inbound_open: bool = True
     outcome: str = ""
     redundant: bool = False
@@ -145,7 +146,18 @@ class World:
         # failed queries after which nothing may stay held, oldest first (`liveness.flush_due`); a deque, so
         # that taking the oldest costs O(1) and the order stays the recording order, as before
         self.due: deque[tuple[int, str, str, Any]] = deque()
+        # SR-059, SR-I07: successful sessions that showed a primary's new database ID while shadows made under the
+        # old one were held, as a heap of (promotion deadline, seq, shadow, primary, the session's event), and the
+        # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
+        self.db_due: list[tuple[int, int, str, str, Any]] = []
+        self.db_pending: set[Pair] = set()
+        self.db_late: set[tuple[str, str, int]] = set()  # (shadow, primary, its database generation) reported late
+        # (shadow server, time) of successful-looking XQUERYDISCARDs the fold could not read (an input fault): the
+        # discard notifications they carried cannot be judged against them (SR-053, issue 30)
+        self.unread_queries: set[tuple[str, int]] = set()
+        self.held_unseen: set[Pair] = set()  # pairs said to hold shadows the trace never showed made (`partial`)
         self.end_checked = False
+        self.ended: set[str] = set()  # messages judged at a quiesced SNAPSHOT (`liveness.at_end` judges the others)
         self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
