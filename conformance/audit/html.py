@@ -29,7 +29,7 @@ from conformance.audit.report_data import (
     rule_rows,
     states_line,
 )
-from conformance.audit.seedtext import cited
+from conformance.audit.seedtext import HOW_TEXT, cited
 from conformance.audit.states import gather
 
 FAULT_KINDS = frozenset(
@@ -90,10 +90,11 @@ def _quote(req: str) -> str:
         return f"<p class='muted'>{_e(req)} is not in the catalogue.</p>"
     parts = [f"<blockquote class='req'><b>{_e(req)}</b>: {_e(c.statement)}</blockquote>"]
     for q in c.quotes:
-        said = f"\u201c{_e(q.sentence)}\u201d" if q.sentence else "(the seed text is not at hand)"
+        said = f"\u201c{_e(q.sentence)}\u201d" if q.sentence else "(the catalogue records no quote of this source)"
+        how = f" ({_e(HOW_TEXT[q.how])})" if q.how in HOW_TEXT else ""
         parts.append(
             f"<blockquote class='seed'>{said}<br><span class='small muted'>\u2014 {_e(q.subject)}, section "
-            f"\u201c{_e(q.section)}\u201d (closest sentence of the section)</span></blockquote>"
+            f"\u201c{_e(q.section)}\u201d{how}</span></blockquote>"
         )
     return "".join(parts)
 
