@@ -176,6 +176,7 @@ ZOOM_IN = (
 )
 LET_OUT = "<style>.tl-scroll,.card{overflow:visible!important}</style>"
 NO_FIT = "<script>window.HACONFORM_NO_FIT=true;</script>"
+RENDER_ALL = "<script>window.HACONFORM_RENDER_ALL=true;</script>"  # every card on demand put in: all are probed
 
 
 def _chromium(tmp_path: Path, page: Path, *args: str, width: int = WIDTH) -> str:
@@ -189,7 +190,7 @@ def _chromium(tmp_path: Path, page: Path, *args: str, width: int = WIDTH) -> str
 def _probe(
     tmp_path: Path, page_html: str, name: str, before: str = "", after: str = "", width: int = WIDTH
 ) -> dict[str, Any]:
-    page_html = page_html.replace("<script>", before + "<script>", 1) if before else page_html
+    page_html = page_html.replace("<script>", RENDER_ALL + before + "<script>", 1)
     page = tmp_path / f"{name}.html"
     page.write_text(page_html.replace("</body>", after + PROBE + "</body>"), encoding="utf-8")
     dom = _chromium(tmp_path, page, "--dump-dom", width=width)
