@@ -27,15 +27,15 @@ def chromium() -> str | None:
     return found or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 
-def run(page: Path, profile: Path, *args: str, width: int = WIDTH, height: int = 2400) -> str:
-    """Chromium headless on `page`; its stdout (the DOM with `--dump-dom`)."""
+def run(page: Path, profile: Path, *args: str, width: int = WIDTH, height: int = 2400, fragment: str = "") -> str:
+    """Chromium headless on `page` (with `#fragment`, if given); its stdout (the DOM with `--dump-dom`)."""
     exe = chromium()
     if exe is None:
         raise RuntimeError("Chromium is not installed (Debian package `chromium`; scripts/install.sh installs it)")
     argv = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
             f"--window-size={width},{height}", f"--user-data-dir={profile}", *args,
-            page.resolve().as_uri()]  # fmt: skip
+            page.resolve().as_uri() + (f"#{fragment}" if fragment else "")]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, check=True).stdout
 
 

@@ -98,8 +98,14 @@ def _headings(seed: str) -> frozenset[str]:
 
 @cache
 def section_text(seed: str, section: str) -> str:
-    """The text of `section` of `seed`: after the heading line, up to the next heading of that seed (the
-    longest such run, so the table of contents, which repeats the headings, is passed over)."""
+    """The text of `section` of `seed`, its lines joined (`section_lines`)."""
+    return " ".join(section_lines(seed, section))
+
+
+@cache
+def section_lines(seed: str, section: str) -> tuple[str, ...]:
+    """The non-empty lines of `section` of `seed`: after the heading line, up to the next heading of that seed
+    (the longest such run, so the table of contents, which repeats the headings, is passed over)."""
     lines, headings = _seed_lines(seed), _headings(seed)
     want = _norm(section)
     best: list[str] = []
@@ -114,7 +120,7 @@ def section_text(seed: str, section: str) -> str:
                 body.append(nxt)
         if len(body) > len(best):
             best = body
-    return " ".join(best)
+    return tuple(best)
 
 
 def sentences(text: str) -> list[str]:
@@ -125,11 +131,29 @@ def closest_sentence(statement: str, text: str) -> str:
     """The sentence of `text` sharing most words with `statement` ("" when none shares `MIN_SHARED`)."""
     want = _words(statement)
     best, score = "", MIN_SHARED - 1
-    for sentence in sentences(text):
+    for sentence in (u for line in text.split("\n") for u in sentences(line)):
         shared = len(want & _words(sentence))
         if shared > score:
             best, score = sentence, shared
     return best
+
+
+def _md_units(lines: tuple[str, ...]) -> list[str]:
+    """A Markdown section as quotable units: each table row (its cells), each run of prose lines joined."""
+    units: list[str] = []
+    prose: list[str] = []
+    for line in lines:
+        if line.startswith("|"):
+            if prose:
+                units.append(" ".join(prose))
+                prose = []
+            if line.strip("|- "):
+                units.append(line.strip("| "))
+        else:
+            prose.append(line)
+    if prose:
+        units.append(" ".join(prose))
+    return units
 
 
 def choose_quote(statement: str, seed: str, section: str) -> tuple[str, str]:
@@ -138,6 +162,8 @@ def choose_quote(statement: str, seed: str, section: str) -> tuple[str, str]:
     text = section_text(seed, section)
     if not text:
         return "", ""
+    if seed.endswith(".md"):  # a project document: a table row is a unit of its own, never a whole table
+        text = "\n".join(_md_units(section_lines(seed, section)))
     if best := closest_sentence(statement, text):
         return best, "closest"
     return sentences(text)[0], "opening"

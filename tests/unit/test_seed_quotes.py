@@ -30,6 +30,7 @@ SR031 = "After the primary server receives acknowledgement from the shadow serve
 def _clear() -> None:
     seedtext.cited.cache_clear()
     seedtext.section_text.cache_clear()
+    seedtext.section_lines.cache_clear()
     seedtext._seed_lines.cache_clear()
     seedtext._headings.cache_clear()
 
@@ -78,7 +79,7 @@ def test_a_card_quotes_the_seed_with_the_seeds_away(monkeypatch):
         assert seedtext.seed_path("000_bc7da9fde6232d0b.txt") is None  # nothing to read the sentence from
         c = seedtext.cited("SR-031")
         assert c is not None and SR031 in c.quotes[0].sentence and c.quotes[0].how == "closest"
-        from conformance.audit.html import _quote
+        from conformance.audit.cards import quote as _quote
 
         assert SR031 in _quote("SR-031") and "closest sentence of the section" in _quote("SR-031")
         assert "opening sentence" in _quote("BF-P01")  # the Chinese seed's quote says how it was chosen
