@@ -14,6 +14,7 @@ row (twin: two rows, `HACONFORM_GAP_ROWS=2`). `$HACONFORM_SCREENSHOTS` also writ
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -228,3 +229,80 @@ def test_a_card_asked_for_is_put_in_and_a_link_opens_its_card(reports, tmp_path)
     probe = headless.probe(page, tmp_path, "linked", ON_DEMAND, fragment=target)
     assert probe["before"] >= 1 and probe["linked"] and probe["linkedCard"] == f"c{anchors[target]}"
     assert probe["shown"] and probe["after"] == probe["before"] + 1
+
+
+ZOOM = """<script>(function(){
+  var box=null, r={}, far=-1;  // the drawn card whose judged event lies furthest from the left edge
+  document.querySelectorAll('div.timeline-box').forEach(function(b){var j=b.querySelector('g.event.judged');
+    if(j&&+j.getAttribute('data-x')>far){far=+j.getAttribute('data-x');box=b;}});r.far=far;
+  function judged(){return box.querySelector('g.event.judged').getBoundingClientRect().left;}
+  var other=[].filter.call(box.querySelectorAll('g.event'),function(g){return !g.classList.contains('judged');})[0];
+  other.dispatchEvent(new MouseEvent('click',{bubbles:true}));
+  r.chosen=box.querySelector('.state-head').textContent;r.before=judged();
+  var plus=box.querySelector('button[data-zoom="2"]');plus.click();plus.click();plus.click();
+  r.after=judged();r.kept=box.querySelector('.state-head').textContent;
+  var s=box.querySelector('.tl-scroll');r.scrolls=s.scrollWidth>s.clientWidth;
+  var p=document.createElement('pre');p.id='probe';p.textContent=JSON.stringify(r);document.body.appendChild(p);
+})();</script>"""
+
+
+def zoom_problems(probe: dict[str, Any]) -> list[str]:
+    out = []
+    if abs(probe["after"] - probe["before"]) > 3:
+        out.append(f"the judged event moved from x={probe['before']:.0f} to x={probe['after']:.0f} px")
+    if probe["kept"] != probe["chosen"]:
+        out.append(f"the state shown changed from {probe['chosen']!r} to {probe['kept']!r}")
+    return out
+
+
+@needs_chromium
+def test_zoom_keeps_the_judged_event_in_place_and_the_state_chosen(tmp_path):
+    page = render_html(_one_card_report([1000 * i for i in range(30)], judged=20))  # judged right of the middle
+    probe = headless.probe(page, tmp_path, "zoom", ZOOM)
+    assert probe["scrolls"] and probe["chosen"].startswith("After #0 ") and probe["far"] > 600
+    assert zoom_problems(probe) == []
+    # twin: the redraw as it was (from the left edge, the judged event's state again)
+    old = headless.probe(page, tmp_path, "zoom-old", ZOOM, before="<script>HACONFORM_NO_ANCHOR=true;</script>")
+    assert len(zoom_problems(old)) == 2
+
+
+GAPS = """<script>(function(){
+  var r=[];document.querySelectorAll('text.gap').forEach(function(t){var b=t.getBoundingClientRect();
+    r.push([Math.round(b.top),b.left,b.right,t.textContent]);});
+  var p=document.createElement('pre');p.id='probe';p.textContent=JSON.stringify(r);document.body.appendChild(p);
+})();</script>"""
+
+
+def _one_card_report(ts: list[int], judged: int) -> dict[str, Any]:
+    """A page's report with one violation whose entity has events at `ts` (ms), judged at event `judged`."""
+    from tests.audit.test_rule_states import imported_rows, report
+
+    evs = [{"event_id": f"g:{i}", "seq": i, "ts_ms": 1_767_225_600_000 + x, "node": "mbx1", "kind": "RECEIVE",
+            "entity": "m1", "trace_id": "g", "mechanism": "msgtrk", "attrs": {}} for i, x in enumerate(ts)]  # fmt: skip
+    v = {"trace_id": "g", "entity": "m1", "requirement": "SR-052", "rule": "msgtrk-discard-after-next-hop",
+         "mechanism": "msgtrk", "explanation": "planted", "event_ids": [evs[judged]["event_id"]],
+         "events": evs}  # fmt: skip
+    rep = report("invalid", imported_rows(violated=1))
+    return {**rep, "violations": [v], "cards": cause_first([v]), "found": {"rows": {}, "t0": {}, "states": {},
+                                                                           "notes": []}}  # fmt: skip
+
+
+def _gappy_report() -> dict[str, Any]:
+    """Events split by six long gaps in a row: six axis breaks side by side."""
+    ts, t = [0, 1, 2, 3], 3
+    for k in range(7):
+        t += 1_000_000 * 2**k
+        ts.append(t)
+    return _one_card_report(ts, len(ts) - 1)
+
+
+@needs_chromium
+def test_gap_labels_in_one_row(tmp_path):
+    page = render_html(_gappy_report())
+    labels = headless.probe(page, tmp_path, "gaps", GAPS)
+    assert labels and len({top for top, *_ in labels}) == 1  # one row
+    shown = sorted((left, right) for _, left, right, _ in labels)
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(shown))  # none over another
+    # twin: two rows, as the labels were drawn before: they stack
+    two = headless.probe(page, tmp_path, "gaps-2", GAPS, before="<script>window.HACONFORM_GAP_ROWS=2;</script>")
+    assert len({top for top, *_ in two}) == 2
