@@ -8,7 +8,8 @@ it, "and N more like it", collapsed. Only the first `DRAWN` causes' cards are in
 card is kept as a string in one inert JSON block (`#lazy-cards`, with `#lazy-anchors` mapping each violation's
 anchor `v<i>` to its card) and put into the page by the script when it is asked for (its "show" button, or a
 link to one of its violations). A card's JSON stores each distinct model state once (`states`, events refer to
-them by index), so a state repeated over many events costs its bytes once.
+them by index) and each distinct value of a state's key once (`parts`), so a state or a part of one repeated
+over many events costs its bytes once.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def at_text(v: dict[str, Any], t0: int) -> str:
 
 def events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int, list[Any]]:
     """The card's events for its timeline (role: judged, involved, follows), the trace's first timestamp and
-    the distinct model states the events refer to by index."""
+    the distinct model states the events refer to by index: `{"states": [{key: part index}], "parts": [value]}`,
+    each distinct value of a state's key stored once (a deployment's configuration repeats in every state)."""
     head = c.head[1]
     judged = judged_event(head)
     roles: dict[str, str] = {}
@@ -87,6 +89,16 @@ def events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int, l
     states = found["states"].get(c.key, {})
     distinct: list[Any] = []
     index: dict[str, int] = {}
+    parts: list[Any] = []
+    part_index: dict[str, int] = {}
+
+    def part(value: Any) -> int:
+        key = json.dumps(value, sort_keys=True)
+        if key not in part_index:
+            part_index[key] = len(parts)
+            parts.append(value)
+        return part_index[key]
+
     out = []
     for r in rows:
         attrs = r.get("attrs", {})
@@ -96,7 +108,7 @@ def events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int, l
             key = json.dumps(state, sort_keys=True)
             if key not in index:
                 index[key] = len(distinct)
-                distinct.append(state)
+                distinct.append({name: part(value) for name, value in state.items()})
             k = index[key]
         out.append(
             {
@@ -112,7 +124,7 @@ def events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int, l
                 "state": k,
             }
         )
-    return out, t0, distinct
+    return out, t0, {"states": distinct, "parts": parts}
 
 
 def card(k: int, c: Card, found: dict[str, Any]) -> str:
@@ -123,14 +135,9 @@ def card(k: int, c: Card, found: dict[str, Any]) -> str:
     evs, t0, states = events(c, found)
     judged = judged_event(head)
     no_state = "; ".join(n for n in found.get("notes", []) if c.trace_id in n) or "no state was recorded for it"
-    blob = _blob({"events": evs, "t0": t0, "states": states, "no_state": no_state})
+    blob = _blob({"events": evs, "t0": t0, **states, "no_state": no_state})
     scope = "the entity's events from the trace" if c.key in found.get("complete", ()) else "the events named"
     follows = "".join(_follow(i, v, t0) for i, v in c.follows)
-    rows = "".join(
-        f"<tr><td>{e['seq']}</td><td>{_e(rel(e['ts'] - t0))}</td><td>{_e(e['node'])}</td><td>{_e(e['kind'])}</td>"
-        f"<td>{_e(e['where'])}</td><td>{_e(e['role'])}</td></tr>"
-        for e in evs
-    )
     return (
         f"<section class='card' id='c{k}' data-trace='{_e(c.trace_id)}' data-entity='{_e(c.entity)}' "
         f"data-head-seq='{judged['seq'] if judged else ''}' data-head-ts='{judged['ts_ms'] if judged else ''}'>"
@@ -152,8 +159,8 @@ def card(k: int, c: Card, found: dict[str, Any]) -> str:
             if c.follows
             else ""
         )
-        + "<details><summary>events</summary><div class='tbl'><table><tr><th>seq</th><th>time</th><th>node</th>"
-        f"<th>kind</th><th>log line</th><th>role</th></tr>{rows}</table></div></details></section>"
+        + f"<details class='events'><summary>{len(evs)} events (the table is built from the timeline's data when "
+        "opened)</summary></details></section>"
     )
 
 

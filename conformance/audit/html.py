@@ -7,6 +7,11 @@ statement and the seed's sentence, the seed named by its subject (`seedtext`), d
 a time axis (`page_assets`), marks every event its violations involve, and shows the model's state after
 each event (`states`: the mechanism's fold replayed, `describe()`); the later violations of the entity
 follow, collapsed. No network: the CSS, the script and the data are inline.
+
+Issue 31, the report at any size: the first cause is on the first screen, right under the verdict
+(`_first_cause`); the input files and the chain of custody of imported logs (`custody`) are collapsed; cards
+of one cause are one card with "and N more like it", and only the first `cards.DRAWN` causes' cards are HTML,
+the others wait as data and are drawn when asked for (`cards`).
 """
 
 from __future__ import annotations

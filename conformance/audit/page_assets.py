@@ -11,8 +11,9 @@ event (or on load, the judged one) shows the model's state after it in the card'
 and `+` zoom the timeline inside the card, keeping the judged event where it was on screen and the event chosen
 in the state panel (issue 31). Gap labels of a broken axis are in one row, a label only where it has room (the
 break mark always has its length on hover). A card's JSON stores each distinct state once (`states`, events
-refer to it by index). Cards not in the page (`conformance.audit.cards`) are parsed from `#lazy-cards` and put
-in place of their placeholder when their "show" button is clicked or a link points into them.
+refer to it by index, each distinct value of a key once in `parts`). Cards not in the page
+(`conformance.audit.cards`) are parsed from `#lazy-cards` and put in place of their placeholder when their
+"show" button is clicked or a link points into them.
 """
 
 CSS = """
@@ -95,7 +96,8 @@ JS = r"""
   function load(box){if(box._data)return box._data;
     var data=box._raw||JSON.parse(box.querySelector('script[type="application/json"]').textContent);
     data.events.forEach(function(e){e.rel=e.ts-data.t0;e.role_text=ROLE_TEXT[e.role]||'';
-      e.state=(e.state===null||e.state===undefined)?null:data.states[e.state];});
+      var st=(e.state===null||e.state===undefined)?null:data.states[e.state];
+      if(st){var o={};Object.keys(st).forEach(function(k){o[k]=data.parts[st[k]];});st=o;}e.state=st;});
     box._data=data;return data;}
   function draw(box,zoom){
     var data=load(box), prev=box.querySelector('.tl-scroll'), anchor=null;
@@ -177,6 +179,17 @@ JS = r"""
     if(anchor){var a=svg.querySelector('g.event.judged')||svg.querySelector('g.event');  // the judged event stays put
       if(a)scroll.scrollLeft=Math.max(0,+a.getAttribute('data-x')-anchor.x);}
   }
+  function table(d){  // a card's events table, built from its timeline's data when first opened
+    if(d.querySelector('table'))return;var box=d.parentElement.querySelector('div.timeline-box');if(!box)return;
+    var data=load(box),t=document.createElement('table'),w=document.createElement('div');w.className='tbl';
+    var head=t.insertRow();['seq','time','node','kind','log line','role'].forEach(function(h){
+      var th=document.createElement('th');th.textContent=h;head.appendChild(th);});
+    data.events.forEach(function(e){var r=t.insertRow();[e.seq,rel(e.rel),e.node,e.kind,e.where,e.role].forEach(
+      function(v){r.insertCell().textContent=v;});});w.appendChild(t);d.appendChild(w);}
+  document.addEventListener('toggle',function(ev){var d=ev.target;
+    if(d.tagName==='DETAILS'&&d.classList.contains('events')&&d.open)table(d);},true);
+  document.addEventListener('click',function(ev){var s=ev.target.closest&&ev.target.closest('details.events>summary');
+    if(s)table(s.parentElement);});
   function setup(root){root.querySelectorAll('div.timeline-box').forEach(function(box){var zoom=1;draw(box,zoom);
     box.querySelectorAll('button[data-zoom]').forEach(function(b){b.addEventListener('click',function(){
       var z=b.getAttribute('data-zoom');zoom=z==='fit'?1:Math.max(1,zoom*parseFloat(z));draw(box,zoom);});});});}

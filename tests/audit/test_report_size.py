@@ -214,6 +214,8 @@ ON_DEMAND = """<script>(function(){
   var b=document.querySelector('button.show');var k=b.getAttribute('data-card');b.click();
   var c=document.getElementById('c'+k);r.shown=!!(c&&c.tagName==='SECTION'&&c.querySelector('svg.timeline'));
   r.after=document.querySelectorAll('section.card').length;
+  var d=c.querySelector('details.events');d.querySelector('summary').click();  // the table, built when opened
+  r.rows=d.querySelectorAll('tr').length-1;r.events=c.querySelectorAll('svg.timeline g.event').length;
   r.link=location.hash;var t=location.hash&&document.getElementById(location.hash.slice(1));
   r.linked=!!t;r.linkedCard=t?(t.closest('section.card')||{}).id||null:null;
   var p=document.createElement('pre');p.id='probe';p.textContent=JSON.stringify(r);document.body.appendChild(p);
@@ -229,6 +231,7 @@ def test_a_card_asked_for_is_put_in_and_a_link_opens_its_card(reports, tmp_path)
     probe = headless.probe(page, tmp_path, "linked", ON_DEMAND, fragment=target)
     assert probe["before"] >= 1 and probe["linked"] and probe["linkedCard"] == f"c{anchors[target]}"
     assert probe["shown"] and probe["after"] == probe["before"] + 1
+    assert probe["rows"] == probe["events"] > 0
 
 
 ZOOM = """<script>(function(){
