@@ -89,10 +89,13 @@ def test_a_card_quotes_the_seed_with_the_seeds_away(monkeypatch):
 
 @pytest.mark.slow
 def test_an_installed_wheel_quotes_the_seed_outside_the_repository(tmp_path):
-    """Builds the wheel from this tree (pip, isolated build), unpacks it in a temporary directory with no
+    """Builds the wheel from a copy of this tree (pip, isolated build), unpacks it in a temporary directory with no
     `shared/seeds` above it, and asks it for a card's quote in a fresh interpreter."""
+    src = tmp_path / "src"  # a copy: pip builds in the source tree, which is left untouched
+    skip = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".hypothesis", ".ruff_cache", "out")
+    shutil.copytree(REPO, src, ignore=skip)
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp_path / "dist")],
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(tmp_path / "dist")],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     if built.returncode:
