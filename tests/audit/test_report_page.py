@@ -17,13 +17,12 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.audit import headless
 from conformance.audit.html import load_report, render_html
 from conformance.audit.report_data import cause_first, when
 from conformance.cli import main
@@ -31,7 +30,7 @@ from spec.catalogue import seeds_dir
 
 pytestmark = pytest.mark.unit
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMIUM = headless.chromium()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; scripts/install.sh installs it)"
 )
@@ -180,11 +179,7 @@ RENDER_ALL = "<script>window.HACONFORM_RENDER_ALL=true;</script>"  # every card 
 
 
 def _chromium(tmp_path: Path, page: Path, *args: str, width: int = WIDTH) -> str:
-    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-            f"--window-size={width},2400", f"--user-data-dir={tmp_path / 'profile'}", *args,
-            page.resolve().as_uri()]  # fmt: skip
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
+    return headless.run(page, tmp_path / "profile", *args, width=width)
 
 
 def _probe(
