@@ -88,13 +88,14 @@ def _counted(title: str, n: Any, items: list[Any], cls: str) -> str:
     return f"<p>{_e(title)}: <b class='n-{cls}'>{_e(n)}</b>{'.' if not body else ':'}</p>{body}"
 
 
-def render_custody(starts: list[dict[str, Any]] | None) -> str:
+def render_custody(starts: list[dict[str, Any]] | None, error: str | None = None) -> str:
     """The collapsed "chain of custody" section: one block per import; "" when no input is an imported log;
-    a sentence when the trace files were not at hand (`starts` None)."""
+    a sentence when the trace files were not at hand (`starts` None) or could not be read again (`error`)."""
     if starts is None:
+        why = f"the trace files could not be read again ({error})" if error else "the trace files are not at hand"
         return (
-            "<details id='custody'><summary>Chain of custody: the trace files are not at hand, so the imports' "
-            "raw files cannot be shown</summary></details>"
+            f"<details id='custody'><summary>Chain of custody: {_e(why)}, so the imports' raw files cannot be "
+            "shown</summary></details>"
         )
     if not starts:
         return ""

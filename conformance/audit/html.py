@@ -58,7 +58,10 @@ def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "ca
         why = ["no trace file at hand: only the events the violations name, and no model state"] if drawn else []
         found = {"rows": {}, "t0": {}, "states": {}, "notes": why}
     if "imports" not in found:
-        found["imports"] = import_starts(traces) if traces else None
+        try:
+            found["imports"] = import_starts(traces) if traces else None
+        except (OSError, ValueError) as exc:  # a file check did not read: the page says so, never a verdict
+            found["imports"], found["imports_error"] = None, str(exc)
     return {
         "summary": summary,
         "violations": violations,
@@ -241,7 +244,7 @@ def render_html(report: dict[str, Any], drawn: int = DRAWN) -> str:
     -1 builds the page as it was before issue 31 (every card inline, none grouped, no first cause box, the
     input files open), kept for the tests' twins only."""
     old = drawn < 0
-    s = report["summary"]
+    s, found = report["summary"], report["found"]
     verdict = s.get("verdict", "unknown")
     cards: list[Card] = report["cards"]
     first_card: dict[tuple[str, str], int] = {}
@@ -260,7 +263,7 @@ def render_html(report: dict[str, Any], drawn: int = DRAWN) -> str:
         f" &nbsp;{_e(lead)}</p>",
         "" if old else _first_cause(cards, report["found"]),
         _first_screen(report, rows),
-        _run_facts(s, "" if old else render_custody(report["found"].get("imports")), old),
+        _run_facts(s, "" if old else render_custody(found.get("imports"), found.get("imports_error")), old),
         _rules_table(rows, first_card, rank),
         f"<h2 id='violations'>Violations ({total} written, {len(cards)} entities"
         + ("" if old else f", {len(alike(cards))} causes")

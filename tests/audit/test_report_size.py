@@ -131,6 +131,23 @@ def test_the_imported_pair_shows_its_import_record(reports):
         assert custody_problems(page, start["attrs"]) == []
 
 
+def test_custody_that_cannot_be_read_again_is_said(tmp_path, monkeypatch):
+    """A trace file that cannot be read again for its IMPORT_START: the section says why; never a crash."""
+    import conformance.audit.html as page_module
+
+    def unreadable(paths):
+        raise ValueError("t.jsonl: content is not JSON Lines")
+
+    trace = tmp_path / "clean.jsonl"  # a clean check: no card, so the IMPORT_START are read on their own
+    assert main(["simulate", "sr", "--seed", "1", "--out", str(trace)]) == 0
+    assert main(["check", str(trace), "--engine", "python", "--out", str(tmp_path / "out")]) == 0
+    page = render_html(load_report(tmp_path / "out"))
+    assert "id='custody'" not in page  # no imported log: no section
+    monkeypatch.setattr(page_module, "import_starts", unreadable)
+    page = render_html(load_report(tmp_path / "out"))
+    assert "Chain of custody: the trace files could not be read again (t.jsonl: content is not JSON Lines)" in page
+
+
 # --- causes grouped, cards on demand --------------------------------------------------------------------------
 
 
