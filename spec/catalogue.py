@@ -24,6 +24,7 @@ __all__ = ["DURATION_MS", "OTHER_UNITS", "CatalogueError", "Parameter", "Source"
 SPEC_DIR = Path(__file__).resolve().parent
 REQUIREMENTS_DIR = SPEC_DIR / "requirements"
 SEEDS_FILE = SPEC_DIR / "seeds.toml"
+QUOTES_FILE = "seed_quotes.toml"  # the seed sentence each source quotes (issue 31; scripts/seed_quotes.py writes it)
 PARAM_SOURCES_FILE = "param_sources.toml"  # where each parameter's default stands in the seeds (spec/param_sources.py)
 
 MECHANISMS = {
@@ -109,6 +110,21 @@ class SeedSection:
     out_of_scope: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SeedQuote:
+    """The sentence of a seed section a requirement's source quotes, and how it was chosen: "closest" (the
+    sentence sharing most words with the statement) or "opening" (none shares enough: the section's first)."""
+
+    id: str
+    seed: str
+    section: str
+    sentence: str
+    how: str
+
+
+QUOTE_HOWS = ("closest", "opening")
+
+
 @dataclass(frozen=True)
 class Catalogue:
     requirements: dict[str, Requirement]
@@ -116,6 +132,7 @@ class Catalogue:
     sections: tuple[SeedSection, ...]
     seeds: dict[str, str] = field(default_factory=dict)  # file name -> subject
     param_sources: dict[str, ParamSource] = field(default_factory=dict)  # parameter ID -> where its default stands
+    quotes: dict[tuple[str, str, str], SeedQuote] = field(default_factory=dict)  # (ID, seed, section) -> quote
 
     def get(self, req_id: str) -> Requirement:
         try:
@@ -270,7 +287,43 @@ def load(spec_dir: Path | None = None) -> Catalogue:
     for pid in sources:
         if pid not in requirements or requirements[pid].parameter is None:
             raise CatalogueError(f"{PARAM_SOURCES_FILE} param {pid}: not a parameter requirement of the catalogue")
-    return Catalogue(requirements, interpretations, sections, seeds, sources)
+    quotes = load_quotes(base / QUOTES_FILE)
+    return Catalogue(requirements, interpretations, sections, seeds, sources, quotes)
+
+
+def load_quotes(path: Path) -> dict[tuple[str, str, str], SeedQuote]:
+    """`spec/seed_quotes.toml`: one `[[quote]]` per (requirement or interpretation ID, seed, section); a
+    malformed entry is a `CatalogueError` naming the file, the entry and the field. An absent file is no
+    quotes (`quote_problems` then names every source)."""
+    if not path.is_file():
+        return {}
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(f"{path}: {exc}") from exc
+    out: dict[tuple[str, str, str], SeedQuote] = {}
+    for i, raw in enumerate(doc.get("quote", [])):
+        where = f"{path.name} quote {i + 1} ({raw.get('id', '?')})"
+        for key in ("id", "seed", "section", "sentence", "how"):
+            if not isinstance(raw.get(key), str) or not raw[key].strip():
+                raise CatalogueError(f"{where}: field {key!r} must be a non-empty string")
+        if raw["how"] not in QUOTE_HOWS:
+            raise CatalogueError(f"{where}: field 'how' {raw['how']!r} is not one of {QUOTE_HOWS}")
+        q = SeedQuote(raw["id"], raw["seed"], raw["section"], raw["sentence"], raw["how"])
+        if (q.id, q.seed, q.section) in out:
+            raise CatalogueError(f"{where}: a second quote for {q.id}, {q.seed}, section {q.section!r}")
+        out[(q.id, q.seed, q.section)] = q
+    return out
+
+
+def quote_problems(cat: Catalogue) -> list[str]:
+    """Every source of a requirement or interpretation without a stored seed quote, and every stored quote of
+    no source (stale): each names the ID, the seed and the section; fixed by running `scripts/seed_quotes.py`."""
+    wanted = {(r.id, s.seed, s.section) for r in cat.requirements.values() for s in r.sources}
+    wanted |= {(i.id, s.seed, s.section) for i in cat.interpretations.values() for s in i.sources}
+    out = [f"{k[0]}: no seed quote for {k[1]}, section {k[2]!r}" for k in sorted(wanted - set(cat.quotes))]
+    out += [f"{k[0]}: a quote of no source ({k[1]}, section {k[2]!r})" for k in sorted(set(cat.quotes) - wanted)]
+    return out
 
 
 def seeds_dir() -> Path | None:

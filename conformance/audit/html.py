@@ -7,6 +7,11 @@ statement and the seed's sentence, the seed named by its subject (`seedtext`), d
 a time axis (`page_assets`), marks every event its violations involve, and shows the model's state after
 each event (`states`: the mechanism's fold replayed, `describe()`); the later violations of the entity
 follow, collapsed. No network: the CSS, the script and the data are inline.
+
+Issue 31, the report at any size: the first cause is on the first screen, right under the verdict
+(`_first_cause`); the input files and the chain of custody of imported logs (`custody`) are collapsed; cards
+of one cause are one card with "and N more like it", and only the first `cards.DRAWN` causes' cards are HTML,
+the others wait as data and are drawn when asked for (`cards`).
 """
 
 from __future__ import annotations
@@ -16,31 +21,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.audit.cards import DRAWN, at_text, lazy_block, quote, render_cards
+from conformance.audit.custody import import_starts, render_custody
 from conformance.audit.page_assets import CSS, JS
 from conformance.audit.report_data import (
     MAX_CARDS,
     STATES,
     Card,
     _jsonl,
+    alike,
     by_rule,
     by_state,
     cause_first,
-    judged_event,
     rule_rows,
     states_line,
 )
 from conformance.audit.seedtext import cited
 from conformance.audit.states import gather
-
-FAULT_KINDS = frozenset(
-    {"CRASH", "RESTART", "PARTITION", "HEAL", "NET_DROP", "HAREDIRECTFAIL", "FAIL", "RESUBMIT", "RESUBMITFAIL",
-     "DEFER", "MOUNT_FAIL"}
-)  # fmt: skip
-ROLE_TEXT = {
-    "judged": "the event the first violation was judged at",
-    "involved": "an event the first violation involves",
-    "follows": "an event of a later violation of this entity",
-}
 
 
 def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "cause") -> dict[str, Any]:
@@ -60,6 +57,11 @@ def load_report(out_dir: Path, traces: list[str] | None = None, order: str = "ca
     else:
         why = ["no trace file at hand: only the events the violations name, and no model state"] if drawn else []
         found = {"rows": {}, "t0": {}, "states": {}, "notes": why}
+    if "imports" not in found:
+        try:
+            found["imports"] = import_starts(traces) if traces else None
+        except (OSError, ValueError) as exc:  # a file check did not read: the page says so, never a verdict
+            found["imports"], found["imports_error"] = None, str(exc)
     return {
         "summary": summary,
         "violations": violations,
@@ -74,30 +76,6 @@ def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
-def rel(ms: float) -> str:
-    """A time relative to the trace's start, as the timeline's axis writes it."""
-    s = abs(ms) / 1000
-    sign = "-" if ms < 0 else "+"
-    if s < 600:
-        return f"{sign}{s:.3f} s"
-    m = int(s // 60)
-    return f"{sign}{m} min {s - 60 * m:.3f} s" if m < 60 else f"{sign}{m // 60} h {m % 60} min {s - 60 * m:.1f} s"
-
-
-def _quote(req: str) -> str:
-    c = cited(req)
-    if c is None:
-        return f"<p class='muted'>{_e(req)} is not in the catalogue.</p>"
-    parts = [f"<blockquote class='req'><b>{_e(req)}</b>: {_e(c.statement)}</blockquote>"]
-    for q in c.quotes:
-        said = f"\u201c{_e(q.sentence)}\u201d" if q.sentence else "(the seed text is not at hand)"
-        parts.append(
-            f"<blockquote class='seed'>{said}<br><span class='small muted'>\u2014 {_e(q.subject)}, section "
-            f"\u201c{_e(q.section)}\u201d (closest sentence of the section)</span></blockquote>"
-        )
-    return "".join(parts)
-
-
 def _sentence_counts(s: dict[str, Any]) -> str:
     read, checked, quarantined = s.get("rows_read"), s.get("rows_checked"), s.get("rows_quarantined")
     if s.get("counts_reconcile"):
@@ -108,7 +86,7 @@ def _sentence_counts(s: dict[str, Any]) -> str:
     )
 
 
-def _run_facts(s: dict[str, Any]) -> str:
+def _run_facts(s: dict[str, Any], custody: str = "", old: bool = False) -> str:
     run = s.get("run", {})
     rule_sets = s.get("rule_sets", {})
     sets = "".join(f"<li><b>{_e(k)}</b>: {_e(d)}</li>" for k, d in rule_sets.get("descriptions", {}).items())
@@ -126,9 +104,11 @@ def _run_facts(s: dict[str, Any]) -> str:
         f"<tr><th>monitors</th><td>{_e(', '.join(s.get('monitors', [])))}</td></tr></table></div>"
         f"<p>{_e(_sentence_counts(s))}</p>"
         f"<h3>Rule sets applied</h3><ul>{sets or '<li>not recorded</li>'}</ul>"
-        "<h3>Input files</h3><div class='tbl'><table id='inputs'><tr><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
-        f"{rows}</table></div>"
-    )
+        + ("<h3>Input files</h3>" if old else f"<details id='inputs-box'><summary>{len(inputs)} input file(s) "
+           "checked, with their size and SHA-256</summary>")
+        + "<div class='tbl'><table id='inputs'><tr><th>file</th><th>bytes</th><th>SHA-256</th></tr>"
+        f"{rows}</table></div>{'' if old else '</details>'}{custody}"
+    )  # fmt: skip
 
 
 RULE_STATES_TEXT = (
@@ -239,8 +219,32 @@ def _first_screen(report: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "".join(out) + "</ul></div>"
 
 
-def render_html(report: dict[str, Any]) -> str:
-    s = report["summary"]
+def _first_cause(cards: list[Card], found: dict[str, Any]) -> str:
+    """Right under the badge: the earliest violation (the first card's head), its requirement and rule, where
+    and when, and how many other entities break the same rule first (issue 31: on the first screen)."""
+    if not cards:
+        return ""
+    c = cards[0]
+    head = c.head[1]
+    t0 = found["t0"].get(c.trace_id)
+    if t0 is None:
+        t0 = min((r["ts_ms"] for r in head.get("events", [])), default=0)
+    group = alike(cards)[0]
+    more = f" It is one of {len(group)} entities whose first violation breaks this rule." if len(group) > 1 else ""
+    return (
+        f"<div class='first-cause' id='first-cause'><b>First cause: [{_e(head['requirement'])} {_e(head['rule'])}]"
+        f"</b> in <b>{_e(c.entity)}</b> <span class='muted small'>({_e(c.trace_id)})</span>{_e(at_text(head, t0))}: "
+        f"<span class='explanation'>{_e(head['explanation'])}</span>{_e(more)} <a href='#c0'>Its card</a>."
+        f"{quote(head['requirement'])}</div>"
+    )
+
+
+def render_html(report: dict[str, Any], drawn: int = DRAWN) -> str:
+    """The page (module docstring). `drawn`: the causes whose card is in the page as HTML (`cards.DRAWN`);
+    -1 builds the page as it was before issue 31 (every card inline, none grouped, no first cause box, the
+    input files open), kept for the tests' twins only."""
+    old = drawn < 0
+    s, found = report["summary"], report["found"]
     verdict = s.get("verdict", "unknown")
     cards: list[Card] = report["cards"]
     first_card: dict[tuple[str, str], int] = {}
@@ -257,15 +261,18 @@ def render_html(report: dict[str, Any]) -> str:
         f"<meta name='viewport' content='width=device-width'><style>{CSS}</style></head><body>",
         f"<h1>haconform check</h1><p><span class='verdict {_e(verdict)}' id='verdict'>{_e(verdict.upper())}</span>"
         f" &nbsp;{_e(lead)}</p>",
+        "" if old else _first_cause(cards, report["found"]),
         _first_screen(report, rows),
-        _run_facts(s),
+        _run_facts(s, "" if old else render_custody(found.get("imports"), found.get("imports_error")), old),
         _rules_table(rows, first_card, rank),
-        f"<h2 id='violations'>Violations ({total} written, {len(cards)} entities)</h2>",
+        f"<h2 id='violations'>Violations ({total} written, {len(cards)} entities"
+        + ("" if old else f", {len(alike(cards))} causes")
+        + ")</h2>",
     ]
     for note in report["found"].get("notes", []):
         parts.append(f"<p class='muted small'>{_e(note)}</p>")
-    for k, c in enumerate(cards):
-        parts.append(_card(k, c, report["found"]) if k < MAX_CARDS else _card_plain(k, c))
+    body, store = render_cards(cards, report["found"], drawn)
+    parts += body
     parts.append(f"<h2>Quarantine ({len(report['quarantine'])})</h2>")
     if report["quarantine"]:
         parts.append("<div class='tbl'><table><tr><th>file</th><th>line</th><th>field</th><th>reason</th></tr>")
@@ -278,105 +285,8 @@ def render_html(report: dict[str, Any]) -> str:
     parts.append(f"<h2>Could not be judged ({len(report['unknown'])})</h2><ul id='unknown'>")
     parts += [f"<li><b>{_e(u.get('mechanism'))}</b>: {_e(u.get('note'))}</li>" for u in report["unknown"]]
     parts.append(
-        f"</ul><noscript>The timelines are drawn by the page's inline script.</noscript><script>{JS}</script>"
+        f"</ul>{lazy_block(store)}<noscript>The timelines are drawn by the page's inline script.</noscript>"
+        f"<script>{JS}</script>"
         "</body></html>"
     )
     return "\n".join(parts)
-
-
-def _events(c: Card, found: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    head = c.head[1]
-    judged = judged_event(head)
-    roles: dict[str, str] = {}
-    for _, v in c.follows:
-        roles.update(dict.fromkeys(v.get("event_ids", []), "follows"))
-    roles.update(dict.fromkeys(head.get("event_ids", []), "involved"))
-    if judged is not None:
-        roles[judged["event_id"]] = "judged"
-    rows = found["rows"].get(c.key) or sorted(
-        {r["event_id"]: r for _, v in c.all() for r in v.get("events", [])}.values(), key=lambda r: r["seq"]
-    )
-    t0 = found["t0"].get(c.trace_id, min((r["ts_ms"] for r in rows), default=0))
-    states = found["states"].get(c.key, {})
-    out = []
-    for r in rows:
-        attrs = r.get("attrs", {})
-        role = roles.get(r["event_id"], "")
-        out.append(
-            {
-                "id": r["event_id"],
-                "seq": r["seq"],
-                "ts": r["ts_ms"],
-                "rel": r["ts_ms"] - t0,
-                "node": r["node"],
-                "kind": r["kind"],
-                "role": role,
-                "role_text": ROLE_TEXT.get(role, ""),
-                "fault": r["kind"] in FAULT_KINDS,
-                "where": f"{attrs['src_file']}:{attrs['src_line']}" if "src_file" in attrs else "",
-                "attrs": ", ".join(f"{k}={attrs[k]}" for k in sorted(attrs) if k not in ("src_file", "src_line"))[:400],
-                "state": states.get(r["event_id"]),
-            }
-        )
-    return out, t0
-
-
-def _card(k: int, c: Card, found: dict[str, Any]) -> str:
-    head_i, head = c.head
-    events, t0 = _events(c, found)
-    judged = judged_event(head)
-    at = f" at {rel(judged['ts_ms'] - t0)} on {judged['node']} (#{judged['seq']} {judged['kind']})" if judged else ""
-    no_state = "; ".join(n for n in found.get("notes", []) if c.trace_id in n) or "no state was recorded for it"
-    data = {"events": events, "t0": t0, "no_state": no_state}
-    blob = json.dumps(data).replace("</", "<\\/")
-    scope = "the entity's events from the trace" if c.key in found.get("complete", ()) else "the events named"
-    follows = "".join(_follow(i, v, t0) for i, v in c.follows)
-    rows = "".join(
-        f"<tr><td>{e['seq']}</td><td>{_e(rel(e['rel']))}</td><td>{_e(e['node'])}</td><td>{_e(e['kind'])}</td>"
-        f"<td>{_e(e['where'])}</td><td>{_e(e['role'])}</td></tr>"
-        for e in events
-    )
-    return (
-        f"<section class='card' id='c{k}' data-trace='{_e(c.trace_id)}' data-entity='{_e(c.entity)}' "
-        f"data-head-seq='{judged['seq'] if judged else ''}' data-head-ts='{judged['ts_ms'] if judged else ''}'>"
-        f"<h3 id='v{head_i}'><span class='rank'>{k + 1}.</span>{_e(c.entity)} <span class='muted small'>"
-        f"({_e(c.trace_id)})</span></h3>"
-        f"<p><b>First violation: [{_e(head['requirement'])} {_e(head['rule'])}]</b>{_e(at)}: "
-        f"{_e(head['explanation'])}</p>{_quote(head['requirement'])}"
-        f"<div class='timeline-box' data-card='{k}'><script type='application/json'>{blob}</script>"
-        "<div class='tl-bar'><span class='legend'><span><i class='sw' style='background:#c62828'></i>judged</span>"
-        "<span><i class='sw' style='background:#ef6c00'></i>also involved</span><span><i class='sw' "
-        "style='background:#7b1fa2'></i>later violations</span><span>&#9632; fault</span></span>"
-        "<button data-zoom='0.5' title='zoom out'>&minus;</button><button data-zoom='fit'>fit</button>"
-        f"<button data-zoom='2' title='zoom in'>+</button><span class='muted'>{_e(scope)}; time from the trace's "
-        "first event; hover an event for its time (UTC) and attributes, click it for the model's state</span>"
-        "</div><div class='state'><div class='state-head'></div><pre></pre></div></div>"
-        + (
-            f"<details class='follows'><summary>{len(c.follows)} later violation(s) of {_e(c.entity)} follow "
-            f"from it</summary><ol>{follows}</ol></details>"
-            if c.follows
-            else ""
-        )
-        + "<details><summary>events</summary><div class='tbl'><table><tr><th>seq</th><th>time</th><th>node</th>"
-        f"<th>kind</th><th>log line</th><th>role</th></tr>{rows}</table></div></details></section>"
-    )
-
-
-def _follow(i: int, v: dict[str, Any], t0: int) -> str:
-    e = judged_event(v)
-    at = f" at {rel(e['ts_ms'] - t0)} (#{e['seq']} {e['kind']} on {e['node']})" if e else ""
-    c = cited(v["requirement"])
-    return (
-        f"<li id='v{i}' data-ts='{e['ts_ms'] if e else ''}' data-seq='{e['seq'] if e else ''}' "
-        f"title='{_e(c.statement if c else '')}'><b>[{_e(v['requirement'])} {_e(v['rule'])}]</b>"
-        f"{_e(at)}: {_e(v['explanation'])}</li>"
-    )
-
-
-def _card_plain(k: int, c: Card) -> str:
-    items = "".join(
-        f"<li id='v{i}'>[{_e(v['requirement'])} {_e(v['rule'])}] {_e(v['explanation'])}</li>" for i, v in c.all()
-    )
-    return (
-        f"<section class='card' id='c{k}'><h3>{k + 1}. {_e(c.entity)} ({_e(c.trace_id)})</h3><ul>{items}</ul></section>"
-    )

@@ -8,7 +8,12 @@ each cut to the room before the next label of its row (the whole label on hover)
 violation of the card involves marked: the judged event of the first violation (red, ringed), its other
 events (orange), the events of the violations that follow from it (purple), faults as squares. Clicking an
 event (or on load, the judged one) shows the model's state after it in the card's state panel; `-`, `fit`
-and `+` zoom the timeline inside the card.
+and `+` zoom the timeline inside the card, keeping the judged event where it was on screen and the event chosen
+in the state panel (issue 31). Gap labels of a broken axis are in one row, a label only where it has room (the
+break mark always has its length on hover). A card's JSON stores each distinct state once (`states`, events
+refer to it by index, each distinct value of a key once in `parts`). Cards not in the page
+(`conformance.audit.cards`) are parsed from `#lazy-cards` and put in place of their placeholder when their
+"show" button is clicked or a link points into them.
 """
 
 CSS = """
@@ -41,6 +46,10 @@ details.follows{margin:.4em 0}details.follows li{margin:.3em 0}details.follows l
 .tbl{overflow-x:auto;max-width:100%}
 .why{border:1px solid #ffcc80;background:#fff8e1;border-radius:6px;padding:.4em 1em;margin:.6em 0}
 .why ul{margin:.3em 0;padding-left:1.4em}tr.not-judged td{background:#fff8e1}
+.first-cause{border:1px solid #ef9a9a;background:#fff5f5;border-radius:6px;padding:.5em 1em;margin:.6em 0}
+.first-cause blockquote{font-size:13px}.cause{margin:1.2em 0}details.alike{margin:.2em 0 1em 1em}
+details.alike li,ul.cause-first li{margin:.3em 0}.lazy{display:inline}.lazy button{font:12px system-ui;margin-left:.5em}
+li.alike-card>.card{display:block}details#inputs-box,details#custody{margin:.6em 0}
 """
 
 JS = r"""
@@ -82,9 +91,21 @@ JS = r"""
     if(node.getComputedTextLength()<=room)return;var s=text;
     while(s.length>1){s=s.slice(0,-1);node.textContent=s+'\u2026';if(node.getComputedTextLength()<=room)return;}
     node.textContent='';}
+  var ROLE_TEXT={judged:'the event the first violation was judged at',involved:'an event the first violation involves',
+    follows:'an event of a later violation of this entity'};
+  function load(box){if(box._data)return box._data;
+    var data=box._raw||JSON.parse(box.querySelector('script[type="application/json"]').textContent);
+    data.events.forEach(function(e){e.rel=e.ts-data.t0;e.role_text=ROLE_TEXT[e.role]||'';
+      var st=(e.state===null||e.state===undefined)?null:data.states[e.state];
+      if(st){var o={};Object.keys(st).forEach(function(k){o[k]=data.parts[st[k]];});st=o;}e.state=st;});
+    box._data=data;return data;}
   function draw(box,zoom){
-    var data=JSON.parse(box.querySelector('script[type="application/json"]').textContent);
-    var evs=data.events, lanes=[], old=box.querySelector('.tl-scroll');if(old)old.remove();
+    var data=load(box), prev=box.querySelector('.tl-scroll'), anchor=null;
+    var evs=data.events, lanes=[];
+    if(window.HACONFORM_NO_ANCHOR)box._chosen=null;  // the tests' twin: the redraw as it was before issue 31
+    if(prev&&!window.HACONFORM_NO_ANCHOR){var j=prev.querySelector('g.event.judged')||prev.querySelector('g.event');
+      if(j){var jx=+j.getAttribute('data-x');anchor={x:jx-prev.scrollLeft};}}
+    if(prev)prev.remove();
     evs.forEach(function(e){if(lanes.indexOf(e.node)<0)lanes.push(e.node);});lanes.sort();
     var width=Math.max(200,box.clientWidth*zoom), L=layout(evs,width);
     var W=Math.max(width-2,(L.xs.length?L.xs[L.xs.length-1]:LEFT)+RIGHT);
@@ -108,7 +129,7 @@ JS = r"""
       var a=evs[i-1].rel,b=evs[i].rel;for(var t=Math.ceil(a/step)*step;t<b;t+=step){if(t<=a)continue;
         tick(L.xs[i-1]+(t-a)/(b-a)*(L.xs[i]-L.xs[i-1]),t);}
       if(b>a)tick(L.xs[i],b);}  // the time at an event where it changes, when the round ticks left room
-    var gapEnd=[-1e9,-1e9];
+    var gapEnd=[-1e9,-1e9,-1e9];
     L.breaks.forEach(function(m){var y=TOP-14;
       svg.appendChild(el('rect',{x:m.x-7,y:y-6,width:14,height:12,fill:'#fcfcfc'}));
       var mark=el('path',{d:'M'+(m.x-7)+' '+(y+5)+' l5 -10 M'+(m.x+1)+' '+(y+5)+' l5 -10',stroke:'#555',
@@ -118,7 +139,9 @@ JS = r"""
         svg.appendChild(el('line',{x1:m.x,y1:ly-8,x2:m.x,y2:ly+8,stroke:'#bbb','stroke-dasharray':'2,2'}));});
       var g=el('text',{x:m.x,y:0,'font-size':9,fill:'#555','class':'gap'},'\u2248'+gapText(m.gap));
       g.appendChild(el('title',{},'axis broken: '+gapText(m.gap)+' left out'));svg.appendChild(g);
-      var w=g.getComputedTextLength(), row=gapEnd[0]<m.x-w/2-4?0:(gapEnd[1]<m.x-w/2-4?1:-1);
+      // one row: a label only where it has room after the previous one (the break mark keeps its title)
+      var w=g.getComputedTextLength(), rows=window.HACONFORM_GAP_ROWS||1, row=-1;
+      for(var q=0;q<rows;q++){if(gapEnd[q]<m.x-w/2-4){row=q;break;}}
       if(row<0){g.remove();return;}
       g.setAttribute('x',m.x-w/2);g.setAttribute('y',TOP+lanes.length*LANEH+6+row*10);gapEnd[row]=m.x+w/2;});
     lanes.forEach(function(n,k){var y=TOP+k*LANEH+10;
@@ -127,12 +150,14 @@ JS = r"""
       fit(n,t,LEFT-8);t.appendChild(el('title',{},n));});
     var rows={}, panel=box.querySelector('.state'), selected=null;
     function show(e,g){if(selected)selected.classList.remove('selected');selected=g;g.classList.add('selected');
+      box._chosen=e.id;
       var head='After #'+e.seq+' '+e.kind+' on '+e.node+' at '+rel(e.rel)+' ('+utc(e.ts)+')';
       panel.querySelector('.state-head').textContent=head;
       var text=e.state?lines(e.state,''):[data.no_state||'no state'], pre=panel.querySelector('pre');
       pre.textContent=text.join('\n');pre.style.columns=text.length>12?'':'1';}
     evs.forEach(function(e,i){var x=L.xs[i], k=lanes.indexOf(e.node), y=TOP+k*LANEH+10;
-      var g=el('g',{'class':'event'+(e.role?' '+e.role:'')+(e.fault?' fault':''),'data-seq':e.seq,tabindex:0});
+      var g=el('g',{'class':'event'+(e.role?' '+e.role:'')+(e.fault?' fault':''),'data-seq':e.seq,'data-x':x,
+        tabindex:0});
       var c=COLORS[e.role||''], r=e.role==='judged'?8:(e.role?7:5);
       if(e.fault)g.appendChild(el('rect',{x:x-r,y:y-r,width:2*r,height:2*r,fill:e.role?c:'#757575'}));
       else g.appendChild(el('circle',{cx:x,cy:y,r:r,fill:c}));
@@ -146,17 +171,47 @@ JS = r"""
       var t=el('text',{x:x-3,y:y+20+row*ROWH,'font-size':10,'class':'label','data-lane':e.node},e.kind);
       t.appendChild(el('title',{},e.kind));g.appendChild(t);e._label=t;
       g.addEventListener('click',function(){show(e,g);});
-      if(e.role==='judged'&&!selected)show(e,g);});
+      if(box._chosen?e.id===box._chosen:(e.role==='judged'&&!selected))show(e,g);});
     Object.keys(rows).forEach(function(n){var lane=rows[n];lane.forEach(function(p,j){
       var next=lane[j+3], room=(next?next.x:W)-p.x-4, t=evs[p.i]._label;
       if(window.HACONFORM_NO_FIT)return;fit(evs[p.i].kind,t,room);});});
     if(!selected&&evs.length){var g0=svg.querySelector('g.event');show(evs[0],g0);}
+    if(anchor){var a=svg.querySelector('g.event.judged')||svg.querySelector('g.event');  // the judged event stays put
+      if(a)scroll.scrollLeft=Math.max(0,+a.getAttribute('data-x')-anchor.x);}
   }
-  document.querySelectorAll('div.timeline-box').forEach(function(box){var zoom=1;draw(box,zoom);
+  function table(d){  // a card's events table, built from its timeline's data when first opened
+    if(d.querySelector('table'))return;var box=d.parentElement.querySelector('div.timeline-box');if(!box)return;
+    var data=load(box),t=document.createElement('table'),w=document.createElement('div');w.className='tbl';
+    var head=t.insertRow();['seq','time','node','kind','log line','role'].forEach(function(h){
+      var th=document.createElement('th');th.textContent=h;head.appendChild(th);});
+    data.events.forEach(function(e){var r=t.insertRow();[e.seq,rel(e.rel),e.node,e.kind,e.where,e.role].forEach(
+      function(v){r.insertCell().textContent=v;});});w.appendChild(t);d.appendChild(w);}
+  document.addEventListener('toggle',function(ev){var d=ev.target;
+    if(d.tagName==='DETAILS'&&d.classList.contains('events')&&d.open)table(d);},true);
+  document.addEventListener('click',function(ev){var s=ev.target.closest&&ev.target.closest('details.events>summary');
+    if(s)table(s.parentElement);});
+  function setup(root){root.querySelectorAll('div.timeline-box').forEach(function(box){var zoom=1;draw(box,zoom);
     box.querySelectorAll('button[data-zoom]').forEach(function(b){b.addEventListener('click',function(){
-      var z=b.getAttribute('data-zoom');zoom=z==='fit'?1:Math.max(1,zoom*parseFloat(z));draw(box,zoom);});});});
+      var z=b.getAttribute('data-zoom');zoom=z==='fit'?1:Math.max(1,zoom*parseFloat(z));draw(box,zoom);});});});}
+  // cards rendered on demand: their HTML waits, unparsed, in #lazy-cards until one is asked for
+  var LAZY=null, ANCHORS=null;
+  function store(){if(LAZY!==null)return;
+    var c=document.getElementById('lazy-cards'),a=document.getElementById('lazy-anchors');
+    LAZY=c?JSON.parse(c.textContent):{};ANCHORS=a?JSON.parse(a.textContent):{};}
+  function materialize(k){store();var ph=document.getElementById('c'+k);
+    if(!ph||!ph.classList.contains('lazy')||LAZY[k]===undefined)return ph;
+    var t=document.createElement('div');t.innerHTML=LAZY[k][0];var card=t.firstElementChild;
+    var box=card.querySelector('div.timeline-box');if(box&&LAZY[k][1])box._raw=LAZY[k][1];
+    ph.parentNode.replaceChild(card,ph);setup(card);return card;}
+  document.addEventListener('click',function(ev){var b=ev.target.closest&&ev.target.closest('button.show');
+    if(b){var card=materialize(b.getAttribute('data-card'));if(card&&card.scrollIntoView)card.scrollIntoView();}});
+  setup(document);
+  if(window.HACONFORM_RENDER_ALL){store();Object.keys(LAZY).forEach(materialize);}
   function openTarget(){var id=location.hash.slice(1);var t=id&&document.getElementById(id);
-    for(var p=t;p;p=p.parentElement){if(p.tagName==='DETAILS')p.open=true;}}
+    if(id&&(!t||t.classList.contains('lazy'))){store();var k=ANCHORS[id]!==undefined?ANCHORS[id]:
+      (/^c\d+$/.test(id)?id.slice(1):null);if(k!==null){materialize(k);t=document.getElementById(id);}}
+    for(var p=t;p;p=p.parentElement){if(p.tagName==='DETAILS')p.open=true;}
+    if(t&&t.scrollIntoView)t.scrollIntoView();}
   window.addEventListener('hashchange',openTarget);openTarget();
 })();
 """

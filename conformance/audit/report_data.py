@@ -98,6 +98,15 @@ def cause_first(violations: list[dict[str, Any]]) -> list[Card]:
     return cards
 
 
+def alike(cards: list[Card]) -> list[list[int]]:
+    """The cards' indices grouped by cause: the first violation's requirement and rule; the groups in the order
+    of their earliest card, each group's cards in card order (issue 31: one card shown, "N more like it")."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for k, c in enumerate(cards):
+        groups.setdefault((c.head[1].get("requirement", ""), c.head[1].get("rule", "")), []).append(k)
+    return list(groups.values())
+
+
 def by_rule(violations: list[dict[str, Any]]) -> list[Card]:
     """The old order (one card per violation, sorted by rule): kept for the report test's twin only."""
     order = sorted(enumerate(violations), key=lambda iv: (iv[1]["requirement"], iv[1]["rule"], iv[0]))

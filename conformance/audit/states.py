@@ -19,6 +19,7 @@ from typing import Any
 from conformance.audit.report_data import Card, shown_events
 from conformance.check import trace_contexts
 from conformance.engine.folds import start_fold
+from model.msgtrk.events import IMPORT_KIND
 from model.registry import mechanisms, monitor_factories
 from traces.io import expand_paths, read_events
 from traces.schema import Event
@@ -57,10 +58,13 @@ def gather(cards: list[Card], paths: Iterable[str]) -> dict[str, Any]:
     wanted = {c.key for c in cards}
     traces = {c.trace_id for c in cards}
     kept: dict[str, list[Event]] = defaultdict(list)
+    imports = []  # every import's IMPORT_START (the chain of custody, `conformance.audit.custody`): one pass
     for path in expand_paths(list(paths)):
         for e in read_events(path).events:
             if e.trace_id in traces:
                 kept[e.trace_id].append(e)
+            if e.kind == IMPORT_KIND:
+                imports.append({"trace_id": e.trace_id, "attrs": dict(e.attrs)})
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     t0: dict[str, int] = {}
     for trace, events in kept.items():
@@ -76,7 +80,7 @@ def gather(cards: list[Card], paths: Iterable[str]) -> dict[str, Any]:
         have = {r["event_id"]: r for r in rows.get(c.key, [])}
         shown[c.key] = _with_faults(shown_events(list({**extra, **have}.values()), involved), kept.get(c.trace_id, []))
     states, notes = _replay(cards, kept, shown)
-    return {"rows": shown, "t0": t0, "states": states, "notes": notes, "complete": set(rows)}
+    return {"rows": shown, "t0": t0, "states": states, "notes": notes, "complete": set(rows), "imports": imports}
 
 
 def _with_faults(rows: list[dict[str, Any]], events: list[Event]) -> list[dict[str, Any]]:

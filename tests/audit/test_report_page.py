@@ -17,13 +17,12 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.audit import headless
 from conformance.audit.html import load_report, render_html
 from conformance.audit.report_data import cause_first, when
 from conformance.cli import main
@@ -31,7 +30,7 @@ from spec.catalogue import seeds_dir
 
 pytestmark = pytest.mark.unit
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMIUM = headless.chromium()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed (Debian package `chromium`; scripts/install.sh installs it)"
 )
@@ -176,20 +175,17 @@ ZOOM_IN = (
 )
 LET_OUT = "<style>.tl-scroll,.card{overflow:visible!important}</style>"
 NO_FIT = "<script>window.HACONFORM_NO_FIT=true;</script>"
+RENDER_ALL = "<script>window.HACONFORM_RENDER_ALL=true;</script>"  # every card on demand put in: all are probed
 
 
 def _chromium(tmp_path: Path, page: Path, *args: str, width: int = WIDTH) -> str:
-    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-            f"--window-size={width},2400", f"--user-data-dir={tmp_path / 'profile'}", *args,
-            page.resolve().as_uri()]  # fmt: skip
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
+    return headless.run(page, tmp_path / "profile", *args, width=width)
 
 
 def _probe(
     tmp_path: Path, page_html: str, name: str, before: str = "", after: str = "", width: int = WIDTH
 ) -> dict[str, Any]:
-    page_html = page_html.replace("<script>", before + "<script>", 1) if before else page_html
+    page_html = page_html.replace("<script>", RENDER_ALL + before + "<script>", 1)
     page = tmp_path / f"{name}.html"
     page.write_text(page_html.replace("</body>", after + PROBE + "</body>"), encoding="utf-8")
     dom = _chromium(tmp_path, page, "--dump-dom", width=width)
