@@ -252,7 +252,7 @@ VOCABULARY = Vocabulary(
             "BCSS_END",
             MOUNTED_OR_DAG,
             DB,
-            "op 335: the end of a BCSS run (AM-050)",
+            "op 335: the end of a BCSS run (`no_candidate`: no copy met any criteria set, AM-050)",
             OP,
             attr("outcome", S, "how it ended", values=("mounted", "exhausted", "no_candidate", "no_pam")),
             attr("server", f"{S} or null", "the mounted server (null: none)"),

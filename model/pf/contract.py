@@ -158,7 +158,7 @@ _TABLE: dict[str, tuple[str, str, str]] = {
     "deleted_folder_limit": ("integer", "ReplicationDeletedFolderCountLimit", "packing limit"),
     "message_count_limit": ("integer", "ReplicationMessageCountLimit", "packing limit"),
     "message_size_limit_kb": ("integer (KB)", "ReplicationMessageSizeLimit", "packing limit"),
-    "initial_local_ms": ("integer (ms)", "BackfillInitialLocal", "first time-out of a same-site entry (BF-006)"),
+    "initial_local_ms": ("integer (ms)", "BackfillInitialLocal", "first time-out of a same-site entry (BF-005)"),
     "initial_remote_ms": ("integer (ms)", "BackfillInitialRemote", "first time-out of another site's entry"),
     "first_retry_local_ms": ("integer (ms)", "BackfillFirstRetryLocal", "first retry, same site"),
     "first_retry_remote_ms": ("integer (ms)", "BackfillFirstRetryRemote", "first retry, another site"),

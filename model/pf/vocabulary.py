@@ -96,7 +96,8 @@ VOCABULARY = Vocabulary(
             "REPLICA_VIEW",
             STORE_ROLE,
             FID,
-            "this store's copy of the folder's replica list changed (PF-025)",
+            "this store's copy of the folder's replica list changed (a hierarchy change, carried by hierarchy "
+            "messages: PF-025)",
             attr("replicas", LS, "the folder's replicas and their states", fmt=REPLICA_ITEM),
         ),
         kind(
@@ -151,8 +152,8 @@ VOCABULARY = Vocabulary(
             attr(
                 "reason",
                 S,
-                "why: `push` is a status sent unasked to a delete-pending replica that asked for status with "
-                "`requires_response` (BF-029, BF-I02)",
+                "why: `push` is content a delete-pending replica sends, unasked, to an active replica whose status "
+                "(answering its status request with `requires_response`) lacks it (BF-029, BF-031)",
                 values=REASONS,
             ),
         ),
@@ -174,8 +175,8 @@ VOCABULARY = Vocabulary(
             attr(
                 "due_ms",
                 INT,
-                "when it times out (BF-006); an entry for changes a delete-pending replica holds is due at once "
-                "(BackfillDeletePendingDelay 0: requested at the next backfill check, BF-I02)",
+                "when it times out (the ladder of BF-005); an entry for changes a delete-pending replica holds is "
+                "due at once (BackfillDeletePendingDelay 0: requested at the next backfill check, BF-I02)",
             ),
             attr("local", B, "the gap's changes are held by a store of the same site (the shorter time-out)"),
         ),
@@ -250,4 +251,18 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
+    notes=(
+        "Removing a replica (BF-029..BF-034, interpretation BF-I02): the delete-pending store sends a status request "
+        "with `requires_response`; an active replica answers with its status; an active replica that lacks changes "
+        "the delete-pending one holds files a backfill entry for them with BackfillDeletePendingDelay (0 by "
+        "default: BACKFILL_FILE `due_ms` equal to its own time, requested at the next backfill check), and the "
+        "delete-pending replica also sends those changes itself (REPL_SEND `reason` `push`, BF-031)",
+        "END is optional: a folder without END events is not judged for convergence (PF-035; the safety rules "
+        "still apply); an END whose `quiesce_ms` plus the convergence bound lies after the trace's last event, or "
+        "with a fault in force after `quiesce_ms`, leaves convergence unjudged (a note), never a violation",
+        "A partial trace (`model/pf/faults.py`): without PF_CONFIG before its first pf event nothing is judged "
+        "(verdict unknown); an event of a store before it mounted its store (REPLICA_CREATE of `1-1`), or of a "
+        "replica whose REPLICA_CREATE the trace does not show (a recording that starts late), is not judged: a "
+        "note names it and the rules it would have judged count as skipped",
+    ),
 )

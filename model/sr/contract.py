@@ -1,7 +1,8 @@
 """The shadow redundancy vocabulary's checked parts (issue 30): the recorders as roles over the trace so far,
 the formats, the ordering rules as predicates, and the configuration fields the monitors read (`SrConfig`).
 Used by `model/sr/vocabulary.py`; checked on every simulated trace by `tests/unit/test_vocabulary_contract.py`.
-Seed 000; the roles follow the simulator (`model/sr/sim.py`), the orderings the recorder's order (SR-031, SR-053).
+Seed 000; the roles follow the simulator (`model/sr/sim.py`), the orderings the recorder's order (SR-030, SR-031,
+SR-053).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ ORDERING: tuple[Order, ...] = (
         instant=False, required=True,
     ),
     before(
-        "HARECEIVE (shadow) before its SHADOW_ACK (primary) (SR-031)",
+        "HARECEIVE (shadow) before its SHADOW_ACK (primary): the shadow acknowledges the copy it made (SR-030)",
         {"HARECEIVE"}, {"SHADOW_ACK"}, lambda e: (*_inst(e), e.node), lambda e: (*_inst(e), e.attrs.get("shadow")),
         instant=False, required=True,
     ),

@@ -66,7 +66,7 @@ VOCABULARY = Vocabulary(
             "RECEIVE",
             RECEIVER,
             MSG,
-            "the primary got the message data, not yet acknowledged to the sender (SR-019)",
+            "the primary got the message data, not yet acknowledged to the sender (SR-028, SR-031)",
             INST,
             attr("sender", S, "the sending host"),
             attr(
@@ -85,7 +85,12 @@ VOCABULARY = Vocabulary(
             attr("db", S, "restates the primary's transport database ID (SR-068)", fmt=DB_ID),
             attr("forks", LS, "the message's destinations (fork names as in `fork`)", fmt=FORK_FMT),
             attr("sender_xshadow", B, "the sender advertised XSHADOW (an Exchange 2010 Hub)"),
-            attr("xshadow_advertised", B, "the primary advertised XSHADOW to the sender (it must not: SR-044)"),
+            attr(
+                "xshadow_advertised",
+                B,
+                "the primary advertised XSHADOW to the sender (a 2013 server does not advertise it to a 2010 Hub: "
+                "SR-036)",
+            ),
         ),
         kind(
             "HAREDIRECT",
@@ -283,7 +288,8 @@ VOCABULARY = Vocabulary(
             "RESUBMIT",
             HOLDER,
             MSG,
-            "a Safety Net resubmission of a fork (SR-069..SR-071)",
+            "a Safety Net resubmission of a fork after a mailbox database failover (SR-033; never to a 2010 Hub, "
+            "SR-038)",
             INST,
             FORK,
             attr("source", S, "where from", values=("SAFETYNET",)),
@@ -343,6 +349,16 @@ VOCABULARY = Vocabulary(
     ordering=ORDERING,
     config=CONFIG,
     notes=(
+        "The heartbeat schedule is two-sided (SR-055, SR-078, interpretation SR-I30): a shadow server's "
+        "XQUERYDISCARD `reason` `heartbeat` to a primary comes at most ShadowHeartbeatFrequency (`heartbeat_ms`) "
+        "after its last session with that primary (SR-055), and no sooner than that after both its previous "
+        "heartbeat to that primary and its last successful session with it (rule heartbeat-not-early); queries "
+        "with `reason` `session` or `timer` may come at any time; a restart of the shadow server starts its "
+        "schedule afresh",
+        "A new transport database ID read by a query (XQUERYDISCARD `db` differing from the shadow's HARECEIVE "
+        "`primary_db`) means the primary's queue is gone: the shadow promotes at once (PROMOTE `reason` "
+        "`database_id`, SR-059, SR-I07)",
+        "SNAPSHOT is optional: a message without one is judged for safety only (its liveness verdict is unknown)",
         "`hub:<server>` forks: a fork to an Exchange 2010 Hub (SR-036, SR-037). The harness may send one that names "
         "no Hub of the primary's site (the topology has no Hub: setup `hub` false; or the Hub is in another site): "
         "the system drops that fork before RECEIVE (it is no destination of the message), and when no fork is left "
