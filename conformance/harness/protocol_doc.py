@@ -121,12 +121,19 @@ def render() -> str:
 VOCABULARY_INTRO = """## The event vocabulary
 
 Every event kind a system records, per mechanism (`mechanism` column; the harness sets it), who records it
-(`node`), what it concerns (`entity`), its attributes with their types and meaning, and the ordering rules: what
-must precede what in seq order when events share an instant. An event of sr, am or pf whose kind is not listed
-is judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). An attribute marked
-optional may be absent; every other attribute is recorded on every event of the kind. Attributes that restate
-a fact the monitor derives (the boundary, a site, a database ID, a configured value) are compared with it: a
-mismatch is a violation (`*-as-recorded`, `*-record-as-derived`).
+(`node`), what it concerns (`entity`), its attributes with their types, formats, allowed values and meaning, the
+ordering rules (what must precede what in seq order, mostly when events share an instant), the configuration
+fields the monitors read, and what a partial trace gets. An event of sr, am or pf whose kind is not listed is
+judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). A `required` attribute is
+recorded on every event of the kind; an `optional` one may be absent. Attributes that restate a fact the monitor
+derives (the boundary, a site, a database ID, a configured value) are compared with it: a mismatch is a violation
+(`*-as-recorded`, `*-record-as-derived`).
+
+These tables are a checked contract (`traces/contract.py`): every trace the simulators record (the model and
+every planted bug of every mechanism, several seeds) is checked against the recorder of each kind (a role over
+the trace so far, e.g. "the primary": the node of the instance's RECEIVE), each attribute's presence, type,
+format and allowed values, and each ordering rule; a test fails, naming the kind and the attribute, when the
+simulators and these tables disagree.
 """
 
 

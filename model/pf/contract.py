@@ -15,6 +15,10 @@ from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role
 
 HIERARCHY = "1-1"
+FOLDER_ID = pattern(
+    "`<n>-<hex>`, or `L-<store>-<hex>` for a local folder that does not replicate (FOLDER_CREATE `replicating` false)",
+    r"\d+-[0-9A-F]+|L-.+-[0-9A-F]+",
+)
 ORIGIN = pattern("`<store>#<n>`", r"[^#:/\s]+#\d+")
 CN = pattern("`<store>#<n>:<change number>`", r"[^#:/\s]+#\d+:\d+")
 CNSET_ITEM = pattern(

@@ -12,6 +12,7 @@ from model.pf.contract import (
     CNSET_ITEM,
     CODES,
     CONFIG,
+    FOLDER_ID,
     HOLDER,
     MSG_ID,
     ORDERING,
@@ -33,7 +34,7 @@ from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
 
 S, INT, B, LS, LI = "string", "integer", "boolean", "list of strings", "list of integers"
-FID = "the folder ID (`1-1`: the hierarchy)"
+FID = ("the folder ID (`1-1`: the hierarchy)", FOLDER_ID)
 STORE = "the store"
 CNSET = "a CNSet: a list of `originator:lo-hi` ranges of change numbers (PF-012)"
 NET = (

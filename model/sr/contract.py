@@ -91,6 +91,28 @@ def _notify_before_discard(events: list[Event]) -> Iterator[Hit]:
             yield e.kind, "order", f"after the shadow's HADISCARD (seq {released[key]})", e.seq
 
 
+def _primary_safetynet_last(events: list[Event]) -> Iterator[Hit]:
+    moved: dict[tuple[str, object, str], int] = {}
+    for e in events:
+        key = (*_inst(e), e.node)
+        if e.kind == "SAFETYNET" and e.attrs.get("role") == "primary":
+            moved.setdefault(key, e.seq)
+        elif e.kind in ("SEND", "DELIVER") and e.attrs.get("via") == "primary" and key in moved:
+            yield e.kind, "order", f"a fork sent after the primary's SAFETYNET (seq {moved[key]})", e.seq
+
+
+def _topology_first(events: list[Event]) -> Iterator[Hit]:
+    first = next((e.seq for e in events if e.kind == "RECEIVE" and e.mechanism == "sr"), None)
+    topo = [e for e in events if e.kind == "SR_CONFIG" and "topology" in e.attrs]
+    if first is not None and topo and topo[0].seq > first:
+        yield (
+            "SR_CONFIG",
+            "topology",
+            f"the first recorded topology comes after the first RECEIVE (seq {first})",
+            topo[0].seq,
+        )
+
+
 def _query_key(e: Event) -> tuple[str, object]:
     return e.node, e.attrs.get("primary")
 
@@ -129,6 +151,21 @@ ORDERING: tuple[Order, ...] = (
         {"XQUERYDISCARD"}, {"DISCARD_NOTIFY", "HADISCARD", "PROMOTE"}, _query_key, _query_key,
     ),
     custom("every DISCARD_NOTIFY of a shadow's forks before its HADISCARD (SR-I20)", _notify_before_discard),
+    before(
+        "a shadow's SAFETYNET (`role` `shadow`) after its HADISCARD: the copy moves to Safety Net once every fork "
+        "was processed (SR-012, SR-I20)",
+        {"HADISCARD"}, {"SAFETYNET"}, lambda e: (*_inst(e), e.node), lambda e: (*_inst(e), e.node), instant=False,
+        required=True, when=lambda e: e.attrs.get("role") == "shadow",
+    ),
+    custom(
+        "a primary's SAFETYNET (`role` `primary`) after the last SEND or DELIVER of its forks (`via` `primary`)",
+        _primary_safetynet_last,
+    ),
+    custom(
+        "SR_CONFIG before the events it configures (it applies from its position): a recorded topology comes "
+        "before the first RECEIVE",
+        _topology_first,
+    ),
     before(
         "an XQUERYDISCARD `reason` `session` follows, at its instant, the HAREDIRECT by which the querying server "
         "opened a shadow session to the queried one (the session carries the query, SR-I05)",
