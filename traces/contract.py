@@ -78,10 +78,11 @@ def type_holds(type_: str, value: Any) -> bool:
     return _SCALAR[base](value)
 
 
-def pattern(text: str, regex: str) -> Format:
-    """A format given by a regular expression the whole string must match."""
+def pattern(text: str, regex: str, *, strict: bool = True) -> Format:
+    """A format given by a regular expression the whole string must match; `strict` False: the simulators' form
+    of a value the checker only compares (any string is accepted from a system)."""
     compiled = re.compile(regex)
-    return Format(text, lambda v: isinstance(v, str) and compiled.fullmatch(v) is not None)
+    return Format(text, lambda v: isinstance(v, str) and compiled.fullmatch(v) is not None, strict)
 
 
 def json_object(text: str, keys: Iterable[str] | None = None) -> Format:
@@ -98,12 +99,12 @@ def json_object(text: str, keys: Iterable[str] | None = None) -> Format:
     return Format(text, holds)
 
 
-SIM = Role("`sim`", lambda e, h: e.node == "sim")
+SIM = Role("`sim` (or `harness`, the conformance harness)", lambda e, h: e.node in ("sim", "harness"))
 
 
-def named_by(attr_name: str, text: str) -> Role:
+def named_by(attr_name: str, text: str, *, strict: bool = True) -> Role:
     """The node the event's attribute `attr_name` names."""
-    return Role(text, lambda e, h: e.node == e.attrs.get(attr_name))
+    return Role(text, lambda e, h: e.node == e.attrs.get(attr_name), strict)
 
 
 def the_entity(text: str) -> Role:
@@ -137,7 +138,7 @@ def before(
     `when_first`) with the same key: at the same instant (`instant`), or anywhere in the trace. With
     `required`, such a preceding event must exist (the `then` event is caused by it)."""
 
-    def check(events: list[Event]) -> Iterator[Hit]:
+    def check(events: list[Event], strict: bool = True) -> Iterator[Hit]:
         seen: dict[Any, list[Event]] = defaultdict(list)
         for e in events:
             if e.kind in first and when_first(e):
@@ -149,7 +150,7 @@ def before(
             if any(f.seq > e.seq for f in found) and not any(f.seq < e.seq for f in found):
                 later = min(f for f in found if f.seq > e.seq)
                 yield e.kind, "order", f"recorded before its {later.kind} (seq {later.seq}): {text}", e.seq
-            elif required and not any(f.seq < e.seq for f in found):
+            elif required and strict and not any(f.seq < e.seq for f in found):
                 yield e.kind, "order", f"no {'/'.join(sorted(first))} precedes it: {text}", e.seq
 
     return Order(text, check)
@@ -158,7 +159,7 @@ def before(
 def last_of(text: str, last: str, key: Key, scope: Pred = _any) -> Order:
     """Nothing with the same key (among events satisfying `scope`) after the event of kind `last`."""
 
-    def check(events: list[Event]) -> Iterator[Hit]:
+    def check(events: list[Event], strict: bool = True) -> Iterator[Hit]:
         ends: dict[Any, int] = {}
         for e in events:
             if e.kind == last:
@@ -171,8 +172,10 @@ def last_of(text: str, last: str, key: Key, scope: Pred = _any) -> Order:
     return Order(text, check)
 
 
-def custom(text: str, check: Callable[[list[Event]], Iterable[Hit]]) -> Order:
-    return Order(text, check)
+def custom(text: str, check: Callable[[list[Event]], Iterable[Hit]], *, lenient: bool = True) -> Order:
+    """An ordering by its own check; `lenient` False: it demands events a system's trace may leave out, so it
+    binds the simulators only."""
+    return Order(text, lambda events, strict=True: check(events), lenient)
 
 
 # ---- configuration fields ---------------------------------------------------------------------------------
@@ -201,19 +204,26 @@ def config_fields(where: str, instance: object, table: dict[str, tuple[str, str,
 # ---- the check --------------------------------------------------------------------------------------------
 
 
-def _check_event(e: Event, vocab: Vocabulary, hist: History) -> Iterator[Finding]:
+def _check_event(
+    e: Event, vocab: Vocabulary, hist: History, needed: frozenset[tuple[str, str]] | None
+) -> Iterator[Finding]:
+    """One event against its kind's row; `needed` None: every row as the simulators keep it (strict), else only
+    what the checker demands: the presence, type, format and values of the attributes it needs."""
     doc = vocab.get(e.kind)
     mech = vocab.mechanism
     if doc is None:
         yield Finding(mech, e.kind, "", "kind not in the vocabulary", e.seq)
         return
-    if doc.role is not None and not doc.role.holds(e, hist):
+    if doc.role is not None and (needed is None or doc.role.strict) and not doc.role.holds(e, hist):
         yield Finding(mech, e.kind, "node", f"recorded by {e.node!r}, not {doc.recorder}", e.seq)
-    if doc.entity_fmt is not None and not doc.entity_fmt.holds(e.entity):
+    if doc.entity_fmt is not None and (needed is None or doc.entity_fmt.strict) and not doc.entity_fmt.holds(e.entity):
         yield Finding(mech, e.kind, "entity", f"{e.entity!r} is not {doc.entity_fmt.text}", e.seq)
     for name in sorted(set(e.attrs) - doc.attr_names()):
         yield Finding(mech, e.kind, name, "attribute not in the vocabulary", e.seq)
     for a in doc.attrs:
+        strict = needed is None
+        if not strict and (e.kind, a.name) not in needed:  # type: ignore[operator]
+            continue  # recorded or optional: compared by the rules when present, never needed
         if a.name not in e.attrs:
             if not a.optional:
                 yield Finding(mech, e.kind, a.name, "required attribute missing", e.seq)
@@ -226,13 +236,18 @@ def _check_event(e: Event, vocab: Vocabulary, hist: History) -> Iterator[Finding
         for item in items:
             if a.values and item not in a.values:
                 yield Finding(mech, e.kind, a.name, f"{item!r} is not one of {list(a.values)}", e.seq)
-            elif a.fmt is not None and not a.fmt.holds(item):
+            elif a.fmt is not None and (strict or a.fmt.strict) and not a.fmt.holds(item):
                 yield Finding(mech, e.kind, a.name, f"{item!r} is not in the format {a.fmt.text}", e.seq)
 
 
-def check_trace(events: list[Event], vocabs: Iterable[Vocabulary]) -> list[Finding]:
-    """Every breach of the vocabulary tables by one trace (events in seq order), sorted by seq."""
+def check_trace(events: list[Event], vocabs: Iterable[Vocabulary], *, strict: bool = True) -> list[Finding]:
+    """Every breach of the vocabulary tables by one trace (events in seq order), sorted by seq. `strict`: as the
+    simulators must keep them (every recorded attribute, every format, every ordering); otherwise only what the
+    checker demands of any system's trace (the attributes it needs, their strict formats and values, the
+    recorders, and the orderings of events the trace holds: an ordering that demands a preceding event is not
+    applied when the trace lacks it)."""
     by_mech = {v.mechanism: v for v in vocabs}
+    needed = {m: None if strict else v.needed() for m, v in by_mech.items()}
     hist = History()
     out: list[Finding] = []
     for e in events:
@@ -240,9 +255,10 @@ def check_trace(events: list[Event], vocabs: Iterable[Vocabulary]) -> list[Findi
         if vocab is None:
             out.append(Finding(e.mechanism, e.kind, "", "mechanism has no vocabulary", e.seq))
         else:
-            out += _check_event(e, vocab, hist)
+            out += _check_event(e, vocab, hist, needed[e.mechanism])
         hist.add(e)
     for vocab in by_mech.values():
         for order in vocab.ordering:
-            out += [Finding(vocab.mechanism, k, a, w, s) for k, a, w, s in order.check(events)]
+            if strict or order.lenient:
+                out += [Finding(vocab.mechanism, k, a, w, s) for k, a, w, s in order.check(events, strict)]
     return sorted(out, key=lambda f: (f.seq, f.mechanism, f.kind, f.attr, f.what))

@@ -26,6 +26,7 @@ class Format:
 
     text: str  # how the docs show it, e.g. "`<server>-db<n>`"
     holds: Callable[[Any], bool]
+    strict: bool = True  # False: the simulators' form; the checker accepts any value of the type
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Role:
 
     text: str
     holds: Callable[[Event, Any], bool]
+    strict: bool = True  # False: the simulators' recorder; the checker does not read `node` for the kind
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class Order:
     event that breaks it (`traces.contract.Finding`)."""
 
     text: str
-    check: Callable[[list[Event]], Iterable[Any]]
+    check: Callable[..., Iterable[Any]]  # (events, strict=True)
+    lenient: bool = True  # False: binds the simulators only (it demands events a system may leave out)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,12 @@ class Vocabulary:
     ordering: tuple[Order, ...] = ()  # what must precede what at the same instant (and other order rules)
     notes: tuple[str, ...] = ()
     config: tuple[ConfigField, ...] = ()  # the configuration fields the monitors read
+    # (kind, attribute) pairs the monitor needs (absent or mistyped: the event cannot be judged), read from the
+    # monitor's own input-fault table when called (lazily: those modules import the vocabulary)
+    needs: Callable[[], frozenset[tuple[str, str]]] | None = None
+
+    def needed(self) -> frozenset[tuple[str, str]]:
+        return self.needs() if self.needs is not None else frozenset()
 
     def names(self) -> frozenset[str]:
         return frozenset(k.kind for k in self.kinds)
@@ -108,7 +117,7 @@ class Vocabulary:
 def kind(kind_: str, recorder: str | Role, entity: str | tuple[str, Format], meaning: str, *attrs: Attr) -> KindDoc:
     """A kind's row; a `Role` recorder is checked (its text is shown), an (entity text, Format) pair too."""
     role = recorder if isinstance(recorder, Role) else None
-    text = recorder.text if isinstance(recorder, Role) else recorder
+    text = recorder if role is None else role.text if role.strict else f"{role.text}; the checker does not read `node`"
     ent, efmt = entity if isinstance(entity, tuple) else (entity, None)
     return KindDoc(kind_, text, ent, meaning, tuple(attrs), role, efmt)
 
@@ -130,8 +139,10 @@ def _value(v: str | int | bool) -> str:
 
 def _type_cell(a: Attr) -> str:
     out = a.type
-    if a.fmt is not None:
+    if a.fmt is not None and a.fmt.strict:
         out += f"; format {a.fmt.text}"
+    elif a.fmt is not None:
+        out += f"; the simulators write {a.fmt.text} (the checker accepts any {a.type.split(' or ')[0]})"
     if a.values:
         out += "; one of " + ", ".join(_value(v) for v in a.values)
     return out
@@ -146,16 +157,19 @@ def render(vocab: Vocabulary, level: str = "###") -> list[str]:
     lines = [f"{level} Mechanism `{vocab.mechanism}`: {vocab.title}", ""]
     lines += ["| kind | recorded by | entity | meaning |", "| --- | --- | --- | --- |"]
     for k in vocab.kinds:
-        ent = k.entity + (f" ({k.entity_fmt.text})" if k.entity_fmt else "")
+        ent = k.entity
+        if k.entity_fmt is not None:
+            ent += f" ({k.entity_fmt.text})" if k.entity_fmt.strict else f" (the simulators write {k.entity_fmt.text})"
         lines.append(f"| `{k.kind}` | {_cell(k.recorder)} | {_cell(ent)} | {_cell(k.meaning)} |")
     lines.append("")
     lines += ["Attributes (`attrs`) of each kind:", ""]
-    lines += ["| kind | attribute | required | type, format, values | meaning |", "| --- | --- | --- | --- | --- |"]
+    lines += ["| kind | attribute | presence | type, format, values | meaning |", "| --- | --- | --- | --- | --- |"]
+    needed = vocab.needed()
     for k in vocab.kinds:
         if not k.attrs:
             lines.append(f"| `{k.kind}` | (none) | | | |")
         for a in k.attrs:
-            req = "optional" if a.optional else "required"
+            req = "optional" if a.optional else "required" if (k.kind, a.name) in needed else "recorded"
             lines.append(f"| `{k.kind}` | `{a.name}` | {req} | {_cell(_type_cell(a))} | {_cell(a.meaning)} |")
     lines.append("")
     if vocab.ordering:

@@ -37,16 +37,18 @@ def _is_dag(e: Event, h: History) -> bool:
 
 
 def _attr_role(name: str) -> Role:
-    return Role(f"the server in `{name}`", lambda e, h: e.node == e.attrs.get(name))
+    return Role(f"the server in `{name}`", lambda e, h: e.node == e.attrs.get(name), strict=False)
 
 
-DAG_ROLE = Role("the DAG (node: the DAG's name)", _is_dag)
+# The am checker never reads `node`: these are the simulators' recorders (checked on simulated traces only).
+DAG_ROLE = Role("the DAG (node: the DAG's name)", _is_dag, strict=False)
 BY = _attr_role("by")
 PAM = _attr_role("pam")
 SERVER_ROLE = _attr_role("server")
 MOUNTED_OR_DAG = Role(
     "the server in `server` (the copy mounted), or the DAG when none was",
     lambda e, h: e.node == e.attrs.get("server") if e.attrs.get("server") else _is_dag(e, h),
+    strict=False,
 )
 
 BATCH = frozenset({"DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH"})
@@ -54,16 +56,14 @@ BATCH = frozenset({"DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH"})
 
 def _dag_config_after_batch(events: list[Event]) -> Iterator[Hit]:
     dirty: Event | None = None
+    dags: set[str] = set()
     for e in events:
         if e.mechanism != "am":
             continue
-        if e.kind in BATCH:
-            dirty = dirty or e
-        elif e.kind == "AM_DAG_CONFIG":
-            dirty = None
-        elif e.kind == "AM_CONFIG":
-            continue  # context: a server's dial may be recorded inside a batch
-        elif dirty is not None:
+        if e.kind in BATCH or e.kind == "AM_DAG_CONFIG":
+            dags.add(e.entity)
+            dirty = None if e.kind == "AM_DAG_CONFIG" else dirty or e
+        elif dirty is not None and e.entity not in dags:  # an event of a database (a DAG event may come between)
             yield e.kind, "order", f"recorded before the AM_DAG_CONFIG of the batch from seq {dirty.seq}", e.seq
             dirty = None
 
@@ -96,7 +96,8 @@ def _db(e: Event) -> str:
 ORDERING: tuple[Order, ...] = (
     custom(
         "AM_DAG_CONFIG after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events, before the next "
-        "am event of any other kind but AM_CONFIG (the databases' monitors read the DAG from it; else `dag-record`)",
+        "event of a database (the databases' monitors read the DAG from it; else `dag-record`); DAG events such as "
+        "AM_CONFIG and MAINTENANCE may come between",
         _dag_config_after_batch,
     ),
     before(
@@ -144,6 +145,14 @@ ORDERING: tuple[Order, ...] = (
         {"PAM_RELEASE"}, {"MAINTENANCE"}, lambda e: e.attrs.get("server"), lambda e: e.attrs.get("server"),
     ),
 )  # fmt: skip
+
+
+def needs() -> frozenset[tuple[str, str]]:
+    """What the am monitor needs of each kind (`model/am/faults.py` REQUIRED)."""
+    from model.am.faults import REQUIRED
+
+    return frozenset((k, a) for k, spec in REQUIRED.items() for a, _ in spec)
+
 
 _TABLE: dict[str, tuple[str, str, str]] = {
     "order": ("string", "BcssTierCriteriaOrder", "how the tier and criteria-set loops nest (AM-I01)"),

@@ -23,8 +23,12 @@ NET = (
     attr("msg", S, "the message type carried (the payload's kind, e.g. `PING`; pf: the replication message type)"),
 )
 WIRE_ENTITY = "`<src>-><dst>` (the workload `net`; a mechanism's payload: its entity)"
-TRACE = Role("`sim` (entity: the trace ID)", lambda e, h: e.node == "sim" and e.entity == e.trace_id)
-NETWORK = Role("`sim` (entity `network`)", lambda e, h: e.node == "sim" and e.entity == "network")
+TRACE = Role(
+    "`sim` or `harness` (entity: the trace ID)", lambda e, h: e.node in ("sim", "harness") and e.entity == e.trace_id
+)
+NETWORK = Role(
+    "`sim` or `harness` (entity `network`)", lambda e, h: e.node in ("sim", "harness") and e.entity == "network"
+)
 
 
 def _trace_start_first(events: list[Event]) -> Iterator[Hit]:

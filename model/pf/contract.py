@@ -18,14 +18,15 @@ HIERARCHY = "1-1"
 FOLDER_ID = pattern(
     "`<n>-<hex>`, or `L-<store>-<hex>` for a local folder that does not replicate (FOLDER_CREATE `replicating` false)",
     r"\d+-[0-9A-F]+|L-.+-[0-9A-F]+",
+    strict=False,
 )
 ORIGIN = pattern("`<store>#<n>`", r"[^#:/\s]+#\d+")
 CN = pattern("`<store>#<n>:<change number>`", r"[^#:/\s]+#\d+:\d+")
 CNSET_ITEM = pattern(
     "`<originator>:<lo>[-<hi>],...` (ranges of change numbers)", r"[^#:/\s]+#\d+:\d+(-\d+)?(,\d+(-\d+)?)*"
 )
-MSG_ID = pattern("`<originator>/<n>` (the sender's originator and a counter)", r"[^#/\s]+#\d+/\d+")
-REPLY_TO = pattern("a message ID, or `` for none", r"([^#/\s]+#\d+/\d+)?")
+MSG_ID = pattern("`<originator>/<n>` (the sender's originator and a counter)", r"[^#/\s]+#\d+/\d+", strict=False)
+REPLY_TO = pattern("a message ID, or `` for none", r"([^#/\s]+#\d+/\d+)?", strict=False)
 PAIR_COST = pattern("`<a>><b>=<cost>`", r"[^>=]+>[^>=]+=\d+")
 SERVER_NUM = pattern("`<server>=<n>`", r"[^=]+=\d+")
 STATES = ("active", "delete_pending", "delete_now", "removed")
@@ -150,6 +151,14 @@ ORDERING: tuple[Order, ...] = (
     custom("REPLICA_CREATE `new` is true for every content folder replica, false for the hierarchy", _new_flag),
     last_of("END last per store and folder", "END", _key, scope=PF),
 )  # fmt: skip
+
+
+def needs() -> frozenset[tuple[str, str]]:
+    """What the pf monitor needs of each kind (`model/pf/faults.py` ATTRS, the required ones)."""
+    from model.pf.faults import ATTRS
+
+    return frozenset((k, a) for k, spec in ATTRS.items() for a, _, required in spec if required)
+
 
 _TABLE: dict[str, tuple[str, str, str]] = {
     "hierarchy_interval_ms": ("integer (ms)", "ReplicationSendFolderTree", "hierarchy broadcast period"),

@@ -29,6 +29,7 @@ from model.pf.contract import (
     STATES,
     STORE_ROLE,
     TYPES,
+    needs,
 )
 from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
@@ -252,6 +253,7 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
+    needs=needs,
     notes=(
         "Removing a replica (BF-029..BF-034, interpretation BF-I02): the delete-pending store sends a status request "
         "with `requires_response`; an active replica answers with its status; an active replica that lacks changes "

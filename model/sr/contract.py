@@ -15,10 +15,10 @@ from traces.contract import History, Hit, before, config_fields, custom, json_ob
 from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role
 
-DB_ID = pattern("`<server>-db<n>`", r".+-db\d+")
+DB_ID = pattern("`<server>-db<n>`", r".+-db\d+", strict=False)  # compared, never parsed
 BOUNDARY = pattern("`dag:<dag>` or `site:<site>`", r"(dag|site):.+")
 FORK_FMT = pattern("`mbx`, `ext:<domain>`, `hub:<server>`, `dsn` or `journal`", r"mbx|dsn|journal|(ext|hub):.+")
-HB_ENTITY = pattern("`hb:<shadow>><primary>`", r"hb:[^>]+>[^>]+")
+HB_ENTITY = pattern("`hb:<shadow>><primary>`", r"hb:[^>]+>[^>]+", strict=False)
 TOPOLOGY = json_object("JSON object: server -> {site, dag (null: none), version}")
 SETTINGS = json_object("JSON object of SrConfig fields", [f.name for f in dataclasses.fields(SrConfig)])
 
@@ -89,6 +89,15 @@ def _notify_before_discard(events: list[Event]) -> Iterator[Hit]:
             released.setdefault(key, e.seq)
         elif e.kind == "DISCARD_NOTIFY" and key in released:
             yield e.kind, "order", f"after the shadow's HADISCARD (seq {released[key]})", e.seq
+
+
+def needs() -> frozenset[tuple[str, str]]:
+    """What the sr monitor needs of each kind (`model/sr/inputs.py` ATTRS, `?` marking the optional ones), and
+    the `inst` of every event of a message."""
+    from model.sr.inputs import ATTRS
+
+    read = {(k, a) for k, spec in ATTRS.items() for a, t in spec if not t.endswith("?")}
+    return frozenset(read | {(k, "inst") for k in INSTANCE_KINDS})
 
 
 def _primary_safetynet_last(events: list[Event]) -> Iterator[Hit]:

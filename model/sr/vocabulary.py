@@ -22,6 +22,7 @@ from model.sr.contract import (
     SHADOW,
     SHADOW_TO_BE,
     TOPOLOGY,
+    needs,
 )
 from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
@@ -348,6 +349,7 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
+    needs=needs,
     notes=(
         "The heartbeat schedule is two-sided (SR-055, SR-078, interpretation SR-I30): a shadow server's "
         "XQUERYDISCARD `reason` `heartbeat` to a primary comes at most ShadowHeartbeatFrequency (`heartbeat_ms`) "
