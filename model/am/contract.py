@@ -117,7 +117,7 @@ ORDERING: tuple[Order, ...] = (
     ),
     before(
         "... an ACLL run's MOUNT_START (not a `remount`) after its ACLL_END at the same instant (AM-051)",
-        {"ACLL_END"}, {"MOUNT_START"}, _copy, _copy,
+        {"ACLL_END"}, {"MOUNT_START"}, _copy, _copy, when=lambda e: not e.attrs.get("remount"),
     ),
     before(
         "... and BCSS_END after its BCSS_START at the same instant", {"BCSS_START"}, {"BCSS_END"}, _db, _db,

@@ -16,7 +16,7 @@ from traces.vocabulary import ConfigField, Order, Role
 
 HIERARCHY = "1-1"
 FOLDER_ID = pattern(
-    "`<n>-<hex>`, or `L-<store>-<hex>` for a local folder that does not replicate (FOLDER_CREATE `replicating` false)",
+    "`<n>-<hex>`; `L-<store>-<hex>`: a local folder",
     r"\d+-[0-9A-F]+|L-.+-[0-9A-F]+",
     strict=False,
 )

@@ -35,7 +35,7 @@ from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
 
 S, INT, B, LS, LI = "string", "integer", "boolean", "list of strings", "list of integers"
-FID = ("the folder ID (`1-1`: the hierarchy)", FOLDER_ID)
+FID = ("the folder ID (`1-1`: the hierarchy; a local folder does not replicate)", FOLDER_ID)
 STORE = "the store"
 CNSET = "a CNSet: a list of `originator:lo-hi` ranges of change numbers (PF-012)"
 NET = (
@@ -86,8 +86,9 @@ VOCABULARY = Vocabulary(
                 "new",
                 B,
                 "a new content replica: `true` for every content folder's replica, the folder creator's included "
-                "(it backfills what it lacks, BF-021, with the new-replica delay until its first backfill request); "
-                "`false` for the hierarchy (`1-1`)",
+                "(it backfills what it lacks, BF-021); `false` for the hierarchy (`1-1`). Seed 003 leaves 'new folder "
+                "replica' undefined for the new-replica delay (BF-008): the simulators treat a replica as new until "
+                "its first backfill request; the catalogue's interpretations say which readings the checker accepts",
             ),
             attr("costs", LS, "restates the costs from this store", fmt=SERVER_NUM),
             attr("versions", LS, "restates the versions", fmt=SERVER_NUM),
