@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from traces.schema import Event
-from traces.vocabulary import ConfigField, Format, Order, Role, Vocabulary
+from traces.vocabulary import Format, Order, Role, Vocabulary
 
 
 @dataclass(frozen=True, order=True)
@@ -176,29 +176,6 @@ def custom(text: str, check: Callable[[list[Event]], Iterable[Hit]], *, lenient:
     """An ordering by its own check; `lenient` False: it demands events a system's trace may leave out, so it
     binds the simulators only."""
     return Order(text, lambda events, strict=True: check(events), lenient)
-
-
-# ---- configuration fields ---------------------------------------------------------------------------------
-
-
-def shown(v: Any) -> str:
-    """A default as the docs show it: JSON-like, in backticks."""
-    if isinstance(v, tuple):
-        v = [list(p) if isinstance(p, tuple) else p for p in v]
-    return f"`{json.dumps(v, separators=(',', ':')).strip(chr(34))}`"
-
-
-def config_fields(where: str, instance: object, table: dict[str, tuple[str, str, str]]) -> tuple[ConfigField, ...]:
-    """One `ConfigField` per entry of `table` (field -> (type, catalogue parameter name or "", meaning)): the
-    parameter's requirement ID is looked up in the catalogue (an unknown name fails at import), the default is
-    the field's value on `instance` (the dataclass built from the catalogue's defaults)."""
-    from spec.catalogue import catalogue
-
-    out = []
-    for name, (type_, param, meaning) in table.items():
-        label = f"{param} ({catalogue().param_requirement(param).id}): " if param else ""
-        out.append(ConfigField(name, where, type_, label + meaning, shown(getattr(instance, name))))
-    return tuple(out)
 
 
 # ---- the check --------------------------------------------------------------------------------------------

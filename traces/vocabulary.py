@@ -100,12 +100,12 @@ class Vocabulary:
     ordering: tuple[Order, ...] = ()  # what must precede what at the same instant (and other order rules)
     notes: tuple[str, ...] = ()
     config: tuple[ConfigField, ...] = ()  # the configuration fields the monitors read
-    # (kind, attribute) pairs the monitor needs (absent or mistyped: the event cannot be judged), read from the
-    # monitor's own input-fault table when called (lazily: those modules import the vocabulary)
-    needs: Callable[[], frozenset[tuple[str, str]]] | None = None
+    # (kind, attribute) pairs the monitor needs (absent or mistyped: the event cannot be judged), from the
+    # monitor's own input-fault table: set by `conformance.harness.protocol_doc` (a layer above the monitors)
+    needs: frozenset[tuple[str, str]] = frozenset()
 
     def needed(self) -> frozenset[tuple[str, str]]:
-        return self.needs() if self.needs is not None else frozenset()
+        return self.needs
 
     def names(self) -> frozenset[str]:
         return frozenset(k.kind for k in self.kinds)

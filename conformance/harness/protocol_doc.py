@@ -9,21 +9,40 @@ The schemas in `schemas/*.json` and the vocabulary tables are the source; this m
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from conformance.harness.process import schema
 from conformance.harness.replayfile import FORMAT_DOC
 from conformance.harness.search import MECHANISMS
+from model.am.faults import REQUIRED as AM_NEEDS
 from model.am.vocabulary import VOCABULARY as AM_VOCABULARY
 from model.kernel.vocabulary import VOCABULARY as CORE_VOCABULARY
+from model.pf.faults import ATTRS as PF_NEEDS
 from model.pf.vocabulary import VOCABULARY as PF_VOCABULARY
+from model.sr.contract import INSTANCE_KINDS
+from model.sr.inputs import ATTRS as SR_NEEDS
 from model.sr.vocabulary import VOCABULARY as SR_VOCABULARY
 from traces.vocabulary import Vocabulary, render_all, splice
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "PROTOCOL.md"
 TRACES_README = Path(__file__).resolve().parent.parent.parent / "traces" / "README.md"
-VOCABULARIES: tuple[Vocabulary, ...] = (CORE_VOCABULARY, SR_VOCABULARY, AM_VOCABULARY, PF_VOCABULARY)
+# What each monitor needs of each kind (issue 30), from its own input-fault table: sr `inputs.ATTRS` (`?`:
+# read only when present) and the `inst` of every event of a message, am `faults.REQUIRED`, pf `faults.ATTRS`
+# (the required ones). The tables show these attributes as `required`; `check_trace(strict=False)` demands them.
+NEEDS: dict[str, frozenset[tuple[str, str]]] = {
+    "sr": frozenset(
+        {(k, a) for k, spec in SR_NEEDS.items() for a, t in spec if not t.endswith("?")}
+        | {(k, "inst") for k in INSTANCE_KINDS}
+    ),
+    "am": frozenset((k, a) for k, spec in AM_NEEDS.items() for a, _ in spec),
+    "pf": frozenset((k, a) for k, spec in PF_NEEDS.items() for a, _, required in spec if required),
+}
+VOCABULARIES: tuple[Vocabulary, ...] = tuple(
+    replace(v, needs=NEEDS.get(v.mechanism, frozenset()))
+    for v in (CORE_VOCABULARY, SR_VOCABULARY, AM_VOCABULARY, PF_VOCABULARY)
+)
 
 INTRO = """\
 # The haconform stdio protocol

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 from model.am import state as st
 from model.am.bcss import Options
-from traces.contract import History, Hit, before, config_fields, custom, pattern
+from model.kernel.contract import config_fields
+from traces.contract import History, Hit, before, custom, pattern
 from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role
 
@@ -145,13 +146,6 @@ ORDERING: tuple[Order, ...] = (
         {"PAM_RELEASE"}, {"MAINTENANCE"}, lambda e: e.attrs.get("server"), lambda e: e.attrs.get("server"),
     ),
 )  # fmt: skip
-
-
-def needs() -> frozenset[tuple[str, str]]:
-    """What the am monitor needs of each kind (`model/am/faults.py` REQUIRED)."""
-    from model.am.faults import REQUIRED
-
-    return frozenset((k, a) for k, spec in REQUIRED.items() for a, _ in spec)
 
 
 _TABLE: dict[str, tuple[str, str, str]] = {

@@ -24,7 +24,6 @@ from model.am.contract import (
     PRIORITIES,
     SERVER_ROLE,
     STATUSES,
-    needs,
 )
 from traces.vocabulary import Vocabulary, attr, kind
 
@@ -269,7 +268,6 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
-    needs=needs,
     notes=(
         "Optional: there is no end-of-run kind; am judges safety only (its liveness property is checked in the "
         "simulator's scripted scenarios, not from traces)",

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+from model.kernel.contract import config_fields
 from model.pf.state import Params, default_params
-from traces.contract import History, Hit, before, config_fields, custom, json_object, last_of, named_by, pattern
+from traces.contract import History, Hit, before, custom, json_object, last_of, named_by, pattern
 from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role
 
@@ -151,13 +152,6 @@ ORDERING: tuple[Order, ...] = (
     custom("REPLICA_CREATE `new` is true for every content folder replica, false for the hierarchy", _new_flag),
     last_of("END last per store and folder", "END", _key, scope=PF),
 )  # fmt: skip
-
-
-def needs() -> frozenset[tuple[str, str]]:
-    """What the pf monitor needs of each kind (`model/pf/faults.py` ATTRS, the required ones)."""
-    from model.pf.faults import ATTRS
-
-    return frozenset((k, a) for k, spec in ATTRS.items() for a, _, required in spec if required)
 
 
 _TABLE: dict[str, tuple[str, str, str]] = {

@@ -29,7 +29,6 @@ from model.pf.contract import (
     STATES,
     STORE_ROLE,
     TYPES,
-    needs,
 )
 from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
@@ -254,7 +253,6 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
-    needs=needs,
     notes=(
         "Removing a replica (BF-029..BF-034, interpretation BF-I02): the delete-pending store sends a status request "
         "with `requires_response`; an active replica answers with its status; an active replica that lacks changes "

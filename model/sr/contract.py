@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+from model.kernel.contract import config_fields
 from model.sr.state import SrConfig
-from traces.contract import History, Hit, before, config_fields, custom, json_object, last_of, pattern
+from traces.contract import History, Hit, before, custom, json_object, last_of, pattern
 from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role
 
@@ -89,15 +90,6 @@ def _notify_before_discard(events: list[Event]) -> Iterator[Hit]:
             released.setdefault(key, e.seq)
         elif e.kind == "DISCARD_NOTIFY" and key in released:
             yield e.kind, "order", f"after the shadow's HADISCARD (seq {released[key]})", e.seq
-
-
-def needs() -> frozenset[tuple[str, str]]:
-    """What the sr monitor needs of each kind (`model/sr/inputs.py` ATTRS, `?` marking the optional ones), and
-    the `inst` of every event of a message."""
-    from model.sr.inputs import ATTRS
-
-    read = {(k, a) for k, spec in ATTRS.items() for a, t in spec if not t.endswith("?")}
-    return frozenset(read | {(k, "inst") for k in INSTANCE_KINDS})
 
 
 def _primary_safetynet_last(events: list[Event]) -> Iterator[Hit]:

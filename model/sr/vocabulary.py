@@ -22,7 +22,6 @@ from model.sr.contract import (
     SHADOW,
     SHADOW_TO_BE,
     TOPOLOGY,
-    needs,
 )
 from traces.contract import SIM
 from traces.vocabulary import Vocabulary, attr, kind
@@ -349,7 +348,6 @@ VOCABULARY = Vocabulary(
     ),
     ordering=ORDERING,
     config=CONFIG,
-    needs=needs,
     notes=(
         "The heartbeat schedule is two-sided (SR-055, SR-078, interpretation SR-I30): a shadow server's "
         "XQUERYDISCARD `reason` `heartbeat` to a primary comes at most ShadowHeartbeatFrequency (`heartbeat_ms`) "
