@@ -177,7 +177,10 @@ def render(vocab: Vocabulary, level: str = "###") -> list[str]:
             "Ordering rules (what must precede what, in seq order; each is checked on every simulated trace):",
             "",
         ]
-        lines += [f"- {o.text}" for o in vocab.ordering]
+        lines += [
+            f"- {o.text}" + ("" if o.lenient else " (the simulators'; not demanded of a system)")
+            for o in vocab.ordering
+        ]
         lines.append("")
     if vocab.config:
         lines += ["Configuration fields the monitors read:", ""]

@@ -143,9 +143,12 @@ Every event kind a system records, per mechanism (`mechanism` column; the harnes
 (`node`), what it concerns (`entity`), its attributes with their types, formats, allowed values and meaning, the
 ordering rules (what must precede what in seq order, mostly when events share an instant), the configuration
 fields the monitors read, and what a partial trace gets. An event of sr, am or pf whose kind is not listed is
-judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). A `required` attribute is
-recorded on every event of the kind; an `optional` one may be absent. Attributes that restate a fact the monitor
-derives (the boundary, a site, a database ID, a configured value) are compared with it: a mismatch is a violation
+judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). Presence: a `required`
+attribute is one the checker needs (absent, or of another type: the event cannot be judged, and the verdict says
+so); a `recorded` one is written on every event of the kind by the simulators and compared by the checker when
+present; an `optional` one may be absent. A format or a recorder marked as the simulators' is what they write;
+the checker accepts any value of the type there. Attributes that restate a fact the monitor derives (the
+boundary, a site, a database ID, a configured value) are compared with it: a mismatch is a violation
 (`*-as-recorded`, `*-record-as-derived`).
 
 These tables are a checked contract (`traces/contract.py`): every trace the simulators record (the model and

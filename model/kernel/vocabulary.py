@@ -94,7 +94,12 @@ VOCABULARY = Vocabulary(
             attr(
                 "storage", S, "`same` (its database survived) or `new` (a new, empty database)", values=("same", "new")
             ),
-            attr("storage_epoch", INT, "how many times its storage was replaced"),
+            attr(
+                "storage_epoch",
+                INT,
+                "how many times its storage was replaced (the simulators write it; the conformance harness does not)",
+                optional=True,
+            ),
         ),
         kind(
             "PARTITION",
@@ -142,6 +147,7 @@ VOCABULARY = Vocabulary(
             "which so comes before that node's events at its instant (a drop of its message may still be recorded; am "
             "excepted: its events are the DAG's view and name the server concerned even when it is down)",
             _crashed_node_silent,
+            lenient=False,
         ),
     ),
 )

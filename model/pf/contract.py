@@ -118,7 +118,7 @@ ORDERING: tuple[Order, ...] = (
         _key, _key, instant=False, required=True,
     ),
     custom("REPL_SEND before its NET_SEND, at its instant (one per recipient; `msg` the message type)",
-           _repl_before_net),
+           _repl_before_net, lenient=False),
     before(
         "NET_RECV before the REPL_RECV it delivers, at its instant",
         {"NET_RECV"}, {"REPL_RECV"}, lambda e: (e.node, e.entity, e.attrs.get("src")),
@@ -143,6 +143,7 @@ ORDERING: tuple[Order, ...] = (
         "REPLICA_REMOVED after the replica's DELETE_NOW (any distance; step.REPLICA_TRANSITIONS), or after a "
         "REPLICA_VIEW of that store at its instant that no longer lists it (the folder deleted)",
         _removed_after,
+        lenient=False,
     ),
     custom(
         "REPLICA_REMOVED before the hierarchy (`1-1`) CHANGE `replica` with detail `<store>:removed` that announces "

@@ -161,11 +161,13 @@ ORDERING: tuple[Order, ...] = (
     custom(
         "a primary's SAFETYNET (`role` `primary`) after the last SEND or DELIVER of its forks (`via` `primary`)",
         _primary_safetynet_last,
+        lenient=False,
     ),
     custom(
         "SR_CONFIG before the events it configures (it applies from its position): a recorded topology comes "
         "before the first RECEIVE",
         _topology_first,
+        lenient=False,
     ),
     before(
         "an XQUERYDISCARD `reason` `session` follows, at its instant, the HAREDIRECT by which the querying server "
