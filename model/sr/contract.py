@@ -231,5 +231,15 @@ _TABLE: dict[str, tuple[str, str, str]] = {
         "per-server ShadowMessagePreference (Set-TransportService, SR-I01); servers not named use `preference`",
     ),
 }  # fmt: skip
-CONFIG: tuple[ConfigField, ...] = config_fields(_WHERE, SrConfig(), _TABLE)
+CONFIG: tuple[ConfigField, ...] = (
+    *config_fields(_WHERE, SrConfig(), _TABLE),
+    ConfigField(
+        "sr_topology",
+        "TRACE_START `config.sr_topology`, SR_CONFIG `topology`",
+        "JSON object: server -> {site, dag, version}",
+        "each server's Active Directory site, DAG (null: none) and Exchange version: the boundaries (SR-006) and the "
+        "shadow plan are derived from it",
+        "(none: no shadow plan is derived)",
+    ),
+)
 CONFIG_KEYS = ("layout", "n_servers", "sr", "sr_topology")  # the keys of TRACE_START `config` (sr runs)

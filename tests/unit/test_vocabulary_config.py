@@ -23,6 +23,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 CLASSES: dict[str, tuple[type, ...]] = {"sr": (SrConfig,), "am": (Options,), "pf": (Params, RunConfig)}
 ALIASES = {"latency_max_ms": "latency_ms", "params": None}  # RunConfig: the bound as recorded; params: its rows
+EXTRA = {"sr": {"sr_topology"}}  # rows for what is not a field of the classes (the recorded topology)
 
 
 def fields_of(mech: str) -> set[str]:
@@ -70,7 +71,46 @@ def test_every_configuration_field_read_is_documented() -> None:
 def test_no_row_for_a_field_that_does_not_exist() -> None:
     for v in VOCABULARIES:
         if v.mechanism in CLASSES:
-            assert {c.name for c in v.config} <= fields_of(v.mechanism), v.mechanism
+            assert {c.name for c in v.config} <= fields_of(v.mechanism) | EXTRA.get(v.mechanism, set()), v.mechanism
+
+
+def trace_start_keys(mech: str) -> dict[str, str]:
+    """The keys of TRACE_START `config` a monitor reads (`cfg.get("<key>")` in `model/<mech>/`), with where."""
+    out: dict[str, str] = {}
+    for path in sorted((ROOT / "model" / mech).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "cfg"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                out.setdefault(str(node.args[0].value), f"{path.relative_to(ROOT)}:{node.lineno}")
+    return out
+
+
+def unlisted_keys(vocabs: tuple[Vocabulary, ...]) -> list[str]:
+    out = []
+    for v in vocabs:
+        if v.mechanism in CLASSES:
+            shown = {c.name for c in v.config} | {w for c in v.config for w in (c.where,)}
+            for key, where in sorted(trace_start_keys(v.mechanism).items()):
+                if key not in shown and not any(f"`config.{key}`" in w for w in shown):
+                    out.append(f"{v.mechanism} TRACE_START config.{key} (read at {where})")
+    return out
+
+
+def test_every_trace_start_config_key_read_is_documented() -> None:
+    assert trace_start_keys("sr").keys() >= {"sr", "sr_topology"} and "bcss" in trace_start_keys("am")
+    assert unlisted_keys(VOCABULARIES) == []
+    sr = next(v for v in VOCABULARIES if v.mechanism == "sr")
+    cut = dataclasses.replace(sr, config=tuple(c for c in sr.config if c.name != "sr_topology"))
+    assert [u.split(" (")[0] for u in unlisted_keys(tuple(cut if v is sr else v for v in VOCABULARIES))] == [
+        "sr TRACE_START config.sr_topology"
+    ]  # twin
 
 
 def test_the_rows_are_rendered_with_meaning_type_and_default() -> None:
