@@ -108,6 +108,18 @@ ORDERING: tuple[Order, ...] = (
         _db, _db, instant=False,
     ),
     before(
+        "a server's AM_CONFIG with its `dial` before the ACLL_END that compares that dial (any distance)",
+        {"AM_CONFIG"}, {"ACLL_END"}, lambda e: e.attrs.get("server"), lambda e: e.attrs.get("server"),
+        instant=False, required=True, when_first=lambda e: "dial" in e.attrs,
+    ),
+    before(
+        "a copy's AM_CONFIG policy (`database`, `blocked` / `suspended`) before the COPY_STATE that restates a "
+        "block or suspension (any distance)",
+        {"AM_CONFIG"}, {"COPY_STATE"}, lambda e: (e.attrs.get("database"), e.attrs.get("server")), _copy,
+        instant=False, required=True, when_first=lambda e: "database" in e.attrs,
+        when=lambda e: bool(e.attrs.get("blocked") or e.attrs.get("suspended")),
+    ),
+    before(
         "MOUNTED before the COPY_STATE that reports the copy `Mounted` at the same instant",
         {"MOUNTED"}, {"COPY_STATE"}, _copy, _copy, when=lambda e: e.attrs.get("status") == st.MOUNTED,
     ),

@@ -80,6 +80,27 @@ def _removed_after(events: list[Event]) -> Iterator[Hit]:
             yield e.kind, "order", "no DELETE_NOW, nor a replica list without the store, precedes it", e.seq
 
 
+def _cns(items: list[str]) -> Iterator[str]:
+    for item in items:
+        origin, _, ranges = str(item).rpartition(":")
+        for part in ranges.split(","):
+            lo, _, hi = part.partition("-")
+            if lo.isdigit() and (hi or lo).isdigit():
+                yield from (f"{origin}:{n}" for n in range(int(lo), int(hi or lo) + 1))
+
+
+def _change_first(events: list[Event]) -> Iterator[Hit]:
+    made: dict[object, int] = {}
+    for e in events:
+        if e.kind == "CHANGE":
+            made.setdefault(e.attrs.get("cn"), e.seq)
+    for e in events:
+        if e.kind == "REPL_SEND":
+            late = [cn for cn in _cns(e.attrs.get("cns", [])) if made.get(cn, -1) > e.seq]
+            if late:
+                yield e.kind, "cns", f"carries {late[0]}, whose CHANGE comes later (seq {made[late[0]]})", e.seq
+
+
 def _new_flag(events: list[Event]) -> Iterator[Hit]:
     for e in events:
         if e.kind == "REPLICA_CREATE" and e.mechanism == "pf" and e.attrs.get("new") is not (e.entity != HIERARCHY):
@@ -129,6 +150,11 @@ ORDERING: tuple[Order, ...] = (
         {"REPL_RECV"}, {"REPL_SEND"}, lambda e: (e.node, e.attrs.get("msg")),
         lambda e: (e.node, e.attrs.get("reply_to")), instant=False, required=True,
         when=lambda e: bool(e.attrs.get("reply_to")),
+    ),
+    custom("CHANGE before every REPL_SEND that carries it (`cns`, any distance)", _change_first),
+    before(
+        "REPL_RECV before the BACKFILL_FILE its gap causes, at its instant",
+        {"REPL_RECV"}, {"BACKFILL_FILE"}, _key, _key, required=True,
     ),
     before(
         "STATUS_EXPIRED before the status REPL_SEND (`reason` `expiry`) it causes, at its instant",

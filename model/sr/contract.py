@@ -131,6 +131,13 @@ ORDERING: tuple[Order, ...] = (
         instant=False, required=True,
     ),
     before(
+        "HAREDIRECT before the HAREDIRECTFAIL of that attempt (the same `shadow` and `try`; none for `No suitable "
+        "shadow servers`, whose `shadow` is ``)",
+        {"HAREDIRECT"}, {"HAREDIRECTFAIL"}, lambda e: (*_inst(e), e.attrs.get("shadow"), e.attrs.get("try")),
+        lambda e: (*_inst(e), e.attrs.get("shadow"), e.attrs.get("try")), instant=False, required=True,
+        when=lambda e: bool(e.attrs.get("shadow")),
+    ),
+    before(
         "HARECEIVE (shadow) before its SHADOW_ACK (primary): the shadow acknowledges the copy it made (SR-030)",
         {"HARECEIVE"}, {"SHADOW_ACK"}, lambda e: (*_inst(e), e.node), lambda e: (*_inst(e), e.attrs.get("shadow")),
         instant=False, required=True,
