@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from model.am import state as st
 from model.am.bcss import Options
-from model.kernel.contract import config_fields
+from model.kernel.vocabulary import config_fields
 from traces.contract import History, Hit, before, custom, pattern
 from traces.schema import Event
 from traces.vocabulary import ConfigField, Order, Role

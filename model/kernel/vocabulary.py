@@ -2,16 +2,20 @@
 the simulated world (or the conformance harness) records, with the recorder of each kind as a checked role,
 each attribute's type, format and values, and the ordering rules as checked predicates (issue 30). Rendered
 into `conformance/PROTOCOL.md` and `traces/README.md` by `haconform protocol-doc` (issue 18); the emitters are
-`model/kernel/network.py` and `model/kernel/sim.py`.
+`model/kernel/network.py` and `model/kernel/sim.py`. It also builds the configuration rows of the mechanisms' tables
+(`config_fields`: each field with its catalogue parameter, requirement ID and default).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from typing import Any
 
+from spec.catalogue import catalogue
 from traces.contract import Hit, before, custom, json_object, named_by, pattern, the_entity
 from traces.schema import Event
-from traces.vocabulary import Role, Vocabulary, attr, kind
+from traces.vocabulary import ConfigField, Role, Vocabulary, attr, kind
 
 S, INT, LS, LI = "string", "integer", "list of strings", "list of integers"
 GROUP = pattern("`a,b,...` (servers joined by commas)", r"[^,\s]+(,[^,\s]+)*")
@@ -151,3 +155,24 @@ VOCABULARY = Vocabulary(
         ),
     ),
 )
+
+
+# ---- the configuration rows of the mechanisms' tables (issue 30) ----------------------------------------
+
+
+def shown(v: Any) -> str:
+    """A default as the docs show it: JSON-like, in backticks."""
+    if isinstance(v, tuple):
+        v = [list(p) if isinstance(p, tuple) else p for p in v]
+    return f"`{json.dumps(v, separators=(',', ':')).strip(chr(34))}`"
+
+
+def config_fields(where: str, instance: object, table: dict[str, tuple[str, str, str]]) -> tuple[ConfigField, ...]:
+    """One `ConfigField` per entry of `table` (field -> (type, catalogue parameter name or "", meaning)): the
+    parameter's requirement ID is looked up in the catalogue (an unknown name fails at import), the default is
+    the field's value on `instance`."""
+    out = []
+    for name, (type_, param, meaning) in table.items():
+        label = f"{param} ({catalogue().param_requirement(param).id}): " if param else ""
+        out.append(ConfigField(name, where, type_, label + meaning, shown(getattr(instance, name))))
+    return tuple(out)

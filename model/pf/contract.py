@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from model.kernel.contract import config_fields
+from model.kernel.vocabulary import config_fields
 from model.pf.state import Params, default_params
 from traces.contract import History, Hit, before, custom, json_object, last_of, named_by, pattern
 from traces.schema import Event

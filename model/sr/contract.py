@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from model.kernel.contract import config_fields
+from model.kernel.vocabulary import config_fields
 from model.sr.state import SrConfig
 from traces.contract import History, Hit, before, custom, json_object, last_of, pattern
 from traces.schema import Event
