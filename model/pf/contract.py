@@ -198,7 +198,7 @@ _TABLE: dict[str, tuple[str, str, str]] = {
     "first_retry_remote_ms": ("integer (ms)", "BackfillFirstRetryRemote", "first retry, another site"),
     "later_retry_local_ms": ("integer (ms)", "BackfillLaterRetryLocal", "later retries, same site"),
     "later_retry_remote_ms": ("integer (ms)", "BackfillLaterRetryRemote", "later retries, another site"),
-    "new_replica_delay_ms": ("integer (ms)", "BackfillNewReplicaDelay", "the entries of a new replica (BF-021)"),
+    "new_replica_delay_ms": ("integer (ms)", "BackfillNewReplicaDelay", "the entries of a new replica (BF-008)"),
     "delete_pending_delay_ms": (
         "integer (ms)",
         "BackfillDeletePendingDelay",

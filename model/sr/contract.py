@@ -201,7 +201,7 @@ _TABLE: dict[str, tuple[str, str, str]] = {
         "when a shadow checks for promotion: `heartbeatTick` (at its heartbeat queries) or `exactTimer` (a timer at "
         "the exact ShadowResubmitTimeSpan; XQUERYDISCARD `reason` `timer`)",
     ),
-    "accept_variant": ("boolean", "AcceptRejectionVariant", "the rejection may be `450 4.5.1` instead of `451 4.4.0`"),
+    "accept_variant": ("boolean", "AcceptRejectionVariant", "the rejection may read `450 4.5.1` (SR-I09)"),
     "heartbeat_ms": (_MS, "ShadowHeartbeatFrequency", "the heartbeat interval, bounded from both sides (SR-055, "
                      "SR-078, SR-I30)"),
     "resubmit_ms": (_MS, "ShadowResubmitTimeSpan", "no contact for this long: the shadow promotes (SR-058)"),
