@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from model.am import events as ev
 from model.am import state as st
 from model.am.bcss import Options
 from model.kernel.vocabulary import config_fields
@@ -110,7 +111,7 @@ ORDERING: tuple[Order, ...] = (
     before(
         "a server's AM_CONFIG with its `dial` before the ACLL_END that compares that dial (any distance)",
         {"AM_CONFIG"}, {"ACLL_END"}, lambda e: e.attrs.get("server"), lambda e: e.attrs.get("server"),
-        instant=False, required=True, when_first=lambda e: "dial" in e.attrs,
+        instant=False, required=True, when_first=lambda e: ev.DIAL_ATTR in e.attrs,
     ),
     before(
         "a copy's AM_CONFIG policy (`database`, `blocked` / `suspended`) before the COPY_STATE that restates a "
