@@ -45,7 +45,22 @@ def _attr_role(name: str) -> Role:
 # The am checker never reads `node`: these are the simulators' recorders (checked on simulated traces only).
 DAG_ROLE = Role("the DAG (node: the DAG's name)", _is_dag, strict=False)
 BY = _attr_role("by")
-PAM = _attr_role("pam")
+
+
+def _is_pam(e: Event, h: History) -> bool:
+    """The node is the `pam` the event names, a PAM claimant of the DAG's latest AM_DAG_CONFIG (or, before
+    the first, of a PAM_ACQUIRE not released since)."""
+    if e.node != e.attrs.get("pam"):
+        return False
+    cfg = h.last("AM_DAG_CONFIG")
+    if cfg is not None:
+        return e.node in cfg.attrs.get("claims", [])
+    acquired = [x.seq for x in h.by_kind.get("PAM_ACQUIRE", []) if x.attrs.get("server") == e.node]
+    released = [x.seq for x in h.by_kind.get("PAM_RELEASE", []) if x.attrs.get("server") == e.node]
+    return bool(acquired) and (not released or max(acquired) > max(released))
+
+
+PAM = Role("the PAM (the server in `pam`, a PAM claimant of the latest AM_DAG_CONFIG)", _is_pam, strict=False)
 SERVER_ROLE = _attr_role("server")
 MOUNTED_OR_DAG = Role(
     "the server in `server` (the copy mounted), or the DAG when none was",

@@ -35,12 +35,14 @@ ALLOWED: dict[tuple[str, str], set[tuple[str, str, str]]] = {
     ("sr", "ack-before-store"): {("sr", "SHADOW_ACK", "order")},
     ("am", "no-pam-move-before-maintenance"): {("am", "MAINTENANCE", "order")},
     ("am", "second-pam-after-partition"): {("am", "MAINTENANCE", "order")},
+    ("am", "sam-activates"): {("am", "BCSS_START", "node")},  # a SAM runs BCSS: not the PAM (AM-022)
     ("pf", "replicate-local-folder"): {("pf", "REPL_SEND", "node"), ("pf", "REPL_SEND", "order")},
 }
 REQUIRED = {
     ("net", "recv-without-send"): ("core", "NET_RECV", "order"),
     ("sr", "ack-before-store"): ("sr", "SHADOW_ACK", "order"),
     ("am", "no-pam-move-before-maintenance"): ("am", "MAINTENANCE", "order"),
+    ("am", "sam-activates"): ("am", "BCSS_START", "node"),
     ("pf", "replicate-local-folder"): ("pf", "REPL_SEND", "node"),
 }
 
