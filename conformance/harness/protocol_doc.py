@@ -9,21 +9,40 @@ The schemas in `schemas/*.json` and the vocabulary tables are the source; this m
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from conformance.harness.process import schema
 from conformance.harness.replayfile import FORMAT_DOC
 from conformance.harness.search import MECHANISMS
+from model.am.faults import REQUIRED as AM_NEEDS
 from model.am.vocabulary import VOCABULARY as AM_VOCABULARY
 from model.kernel.vocabulary import VOCABULARY as CORE_VOCABULARY
+from model.pf.faults import ATTRS as PF_NEEDS
 from model.pf.vocabulary import VOCABULARY as PF_VOCABULARY
+from model.sr.contract import INSTANCE_KINDS
+from model.sr.inputs import ATTRS as SR_NEEDS
 from model.sr.vocabulary import VOCABULARY as SR_VOCABULARY
 from traces.vocabulary import Vocabulary, render_all, splice
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "PROTOCOL.md"
 TRACES_README = Path(__file__).resolve().parent.parent.parent / "traces" / "README.md"
-VOCABULARIES: tuple[Vocabulary, ...] = (CORE_VOCABULARY, SR_VOCABULARY, AM_VOCABULARY, PF_VOCABULARY)
+# What each monitor needs of each kind (issue 30), from its own input-fault table: sr `inputs.ATTRS` (`?`:
+# read only when present) and the `inst` of every event of a message, am `faults.REQUIRED`, pf `faults.ATTRS`
+# (the required ones). The tables show these attributes as `required`; `check_trace(strict=False)` demands them.
+NEEDS: dict[str, frozenset[tuple[str, str]]] = {
+    "sr": frozenset(
+        {(k, a) for k, spec in SR_NEEDS.items() for a, t in spec if not t.endswith("?")}
+        | {(k, "inst") for k in INSTANCE_KINDS}
+    ),
+    "am": frozenset((k, a) for k, spec in AM_NEEDS.items() for a, _ in spec),
+    "pf": frozenset((k, a) for k, spec in PF_NEEDS.items() for a, _, required in spec if required),
+}
+VOCABULARIES: tuple[Vocabulary, ...] = tuple(
+    replace(v, needs=NEEDS.get(v.mechanism, frozenset()))
+    for v in (CORE_VOCABULARY, SR_VOCABULARY, AM_VOCABULARY, PF_VOCABULARY)
+)
 
 INTRO = """\
 # The haconform stdio protocol
@@ -121,12 +140,22 @@ def render() -> str:
 VOCABULARY_INTRO = """## The event vocabulary
 
 Every event kind a system records, per mechanism (`mechanism` column; the harness sets it), who records it
-(`node`), what it concerns (`entity`), its attributes with their types and meaning, and the ordering rules: what
-must precede what in seq order when events share an instant. An event of sr, am or pf whose kind is not listed
-is judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). An attribute marked
-optional may be absent; every other attribute is recorded on every event of the kind. Attributes that restate
-a fact the monitor derives (the boundary, a site, a database ID, a configured value) are compared with it: a
-mismatch is a violation (`*-as-recorded`, `*-record-as-derived`).
+(`node`), what it concerns (`entity`), its attributes with their types, formats, allowed values and meaning, the
+ordering rules (what must precede what in seq order, mostly when events share an instant), the configuration
+fields the monitors read, and what a partial trace gets. An event of sr, am or pf whose kind is not listed is
+judged by no rule and makes the verdict unknown (`unknown.jsonl` names the kind). Presence: a `required`
+attribute is one the checker needs (absent, or of another type: the event cannot be judged, and the verdict says
+so); a `recorded` one is written on every event of the kind by the simulators and compared by the checker when
+present; an `optional` one may be absent. A format or a recorder marked as the simulators' is what they write;
+the checker accepts any value of the type there. Attributes that restate a fact the monitor derives (the
+boundary, a site, a database ID, a configured value) are compared with it: a mismatch is a violation
+(`*-as-recorded`, `*-record-as-derived`).
+
+These tables are a checked contract (`traces/contract.py`): every trace the simulators record (the model and
+every planted bug of every mechanism, several seeds) is checked against the recorder of each kind (a role over
+the trace so far, e.g. "the primary": the node of the instance's RECEIVE), each attribute's presence, type,
+format and allowed values, and each ordering rule; a test fails, naming the kind and the attribute, when the
+simulators and these tables disagree.
 """
 
 

@@ -8,6 +8,23 @@ or attribute not here.
 from __future__ import annotations
 
 from model.am import events as ev
+from model.am.contract import (
+    BY,
+    CI,
+    COMPONENT_STATES,
+    CONFIG,
+    DAG_ROLE,
+    DIALS,
+    GROUP,
+    HEALTH,
+    MOUNTED_OR_DAG,
+    ORDER_ITEM,
+    ORDERING,
+    PAM,
+    PRIORITIES,
+    SERVER_ROLE,
+    STATUSES,
+)
 from traces.vocabulary import Vocabulary, attr, kind
 
 S, INT, B, LS = "string", "integer", "boolean", "list of strings"
@@ -21,8 +38,8 @@ OP = attr(
 )
 VIEW = (
     attr("members", LS, "the DAG's member servers"),
-    attr("up", LS, "the members that are running"),
-    attr("groups", LS, "the groups of members that reach each other, each `A+B+C`"),
+    attr("up", LS, "the servers that are running (members and standalone servers)"),
+    attr("groups", LS, "the groups of servers that reach each other", fmt=GROUP),
 )
 
 VOCABULARY = Vocabulary(
@@ -31,25 +48,25 @@ VOCABULARY = Vocabulary(
     (
         kind(
             "DAG_VIEW",
-            "the PAM (or `sim`)",
+            DAG_ROLE,
             DAG,
             "connectivity as the cluster sees it, after a crash, restart, partition or heal",
             *VIEW,
         ),
         kind(
             "AM_DAG_CONFIG",
-            "the PAM (or `sim`)",
+            DAG_ROLE,
             DAG,
             "context: the DAG's facts after a batch of DAG_VIEW, PAM_ACQUIRE, "
             "PAM_RELEASE and SERVER_HEALTH events; every database's monitor takes the DAG from it (rule `dag-record` "
             "checks it against those events)",
             *VIEW,
             attr("claims", LS, "the servers holding the PAM role"),
-            attr("health", LS, "components changed since the last one, each `server/component/priority/state`"),
+            attr("health", LS, "components changed since the last one (all of them in the first)", fmt=HEALTH),
         ),
         kind(
             "PAM_ACQUIRE",
-            "the new PAM",
+            SERVER_ROLE,
             DAG,
             "a server takes the quorum resource and the PAM role (AM-005, AM-006)",
             SERVER,
@@ -57,39 +74,39 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "PAM_RELEASE",
-            "the old PAM",
+            SERVER_ROLE,
             DAG,
             "the PAM role leaves a server",
             SERVER,
-            attr("reason", S, "`lost_quorum` or `move`"),
+            attr("reason", S, "why", values=("lost_quorum", "move")),
         ),
         kind(
             "SERVER_HEALTH",
-            "the server",
+            SERVER_ROLE,
             DAG,
             "a monitoring component's state (health tiers)",
             SERVER,
             attr("component", S, "the component"),
-            attr("priority", S, "`High`, `Medium` or `Low`"),
-            attr("state", S, "`Healthy`, `Degraded` or `Unhealthy`"),
+            attr("priority", S, "the component's priority (seed 002: 'Normal priority')", values=PRIORITIES),
+            attr("state", S, "the component's state", values=COMPONENT_STATES),
         ),
         kind(
             "AM_CONFIG",
-            "the server (or `sim`)",
+            SERVER_ROLE,
             f"{DAG} (the dial) or {DB} (a copy's policy)",
             "configuration, "
             "context for every monitor: a server's AutoDatabaseMountDial (AM-P01), or a copy's activation "
             "policy (AM-034)",
             attr("server", S, "the server"),
-            attr(ev.DIAL_ATTR, S, "`Lossless`, `GoodAvailability` or `BestAvailability`", optional=True),
+            attr(ev.DIAL_ATTR, S, "the server's AutoDatabaseMountDial", optional=True, values=DIALS),
             attr("database", S, "the database (policy form)", optional=True),
             attr("blocked", B, "activation blocked on that copy", optional=True),
             attr("suspended", B, "activation suspended on that copy", optional=True),
         ),
-        kind("MAINTENANCE", "the server", DAG, "an administrator takes the server offline (AM-007)", SERVER),
+        kind("MAINTENANCE", SERVER_ROLE, DAG, "an administrator takes the server offline (AM-007)", SERVER),
         kind(
             "DB_CREATE",
-            "the PAM (or `sim`)",
+            DAG_ROLE,
             DB,
             "a database and its copies, in activation preference order",
             attr("dag", f"{S} or null", "its DAG (null: a standalone database)"),
@@ -97,74 +114,83 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "COPY_STATE",
-            "the copy's server",
+            SERVER_ROLE,
             DB,
             "the full state of one copy after any change",
             SERVER,
-            attr(
-                "status",
-                S,
-                "copy status: `Healthy`, `DisconnectedAndHealthy`, `DisconnectedAndResynchronizing`, "
-                "`SeedingSource`, `Failed`, `Suspended`, `FailedAndSuspended`, `Mounted`, `Dismounted`, `ServiceDown`, "
-                "`Initializing`, `Resynchronizing`",
-            ),
+            attr("status", S, "copy status", values=STATUSES),
             attr("lli", INT, "last log inspected (replayed up to)"),
             attr("rq", INT, "replay queue length"),
-            attr("ci", S, "content index state: `Healthy`, `Crawling`, `Failed`, `Suspended`, `Unknown`"),
+            attr("ci", S, "content index state", values=CI),
             attr("pref", INT, "activation preference (1 = first)"),
             attr("blocked", B, "restates the configured activation block"),
             attr("suspended", B, "restates the configured activation suspension"),
         ),
         kind(
             "LOGS",
-            "the active copy's server",
+            DAG_ROLE,
             DB,
             "the last log generated (copy queue = `lgen - lli`, AM-I02)",
             attr("lgen", INT, "last log generation"),
         ),
         kind(
             "FAILURE",
-            "the detecting server",
+            SERVER_ROLE,
             DB,
             "a local failure detected (AM-012)",
             SERVER,
-            attr("what", S, "`database`, `store`, `server` or `responder`"),
+            attr("what", S, "what failed", values=("database", "store", "server", "responder")),
             attr("component", f"{S} or null", "the failed component (responder failovers)"),
             attr("detector", S, "the server that detected it"),
-            attr("role", S, "the detector's role: `PAM` or `SAM`"),
+            attr(
+                "role",
+                S,
+                "the detector's role: `PAM`, `SAM`, or `Standalone` (a server outside any DAG)",
+                values=("PAM", "SAM", "Standalone"),
+            ),
         ),
         kind(
             "FAILOVER_REQUEST",
-            "the SAM",
+            PAM,
             DB,
-            "a SAM asks the PAM for a failover (AM-013)",
-            SERVER,
-            attr("pam", S, "the PAM asked"),
+            "a SAM's request for a failover, as the PAM received it (AM-013): recorded by the PAM",
+            attr("server", S, "the server whose SAM asks (the failed copy's)"),
+            attr("pam", S, "the PAM asked (the recorder)"),
         ),
         kind(
             "SWITCHOVER",
-            "the PAM",
+            DAG_ROLE,
             DB,
             "an administrator's targetless switchover (AM-021, AM-037)",
-            attr("lossless", B, "a lossless switchover (sorted by copy queue first, AM-036)"),
+            attr(
+                "lossless",
+                B,
+                "a lossless switchover: its candidates are sorted by activation preference first, whatever the "
+                "dials (AM-037)",
+            ),
         ),
         kind(
             "BCSS_START",
-            "the PAM",
+            PAM,
             DB,
             "op 334: the PAM runs best copy and server selection (AM-022)",
             OP,
             attr("pam", S, "the PAM"),
-            attr("trigger", S, "what started it: `failure`, `switchover`, `responder`, ..."),
+            attr("trigger", S, "what started it", values=("failure", "switchover", "responder")),
             attr("component", f"{S} or null", "the responder's component (null otherwise)"),
-            attr("lossless", B, "lossless sort"),
+            attr("lossless", B, "a lossless switchover started it (AM-037)"),
             attr("source", S, "the failed or switched-over active copy's server"),
-            attr("sort", S, "the sort used"),
-            attr("order", LS, "the selection, each `server:tier:criteria set`"),
+            attr(
+                "sort",
+                S,
+                "the sort used: by copy queue length (AM-035) or by activation preference first (AM-036, AM-037)",
+                values=("CopyQueue", "ActivationPreference"),
+            ),
+            attr("order", LS, "the selection, best first", fmt=ORDER_ITEM),
         ),
         kind(
             "ACLL_START",
-            "the PAM",
+            SERVER_ROLE,
             DB,
             "op 312: attempt copy last logs on the next copy (AM-023)",
             OP,
@@ -173,7 +199,7 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "ACLL_END",
-            "the PAM",
+            SERVER_ROLE,
             DB,
             "op 314 (the dial allows) or 313: ACLL done, the dial compared (AM-024)",
             OP,
@@ -186,7 +212,7 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "ACTIVE_MOVE",
-            "the PAM",
+            BY,
             DB,
             "op 306: the active designation moves (AM-008)",
             OP,
@@ -196,7 +222,7 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "MOUNT_START",
-            "the PAM",
+            BY,
             DB,
             "op 300: a mount request by RPC (AM-025)",
             OP,
@@ -206,16 +232,16 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "MOUNT_FAIL",
-            "the store's server",
+            SERVER_ROLE,
             DB,
             "op 301: the store did not mount; the next best copy follows",
             OP,
             SERVER,
         ),
-        kind("MOUNTED", "the store's server", DB, "op 302: mounted, available to clients", OP, SERVER),
+        kind("MOUNTED", SERVER_ROLE, DB, "op 302: mounted, available to clients", OP, SERVER),
         kind(
             "DISMOUNTED",
-            "the store's server",
+            SERVER_ROLE,
             DB,
             "op 305: dismounted",
             OP,
@@ -224,30 +250,30 @@ VOCABULARY = Vocabulary(
         ),
         kind(
             "BCSS_END",
-            "the PAM",
+            MOUNTED_OR_DAG,
             DB,
-            "op 335: the end of a BCSS run (AM-050)",
+            "op 335: the end of a BCSS run (`no_candidate`: no copy met any criteria set, AM-050)",
             OP,
-            attr("outcome", S, "`mounted`, `exhausted`, `no_candidate` or `no_pam`"),
+            attr("outcome", S, "how it ended", values=("mounted", "exhausted", "no_candidate", "no_pam")),
             attr("server", f"{S} or null", "the mounted server (null: none)"),
         ),
         kind(
             "LOCATION_QUERY",
-            "the SAM answering",
+            SERVER_ROLE,
             DB,
             "where the active copy is (AM-011, AM-019)",
             SERVER,
             attr("answer", S, "the active copy's server"),
         ),
     ),
-    ordering=(
-        "AM_DAG_CONFIG after a batch of DAG_VIEW / PAM_ACQUIRE / PAM_RELEASE / SERVER_HEALTH events, before the "
-        "next event of any other kind (the databases' monitors read the DAG from it)",
-        "AM_CONFIG and DB_CREATE before the events of the server or database they configure",
-        "MOUNTED before the COPY_STATE that reports the copy `Mounted` at the same instant",
-        "a BCSS run: BCSS_START, then per copy tried ACLL_START, ACLL_END, (ACTIVE_MOVE), MOUNT_START, then "
-        "MOUNT_FAIL or MOUNTED, then BCSS_END (AM-051: ACLL before the mount)",
-        "FAILURE before the FAILOVER_REQUEST and BCSS_START it causes; DISMOUNTED before a new active's MOUNT_START",
-        "PAM_RELEASE of the PAM before MAINTENANCE of that server (AM-007)",
+    ordering=ORDERING,
+    config=CONFIG,
+    notes=(
+        "Optional: there is no end-of-run kind; am judges safety only (its liveness property is checked in the "
+        "simulator's scripted scenarios, not from traces)",
+        "A partial trace (`model/am/faults.py`): an event of a database whose DB_CREATE the trace does not show "
+        "(a recording that starts late), or a database with no DAG facts (AM_DAG_CONFIG) in its context, is not "
+        "judged: a note names it and the rules it would have judged count as not judged; an unusable TRACE_START "
+        "`config` means nothing is judged (verdict unknown)",
     ),
 )
