@@ -272,8 +272,9 @@ VOCABULARY = Vocabulary(
         "Optional: there is no end-of-run kind; am judges safety only (its liveness property is checked in the "
         "simulator's scripted scenarios, not from traces)",
         "A partial trace (`model/am/faults.py`): an event of a database whose DB_CREATE the trace does not show "
-        "(a recording that starts late), or a database with no DAG facts (AM_DAG_CONFIG) in its context, is not "
-        "judged: a note names it and the rules it would have judged count as not judged; an unusable TRACE_START "
-        "`config` means nothing is judged (verdict unknown)",
+        "(a recording that starts late), or a database with no DAG facts (AM_DAG_CONFIG) in its context, is "
+        "partial (TR-I01): a note names it, the rules that need its beginning count as not judged, and two mounted "
+        "copies (AM-009) or an activation by a member that is not the PAM (AM-008) are still judged; an unusable "
+        "TRACE_START `config` means nothing is judged (verdict unknown)",
     ),
 )

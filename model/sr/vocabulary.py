@@ -361,9 +361,10 @@ VOCABULARY = Vocabulary(
         "Optional: SNAPSHOT (a message without one is judged for safety only, its liveness verdict unknown), "
         "SR_CONFIG (without it the catalogue defaults apply, and the shadow plan needs a recorded topology)",
         "A partial trace (`model/sr/inputs.py`): an event of a message whose RECEIVE the trace does not show (a "
-        "recording that starts late) or of a server of another version is not judged: a note names it and the "
-        "rules it would have judged count as not judged; an unusable configuration is noted and the defaults "
-        "apply",
+        "recording that starts late) or of a server of another version is partial (TR-I01): a note names it, the "
+        "rules that need its beginning count as not judged, and what holds whatever came before is still judged "
+        "(a 2013 shadow for a 2010 Hub primary, a Safety Net resubmission across the boundary, the rejection "
+        "text); an unusable configuration is noted and the defaults apply",
         "`hub:<server>` forks: a fork to an Exchange 2010 Hub (SR-036, SR-037). The harness may send one that names "
         "no Hub of the primary's site (the topology has no Hub: setup `hub` false; or the Hub is in another site): "
         "the system drops that fork before RECEIVE (it is no destination of the message), and when no fork is left "
