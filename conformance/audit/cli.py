@@ -20,6 +20,7 @@ from conformance.audit.msgtrk import LogFileError, parse_logs
 from conformance.audit.report_data import run_facts
 from conformance.audit.smtplog import parse_protocol
 from conformance.audit.sniff import unaccounted
+from conformance.audit.textin import TextInputError
 from conformance.engine.rulesets import summary_rule_sets
 from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
 from traces.io import TraceFileError, write_events
@@ -38,6 +39,13 @@ def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _said(exc: Exception) -> str:
+    """One line naming the file: `x.txt: no such file or directory`, never a raw `[Errno 2] ...`."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {(exc.strerror or str(exc)).lower()}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
@@ -116,18 +124,28 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
         )
         for problem in start["protocol_join_problems"][:5]:
             print(f"    not joined: {problem}", file=sys.stderr)
+    _say_custody(start)
     skipped = parsed.inputs.skipped
     print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
     for label, reason in skipped:
         print(f"    {label}: {reason}", file=sys.stderr)
 
 
+def _say_custody(start: dict) -> None:
+    """The chain of custody IMPORT_START records: every raw file read, its size, SHA-256, lines, encoding."""
+    names = start.get("raw_files", [])
+    print(f"  chain of custody: {len(names)} raw file(s) read (recorded in IMPORT_START):", file=sys.stderr)
+    facts = zip(names, start["raw_bytes"], start["raw_lines"], start["raw_encodings"], start["raw_sha256"], strict=True)
+    for name, size, lines, encoding, sha in facts:
+        print(f"    {name}: {size} bytes, {lines} line(s), {encoding}, sha256 {sha}", file=sys.stderr)
+
+
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
     try:
         snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
-    except (CopyStatusError, OSError) as exc:
-        print(f"haconform import copystatus: input unusable: {exc}", file=sys.stderr)
+    except (CopyStatusError, TextInputError, OSError) as exc:
+        print(f"haconform import copystatus: input unusable: {_said(exc)}", file=sys.stderr)
         return EXIT_UNUSABLE
     text = json.dumps(snapshot_json(snap), indent=2) + "\n"
     if args.out:
@@ -149,8 +167,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             source=args.source,
             as_json=args.json,
         )
-    except (CopyStatusError, OSError) as exc:
-        print(f"haconform explain: input unusable: {exc}", file=sys.stderr)
+    except (CopyStatusError, TextInputError, OSError) as exc:
+        print(f"haconform explain: input unusable: {_said(exc)}", file=sys.stderr)
         return EXIT_UNUSABLE
     print("\n".join(lines))
     return EXIT_CLEAN

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.audit.textin import read_text
 from model.am.bcss import Options, Selection, select
 from model.am.codec import selection_to_json, snapshot_from_json, snapshot_to_json
 from model.am.state import CopyState, Snapshot, Trigger
@@ -60,7 +61,7 @@ def _records_list(text: str) -> list[dict[str, str]]:
 
 def parse_export(path: Path) -> list[dict[str, Any]]:
     """The copies of an export as dicts of field -> value, whichever of the three forms it is in."""
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path)  # UTF-8 (with or without a byte-order mark), UTF-16 LE/BE with one (textin)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -111,7 +112,7 @@ def read_snapshot(path: Path, doc: dict[str, Any], source: str | None) -> Snapsh
 
 def _snapshot_doc(path: Path) -> dict[str, Any] | None:
     """The JSON object of `path` when it is a snapshot (it has a `copies` list), else None."""
-    text = path.read_text(encoding="utf-8-sig").lstrip()
+    text = read_text(path).lstrip()
     if not text.startswith("{"):
         return None
     try:

@@ -24,6 +24,7 @@ from typing import Any
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
 from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
+from conformance.audit.textin import custody
 from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
 from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
@@ -342,6 +343,7 @@ def build_trace(
         "accept_rejection_variant": param_default("AcceptRejectionVariant") if variant is None else variant,
         "shadow_resubmit_ms": _span_default() if span is None else span,
     }
+    start_attrs |= _custody(parsed, smtp)
     first_ts = merged[0][0] if merged else 0
     events = [Event(trace, 0, f"{trace}:0", first_ts, IMPORT_NODE, MECHANISM, trace, IMPORT_KIND, start_attrs)]
     for seq, (ts, node, file, line, event, entity, a) in enumerate(merged, start=1):
@@ -349,6 +351,14 @@ def build_trace(
         eid = f"{trace}:{file}:{line}" if kind != SESSION else f"{trace}:{file}:{line}:session"
         events.append(Event(trace, seq, eid, ts, node, MECHANISM, entity, kind, a))
     return events, start_attrs
+
+
+def _custody(parsed: ParseResult, smtp: SmtpParse) -> dict[str, list]:
+    """Chain of custody (issue 31, TR-007): each raw file read, tracking and protocol alike, with its name as
+    given, size, SHA-256 of its bytes on disk, line count and encoding (`textin.custody`), as parallel lists."""
+    read_protocol = set(smtp.files)
+    files = [*parsed.inputs.tracking, *((p, label) for p, label, _ in parsed.inputs.protocol if label in read_protocol)]
+    return custody(files)
 
 
 def _span_default() -> int:

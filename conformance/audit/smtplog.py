@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from conformance.audit.msgtrk import MalformedLine, Quarantined, log_lines, parse_time, split_csv
+from conformance.audit.textin import utf8_bytes
 from spec.catalogue import require
 
 require("TR-005", "TR-007", "SR-031")
@@ -119,7 +120,7 @@ def parse_protocol(files: list[tuple[Path, str, str]]) -> SmtpParse:
 
 def _lines(path: Path, label: str, out: SmtpParse):  # type: ignore[no-untyped-def]
     columns: list[str] | None = None
-    for number, text in log_lines(path.read_bytes()):
+    for number, text in log_lines(utf8_bytes(path, label)):  # UTF-8, UTF-16 LE/BE by byte-order mark
         if isinstance(text, UnicodeDecodeError):
             out.data_lines += 1
             out.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({text.reason})", text.start + 1))

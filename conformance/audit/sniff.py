@@ -6,6 +6,8 @@ and a `#Fields` line with `event-id` and `internal-message-id`; SMTP protocol lo
 (`date-time, connector-id, session-id, sequence-number, local-endpoint, remote-endpoint, event, data, context`).
 Rows exported by log shippers and SIEMs come without any header: a first line that starts with an ISO 8601
 time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows.
+Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `textin`); UTF-16 without one and binary data
+are named as such, never read.
 
 A file named on the command line is read whatever its name (one that looks like no log is read as message
 tracking, so each of its lines is quarantined with the reason: nothing silent). In a directory every file is
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.audit.textin import head_text
 from spec.catalogue import require
 
 require("TR-007")
@@ -43,13 +46,12 @@ class Inputs:
 
 def sniff(path: Path) -> tuple[str | None, str]:
     """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is)."""
-    with path.open("rb") as f:
-        head = f.read(_HEAD)
-    if not head.strip():
+    text, encoding = head_text(path, _HEAD)
+    if text is None:
+        return None, encoding  # why the bytes are not text (UTF-16 without a byte-order mark, binary)
+    if not text.strip():
         return None, "empty file"
-    if b"\x00" in head:
-        return None, "binary file (NUL bytes), not a text log"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = text.lstrip("\ufeff")
     lines = [x.rstrip("\r") for x in text.split("\n") if x.strip()]
     log_type = next((x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("#log-type:")), None)
     fields = next((x.split(":", 1)[1] for x in lines if x.startswith("#Fields:")), None)
