@@ -143,7 +143,7 @@ def _say_custody(start: dict) -> None:
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
     try:
-        snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
+        snap = read_copy_status(Path(args.file), args.preference, args.source, args.database)
     except (CopyStatusError, TextInputError, OSError) as exc:
         print(f"haconform import copystatus: input unusable: {_said(exc)}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -166,6 +166,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             preferences=args.preference,
             source=args.source,
             as_json=args.json,
+            database=args.database,
         )
     except (CopyStatusError, TextInputError, OSError) as exc:
         print(f"haconform explain: input unusable: {_said(exc)}", file=sys.stderr)
@@ -366,4 +367,8 @@ def _copy_options(p: argparse.ArgumentParser) -> None:
         metavar="SERVER=N",
         help="ActivationPreference of a copy when the export lacks it (it comes from Get-MailboxDatabase)",
     )
-    p.add_argument("--source", help="the server whose copy failed (default: the copy whose Status is Mounted)")
+    p.add_argument(
+        "--source",
+        help="the server whose copy failed (default: the copy ActiveDatabaseCopy names, else the one Mounted)",
+    )
+    p.add_argument("--database", metavar="NAME", help="the database to read from an export of several databases")
