@@ -19,10 +19,17 @@ from conformance.audit.junit import render_junit
 from conformance.audit.msgtrk import LogFileError, parse_logs
 from conformance.audit.report_data import run_facts
 from conformance.audit.smtplog import parse_protocol
-from conformance.audit.sniff import unaccounted
+from conformance.audit.sniff import import_hint, unaccounted
 from conformance.audit.textin import TextInputError
 from conformance.engine.rulesets import summary_rule_sets
-from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+from conformance.report import (
+    EXIT_CLEAN,
+    EXIT_UNUSABLE,
+    EXIT_VIOLATIONS,
+    OutDirError,
+    check_out_dir,
+    write_unusable,
+)
 from traces.io import TraceFileError, write_events
 
 EXIT_INTERNAL = 3
@@ -188,6 +195,20 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
         _atomic_write(Path(junit), lambda tmp: tmp.write_text(xml, encoding="utf-8"))
         print(f"wrote {junit}", file=sys.stderr)
     return EXIT_CLEAN
+
+
+def refuse_raw_logs(args: argparse.Namespace) -> int | None:
+    """`haconform check` given raw Exchange logs (or a copy-status export) instead of a trace: one line naming
+    the `haconform import` command to run, a summary.json saying so, exit 2; None when the paths are no raw logs."""
+    hint = import_hint(args.paths)
+    if hint is None:
+        return None
+    print(f"haconform check: input unusable: {hint}", file=sys.stderr)
+    try:
+        write_unusable(check_out_dir(args.out), str(args.engine), hint)
+    except OutDirError as exc:
+        print(f"haconform check: {exc}", file=sys.stderr)
+    return EXIT_UNUSABLE
 
 
 def post_check(args: argparse.Namespace, status: int) -> int:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import csv
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.audit.textin import head_text
 from spec.catalogue import require
+from traces.io import TraceFileError, trace_kind
+from traces.io import discover as trace_files
 
 require("TR-007")
 
@@ -126,3 +129,62 @@ def unaccounted(paths: list[str], inputs: Inputs) -> list[str]:
             if label not in known:
                 missing.append(label)
     return missing
+
+
+_WHAT = {
+    "msgtrk": "an Exchange message tracking log",
+    "receive": "an SMTP Receive protocol log",
+    "send": "an SMTP Send protocol log",
+    "protocol": "SMTP protocol log rows",
+    "copystatus": "a Get-MailboxDatabaseCopyStatus export",
+    "logs": "a folder of Exchange logs",
+}
+
+
+def import_hint(paths: list[str]) -> str | None:
+    """One line for `haconform check` given raw logs instead of a trace (issue 31, newcomer paths): what the
+    first raw input is and the `haconform import` command that makes a trace of them; None when no path is a
+    raw log (a trace, or a file that is neither: `check` then says why it is unusable)."""
+    raw: list[tuple[str, str]] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_file() and trace_kind(given) is None:
+            try:
+                kind, why = sniff(p)
+            except OSError:
+                return None
+            if kind is None and _copy_status(p):
+                kind = "copystatus"
+            elif kind is None and why.startswith(("header-less SMTP protocol log", "SMTP protocol log without")):
+                kind = "protocol"
+            if kind is None:
+                return None
+            raw.append((given, kind))
+        elif p.is_dir():
+            try:
+                if trace_files([given]).files:
+                    continue
+                found = discover([given])
+            except (TraceFileError, OSError):
+                return None
+            if found.tracking or found.protocol:
+                raw.append((given, "logs"))
+    if not raw:
+        return None
+    given, kind = raw[0]
+    names = " ".join(shlex.quote(g) for g, k in raw if k != "copystatus")
+    if kind == "copystatus":
+        return (
+            f"{given} is {_WHAT[kind]}, not a trace: ask which copy BCSS picks with "
+            f"haconform explain {shlex.quote(given)} (or haconform import copystatus {shlex.quote(given)})"
+        )
+    more = "" if kind in ("msgtrk", "logs") else " (with the message tracking logs of the same servers)"
+    return (
+        f"{given} is {_WHAT[kind]}, not a trace: import first with haconform import msgtrk {names}{more} "
+        "--out trace.parquet, then run haconform check trace.parquet"
+    )
+
+
+def _copy_status(path: Path) -> bool:
+    text, _ = head_text(path, 8192)
+    return text is not None and "CopyQueueLength" in text and "ReplayQueueLength" in text
