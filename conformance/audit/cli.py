@@ -20,7 +20,6 @@ from conformance.audit.msgtrk import LogFileError, parse_logs
 from conformance.audit.report_data import run_facts
 from conformance.audit.smtplog import parse_protocol
 from conformance.audit.sniff import import_hint, unaccounted
-from conformance.audit.textin import TextInputError
 from conformance.engine.rulesets import summary_rule_sets
 from conformance.report import (
     EXIT_CLEAN,
@@ -31,6 +30,7 @@ from conformance.report import (
     write_unusable,
 )
 from traces.io import TraceFileError, write_events
+from traces.textfile import TextInputError
 
 EXIT_INTERNAL = 3
 

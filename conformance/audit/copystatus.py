@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.audit.textin import read_text
 from model.am.bcss import Options, Selection, select
 from model.am.codec import selection_to_json, snapshot_from_json, snapshot_to_json
 from model.am.state import CopyState, Snapshot, Trigger
 from spec.catalogue import param_default, require
+from traces.textfile import read_text
 
 require("AM-009", "AM-020", "AM-033", "AM-034", "AM-035", "AM-036", "AM-038", "AM-039", "AM-050", "AM-P01")
 
@@ -61,7 +61,7 @@ def _records_list(text: str) -> list[dict[str, str]]:
 
 def parse_export(path: Path) -> list[dict[str, Any]]:
     """The copies of an export as dicts of field -> value, whichever of the three forms it is in."""
-    text = read_text(path)  # UTF-8 (with or without a byte-order mark), UTF-16 LE/BE with one (textin)
+    text = read_text(path)  # UTF-8 (with or without a byte-order mark), UTF-16 LE/BE with one (traces.textfile)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:

@@ -24,10 +24,10 @@ from typing import Any
 from conformance.audit.msgtrk import LogRow, ParseResult, Quarantined, split_multi
 from conformance.audit.smtpjoin import REPLY, SESSION, Placed, names_in, protocol_events
 from conformance.audit.smtplog import SmtpParse
-from conformance.audit.textin import custody
 from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
 from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
+from traces.textfile import custody
 
 require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
 
@@ -355,7 +355,8 @@ def build_trace(
 
 def _custody(parsed: ParseResult, smtp: SmtpParse) -> dict[str, list]:
     """Chain of custody (issue 31, TR-007): each raw file read, tracking and protocol alike, with its name as
-    given, size, SHA-256 of its bytes on disk, line count and encoding (`textin.custody`), as parallel lists."""
+    given, size, SHA-256 of its bytes on disk, line count and encoding (`traces.textfile.custody`), as parallel
+    lists."""
     read_protocol = set(smtp.files)
     files = [*parsed.inputs.tracking, *((p, label) for p, label, _ in parsed.inputs.protocol if label in read_protocol)]
     return custody(files)

@@ -25,8 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from conformance.audit.msgtrk import MalformedLine, Quarantined, log_lines, parse_time, split_csv
-from conformance.audit.textin import utf8_bytes
 from spec.catalogue import require
+from traces.textfile import utf8_bytes
 
 require("TR-005", "TR-007", "SR-031")
 

@@ -6,7 +6,7 @@ and a `#Fields` line with `event-id` and `internal-message-id`; SMTP protocol lo
 (`date-time, connector-id, session-id, sequence-number, local-endpoint, remote-endpoint, event, data, context`).
 Rows exported by log shippers and SIEMs come without any header: a first line that starts with an ISO 8601
 time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows.
-Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `textin`); UTF-16 without one and binary data
+Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `traces.textfile`); UTF-16 without one and binary data
 are named as such, never read.
 
 A file named on the command line is read whatever its name (one that looks like no log is read as message
@@ -22,10 +22,10 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.audit.textin import head_text
 from spec.catalogue import require
 from traces.io import TraceFileError, trace_kind
 from traces.io import discover as trace_files
+from traces.textfile import head_text
 
 require("TR-007")
 

@@ -14,10 +14,10 @@ import pytest
 from conformance.audit.copystatus import read_copy_status
 from conformance.audit.msgtrk import parse_logs
 from conformance.audit.smtplog import parse_protocol
-from conformance.audit.textin import TextInputError, read_raw
 from conformance.cli import main
 from tests.audit.test_report_copystatus import COPIES, _write
 from traces.io import read_events
+from traces.textfile import TextInputError, read_raw
 
 pytestmark = pytest.mark.unit
 
@@ -149,3 +149,33 @@ def test_twin_one_changed_byte_changes_the_recorded_hash(tmp_path):
     i = a["raw_files"].index(str(send))
     assert a["raw_sha256"][i] != b["raw_sha256"][i]
     assert [h for j, h in enumerate(a["raw_sha256"]) if j != i] == [h for j, h in enumerate(b["raw_sha256"]) if j != i]
+
+
+DEPLOY = Path(__file__).resolve().parents[2] / "traces" / "samples" / "audit" / "deploy.toml"
+
+
+@pytest.mark.parametrize("encoding", WINDOWS)
+def test_validate_config_reads_each_windows_encoding(tmp_path, encoding, capsys):
+    """A deployment file saved by Notepad (UTF-8 with a byte-order mark) or PowerShell (UTF-16) reads alike."""
+    path = tmp_path / "deploy.toml"
+    path.write_bytes(encode(DEPLOY.read_text(encoding="utf-8"), encoding))
+    assert main(["validate-config", str(path)]) == 0
+    assert "valid" in capsys.readouterr().out
+
+
+def test_twin_validate_config_of_utf16_without_bom_is_named(tmp_path, capsys):
+    path = tmp_path / "deploy.toml"
+    path.write_bytes(encode(DEPLOY.read_text(encoding="utf-8"), "utf-16-le", bom=False))
+    assert main(["validate-config", str(path)]) == 2
+    out = capsys.readouterr()
+    assert f"{path}: UTF-16 LE text without a byte-order mark" in out.out + out.err
+
+
+def test_traces_themselves_stay_utf8_and_utf16_is_named(tmp_path, capsys):
+    """A trace is JSON Lines in UTF-8 (TR-005): a UTF-16 one is named as such, exit 2, never read as rows."""
+    trace = tmp_path / "t.jsonl"
+    assert main(["import", "msgtrk", str(PAIR), "--out", str(trace)]) == 0
+    wide = tmp_path / "wide.jsonl"
+    wide.write_bytes(encode(trace.read_text(encoding="utf-8"), "utf-16-le"))
+    assert main(["check", str(wide), "--engine", "python", "--out", str(tmp_path / "r")]) == 2
+    assert f"{wide}: is UTF-16 text" in capsys.readouterr().err

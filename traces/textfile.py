@@ -8,10 +8,12 @@ mark alone (never guessed from the text): UTF-8 with one (`utf-8-sig`), UTF-16 L
 Text that cannot be told is refused with the file named, never read as something else: UTF-16 without a
 byte-order mark (NUL bytes in every other place) and binary data (NUL bytes elsewhere).
 
-Every reader goes through here: the tracking reader (`msgtrk.parse_file`), the protocol-log reader
-(`smtplog._lines`), content sniffing (`sniff.sniff`), the copy-status export reader (`copystatus`, hence
-`import copystatus` and `explain`). `custody` gives each raw file's chain-of-custody facts (name, size,
-SHA-256 of the bytes on disk, line count, encoding) for `IMPORT_START` (TR-007).
+Every text input goes through here (it sits in the lowest layer so that every layer can): the tracking reader
+(`conformance.audit.msgtrk.parse_file`), the protocol-log reader (`smtplog._lines`), content sniffing
+(`sniff.sniff`), the copy-status export reader (`copystatus`, hence `import copystatus` and `explain`), and
+deployment files (`spec.claims.config.load_config`, `validate-config`). `custody` gives each raw file's
+chain-of-custody facts (name, size, SHA-256 of the bytes on disk, line count, encoding) for `IMPORT_START`
+(requirement TR-007). Traces themselves are JSON Lines in UTF-8 or Parquet (`traces.io`, which names UTF-16).
 """
 
 from __future__ import annotations
@@ -19,10 +21,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-
-from spec.catalogue import require
-
-require("TR-007")
 
 UTF8, UTF8_BOM, UTF16_LE, UTF16_BE = "utf-8", "utf-8-sig", "utf-16-le", "utf-16-be"
 ENCODINGS = (UTF8, UTF8_BOM, UTF16_LE, UTF16_BE)
