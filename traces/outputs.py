@@ -60,12 +60,16 @@ def output_of_ours(name: str, path: str, kind: str) -> str | None:
     not a trace, told by its content; None when it may be a trace (then the reader judges every row)."""
     if kind != "jsonl":
         return None
+    first = None
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(65536)
+        with open(path, "rb") as handle:  # the first non-blank line only (a few blank lines at most are looked past)
+            for _ in range(64):
+                line = handle.readline(1 << 20)
+                if not line or line.strip():
+                    first = line if line.strip() else None
+                    break
     except OSError:
         return None  # the reader names the file
-    first = next((ln for ln in head.split(b"\n") if ln.strip()), None)
     base = os.path.basename(name).lower()
     if first is None:
         if base.endswith(".quarantine.jsonl"):

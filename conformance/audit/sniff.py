@@ -17,14 +17,14 @@ looked at; each one not read is listed with the reason, in the output and in `IM
 from __future__ import annotations
 
 import csv
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec.catalogue import require
-from traces.io import TraceFileError, trace_kind
-from traces.io import discover as trace_files
+from traces.io import trace_kind
 from traces.textfile import head_text
 
 require("TR-007")
@@ -161,11 +161,11 @@ def import_hint(paths: list[str]) -> str | None:
                 return None
             raw.append((given, kind))
         elif p.is_dir():
+            if _holds_trace_names(given):
+                continue
             try:
-                if trace_files([given]).files:
-                    continue
                 found = discover([given])
-            except (TraceFileError, OSError):
+            except OSError:
                 return None
             if found.tracking or found.protocol:
                 raw.append((given, "logs"))
@@ -183,6 +183,21 @@ def import_hint(paths: list[str]) -> str | None:
         f"{given} is {_WHAT[kind]}, not a trace: import first with haconform import msgtrk {names}{more} "
         "--out trace.parquet, then run haconform check trace.parquet"
     )
+
+
+def _holds_trace_names(top: str) -> bool:
+    """Whether a file under `top` has a trace file's name (the walk stops at the first: `check` reads them).
+    Symbolic links are followed once, as `check` follows them (a loop is walked once)."""
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(top, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        if any(trace_kind(f) for f in files):
+            return True
+    return False
 
 
 def _copy_status(path: Path) -> bool:

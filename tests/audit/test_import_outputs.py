@@ -93,3 +93,14 @@ def test_twin_a_quarantine_named_on_the_command_line_is_refused_naming_it(tmp_pa
     assert main(["check", str(q), *CHECK, "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert f"{q}: holds a quarantine of unreadable lines" in err and "name the trace itself" in err
+
+
+def test_a_folder_left_with_only_the_quarantine_is_unusable_and_lists_it(tmp_path, capsys):
+    """The unusable outcome reconciles too: nothing read, the files not read listed in summary.json."""
+    folder, _ = _import(tmp_path, "trace.jsonl", quarantined=True)
+    (folder / "trace.jsonl").unlink()
+    assert main(["check", str(folder), *CHECK, "--out", str(tmp_path / "r")]) == 2
+    assert "0 trace file(s) read, 1 skipped" in capsys.readouterr().err
+    s = json.loads((tmp_path / "r" / "summary.json").read_text(encoding="utf-8"))
+    assert s["verdict"] == "unusable"
+    assert [Path(x["file"]).name for x in s["files_skipped"]] == ["trace.quarantine.jsonl"]
