@@ -33,6 +33,7 @@ from traces.io import TraceFileError, write_events
 from traces.textfile import TextInputError
 
 EXIT_INTERNAL = 3
+MAX_CUSTODY_LINES = 50  # raw files shown by `import msgtrk`; IMPORT_START records every one
 
 
 def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
@@ -143,7 +144,10 @@ def _say_custody(start: dict) -> None:
     names = start.get("raw_files", [])
     print(f"  chain of custody: {len(names)} raw file(s) read (recorded in IMPORT_START):", file=sys.stderr)
     facts = zip(names, start["raw_bytes"], start["raw_lines"], start["raw_encodings"], start["raw_sha256"], strict=True)
-    for name, size, lines, encoding, sha in facts:
+    for n, (name, size, lines, encoding, sha) in enumerate(facts):
+        if n == MAX_CUSTODY_LINES:
+            print(f"    ... and {len(names) - n} more, each in IMPORT_START", file=sys.stderr)
+            break
         print(f"    {name}: {size} bytes, {lines} line(s), {encoding}, sha256 {sha}", file=sys.stderr)
 
 

@@ -179,3 +179,17 @@ def test_traces_themselves_stay_utf8_and_utf16_is_named(tmp_path, capsys):
     wide.write_bytes(encode(trace.read_text(encoding="utf-8"), "utf-16-le"))
     assert main(["check", str(wide), "--engine", "python", "--out", str(tmp_path / "r")]) == 2
     assert f"{wide}: is UTF-16 text" in capsys.readouterr().err
+
+
+def test_custody_of_many_files_is_printed_in_part_and_recorded_whole(tmp_path, capsys):
+    from conformance.audit.cli import MAX_CUSTODY_LINES
+    from tests.audit import logs
+
+    count = MAX_CUSTODY_LINES + 3
+    for i in range(count):
+        p, _ = logs.flow(send_at=5000, discard_at=9000)
+        logs.write(tmp_path / "logs" / f"MSGTRK20230402{i:04d}-1.LOG", "2016", p)
+    assert main(["import", "msgtrk", str(tmp_path / "logs"), "--out", str(tmp_path / "t.jsonl")]) in (0, 1)
+    err = capsys.readouterr().err
+    assert err.count(", sha256 ") == MAX_CUSTODY_LINES and "... and 3 more, each in IMPORT_START" in err
+    assert len(read_events(tmp_path / "t.jsonl").events[0].attrs["raw_sha256"]) == count
