@@ -6,8 +6,9 @@ and a `#Fields` line with `event-id` and `internal-message-id`; SMTP protocol lo
 (`date-time, connector-id, session-id, sequence-number, local-endpoint, remote-endpoint, event, data, context`).
 Rows exported by log shippers and SIEMs come without any header: a first line that starts with an ISO 8601
 time and has the column count of a tracking layout (21, 26, 27 or 30) is read as header-less tracking rows.
-Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `traces.textfile`); UTF-16 without one and binary data
-are named as such, never read.
+Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `traces.textfile`); UTF-16 without one and binary
+data are named as such, never read: listed with that reason in a directory, an unusable input (exit 2, the file
+named) when named on the command line.
 
 A file named on the command line is read whatever its name (one that looks like no log is read as message
 tracking, so each of its lines is quarantined with the reason: nothing silent). In a directory every file is
