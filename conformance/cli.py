@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import incremental, pycheck
-from conformance.audit.cli import add_check_options, post_check
+from conformance import incremental, pycheck, recorded_options
+from conformance.audit.cli import add_check_options, post_check, refuse_raw_logs
 from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
 from conformance.engine_choice import choose, cores, input_events, state_events
@@ -198,6 +198,10 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if (refused := refuse_raw_logs(args)) is not None:  # raw logs, not a trace: the import command, one line
+        return refused
+    if (said := recorded_options.apply(args)) is not None and not args.quiet:  # --skew a shrunk trace records
+        print(said, file=sys.stderr)
     state = getattr(args, "state", None)
     if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
         events, sized = (None, "") if args.master else (input_events(args.paths), "")

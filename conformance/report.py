@@ -354,8 +354,9 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
     except OutDirError as exc:
         print(f"haconform check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    found = None
     try:
-        discover(args.paths)  # a missing or unreadable path is said before any engine starts (Spark: seconds)
+        found = discover(args.paths)  # a missing or unreadable path is said before any engine starts (Spark: seconds)
         outcome = compute()
         if outcome.rows_read == 0 and not getattr(args, "allow_empty", False):
             raise TraceFileError(no_events_message(outcome))
@@ -365,7 +366,8 @@ def run_and_report(args: Any, engine: str, compute: Callable[[], CheckOutcome]) 
             raise TraceFileError(no_valid_row_message(outcome))  # nothing to judge: unusable, not a verdict
     except TraceFileError as exc:
         print(f"haconform check: input unusable: {exc}", file=sys.stderr)
-        write_unusable(out, engine, str(exc))  # summary.json describes this run: never a stale verdict
+        skipped = found.skipped if found is not None else []  # the files not read, as in any outcome
+        write_unusable(out, engine, str(exc), skipped)  # summary.json describes this run: never a stale verdict
         return EXIT_UNUSABLE
     status = write_outcome(
         outcome, out, strict=getattr(args, "strict", False), allow_unknown=getattr(args, "allow_unknown", False)

@@ -16,7 +16,9 @@ How (monitors are folds over one group, `traces/verdict.py`; `conformance.engine
    the rule and no rule the input trace did not break: dropping an event must not make a new failure (a
    shadow's receipt dropped would be an "unconfirmed shadow" of its own), so the result shows the input's bug;
 4. the result is written to a temporary file and checked again by the real engine; only when the same rule
-   (and entity, when given) fires on it is it renamed to `--out`.
+   (and entity, when given) fires on it is it renamed to `--out`. A `--skew` bound is recorded in the first
+   event's `check_options` and the re-check uses what the file records, as `check` of it will
+   (`conformance.recorded_options`): the one change to a recorded event.
 
 RULE is a rule name (`shadow-before-ack`) or a requirement ID (`SR-031`: every rule enforcing it; the first
 violation of any of them is kept, and the output says which of them fired). A name that is neither a rule of
@@ -47,6 +49,7 @@ from conformance import pycheck
 from conformance.check import verdict
 from conformance.engine.core_fold import CORE_RULES
 from conformance.engine.rulesets import IMPORTED_KIND
+from conformance.recorded_options import record, recorded_skew
 from conformance.report import SCHEMA_RULE
 from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
@@ -298,7 +301,10 @@ def shrink(
 def recheck(path: Path, result: Shrunk, skew_ms: int | None) -> None:
     """The written candidate, checked by the real engine: raise unless the target fires on it and it breaks
     no rule the input did not."""
-    outcome = pycheck.check_paths([str(path)], skew_ms=skew_ms)
+    recorded = recorded_skew(str(path))  # checked as `check` will check it: with the options it records
+    if recorded != skew_ms:
+        raise RecheckFailed(f"the shrunk trace records --skew {recorded}, not {skew_ms}; nothing written")
+    outcome = pycheck.check_paths([str(path)], skew_ms=recorded)
     rules = sorted({v["rule"] for v in outcome.violations})
     if not any(result.target.hit(v) for v in outcome.violations):
         raise RecheckFailed(
@@ -316,7 +322,7 @@ def write_checked(result: Shrunk, out: Path, skew_ms: int | None) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".shrink-", suffix=out.suffix, dir=out.parent)
     os.close(fd)
     try:
-        write_events(tmp, result.events)
+        write_events(tmp, record(result.events, skew_ms))  # --skew recorded: `check` of the file judges alike
         recheck(Path(tmp), result, skew_ms)
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
@@ -331,6 +337,8 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
         print(f"haconform shrink: --out {out}: give a file ending in .jsonl, .ndjson or .parquet", file=sys.stderr)
         return EXIT_UNUSABLE
     began = time.monotonic()
+    if args.skew is None:  # a shrunk trace shrunk again: the options it records
+        args.skew = recorded_skew(args.trace)
     try:
         result = shrink(args.trace, args.rule, args.entity, skew_ms=args.skew)
     except (NoSuchRule, NotFiring, TraceFileError, OSError) as exc:
@@ -347,7 +355,8 @@ def _cmd_shrink(args: argparse.Namespace) -> int:
     print(
         f"haconform shrink: {t.rule} in trace {t.trace_id}" + (f", entity {t.entity}" if t.entity else "") + ": "
         f"{result.before} events -> {len(result.events)} events (cut: {result.cut}, {result.cut_events} events; "
-        f"{result.tests} candidates judged; {time.monotonic() - began:.1f} s); re-checked and written to {out}",
+        f"{result.tests} candidates judged; {time.monotonic() - began:.1f} s); re-checked and written to {out}"
+        + (f" (recording --skew {args.skew}: haconform check {out} uses it)" if args.skew is not None else ""),
         file=sys.stderr,
     )
     return EXIT_WRITTEN

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from traces.columnar import judge_batch
+from traces.outputs import output_of_ours, summary_reason
 from traces.rows import check_line, is_blank
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
 
@@ -216,7 +217,7 @@ def _add_file(name: str, path: str, st: os.stat_result, out: Discovery, seen: di
     if kind is None:
         if explicit:
             raise TraceFileError(f"{name}: unknown trace format ({_skip_reason(name)})")
-        out.skipped.append({"file": name, "reason": _skip_reason(name)})
+        out.skipped.append({"file": name, "reason": summary_reason(path) or _skip_reason(name)})
         return
     key = (st.st_dev, st.st_ino)
     if key in seen:
@@ -225,6 +226,12 @@ def _add_file(name: str, path: str, st: os.stat_result, out: Discovery, seen: di
     seen[key] = name
     tf = TraceFile(name, path, kind)
     sniff(tf)
+    written = output_of_ours(tf.name, tf.path, tf.kind)
+    if written is not None:
+        if explicit:
+            raise TraceFileError(f"{name}: {written}: name the trace itself")
+        out.skipped.append({"file": name, "reason": written})
+        return
     out.files.append(tf)
 
 

@@ -19,12 +19,21 @@ from conformance.audit.junit import render_junit
 from conformance.audit.msgtrk import LogFileError, parse_logs
 from conformance.audit.report_data import run_facts
 from conformance.audit.smtplog import parse_protocol
-from conformance.audit.sniff import unaccounted
+from conformance.audit.sniff import import_hint, unaccounted
 from conformance.engine.rulesets import summary_rule_sets
-from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS
+from conformance.report import (
+    EXIT_CLEAN,
+    EXIT_UNUSABLE,
+    EXIT_VIOLATIONS,
+    OutDirError,
+    check_out_dir,
+    write_unusable,
+)
 from traces.io import TraceFileError, write_events
+from traces.textfile import TextInputError
 
 EXIT_INTERNAL = 3
+MAX_CUSTODY_LINES = 50  # raw files shown by `import msgtrk`; IMPORT_START records every one
 
 
 def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
@@ -38,6 +47,13 @@ def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _said(exc: Exception) -> str:
+    """One line naming the file: `x.txt: no such file or directory`, never a raw `[Errno 2] ...`."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {(exc.strerror or str(exc)).lower()}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _parse_boundaries(items: list[str]) -> dict[str, tuple[str, ...]]:
@@ -127,18 +143,31 @@ def _say_import(parsed, smtp, start: dict, files: list[str]) -> None:  # type: i
         print(f"  S:Replication in RECEIVE rows: {', '.join(start['replication_values'])}", file=sys.stderr)
     for reason in start["fields_not_judged"]:
         print(f"    {reason}", file=sys.stderr)
+    _say_custody(start)
     skipped = parsed.inputs.skipped
     print(f"  {len(skipped)} file(s) not read" + (":" if skipped else ""), file=sys.stderr)
     for label, reason in skipped:
         print(f"    {label}: {reason}", file=sys.stderr)
 
 
+def _say_custody(start: dict) -> None:
+    """The chain of custody IMPORT_START records: every raw file read, its size, SHA-256, lines, encoding."""
+    names = start.get("raw_files", [])
+    print(f"  chain of custody: {len(names)} raw file(s) read (recorded in IMPORT_START):", file=sys.stderr)
+    facts = zip(names, start["raw_bytes"], start["raw_lines"], start["raw_encodings"], start["raw_sha256"], strict=True)
+    for n, (name, size, lines, encoding, sha) in enumerate(facts):
+        if n == MAX_CUSTODY_LINES:
+            print(f"    ... and {len(names) - n} more, each in IMPORT_START", file=sys.stderr)
+            break
+        print(f"    {name}: {size} bytes, {lines} line(s), {encoding}, sha256 {sha}", file=sys.stderr)
+
+
 def _cmd_import_copystatus(args: argparse.Namespace) -> int:
 
     try:
-        snap = read_copy_status(Path(args.file), preferences=args.preference, source=args.source)
-    except (CopyStatusError, OSError) as exc:
-        print(f"haconform import copystatus: input unusable: {exc}", file=sys.stderr)
+        snap = read_copy_status(Path(args.file), args.preference, args.source, args.database)
+    except (CopyStatusError, TextInputError, OSError) as exc:
+        print(f"haconform import copystatus: input unusable: {_said(exc)}", file=sys.stderr)
         return EXIT_UNUSABLE
     text = json.dumps(snapshot_json(snap), indent=2) + "\n"
     if args.out:
@@ -159,9 +188,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             preferences=args.preference,
             source=args.source,
             as_json=args.json,
+            database=args.database,
         )
-    except (CopyStatusError, OSError) as exc:
-        print(f"haconform explain: input unusable: {exc}", file=sys.stderr)
+    except (CopyStatusError, TextInputError, OSError) as exc:
+        print(f"haconform explain: input unusable: {_said(exc)}", file=sys.stderr)
         return EXIT_UNUSABLE
     print("\n".join(lines))
     return EXIT_CLEAN
@@ -180,6 +210,20 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
         _atomic_write(Path(junit), lambda tmp: tmp.write_text(xml, encoding="utf-8"))
         print(f"wrote {junit}", file=sys.stderr)
     return EXIT_CLEAN
+
+
+def refuse_raw_logs(args: argparse.Namespace) -> int | None:
+    """`haconform check` given raw Exchange logs (or a copy-status export) instead of a trace: one line naming
+    the `haconform import` command to run, a summary.json saying so, exit 2; None when the paths are no raw logs."""
+    hint = import_hint(args.paths)
+    if hint is None:
+        return None
+    print(f"haconform check: input unusable: {hint}", file=sys.stderr)
+    try:
+        write_unusable(check_out_dir(args.out), str(args.engine), hint)
+    except OutDirError as exc:
+        print(f"haconform check: {exc}", file=sys.stderr)
+    return EXIT_UNUSABLE
 
 
 def post_check(args: argparse.Namespace, status: int) -> int:
@@ -365,4 +409,8 @@ def _copy_options(p: argparse.ArgumentParser) -> None:
         metavar="SERVER=N",
         help="ActivationPreference of a copy when the export lacks it (it comes from Get-MailboxDatabase)",
     )
-    p.add_argument("--source", help="the server whose copy failed (default: the copy whose Status is Mounted)")
+    p.add_argument(
+        "--source",
+        help="the server whose copy failed (default: the copy ActiveDatabaseCopy names, else the one Mounted)",
+    )
+    p.add_argument("--database", metavar="NAME", help="the database to read from an export of several databases")

@@ -27,8 +27,9 @@ from model.am.bcss import Options, Selection, select
 from model.am.codec import selection_to_json, snapshot_from_json, snapshot_to_json
 from model.am.state import CopyState, Snapshot, Trigger
 from spec.catalogue import param_default, require
+from traces.textfile import read_text
 
-require("AM-033", "AM-034", "AM-035", "AM-036", "AM-038", "AM-039", "AM-050", "AM-P01")
+require("AM-009", "AM-020", "AM-033", "AM-034", "AM-035", "AM-036", "AM-038", "AM-039", "AM-050", "AM-P01")
 
 NEEDED = ("Name", "Status", "CopyQueueLength", "ReplayQueueLength", "ContentIndexState")
 
@@ -60,7 +61,7 @@ def _records_list(text: str) -> list[dict[str, str]]:
 
 def parse_export(path: Path) -> list[dict[str, Any]]:
     """The copies of an export as dicts of field -> value, whichever of the three forms it is in."""
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path)  # UTF-8 (with or without a byte-order mark), UTF-16 LE/BE with one (traces.textfile)
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -111,7 +112,7 @@ def read_snapshot(path: Path, doc: dict[str, Any], source: str | None) -> Snapsh
 
 def _snapshot_doc(path: Path) -> dict[str, Any] | None:
     """The JSON object of `path` when it is a snapshot (it has a `copies` list), else None."""
-    text = path.read_text(encoding="utf-8-sig").lstrip()
+    text = read_text(path).lstrip()
     if not text.startswith("{"):
         return None
     try:
@@ -121,13 +122,19 @@ def _snapshot_doc(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and isinstance(doc.get("copies"), list) else None
 
 
-def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | None = None) -> Snapshot:
+def read_copy_status(
+    path: Path, preferences: Sequence[str] = (), source: str | None = None, database: str | None = None
+) -> Snapshot:
     """One database's copies as a BCSS snapshot (`model.am.state.Snapshot`): from an export in any of its
-    three forms, or a snapshot `haconform import copystatus` wrote."""
+    three forms, or a snapshot `haconform import copystatus` wrote. An export of several databases needs
+    `database` (`--database`); the failed source is `source`, else the copy `ActiveDatabaseCopy` names (the
+    active copy may be mounted or dismounted, AM-009), else the copy whose Status is Mounted."""
     doc = _snapshot_doc(path)
     if doc is not None:
         if preferences:
             raise CopyStatusError(f"{path}: --preference does not apply to a BCSS snapshot: it holds every preference")
+        if database is not None and str(doc.get("database", "")).lower() != database.lower():
+            raise CopyStatusError(f"{path}: --database {database}: the snapshot is of {doc.get('database')}")
         return read_snapshot(path, doc, source)
     given = {}
     for item in preferences:
@@ -138,51 +145,9 @@ def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | 
     records = parse_export(path)
     if not records:
         raise CopyStatusError(f"{path}: no database copies found")
-    rows = []
-    for i, rec in enumerate(records, start=1):
-        label = f"{path}: copy {i}"
-        for field in NEEDED:
-            if rec.get(field) in (None, ""):
-                hint = " (print it with Format-List *, or Select-Object it before Export-Csv)"
-                raise CopyStatusError(f"{label}: field {field} is missing{hint}")
-        name = str(rec["Name"])
-        if "\\" not in name:
-            raise CopyStatusError(f"{label}: field Name is {name!r}, not DATABASE\\SERVER")
-        db, server = name.split("\\", 1)
-        label = f"{path}: copy {name}"
-        pref = rec.get("ActivationPreference")
-        if pref in (None, ""):
-            if server.lower() not in given:
-                raise CopyStatusError(
-                    f"{label}: field ActivationPreference is missing and the catalogue records no default for it; "
-                    f"it comes from Get-MailboxDatabase (ActivationPreference): give it with --preference "
-                    f"{server}=N"
-                )
-            pref = given[server.lower()]
-        status = str(rec["Status"]).strip()
-        rows.append(
-            (
-                db,
-                server,
-                status,
-                _int(rec, "CopyQueueLength", label),
-                _int(rec, "ReplayQueueLength", label),
-                str(rec["ContentIndexState"]).strip(),
-                int(str(pref)),
-                _bool(rec.get("ActivationSuspended")),
-                str(rec.get("AutoActivationPolicy", "")).strip() == "Blocked",
-            )
-        )
-    dbs = sorted({r[0] for r in rows})
-    if len(dbs) != 1:
-        raise CopyStatusError(f"{path}: copies of {len(dbs)} databases ({', '.join(dbs)}): export one database")
-    mounted = [r[1] for r in rows if r[2] == "Mounted"]
-    src = source or (mounted[0] if mounted else None)
-    if src is None:
-        raise CopyStatusError(f"{path}: no copy has Status Mounted: name the failed source copy with --source")
-    if src.lower() not in {r[1].lower() for r in rows}:
-        raise CopyStatusError(f"{path}: --source {src} is not a server holding a copy of {dbs[0]}")
-    src = next(r[1] for r in rows if r[1].lower() == src.lower())
+    db, named = _one_database(path, records, database)
+    rows = [_row(path, i, rec, given) for i, rec in named]
+    src = _source(path, db, rows, [(rec, i) for i, rec in named], source)
     lgen = max(r[3] for r in rows)  # copy queues are given directly: lli = lgen - CopyQueueLength (AM-I02)
     copies = tuple(
         CopyState(
@@ -197,7 +162,105 @@ def read_copy_status(path: Path, preferences: Sequence[str] = (), source: str | 
         )
         for r in rows
     )
-    return Snapshot(dbs[0], src, lgen, copies)
+    return Snapshot(db, src, lgen, copies)
+
+
+def _name(path: Path, i: int, rec: dict[str, Any]) -> tuple[str, str]:
+    name = str(rec.get("Name") or "")
+    if not name:
+        raise CopyStatusError(
+            f"{path}: copy {i}: field Name is missing (print it with Format-List *, or Select-Object it before "
+            "Export-Csv)"
+        )
+    if "\\" not in name:
+        raise CopyStatusError(f"{path}: copy {i}: field Name is {name!r}, not DATABASE\\SERVER")
+    db, server = name.split("\\", 1)
+    return db, server
+
+
+def _one_database(
+    path: Path, records: list[dict[str, Any]], database: str | None
+) -> tuple[str, list[tuple[int, dict[str, Any]]]]:
+    """The database to read and its records: the one named with --database, or the export's only one."""
+    by_db: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for i, rec in enumerate(records, start=1):
+        by_db.setdefault(_name(path, i, rec)[0], []).append((i, rec))
+    names = ", ".join(sorted(by_db))
+    if database is not None:
+        db = next((d for d in by_db if d.lower() == database.lower()), None)
+        if db is None:
+            raise CopyStatusError(f"{path}: --database {database}: the export holds copies of {names} only")
+        return db, by_db[db]
+    if len(by_db) != 1:
+        raise CopyStatusError(f"{path}: copies of {len(by_db)} databases ({names}): name one with --database NAME")
+    return next(iter(by_db.items()))
+
+
+def _row(path: Path, i: int, rec: dict[str, Any], given: dict[str, int]) -> tuple:
+    label = f"{path}: copy {i}"
+    for field in NEEDED:
+        if rec.get(field) in (None, ""):
+            hint = " (print it with Format-List *, or Select-Object it before Export-Csv)"
+            raise CopyStatusError(f"{label}: field {field} is missing{hint}")
+    db, server = _name(path, i, rec)
+    label = f"{path}: copy {rec['Name']}"
+    pref = rec.get("ActivationPreference")
+    if pref in (None, ""):
+        if server.lower() not in given:
+            raise CopyStatusError(
+                f"{label}: field ActivationPreference is missing and the catalogue records no default for it; "
+                f"it comes from Get-MailboxDatabase (ActivationPreference): give it with --preference "
+                f"{server}=N"
+            )
+        pref = given[server.lower()]
+    return (
+        db,
+        server,
+        str(rec["Status"]).strip(),
+        _int(rec, "CopyQueueLength", label),
+        _int(rec, "ReplayQueueLength", label),
+        str(rec["ContentIndexState"]).strip(),
+        _int({"ActivationPreference": pref}, "ActivationPreference", label),
+        _bool(rec.get("ActivationSuspended")),
+        str(rec.get("AutoActivationPolicy", "")).strip() == "Blocked",
+    )
+
+
+def _server(path: Path, db: str, servers: list[str], name: str, what: str) -> str:
+    """The server of `servers` that `name` names: case aside, or by a fully qualified name's host label when
+    exactly one server has it (`ActiveDatabaseCopy` prints `ex01`, `Name` prints `DB01\\EX01`)."""
+    exact = [s for s in servers if s.lower() == name.strip().lower()]
+    host = [s for s in servers if "." in name and s.lower() == name.strip().lower().split(".")[0]]
+    found = exact or (host if len(host) == 1 else [])
+    if not found:
+        raise CopyStatusError(f"{path}: {what} {name} is not a server holding a copy of {db} ({', '.join(servers)})")
+    return found[0]
+
+
+def _source(
+    path: Path, db: str, rows: list[tuple], records: list[tuple[dict[str, Any], int]], source: str | None
+) -> str:
+    servers = [r[1] for r in rows]
+    if source is not None:
+        return _server(path, db, servers, source, "--source")
+    active = sorted({str(rec.get("ActiveDatabaseCopy") or "").strip() for rec, _ in records} - {""})
+    mounted = [r[1] for r in rows if r[2] == "Mounted"]
+    if len(active) > 1:
+        raise CopyStatusError(f"{path}: the copies of {db} name {len(active)} active copies ({', '.join(active)})")
+    if active:
+        src = _server(path, db, servers, active[0], "ActiveDatabaseCopy")
+        if mounted and mounted[0] != src:
+            raise CopyStatusError(
+                f"{path}: ActiveDatabaseCopy names {active[0]} but the copy on {mounted[0]} is Mounted: only the "
+                "active copy can be mounted (AM-009); name the failed source copy with --source"
+            )
+        return src
+    if mounted:
+        return mounted[0]
+    raise CopyStatusError(
+        f"{path}: no copy has Status Mounted and no ActiveDatabaseCopy is printed: name the failed source copy "
+        "with --source"
+    )
 
 
 def parse_trigger(text: str) -> Trigger:
@@ -229,6 +292,20 @@ def explain_snapshot(snap: Snapshot, dial: str | None, trigger: Trigger, opts: O
     return select(snap, trigger, opts)
 
 
+NOTHING_TO_FAIL_OVER_TO = "nothing to fail over to"
+
+
+def outcome(snap: Snapshot, sel: Selection) -> str:
+    """The named outcome of a selection: the copy BCSS tries first; "nothing to fail over to" when the
+    database has no copy but the failed source (AM-020: BCSS picks among the passive copies, and there are
+    none); "no copy meets any criteria set" when there are passive copies and none qualifies (AM-050)."""
+    if sel.order:
+        return f"tries {sel.order[0].server} first"
+    if all(c.server == snap.source for c in snap.copies):
+        return NOTHING_TO_FAIL_OVER_TO
+    return "no copy meets any criteria set"
+
+
 def explain_file(
     path: Path,
     *,
@@ -237,19 +314,27 @@ def explain_file(
     preferences: Sequence[str] = (),
     source: str | None = None,
     as_json: bool = False,
+    database: str | None = None,
 ) -> list[str]:
-    snap = read_copy_status(path, preferences, source)
+    snap = read_copy_status(path, preferences, source, database)
     trig = parse_trigger(trigger)
     sel = explain_snapshot(snap, dial, trig)
     used_dial = dial or f"{param_default('AutoDatabaseMountDial')} (catalogue default, AM-P01)"
+    said = outcome(snap, sel)
     if as_json:
         doc = selection_to_json(sel) | {
             "database": snap.database,
             "source": snap.source,
             "dial": used_dial,
             "trigger": trigger,
+            "outcome": said,
         }
         return [json.dumps(doc, indent=2)]
+    if said == NOTHING_TO_FAIL_OVER_TO:
+        return [
+            f"{snap.database}: the active copy on {snap.source} is lost ({trigger}); {said}: the database has no "
+            "other copy, so there is no passive copy for BCSS to activate (AM-020)"
+        ]
     sort_req = "AM-036" if sel.sort == "ActivationPreference" else "AM-035"
     lines = [
         f"{snap.database}: the active copy on {snap.source} is lost ({trigger}); dial {used_dial}",
@@ -259,7 +344,7 @@ def explain_file(
     if sel.order:
         lines.append(f"BCSS tries {sel.order[0].server} first:")
     lines += [f"  {i}. {c.why()}" for i, c in enumerate(sel.order, start=1)] or [
-        "  no copy meets any criteria set: BCSS activates nothing (AM-050)"
+        f"  {said}: BCSS activates nothing (AM-050)"
     ]
     lines += [f"  left out: {server}: {why}" for server, why in sel.excluded]
     lines.append(

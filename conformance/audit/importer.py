@@ -30,6 +30,7 @@ from model.msgtrk.events import IMPORT_KIND, MECHANISM, NEXT_HOP_SEND
 from model.msgtrk.replication import not_judged
 from spec.catalogue import catalogue, param_default, require
 from traces.schema import KIND_PATTERN, Event
+from traces.textfile import custody
 
 require("TR-007", "TR-008", "SR-P02", "SR-P14", "SR-P20")
 
@@ -313,6 +314,7 @@ def build_trace(
         "accept_rejection_variant": param_default("AcceptRejectionVariant") if variant is None else variant,
         "shadow_resubmit_ms": _span_default() if span is None else span,
     }
+    start_attrs |= _custody(parsed, smtp)
     first_ts = merged[0][0] if merged else 0
     events = [Event(trace, 0, f"{trace}:0", first_ts, IMPORT_NODE, MECHANISM, trace, IMPORT_KIND, start_attrs)]
     for seq, (ts, node, file, line, event, entity, a) in enumerate(merged, start=1):
@@ -340,6 +342,15 @@ def _digest(merged: list[Placed], quarantine: list[Quarantined], dropped: list[s
     for d in dropped:
         digest.update(f"D\0{d}\n".encode())
     return digest.hexdigest()[:12]
+
+
+def _custody(parsed: ParseResult, smtp: SmtpParse) -> dict[str, list]:
+    """Chain of custody (issue 31, TR-007): each raw file read, tracking and protocol alike, with its name as
+    given, size, SHA-256 of its bytes on disk, line count and encoding (`traces.textfile.custody`), as parallel
+    lists."""
+    read_protocol = set(smtp.files)
+    files = [*parsed.inputs.tracking, *((p, label) for p, label, _ in parsed.inputs.protocol if label in read_protocol)]
+    return custody(files)
 
 
 def _span_default() -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from conformance.audit.sniff import Inputs, discover
 from spec.catalogue import require
+from traces.textfile import utf8_bytes
 
 require("TR-005", "TR-007", "TR-008")
 
@@ -273,7 +274,7 @@ def parse_file(path: Path, label: str, result: ParseResult, layout_given: str | 
 
     `layout_given` (`--layout`) is the layout of rows that come without a `#Fields` line; a file whose header
     names another layout is unusable (both are named)."""
-    raw = path.read_bytes()
+    raw = utf8_bytes(path, label)  # by its byte-order mark: UTF-8, UTF-16 LE/BE (traces.textfile)
     columns: list[str] | None = None
     layout = origin = ""
     for number, text in log_lines(raw):

@@ -37,6 +37,7 @@ from pathlib import Path
 from conformance.audit.msgtrk import MalformedLine, Quarantined, log_lines, parse_time, split_csv
 from conformance.audit.servernames import clean, reply_ids, same_host
 from spec.catalogue import require
+from traces.textfile import utf8_bytes
 
 require("TR-005", "TR-007", "SR-031")
 
@@ -168,7 +169,7 @@ def _split(key: tuple[str, str, str], lines: list[ProtoLine], out: SmtpParse) ->
 
 def _lines(path: Path, label: str, out: SmtpParse):  # type: ignore[no-untyped-def]
     columns: list[str] | None = None
-    for number, text in log_lines(path.read_bytes()):
+    for number, text in log_lines(utf8_bytes(path, label)):  # UTF-8, UTF-16 LE/BE by byte-order mark
         if isinstance(text, UnicodeDecodeError):
             out.data_lines += 1
             out.quarantine.append(Quarantined(label, number, "", f"not UTF-8 ({text.reason})", text.start + 1))

@@ -10,6 +10,9 @@ with nine columns as header-less SMTP protocol-log rows. A protocol log without 
 `#Fields` line alone) is told Receive or Send by its content (issue 31): a `<` line (received by the logging
 server) that is an SMTP command, or a `>` line that is a reply code, is a Receive log; the other way round a Send
 log. Where no line tells, `--layout receive|send` does; otherwise the file is listed as not read, with the reason.
+Text is decoded by its byte-order mark (UTF-8, UTF-16 LE/BE: `traces.textfile`); UTF-16 without one and binary
+data are named as such, never read: listed with that reason in a directory, an unusable input (exit 2, the file
+named) when named on the command line.
 
 A file named on the command line is read whatever its name (one that looks like no log is read as message
 tracking, so each of its lines is quarantined with the reason: nothing silent). In a directory every file is
@@ -19,11 +22,15 @@ looked at; each one not read is listed with the reason, in the output and in `IM
 from __future__ import annotations
 
 import csv
+import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec.catalogue import require
+from traces.io import trace_kind
+from traces.textfile import head_text
 
 require("TR-007")
 
@@ -52,13 +59,12 @@ class Inputs:
 def sniff(path: Path, protocol_layout: str | None = None) -> tuple[str | None, str]:
     """(kind, why): kind is "msgtrk", "receive", "send" or None (then `why` says what the file is).
     `protocol_layout` ("receive" | "send", `--layout`): the direction of protocol-log rows without #Log-type."""
-    with path.open("rb") as f:
-        head = f.read(_HEAD)
-    if not head.strip():
+    text, encoding = head_text(path, _HEAD)
+    if text is None:
+        return None, encoding  # why the bytes are not text (UTF-16 without a byte-order mark, binary)
+    if not text.strip():
         return None, "empty file"
-    if b"\x00" in head:
-        return None, "binary file (NUL bytes), not a text log"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = text.lstrip("\ufeff")
     lines = [x.rstrip("\r") for x in text.split("\n") if x.strip()]
     log_type = next((x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("#log-type:")), None)
     fields = next((x.split(":", 1)[1] for x in lines if x.startswith("#Fields:")), None)
@@ -169,3 +175,77 @@ def unaccounted(paths: list[str], inputs: Inputs) -> list[str]:
             if label not in known:
                 missing.append(label)
     return missing
+
+
+_WHAT = {
+    "msgtrk": "an Exchange message tracking log",
+    "receive": "an SMTP Receive protocol log",
+    "send": "an SMTP Send protocol log",
+    "protocol": "SMTP protocol log rows",
+    "copystatus": "a Get-MailboxDatabaseCopyStatus export",
+    "logs": "a folder of Exchange logs",
+}
+
+
+def import_hint(paths: list[str]) -> str | None:
+    """One line for `haconform check` given raw logs instead of a trace (issue 31, newcomer paths): what the
+    first raw input is and the `haconform import` command that makes a trace of them; None when no path is a
+    raw log (a trace, or a file that is neither: `check` then says why it is unusable)."""
+    raw: list[tuple[str, str]] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_file() and trace_kind(given) is None:
+            try:
+                kind, why = sniff(p)
+            except OSError:
+                return None
+            if kind is None and _copy_status(p):
+                kind = "copystatus"
+            elif kind is None and why.startswith(("header-less SMTP protocol log", "SMTP protocol log without")):
+                kind = "protocol"
+            if kind is None:
+                return None
+            raw.append((given, kind))
+        elif p.is_dir():
+            if _holds_trace_names(given):
+                continue
+            try:
+                found = discover([given])
+            except OSError:
+                return None
+            if found.tracking or found.protocol:
+                raw.append((given, "logs"))
+    if not raw:
+        return None
+    given, kind = raw[0]
+    names = " ".join(shlex.quote(g) for g, k in raw if k != "copystatus")
+    if kind == "copystatus":
+        return (
+            f"{given} is {_WHAT[kind]}, not a trace: ask which copy BCSS picks with "
+            f"haconform explain {shlex.quote(given)} (or haconform import copystatus {shlex.quote(given)})"
+        )
+    more = "" if kind in ("msgtrk", "logs") else " (with the message tracking logs of the same servers)"
+    return (
+        f"{given} is {_WHAT[kind]}, not a trace: import first with haconform import msgtrk {names}{more} "
+        "--out trace.parquet, then run haconform check trace.parquet"
+    )
+
+
+def _holds_trace_names(top: str) -> bool:
+    """Whether a file under `top` has a trace file's name (the walk stops at the first: `check` reads them).
+    Symbolic links are followed once, as `check` follows them (a loop is walked once)."""
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(top, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        if any(trace_kind(f) for f in files):
+            return True
+    return False
+
+
+def _copy_status(path: Path) -> bool:
+    text, _ = head_text(path, 8192)
+    return text is not None and "CopyQueueLength" in text and "ReplayQueueLength" in text

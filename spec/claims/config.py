@@ -27,6 +27,7 @@ from typing import Any
 import z3
 
 from spec.catalogue import DURATION_MS, Parameter, catalogue, require
+from traces.textfile import TextInputError, read_text
 
 
 class ConfigError(ValueError):
@@ -245,7 +246,10 @@ def _flatten(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
-    text = Path(path).read_text(encoding="utf-8")
+    try:  # UTF-8 with or without a byte-order mark, UTF-16 with one (Notepad, PowerShell): traces.textfile
+        text = read_text(Path(path))
+    except TextInputError as exc:
+        raise ConfigError(str(exc)) from None
     try:
         doc = json.loads(text) if str(path).endswith(".json") else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -57,9 +57,11 @@ EXPECTED = {  # the README command (as written, comment dropped) -> its exit sta
     "haconform check t.parquet --skew 100 --html report.html --junit junit.xml": 1,  # SR-052
     "haconform report out/check --html report.html": 0,
     "haconform shrink t.parquet --rule msgtrk-discard-after-next-hop --skew 100 --out min.jsonl": 0,
+    "haconform check min.jsonl --engine python": 1,  # SR-052 again: the shrunk trace records --skew 100
     "haconform import copystatus traces/samples/audit/status.csv --out db01.json": 0,
     "haconform explain traces/samples/audit/status.txt --dial Lossless --trigger failure": 0,
     "haconform explain db01.json --dial Lossless": 0,
+    "haconform explain tests/audit/data/copystatus/two-databases-fl.txt --database DB01": 0,
     "haconform import msgtrk tests/audit/data/pair-early-ack --out p.jsonl --boundary DAG1=mbx1,mbx2": 0,
     "haconform check p.jsonl --skew 100 --engine python": 1,  # SR-031: the 250 before the shadow's ack
     'haconform conform sr --sut "python examples/sut/sr_node.py"': 0,
