@@ -1,6 +1,11 @@
 """The public folder monitor's backfill handlers: entries filed as derived, requests only for gaps and only
 after their time-out, sources in the order of the five keys (seed 001 "Backfill", seed 003; BF-002,
 BF-005, BF-006, BF-011). Mixed into `monitor.PfFold`, like `handlers.Handlers`.
+
+Key 1 of the sort ("Servers that are down or unavailable drop to the end of the list", seed 003) is judged
+in every form the trace can show a server down or unavailable (BF-I16, issue 30): marked down for not
+answering (BF-014, BF-I07), crashed and not restarted (core CRASH/RESTART), or on the other side of a
+recorded network partition from the requester (core PARTITION/HEAL).
 """
 
 from __future__ import annotations
@@ -14,10 +19,39 @@ from model.pf.foldstate import FoldState
 from spec.catalogue import require
 from traces.schema import Event
 
-require("BF-002", "BF-005", "BF-006", "BF-011")
+require("BF-002", "BF-005", "BF-006", "BF-011", "BF-014")
+
+
+def partition_groups(groups: object) -> dict[str, int]:
+    """A recorded PARTITION's groups (`a+b` or `a,b` each) as node -> group number; a node no group names is in
+    one further group with the other unlisted nodes (`model/kernel/network.py`)."""
+    out: dict[str, int] = {}
+    for i, g in enumerate(groups if isinstance(groups, list) else []):
+        for n in str(g).replace("+", ",").split(","):
+            if n.strip():
+                out[n.strip()] = i
+    return out
 
 
 class Backfill(FoldState):
+    # --- server status, key 1 of the source order (BF-011, BF-014, BF-I07, BF-I16) -------------------------
+    def note_reach(self, ev: Event) -> None:
+        """A recorded PARTITION (its groups) or HEAL: which stores can reach which from now on."""
+        if ev.kind == "PARTITION":
+            self.groups = partition_groups(ev.attrs.get("groups"))
+        elif ev.kind == "HEAL":
+            self.groups = {}
+
+    def unavailable(self, requester: str, server: str) -> str | None:
+        """Why `server` is down or unavailable to `requester` by the record (None if it is not): crashed and not
+        restarted, or across a partition in force."""
+        if self.up.get(server, True) is False:
+            return "crashed and not restarted"
+        groups = self.groups
+        if groups and groups.get(server, -1) != groups.get(requester, -1):
+            return "across a network partition from the requester"
+        return None
+
     # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
     def file_not_recorded(self, ev: Event) -> None:
         key = (ev.node, ev.entity)
@@ -107,14 +141,17 @@ class Backfill(FoldState):
                 },
             )
         log: list = []
-        new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log)
+        gone = {s: why for s in rep.view if (why := self.unavailable(store, s))}
+        new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log, unavailable=gone)
         for i, e, cands in log:
             why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
+            down = {c.server: gone.get(c.server, "marked down (BF-I07)") for c in cands if c.down}
             self.flag(
                 R.BACKFILL_SOURCE_ORDER,
                 ev,
-                why and f"for {e.cns}: {why}",
-                data=why and {"missing": str(e.cns), "observed": [[s, str(c)] for s, c in chosen.get(i, [])]},
+                why and f"for {e.cns}: {why}" + (f" (down or unavailable: {down})" if down else ""),
+                data=why
+                and {"missing": str(e.cns), "observed": [[s, str(c)] for s, c in chosen.get(i, [])], "down": down},
             )
         self.put((store, fid), new_rep)
         if recorded:  # the requests this check decided replace any still owed

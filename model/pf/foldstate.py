@@ -49,6 +49,7 @@ class FoldState:
     check_restated_config: Callable[..., Any]
     unseen: Callable[..., Any]
     schedule_run: Callable[..., Any]
+    up: dict[str, bool]  # store -> up (False from a recorded CRASH until its RESTART; `deadlines.py`)
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
@@ -73,6 +74,7 @@ class FoldState:
         self.expect_file: dict[tuple[str, str], tuple[object, Event]] = {}
         self.expect_requests: dict[tuple[str, str], list] = {}
         self.ends: dict[str, list[Event]] = {}
+        self.groups: dict[str, int] = {}  # node -> its side of the recorded partition in force (`backfill.py`)
         self.violations: list[Violation] = []
         self.notes: list[str] = []
         self.tally = Tally()  # what each rule judged, and what it could not (issue 29)

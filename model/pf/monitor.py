@@ -72,6 +72,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         if ev.mechanism != MECH:
             if ev.mechanism == "core" and kind in FAULTS:
                 self.note_fault(ev)
+                self.note_reach(ev)
                 if kind in ("CRASH", "RESTART"):
                     self.lifecycle(ev)
                     self.schedule_reset(ev.node)
