@@ -317,7 +317,7 @@ class Handlers(FoldState):
         if rep.backfill is not entries:
             self.dirty.add((store, fid))
         if react.filed is not None:
-            self.expect_file[(store, fid)] = (react.filed, ev)
+            self.file_readings((store, fid), rep, react.filed, ev)
         if fid == HIERARCHY and react.applied:
             self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 

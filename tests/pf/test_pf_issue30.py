@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from tests.traces9.pf.builder import Step, build, recv, send
-from tests.traces9.pf.scenarios import BREQ, BRESP, F, backfill_steps
+from tests.traces9.pf.builder import MIN, T0, Step, build, change, recv, send
+from tests.traces9.pf.scenarios import BREQ, BRESP, CONTENT, F, add_replica_steps, backfill_steps
 
 
 def _cut(steps: list[Step], minute: float) -> list[Step]:
@@ -68,3 +68,109 @@ def test_down_or_unavailable_sorts_last(name: str, steps: list[Step], expected: 
     assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
     if expected:
         assert any("crashed" in v.explanation or "partition" in v.explanation for v in result.violations)
+
+
+# --- family 3: "new folder replica" (BF-008, BF-I17) ---------------------------------------------------------
+def _at(minute: float) -> int:
+    return T0 + int(minute * MIN)
+
+
+def _creator_gap(file_after_min: float, *, until: float = 140) -> list[Step]:
+    """`add_replica_steps`, then B posts twice; its first broadcast to A is lost, the second reveals the gap to A
+    at 2 h 17 min: A's replica (the folder creator's, holding content, no backfill request yet) files B#0:1 due
+    `file_after_min` later; a client redirected at `until` closes the trace."""
+    return [
+        *add_replica_steps(),
+        change(120, "B", F, "B#0:1", "post"),
+        send(121, "B", F, "c2", CONTENT, ["A"], ["A#0:4", "B#0:1"], ["B#0:1"]),
+        change(130, "B", F, "B#0:2", "post"),
+        send(137, "B", F, "c3", CONTENT, ["A"], ["A#0:4", "B#0:1-2"], ["B#0:2"]),
+        recv(137, "A", F, "c3"),
+        (137, "A", F, "BACKFILL_FILE", {"cns": ["B#0:1"], "due_ms": _at(137 + file_after_min), "local": True}),
+        (until, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+    ]
+
+
+def _request(minute: float) -> list[Step]:
+    """A asks B for B#0:1 at `minute`; B answers."""
+    return [
+        (minute, "A", F, "BACKFILL", {"requests": ["B=B#0:1"]}),
+        send(minute, "A", F, "b1", BREQ, ["B"], ["A#0:4", "B#0:2"], request=["B#0:1"], reason="backfill"),
+        recv(minute + 1, "B", F, "b1"),
+        send(
+            minute + 1,
+            "B",
+            F,
+            "r1",
+            BRESP,
+            ["A"],
+            ["A#0:4", "B#0:1-2"],
+            ["B#0:1"],
+            reply_to="b1",
+            reason="backfill_response",
+        ),
+        recv(minute + 2, "A", F, "r1"),
+    ]
+
+
+def _second_gap(file_after_min: float) -> list[Step]:
+    """After `_creator_gap` filed with the 6 h delay: B posts again, the broadcast is lost, the next one reveals
+    B#0:3 missing; A files it `file_after_min` later."""
+    return [
+        *_creator_gap(360, until=138),
+        change(140, "B", F, "B#0:3", "post"),
+        send(152, "B", F, "c4", CONTENT, ["A"], ["A#0:4", "B#0:1-3"], ["B#0:3"]),
+        change(155, "B", F, "B#0:4", "post"),
+        send(167, "B", F, "c5", CONTENT, ["A"], ["A#0:4", "B#0:1-4"], ["B#0:4"]),
+        recv(167, "A", F, "c5"),
+        (167, "A", F, "BACKFILL_FILE", {"cns": ["B#0:3"], "due_ms": _at(167 + file_after_min), "local": True}),
+        (170, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+    ]
+
+
+def _edit_file(steps: list[Step], due_min: float) -> list[Step]:
+    return [(s[0], s[1], s[2], s[3], {**s[4], "due_ms": _at(due_min)}) if s[3] == "BACKFILL_FILE" else s for s in steps]
+
+
+def _new_flag(store: str, new: bool) -> list[Step]:
+    return [
+        (s[0], s[1], s[2], s[3], {**s[4], "new": new})
+        if s[1] == store and s[2] == F and s[3] == "REPLICA_CREATE"
+        else s
+        for s in add_replica_steps()
+    ]
+
+
+NEW_REPLICA_CASES: list[tuple[str, list[Step], set[str]]] = [
+    # the issue's case: the creator's replica, 2 h 17 min old and holding content, waits the 6 h local delay
+    ("creator-with-content-waits-6h", _creator_gap(360, until=200), set()),
+    # the model's reading (new until its first backfill request): 15 minutes, then the request
+    ("creator-with-content-waits-15min", [*_creator_gap(15, until=138), *_request(152)], set()),
+    ("creator-waits-neither-delay", _creator_gap(60), {"backfill-entry-derived"}),
+    (
+        "creator-files-6h-requests-at-15min",
+        [*_creator_gap(360, until=138), *_request(152)],
+        {"backfill-before-timeout"},
+    ),
+    ("creator-files-15min-never-requests", _creator_gap(15, until=200), {"backfill-check-late"}),
+    # one reading per store: after a 6 h filing (not new), a later gap filed with 15 minutes fits none
+    ("second-gap-same-reading", _second_gap(360), set()),
+    ("second-gap-switches-reading", _second_gap(15), {"backfill-entry-derived"}),
+    # a replica added to a folder with other replicas, holding nothing: new under every reading
+    ("added-replica-waits-6h", _edit_file(add_replica_steps(), 9 + 360), {"backfill-entry-derived"}),
+    # REPLICA_CREATE's `new`: either value for the folder creator's replica, true for an added one
+    ("creator-says-not-new", _new_flag("A", False), set()),
+    ("added-replica-says-not-new", _new_flag("B", False), {"restated-state"}),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("name", "steps", "expected"), NEW_REPLICA_CASES, ids=[c[0] for c in NEW_REPLICA_CASES])
+def test_new_replica_delay_any_allowed_reading(name: str, steps: list[Step], expected: set[str]) -> None:
+    """Family 3: the delay of a "new folder replica" is accepted under every reading the seeds allow, one per
+    store; an entry that waits no allowed delay, or a store that switches readings, fails."""
+    result = verdict(build(name, steps))
+    found = {v.rule for v in result.violations}
+    assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
+    if not expected:
+        assert result.verdict == "valid", result.notes
