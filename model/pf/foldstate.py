@@ -50,6 +50,7 @@ class FoldState:
     unseen: Callable[..., Any]
     schedule_run: Callable[..., Any]
     file_readings: Callable[..., Any]
+    cnset_changed: Callable[..., Any]
     up: dict[str, bool]  # store -> up (False from a recorded CRASH until its RESTART; `deadlines.py`)
 
     def __init__(self, context: Sequence[Event] = ()) -> None:

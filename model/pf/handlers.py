@@ -73,6 +73,7 @@ class Handlers(FoldState):
         if rep is not None:
             was = bool(rep.unsent)
             self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
+            self.cnset_changed((store, fid), ev.ts_ms)
             if not was:
                 self.anchor(self.owed_from, (store, fid), ev.ts_ms)
         if fid == HIERARCHY and rep is not None:
@@ -316,6 +317,8 @@ class Handlers(FoldState):
         # unsent changes, status expiry, backfill entries and replica list) a message changes only the entries
         if rep.backfill is not entries:
             self.dirty.add((store, fid))
+        if react.applied:
+            self.cnset_changed((store, fid), ev.ts_ms)
         if react.filed is not None:
             self.file_readings((store, fid), rep, react.filed, ev)
         if fid == HIERARCHY and react.applied:

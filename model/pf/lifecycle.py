@@ -84,6 +84,7 @@ class Lifecycle(FoldState):
         sole = fid != HIERARCHY and not D.has_others(rep)
         if sole:  # the folder's first replica (its creator's): not "added" to an existing folder (BF-I17)
             self.created_sole.add((store, fid))
+        self.cnset_changed((store, fid), ev.ts_ms, created=True)
         if "new" in a:  # the event restates whether the replica is new: a content replica added to a folder
             new = bool(a["new"])  # with other replicas is; the hierarchy is not; the creator's, either (BF-I17)
             allowed = [False] if fid == HIERARCHY else [True, False] if sole else [True]
@@ -233,6 +234,7 @@ class Lifecycle(FoldState):
             self.drop((store, fid))
             return
         rep = reps[fid].copy()  # the backup stays as it was (another restore may read it)
+        self.cnset_changed((store, fid), ev.ts_ms, created=True)
         rep.origin = ev.attrs["origin"]
         if fid != HIERARCHY:
             rep.view = self.view(store, fid)

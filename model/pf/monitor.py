@@ -71,6 +71,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
                 return
         if ev.mechanism != MECH:
             if ev.mechanism == "core" and kind in FAULTS:
+                if kind == "CRASH" and self.cfg is not None:
+                    self.due(ev)  # what the store owed before it went down was late by then (issue 30, family 1)
                 self.note_fault(ev)
                 self.note_reach(ev)
                 if kind in ("CRASH", "RESTART"):

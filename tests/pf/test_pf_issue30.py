@@ -11,7 +11,7 @@ import pytest
 
 from conformance.check import verdict
 from tests.traces9.pf.builder import MIN, T0, Step, build, change, recv, send
-from tests.traces9.pf.scenarios import BREQ, BRESP, CONTENT, F, add_replica_steps, backfill_steps
+from tests.traces9.pf.scenarios import BREQ, BRESP, CONTENT, F, add_replica_steps, backfill_steps, expiry_steps
 
 
 def _cut(steps: list[Step], minute: float) -> list[Step]:
@@ -170,6 +170,70 @@ def test_new_replica_delay_any_allowed_reading(name: str, steps: list[Step], exp
     """Family 3: the delay of a "new folder replica" is accepted under every reading the seeds allow, one per
     store; an entry that waits no allowed delay, or a store that switches readings, fails."""
     result = verdict(build(name, steps))
+    found = {v.rule for v in result.violations}
+    assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
+    if not expected:
+        assert result.verdict == "valid", result.notes
+
+
+# --- family 1: a deadline judged when the duty is late, not only when it is missing -------------------------------
+def _late_then_crash(crash_min: float) -> list[Step]:
+    """`add_replica_steps` without A's content broadcast of A#0:4 (posted at 3 min, due out by 18 min); A crashes at
+    `crash_min` and stays down; a client redirected at 21 min closes the trace."""
+    steps = [s for s in add_replica_steps() if s[4].get("msg") != "c1"]
+    return [
+        *steps,
+        (crash_min, "A", "A", "CRASH", {}),
+        (21, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+    ]
+
+
+LATE_CASES: list[tuple[str, list[Step], set[str]]] = [
+    # the broadcast was late when A crashed: a store that is down owes nothing from then on, but it owed before
+    ("late-broadcast-then-crash", _late_then_crash(20), {"broadcast-interval"}),
+    ("crash-before-broadcast-due", _late_then_crash(17), set()),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("name", "steps", "expected"), LATE_CASES, ids=[c[0] for c in LATE_CASES])
+def test_late_duty_then_crash(name: str, steps: list[Step], expected: set[str]) -> None:
+    result = verdict(build(name, steps))
+    found = {v.rule for v in result.violations}
+    assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
+
+
+QUIESCE_MIN = 12  # the quiescent phase the ENDs state starts after B received A#0:4 (11 min)
+BOUND_MIN = 5100  # convergence_bound_ms of `SLOW_NEW` and a 60 s latency bound (85 h)
+SLOW_NEW = {"new_replica_delay_ms": 10 * 24 * 3_600_000}  # B's entry never comes due within the trace
+
+
+def _converging(b_receives_min: float) -> list[Step]:
+    """`add_replica_steps` with A's status broadcasts at the first thread run after the expiries (day two, 00:15),
+    B receiving A#0:4 at `b_receives_min`, and both ENDs 20 minutes after the bound stating a quiescent phase from
+    12 min."""
+    steps = _edit_file(add_replica_steps(), 9 + 10 * 24 * 60)
+    steps = [s for s in steps if not (s[1] == "B" and s[3] == "REPL_RECV" and s[4]["msg"] == "c1")]
+    steps = [*steps, *expiry_steps(2 + 24 * 60, 3 + 24 * 60), recv(b_receives_min, "B", F, "c1")]
+    end = QUIESCE_MIN + BOUND_MIN + 20
+    for store in ("A", "B"):
+        attrs = {"cnset": ["A#0:4"], "state": "active", "quiesce_ms": _at(QUIESCE_MIN), "bound_ms": BOUND_MIN * MIN}
+        steps.append((end, store, F, "END", attrs))
+    return sorted(steps, key=lambda s: s[0])
+
+
+CONVERGENCE_CASES: list[tuple[str, list[Step], set[str]]] = [
+    # converged at the END, 20 minutes after the bound, but B got A#0:4 only 10 minutes after the bound
+    ("converged-after-the-bound", _converging(QUIESCE_MIN + BOUND_MIN + 10), {"convergence"}),
+    ("converged-before-the-bound", _converging(11), set()),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("name", "steps", "expected"), CONVERGENCE_CASES, ids=[c[0] for c in CONVERGENCE_CASES])
+def test_convergence_judged_at_the_bound(name: str, steps: list[Step], expected: set[str]) -> None:
+    """Family 1, PF-035: an END recorded after the bound judges the bound, not the END's instant."""
+    result = verdict(build(name, steps, params=SLOW_NEW))
     found = {v.rule for v in result.violations}
     assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
     if not expected:
