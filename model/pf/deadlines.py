@@ -8,7 +8,8 @@ maintenance cycle removes a delete-now replica (BF-034, BF-I13), and a delete-pe
 for status (BF-029, BF-I12). Each obligation has a deadline computed from the recorded configuration and
 the events seen; a store that is down owes nothing, and a store that comes back starts its timers afresh
 (its first run comes within one interval of the restart). Any event later than a deadline still owed is a
-violation. Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
+violation, the store's own CRASH included (what it owed before it went down was late by then: issue 30).
+Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
 """
 
 from __future__ import annotations

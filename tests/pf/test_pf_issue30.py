@@ -11,7 +11,16 @@ import pytest
 
 from conformance.check import verdict
 from tests.traces9.pf.builder import MIN, T0, Step, build, change, recv, send
-from tests.traces9.pf.scenarios import BREQ, BRESP, CONTENT, F, add_replica_steps, backfill_steps, expiry_steps
+from tests.traces9.pf.scenarios import (
+    BREQ,
+    BRESP,
+    CONTENT,
+    F,
+    add_replica_steps,
+    backfill_steps,
+    delete_replica_steps,
+    expiry_steps,
+)
 
 
 def _cut(steps: list[Step], minute: float) -> list[Step]:
@@ -238,3 +247,32 @@ def test_convergence_judged_at_the_bound(name: str, steps: list[Step], expected:
     assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
     if not expected:
         assert result.verdict == "valid", result.notes
+
+
+# --- the removal announcement (BF-034): after delete now, before or after the maintenance cycle's removal ----------
+def _announce_at(minute: float, *, before_removal: bool = True) -> list[Step]:
+    """`delete_replica_steps` with B's 1-1 change announcing its removal moved to `minute` (at 22 min, before its
+    REPLICA_REMOVED when `before_removal`)."""
+    steps = delete_replica_steps()
+    announce = next(s for s in steps if s[3] == "CHANGE" and s[4]["detail"] == "B:removed")
+    rest = [s for s in steps if s is not announce]
+    at = next(i for i, s in enumerate(rest) if s[0] > minute or (before_removal and s[0] == minute and s[1] == "B"))
+    return [*rest[:at], (minute, *announce[1:4], {**announce[4], "stamp": _at(minute)}), *rest[at:]]
+
+
+ANNOUNCE_CASES: list[tuple[str, list[Step], set[str], str]] = [
+    ("announced-then-removed-same-instant", _announce_at(22), set(), ""),
+    ("announced-at-delete-now", _announce_at(19.5), set(), ""),
+    ("announced-while-delete-pending", _announce_at(19), {"removal-announced-after-delete-now"}, "delete_pending"),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("name", "steps", "expected", "says"), ANNOUNCE_CASES, ids=[c[0] for c in ANNOUNCE_CASES])
+def test_removal_announced_once_delete_now(name: str, steps: list[Step], expected: set[str], says: str) -> None:
+    """Item 4: the 1-1 change "removed" may come before the REPLICA_REMOVED of the same instant, or at the delete
+    now; one made while the replica is still delete pending fails, and the message says so."""
+    result = verdict(build(name, steps))
+    found = {v.rule for v in result.violations}
+    assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
+    assert all(says in v.explanation for v in result.violations)
