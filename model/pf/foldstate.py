@@ -51,6 +51,8 @@ class FoldState:
     schedule_run: Callable[..., Any]
     file_readings: Callable[..., Any]
     cnset_changed: Callable[..., Any]
+    owe_announcement: Callable[..., Any]
+    announce_owed: dict[str, dict[str, int]]
     up: dict[str, bool]  # store -> up (False from a recorded CRASH until its RESTART; `deadlines.py`)
 
     def __init__(self, context: Sequence[Event] = ()) -> None:

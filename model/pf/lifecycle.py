@@ -181,6 +181,7 @@ class Lifecycle(FoldState):
             )
         self.put((store, fid), S.delete_now(rep))
         self.anchor(self.dead_since, (store, fid), ev.ts_ms)
+        self.owe_announcement(store, fid, ev.ts_ms)
 
     def on_replica_removed(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -220,6 +221,8 @@ class Lifecycle(FoldState):
             targets = {k[1] for k in self.views if k[0] == store} | set(held.targets())
             self.refresh_views(store, sorted(targets - {HIERARCHY}))
         present = fid in reps
+        if fid in self.announce_owed.get(store, {}) and (not present or reps[fid].state != DELETE_NOW):
+            self.owe_announcement(store, fid, None)  # the restore undid the delete now
         if "present" in ev.attrs:  # the event restates whether the backup holds the folder
             stated = bool(ev.attrs["present"])
             has = "holds" if present else "lacks"

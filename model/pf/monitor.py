@@ -193,6 +193,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
     def refresh_views(self, store: str, targets: Sequence[str]) -> None:
         """Re-read the replica lists of `targets` (in name order, never 1-1) from the store's fold (PF-I14)."""
         held = self.held.get(store)
+        if store in self.announce_owed:  # a removal it owes announcing may be discharged (`Deadlines.announcements`)
+            self.dirty.add((store, HIERARCHY))
         for t in targets:
             view = held.view(t) if held is not None else {}
             self.views[(store, t)] = view

@@ -213,7 +213,8 @@ MAINTENANCE_REMOVAL = Rule(
     "maintenance-removal",
     "BF-034",
     "always",
-    "a delete-now replica is removed at the next maintenance cycle (hierarchy event, BF-I13)",
+    "a delete-now replica is removed, and its removal announced by a 1-1 change of its store, at the next "
+    "maintenance cycle (hierarchy event, BF-I13)",
     ("PF-P01",),
 )
 DELETE_PENDING_REQUESTS = Rule(

@@ -260,7 +260,21 @@ def _announce_at(minute: float, *, before_removal: bool = True) -> list[Step]:
     return [*rest[:at], (minute, *announce[1:4], {**announce[4], "stamp": _at(minute)}), *rest[at:]]
 
 
+def _never_announced(late_at: float | None = None) -> list[Step]:
+    """`delete_replica_steps` without B's 1-1 change announcing its removal (nor its broadcast), or with it made
+    only at `late_at`; a client redirected at 30 min, past the next maintenance cycle after B's delete now (19 min,
+    so by 24 min), closes the trace."""
+    steps = delete_replica_steps()
+    steps = [s for s in steps if not (s[3] == "CHANGE" and s[4]["detail"] == "B:removed") and s[4].get("msg") != "h4"]
+    if late_at is not None:
+        steps.append(change(late_at, "B", "1-1", "B#0:1", "replica", F, "B:removed"))
+    return [*steps, (30, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"})]
+
+
 ANNOUNCE_CASES: list[tuple[str, list[Step], set[str], str]] = [
+    # family 1: the announcement is owed by the next maintenance cycle after delete now (BF-034, BF-I13)
+    ("removal-never-announced", _never_announced(), {"maintenance-removal"}, "announcing its replica"),
+    ("removal-announced-late", _never_announced(late_at=26), {"maintenance-removal"}, "announcing its replica"),
     ("announced-then-removed-same-instant", _announce_at(22), set(), ""),
     ("announced-at-delete-now", _announce_at(19.5), set(), ""),
     ("announced-while-delete-pending", _announce_at(19), {"removal-announced-after-delete-now"}, "delete_pending"),
