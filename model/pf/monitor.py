@@ -112,6 +112,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         """A context event, in sequence order: the recorded configuration in force from it (config.py). False
         when it does not parse (`faults.config`): judging stops, with a note."""
         if c.kind in CONFIGS:
+            if c.kind == PF_CONFIG and self.cfg is not None:
+                self.due(c)  # what was late under the configuration in force is judged before it changes
             try:
                 self.cfg = F.config(self.note_fault(c), self.cfg)
             except InputFault as exc:

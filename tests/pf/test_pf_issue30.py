@@ -197,7 +197,22 @@ def _late_then_crash(crash_min: float) -> list[Step]:
     ]
 
 
+def _late_then_reconfigured(config_min: float) -> list[Step]:
+    """As `_late_then_crash`, but instead of a crash a new PF_CONFIG at `config_min` sets a 60 minute content
+    interval (the broadcast of A#0:4 then due by 63 min)."""
+    steps = [s for s in add_replica_steps() if s[4].get("msg") != "c1"]
+    config = next(e for e in build("x", []) if e.kind == "PF_CONFIG")
+    attrs = {**config.attrs, "params": '{"content_interval_ms":3600000}'}
+    return [
+        *steps,
+        (config_min, "sim", "config", "PF_CONFIG", attrs),
+        (21, "C", F, "CLIENT_ACCESS", {"outcome": "redirect", "target": "A"}),
+    ]
+
+
 LATE_CASES: list[tuple[str, list[Step], set[str]]] = [
+    ("late-broadcast-then-reconfigured", _late_then_reconfigured(20), {"broadcast-interval"}),
+    ("reconfigured-before-broadcast-due", _late_then_reconfigured(17), set()),
     # the broadcast was late when A crashed: a store that is down owes nothing from then on, but it owed before
     ("late-broadcast-then-crash", _late_then_crash(20), {"broadcast-interval"}),
     ("crash-before-broadcast-due", _late_then_crash(17), set()),
@@ -206,7 +221,9 @@ LATE_CASES: list[tuple[str, list[Step], set[str]]] = [
 
 @pytest.mark.unit
 @pytest.mark.parametrize(("name", "steps", "expected"), LATE_CASES, ids=[c[0] for c in LATE_CASES])
-def test_late_duty_then_crash(name: str, steps: list[Step], expected: set[str]) -> None:
+def test_late_duty_judged_before_it_is_cancelled(name: str, steps: list[Step], expected: set[str]) -> None:
+    """Family 1: a duty already late when its store crashes, or when a new configuration moves its deadline, is
+    judged late; twins: the crash or the configuration before the deadline."""
     result = verdict(build(name, steps))
     found = {v.rule for v in result.violations}
     assert found == expected, f"{name}: {[str(v) for v in result.violations]} notes={result.notes[:3]}"
