@@ -82,6 +82,7 @@ class Handlers(FoldState):
         state = own.state if own is not None else None
         removed = (store, c.target) in self.removed_after_delete_now
         ok = server == store and (removed or state == DELETE_NOW)
+        why: str | None
         if ok:
             why = None
         elif server != store:
