@@ -6,7 +6,9 @@ configuration). The phase's start is the one the END events state, taken only wh
 out: no recorded fault (a store down, a partition, mail loss) in force at or after it. Judged once per
 folder at its END events (the end-of-run snapshot); a folder without one, a trace without a latency bound,
 an END stating no phase, a fault in force or a trace ending before the bound leave it unjudged, with the
-reason in the fold's tally (issue 29). Mixed into `monitor.PfFold`.
+reason in the fold's tally (issue 29). An END recorded after the bound is judged for the bound, not only for
+its own instant (issue 30, family 1): a replica whose CNSet still changed after the bound while another's did
+not was not converged at the bound (`late_convergence`). Mixed into `monitor.PfFold`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class Convergence(FoldState):
         # a partition, mail loss) by key, and the ones that ended, with their end
         self.open_faults: dict[tuple[str, ...], str] = {}
         self.ended_faults: list[tuple[int, str]] = []
+        # per replica: when it was created (or restored), and when its CNSet last changed (a local change, a
+        # received change applied, a restore): one int each, for the convergence bound (`late_convergence`)
+        self.created_ms: dict[tuple[str, str], int] = {}
+        self.cnset_changed_ms: dict[tuple[str, str], int] = {}
 
     # --- the fairness assumption of PF-035, from the record -------------------------------------------
     def note_fault(self, ev: Event) -> Event:
@@ -128,7 +134,7 @@ class Convergence(FoldState):
             self.tally.skip(R.CONVERGENCE, "the trace ends before the convergence bound")
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        why = P.converged(active)
+        why = P.converged(active) or self.late_convergence(fid, active, quiesce + bound)
         self.flag(
             R.CONVERGENCE,
             last,
@@ -143,3 +149,27 @@ class Convergence(FoldState):
                 "parameters": list(R.CONVERGENCE.params),
             },
         )
+
+    def late_convergence(self, fid: str, active: dict[str, CNSet], bound_at: int) -> str | None:
+        """Converged at the END, but not by `bound_at` (an END recorded after the bound, PF-035): an active replica
+        of before the bound whose CNSet changed after it, while another's did not (that one held the final CNSet
+        at the bound, the first did not). When every replica changed after the bound (a change made after it,
+        or a push from a delete-pending replica to all), the state at the bound is not known: not flagged."""
+        since = {
+            s: self.cnset_changed_ms.get((s, fid), -1) for s in active if self.created_ms.get((s, fid), -1) <= bound_at
+        }
+        moved = sorted((t, s) for s, t in since.items() if t > bound_at)
+        still = sorted(s for s, t in since.items() if t <= bound_at)
+        if not moved or not still:
+            return None
+        t, s = moved[-1]
+        return (
+            f"converged only after the bound at {bound_at}: {s}'s CNSet still changed at {t} "
+            f"({t - bound_at} ms after it), while {still[0]} held the final {active[still[0]]} by the bound"
+        )
+
+    def cnset_changed(self, key: tuple[str, str], at: int, *, created: bool = False) -> None:
+        """A replica's CNSet changed (or it was created or restored) at `at`."""
+        self.cnset_changed_ms[key] = at
+        if created:
+            self.created_ms[key] = at

@@ -8,7 +8,8 @@ maintenance cycle removes a delete-now replica (BF-034, BF-I13), and a delete-pe
 for status (BF-029, BF-I12). Each obligation has a deadline computed from the recorded configuration and
 the events seen; a store that is down owes nothing, and a store that comes back starts its timers afresh
 (its first run comes within one interval of the restart). Any event later than a deadline still owed is a
-violation. Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
+violation, the store's own CRASH included (what it owed before it went down was late by then: issue 30).
+Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.py`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def owed_text(what: Owed) -> str:
         return f"the backfill check of {x}, due {y}"
     if kind == "requests":
         return "a repeated status request"
+    if kind == "announce":
+        return f"the hierarchy change announcing its replica of {x} removed"
     return "removal at the next maintenance cycle"
 
 
@@ -74,6 +77,9 @@ class Deadlines(FoldState):
         self.owed_from: dict[tuple[str, str], int] = {}  # unsent local changes since
         self.last_request: dict[tuple[str, str], int] = {}  # delete-pending: last request (or entry)
         self.dead_since: dict[tuple[str, str], int] = {}  # delete now since
+        # store -> folder -> delete now since: the 1-1 change announcing the removal is owed (BF-034); an obligation
+        # of the store's hierarchy replica, since the folder's replica is gone once the maintenance cycle removed it
+        self.announce_owed: dict[str, dict[str, int]] = {}
         self.restoring: dict[str, str] = {}
         self.flagged: set[tuple[Rule, str, str, int]] = set()
         # the obligations each indexed replica owes now, (rule, deadline): one judged instance each when it
@@ -177,6 +183,8 @@ class Deadlines(FoldState):
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
                 out.append((R.DELETE_PENDING_REQUESTS, start + p.content_interval_ms, ("requests", None, None)))
+        if fid == HIERARCHY and store in self.announce_owed:
+            out.extend(self.announcements(store, since, p))
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
@@ -186,6 +194,32 @@ class Deadlines(FoldState):
                 )
             )
         return out, volatile, follows
+
+    def owe_announcement(self, store: str, fid: str, at: int | None) -> None:
+        """From its delete now at `at` (None: no longer, a restore undid it) the store owes the 1-1 change
+        announcing its replica of `fid` removed (seed 003 "Example Replication Cycles" steps 8 and 9, BF-034)."""
+        owed = self.announce_owed.setdefault(store, {})
+        if at is None:
+            owed.pop(fid, None)
+        else:
+            owed[fid] = at
+        if not owed:
+            del self.announce_owed[store]
+        self.dirty.add((store, HIERARCHY))
+
+    def announcements(self, store: str, since: int, p: Params) -> list[Obligation]:
+        """The removals `store` still owes announcing, each by the next maintenance cycle after its delete now (the
+        hierarchy interval, BF-I13); one is discharged once the store's own replica list no longer names it (its
+        "removed" change folded in, or the folder deleted)."""
+        owed = self.announce_owed[store]
+        for fid in [f for f in owed if self.view(store, f).get(store) is None]:
+            del owed[fid]
+        if not owed:
+            del self.announce_owed[store]
+        out: list[Obligation] = []
+        for fid, at in sorted(owed.items()):
+            out.append((R.MAINTENANCE_REMOVAL, max(at, since) + p.hierarchy_interval_ms, ("announce", fid, None)))
+        return out
 
     def due(self, ev: Event) -> None:
         """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation.

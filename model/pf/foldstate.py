@@ -49,6 +49,11 @@ class FoldState:
     check_restated_config: Callable[..., Any]
     unseen: Callable[..., Any]
     schedule_run: Callable[..., Any]
+    file_readings: Callable[..., Any]
+    cnset_changed: Callable[..., Any]
+    owe_announcement: Callable[..., Any]
+    announce_owed: dict[str, dict[str, int]]
+    up: dict[str, bool]  # store -> up (False from a recorded CRASH until its RESTART; `deadlines.py`)
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
@@ -73,6 +78,12 @@ class FoldState:
         self.expect_file: dict[tuple[str, str], tuple[object, Event]] = {}
         self.expect_requests: dict[tuple[str, str], list] = {}
         self.ends: dict[str, list[Event]] = {}
+        # BF-I17: the readings of "new folder replica" each store's entries still fit, the entry just filed as
+        # each reading files it (until its BACKFILL_FILE), and the replicas created with no other replica listed
+        self.new_readings: dict[str, tuple[str, ...]] = {}
+        self.new_alts: dict[tuple[str, str], dict[str, Any]] = {}
+        self.created_sole: set[tuple[str, str]] = set()
+        self.groups: dict[str, int] = {}  # node -> its side of the recorded partition in force (`backfill.py`)
         self.violations: list[Violation] = []
         self.notes: list[str] = []
         self.tally = Tally()  # what each rule judged, and what it could not (issue 29)

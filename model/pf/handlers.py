@@ -24,7 +24,7 @@ from model.pf.events import (
     STATUS_REQ,
 )
 from model.pf.foldstate import FoldState, Mark
-from model.pf.state import ACTIVE, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -60,23 +60,44 @@ class Handlers(FoldState):
         if fid == HIERARCHY:
             self.hier_targets.add(c.target)
             if c.op == "replica" and c.detail.endswith(":removed"):
-                server = c.detail.rpartition(":")[0]
-                ok = server == store and (store, c.target) in self.removed_after_delete_now
-                self.flag(
-                    R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
-                    ev,
-                    not ok and f"announced {server}'s replica of {c.target} removed without its delete now",
-                    data=None if ok else {"removed": server, "folder": c.target, "announced_by": store},
-                )
+                self.removal_announced(ev, c)
         if rep is None and fid != HIERARCHY:
             self.unseen(ev, "a change to")
         if rep is not None:
             was = bool(rep.unsent)
             self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
+            self.cnset_changed((store, fid), ev.ts_ms)
             if not was:
                 self.anchor(self.owed_from, (store, fid), ev.ts_ms)
         if fid == HIERARCHY and rep is not None:
             self.hold_hierarchy(store, [str(c.cn)])
+
+    def removal_announced(self, ev: Event, c: Change) -> None:
+        """A 1-1 change removing a replica from a folder's list: made only by that replica's store, once the replica
+        is delete now, before or after the maintenance cycle removed it (seed 001 "Deleting a Replica" step 5, seed
+        003 "Example Replication Cycles" steps 8 and 9 set no order between the removal and the hierarchy message;
+        BF-034)."""
+        store, server = ev.node, c.detail.rpartition(":")[0]
+        own = self.reps.get((store, c.target))
+        state = own.state if own is not None else None
+        removed = (store, c.target) in self.removed_after_delete_now
+        ok = server == store and (removed or state == DELETE_NOW)
+        why: str | None
+        if ok:
+            why = None
+        elif server != store:
+            why = f"announced {server}'s replica of {c.target} removed: only {server} itself announces that, "
+            why += "after its delete now"
+        else:
+            now = f"is {state}" if state else "holds none and recorded no DELETE_NOW for it"
+            why = f"announced its replica of {c.target} removed while it {now}: a removal is announced only once the "
+            why += "replica is delete now"
+        self.flag(
+            R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
+            ev,
+            why,
+            data=why and {"removed": server, "folder": c.target, "announced_by": store, "state": state},
+        )
 
     # --- messages ------------------------------------------------------------------------------------
     def on_repl_send(self, ev: Event) -> None:
@@ -316,8 +337,10 @@ class Handlers(FoldState):
         # unsent changes, status expiry, backfill entries and replica list) a message changes only the entries
         if rep.backfill is not entries:
             self.dirty.add((store, fid))
+        if react.applied:
+            self.cnset_changed((store, fid), ev.ts_ms)
         if react.filed is not None:
-            self.expect_file[(store, fid)] = (react.filed, ev)
+            self.file_readings((store, fid), rep, react.filed, ev)
         if fid == HIERARCHY and react.applied:
             self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 

@@ -6,6 +6,7 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
+from model.pf import decide as D
 from model.pf import faults as F
 from model.pf import properties as P
 from model.pf import rules as R
@@ -24,6 +25,12 @@ def _pairs(items: list[str]) -> dict[str, str]:
 
 def _state(rep: Replica | None) -> str:
     return S.ABSENT if rep is None else rep.state
+
+
+def _new_why(fid: str, store: str, rep: Replica) -> str:
+    if fid == HIERARCHY:
+        return "the hierarchy is no new folder replica"
+    return f"a replica added to a folder with other replicas ({sorted(s for s in rep.view if s != store)}) is new"
 
 
 class Lifecycle(FoldState):
@@ -73,16 +80,22 @@ class Lifecycle(FoldState):
                 f"{self.view(store, fid)}",
                 data=bad and {"observed": dict(self.view(store, fid)), "expected": {store: ACTIVE}},
             )
-        if "new" in a:  # the event restates whether the replica is new
-            new = bool(a["new"])
-            bad = new != (fid != HIERARCHY)
+        rep = S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
+        sole = fid != HIERARCHY and not D.has_others(rep)
+        if sole:  # the folder's first replica (its creator's): not "added" to an existing folder (BF-I17)
+            self.created_sole.add((store, fid))
+        self.cnset_changed((store, fid), ev.ts_ms, created=True)
+        if "new" in a:  # the event restates whether the replica is new: a content replica added to a folder
+            new = bool(a["new"])  # with other replicas is; the hierarchy is not; the creator's, either (BF-I17)
+            allowed = [False] if fid == HIERARCHY else [True, False] if sole else [True]
+            bad = new not in allowed
             self.flag(
                 R.RESTATED_STATE,
                 ev,
-                bad and f"REPLICA_CREATE says new={new}",
-                data=bad and {"observed": new, "expected": fid != HIERARCHY},
+                bad and f"REPLICA_CREATE says new={new}; " + _new_why(fid, store, rep),
+                data=bad and {"observed": new, "allowed": allowed},
             )
-        self.put((store, fid), S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True))
+        self.put((store, fid), rep)
 
     def on_replica_view(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -168,6 +181,7 @@ class Lifecycle(FoldState):
             )
         self.put((store, fid), S.delete_now(rep))
         self.anchor(self.dead_since, (store, fid), ev.ts_ms)
+        self.owe_announcement(store, fid, ev.ts_ms)
 
     def on_replica_removed(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
@@ -207,6 +221,8 @@ class Lifecycle(FoldState):
             targets = {k[1] for k in self.views if k[0] == store} | set(held.targets())
             self.refresh_views(store, sorted(targets - {HIERARCHY}))
         present = fid in reps
+        if fid in self.announce_owed.get(store, {}) and (not present or reps[fid].state != DELETE_NOW):
+            self.owe_announcement(store, fid, None)  # the restore undid the delete now
         if "present" in ev.attrs:  # the event restates whether the backup holds the folder
             stated = bool(ev.attrs["present"])
             has = "holds" if present else "lacks"
@@ -221,6 +237,7 @@ class Lifecycle(FoldState):
             self.drop((store, fid))
             return
         rep = reps[fid].copy()  # the backup stays as it was (another restore may read it)
+        self.cnset_changed((store, fid), ev.ts_ms, created=True)
         rep.origin = ev.attrs["origin"]
         if fid != HIERARCHY:
             rep.view = self.view(store, fid)

@@ -71,7 +71,10 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
                 return
         if ev.mechanism != MECH:
             if ev.mechanism == "core" and kind in FAULTS:
+                if kind == "CRASH" and self.cfg is not None:
+                    self.due(ev)  # what the store owed before it went down was late by then (issue 30, family 1)
                 self.note_fault(ev)
+                self.note_reach(ev)
                 if kind in ("CRASH", "RESTART"):
                     self.lifecycle(ev)
                     self.schedule_reset(ev.node)
@@ -109,6 +112,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         """A context event, in sequence order: the recorded configuration in force from it (config.py). False
         when it does not parse (`faults.config`): judging stops, with a note."""
         if c.kind in CONFIGS:
+            if c.kind == PF_CONFIG and self.cfg is not None:
+                self.due(c)  # what was late under the configuration in force is judged before it changes
             try:
                 self.cfg = F.config(self.note_fault(c), self.cfg)
             except InputFault as exc:
@@ -190,6 +195,8 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
     def refresh_views(self, store: str, targets: Sequence[str]) -> None:
         """Re-read the replica lists of `targets` (in name order, never 1-1) from the store's fold (PF-I14)."""
         held = self.held.get(store)
+        if store in self.announce_owed:  # a removal it owes announcing may be discharged (`Deadlines.announcements`)
+            self.dirty.add((store, HIERARCHY))
         for t in targets:
             view = held.view(t) if held is not None else {}
             self.views[(store, t)] = view

@@ -171,7 +171,9 @@ class Store:
         for fid, rep in list(self.replicas.items()):
             if not any(self.c.rules.entry_due(e, now) for e in rep.backfill):
                 continue
-            rep, requests = R.backfill_tick(rep, now, self.ctx, self.c.rules)
+            # servers this store cannot reach now (crashed, or across a partition) sort last (BF-011, BF-I16)
+            gone = [s for s in rep.view if s != self.name and not self.c.net.reachable(self.name, s)]
+            rep, requests = R.backfill_tick(rep, now, self.ctx, self.c.rules, unavailable=gone)
             self.replicas[fid] = rep
             self.emit(fid, "BACKFILL", requests=[f"{s}=" + "|".join(cns.encode()) for s, cns in requests])
             for server, cns in requests:

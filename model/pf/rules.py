@@ -107,7 +107,8 @@ BACKFILL_SOURCE_ORDER = Rule(
     "backfill-source-order",
     "BF-011",
     "always",
-    "sources chosen by the five keys in order; any order of candidates tied on all five is allowed",
+    "sources chosen by the five keys in order, a server down or unavailable (marked down, crashed and not "
+    "restarted, across a partition: BF-I16) last; any order of candidates tied on all five is allowed",
     ("BF-P10",),
 )
 BACKFILL_RESPONSE_ADDRESSING = Rule(
@@ -136,7 +137,7 @@ CONVERGENCE = Rule(
     "after the quiescent phase's bound (derived from the recorded configuration), all active replicas of "
     "a folder hold the same CNSet; the phase's start is taken from END only when no recorded fault (a "
     "store down, a partition, mail loss) is in force at or after it, and a trace ending before the "
-    "bound leaves convergence unjudged",
+    "bound leaves convergence unjudged; an END after the bound is judged for the bound",
     ("PF-P01", "PF-P02", "PF-P07", "BF-P02", "BF-P04", "BF-P06"),
 )
 
@@ -157,7 +158,8 @@ BACKFILL_ENTRY_DERIVED = Rule(
     "backfill-entry-derived",
     "BF-005",
     "always",
-    "a backfill entry is filed exactly when a message reveals a gap, with the derived time-out and locality",
+    "a backfill entry is filed exactly when a message reveals a gap, with the derived time-out and locality "
+    "(a new replica's under any reading of BF-I17, one per store)",
     _LADDER,
 )
 RESTATED_STATE = Rule(
@@ -211,7 +213,8 @@ MAINTENANCE_REMOVAL = Rule(
     "maintenance-removal",
     "BF-034",
     "always",
-    "a delete-now replica is removed at the next maintenance cycle (hierarchy event, BF-I13)",
+    "a delete-now replica is removed, and its removal announced by a 1-1 change of its store, at the next "
+    "maintenance cycle (hierarchy event, BF-I13)",
     ("PF-P01",),
 )
 DELETE_PENDING_REQUESTS = Rule(
@@ -245,7 +248,8 @@ REMOVAL_ANNOUNCED_AFTER_DELETE_NOW = Rule(
     "removal-announced-after-delete-now",
     "BF-034",
     "always",
-    "a hierarchy change removing a store's replica is made only by that store after its delete now",
+    "a hierarchy change removing a store's replica is made only by that store once its replica is delete now "
+    "(before or after the maintenance cycle removes it)",
 )
 SERVED_BY_ACTIVE_REPLICA = Rule(
     "served-by-active-replica",

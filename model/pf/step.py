@@ -11,7 +11,7 @@ monitor rejects any other change of a replica's state.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from model.pf import decide as D
@@ -195,11 +195,14 @@ def backfill_tick(
     rules: D.Decisions | None = None,
     chosen: Mapping[int, list[tuple[str, CNSet]]] | None = None,
     log: list[tuple[int, Entry, list[D.Candidate]]] | None = None,
+    unavailable: Collection[str] = (),
 ) -> tuple[Replica, list[tuple[str, CNSet]]]:
     """A backfill check (every ReplicationTimeout): each entry whose time-out expired sends requests to
     the selected sources at once and waits the next rung of the ladder (BF-005, BF-006, BF-013, BF-014).
     `chosen` (entry index -> requests) applies a choice made elsewhere (the monitor applies the recorded
-    one) instead of the decision's own; `log` receives each due entry with the candidates it was chosen from."""
+    one) instead of the decision's own; `log` receives each due entry with the candidates it was chosen from.
+    `unavailable` names the servers down or unavailable to this store other than by the BF-I07 mark (crashed,
+    or across a partition: BF-I16); they sort with the marked ones, last (seed 003, key 1)."""
     r = rules or D.DECISIONS
     rows = rep.rows
     entries: list[Entry] = []
@@ -212,6 +215,8 @@ def backfill_tick(
             if rows.get(s, Row()).last_heard_ms < e.asked_ms:
                 rep.row_for(s).down = True
         cands = D.candidates(rep, e.cns, ctx)
+        if unavailable:
+            cands = [replace(c, down=True) if c.server in unavailable and not c.down else c for c in cands]
         if log is not None:
             log.append((i, e, cands))
         picked = list(chosen.get(i, [])) if chosen is not None else r.select_sources(e.cns, cands)

@@ -15,6 +15,7 @@ from traces.schema import Event
 T0 = 1_767_225_600_000
 MIN = 60_000
 Step = tuple[float, str, str, str, dict[str, Any]]
+CORE_KINDS = ("TRACE_START", "CRASH", "RESTART", "PARTITION", "HEAL")  # recorded by the kernel (mechanism core)
 
 
 def build(
@@ -48,7 +49,7 @@ def build(
     ]
     out = []
     for i, (minute, node, entity, kind, attrs) in enumerate([*head, *steps]):
-        mech = "core" if kind == "TRACE_START" else "pf"
+        mech = "core" if kind in CORE_KINDS else "pf"
         out.append(Event(name, i, f"{name}:{i}", T0 + int(minute * MIN), node, mech, entity, kind, attrs))
     return out
 
