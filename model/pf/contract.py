@@ -173,10 +173,17 @@ ORDERING: tuple[Order, ...] = (
     ),
     custom(
         "REPLICA_REMOVED before the hierarchy (`1-1`) CHANGE `replica` with detail `<store>:removed` that announces "
-        "it, at one instant (else the announcement reads as a removal without its delete now)",
+        "it, at one instant (the checker also accepts the announcement before REPLICA_REMOVED once the replica is "
+        "delete now, BF-034: the seeds order neither)",
         _removed_announced,
+        lenient=False,
     ),
-    custom("REPLICA_CREATE `new` is true for every content folder replica, false for the hierarchy", _new_flag),
+    custom(
+        "REPLICA_CREATE `new` is true for every content folder replica, false for the hierarchy (the checker "
+        "accepts either value for the folder creator's replica, BF-I17)",
+        _new_flag,
+        lenient=False,
+    ),
     last_of("END last per store and folder", "END", _key, scope=PF),
 )  # fmt: skip
 

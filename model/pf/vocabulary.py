@@ -87,7 +87,9 @@ VOCABULARY = Vocabulary(
                 "a new content replica: `true` for every content folder's replica, the folder creator's included "
                 "(it backfills what it lacks, BF-021); `false` for the hierarchy (`1-1`). Seed 003 leaves 'new folder "
                 "replica' undefined for the new-replica delay (BF-008): the simulators treat a replica as new until "
-                "its first backfill request; the catalogue's interpretations say which readings the checker accepts",
+                "its first backfill request; the checker accepts `false` for the creator's replica and every "
+                "reading of BF-I17 (until its first request, while it holds no content, only a replica added to a "
+                "folder with others), one reading per store",
             ),
             attr("costs", LS, "restates the costs from this store", fmt=SERVER_NUM),
             attr("versions", LS, "restates the versions", fmt=SERVER_NUM),
@@ -178,7 +180,9 @@ VOCABULARY = Vocabulary(
                 "due_ms",
                 INT,
                 "when it times out (the ladder of BF-005); an entry for changes a delete-pending replica holds is "
-                "due at once (BackfillDeletePendingDelay 0: requested at the next backfill check, BF-I02)",
+                "due at once (BackfillDeletePendingDelay 0: requested at the next backfill check, BF-I02); for a new "
+                "folder replica with local data 15 min (BF-008, under any BF-I17 reading, one per store); else the "
+                "first time-out, same site or remote",
             ),
             attr("local", B, "the gap's changes are held by a store of the same site (the shorter time-out)"),
         ),
@@ -187,7 +191,13 @@ VOCABULARY = Vocabulary(
             HOLDER,
             FID,
             "the decision of one backfill check (every 5 minutes, BF-007)",
-            attr("requests", LS, "the requests made", fmt=REQUEST),
+            attr(
+                "requests",
+                LS,
+                "the requests made, one per due entry; the source ordered first by being up (a store marked down "
+                "for not answering, crashed and not restarted, or across an unhealed partition is last: BF-I16)",
+                fmt=REQUEST,
+            ),
         ),
         kind(
             "STATUS_EXPIRED",
@@ -261,7 +271,9 @@ VOCABULARY = Vocabulary(
         "delete-pending replica also sends those changes itself (REPL_SEND `reason` `push`, BF-031)",
         "END is optional: a folder without END events is not judged for convergence (PF-035; the safety rules "
         "still apply); an END whose `quiesce_ms` plus the convergence bound lies after the trace's last event, or "
-        "with a fault in force after `quiesce_ms`, leaves convergence unjudged (a note), never a violation",
+        "with a fault in force after `quiesce_ms`, leaves convergence unjudged (a note), never a violation; an END "
+        "recorded after `quiesce_ms` plus the bound is judged for the bound (a replica whose CNSet changed after "
+        "the bound while another's did not was behind at it)",
         "A partial trace (`model/pf/faults.py`): without PF_CONFIG before its first pf event nothing is judged "
         "(verdict unknown); an event of a store before it mounted its store (REPLICA_CREATE of `1-1`), or of a "
         "replica whose REPLICA_CREATE the trace does not show (a recording that starts late), is not judged: a "
