@@ -2,9 +2,11 @@
 system under test never exercised over the whole budget (`conformance.harness.floor`, issue 29): one line per
 rule with its requirement ID on the terminal, and `coverage_floor.missing` / `missing_rules` in the JSON report.
 
-The fake system is the model with its REJECT records withheld (it rejects, and does not say so): the rule that
-judges a failed shadow's outcome (failure-outcome, SR-040) is never exercised on its records, though the model
-exercises it on the same inputs. It still passes: the list is information, not a verdict. Twin: the model
+The fake system is the model with its end-of-run SNAPSHOT records withheld (they are optional: without them a
+message is judged for safety only): the liveness rules (no-loss SR-075, shadow-released SR-057) are never
+exercised on its records, though the model exercises them on the same inputs. It still passes: the list is
+information, not a verdict. (A fake that withholds REJECT records no longer passes: since issue 30 a sender's
+session neither answered nor timed out by the trace's end breaks SR-039.) Twin: the model
 against itself names none. The search is bounded by its number of runs (a profile of 20 examples, derandomized),
 not by time, so the runs and their inputs are the same on any machine."""
 
@@ -22,13 +24,13 @@ from conformance.cli import main
 from conformance.harness.sr import DRIVER
 
 search_module = importlib.import_module("conformance.harness.search")  # the package re-exports `search`
-FAKE = "no-reject-records"
+FAKE = "no-snapshot-records"
 
 pytestmark = pytest.mark.model
 
 
-class NoRejectRecords:
-    """The model, its REJECT events withheld from what it records."""
+class NoSnapshotRecords:
+    """The model, its SNAPSHOT events withheld from what it records."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -37,7 +39,7 @@ class NoRejectRecords:
         return getattr(self.inner, name)
 
     def events(self) -> list[Any]:
-        return [e for e in self.inner.events() if e.kind != "REJECT"]
+        return [e for e in self.inner.events() if e.kind != "SNAPSHOT"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +53,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> None:
     model = DRIVER.model_factory()
 
     def factory(mechanism: str, sut: str | None, timeout_s: float) -> Any:
-        return (lambda setup: NoRejectRecords(model(setup))) if sut == FAKE else None
+        return (lambda setup: NoSnapshotRecords(model(setup))) if sut == FAKE else None
 
     monkeypatch.setattr(suite_cli, "_factory", factory)
     monkeypatch.setattr(suite_cli, "_preflight", lambda *args: "")
@@ -67,11 +69,11 @@ def test_a_rule_the_system_never_exercised_is_named_on_the_terminal_and_in_the_j
     code, text = _conform(tmp_path, capsys, "--sut", FAKE)
     assert code == 0 and text.startswith(f"PASS sr: {FAKE} passed"), text
     assert f"rule(s) the model exercised that {FAKE} never did:" in text
-    assert re.search(r"^  failure-outcome +SR-040$", text, re.M), text
+    assert re.search(r"^  no-loss +SR-075$", text, re.M), text
     code, out = _conform(tmp_path, capsys, "--sut", FAKE, "--json")
     floor = json.loads(out)["coverage_floor"]
-    assert code == 0 and "failure-outcome" in floor["missing"]
-    assert {"rule": "failure-outcome", "requirement": "SR-040"} in floor["missing_rules"]
+    assert code == 0 and "no-loss" in floor["missing"]
+    assert {"rule": "no-loss", "requirement": "SR-075"} in floor["missing_rules"]
     assert [m["rule"] for m in floor["missing_rules"]] == floor["missing"]
 
 
