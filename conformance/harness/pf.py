@@ -29,6 +29,7 @@ from conformance.harness.core import (
     SystemFactory,
     machine_for,
 )
+from conformance.harness.pf_scenarios import LAYOUTS, SCENARIOS, other_than
 from model.kernel.sim import HOUR, MINUTE
 from model.pf import mutants as M
 from model.pf.mutants import ALSO, EXPECTED
@@ -43,7 +44,7 @@ from traces.schema import Event
 require("PF-035", "BF-024", "BF-033", "PF-004", "PF-011", "PF-025")
 
 STORES = ["A", "B", "C"]
-SERVERS = [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")]
+SERVERS = LAYOUTS["cost-vs-version"]  # the first layout: what a replay file without a layout ran on
 LINKS = [("rg0", "rg1", 7)]
 LATENCY_MAX_MS = 2 * MINUTE
 ADVANCE_MINUTES = [1, 4, 10, 30, 90, 6 * 60, 36 * 60]
@@ -83,10 +84,11 @@ def params_of(setup: Mapping[str, Any]) -> Any:
 class PfDriver:
     name = "pf"
     setup = st.builds(
-        lambda seed, faults, limit: {
+        lambda seed, faults, limit, layout: {
             "seed": seed,
             "faults": faults,
-            "stores": [list(s) for s in SERVERS],
+            "layout": layout,
+            "stores": [list(s) for s in LAYOUTS[layout]],
             "links": [list(link) for link in LINKS],
             "latency_max_ms": LATENCY_MAX_MS,
             "deleted_folder_limit": limit,
@@ -94,6 +96,7 @@ class PfDriver:
         st.integers(0, 2**20),
         st.booleans(),
         st.sampled_from(DELETED_FOLDER_LIMITS),
+        st.sampled_from(sorted(LAYOUTS)),
     )
     ops: Mapping[str, Op] = {
         "create_folder": Op(_d(via=_store)),
@@ -146,6 +149,36 @@ class PfDriver:
             _faults,
             doc="a replica added on `other`, then twice a lost post on `store`, each followed by 36 hours: the other "
             "replica backfills twice, so its backfill check's schedule is judged (BF-036)",
+        ),
+        "schedule_watch": Op(
+            _d(folder=_folder, store=_store),
+            doc="a replica on every store, then a post on `store` every 4 minutes for 48 minutes and a folder "
+            "modification every 8: its broadcasts observed over several periods (PF-023, PF-038)",
+        ),
+        "source_tie": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a replica on every store; `store` down while two posts replicate to the two others, then back: "
+            "its backfill check chooses between two holders, cost, version or the order deciding by the layout "
+            "(BF-011)",
+        ),
+        "retry_after_timeout": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a replica on every store; a lost post, then one that arrives (a backfill entry filed), then every "
+            "message lost for 13 hours: the first backfill request is lost and retried after its time-out (BF-006)",
+        ),
+        "pending_with_entries": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a replica on every store; a backfill entry filed on `store`, then its replica removed: delete "
+            "pending with a filed entry (BF-029)",
+        ),
+        "restore_with_entries": Op(
+            _d(folder=_folder, store=_store),
+            _faults,
+            doc="a replica on every store; a backfill entry filed on `store`, a backup, then a restore: the "
+            "backfill array comes back with the backup (BF-024)",
         ),
         "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
@@ -206,7 +239,7 @@ class PfDriver:
             return [_c("delete_folder", via=raw["via"], fid={"$folder": k}) for k in ks]
         if op == "remove_two_at_once":
             first = (_holders(s, ref) or [raw["server"]])[0]
-            second = raw["server"] if raw["server"] != first else STORES[(STORES.index(first) + 1) % len(STORES)]
+            second = other_than(first, raw["server"])
             third = next((x for x in STORES if x not in (first, second)), second)
             wait = _c("advance", ms=20 * MINUTE)
             return [
@@ -222,6 +255,9 @@ class PfDriver:
         if op == "remove_replicas_at_once":
             holders = _holders(s, ref)
             return [_c("remove_replica", fid=ref, server=x, via=x) for x in holders] if len(holders) > 1 else []
+        if op in SCENARIOS:
+            via = (_holders(s, ref) or [raw["store"]])[0]
+            return SCENARIOS[op](ref, via, raw["store"], s.state.get("loss", 0.0))
         if op == "post":
             return [_c("post", store=raw["store"], fid=ref, size_kb=raw["size"]) for _ in range(raw["n"])]
         if op == "modify_folder":
@@ -248,7 +284,7 @@ class PfDriver:
                 _c("set_loss", loss=s.state.get("loss", 0.0)),
             ]
         if op == "backfill_twice":
-            other = raw["other"] if raw["other"] != raw["store"] else STORES[(STORES.index(raw["store"]) + 1) % 3]
+            other = other_than(raw["store"], raw["other"])
             lost = [
                 _c("set_loss", loss=1.0),
                 _c("post", store=raw["store"], fid=ref, size_kb=1),

@@ -205,12 +205,20 @@ def _resettled(e: Event, rng: random.Random, turn: int | None = None, change: in
     return replace(e, attrs={**e.attrs, attr: json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 
+def _kind_of(e: Event) -> str:
+    """An event's kind for drawing perturbations: its kind, and for a message recording its type (pf's REPL_SEND)
+    the type too, so that a rare message type (a backfill response) is perturbed as often as a common one."""
+    t = e.attrs.get("type")
+    return f"{e.kind}/{t}" if isinstance(t, str) else e.kind
+
+
 def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None = None) -> list[list[Event]]:
     """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another value
     the same entity's events hold for it), or change one setting of the recorded configuration (a rule whose
     verdict hangs on a setting was reached too: TRACE_START's, or a context event's `SETTINGS`). The event is
-    drawn kind first, then among the events of that kind, so that the rare events rules judge (a BCSS run, a
-    maintenance) are perturbed as often as the common ones. `sweep` (a run's number): first one perturbation of
+    drawn kind first (a message's kind with its type: `_kind_of`), then among the events of that kind, so that the
+    rare events rules judge (a BCSS run, a maintenance, a backfill response) are perturbed as often as the common
+    ones. `sweep` (a run's number): first one perturbation of
     each kind the trace holds, the kind of perturbation turning with the run's number, so that over the runs
     every kind gets every kind of perturbation; then `n` drawn as above; then one setting of each context
     event's `SETTINGS` changed, the setting and the change turning with the run's number."""
@@ -224,7 +232,7 @@ def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None
         for k, v in e.attrs.items():
             values.setdefault((e.entity, k), []).append(v)
         if e.kind != "TRACE_START":
-            by_kind.setdefault(e.kind, []).append(i)
+            by_kind.setdefault(_kind_of(e), []).append(i)
     kinds = sorted(by_kind)
     starts = [i for i, e in enumerate(events) if e.kind == "TRACE_START"]
     plan = [(rng.choice(by_kind[k]), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []

@@ -1,0 +1,136 @@
+"""The pf generator's layouts and canned scenarios that reach the backfill and schedule rules (issue 34).
+
+Seeds 001 ("Default Replication Event Schedule", "Deleting a Replica") and 003 ("Backfill Time-outs",
+"Selecting a Backfill Server", "Restoring from Backup"). Random steps alone rarely keep a store up over
+several replication periods with changes to send, lose a backfill request, or leave two stores holding the
+same missing changes; each scenario here builds one such situation on an existing folder, in a few calls:
+
+- `schedule_watch`: changes made on one store every four minutes for 48 minutes, so its hierarchy and content
+  broadcasts are observed over several periods (PF-023, PF-038);
+- `source_tie`: a store down while a change replicates to the two others, then back: its backfill check
+  chooses between two holders, which the layout makes cost (`LAYOUTS` "cost-vs-version", from A), version
+  (the same layout, from C) or the order (layout "one-version", from C) decide (BF-011);
+- `retry_after_timeout`: a gap revealed, then every message lost for 13 hours: the first backfill request
+  is lost and the entry is retried after its retry time-out (BF-006, BF-007, BF-036);
+- `pending_with_entries`: a replica with a filed backfill entry removed: delete pending drops its entries
+  (BF-029, BF-I12), and its clients are redirected (BF-028);
+- `restore_with_entries`: a store backed up while it has a filed backfill entry, then restored: the backup
+  brings the backfill array back (BF-023, BF-024).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from model.kernel.sim import HOUR, MINUTE
+from spec.catalogue import require
+
+require("PF-023", "PF-038", "BF-006", "BF-007", "BF-011", "BF-029", "BF-024", "BF-036")
+
+Call = dict[str, Any]
+STORES = ["A", "B", "C"]
+# (name, routing group, version) per store. "cost-vs-version": from A, B is cheaper and C newer (cost decides);
+# from C, A and B cost the same and A is newer (version decides). "one-version": from C, A and B tie on cost
+# and version (the count of missing changes, then the name, decide).
+LAYOUTS: dict[str, list[tuple[str, str, str]]] = {
+    "cost-vs-version": [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")],
+    "one-version": [("A", "rg0", "2003"), ("B", "rg0", "2003"), ("C", "rg1", "2003")],
+}
+SETTLE = 36 * HOUR  # long enough for a new replica's backfill (12 h remote, 24 h first retry) to be answered
+
+
+def _c(call: str, **args: Any) -> Call:
+    return {"call": call, "args": args}
+
+
+def other_than(store: str, wanted: str) -> str:
+    """`wanted`, or the next store after `store` when they are the same."""
+    return wanted if wanted != store else STORES[(STORES.index(store) + 1) % len(STORES)]
+
+
+def everywhere(ref: dict[str, int], via: str) -> list[Call]:
+    """A replica of the folder on every store (requests for stores already holding one are refused: harmless),
+    then time for the new replicas to backfill what they lack."""
+    return [*(_c("add_replica", fid=ref, server=x, via=via) for x in STORES if x != via), _c("advance", ms=SETTLE)]
+
+
+def gap(ref: dict[str, int], source: str, loss: float) -> list[Call]:
+    """A change on `source` whose mail is lost, then one that arrives: its CNSet reveals the gap to every other
+    replica, which files a backfill entry (BF-005)."""
+    return [
+        _c("set_loss", loss=1.0),
+        _c("post", store=source, fid=ref, size_kb=1),
+        _c("advance", ms=20 * MINUTE),
+        _c("set_loss", loss=loss),
+        _c("post", store=source, fid=ref, size_kb=1),
+        _c("advance", ms=20 * MINUTE),
+    ]
+
+
+def schedule_watch(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
+    calls = everywhere(ref, via)
+    for i in range(12):
+        calls.append(_c("post", store=store, fid=ref, size_kb=1))
+        if i % 2 == 0:
+            calls.append(_c("modify_folder", via=store, fid=ref))
+        calls.append(_c("advance", ms=4 * MINUTE))
+    return calls
+
+
+def source_tie(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
+    holder = other_than(store, "A" if store != "A" else "C")
+    return [
+        *everywhere(ref, via),
+        _c("crash", store=store),
+        _c("post", store=holder, fid=ref, size_kb=1),
+        _c("post", store=holder, fid=ref, size_kb=1),
+        _c("advance", ms=30 * MINUTE),
+        _c("restart", store=store),
+        _c("advance", ms=SETTLE),
+    ]
+
+
+def retry_after_timeout(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
+    source = other_than(store, "C" if store != "C" else "A")
+    return [
+        *everywhere(ref, via),
+        *gap(ref, source, 0.0),
+        _c("set_loss", loss=1.0),
+        _c("advance", ms=13 * HOUR),
+        _c("set_loss", loss=loss),
+        _c("advance", ms=SETTLE + 12 * HOUR),
+    ]
+
+
+def pending_with_entries(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
+    source = other_than(store, "B" if store != "B" else "A")
+    return [
+        *everywhere(ref, via),
+        *gap(ref, source, loss),
+        _c("remove_replica", fid=ref, server=store, via=store),
+        _c("client_access", store=store, fid=ref),  # a delete-pending replica redirects its clients (BF-028)
+        _c("advance", ms=2 * HOUR),
+        _c("advance", ms=SETTLE),
+    ]
+
+
+def restore_with_entries(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
+    source = other_than(store, "B" if store != "B" else "C")
+    return [
+        *everywhere(ref, via),
+        *gap(ref, source, loss),
+        _c("backup", store=store),
+        _c("advance", ms=10 * MINUTE),
+        _c("restore", store=store),
+        _c("advance", ms=SETTLE),
+    ]
+
+
+SCENARIOS: dict[str, Callable[[dict[str, int], str, str, float], list[Call]]] = {
+    "schedule_watch": schedule_watch,
+    "source_tie": source_tie,
+    "retry_after_timeout": retry_after_timeout,
+    "pending_with_entries": pending_with_entries,
+    "restore_with_entries": restore_with_entries,
+}
