@@ -78,7 +78,7 @@ def test_the_scenario_for_each_bug_fails_by_its_rule_and_the_correct_store_passe
 
 @pytest.mark.parametrize("store", ["A", "B", "C"])
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_every_scenario_passes_on_the_correct_store_group_whatever_the_store_and_layout(layout: str, store: str) -> None:
+def test_every_scenario_passes_on_the_correct_store_group_whatever_store_and_layout(layout: str, store: str) -> None:
     for scenario in SCENARIOS:
         assert judged("", scenario, store, layout) == set(), scenario
 
