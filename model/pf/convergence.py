@@ -129,11 +129,16 @@ class Convergence(FoldState):
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
         why = P.converged(active)
+        every = CNSet()
+        for c in active.values() if why else ():
+            every = every | c
+        behind = ",".join(s for s, c in sorted(active.items()) if c != every)  # the stores at fault (issue 34)
         self.flag(
             R.CONVERGENCE,
             last,
             why,
             *ends[:-1],
+            party=behind or None,
             data=why
             and {
                 "observed": {s: str(c) for s, c in sorted(active.items())},
