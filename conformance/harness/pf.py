@@ -72,6 +72,12 @@ def convergence_wait_ms() -> int:
     return convergence_bound_ms(Params(), LATENCY_MAX_MS) + HOUR
 
 
+def layout_of(seed: int) -> str:
+    """The layout of a run (`pf_scenarios.LAYOUTS`), turning with its seed: no draw of its own, so the searches of
+    the tests that restrict the steps draw what they drew before issue 34 (seed 0: the first layout)."""
+    return sorted(LAYOUTS)[seed % len(LAYOUTS)]
+
+
 def params_of(setup: Mapping[str, Any]) -> Any:
     """The model's `Params` for a setup: the catalogue's, with the setup's deleted-folder limit (PF-011) when it
     names one (a replay file written before the setup drew it keeps the seed's 500)."""
@@ -84,11 +90,11 @@ def params_of(setup: Mapping[str, Any]) -> Any:
 class PfDriver:
     name = "pf"
     setup = st.builds(
-        lambda seed, faults, limit, layout: {
+        lambda seed, faults, limit: {
             "seed": seed,
             "faults": faults,
-            "layout": layout,
-            "stores": [list(s) for s in LAYOUTS[layout]],
+            "layout": layout_of(seed),
+            "stores": [list(s) for s in LAYOUTS[layout_of(seed)]],
             "links": [list(link) for link in LINKS],
             "latency_max_ms": LATENCY_MAX_MS,
             "deleted_folder_limit": limit,
@@ -96,7 +102,6 @@ class PfDriver:
         st.integers(0, 2**20),
         st.booleans(),
         st.sampled_from(DELETED_FOLDER_LIMITS),
-        st.sampled_from(sorted(LAYOUTS)),
     )
     ops: Mapping[str, Op] = {
         "create_folder": Op(_d(via=_store)),
