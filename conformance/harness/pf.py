@@ -29,7 +29,14 @@ from conformance.harness.core import (
     SystemFactory,
     machine_for,
 )
-from conformance.harness.pf_scenarios import LAYOUTS, SCENARIOS, other_than
+from conformance.harness.pf_scenarios import (
+    LAYOUTS,
+    SCENARIO_DOCS,
+    SCENARIOS,
+    backfill_twice,
+    lost_post,
+    remove_two_at_once,
+)
 from model.kernel.sim import HOUR, MINUTE
 from model.pf import mutants as M
 from model.pf.mutants import ALSO, EXPECTED
@@ -155,36 +162,10 @@ class PfDriver:
             doc="a replica added on `other`, then twice a lost post on `store`, each followed by 36 hours: the other "
             "replica backfills twice, so its backfill check's schedule is judged (BF-036)",
         ),
-        "schedule_watch": Op(
-            _d(folder=_folder, store=_store),
-            doc="a replica on every store, then a post on `store` every 4 minutes for 48 minutes and a folder "
-            "modification every 8: its broadcasts observed over several periods (PF-023, PF-038)",
-        ),
-        "source_tie": Op(
-            _d(folder=_folder, store=_store),
-            _faults,
-            doc="a replica on every store; `store` down while two posts replicate to the two others, then back: "
-            "its backfill check chooses between two holders, cost, version or the order deciding by the layout "
-            "(BF-011)",
-        ),
-        "retry_after_timeout": Op(
-            _d(folder=_folder, store=_store),
-            _faults,
-            doc="a replica on every store; a lost post, then one that arrives (a backfill entry filed), then every "
-            "message lost for 13 hours: the first backfill request is lost and retried after its time-out (BF-006)",
-        ),
-        "pending_with_entries": Op(
-            _d(folder=_folder, store=_store),
-            _faults,
-            doc="a replica on every store; a backfill entry filed on `store`, then its replica removed: delete "
-            "pending with a filed entry (BF-029)",
-        ),
-        "restore_with_entries": Op(
-            _d(folder=_folder, store=_store),
-            _faults,
-            doc="a replica on every store; a backfill entry filed on `store`, a backup, then a restore: the "
-            "backfill array comes back with the backup (BF-024)",
-        ),
+        **{
+            name: Op(_d(folder=_folder, store=_store), _faults if faulty else None, doc=doc)
+            for name, (faulty, doc) in SCENARIO_DOCS.items()
+        },
         "advance": Op(_d(minutes=st.sampled_from(ADVANCE_MINUTES))),
         "process_restart": Op(
             _d(new_state=st.booleans()),
@@ -243,20 +224,7 @@ class PfDriver:
             ks = sorted({k % len(fids) for k in raw["folders"]})
             return [_c("delete_folder", via=raw["via"], fid={"$folder": k}) for k in ks]
         if op == "remove_two_at_once":
-            first = (_holders(s, ref) or [raw["server"]])[0]
-            second = other_than(first, raw["server"])
-            third = next((x for x in STORES if x not in (first, second)), second)
-            wait = _c("advance", ms=20 * MINUTE)
-            return [
-                _c("add_replica", fid=ref, server=second, via=first),
-                wait,
-                *[_c("post", store=first, fid=ref, size_kb=5)] * 3,
-                wait,
-                _c("remove_replica", fid=ref, server=first, via=first),
-                _c("remove_replica", fid=ref, server=second, via=second),
-                _c("advance", ms=HOUR),
-                _c("add_replica", fid=ref, server=third, via=first),
-            ]
+            return remove_two_at_once(ref, (_holders(s, ref) or [raw["server"]])[0], raw["server"])
         if op == "remove_replicas_at_once":
             holders = _holders(s, ref)
             return [_c("remove_replica", fid=ref, server=x, via=x) for x in holders] if len(holders) > 1 else []
@@ -282,22 +250,9 @@ class PfDriver:
             s.state["loss"] = raw["loss"]
             return [_c("set_loss", loss=raw["loss"])]
         if op == "post_while_mail_is_lost":
-            return [
-                _c("set_loss", loss=1.0),
-                _c("post", store=raw["store"], fid=ref, size_kb=1),
-                _c("advance", ms=20 * MINUTE),
-                _c("set_loss", loss=s.state.get("loss", 0.0)),
-            ]
+            return lost_post(ref, raw["store"], s.state.get("loss", 0.0))
         if op == "backfill_twice":
-            other = other_than(raw["store"], raw["other"])
-            lost = [
-                _c("set_loss", loss=1.0),
-                _c("post", store=raw["store"], fid=ref, size_kb=1),
-                _c("advance", ms=20 * MINUTE),
-                _c("set_loss", loss=s.state.get("loss", 0.0)),
-                _c("advance", ms=36 * HOUR),
-            ]
-            return [_c("add_replica", fid=ref, server=other, via=raw["store"]), _c("advance", ms=HOUR), *lost, *lost]
+            return backfill_twice(ref, raw["store"], raw["other"], s.state.get("loss", 0.0))
         if op == "advance":
             return [_c("advance", ms=raw["minutes"] * MINUTE)]
         if op == "process_restart":

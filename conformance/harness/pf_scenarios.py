@@ -127,6 +127,70 @@ def restore_with_entries(ref: dict[str, int], via: str, store: str, loss: float)
     ]
 
 
+def remove_two_at_once(ref: dict[str, int], first: str, server: str) -> list[Call]:
+    """`PfDriver`'s step of that name (BF-I14): a replica added on `server`, posts, then the replicas on `first`
+    (a holder) and `server` removed in one instant, each on its own store; an hour later one on the third."""
+    second = other_than(first, server)
+    third = next((x for x in STORES if x not in (first, second)), second)
+    wait = _c("advance", ms=20 * MINUTE)
+    return [
+        _c("add_replica", fid=ref, server=second, via=first),
+        wait,
+        *[_c("post", store=first, fid=ref, size_kb=5)] * 3,
+        wait,
+        _c("remove_replica", fid=ref, server=first, via=first),
+        _c("remove_replica", fid=ref, server=second, via=second),
+        _c("advance", ms=HOUR),
+        _c("add_replica", fid=ref, server=third, via=first),
+    ]
+
+
+def lost_post(ref: dict[str, int], store: str, loss: float) -> list[Call]:
+    """A post whose replication mail is lost (only backfill can repair it), then the loss as it was."""
+    return [
+        _c("set_loss", loss=1.0),
+        _c("post", store=store, fid=ref, size_kb=1),
+        _c("advance", ms=20 * MINUTE),
+        _c("set_loss", loss=loss),
+    ]
+
+
+def backfill_twice(ref: dict[str, int], store: str, other: str, loss: float) -> list[Call]:
+    """A replica added on `other`, then twice a lost post on `store` and 36 hours (BF-036)."""
+    other = other_than(store, other)
+    lost = [*lost_post(ref, store, loss), _c("advance", ms=SETTLE)]
+    return [_c("add_replica", fid=ref, server=other, via=store), _c("advance", ms=HOUR), *lost, *lost]
+
+
+# the steps' docs, and whether each needs the setup's faults (a crash, lost mail, a restore)
+SCENARIO_DOCS: dict[str, tuple[bool, str]] = {
+    "schedule_watch": (
+        False,
+        "a replica on every store, then a post on `store` every 4 minutes for 48 minutes and a folder "
+        "modification every 8: its broadcasts observed over several periods (PF-023, PF-038)",
+    ),
+    "source_tie": (
+        True,
+        "a replica on every store; `store` down while two posts replicate to the two others, then back: its "
+        "backfill check chooses between two holders, cost, version or the order deciding by the layout (BF-011)",
+    ),
+    "retry_after_timeout": (
+        True,
+        "a replica on every store; a lost post, then one that arrives (a backfill entry filed), then every "
+        "message lost for 13 hours: the first backfill request is lost and retried after its time-out (BF-006)",
+    ),
+    "pending_with_entries": (
+        True,
+        "a replica on every store; a backfill entry filed on `store`, then its replica removed and a client of "
+        "it redirected: delete pending with a filed entry (BF-029, BF-028)",
+    ),
+    "restore_with_entries": (
+        True,
+        "a replica on every store; a backfill entry filed on `store`, a backup, then a restore: the backfill "
+        "array comes back with the backup (BF-024)",
+    ),
+}
+
 SCENARIOS: dict[str, Callable[[dict[str, int], str, str, float], list[Call]]] = {
     "schedule_watch": schedule_watch,
     "source_tie": source_tie,
