@@ -7,9 +7,9 @@ same missing changes; each scenario here builds one such situation on an existin
 
 - `schedule_watch`: changes made on one store every four minutes for 48 minutes, so its hierarchy and content
   broadcasts are observed over several periods (PF-023, PF-038);
-- `source_tie`: a store down while a change replicates to the two others, then back: its backfill check
-  chooses between two holders, which the layout makes cost (`LAYOUTS` "cost-vs-version", from A), version
-  (the same layout, from C) or the order (layout "one-version", from C) decide (BF-011);
+- `source_tie`: A, then C, down while changes on B replicate to the other, then back: each backfill check
+  chooses between two holders, which cost (from A), version (`LAYOUTS` "cost-vs-version", from C) or the order
+  (layout "one-version", from C) decide (BF-011);
 - `retry_after_timeout`: a gap revealed, then every message lost for 13 hours: the first backfill request
   is lost and the entry is retried after its retry time-out (BF-006, BF-007, BF-036);
 - `pending_with_entries`: a replica with a filed backfill entry removed: delete pending drops its entries
@@ -79,16 +79,21 @@ def schedule_watch(ref: dict[str, int], via: str, store: str, loss: float) -> li
 
 
 def source_tie(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
-    holder = other_than(store, "A" if store != "A" else "C")
-    return [
-        *everywhere(ref, via),
-        _c("crash", store=store),
-        _c("post", store=holder, fid=ref, size_kb=1),
-        _c("post", store=holder, fid=ref, size_kb=1),
-        _c("advance", ms=30 * MINUTE),
-        _c("restart", store=store),
-        _c("advance", ms=SETTLE),
-    ]
+    """A and C, one after the other (`store` C: C first), are down while two posts on B replicate to the other
+    one, then back: each backfills from two holders. From A, B is cheaper than C (cost decides, in both
+    layouts); from C, A and B cost the same and A is newer ("cost-vs-version": version decides) or they tie on
+    both ("one-version": the order decides)."""
+    calls = everywhere(ref, via)
+    for behind in ("C", "A") if store == "C" else ("A", "C"):
+        calls += [
+            _c("crash", store=behind),
+            _c("post", store="B", fid=ref, size_kb=1),
+            _c("post", store="B", fid=ref, size_kb=1),
+            _c("advance", ms=30 * MINUTE),
+            _c("restart", store=behind),
+            _c("advance", ms=SETTLE),
+        ]
+    return calls
 
 
 def retry_after_timeout(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
@@ -171,8 +176,9 @@ SCENARIO_DOCS: dict[str, tuple[bool, str]] = {
     ),
     "source_tie": (
         True,
-        "a replica on every store; `store` down while two posts replicate to the two others, then back: its "
-        "backfill check chooses between two holders, cost, version or the order deciding by the layout (BF-011)",
+        "a replica on every store; A and C in turn (`store` C: C first) down while two posts on B replicate to the "
+        "other, then back: each backfills from two holders, cost (from A), version or the order (from C, by the "
+        "layout) deciding (BF-011)",
     ),
     "retry_after_timeout": (
         True,

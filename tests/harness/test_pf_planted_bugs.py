@@ -76,6 +76,13 @@ def test_the_scenario_for_each_bug_fails_by_its_rule_and_the_correct_store_passe
     assert judged("", scenario, store, layout) == set()  # twin: the correct store group, the same inputs
 
 
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_source_tie_lets_version_and_the_order_decide_from_c(layout: str) -> None:
+    """From C, A and B tie on cost; A is newer ("cost-vs-version") or they tie on version too ("one-version":
+    the name decides). `backfill-wrong-source` asks B, the last holder: caught whichever key decides."""
+    assert "backfill-source-order" in judged("backfill-wrong-source", "source_tie", "C", layout)
+
+
 @pytest.mark.parametrize("store", ["A", "B", "C"])
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_every_scenario_passes_on_the_correct_store_group_whatever_store_and_layout(layout: str, store: str) -> None:
