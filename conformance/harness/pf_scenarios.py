@@ -40,8 +40,9 @@ LAYOUTS: dict[str, list[tuple[str, str, str]]] = {
 SETTLE = 36 * HOUR  # long enough for a new replica's backfill (12 h remote, 24 h first retry) to be answered
 
 
-def _c(call: str, **args: Any) -> Call:
-    return {"call": call, "args": args}
+def call(op: str, /, **args: Any) -> Call:
+    """One protocol call of a step (`op` positional only: a call may have an argument `name`)."""
+    return {"call": op, "args": args}
 
 
 def other_than(store: str, wanted: str) -> str:
@@ -52,29 +53,29 @@ def other_than(store: str, wanted: str) -> str:
 def everywhere(ref: dict[str, int], via: str) -> list[Call]:
     """A replica of the folder on every store (requests for stores already holding one are refused: harmless),
     then time for the new replicas to backfill what they lack."""
-    return [*(_c("add_replica", fid=ref, server=x, via=via) for x in STORES if x != via), _c("advance", ms=SETTLE)]
+    return [*(call("add_replica", fid=ref, server=x, via=via) for x in STORES if x != via), call("advance", ms=SETTLE)]
 
 
 def gap(ref: dict[str, int], source: str, loss: float) -> list[Call]:
     """A change on `source` whose mail is lost, then one that arrives: its CNSet reveals the gap to every other
     replica, which files a backfill entry (BF-005)."""
     return [
-        _c("set_loss", loss=1.0),
-        _c("post", store=source, fid=ref, size_kb=1),
-        _c("advance", ms=20 * MINUTE),
-        _c("set_loss", loss=loss),
-        _c("post", store=source, fid=ref, size_kb=1),
-        _c("advance", ms=20 * MINUTE),
+        call("set_loss", loss=1.0),
+        call("post", store=source, fid=ref, size_kb=1),
+        call("advance", ms=20 * MINUTE),
+        call("set_loss", loss=loss),
+        call("post", store=source, fid=ref, size_kb=1),
+        call("advance", ms=20 * MINUTE),
     ]
 
 
 def schedule_watch(ref: dict[str, int], via: str, store: str, loss: float) -> list[Call]:
     calls = everywhere(ref, via)
     for i in range(12):
-        calls.append(_c("post", store=store, fid=ref, size_kb=1))
+        calls.append(call("post", store=store, fid=ref, size_kb=1))
         if i % 2 == 0:
-            calls.append(_c("modify_folder", via=store, fid=ref))
-        calls.append(_c("advance", ms=4 * MINUTE))
+            calls.append(call("modify_folder", via=store, fid=ref))
+        calls.append(call("advance", ms=4 * MINUTE))
     return calls
 
 
@@ -86,12 +87,12 @@ def source_tie(ref: dict[str, int], via: str, store: str, loss: float) -> list[C
     calls = everywhere(ref, via)
     for behind in ("C", "A") if store == "C" else ("A", "C"):
         calls += [
-            _c("crash", store=behind),
-            _c("post", store="B", fid=ref, size_kb=1),
-            _c("post", store="B", fid=ref, size_kb=1),
-            _c("advance", ms=30 * MINUTE),
-            _c("restart", store=behind),
-            _c("advance", ms=SETTLE),
+            call("crash", store=behind),
+            call("post", store="B", fid=ref, size_kb=1),
+            call("post", store="B", fid=ref, size_kb=1),
+            call("advance", ms=30 * MINUTE),
+            call("restart", store=behind),
+            call("advance", ms=SETTLE),
         ]
     return calls
 
@@ -101,10 +102,10 @@ def retry_after_timeout(ref: dict[str, int], via: str, store: str, loss: float) 
     return [
         *everywhere(ref, via),
         *gap(ref, source, 0.0),
-        _c("set_loss", loss=1.0),
-        _c("advance", ms=13 * HOUR),
-        _c("set_loss", loss=loss),
-        _c("advance", ms=SETTLE + 12 * HOUR),
+        call("set_loss", loss=1.0),
+        call("advance", ms=13 * HOUR),
+        call("set_loss", loss=loss),
+        call("advance", ms=SETTLE + 12 * HOUR),
     ]
 
 
@@ -113,10 +114,10 @@ def pending_with_entries(ref: dict[str, int], via: str, store: str, loss: float)
     return [
         *everywhere(ref, via),
         *gap(ref, source, loss),
-        _c("remove_replica", fid=ref, server=store, via=store),
-        _c("client_access", store=store, fid=ref),  # a delete-pending replica redirects its clients (BF-028)
-        _c("advance", ms=2 * HOUR),
-        _c("advance", ms=SETTLE),
+        call("remove_replica", fid=ref, server=store, via=store),
+        call("client_access", store=store, fid=ref),  # a delete-pending replica redirects its clients (BF-028)
+        call("advance", ms=2 * HOUR),
+        call("advance", ms=SETTLE),
     ]
 
 
@@ -125,10 +126,10 @@ def restore_with_entries(ref: dict[str, int], via: str, store: str, loss: float)
     return [
         *everywhere(ref, via),
         *gap(ref, source, loss),
-        _c("backup", store=store),
-        _c("advance", ms=10 * MINUTE),
-        _c("restore", store=store),
-        _c("advance", ms=SETTLE),
+        call("backup", store=store),
+        call("advance", ms=10 * MINUTE),
+        call("restore", store=store),
+        call("advance", ms=SETTLE),
     ]
 
 
@@ -137,34 +138,34 @@ def remove_two_at_once(ref: dict[str, int], first: str, server: str) -> list[Cal
     (a holder) and `server` removed in one instant, each on its own store; an hour later one on the third."""
     second = other_than(first, server)
     third = next((x for x in STORES if x not in (first, second)), second)
-    wait = _c("advance", ms=20 * MINUTE)
+    wait = call("advance", ms=20 * MINUTE)
     return [
-        _c("add_replica", fid=ref, server=second, via=first),
+        call("add_replica", fid=ref, server=second, via=first),
         wait,
-        *[_c("post", store=first, fid=ref, size_kb=5)] * 3,
+        *[call("post", store=first, fid=ref, size_kb=5)] * 3,
         wait,
-        _c("remove_replica", fid=ref, server=first, via=first),
-        _c("remove_replica", fid=ref, server=second, via=second),
-        _c("advance", ms=HOUR),
-        _c("add_replica", fid=ref, server=third, via=first),
+        call("remove_replica", fid=ref, server=first, via=first),
+        call("remove_replica", fid=ref, server=second, via=second),
+        call("advance", ms=HOUR),
+        call("add_replica", fid=ref, server=third, via=first),
     ]
 
 
 def lost_post(ref: dict[str, int], store: str, loss: float) -> list[Call]:
     """A post whose replication mail is lost (only backfill can repair it), then the loss as it was."""
     return [
-        _c("set_loss", loss=1.0),
-        _c("post", store=store, fid=ref, size_kb=1),
-        _c("advance", ms=20 * MINUTE),
-        _c("set_loss", loss=loss),
+        call("set_loss", loss=1.0),
+        call("post", store=store, fid=ref, size_kb=1),
+        call("advance", ms=20 * MINUTE),
+        call("set_loss", loss=loss),
     ]
 
 
 def backfill_twice(ref: dict[str, int], store: str, other: str, loss: float) -> list[Call]:
     """A replica added on `other`, then twice a lost post on `store` and 36 hours (BF-036)."""
     other = other_than(store, other)
-    lost = [*lost_post(ref, store, loss), _c("advance", ms=SETTLE)]
-    return [_c("add_replica", fid=ref, server=other, via=store), _c("advance", ms=HOUR), *lost, *lost]
+    lost = [*lost_post(ref, store, loss), call("advance", ms=SETTLE)]
+    return [call("add_replica", fid=ref, server=other, via=store), call("advance", ms=HOUR), *lost, *lost]
 
 
 # the steps' docs, and whether each needs the setup's faults (a crash, lost mail, a restore)
