@@ -37,7 +37,9 @@ LAYOUTS: dict[str, list[tuple[str, str, str]]] = {
     "cost-vs-version": [("A", "rg0", "2003"), ("B", "rg0", "5.5"), ("C", "rg1", "2000")],
     "one-version": [("A", "rg0", "2003"), ("B", "rg0", "2003"), ("C", "rg1", "2003")],
 }
-SETTLE = 36 * HOUR  # long enough for a new replica's backfill (12 h remote, 24 h first retry) to be answered
+SETTLE = 36 * HOUR  # long enough for a backfill entry's first retry (24 h remote) to be answered
+SEEN = 13 * HOUR  # long enough for an entry's first request (12 h remote, 6 h local) to be answered
+JOINED = HOUR  # long enough for new replicas to be created and answered (hierarchy mail, status)
 
 
 def call(op: str, /, **args: Any) -> Call:
@@ -52,8 +54,9 @@ def other_than(store: str, wanted: str) -> str:
 
 def everywhere(ref: dict[str, int], via: str) -> list[Call]:
     """A replica of the folder on every store (requests for stores already holding one are refused: harmless),
-    then time for the new replicas to backfill what they lack."""
-    return [*(call("add_replica", fid=ref, server=x, via=via) for x in STORES if x != via), call("advance", ms=SETTLE)]
+    then an hour for the new replicas to be created and to hear the others' CNSets (their backfill of older
+    content may come later: the scenarios work on changes made after it)."""
+    return [*(call("add_replica", fid=ref, server=x, via=via) for x in STORES if x != via), call("advance", ms=JOINED)]
 
 
 def gap(ref: dict[str, int], source: str, loss: float) -> list[Call]:
@@ -92,7 +95,7 @@ def source_tie(ref: dict[str, int], via: str, store: str, loss: float) -> list[C
             call("post", store="B", fid=ref, size_kb=1),
             call("advance", ms=30 * MINUTE),
             call("restart", store=behind),
-            call("advance", ms=SETTLE),
+            call("advance", ms=SEEN),
         ]
     return calls
 
@@ -105,7 +108,7 @@ def retry_after_timeout(ref: dict[str, int], via: str, store: str, loss: float) 
         call("set_loss", loss=1.0),
         call("advance", ms=13 * HOUR),
         call("set_loss", loss=loss),
-        call("advance", ms=SETTLE + 12 * HOUR),
+        call("advance", ms=SETTLE),
     ]
 
 
@@ -117,7 +120,6 @@ def pending_with_entries(ref: dict[str, int], via: str, store: str, loss: float)
         call("remove_replica", fid=ref, server=store, via=store),
         call("client_access", store=store, fid=ref),  # a delete-pending replica redirects its clients (BF-028)
         call("advance", ms=2 * HOUR),
-        call("advance", ms=SETTLE),
     ]
 
 
@@ -129,7 +131,7 @@ def restore_with_entries(ref: dict[str, int], via: str, store: str, loss: float)
         call("backup", store=store),
         call("advance", ms=10 * MINUTE),
         call("restore", store=store),
-        call("advance", ms=SETTLE),
+        call("advance", ms=SEEN),
     ]
 
 
