@@ -122,7 +122,7 @@ class PfDriver:
         ),
         "remove_replica": Op(
             _d(folder=_folder, server=_store, via=_store),
-            doc="a replica removed, and at once a client of its store (served only while active, BF-028)",
+            doc="a client of `via`, a replica removed there, at once a client of its store (BF-028, BF-035)",
         ),
         "remove_two_at_once": Op(
             _d(folder=_folder, server=_store),
@@ -232,8 +232,9 @@ class PfDriver:
             return [_c("modify_folder", via=raw["via"], fid=ref)]
         if op == "add_replica":
             return [_c(op, fid=ref, server=raw["server"], via=raw["via"])]
-        if op == "remove_replica":  # and a client of that store at once: served only while active (BF-028)
+        if op == "remove_replica":  # clients just before and just after: served or redirected only while active
             return [
+                _c("client_access", store=raw["via"], fid=ref),
                 _c(op, fid=ref, server=raw["server"], via=raw["via"]),
                 _c("client_access", store=raw["server"], fid=ref),
             ]
