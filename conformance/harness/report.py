@@ -205,12 +205,24 @@ def _resettled(e: Event, rng: random.Random, turn: int | None = None, change: in
     return replace(e, attrs={**e.attrs, attr: json.dumps(cfg, sort_keys=True, separators=(",", ":"))})
 
 
+def _variant(e: Event) -> tuple[Any, ...]:
+    """An event's variant within its kind, for drawing which event of a kind to perturb: its boolean and word-valued
+    attributes (strings without digits: a message's type and reason, an outcome, a change's op, `new`), as
+    `log.features` reads them."""
+    return tuple(
+        (k, v)
+        for k, v in sorted(e.attrs.items())
+        if isinstance(v, bool) or (isinstance(v, str) and len(v) <= 40 and not any(c.isdigit() for c in v))
+    )
+
+
 def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None = None) -> list[list[Event]]:
     """One-event perturbations of a trace: drop, repeat, swap with the next, alter one attribute (to another value
     the same entity's events hold for it), or change one setting of the recorded configuration (a rule whose
     verdict hangs on a setting was reached too: TRACE_START's, or a context event's `SETTINGS`). The event is
-    drawn kind first, then among the events of that kind, so that the rare events rules judge (a BCSS run, a
-    maintenance) are perturbed as often as the common ones. `sweep` (a run's number): first one perturbation of
+    drawn kind first, then its variant (`_variant`), then among the events of that variant, so that the rare events
+    rules judge (a BCSS run, a maintenance; a backfill response among the messages, a redirect among the client
+    accesses) are perturbed as often as the common ones. `sweep` (a run's number): first one perturbation of
     each kind the trace holds, the kind of perturbation turning with the run's number, so that over the runs
     every kind gets every kind of perturbation; then `n` drawn as above; then one setting of each context
     event's `SETTINGS` changed, the setting and the change turning with the run's number."""
@@ -219,17 +231,22 @@ def _tampered(events: list[Event], rng: random.Random, n: int, sweep: int | None
     if not idx:
         return out
     values: dict[tuple[str, str], list[Any]] = {}  # (entity, attribute) -> values seen
-    by_kind: dict[str, list[int]] = {}
+    by_kind: dict[str, dict[tuple[Any, ...], list[int]]] = {}
     for i, e in enumerate(events):
         for k, v in e.attrs.items():
             values.setdefault((e.entity, k), []).append(v)
         if e.kind != "TRACE_START":
-            by_kind.setdefault(e.kind, []).append(i)
+            by_kind.setdefault(e.kind, {}).setdefault(_variant(e), []).append(i)
     kinds = sorted(by_kind)
+
+    def pick(kind: str) -> int:
+        variants = by_kind[kind]
+        return rng.choice(variants[rng.choice(sorted(variants, key=repr))])
+
     starts = [i for i, e in enumerate(events) if e.kind == "TRACE_START"]
-    plan = [(rng.choice(by_kind[k]), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []
+    plan = [(pick(k), (sweep + j) % 5) for j, k in enumerate(kinds)] if sweep is not None else []
     for _ in range(n):  # a kind first: rare kinds are perturbed as often as common ones
-        plan.append((rng.choice(by_kind[rng.choice(kinds)]), rng.randrange(5)))
+        plan.append((pick(rng.choice(kinds)), rng.randrange(5)))
     settled = {i for i, e in enumerate(events) if _settings(e) is not None}
     if sweep is not None:  # and one setting of each context event's settings, turning with the run's number
         plan += [(i, 5 + k) for i in sorted(settled) for k in range(CHANGES)]

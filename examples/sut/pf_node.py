@@ -28,6 +28,15 @@ Bugs (`--bug`), each one a monitor rule finds:
                         (cnset-carried, PF-013)
   backfill-wrong-source a backfill request with one source goes to the last holder in name order rather than
                         the first by the seed's keys (backfill-source-order, BF-011)
+  version-before-cost   backfill sources sorted by version before transport cost (backfill-source-order, BF-011)
+  content-every-5-minutes
+                        the content replication event runs every 5 minutes, not on the configured 15-minute
+                        ReplicationSendAlways schedule (broadcast-not-early, PF-038)
+  retry-before-timeout  a backfill entry is retried after the initial time-out (6 h local, 12 h remote) instead of
+                        the retry time-outs (12 h / 24 h, then 24 h / 48 h) (backfill-before-timeout, BF-006)
+  entry-never-local     a backfill entry is always filed remote (12 h), even when a store of the own routing group
+                        shows it holds some of the missing changes (backfill-entry-derived, BF-005)
+  serve-while-pending   a delete-pending replica still serves clients (served-by-active-replica, BF-028)
   local-posts-only      posts are never broadcast, only backfilled (broadcast-interval, PF-023)
   ignore-delete-limit   hierarchy messages pack any number of folder deletes, whatever the setup's
                         deleted_folder_limit (packing-limits, PF-011)
@@ -60,6 +69,7 @@ from pf_store import (
     INITIAL,
     LATER_RETRY,
     MAX_DELETES,
+    PENDING,
     STATUS_OFFSET,
     STATUS_PERIOD,
     Store,
@@ -70,6 +80,11 @@ from pf_store import (
 
 BUGS = (
     "status-claims-more",
+    "version-before-cost",
+    "content-every-5-minutes",
+    "retry-before-timeout",
+    "entry-never-local",
+    "serve-while-pending",
     "backfill-wrong-source",
     "local-posts-only",
     "ignore-delete-limit",
@@ -93,6 +108,8 @@ class Group:
         self.versions: dict[str, int] = state.get("versions", {})
         self.max_deletes = int(state.get("deleted_folder_limit", MAX_DELETES))
         self.pack_deletes = 10**9 if bug == "ignore-delete-limit" else self.max_deletes  # what packing keeps to
+        content = 5 * 60_000 if bug == "content-every-5-minutes" else CONTENT_EVERY
+        self.ticks = (("hierarchy", HIER_EVERY), ("content", content), ("backfill", BACKFILL_EVERY))
 
     # --- set-up -------------------------------------------------------------------------------------------
     @staticmethod
@@ -186,7 +203,7 @@ class Group:
             while self.s["mail"] and self.s["mail"][0][0] <= t:
                 self._deliver(heapq.heappop(self.s["mail"])[2])
             for name, store in sorted(self.stores.items()):
-                for (kind, period), offset in zip(TICKS, self.s["phase"][name], strict=True):
+                for (kind, period), offset in zip(self.ticks, self.s["phase"][name], strict=True):
                     if (t - offset) % period == 0 and store.up:
                         getattr(store, "tick_" + kind)()
             if (t - STATUS_OFFSET) % STATUS_PERIOD == 0:
@@ -204,14 +221,14 @@ class Group:
         for name, store in self.stores.items():
             if not store.up:
                 continue
-            h, c, b = self.s["phase"][name]
+            (h, c, b), periods = self.s["phase"][name], [p for _, p in self.ticks]
             work = store.pending_work()
             if work["hierarchy"]:
-                times.append(next_time(after, h, HIER_EVERY))
+                times.append(next_time(after, h, periods[0]))
             if work["content"]:
-                times.append(next_time(after, c, CONTENT_EVERY))
+                times.append(next_time(after, c, periods[1]))
             if work["due"] is not None:
-                times.append(next_time(max(after, work["due"] - 1), b, BACKFILL_EVERY))
+                times.append(next_time(max(after, work["due"] - 1), b, periods[2]))
             if work["expiry"] is not None:
                 times.append(next_time(max(after, work["expiry"] - 1), STATUS_OFFSET, STATUS_PERIOD))
         return min(times)
@@ -294,7 +311,8 @@ class Group:
         if s is None:
             return ""
         rep = s.d["reps"].get(fid)
-        if rep is not None and rep["state"] == ACTIVE:
+        serving = (ACTIVE, PENDING) if self.bug == "serve-while-pending" else (ACTIVE,)
+        if rep is not None and rep["state"] in serving:
             s.emit(fid, "CLIENT_ACCESS", outcome="served", target=store)
             return store
         view = s.d["views"].get(fid, {})

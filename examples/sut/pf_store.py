@@ -374,13 +374,19 @@ class Store:
                     picked = [(holders[-1], rep["rows"][holders[-1]]["cn"] & e["cns"])]
                 local = self.is_local(rep, e["cns"])
                 sent = e["attempt"] + (1 if picked else 0)
-                e.update(due=now + wait(max(sent, 1), local, e["cause"]), attempt=sent, local=local)
+                e.update(due=now + self.wait(max(sent, 1), local, e["cause"]), attempt=sent, local=local)
                 e.update(asked=[s for s, _ in picked], asked_ms=now, base=now)
                 asks.extend(picked)
             rep["new"] = rep["new"] and not asks
             self.emit(fid, "BACKFILL", requests=[f"{s}=" + "|".join(encode(c)) for s, c in asks])
             for s, c in asks:
                 self.send(fid, "backfill_request", [s], request=c, reason="backfill")
+
+    def wait(self, sent: int, local: bool, cause: str) -> int:
+        """`wait`, or with the bug `retry-before-timeout` every retry after the initial time-out again."""
+        if self.g.bug == "retry-before-timeout" and sent > 0:
+            return wait(0, local, "gap")
+        return wait(sent, local, cause)
 
     def sources(self, rep: dict[str, Any], missing: CNs) -> list[tuple[str, CNs]]:
         """Seed 003's order: servers not down, preferred, cheapest, newest version, most of the missing
@@ -393,9 +399,10 @@ class Store:
             count = len(row["cn"] & missing)
             if count:
                 cost = self.cost(s)
-                keyed.append(
-                    ((row["down"], True, 10**9 if cost is None else cost, -self.g.versions.get(s, 0), -count, s), row)
-                )
+                cost_key, version_key = 10**9 if cost is None else cost, -self.g.versions.get(s, 0)
+                if self.g.bug == "version-before-cost":
+                    cost_key, version_key = version_key, cost_key
+                keyed.append(((row["down"], True, cost_key, version_key, -count, s), row))
         out, left = [], missing
         for key, row in sorted(keyed, key=lambda k: k[0]):
             take = row["cn"] & left
@@ -426,16 +433,16 @@ class Store:
                 entries.append(e)
         for e in entries:  # an entry becomes local once a store of the own group is known to hold its changes
             if not e["local"] and self.is_local(rep, e["cns"]):
-                e.update(local=True, due=min(e["due"], e["base"] + wait(e["attempt"], True, e["cause"])))
+                e.update(local=True, due=min(e["due"], e["base"] + self.wait(e["attempt"], True, e["cause"])))
         rep["entries"] = entries
         held = rep["cn"].union(*(e["cns"] for e in entries))
         missing = theirs - held
         if missing and rep["state"] == ACTIVE:
-            local = self.is_local(rep, missing)
+            local = self.is_local(rep, missing) and self.g.bug != "entry-never-local"
             cause = "new_replica" if rep["new"] else "gap"
             if rep["view"].get(sender) == PENDING:
                 cause = "delete_pending"
-            due = now + wait(0, local, cause)
+            due = now + self.wait(0, local, cause)
             entry = {"cns": missing, "due": due, "attempt": 0, "local": local, "asked": [], "asked_ms": -1}
             entry.update(base=now, cause=cause)
             entries.append(entry)

@@ -200,7 +200,9 @@ class Backfill(FoldState):
             self.flag(
                 R.BACKFILL_BEFORE_TIMEOUT,
                 ev,
-                early and f"requests {early} before its time-out (entries: {pending})",
+                early
+                and f"requests {early}, which no entry due at this check holds (each request answers one backfill "
+                f"array entry whose time-out has passed; entries, due_ms and change numbers: {pending})",
                 data=early
                 and {
                     "observed": str(early),

@@ -134,12 +134,19 @@ class Convergence(FoldState):
             self.tally.skip(R.CONVERGENCE, "the trace ends before the convergence bound")
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
-        why = P.converged(active) or self.late_convergence(fid, active, quiesce + bound)
+        why = P.converged(active)
+        every = CNSet()
+        for c in active.values() if why else ():
+            every = every | c
+        behind = ",".join(s for s, c in sorted(active.items()) if c != every)  # the stores at fault (issue 34)
+        if not why:
+            why, behind = self.late_convergence(fid, active, quiesce + bound)
         self.flag(
             R.CONVERGENCE,
             last,
             why,
             *ends[:-1],
+            party=behind or None,
             data=why
             and {
                 "observed": {s: str(c) for s, c in sorted(active.items())},
@@ -150,23 +157,24 @@ class Convergence(FoldState):
             },
         )
 
-    def late_convergence(self, fid: str, active: dict[str, CNSet], bound_at: int) -> str | None:
+    def late_convergence(self, fid: str, active: dict[str, CNSet], bound_at: int) -> tuple[str | None, str]:
         """Converged at the END, but not by `bound_at` (an END recorded after the bound, PF-035): an active replica
         of before the bound whose CNSet changed after it, while another's did not (that one held the final CNSet
         at the bound, the first did not). When every replica changed after the bound (a change made after it,
-        or a push from a delete-pending replica to all), the state at the bound is not known: not flagged."""
+        or a push from a delete-pending replica to all), the state at the bound is not known: not flagged.
+        Returns the explanation (None: not flagged) and the store at fault (the one still behind at the bound)."""
         since = {
             s: self.cnset_changed_ms.get((s, fid), -1) for s in active if self.created_ms.get((s, fid), -1) <= bound_at
         }
         moved = sorted((t, s) for s, t in since.items() if t > bound_at)
         still = sorted(s for s, t in since.items() if t <= bound_at)
         if not moved or not still:
-            return None
+            return None, ""
         t, s = moved[-1]
         return (
             f"converged only after the bound at {bound_at}: {s}'s CNSet still changed at {t} "
             f"({t - bound_at} ms after it), while {still[0]} held the final {active[still[0]]} by the bound"
-        )
+        ), s
 
     def cnset_changed(self, key: tuple[str, str], at: int, *, created: bool = False) -> None:
         """A replica's CNSet changed (or it was created or restored) at `at`."""

@@ -267,9 +267,10 @@ class Deadlines(FoldState):
         self.flag(
             rule,
             ev,
-            f"{store} still owes {owed_text(what)} for {fid}, due by {deadline} "
-            f"({now - deadline} ms ago, store up since {self.up_since.get(store)})",
+            f"still owes {owed_text(what)} for {fid}, due by {deadline} "
+            f"({now - deadline} ms ago, store up since {self.up_since.get(store)}; seen at {ev.node}'s {ev.kind})",
             entity=fid,
+            party=store,
             data={
                 "store": store,
                 "owed": owed_text(what),

@@ -191,7 +191,7 @@ def choice_allowed(missing: CNSet, cands: Sequence[Candidate], chosen: Sequence[
         if rest and left:
             return (
                 f"{rest[0].server} sorts before later servers by the five keys and holds {rest[0].cnset & left} "
-                f"still missing, but was not asked"
+                f"still missing, but this check sent it no request for them"
             )
         if not left:
             later = [s for s in picked if by_server[s].seed_key() > key]

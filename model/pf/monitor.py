@@ -147,15 +147,19 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         *more: Event | Mark,
         entity: str | None = None,
         data: Mapping[str, Any] | Any = None,
+        party: str | None = None,
     ) -> None:
         """One instance of `rule` judged at `ev` (`tally.judge`), violated when `why` says so: the events `more`
         cited before `ev`, and `data` the values compared (a JSON-able mapping, built by the caller only on a
-        violation: `bad and {...}`; anything falsy otherwise)."""
+        violation: `bad and {...}`; anything falsy otherwise). The message names the party at fault first:
+        `party` (a store that owes what it did not do, the stores a folder did not converge on), else the
+        store of `ev` (issue 34)."""
         judged = self.tally.judged  # Tally.judge, inlined: the hot path
         judged[rule.name] = judged.get(rule.name, 0) + 1
         if why:
             evs: Any = (*more, ev)  # a Mark stands for its REPL_SEND: it has the event's ID
-            self.violations.append(rule.violated(evs, f"{ev.node}: {why}", at=ev, entity=entity, **(data or {})))
+            text = f"{party or ev.node}: {why}"
+            self.violations.append(rule.violated(evs, text, at=ev, entity=entity, **(data or {})))
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the

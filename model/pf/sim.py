@@ -49,6 +49,7 @@ class Cluster:
         self.preferred = tuple(param_default("PreferredBackfillServers")) if preferred is None else preferred
         self.stores: dict[str, Store] = {}
         self.backups: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.backups_made = 0  # numbers every backup: a store backed up twice never reuses an ID (issue 34)
         self.folders: list[str] = []
         self.scratch: list[str] = []  # folders created to be deleted together (see `scratch`)
         self._fid = 0x2A40
@@ -188,7 +189,8 @@ class Cluster:
         s = self.stores[store]
         if not self.sim.is_up(store):
             return ""
-        backup_id = f"{store}-b{len(self.backups) + 1}"
+        self.backups_made += 1
+        backup_id = f"{store}-b{self.backups_made}"
         self.backups[store] = (backup_id, s.snapshot())
         for fid in sorted(s.replicas):
             s.emit(fid, "BACKUP", backup=backup_id)
