@@ -24,9 +24,9 @@ from pathlib import Path
 from conformance.engine import statedir
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State
-from conformance.engine.stream import Router, TraceFolds, results_of
+from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP, attach_events, violations_of
+from conformance.outcome import DEFAULT_CAP, attach_events
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
 from conformance.resume import (
@@ -88,7 +88,7 @@ def _check(
         for trace, evs in by_trace.items():
             notes = []
             counts = RuleCounts()
-            rows = violations_of(evs, runs, notes, counts)
+            rows = judge_whole(evs, runs, notes, counts)
             attach_events(rows, evs)
             state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:

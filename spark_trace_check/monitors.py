@@ -19,7 +19,7 @@ do not go on in seq is named in a `HELD_KIND` row with the reason (the driver re
 
 A trace whose rows break seq order (TR-001), or whose parsed trace ID differs from the shuffle key, has its
 folds dropped and is named in a `HELD_KIND` row: the driver judges it again with `whole=True`, which holds
-such traces and judges them with `conformance.outcome.violations_of`, as the single-process engine judges
+such traces and judges them with `conformance.engine.stream.judge_whole`, as the single-process engine judges
 a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
 fails loudly (`OrderBroken`).
 
@@ -44,9 +44,8 @@ from pyspark.sql import functions as F
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import TraceFolds, results_of
+from conformance.engine.stream import TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import violations_of
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
@@ -258,7 +257,7 @@ class _Pass:
             events = [e for _, _, e in sorted(self.kept[trace], key=lambda x: (x[0], x[1]))]
             notes: list[dict] = []
             counts = RuleCounts() if self.restored is not None else self.rules
-            found = violations_of(events, self.runs, notes, counts)
+            found = judge_whole(events, self.runs, notes, counts)
             self._emit(trace, found, notes, counts)
         self.kept = {}
         if self.restored is None:

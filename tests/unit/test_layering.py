@@ -49,7 +49,7 @@ def layer_of(module: str) -> int:
         name = "spark"
     elif module in CLI:
         name = "cli"
-    elif module in ("conformance", "conformance.monitor") or second == "engine":
+    elif module == "conformance" or second == "engine":
         name = "engine"
     else:
         name = "conformance"
@@ -224,7 +224,7 @@ def _loaded(*modules: str) -> set[str]:
 
 
 def test_a_mechanism_submodule_loads_no_monitor_simulator_or_mutants():
-    """Lazy package `__init__`s (PEP 562): each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
+    """Package `__init__`s that import nothing: each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
     (the registry's entry), loads all three, so the probe does see them when they are there."""
     mechanisms = ("sr", "am", "pf")
     parts = {f"model.{m}.{part}" for m in mechanisms for part in ("monitor", "sim", "mutants")}
