@@ -35,7 +35,7 @@ from spark_trace_check.raw import RAW_COLUMNS, read_raw
 from spark_trace_check.session import build_session
 from traces import dataset as fmt
 from traces import ingest as ingestion
-from traces.io import TraceFileError
+from traces.io import RowError, TraceFileError
 from traces.schema import FIELD_NAMES, Event, arrow_schema
 
 _WRITTEN_DDL = "bucket int, path string, rows bigint"
@@ -144,7 +144,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             .collect()
         )
         quarantine = [
-            {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+            RowError.of(r, raw.files).row()
             for r in judged.where("bucket is null").orderBy("file_rank", "line").collect()
         ]
         repeated = events.groupBy("event_id").count().where("count > 1").select("event_id")

@@ -31,9 +31,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from conformance.dataset_check import dataset_of
-from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine_choice import input_events
-from conformance.outcome import attach_events, finish_outcome
+from conformance.outcome import attach_events, duplicates_among, finish_outcome
 from conformance.report import CheckOutcome, run_and_report, violation_key
 from model.registry import monitor_runs
 from spark_trace_check import units
@@ -43,6 +42,7 @@ from spark_trace_check.monitors import HELD_KIND, TALLY_KIND, judged_events, rul
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
+from traces.io import RowError
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
@@ -75,16 +75,9 @@ def fetch_events(
 
 
 def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
+    """TR-002 exactly, as `conformance.outcome.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
     names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
-    same: dict[str, list[Event]] = {}
-    for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls):
-        same.setdefault(e.event_id, []).append(e)
-    same = {i: evs for i, evs in same.items() if len(evs) > 1}
-    dups = [e for evs in same.values() for e in evs]
-    out = [v.to_json() for v in duplicate_id_violations(dups)]
-    attach_events(out, dups)
-    return out, same
+    return duplicates_among([e for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls)])
 
 
 def check(
@@ -214,8 +207,7 @@ def sorted_out(out: DataFrame, raw: Raw, stream: bool = False) -> tuple[dict[str
     for r in by_kind.get("n", ()):
         by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
     quarantine = [
-        {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
+        RowError.of(r, raw.files).row() for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
     ]
     return by_kind, by_mech, quarantine
 

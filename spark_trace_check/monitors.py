@@ -44,8 +44,9 @@ from pyspark.sql import functions as F
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import TraceFolds, judge_whole, results_of
+from conformance.engine.stream import TraceFolds, judge_whole, results_of, split_runs
 from conformance.engine.tally import RuleCounts
+from conformance.resume import not_continued
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
@@ -153,12 +154,7 @@ class _Pass:
         keep: Keep | None = None,
     ) -> None:
         self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
-        trace_runs = [(n, m) for n, m in self.runs if m.scope == "trace"]
-        self.trace_runs = trace_runs
-        self.entity_runs: dict[str, list] = {}
-        for name, monitor in self.runs:
-            if monitor.scope == "entity":
-                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.trace_runs, self.entity_runs = split_runs(self.runs)
         self.held = held  # None: the streaming pass
         self.kept: dict[str, list[tuple[int, int, Event]]] = {}
         self.out: list[dict] = []
@@ -221,10 +217,9 @@ class _Pass:
         if saved is None:
             return TraceFolds(event, self.trace_runs, self.entity_runs)
         folds: TraceFolds = pickle.loads(saved)
-        prev = folds.core.prev
-        if prev is not None and event.seq <= prev.seq:
+        why = not_continued(folds, event.seq)
+        if why is not None:
             self.dropped = True
-            why = f"its new events begin at seq {event.seq}, not after {prev.seq}"
             self.out.append({**_held(event.trace_id, self.key_text), "explanation": why})
             return None
         return folds

@@ -80,15 +80,27 @@ class OrderBroken(RuntimeError):
     """Rows reached the folds out of the order a plan promised (the Spark plan's sort is not a contract)."""
 
 
+def group_key(scope: str, e: Event) -> tuple[str, ...]:
+    """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope (`TraceFolds`
+    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it)."""
+    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
+
+
+def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
+    """The monitors judging a whole trace, and per mechanism those judging each entity of it: how every
+    driver splits a trace's events among folds (`TraceFolds`)."""
+    entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
+    for name, monitor in runs:
+        if monitor.scope == "entity":
+            entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+    return [(n, m) for n, m in runs if m.scope == "trace"], entity_runs
+
+
 class Router:
     """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
 
     def __init__(self, runs: Runs, streamed: set[str] | None) -> None:
-        self.trace_runs = [(n, m) for n, m in runs if m.scope == "trace"]
-        self.entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
-        for name, monitor in runs:
-            if monitor.scope == "entity":
-                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.trace_runs, self.entity_runs = split_runs(runs)
         self.streamed = streamed  # None: every trace (the caller guarantees seq order)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
