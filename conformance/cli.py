@@ -24,7 +24,7 @@ from conformance import incremental, pycheck
 from conformance.audit.cli import add_check_options, post_check
 from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
-from conformance.engine_choice import choose, cores, input_events, state_events
+from conformance.driver_choice import choose, cores, input_events, state_events
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
 from model import registry
@@ -199,7 +199,7 @@ def _cmd_samples(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     state = getattr(args, "state", None)
-    if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
+    if args.engine == "auto":  # conformance.driver_choice: decided before any engine starts
         events, sized = (None, "") if args.master else (input_events(args.paths), "")
         if state and not args.master:
             events, sized = state_events(args.paths, state)

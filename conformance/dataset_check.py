@@ -33,7 +33,7 @@ from conformance.engine.tally import RuleCounts
 from conformance.outcome import DEFAULT_CAP, attach_events, duplicates_among, finish_outcome
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError
-from conformance.streamplan import GROUP_EVENTS
+from conformance.trace_index import GROUP_EVENTS
 from model.registry import monitor_runs
 from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, table_events
 from traces.io import TraceFileError

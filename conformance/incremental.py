@@ -40,7 +40,7 @@ from conformance.resume import (
     resume,
     segments,
 )
-from conformance.streamplan import SeqOrder, file_index
+from conformance.trace_index import SeqOrder, file_index
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
 

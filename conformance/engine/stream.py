@@ -1,6 +1,6 @@
 """The engine's router: each event, as it is read, goes into the folds that judge it.
 
-A trace recorded in seq order (`conformance.streamplan.Group.streamed`) is judged as it is read: its core
+A trace recorded in seq order (`conformance.trace_index.Group.streamed`) is judged as it is read: its core
 rules fold (`core_fold.TraceRulesFold`), one `GroupFolds` of the trace-scope monitors, and one `GroupFolds`
 per (mechanism, entity) for the entity-scope monitors. No event is kept: only the folds' state and the
 trace's context events (TRACE_START and `*_CONFIG`), a list every fold of the trace reads through its
@@ -10,7 +10,7 @@ and judged whole (`whole_trace`): the same folds, fed the trace sorted by seq, w
 judged on its recording order (`core_fold.HeldRulesFold`), so the two paths give the same verdicts
 (tests/engine/test_fold_stream.py). Every checker goes through here: the single-process drivers
 (`conformance.pycheck`, `conformance.dataset_check`, `conformance.incremental`), the Spark trace pass
-(`spark_trace_check.monitors`, through `TraceFolds` and `judge_whole`) and the list-based API
+(`spark_trace_check.trace_pass`, through `TraceFolds` and `judge_whole`) and the list-based API
 (`conformance.check`: `verdict`, `run_monitor`).
 """
 
