@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import build_corpus, single_entity_corpus
-from conformance.engine_choice import input_events
+from conformance.driver_choice import input_events
 from conformance.pycheck import check_paths
 
 

@@ -12,7 +12,7 @@ import argparse
 import json
 import time
 
-from conformance.explore.engine import Explorer
+from conformance.explore.bfs import Explorer
 from conformance.explore.spaces import Bound
 
 SR_KINDS = ("crash", "partition", "resubmit", "new-database")

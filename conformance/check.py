@@ -5,8 +5,8 @@ recording order (file order, which is what TR-001 is about). They go through the
 `haconform check`: `verdict` feeds the events to a `conformance.engine.stream.Router` (core rules TR-001,
 TR-003, TR-004, TR-006 and every registered monitor, `model.registry.monitor_runs`; each trace judged
 whole, as the drivers judge a trace out of seq order) and adds TR-002 over the whole list
-(`spec/requirements/tr.toml`). The grouping helpers (`group_key`, `group_for`, `trace_contexts`) say how
-the engine splits events, for tests and tools that look at one group.
+(`spec/requirements/tr.toml`). The grouping helpers (`group_key`, from `conformance.engine.stream`; `group_for`,
+`trace_contexts`) say how the engine splits events, for tests and tools that look at one group.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from conformance.engine.core_fold import CORE_RULES, duplicate_id_violations  # noqa: F401 (CORE_RULES: re-exported)
-from conformance.engine.stream import OrderBroken, Router, result_of  # noqa: F401 (OrderBroken: re-exported)
+from conformance.engine.stream import (  # noqa: F401 (OrderBroken, group_key: re-exported)
+    OrderBroken,
+    Router,
+    group_key,
+    result_of,
+)
 from model.registry import monitor_runs
 from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor, MonitorResult, Violation
@@ -60,11 +65,6 @@ def run_monitor(monitor: Monitor, events: Sequence[Event]) -> list[MonitorResult
     if monitor.scope == "entity":
         events = [e for e in events if e.mechanism == monitor.mechanism or is_context_kind(e.kind)]
     return [result for _, judged in _router(events, [("", monitor)]).judged() for _, _, result in judged]
-
-
-def group_key(scope: str, e: Event) -> tuple[str, ...]:
-    """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope."""
-    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
 
 
 def group_for(monitor: Monitor, events: Sequence[Event]) -> list[list[Event]]:

@@ -24,7 +24,7 @@ from conformance import incremental, pycheck, recorded_options
 from conformance.audit.cli import add_check_options, post_check, refuse_raw_logs
 from conformance.audit.samples import regenerate as audit_samples
 from conformance.coverage import collect
-from conformance.engine_choice import choose, cores, input_events, state_events
+from conformance.driver_choice import choose, cores, input_events, state_events
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
 from model import registry
@@ -203,7 +203,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if (said := recorded_options.apply(args)) is not None and not args.quiet:  # --skew a shrunk trace records
         print(said, file=sys.stderr)
     state = getattr(args, "state", None)
-    if args.engine == "auto":  # conformance.engine_choice: decided before any engine starts
+    if args.engine == "auto":  # conformance.driver_choice: decided before any engine starts
         events, sized = (None, "") if args.master else (input_events(args.paths), "")
         if state and not args.master:
             events, sized = state_events(args.paths, state)

@@ -90,7 +90,7 @@ def rules_table(package: str) -> tuple[dict[str, Any] | None, str]:
         return None, f"model/{package}/rules.py does not export RULES as a non-empty dict"
     wrong = [k for k, v in table.items() if not isinstance(v, Rule)]
     if wrong:
-        return None, f"model/{package}/rules.py RULES is not yet a dict of conformance.monitor.Rule (e.g. {wrong[0]!r})"
+        return None, f"model/{package}/rules.py RULES is not yet a dict of traces.verdict.Rule (e.g. {wrong[0]!r})"
     return table, "table"
 
 

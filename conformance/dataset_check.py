@@ -28,13 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine.stream import Router
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP, attach_events, finish_outcome
+from conformance.outcome import DEFAULT_CAP, attach_events, duplicates_among, finish_outcome
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, InternalError
-from conformance.streamplan import GROUP_EVENTS
+from conformance.trace_index import GROUP_EVENTS
 from model.registry import monitor_runs
 from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, table_events
 from traces.io import TraceFileError
@@ -131,12 +130,7 @@ def duplicate_violations(ds: Dataset, seen: Counter[str]) -> tuple[list[dict], d
             f"{ds.root}: the event IDs occurring more than once in its files ({len(seen)}) are not the ones "
             f"recorded at ingest ({len(recorded)}); ingest the input again"
         )
-    same: dict[str, list[Event]] = {}
-    for e in dups:
-        same.setdefault(e.event_id, []).append(e)
-    out = [v.to_json() for v in duplicate_id_violations(dups)]
-    attach_events(out, dups)
-    return out, same
+    return duplicates_among(dups)  # every event of `dups` shares its ID with another (checked above)
 
 
 def assemble(

@@ -1,7 +1,7 @@
 """Units of work of a corpus check, and one unit judged: the engine's work, whichever driver runs it.
 
 A check needs every trace whole (core rules TR-001..TR-006 and every monitor). The files are indexed first
-(`conformance.streamplan.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
+(`conformance.trace_index.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
 split into units of whole traces (`plan_units`):
 - files that share a trace are one component (union-find over the index): a trace never spans two of them;
 - a component of at most `budget` events is read whole, packed with its neighbours up to the budget;
@@ -28,7 +28,7 @@ from conformance.engine.stream import Router
 from conformance.engine.tally import RuleCounts
 from conformance.outcome import attach_from, finish_outcome
 from conformance.report import CheckOutcome, InternalError
-from conformance.streamplan import FileIndex
+from conformance.trace_index import FileIndex, SeqOrder
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
 from traces.slices import Slice, iter_slice
@@ -89,14 +89,10 @@ def _components(index: list[Index]) -> list[list[int]]:
 
 def _ordered(index: list[Index]) -> set[str]:
     """The traces whose rows are in strictly increasing seq order across their files, read in rank order."""
-    last: dict[str, int] = {}
-    ordered: dict[str, bool] = {}
+    order = SeqOrder()
     for _, spans, _ in index:
-        for trace, (first, end, inside) in spans.items():
-            before = last.get(trace)
-            ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
-            last[trace] = end
-    return {t for t, ok in ordered.items() if ok}
+        order.add(spans)
+    return order.ordered()
 
 
 def plan_units(index: list[Index], budget: int) -> list[Unit]:
@@ -179,9 +175,7 @@ def judge_unit(
             for part in parts:
                 out.rows_read += part.rows_read
                 out.rows_by_file[rank] = out.rows_by_file.get(rank, 0) + part.rows_read
-                out.quarantine.extend(
-                    {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
-                )
+                out.quarantine.extend(e.row() for e in part.errors)
                 for e in part.events:
                     if e.trace_id not in traces:
                         raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")

@@ -24,9 +24,9 @@ from pathlib import Path
 from conformance.engine import statedir
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import FileFacts, State
-from conformance.engine.stream import Router, TraceFolds, results_of
+from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP, attach_events, violations_of
+from conformance.outcome import DEFAULT_CAP, attach_events
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
 from conformance.resume import (
@@ -40,7 +40,7 @@ from conformance.resume import (
     resume,
     segments,
 )
-from conformance.streamplan import file_index
+from conformance.trace_index import SeqOrder, file_index
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
 
@@ -88,7 +88,7 @@ def _check(
         for trace, evs in by_trace.items():
             notes = []
             counts = RuleCounts()
-            rows = violations_of(evs, runs, notes, counts)
+            rows = judge_whole(evs, runs, notes, counts)
             attach_events(rows, evs)
             state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:
@@ -98,23 +98,21 @@ def _check(
 
 def _plan(todo: list[Segment], state: State, order: dict[str, int]) -> tuple[set[str], set[str]]:
     """The traces the new segments continue or begin (`touched`) and which of them stream into folds."""
-    last: dict[str, int] = {}
     begins: dict[str, int] = {}
-    ordered: dict[str, bool] = {}
+    seq_order = SeqOrder()
     for tf, start, first_line in todo:
         _, spans = file_index(tf, start, first_line)
-        for trace, (first, end, inside) in spans.items():
-            before = last.get(trace)
-            ordered[trace] = ordered.get(trace, True) and inside and (before is None or first > before)
-            last[trace] = end
+        seq_order.add(spans)
+        for trace, (first, _, _) in spans.items():
             begins.setdefault(trace, first)
             if trace in state.folds:
                 check_after(trace, tf.name, state, order)
+    ordered = seq_order.ok
     for trace, ok in ordered.items():
         if trace in state.folds and (state.folds[trace] is None or not ok):
             raise judged_whole(trace)
     state.begins = begins
-    return {t for t, ok in ordered.items() if ok}, set(ordered)
+    return seq_order.ordered(), set(ordered)
 
 
 def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> None:
@@ -130,9 +128,7 @@ def _read_segments(todo, state: State, router: Router, progress, by_mech: Counte
         for part in iter_trace_file(tf, start, first_line):
             collector.read(part.rows_read)
             state.rows_read += part.rows_read
-            state.quarantine.extend(
-                {"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors
-            )
+            state.quarantine.extend(e.row() for e in part.errors)
             for e in part.events:
                 state.rows_checked += 1
                 by_mech[e.mechanism] += 1

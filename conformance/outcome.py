@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.engine.core_fold import duplicate_id_violations
-from conformance.engine.stream import judge_whole
 from conformance.engine.tally import RuleCounts, nothing_judged, nothing_judged_note, rule_rows
 from conformance.report import CheckOutcome, count_rules, violation_key
 from traces.dataset import id_hash
@@ -18,13 +17,6 @@ from traces.io import iter_trace_file
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
-
-
-def violations_of(events: list[Event], runs: list, unknown: list[dict], counts: RuleCounts | None = None) -> list[dict]:
-    """Core rules of whole traces (not event-ID uniqueness) and every monitor, over one group of traces held
-    in memory in recording order (`conformance.engine.stream.judge_whole`): the report's rows; what the
-    rules judged goes to `counts` when given."""
-    return judge_whole(events, runs, unknown, counts)
 
 
 def attach_events(violations: list[dict], events: list[Event]) -> None:

@@ -3,7 +3,7 @@
 Every file under the given paths is read or listed as skipped with its reason (`traces.io.discover`);
 rows are validated by the one definition of a valid row (`traces.rows`; Parquet column-wise by
 `traces.columnar`), shared with Spark. The check streams: files are indexed by trace first
-(`conformance.streamplan`: rows per trace, and whether each trace is recorded in seq order), then units of
+(`conformance.trace_index`: rows per trace, and whether each trace is recorded in seq order), then units of
 whole traces (`conformance.groups`, the same units and the same judging as the Spark driver's
 `spark_trace_check.units`) are read one after another and each event goes into its trace's folds as it is
 read (`conformance.engine.stream`: the core rules and every monitor), so memory holds the folds' live state,
@@ -24,7 +24,7 @@ from conformance.groups import finish_units, judge_unit, plan_units
 from conformance.outcome import DEFAULT_CAP, duplicate_ids
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
-from conformance.streamplan import GROUP_EVENTS, index_file
+from conformance.trace_index import GROUP_EVENTS, index_file
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
 from traces.io import discover

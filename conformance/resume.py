@@ -18,7 +18,7 @@ from __future__ import annotations
 import pickle
 import sys
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.engine import statedir
@@ -68,11 +68,6 @@ def segments(files: list[TraceFile], state: State) -> list[Segment]:
     return out
 
 
-def segment_bytes(todo: Iterable[Segment]) -> int:
-    """The bytes the new segments hold (on disk; a new file whole)."""
-    return sum(Path(tf.path).stat().st_size - start for tf, start, _ in todo)
-
-
 def _ends_line(path: str, size: int) -> bool:
     with open(path, "rb") as handle:
         handle.seek(size - 1)
@@ -112,10 +107,19 @@ def restore(trace: str, saved: bytes | None, begins: int) -> TraceFolds:
     if saved is None:
         raise judged_whole(trace)
     folds: TraceFolds = pickle.loads(saved)
+    why = not_continued(folds, begins)
+    if why is not None:
+        raise NotContinued(f"trace {trace!r}: {why}")
+    return folds
+
+
+def not_continued(folds: TraceFolds, begins: int) -> str | None:
+    """Why a trace's saved folds cannot take its new events, the first at seq `begins` (they must go on in
+    seq order, TR-001), or None: the one test of both incremental engines."""
     prev = folds.core.prev
     if prev is not None and begins <= prev.seq:
-        raise NotContinued(f"trace {trace!r}: its new events begin at seq {begins}, not after {prev.seq}")
-    return folds
+        return f"its new events begin at seq {begins}, not after {prev.seq}"
+    return None
 
 
 def read_events(todo: list[Segment], missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:

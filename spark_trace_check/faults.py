@@ -9,7 +9,7 @@ marker and runs normally. So a test loses exactly one worker at a known point, w
 
 Kill points: in the units plan, after a task has judged its first unit and handed its result on
 (`spark_trace_check.units`); in the trace pass (the shuffle plan, the held traces' pass and `--state`), after a
-task has judged its first batch and sent its rows so far (`spark_trace_check.monitors`). Not a setting for
+task has judged its first batch and sent its rows so far (`spark_trace_check.trace_pass`). Not a setting for
 users: unset, it costs one dictionary lookup per task function built on the driver.
 """
 

@@ -2,7 +2,7 @@
 
 The state format is the single-process driver's (`conformance.engine.statedir`; shared parts in
 `conformance.resume`), so a state saved by either engine is continued by the other. A first check with a
-new DIR is the Spark check of everything whose trace pass (`spark_trace_check.monitors`, `Keep`) also
+new DIR is the Spark check of everything whose trace pass (`spark_trace_check.trace_pass`, `Keep`) also
 emits each streamed trace's pickled folds before they finish and, per task, the stable hashes of the event
 IDs it read; the driver collects them with the report rows and saves the state atomically. A later check
 reads only the new segments (`conformance.resume.segments`: new files, lines appended to JSON Lines files;
@@ -11,7 +11,7 @@ keys), broadcasts only those traces' saved folds, and the pass restores and cont
 trace keeps its saved report rows. Traces judged whole (held: out of seq order, or read otherwise by the
 JVM) are saved without folds, as the single-process driver saves them, and cannot be continued.
 
-The new rows always go through the shuffle plan's trace pass (`spark_trace_check.monitors`), whatever
+The new rows always go through the shuffle plan's trace pass (`spark_trace_check.trace_pass`), whatever
 `--spark-plan` says: it is the pass that carries folds from one run to the next (the units plan,
 `spark_trace_check.units`, keeps none yet).
 
@@ -47,7 +47,8 @@ from spark_trace_check.job import (
     sorted_out,
     staging,
 )
-from spark_trace_check.monitors import (
+from spark_trace_check.raw import Raw, read_segments
+from spark_trace_check.trace_pass import (
     FOLDS_KIND,
     HASHES_KIND,
     HELD_KIND,
@@ -56,7 +57,6 @@ from spark_trace_check.monitors import (
     trace_pass,
     violation_row,
 )
-from spark_trace_check.raw import Raw, read_segments
 from traces.io import discover
 
 STATE_ROWS_PER_TASK = 250_000  # about 14 MB of pickled folds a task

@@ -2,7 +2,7 @@
 
 The rows are read as `haconform check --engine spark` reads them (`spark_trace_check.raw.read_raw`: raw,
 nothing parsed in the JVM) and judged once, in one Python pass, by the trace pass's own function
-(`spark_trace_check.monitors.judge_rows`, the single-process engine's row definition, TR-005); the valid
+(`spark_trace_check.trace_pass.judge_rows`, the single-process engine's row definition, TR-005); the valid
 ones become rows of the dataset's schema by the Python ingest's own `traces.ingest.events_table` and get
 their bucket by `traces.dataset.bucket_of`. The judged rows are kept (persisted), then
 `repartition(N, bucket) + sortWithinPartitions(bucket, trace_id, file, line)` and each task writes its
@@ -30,12 +30,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.monitors import judge_rows
 from spark_trace_check.raw import RAW_COLUMNS, read_raw
 from spark_trace_check.session import build_session
+from spark_trace_check.trace_pass import judge_rows
 from traces import dataset as fmt
 from traces import ingest as ingestion
-from traces.io import TraceFileError
+from traces.io import RowError, TraceFileError
 from traces.schema import FIELD_NAMES, Event, arrow_schema
 
 _WRITTEN_DDL = "bucket int, path string, rows bigint"
@@ -144,7 +144,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             .collect()
         )
         quarantine = [
-            {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
+            RowError.of(r, raw.files).row()
             for r in judged.where("bucket is null").orderBy("file_rank", "line").collect()
         ]
         repeated = events.groupBy("event_id").count().where("count > 1").select("event_id")

@@ -5,13 +5,13 @@ traces, read straight from the files; only ID hashes are shuffled), the default 
 hold whole traces or nearly; and the shuffle plan, below, for traces spread over many files.
 
 The shuffle plan, one read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
-Python trace pass (`spark_trace_check.monitors`), which judges each row once and feeds the valid ones to the
+Python trace pass (`spark_trace_check.trace_pass`), which judges each row once and feeds the valid ones to the
 engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-002. The report is assembled
 by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports
 (summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
 Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
 to errors (see `session`). `haconform ingest --engine spark` (`spark_trace_check.ingest`) reads the same
-raw rows and judges them with the same function as the trace pass (`monitors.judge_rows`); no row is
+raw rows and judges them with the same function as the trace pass (`trace_pass.judge_rows`); no row is
 parsed or screened in the JVM by either job.
 """
 
@@ -31,18 +31,18 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from conformance.dataset_check import dataset_of
-from conformance.engine.core_fold import duplicate_id_violations
-from conformance.engine_choice import input_events
-from conformance.outcome import attach_events, finish_outcome
+from conformance.driver_choice import input_events
+from conformance.outcome import attach_events, duplicates_among, finish_outcome
 from conformance.report import CheckOutcome, run_and_report, violation_key
 from model.registry import monitor_runs
 from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
-from spark_trace_check.monitors import HELD_KIND, TALLY_KIND, judged_events, rule_counts, trace_pass, violation_row
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
+from spark_trace_check.trace_pass import HELD_KIND, TALLY_KIND, judged_events, rule_counts, trace_pass, violation_row
+from traces.io import RowError
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
@@ -75,16 +75,9 @@ def fetch_events(
 
 
 def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly, as `conformance.pycheck.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
+    """TR-002 exactly, as `conformance.outcome.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
     names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
-    same: dict[str, list[Event]] = {}
-    for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls):
-        same.setdefault(e.event_id, []).append(e)
-    same = {i: evs for i, evs in same.items() if len(evs) > 1}
-    dups = [e for evs in same.values() for e in evs]
-    out = [v.to_json() for v in duplicate_id_violations(dups)]
-    attach_events(out, dups)
-    return out, same
+    return duplicates_among([e for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls)])
 
 
 def check(
@@ -99,7 +92,7 @@ def check(
     announce: bool = False,
 ) -> CheckOutcome:
     """`plan`: "units" (Spark schedules the engine's units of whole traces, `spark_trace_check.units`),
-    "shuffle" (every row shuffled by trace, `spark_trace_check.monitors`), or "auto": units unless the
+    "shuffle" (every row shuffled by trace, `spark_trace_check.trace_pass`), or "auto": units unless the
     corpus's traces are spread so that its units would read it more than `units.MAX_AMPLIFICATION` times.
     `announce`: say on stderr which plan was chosen and why. None: `PLAN` (the tests run both plans)."""
     plan = plan or PLAN
@@ -150,7 +143,7 @@ def _check(
     progress: bool,
     skew_ms: int | None,
 ) -> CheckOutcome:
-    """One read, one shuffle: the trace pass judges every row and folds every trace (`monitors.trace_pass`);
+    """One read, one shuffle: the trace pass judges every row and folds every trace (`trace_pass.trace_pass`);
     beside it, in the same Spark job, one aggregation of the raw event IDs names TR-002's candidates. Then,
     only when needed: the held traces judged whole, the candidates judged, the violations' events fetched."""
     t0 = time.monotonic()
@@ -214,8 +207,7 @@ def sorted_out(out: DataFrame, raw: Raw, stream: bool = False) -> tuple[dict[str
     for r in by_kind.get("n", ()):
         by_mech[r["mechanism"]] = by_mech.get(r["mechanism"], 0) + r["count"]
     quarantine = [
-        {"file": raw.files[r["file_rank"]], "line": r["line"], "field": r["field"], "reason": r["reason"]}
-        for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
+        RowError.of(r, raw.files).row() for r in sorted(by_kind.get("q", ()), key=lambda r: (r["file_rank"], r["line"]))
     ]
     return by_kind, by_mech, quarantine
 
@@ -246,7 +238,7 @@ SMALL_INPUT_EVENTS = 50_000
 
 def small_input(paths: list[str]) -> bool:
     """Whether the input is small enough for a session tuned for start-up (`build_session(small=)`), by
-    `conformance.engine_choice.input_events` (an input that cannot be sized counts as large here)."""
+    `conformance.driver_choice.input_events` (an input that cannot be sized counts as large here)."""
     events = input_events(paths)
     return events is not None and events < SMALL_INPUT_EVENTS
 

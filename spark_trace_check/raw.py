@@ -5,9 +5,9 @@ as VARIANT for rows the Python pass parsed again): Parquet rows keep their typed
 raw bytes. The JVM only finds each row's trace (`key`, the Parquet `trace_id` column or the line's
 `trace_id` member by `json_tuple`) and event ID (`id`, for the corpus-wide TR-002 aggregation), numbers the
 rows (file rank, line) and shuffles. Every row is then judged once, in the Python pass that feeds the folds
-(`spark_trace_check.monitors`), by the one definition of a valid row (`traces.rows`, `traces.columnar`).
+(`spark_trace_check.trace_pass`), by the one definition of a valid row (`traces.rows`, `traces.columnar`).
 A valid JSONL row whose parsed trace differs from its `key` (JSON the extraction reads differently) is
-never judged in the wrong place: the pass hands its trace back to be judged whole (`monitors.HELD_KIND`).
+never judged in the wrong place: the pass hands its trace back to be judged whole (`trace_pass.HELD_KIND`).
 
 JSONL line numbers: rows are counted per (file, block) in one small job collected on the driver, which
 gives each block's first line number and the non-blank lines the files hold (rows read, counted apart

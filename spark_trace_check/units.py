@@ -4,7 +4,7 @@ but 8 bytes per event for event-ID uniqueness (TR-002).
 Where the corpus's files already hold whole traces (each trace in one file, or in a few files that share
 it), moving every row through a shuffle by trace only to put them back together costs the JVM more than
 the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
-1. the files are indexed in parallel (`conformance.streamplan.index_file`, one task per few files);
+1. the files are indexed in parallel (`conformance.trace_index.index_file`, one task per few files);
 2. the driver plans units of whole traces (`conformance.groups.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
@@ -17,7 +17,7 @@ The report is assembled by `conformance.groups.finish_units`, the single-process
 
 `plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than
 `MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
-(`spark_trace_check.monitors`). An error raised in a task (an unreadable file, an internal error) comes
+(`spark_trace_check.trace_pass`). An error raised in a task (an unreadable file, an internal error) comes
 back as a value and is raised again in the driver with its own type, so exit codes stay right.
 
 A task tried again (a lost Python worker, issue 35: `spark_trace_check.session`'s task attempts) counts once:
@@ -43,7 +43,7 @@ from conformance.engine.statedir import stable_hash
 from conformance.groups import Index, Unit, UnitResult, finish_units, judge_unit, plan_units, read_amplification
 from conformance.outcome import duplicates_among, repeated_events
 from conformance.report import CheckOutcome, InternalError
-from conformance.streamplan import GROUP_EVENTS, index_file
+from conformance.trace_index import GROUP_EVENTS, index_file
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker

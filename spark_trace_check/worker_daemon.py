@@ -13,7 +13,7 @@ from pyspark import daemon
 
 import conformance.groups  # noqa: F401 (preloaded for the forked workers)
 import model.registry
-import spark_trace_check.monitors
+import spark_trace_check.trace_pass
 import spark_trace_check.units  # noqa: F401
 
 if __name__ == "__main__":

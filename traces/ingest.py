@@ -146,7 +146,7 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
             if part.errors:
                 q_writer.write_table(
                     pa.Table.from_pylist(
-                        [{"file": e.file, "line": e.line, "field": e.field, "reason": e.reason} for e in part.errors],
+                        [e.row() for e in part.errors],
                         schema=QUARANTINE_SCHEMA,
                     )
                 )

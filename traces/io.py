@@ -15,10 +15,10 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -56,12 +56,30 @@ class TraceFileError(ValueError):
     """A whole file (or the input) is unusable; the message names the file and the reason."""
 
 
+class QuarantineRow(TypedDict):
+    """A row that failed validation, as the report lists it (`RowError.row`)."""
+
+    file: str
+    line: int
+    field: str
+    reason: str
+
+
 @dataclass(frozen=True, slots=True)
 class RowError:
     file: str
     line: int  # 1-based line (JSONL) or row (Parquet)
     field: str  # "" when the row as a whole is bad (e.g. not JSON)
     reason: str
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any], files: Sequence[str]) -> RowError:
+        """A row error from a Spark quarantine row (`file_rank` into `files`, `line`, `field`, `reason`)."""
+        return cls(files[row["file_rank"]], row["line"], row["field"], row["reason"])
+
+    def row(self) -> QuarantineRow:
+        """The report's quarantine row (TR-005): the one shape every engine writes."""
+        return {"file": self.file, "line": self.line, "field": self.field, "reason": self.reason}
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.audit.report_data import Card, shown_events
-from conformance.check import trace_contexts
+from conformance.check import group_key, trace_contexts
 from conformance.engine.folds import start_fold
 from model.msgtrk.events import IMPORT_KIND
 from model.registry import mechanisms, monitor_factories
@@ -125,7 +125,7 @@ def _replay(
             groups = [(None, events)]
         else:
             entities = {entity for targets in at.values() for _, entity in targets}
-            groups = [(n, [e for e in events if e.mechanism == mech and e.entity == n]) for n in sorted(entities)]
+            groups = [(n, [e for e in events if group_key("entity", e) == (trace, mech, n)]) for n in sorted(entities)]
         for entity, group in groups:
             fold, left = start_fold(monitor, context), sum(1 for e in group if e.event_id in at)
             for e in group:

@@ -4,7 +4,7 @@ Every registered mechanism monitor folds (`traces.verdict.Monitor.start`). The t
 imported or cross-server evidence as a whole (`model.msgtrk` for message tracking logs, whose rows
 are paired across servers by identifiers in any order, and `model.skew`, a constraint system
 over every ordering instance of a trace) keep a trace's own events until its end: `BufferedFold` says so
-by name, and `buffered(monitor)` tells a caller which monitors do.
+by name (`start_fold` gives one to a monitor without `start`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,6 @@ class BufferedFold:
 
     def finish(self) -> MonitorResult:
         return self.monitor.check(self.events, self.context)
-
-
-def buffered(monitor: Monitor) -> bool:
-    return getattr(monitor, "start", None) is None
 
 
 def start_fold(monitor: Monitor, context: Sequence[Event]) -> Fold:

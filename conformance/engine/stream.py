@@ -1,6 +1,6 @@
 """The engine's router: each event, as it is read, goes into the folds that judge it.
 
-A trace recorded in seq order (`conformance.streamplan.Group.streamed`) is judged as it is read: its core
+A trace recorded in seq order (`conformance.trace_index.Group.streamed`) is judged as it is read: its core
 rules fold (`core_fold.TraceRulesFold`), one `GroupFolds` of the trace-scope monitors, and one `GroupFolds`
 per (mechanism, entity) for the entity-scope monitors. No event is kept: only the folds' state and the
 trace's context events (TRACE_START and `*_CONFIG`), a list every fold of the trace reads through its
@@ -10,7 +10,7 @@ and judged whole (`whole_trace`): the same folds, fed the trace sorted by seq, w
 judged on its recording order (`core_fold.HeldRulesFold`), so the two paths give the same verdicts
 (tests/engine/test_fold_stream.py). Every checker goes through here: the single-process drivers
 (`conformance.pycheck`, `conformance.dataset_check`, `conformance.incremental`), the Spark trace pass
-(`spark_trace_check.monitors`, through `TraceFolds` and `judge_whole`) and the list-based API
+(`spark_trace_check.trace_pass`, through `TraceFolds` and `judge_whole`) and the list-based API
 (`conformance.check`: `verdict`, `run_monitor`).
 """
 
@@ -80,15 +80,27 @@ class OrderBroken(RuntimeError):
     """Rows reached the folds out of the order a plan promised (the Spark plan's sort is not a contract)."""
 
 
+def group_key(scope: str, e: Event) -> tuple[str, ...]:
+    """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope (`TraceFolds`
+    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it)."""
+    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
+
+
+def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
+    """The monitors judging a whole trace, and per mechanism those judging each entity of it: how every
+    driver splits a trace's events among folds (`TraceFolds`)."""
+    entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
+    for name, monitor in runs:
+        if monitor.scope == "entity":
+            entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+    return [(n, m) for n, m in runs if m.scope == "trace"], entity_runs
+
+
 class Router:
     """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
 
     def __init__(self, runs: Runs, streamed: set[str] | None) -> None:
-        self.trace_runs = [(n, m) for n, m in runs if m.scope == "trace"]
-        self.entity_runs: dict[str, list[tuple[str, Monitor]]] = {}
-        for name, monitor in runs:
-            if monitor.scope == "entity":
-                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.trace_runs, self.entity_runs = split_runs(runs)
         self.streamed = streamed  # None: every trace (the caller guarantees seq order)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []

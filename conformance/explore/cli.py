@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.explore.engine import Result, explore
+from conformance.explore.bfs import Result, explore
 from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
 from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES

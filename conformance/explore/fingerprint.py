@@ -21,7 +21,7 @@ canonical encoding of it:
   numbers: future pops keep the same relative order, and any later timer sorts after every one of them. A
   timer that was cancelled or belongs to a dead incarnation never fires and is left out.
 
-`rename` (symmetry reduction, `conformance.explore.engine`): a mapping of server names applied to every
+`rename` (symmetry reduction, `conformance.explore.bfs`): a mapping of server names applied to every
 string (whole names, also inside `MBX01-db0`-like strings) before it is hashed.
 """
 

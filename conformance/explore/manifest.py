@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.explore.engine import Result
+from conformance.explore.bfs import Result
 from conformance.explore.spaces import SPACES, Bound, BoundError
 
 MANIFEST = Path(__file__).resolve().parents[2] / "spec" / "explore.toml"

@@ -1,8 +1,8 @@
 """What a person acts on: a failure's seed, shrunk steps, rule, requirement and seed section; replay files;
 the rule table of a mechanism and the coverage of a run.
 
-Rules are discovered at run time from each mechanism package (`rules.RULES`, `monitor.RULES` or
-`properties.PROPERTIES`), so rules added later are listed without a change here. Requirements and their
+Rules are read at run time from each mechanism's table (`model/<m>/rules.py`: `RULES`), so rules added
+later are listed without a change here. Requirements and their
 seed sections come from `spec.catalogue`. Replay files are JSON written atomically.
 """
 
@@ -30,15 +30,8 @@ __all__ = ["REPLAY_FORMAT", "ReplayFileError", "read_replay"]  # the replay file
 
 def rule_table(mechanism: str) -> dict[str, str]:
     """Every monitor rule of a mechanism -> the requirement ID it enforces."""
-    for module, attr in (("rules", "RULES"), ("breaches", "RULES"), ("monitor", "RULES"), ("properties", "PROPERTIES")):
-        try:
-            mod = importlib.import_module(f"model.{mechanism}.{module}")
-        except ModuleNotFoundError:
-            continue
-        table = getattr(mod, attr, None)
-        if isinstance(table, dict) and table:
-            return {name: str(getattr(v, "requirement", v)) for name, v in table.items()}
-    return {}
+    table = importlib.import_module(f"model.{mechanism}.rules").RULES
+    return {name: rule.requirement for name, rule in table.items()}
 
 
 def failure_json(f: Failure, sut: str | None = None) -> dict[str, Any]:

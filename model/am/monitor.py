@@ -88,11 +88,6 @@ def _thresholds(v: Any) -> tuple[tuple[str, int], ...]:
     return tuple((p[0], p[1]) for p in v)
 
 
-def _opts(events: Sequence[Event]) -> Options:
-    """The BCSS reading a trace was recorded under (kept for callers of the old name)."""
-    return Config.from_events([e for e in events if is_context_kind(e.kind)]).opts
-
-
 class AmMonitor:
     """Scope `entity`: the DAG's events are judged as one group (PAM, quorum, maintenance), each database's
     as another. A database's group folds the DAG-level facts it needs from the AM_DAG_CONFIG events of its

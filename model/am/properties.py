@@ -14,8 +14,6 @@ from model.am.state import World
 from spec.catalogue import require
 from traces.verdict import Rule
 
-Property = Rule  # the one shape (the old name of a row)
-
 LIVENESS: dict[str, tuple[Rule, str]] = {
     "failover-mounts": (
         Rule("failover-mounts", "AM-020", "eventually", "after the active copy fails, some copy is mounted"),

@@ -239,11 +239,7 @@ STATUS_TABLE: dict[tuple[str, str], str] = {
 }
 
 
-def status_class(status: str) -> str:
-    return status if status in (MOUNTED, SERVICE_DOWN) else PASSIVE
-
-
-_CLASS = {MOUNTED: MOUNTED, SERVICE_DOWN: SERVICE_DOWN}  # status_class as a lookup (every other status: PASSIVE)
+_CLASS = {MOUNTED: MOUNTED, SERVICE_DOWN: SERVICE_DOWN}  # a status's class (every other status: PASSIVE)
 
 
 def mount_state(d: DbState, server: str) -> str:
@@ -281,7 +277,7 @@ def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
     old = d.copies[server].status if server in d.copies else DISMOUNTED
     if old == new and new not in (MOUNTED, SERVICE_DOWN):
         return None  # no status change: another attribute changed
-    cond = STATUS_TABLE.get((_CLASS.get(old, PASSIVE), _CLASS.get(new, PASSIVE)))  # `status_class` of each
+    cond = STATUS_TABLE.get((_CLASS.get(old, PASSIVE), _CLASS.get(new, PASSIVE)))  # the class of each
     up, on = server in w.up, server in d.on
     if cond == "up":  # the common case first; each condition is one row of STATUS_TABLE's column
         ok = up and not on

@@ -21,10 +21,6 @@ from model.pf import rules as R
 from model.pf.cnset import CNSet
 from model.pf.state import ACTIVE, Change, Params
 from spec.catalogue import require
-from traces.verdict import Rule
-
-Property = Rule  # one shape for a rules-table row (traces.verdict.Rule)
-PROPERTIES: dict[str, Rule] = R.RULES  # the old name of the rules table
 
 require("PF-026")
 

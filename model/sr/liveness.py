@@ -127,7 +127,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
 
 
 def at_end(w: World, e: Event) -> list[Violation]:
-    """Issue 30, family 1: the deadlines the trace's last event `e` shows passed, for what no quiesced SNAPSHOT
+    """The deadlines the trace's last event `e` shows passed, for what no quiesced SNAPSHOT
     judged (a trace without SNAPSHOT, or cut before it): a bound is missed when the awaited event is missing and
     virtual time is past it, not only when the event comes late. On a server that is up at the end (one that is
     down does what is due when it comes back, SR-I25): an unacknowledged shadow past SafetyNetHoldTime +

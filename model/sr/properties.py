@@ -14,7 +14,6 @@ from model.sr import events as ev
 from model.sr.rules import RULES
 from spec.catalogue import require
 from traces.schema import Event
-from traces.verdict import Rule
 
 FAIRNESS = (
     "every crashed server is eventually restarted (same or new storage), every partition heals, and "
@@ -24,9 +23,7 @@ FAIRNESS = (
 )
 
 
-Property = Rule  # one shape for rules and properties (`traces.verdict.Rule`)
-PROPERTIES: dict[str, Rule] = RULES  # every rule of the table is a named property with its kind
-require(*(p.requirement for p in PROPERTIES.values()))
+require(*(p.requirement for p in RULES.values()))
 
 # `sometimes`: event kinds a healthy batch of runs must contain (the model can progress)
 SOMETIMES = {

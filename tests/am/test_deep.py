@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.monitor import Verdict
 from model.am.monitor import AmMonitor
 from model.am.mutants import MUTANTS, SIMULATORS
 from model.am.sim import simulate
 from tests.am.test_stateful import AmMachine
+from traces.verdict import Verdict
 
 pytestmark = pytest.mark.slow
 

@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from conformance.check import check_events
-from conformance.monitor import Verdict
 from model.am.monitor import AmMonitor
 from model.am.mutants import MUTANTS, PRELUDES, SIMULATORS
 from model.am.sim import shortest_failing, simulate
 from traces.schema import Event
+from traces.verdict import Verdict
 
 pytestmark = pytest.mark.model
 

@@ -1,4 +1,4 @@
-"""Issue 30, family 4: a database whose DB_CREATE the trace lacks is partial (TR-I01, the policy of sr and pf
+"""A database whose DB_CREATE the trace lacks is partial (TR-I01, the policy of sr and pf
 too): its verdict is unknown with the reason, and what its events show by themselves is still judged
 (`model/am/partial.py`): two mounted copies (AM-009), an activation by a member that is not the PAM (AM-008).
 Each test has a twin that must pass."""

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.monitor import Rule
 from model.am import events as ev
 from model.am import step
 from model.am.rules import RULES
 from model.am.state import CopyState, DbState, World, empty_world
 from spec.catalogue import catalogue
+from traces.verdict import Rule
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Issue 24: every seed statement is judged by its own rule, and the most specific one leads.
+"""Every seed statement is judged by its own rule, and the most specific one leads.
 
 Seed 002, "Best Copy Selection" (step 5: "the database doesn't mount, and PAM performs steps 3 and 4 on the
 next best copy") and "Best copy selection process" (AM-034..AM-039). Hand-built traces (the issue 9

@@ -19,8 +19,7 @@ from conformance.dataset_check import check_dataset
 from conformance.pycheck import check_paths
 from model.kernel.mechanism import MonitorEntry
 from model.msgtrk.rules import RULES as MSGTRK_RULES
-from spark_trace_check import job
-from spark_trace_check import monitors as spark_monitors
+from spark_trace_check import job, trace_pass
 from tests.unit.context_probe import ContextProbe
 from traces.corpus import SAMPLES_DIR
 from traces.ingest import ingest
@@ -46,7 +45,7 @@ def test_both_single_process_drivers_and_spark_take_the_registry_list(tmp_path):
     ingest([str(CLEAN)], tmp_path / "ds")
     assert check_dataset(str(tmp_path / "ds"), skew_ms=50).monitors == names
     # the Spark job's list (its names) and its trace pass's (the monitors it runs) are the registry's
-    assert job.monitor_runs is registry.monitor_runs and spark_monitors.monitor_runs is registry.monitor_runs
+    assert job.monitor_runs is registry.monitor_runs and trace_pass.monitor_runs is registry.monitor_runs
 
 
 def test_the_reference_checker_runs_msgtrk_too():
@@ -73,7 +72,7 @@ def test_twin_a_monitor_registered_once_runs_in_every_driver(tmp_path, monkeypat
     assert with_probe["check"] > 0
     for name in ("pycheck", "dataset"):
         assert [r["count"] for r in with_probe[name] if r["rule"] == "probe"] == [with_probe["check"]], name
-    assert "probe" in [n for n, _ in spark_monitors.monitor_runs()]
+    assert "probe" in [n for n, _ in trace_pass.monitor_runs()]
     monkeypatch.setattr(registry, "ENTRIES", tuple(e for e in registry.ENTRIES if e is not PROBE))
     without = _probe_rules([str(CLEAN)], tmp_path / "ds")
     assert without["check"] == 0

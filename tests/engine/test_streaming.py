@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import pycheck, streamplan
+from conformance import pycheck, trace_index
 from conformance.groups import plan_units
 from conformance.report import InternalError
 from tests.damaged.corpus import CASES
@@ -72,16 +72,16 @@ def test_duplicate_id_across_groups_is_found(tmp_path):
 
 def test_a_row_missed_by_the_index_is_an_internal_error(tmp_path, monkeypatch):
     shutil.copy(SAMPLES_DIR / "clean" / "net-s1.jsonl", tmp_path / "t.jsonl")
-    monkeypatch.setattr(streamplan, "_jsonl_trace", lambda line: "elsewhere")
+    monkeypatch.setattr(trace_index, "_jsonl_trace", lambda line: "elsewhere")
     with pytest.raises(InternalError, match="missed by the trace index"):
         pycheck.check_paths([str(tmp_path)])
 
 
 def test_jsonl_index_reads_the_top_level_trace_id():
     row = {"schema_version": 1, "attrs": {"trace_id": "inner"}, "trace_id": 'outer\\"x'}
-    assert streamplan._jsonl_trace(json.dumps(row).encode()) == 'outer\\"x'
-    assert streamplan._jsonl_trace(b'{"trace_id": "a\\u00e9"}') == "a\u00e9"
-    assert streamplan._jsonl_trace(b"[" * 5000) is None
+    assert trace_index._jsonl_trace(json.dumps(row).encode()) == 'outer\\"x'
+    assert trace_index._jsonl_trace(b'{"trace_id": "a\\u00e9"}') == "a\u00e9"
+    assert trace_index._jsonl_trace(b"[" * 5000) is None
 
 
 def test_groups_hold_whole_traces_within_the_budget(tmp_path):
@@ -89,7 +89,7 @@ def test_groups_hold_whole_traces_within_the_budget(tmp_path):
     from traces.io import discover
 
     found = discover([str(SAMPLES_DIR / "clean")])
-    groups = plan_units([streamplan.index_file(tf) for tf in found.files], 1000)  # conformance.groups
+    groups = plan_units([trace_index.index_file(tf) for tf in found.files], 1000)  # conformance.groups
     group_of = {t: i for i, g in enumerate(groups) for t in g.traces}
     assert len(group_of) == len(files)  # one trace per sample file
     assert all(g.events <= 1000 or len(g.traces) == 1 for g in groups)

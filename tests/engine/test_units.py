@@ -20,7 +20,7 @@ import pytest
 
 from conformance.groups import finish_units, judge_unit, plan_units, read_amplification
 from conformance.report import InternalError
-from conformance.streamplan import index_file
+from conformance.trace_index import index_file
 from model.registry import monitor_runs
 from tests.engine.test_streaming import _report
 from traces.corpus import SAMPLES_DIR

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.explore.engine import Explorer, explore
+from conformance.explore.bfs import Explorer, explore
 from conformance.explore.spaces import Bound
 from conformance.explore.witness import WITNESSES, status_request_before_hierarchy
 

@@ -1,4 +1,4 @@
-"""Issue 24: the reference Active Manager's best copy selection (`examples/sut/am_bcss.py`) and its planted
+"""The reference Active Manager's best copy selection (`examples/sut/am_bcss.py`) and its planted
 bugs, each caught by the rule of the seed statement it breaks, on a hand-made replay file.
 
 Each replay passes on the model and on the correct `am_node.py` (the twins), and fails on the node with the

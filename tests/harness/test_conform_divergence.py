@@ -1,4 +1,4 @@
-"""Issue 36: `haconform conform` never crashes on what a system under test answers. A public folder system that
+"""`haconform conform` never crashes on what a system under test answers. A public folder system that
 answers `create_folder` with a new folder ID while the store named is crashed (the model refuses there) made
 the coverage floor's replay of the same inputs on the model raise `IndexError` resolving `{"$folder": i}`
 (exit 3). The floor's replay now follows the system's recorded answers: a folder the system created and the

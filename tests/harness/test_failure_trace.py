@@ -1,4 +1,4 @@
-"""Issue 36: a failure can be checked as a trace. Every failure of `haconform conform` is also written as a
+"""A failure can be checked as a trace. Every failure of `haconform conform` is also written as a
 complete trace (`--trace-out`, default beside the replay file: TRACE_START, the context `*_CONFIG` and the set-up
 events, seq numbers, schema version 2), and `haconform replay --trace-out FILE` writes the replayed run the same
 way; `haconform check` of that file gives the violation conform reported (same rule, same entity), `shrink`

@@ -11,7 +11,7 @@ import pytest
 from conformance.cli import main
 from conformance.harness.core import Failure, Step
 from conformance.harness.search import Outcome, caught_by, driver, judge_kill, kill_report, search
-from conformance.monitor import Violation
+from traces.verdict import Violation
 
 
 def _outcome(rule: str | None, steps: int = 3, found_s: float = 1.5) -> Outcome:

@@ -22,8 +22,7 @@ from conformance.harness.core import EndProblem, Failure, Op, Session, Step
 from conformance.harness.minimise import minimise, replay_failure
 from conformance.harness.report import failure_json, read_replay, write_json_atomic
 from conformance.harness.search import Profile, search, search_mutant
-from conformance.monitor import MonitorResult
-from traces.verdict import Rule
+from traces.verdict import MonitorResult, Rule
 
 ROOT = Path(__file__).resolve().parents[2]
 WAITS = [1, 10, 100]
@@ -217,7 +216,7 @@ def test_a_search_without_hypothesis_shrinking_reports_the_minimal_run() -> None
 @pytest.mark.model
 @pytest.mark.slow
 def test_the_pf_bug_behind_the_adapter_is_minimised_to_four_steps(tmp_path: Path) -> None:
-    """Issue 12: `conform pf --sut "pf_node.py --bug status-claims-more"` reports a replay of at most 4 steps
+    """`conform pf --sut "pf_node.py --bug status-claims-more"` reports a replay of at most 4 steps
     (create a folder, move a replica), and `haconform replay` reproduces it through the adapter."""
     sut = f"{sys.executable} {ROOT / 'examples' / 'sut' / 'pf_node.py'} --bug status-claims-more"
     replay = tmp_path / "pf.json"

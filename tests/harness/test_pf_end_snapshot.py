@@ -1,4 +1,4 @@
-"""Issue 36: PF-035 (convergence) is judged by the public folder monitor's rule in every harness run, so that
+"""PF-035 (convergence) is judged by the public folder monitor's rule in every harness run, so that
 coverage sees it. The run's finish ends with the END snapshot of every replica: the model records its own
 (`Cluster.end`); behind the adapter the harness records it from the system's `replicas` and `cnset` answers
 (`systems.PfProcess.end`). A mutant that never backfills fails by the monitor's `convergence` rule (a violation

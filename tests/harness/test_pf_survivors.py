@@ -1,4 +1,4 @@
-"""Issue 12: the three public folder mutants the harness's inputs could not reach, and the steps that reach them.
+"""The three public folder mutants the harness's inputs could not reach, and the steps that reach them.
 
 - `ignore-delete-limit` (packing-limits, PF-011): folders deleted together (`scratch_folders`, `delete_folders`)
   with the deleted-folder limit the setup draws (1, 2 or the seed's 500), recorded in PF_CONFIG and judged from

@@ -1,4 +1,4 @@
-"""Issue 36: whatever a system under test answers, `haconform conform` ends in a verdict about it (pass, fail
+"""Whatever a system under test answers, `haconform conform` ends in a verdict about it (pass, fail
 naming the request, unusable naming the reply), never exit 3 (kept for bugs in haconform itself).
 
 Hypothesis draws a script of well-typed answers from the protocol's JSON schemas (`conformance.harness.answers`):

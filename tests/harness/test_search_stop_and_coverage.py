@@ -1,4 +1,4 @@
-"""Issue 24: `conform` stops at the first failure once it is shrunk (`--keep-going` searches on) and says
+"""`conform` stops at the first failure once it is shrunk (`--keep-going` searches on) and says
 when it was found; coverage is measured on every finished run and reported per rule."""
 
 from __future__ import annotations

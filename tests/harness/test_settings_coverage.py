@@ -1,4 +1,4 @@
-"""Issue 36: every public folder rule can be exercised by the harness's runs on the model. `packing-limits`
+"""Every public folder rule can be exercised by the harness's runs on the model. `packing-limits`
 (PF-011) and `backfill-check-not-early` (BF-036) never were: the limits and the backfill check's interval live
 in PF_CONFIG's `params` (only the values changed from the catalogue's are recorded), which no perturbation
 changed, and a run seldom had one store run two backfill checks. Now the coverage's perturbations change one

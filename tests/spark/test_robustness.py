@@ -19,8 +19,8 @@ import spark_trace_check.job as job
 import spark_trace_check.units as units
 from conformance.cli import main
 from conformance.pycheck import check_paths
-from spark_trace_check.monitors import OUT_DDL
 from spark_trace_check.session import TASK_ATTEMPTS
+from spark_trace_check.trace_pass import OUT_DDL
 from tests.unit.test_rows import lines
 from traces.corpus import SAMPLES_DIR
 from traces.io import TraceFileError

@@ -1,4 +1,4 @@
-"""Issue 29 on Spark: the per-rule states are the single-process engine's, a bug in rule code is exit 3, and a
+"""On Spark: the per-rule states are the single-process engine's, a bug in rule code is exit 3, and a
 check where nothing beyond the format rules judged an instance is unknown (exit 2), under both plans.
 
 The planted bug runs in the Python workers: the test module is pickled by value (`pyspark.cloudpickle`), so

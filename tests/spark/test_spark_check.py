@@ -142,8 +142,8 @@ def test_spark_runs_the_registry_monitor_list(spark):
 
 def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     from conformance.check import run_monitor
-    from spark_trace_check.monitors import trace_pass
     from spark_trace_check.raw import read_raw
+    from spark_trace_check.trace_pass import trace_pass
     from tests.unit.context_probe import ContextProbe
     from tests.unit.test_monitor_context import traces
 

@@ -1,4 +1,4 @@
-"""Issue 30 (found in issue 29, family of issue 30): two false alarms of the sr monitor, each with a twin that
+"""Two false alarms of the sr monitor, each with a twin that
 must still fail.
 
 - Without a recorded topology the plan of shadow attempts is unknown: a failed first attempt may or may not

@@ -1,4 +1,4 @@
-"""Issue 30, family 1: a bound enforced when the awaited event is late, not only when it is missing.
+"""A bound enforced when the awaited event is late, not only when it is missing.
 
 Hand-built traces (the kinds and attributes of `traces/README.md`), each with a twin that keeps the bound and
 must pass. SR-059 / SR-I07: a shadow server that reads its primary's new transport database ID promotes the
@@ -102,7 +102,7 @@ def test_promotion_within_one_heartbeat_is_valid() -> None:
 
 @pytest.mark.unit
 def test_promotion_half_an_hour_late_is_caught() -> None:
-    """Issue 30's trace: the new database ID is read on every heartbeat from +6 min, the promotion comes at +30."""
+    """The new database ID is read on every heartbeat from +6 min, the promotion comes at +30."""
     result = _check([*CREATED, *READS, *_promoted(30 * MIN), END])
     assert result.verdict is Verdict.INVALID
     assert _rules(result) == [R.PROMOTION_DB_CHANGE.name], result

@@ -1,4 +1,4 @@
-"""Issue 9, family 2: every parameter that bounds observable behaviour has a rule, and the rule notices a
+"""Every parameter that bounds observable behaviour has a rule, and the rule notices a
 model whose behaviour and recorded configuration disagree (either way round)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 30, family 4: a trace that lacks the beginning of a message (its RECEIVE) is partial, the same policy as
+"""A trace that lacks the beginning of a message (its RECEIVE) is partial, the same policy as
 am and pf (TR-I01): the rules that need the beginning are skipped for it (verdict unknown, exit 2, when nothing
 else decides), and every rule that can be judged from what was recorded is judged. Hand-built traces, each with
 a twin."""
@@ -74,7 +74,7 @@ def test_the_whole_story_is_valid() -> None:
 
 @pytest.mark.unit
 def test_a_recording_that_starts_after_acceptance_is_partial_not_invalid() -> None:
-    """Issue 30: was INVALID (shadow-record-as-derived: held 1, derived 0); now unknown, with the reasons."""
+    """Was INVALID (shadow-record-as-derived: held 1, derived 0); now unknown, with the reasons."""
     result = _check(REST)
     assert result.verdict is Verdict.UNKNOWN, result
     assert not result.violations
@@ -95,7 +95,7 @@ def test_fewer_shadows_than_the_trace_shows_is_still_judged() -> None:
 
 @pytest.mark.unit
 def test_a_shadow_for_an_exchange_2010_primary_is_invalid_without_the_receive() -> None:
-    """Issue 30: a 2013 server holding a shadow whose primary is an Exchange 2010 Hub is forbidden by seed 000
+    """A 2013 server holding a shadow whose primary is an Exchange 2010 Hub is forbidden by seed 000
     whatever came before (SR-015): judged (exit 1), though the message's RECEIVE is missing."""
     result = _check([(500, "EX03", "HARECEIVE", {"inst": 1, "primary": "HUB1"})])
     assert result.verdict is Verdict.INVALID

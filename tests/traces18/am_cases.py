@@ -1,4 +1,4 @@
-"""Issue 18's hand-built Active Manager traces (seed 002), written with the issue-9 builder: events of a database
+"""Hand-built Active Manager traces (seed 002), written with the `tests/traces9` builder: events of a database
 whose beginning (DB_CREATE) the trace does not show. Seed 002 names no configured period for any activity the
 am vocabulary records (the Replication service monitors health "periodically", with no interval), so family 1
 (two-sided schedules) has no am rule; see the report of issue 18. Each case: (name, build, expected)."""

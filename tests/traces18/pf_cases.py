@@ -1,4 +1,4 @@
-"""Issue 18's hand-built public folder traces (seeds 001, 003), written with the issue-9 kit: the lower side of
+"""Hand-built public folder traces (seeds 001, 003), written with the `tests/traces9` kit: the lower side of
 the stores' schedules ("Default Replication Event Schedule": hierarchy every 5 minutes, content every 15, the
 backfill check every 5; PF-038, BF-036, PF-I17) and events of a replica whose beginning the trace does not show.
 Each case: (name, build, expected): the exact set of rules, or "unknown"."""

@@ -1,4 +1,4 @@
-"""Issue 18's hand-built shadow redundancy traces (seed 000), written from the seed's text with the issue-9
+"""Hand-built shadow redundancy traces (seed 000), written from the seed's text with the issue-9
 builder: SR-I22 (the sender's session and ConnectionTimeout, "SMTP timeouts"), the two-sided heartbeat
 schedule ("How shadow messages are maintained") and shadows held for a primary whose messages the monitor never
 saw. Each case: (name, events, expected): the exact set of rules, or "unknown" (judged unjudgeable).

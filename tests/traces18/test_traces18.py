@@ -1,4 +1,4 @@
-"""Issue 18's hand-built traces (`tests/traces18/<mechanism>/*.jsonl`): each valid trace passes, each planted
+"""Hand-built two-sided traces (`tests/traces18/<mechanism>/*.jsonl`): each valid trace passes, each planted
 violation fails by exactly its rules, each trace whose events no monitor can judge is unknown with a note
 naming why. The files are read by `haconform check`'s reader and must equal what the builders give."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from conformance.monitor import Verdict
 from tests.traces18.build import cases, jsonl, path_of
 from traces.io import read_events
+from traces.verdict import Verdict
 
 pytestmark = pytest.mark.unit
 CASES = cases()

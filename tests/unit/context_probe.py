@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from conformance.monitor import MonitorResult, Violation
 from traces.schema import Event
+from traces.verdict import MonitorResult, Violation
 
 
 class ContextProbe:

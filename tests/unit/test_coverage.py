@@ -24,8 +24,8 @@ from conformance.coverage import (
     rules_table,
     unbound_parameters,
 )
-from conformance.monitor import Rule
 from spec.catalogue import CatalogueError, catalogue
+from traces.verdict import Rule
 
 pytestmark = pytest.mark.unit
 
@@ -166,7 +166,7 @@ def test_coverage_command_prints_the_matrix(capsys):
     doc = json.loads(capsys.readouterr().out)
     rows = {r["id"]: r for r in doc["requirements"]}
     assert rows and all(rid.startswith("SR-") for rid in rows)
-    assert set(CATEGORIES) <= set(rows["SR-031"]) and rows["SR-031"]["properties"] >= 1
+    assert set(CATEGORIES) <= set(rows["SR-031"]) and rows["SR-031"]["rules"] >= 1
     assert doc["uncited_unlisted"] == [] and doc["listed_but_cited"] == []
     assert main(["coverage"]) == 0
     assert "cited by nothing" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Issue 24: every interpretation of the three mechanisms (`spec/requirements/*.toml`) is enforced by a
+"""Every interpretation of the three mechanisms (`spec/requirements/*.toml`) is enforced by a
 monitor rule, a z3 claim or a pinned test, or lists why not (it cannot be observed, or no rule checks it
 yet). Each named rule, claim and test must exist. Twins: an interpretation with neither fails the check, and
 so does one naming a rule that does not exist."""

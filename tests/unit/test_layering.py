@@ -4,7 +4,8 @@
 Every import of every module of the five packages is read with `ast`, at module level, under
 `if TYPE_CHECKING:` and inside functions alike. The checks: (a) no import cycle between modules (strongly
 connected components of the import graph, one cycle of each shown with `networkx.find_cycle`); (b) no import
-from a lower layer to a higher one; (c) no project import inside a function, unless the module imported
+from a lower layer to a higher one, `importlib.import_module("...")` calls included (a constant name, or an
+f-string's fixed part); (c) no project import inside a function, unless the module imported
 loads one of `LAZY_ALLOWED` (an optional heavy dependency, each with its reason) at import: an import
 hidden in a function to dodge a cycle fails here even where the cycle is gone; (d) mechanisms do not import
 each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants. The
@@ -49,7 +50,7 @@ def layer_of(module: str) -> int:
         name = "spark"
     elif module in CLI:
         name = "cli"
-    elif module in ("conformance", "conformance.monitor") or second == "engine":
+    elif module == "conformance" or second == "engine":
         name = "engine"
     else:
         name = "conformance"
@@ -62,10 +63,12 @@ class Import:
     target: str  # a project module, or the top-level name of a third-party package
     line: int
     in_function: bool
+    dynamic: bool = False  # `importlib.import_module(NAME)`: a module chosen by name at run time
 
     def __str__(self) -> str:
         where = "inside a function" if self.in_function else "at module level"
-        return f"{self.source}:{self.line} imports {self.target} ({where})"
+        how = " by importlib" if self.dynamic else ""
+        return f"{self.source}:{self.line} imports {self.target}{how} ({where})"
 
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:
@@ -87,6 +90,22 @@ def _resolve(name: str, modules: dict[str, Path]) -> str:
     return probe or name.split(".")[0]
 
 
+def _dynamic_name(call: ast.Call) -> str | None:
+    """The module an `importlib.import_module(...)` call names: a string constant whole, an f-string up to
+    its first replacement field (`f"model.{m}.rules"` -> `model`: at least that package is loaded)."""
+    func = call.func
+    named = isinstance(func, ast.Attribute) and func.attr == "import_module"
+    named = named or (isinstance(func, ast.Name) and func.id == "import_module")
+    if not named or not call.args:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        return str(arg.values[0].value).rsplit(".", 1)[0] or None
+    return None  # a name held in a variable: not known before run time
+
+
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: list[Import] = []
@@ -105,6 +124,9 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
                 names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in child.names]
             for name in dict.fromkeys(names):
                 out.append(Import(module, _resolve(name, modules), child.lineno, in_function))
+            dynamic = _dynamic_name(child) if isinstance(child, ast.Call) else None
+            if dynamic is not None:
+                out.append(Import(module, _resolve(dynamic, modules), child.lineno, in_function, dynamic=True))
             visit(child, nested)
 
     visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
@@ -132,7 +154,8 @@ def heavy(modules: set[str], imports: list[Import]) -> dict[str, str]:
 def problems(modules: set[str], imports: list[Import]) -> list[str]:
     """Every cycle, upward import and function-level import of a light project module, as sentences."""
     inner = [i for i in imports if i.target in modules and i.target != i.source]
-    graph = nx.DiGraph((i.source, i.target) for i in inner)
+    # a dynamic import runs when called, after every module is loaded: it orders layers, it closes no cycle
+    graph = nx.DiGraph((i.source, i.target) for i in inner if not i.dynamic)
     found = []
     for component in sorted(map(sorted, nx.strongly_connected_components(graph))):
         if len(component) > 1:
@@ -143,7 +166,7 @@ def problems(modules: set[str], imports: list[Import]) -> list[str]:
             found.append(f"upward: {i} ({LAYERS[layer_of(i.source)]} -> {LAYERS[layer_of(i.target)]})")
     loads = heavy(modules, imports)
     for i in inner:
-        if i.in_function and i.target not in loads:
+        if i.in_function and not i.dynamic and i.target not in loads:
             found.append(f"hidden: {i}: nothing heavy to defer (LAZY_ALLOWED: {', '.join(LAZY_ALLOWED)})")
     return found
 
@@ -158,7 +181,7 @@ def test_the_project_imports_one_way():
 def test_every_lazy_import_defers_an_allowed_heavy_dependency():
     modules, imports = all_imports()
     loads = heavy(modules, imports)
-    lazy = {(i.source, i.target) for i in imports if i.in_function and i.target in modules}
+    lazy = {(i.source, i.target) for i in imports if i.in_function and not i.dynamic and i.target in modules}
     assert lazy and all(loads.get(t) in LAZY_ALLOWED for _, t in lazy)
     assert {"spark_trace_check.job", "spec.claims.skew"} <= set(loads)  # the two heavy families are seen
 
@@ -210,6 +233,34 @@ def test_twin_a_hidden_import_fails_unless_it_defers_a_heavy_dependency():
     ]
 
 
+def test_importlib_imports_are_seen():
+    """The scan reads `importlib.import_module` calls too (the registry loads each mechanism by name)."""
+    _, imports = all_imports()
+    dynamic = {(i.source, i.target) for i in imports if i.dynamic}
+    assert ("model.registry", "model") in dynamic  # f"model.{name}.mechanism": at least the package
+    assert ("conformance.harness.search", "conformance.harness") in dynamic
+
+
+def test_twin_an_upward_importlib_import_fails(tmp_path):
+    """A planted `importlib.import_module` of a higher layer (a constant name, and an f-string whose fixed
+    part names a higher package) is reported as upward, not hidden (a dynamic import is lazy by nature)."""
+    planted = tmp_path / "workload.py"
+    planted.write_text(
+        "import importlib\n\n\ndef load(m):\n"
+        "    importlib.import_module('conformance.cli')\n"
+        "    return importlib.import_module(f'spark_trace_check.{m}')\n"
+    )
+    modules = {"model.kernel.workload": planted, "conformance.cli": planted, "spark_trace_check": planted}
+    imports = imports_of("model.kernel.workload", planted, modules)
+    want = [("importlib", False), ("conformance.cli", True), ("spark_trace_check", True)]
+    assert [(i.target, i.dynamic) for i in imports] == want
+    found = problems(set(modules), imports)
+    assert found == [
+        "upward: model.kernel.workload:5 imports conformance.cli by importlib (inside a function) (kernel -> cli)",
+        "upward: model.kernel.workload:6 imports spark_trace_check by importlib (inside a function) (kernel -> spark)",
+    ]
+
+
 def test_twin_the_layers_are_in_order():
     order = ["traces.io", "spec.catalogue", "model.kernel.sim", "model.sr.monitor", "model.registry"]
     order += ["conformance.engine.stream", "conformance.pycheck", "spark_trace_check.job", "conformance.cli"]
@@ -224,7 +275,7 @@ def _loaded(*modules: str) -> set[str]:
 
 
 def test_a_mechanism_submodule_loads_no_monitor_simulator_or_mutants():
-    """Lazy package `__init__`s (PEP 562): each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
+    """Package `__init__`s that import nothing: each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
     (the registry's entry), loads all three, so the probe does see them when they are there."""
     mechanisms = ("sr", "am", "pf")
     parts = {f"model.{m}.{part}" for m in mechanisms for part in ("monitor", "sim", "mutants")}

@@ -1,4 +1,4 @@
-"""The Spark trace pass's Python side (`spark_trace_check.monitors.make_runner`) driven without Spark: Arrow
+"""The Spark trace pass's Python side (`spark_trace_check.trace_pass.make_runner`) driven without Spark: Arrow
 batches of raw rows in, report rows out. A trace streamed in order gives the single-process engine's
 violations; a row whose shuffle key differs from its parsed trace ID (JSON the JVM read otherwise) is never
 folded where it landed: its trace is named for the whole-trace pass (the twin: the same rows with the right
@@ -14,8 +14,8 @@ import pytest
 
 from conformance.pycheck import check_paths
 from model.kernel.workload import MUTANTS
-from spark_trace_check.monitors import HELD_KIND, judge_rows, make_runner
 from spark_trace_check.raw import RAW_COLUMNS, RAW_DDL
+from spark_trace_check.trace_pass import HELD_KIND, judge_rows, make_runner
 from traces.io import write_events
 from traces.schema import FIELD_NAMES
 

@@ -1,4 +1,4 @@
-"""Issue 9, Active Manager: hand-built traces with known verdicts through the registered monitors.
+"""Active Manager: hand-built traces with known verdicts through the registered monitors.
 
 Each case of `cases.py` runs through `conformance.check.verdict` (the core rules and every registered
 monitor, as the CLI does); the exact set of rules reported must be the expected one, and the valid traces
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from conformance.monitor import Verdict
 from model.am.rules import RULES
 from tests.traces9.am.cases import CASES
+from traces.verdict import Verdict
 
 pytestmark = pytest.mark.unit
 

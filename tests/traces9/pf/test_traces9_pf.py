@@ -1,4 +1,4 @@
-"""Issue 9's independent public folder traces: each hand-built trace gets exactly its expected verdict
+"""Independent hand-built public folder traces: each hand-built trace gets exactly its expected verdict
 through `conformance.check.verdict` and the registered monitors (no false alarm on the valid ones)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9's independent shadow redundancy corpus: every hand-written trace gets exactly its expected rules
+"""An independent shadow redundancy corpus: every hand-written trace gets exactly its expected rules
 from the registered monitors (`conformance.check.verdict`), and the valid ones no false alarm."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from conformance.monitor import Verdict
 from model.sr.rules import RULES
 from tests.traces9.sr.cases import CASES
+from traces.verdict import Verdict
 
 
 @pytest.mark.unit

@@ -36,6 +36,27 @@ class FileIndex(NamedTuple):
     rows: int
 
 
+class SeqOrder:
+    """Whether each trace's rows are in strictly increasing seq order across files read one after another
+    (TR-001): the spans of each file are given in reading order (`add`); `ok[trace]` says so per trace."""
+
+    __slots__ = ("last", "ok")
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] = {}
+        self.ok: dict[str, bool] = {}
+
+    def add(self, spans: dict[str, Span]) -> None:
+        last, ok = self.last, self.ok
+        for trace, (first, end, inside) in spans.items():
+            before = last.get(trace)
+            ok[trace] = ok.get(trace, True) and inside and (before is None or first > before)
+            last[trace] = end
+
+    def ordered(self) -> set[str]:
+        return {t for t, ok in self.ok.items() if ok}
+
+
 def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Counter[str], dict[str, Span]]:
     """Rows per trace in one file, and each trace's span: first and last seq in row order and whether its
     seqs strictly increase row by row (a row whose seq cannot be told counts as out of order)."""

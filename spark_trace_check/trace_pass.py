@@ -19,7 +19,7 @@ do not go on in seq is named in a `HELD_KIND` row with the reason (the driver re
 
 A trace whose rows break seq order (TR-001), or whose parsed trace ID differs from the shuffle key, has its
 folds dropped and is named in a `HELD_KIND` row: the driver judges it again with `whole=True`, which holds
-such traces and judges them with `conformance.outcome.violations_of`, as the single-process engine judges
+such traces and judges them with `conformance.engine.stream.judge_whole`, as the single-process engine judges
 a held trace. The order seen inside `fn` is planner behaviour, not a contract: it is checked, and a break
 fails loudly (`OrderBroken`).
 
@@ -44,9 +44,9 @@ from pyspark.sql import functions as F
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import TraceFolds, results_of
+from conformance.engine.stream import TraceFolds, judge_whole, results_of, split_runs
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import violations_of
+from conformance.resume import not_continued
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
@@ -154,12 +154,7 @@ class _Pass:
         keep: Keep | None = None,
     ) -> None:
         self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
-        trace_runs = [(n, m) for n, m in self.runs if m.scope == "trace"]
-        self.trace_runs = trace_runs
-        self.entity_runs: dict[str, list] = {}
-        for name, monitor in self.runs:
-            if monitor.scope == "entity":
-                self.entity_runs.setdefault(monitor.mechanism, []).append((name, monitor))
+        self.trace_runs, self.entity_runs = split_runs(self.runs)
         self.held = held  # None: the streaming pass
         self.kept: dict[str, list[tuple[int, int, Event]]] = {}
         self.out: list[dict] = []
@@ -222,10 +217,9 @@ class _Pass:
         if saved is None:
             return TraceFolds(event, self.trace_runs, self.entity_runs)
         folds: TraceFolds = pickle.loads(saved)
-        prev = folds.core.prev
-        if prev is not None and event.seq <= prev.seq:
+        why = not_continued(folds, event.seq)
+        if why is not None:
             self.dropped = True
-            why = f"its new events begin at seq {event.seq}, not after {prev.seq}"
             self.out.append({**_held(event.trace_id, self.key_text), "explanation": why})
             return None
         return folds
@@ -258,7 +252,7 @@ class _Pass:
             events = [e for _, _, e in sorted(self.kept[trace], key=lambda x: (x[0], x[1]))]
             notes: list[dict] = []
             counts = RuleCounts() if self.restored is not None else self.rules
-            found = violations_of(events, self.runs, notes, counts)
+            found = judge_whole(events, self.runs, notes, counts)
             self._emit(trace, found, notes, counts)
         self.kept = {}
         if self.restored is None:

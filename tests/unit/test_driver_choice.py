@@ -1,4 +1,4 @@
-"""`haconform check --engine auto` (conformance.engine_choice): small input -> the single-process engine,
+"""`haconform check --engine auto` (conformance.driver_choice): small input -> the single-process engine,
 `--master` -> Spark, an input at the crossover -> Spark; the twin one event below it -> python; one core or
 `--state` -> python whatever the size. The CLI prints the choice and its reason on one line and runs it."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 import conformance.cli as cli
-import conformance.engine_choice as ec
+import conformance.driver_choice as ec
 from conformance.cli import main
 from conformance.pycheck import run_check
 from model.kernel.workload import simulate
