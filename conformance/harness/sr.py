@@ -43,7 +43,9 @@ def _fixed_config() -> dict[str, Any]:
     """Settings every run uses at their catalogue default; sent in the setup so a system needs no catalogue."""
 
     cfg = SrConfig()
-    return {k: getattr(cfg, k) for k in ("max_remote", "max_local", "retry_meaning")}
+    keys = ("max_remote", "max_local", "retry_meaning", "recv_inactivity_ms", "send_inactivity_ms")
+    keys += ("shadow_timeout_ends",)
+    return {k: getattr(cfg, k) for k in keys}
 
 
 # The durations of a run. At their catalogue defaults (days) no run of a few dozen steps reaches SafetyNetHoldTime,

@@ -1,0 +1,445 @@
+"""The transport servers of `sr_node.py`: shadow creation, fork processing, heartbeats, promotion, expiry.
+
+Standard library only; it does not import haconform. Seed 000, "How shadow messages are created" (a message
+is taken only while its primary is up and reachable; the shadow follows the attempt plan of
+ShadowMessagePreference and the retry counts; the sender is acknowledged after the shadow's acknowledgement, or
+rejected/accepted without one as RejectMessageOnShadowFailure says; a shadow session to a server that is
+running but cut off stalls and times out after the smaller connection inactivity time-out), "How shadow
+messages are maintained" (each shadow server queries every primary it holds shadows for once every
+ShadowHeartbeatFrequency, and over every session it opens to it; discard notifications arrive only in answer
+to a successful query; the shadow is released after every fork's notification and kept in Safety Net; a
+primary deletes the discard events of a shadow server that has not queried it for
+ShadowMessageAutoDiscardInterval; an unreleased shadow is dropped SafetyNetHoldTime + MessageExpirationTimeout
+after it was made), "Message processing after an outage" (a shadow server takes ownership when a query sees
+the primary's new transport database, or when it has not reached the primary for ShadowResubmitTimeSpan; the
+promoted copy processes every fork not yet notified, non-mailbox forks included; queued forks fail after
+MessageExpirationTimeout; a new transport database loses what the old one held; Safety Net resubmits only
+mailbox forks, and duplicate detection hides a second mailbox delivery).
+
+Every fork is processed at once (delivered to mailboxes, or handed to its next hop), retried every five minutes
+while the server is cut off. A shadow session stalls when its server is running but cut off, or when the world
+of the setup stalls it: `stall_p` (the harness's share of shadow sessions that stall) of the first attempts,
+spread evenly (the k-th first attempt stalls when floor(k * stall_p) grows); a session stalls at most once.
+Every timer is data in the state (`timers`), so a `kill -9` between requests loses nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REJECTION = "451 4.4.0 Message failed to be made redundant"
+ACK = "250 2.6.0 Queued mail for delivery"
+MAILBOX = ("mbx", "journal")
+MINUTE = 60_000
+HOP_RETRY_MS = 5 * MINUTE
+DAY = 24 * 60 * MINUTE
+# a setting the setup leaves out is at its catalogue default (spec/requirements, seed 000)
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "reject_on_failure": False,
+    "preference": "PreferRemote",
+    "max_remote": 4,
+    "max_local": 2,
+    "retry_meaning": "attempts",
+    "heartbeat_ms": 2 * MINUTE,
+    "resubmit_ms": 3 * 60 * MINUTE,
+    "auto_discard_ms": 2 * DAY,
+    "safety_net_hold_ms": 2 * DAY,
+    "expiration_ms": 2 * DAY,
+    "recv_inactivity_ms": 5 * MINUTE,
+    "send_inactivity_ms": 10 * MINUTE,
+    "shadow_timeout_ends": "attempt",
+    "stall_p": 0.0,
+}
+
+
+def is_mailbox(fork: str) -> bool:
+    return fork.split(":", 1)[0] in MAILBOX
+
+
+class Transport:
+    def __init__(self, state: dict[str, Any], bug: str) -> None:
+        self.s = state
+        self.bug = bug
+        self.out: list[dict[str, Any]] = []
+        self.now = 0
+
+    # --- set-up -------------------------------------------------------------------------------------
+    @staticmethod
+    def fresh(setup: dict[str, Any], now: int) -> dict[str, Any]:
+        """The servers are the ones the harness gives in `topology` (it records them as configuration)."""
+        servers = {
+            name: {"site": srv["site"], "dag": srv["dag"], "up": True, "epoch": 1, "run": 1}
+            for name, srv in setup["topology"].items()
+            if srv["version"] == "2013"
+        }
+        hubs = [name for name, srv in setup["topology"].items() if srv["version"] == "2010"]
+        state = {"setup": setup, "servers": servers, "isolated": [], "messages": [], "hubs": hubs, "mailstore": []}
+        state.update(sessions={}, timers=[], seq=0)
+        for srv in servers.values():
+            Transport.reset(srv)
+        t = Transport(state, "")
+        t.now = now
+        for name in sorted(servers):
+            t.heartbeat_timer(name)
+        return state
+
+    @staticmethod
+    def reset(srv: dict[str, Any]) -> None:
+        """A transport database's contents: queue, shadows, discard events per shadow server, Safety Net."""
+        srv.update(queue={}, shadows={}, pending={}, last_query={}, last_contact={}, safetynet={})
+
+    def cfg(self, key: str) -> Any:
+        setup = self.s["setup"]
+        return setup[key] if key in setup else DEFAULTS[key]
+
+    def emit(self, node: str, entity: str, kind: str, **attrs: Any) -> None:
+        self.out.append({"ts_ms": self.now, "node": node, "entity": entity, "kind": kind, "attrs": attrs})
+
+    def timer(self, due: int, what: str, node: str, *args: Any) -> None:
+        self.s["seq"] += 1
+        self.s["timers"].append([due, self.s["seq"], what, node, *args])
+
+    def boundary(self, name: str) -> str:
+        srv = self.s["servers"][name]
+        return f"dag:{srv['dag']}" if srv["dag"] else f"site:{srv['site']}"
+
+    def usable(self, name: str) -> bool:
+        return self.s["servers"][name]["up"] and name not in self.s["isolated"]
+
+    def reach(self, a: str, b: str) -> bool:
+        return self.usable(a) and self.usable(b)
+
+    def db(self, name: str) -> str:
+        return f"{name}-db{self.s['servers'][name]['epoch']}"
+
+    def plan(self, primary: str) -> list[str]:
+        srv = self.s["servers"][primary]
+        extra = 1 if self.cfg("retry_meaning") == "retries" else 0
+        remote, local = ["remote"] * (self.cfg("max_remote") + extra), ["local"] * (self.cfg("max_local") + extra)
+        dag = srv["dag"]
+        multi = bool(dag) and len({s["site"] for s in self.s["servers"].values() if s["dag"] == dag}) > 1
+        if not multi:
+            return local
+        return {"PreferRemote": remote + local, "RemoteOnly": remote, "LocalOnly": local}[self.cfg("preference")]
+
+    # --- creation (SR-018..SR-048) ------------------------------------------------------------------
+    def submit(self, msg: str, primary: str, forks: list[str], origin: str) -> None:
+        if primary not in self.s["servers"] or not self.usable(primary):
+            return  # the sender cannot connect; it will try again later (not modelled here)
+        srv = self.s["servers"][primary]
+        hubs = [h for h in self.s["hubs"] if self.cfg("topology")[h]["site"] == srv["site"]]
+        forks = [f for f in forks if not f.startswith("hub:") or f[4:] in hubs] or ["mbx"]
+        self.emit(primary, msg, "RECEIVE", inst=1, sender=f"{origin}-sender", origin=origin,
+                  boundary=self.boundary(primary), site=srv["site"], db=self.db(primary), forks=forks,
+                  sender_xshadow=origin == "hub2010", xshadow_advertised=self.bug == "advertise-xshadow")  # fmt: skip
+        self.s["messages"].append(msg)  # every received message ends in a SNAPSHOT
+        sess = {"primary": primary, "forks": forks, "plan": self.plan(primary), "tries": 0, "stalled": False}
+        self.s["sessions"][msg] = sess
+        if self.bug == "ack-before-shadow":
+            self.emit(primary, msg, "ACCEPT", inst=1, redundant=True, acked=True, response=ACK)
+            sess["acked"] = True
+        if not self.cfg("enabled"):
+            self.conclude(msg, None)
+        else:
+            self.attempts(msg)
+
+    def attempts(self, msg: str) -> None:
+        """The shadow attempts from the next one on: stops at a stalled session (its time-out continues them),
+        at a shadow made, or when the plan is spent."""
+        sess = self.s["sessions"][msg]
+        primary, plan, site = sess["primary"], sess["plan"], self.s["servers"][sess["primary"]]["site"]
+        if not plan:
+            self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow="", reason="no shadow attempts allowed",
+                      final=True, **{"try": 0})  # fmt: skip
+            self.fail_final(msg)
+            return
+        while sess["tries"] < len(plan):
+            sess["tries"] = n = sess["tries"] + 1
+            where, final = plan[n - 1], n == len(plan)
+            cands = [name for name, srv in sorted(self.s["servers"].items())
+                     if name != primary and self.boundary(name) == self.boundary(primary)
+                     and (srv["site"] != site) == (where == "remote")]  # fmt: skip
+            if not cands:  # nobody in the boundary may hold it: the attempt is given up without a session
+                self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow="", reason="No suitable shadow servers",
+                          final=final, **{"try": n})  # fmt: skip
+                continue
+            usable = [name for name in cands if self.usable(name)]
+            target = (usable or cands)[0]
+            self.emit(primary, msg, "HAREDIRECT", inst=1, shadow=target, site=where,
+                      shadow_site=self.s["servers"][target]["site"], site_of_primary=site, **{"try": n})  # fmt: skip
+            self.query(primary, target, "session")  # the session carries XQUERYDISCARD (SR-054, SR-I05)
+            cut_off = not usable and self.s["servers"][target]["up"]
+            if not sess["stalled"] and (cut_off or (n == 1 and self.world_stalls())):
+                sess["stalled"], sess["shadow"] = True, target  # running but cut off: the session stalls
+                idle = min(self.cfg("send_inactivity_ms"), self.cfg("recv_inactivity_ms"))
+                if self.bug == "early-shadow-timeout":
+                    idle //= 2
+                self.timer(self.now + idle, "stall", primary, msg)
+                return
+            if not usable:  # a down or cut-off server is only found out by trying it
+                self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow=target, reason="unreachable", final=final,
+                          **{"try": n})  # fmt: skip
+                continue
+            sh = self.s["servers"][target]
+            sh["shadows"][msg] = {"primary": primary, "primary_db": self.db(primary), "forks": sess["forks"],
+                                  "created": self.now, "notified": []}  # fmt: skip
+            sh["last_contact"][primary] = self.now
+            self.emit(target, msg, "HARECEIVE", inst=1, primary=primary, boundary=self.boundary(target),
+                      primary_db=self.db(primary), forks=sess["forks"])  # fmt: skip
+            self.emit(primary, msg, "SHADOW_ACK", inst=1, shadow=target)
+            life = self.cfg("safety_net_hold_ms") + self.cfg("expiration_ms")
+            self.timer(self.now + life, "shadow_expire", target, msg)
+            self.conclude(msg, target)
+            return
+        self.fail_final(msg)
+
+    def world_stalls(self) -> bool:
+        """The setup's `stall_p` share of first attempts, spread evenly over them."""
+        k = self.s["first_attempts"] = self.s.get("first_attempts", 0) + 1
+        p = float(self.cfg("stall_p"))
+        return int(k * p) > int((k - 1) * p)
+
+    def stall(self, msg: str) -> None:
+        sess = self.s["sessions"].get(msg)
+        if sess is None:
+            return
+        ends = self.cfg("shadow_timeout_ends") == "creation"
+        primary = sess["primary"]
+        self.emit(primary, msg, "SESSION_TIMEOUT", inst=1, session="shadow", timeout="ConnectionInactivityTimeout")
+        self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow=sess["shadow"], reason="timeout",
+                  final=sess["tries"] == len(sess["plan"]) or ends, **{"try": sess["tries"]})  # fmt: skip
+        if ends:
+            self.fail_final(msg)
+        else:
+            self.attempts(msg)
+
+    def fail_final(self, msg: str) -> None:
+        sess = self.s["sessions"][msg]
+        if self.cfg("reject_on_failure") and not sess.get("acked"):
+            del self.s["sessions"][msg]
+            self.emit(sess["primary"], msg, "REJECT", inst=1, response=REJECTION)
+            return
+        self.conclude(msg, None)
+
+    def conclude(self, msg: str, shadow: str | None) -> None:
+        """ACCEPT, then queue every fork: mailbox forks delivered at once, the others a minute later."""
+        sess = self.s["sessions"].pop(msg)
+        primary = sess["primary"]
+        if not sess.get("acked"):
+            self.emit(primary, msg, "ACCEPT", inst=1, redundant=shadow is not None, acked=True, response=ACK)
+        self.s["servers"][primary]["queue"][msg] = {"forks": sess["forks"], "left": list(sess["forks"]),
+                                                    "shadow": shadow, "via": "primary", "since": self.now}  # fmt: skip
+        self.queued(primary, msg)
+
+    def queued(self, node: str, msg: str) -> None:
+        rec = self.s["servers"][node]["queue"][msg]
+        if self.now >= rec["since"] + self.cfg("expiration_ms"):  # a promoted copy past its expiry (SR-067)
+            self.queue_expire(node, msg)
+            return
+        for fork in list(rec["left"]):
+            self.process(node, msg, fork)
+        if msg in self.s["servers"][node]["queue"]:
+            self.timer(max(self.now, rec["since"] + self.cfg("expiration_ms")), "queue_expire", node, msg)
+
+    # --- processing (SR-007, SR-050, SR-067) ----------------------------------------------------------
+    def process(self, node: str, msg: str, fork: str) -> None:
+        srv = self.s["servers"][node]
+        rec = srv["queue"].get(msg)
+        if rec is None or fork not in rec["left"]:
+            return
+        if node in self.s["isolated"]:  # the next hop cannot be reached: the queue retries later
+            self.timer(self.now + HOP_RETRY_MS, "fork", node, msg, fork)
+            return
+        self.transmit(node, msg, fork, rec["via"])
+        rec["left"].remove(fork)
+        if rec["shadow"]:
+            srv["pending"].setdefault(rec["shadow"], []).append([msg, fork, self.now])
+        if not rec["left"]:
+            del srv["queue"][msg]
+            self.to_safetynet(node, msg, rec["forks"], "primary")
+
+    def transmit(self, node: str, msg: str, fork: str, via: str) -> None:
+        if is_mailbox(fork):
+            dup = f"{msg}|{fork}" in self.s["mailstore"]
+            if not dup:
+                self.s["mailstore"].append(f"{msg}|{fork}")
+            self.emit(node, msg, "DUPLICATEDELIVER" if dup else "DELIVER", inst=1, fork=fork, via=via)
+        else:
+            hop = fork.split(":", 1)[1] if ":" in fork else "sender"
+            self.emit(node, msg, "SEND", inst=1, fork=fork, next_hop=hop, via=via)
+
+    def queue_expire(self, node: str, msg: str) -> None:
+        srv = self.s["servers"][node]
+        rec = srv["queue"].get(msg)
+        if rec is None or not rec["left"]:
+            return
+        left = sorted(rec["left"])
+        self.emit(node, msg, "FAIL", inst=1, forks=left, reason="expired", expiration_ms=self.cfg("expiration_ms"))
+        if rec["shadow"]:  # the shadow may let go of what failed
+            srv["pending"].setdefault(rec["shadow"], []).extend([msg, f, self.now] for f in left)
+        del srv["queue"][msg]
+
+    def to_safetynet(self, node: str, msg: str, forks: list[str], role: str) -> None:
+        self.s["servers"][node]["safetynet"][msg] = {"forks": forks, "entered": self.now}
+        self.emit(node, msg, "SAFETYNET", inst=1, role=role)
+        self.timer(self.now + self.hold(), "safetynet_expire", node, msg)
+
+    def hold(self) -> int:
+        return self.cfg("safety_net_hold_ms") // (2 if self.bug == "short-safetynet-hold" else 1)
+
+    def safetynet_expire(self, node: str, msg: str) -> None:
+        if self.s["servers"][node]["safetynet"].pop(msg, None) is not None:
+            self.emit(node, msg, "SAFETYNET_EXPIRE", inst=1)
+
+    def safetynet_resubmit(self, node: str) -> None:
+        """SR-033, SR-038, SR-069..SR-071: only mailbox forks; never across the boundary, never to a 2010 Hub."""
+        srv = self.s["servers"][node]
+        if not srv["up"]:
+            return
+        for msg, item in sorted(srv["safetynet"].items()):
+            if self.now - item["entered"] >= self.hold():  # overdue (restarted a moment ago): gone first
+                self.safetynet_expire(node, msg)
+                continue
+            for fork in item["forks"]:
+                if is_mailbox(fork) or (self.bug == "resubmit-external" and fork.startswith("ext:")):
+                    self.emit(node, msg, "RESUBMIT", inst=1, fork=fork, source="SAFETYNET")
+                    self.transmit(node, msg, fork, "safetynet")
+
+    # --- maintenance (SR-053..SR-066) -------------------------------------------------------------------
+    def heartbeat_timer(self, node: str) -> None:
+        period = self.cfg("heartbeat_ms") * (2 if self.bug == "slow-heartbeat" else 1)
+        self.timer(self.now + period, "tick", node, self.s["servers"][node]["run"])
+
+    def tick(self, node: str, run: int) -> None:
+        srv = self.s["servers"][node]
+        if run != srv["run"]:
+            return  # a timer of an earlier run of the server
+        for primary in sorted({r["primary"] for r in srv["shadows"].values()}):
+            self.query(node, primary, "heartbeat")
+        self.auto_discard(node)
+        self.heartbeat_timer(node)
+
+    def query(self, shadow: str, primary: str, reason: str) -> None:
+        s, p = self.s["servers"][shadow], self.s["servers"][primary]
+        mine = sorted(k for k, r in s["shadows"].items() if r["primary"] == primary)
+        if not mine:
+            return
+        ok = self.reach(shadow, primary)
+        if ok:
+            s["last_contact"][primary] = self.now
+        observed = self.db(primary) if ok else None
+        self.emit(shadow, f"hb:{shadow}>{primary}", "XQUERYDISCARD", primary=primary, ok=ok, reason=reason,
+                  db=observed, held=len(mine))  # fmt: skip
+        for msg in mine:
+            rec = s["shadows"][msg]
+            last = max(s["last_contact"].get(primary, rec["created"]), rec["created"])
+            why = ""
+            if (observed is not None and observed != rec["primary_db"]) or (
+                observed is None and self.bug == "promote-unseen-db"
+            ):
+                why = "database_id"
+            elif observed is None and self.now - last >= self.cfg("resubmit_ms"):
+                why = "resubmit_timespan"
+            if why:
+                self.promote(shadow, msg, why, last, observed)
+        if ok:
+            p["last_query"][shadow] = self.now
+            for msg, fork, _ in p["pending"].pop(shadow, []):
+                self.notified(shadow, msg, fork)
+
+    def notified(self, shadow: str, msg: str, fork: str) -> None:
+        s = self.s["servers"][shadow]
+        rec = s["shadows"].get(msg)
+        if rec is None:
+            return
+        rec["notified"].append(fork)
+        self.emit(shadow, msg, "DISCARD_NOTIFY", inst=1, fork=fork, primary=rec["primary"])
+        if set(rec["notified"]) >= set(rec["forks"]) or self.bug == "release-before-all-forks":
+            del s["shadows"][msg]
+            self.emit(shadow, msg, "HADISCARD", inst=1, primary=rec["primary"])
+            self.to_safetynet(shadow, msg, rec["forks"], "shadow")
+
+    def promote(self, shadow: str, msg: str, reason: str, last: int, observed: str | None) -> None:
+        """SR-058..SR-061: the promoted copy processes every fork not yet notified (non-mailbox forks too)."""
+        s = self.s["servers"][shadow]
+        rec = s["shadows"].pop(msg)
+        self.emit(shadow, msg, "PROMOTE", inst=1, primary=rec["primary"], reason=reason, last_contact_ms=last,
+                  original_db=rec["primary_db"], observed_db=observed)  # fmt: skip
+        left = [f for f in rec["forks"] if f not in rec["notified"]]
+        s["queue"][msg] = {"forks": rec["forks"], "left": left, "shadow": None, "via": "promoted",
+                           "since": rec["created"]}  # fmt: skip
+        self.queued(shadow, msg)
+
+    def auto_discard(self, node: str) -> None:
+        """SR-064, SR-I23: discard events of a shadow server that has not queried for the interval since the later
+        of its last query and the event's queueing are deleted."""
+        srv, interval = self.s["servers"][node], self.cfg("auto_discard_ms")
+        for shadow in sorted(srv["pending"]):
+            last = srv["last_query"].get(shadow, -interval)
+            keep = []
+            for msg, fork, at in srv["pending"][shadow]:
+                if self.now - max(last, at) >= interval:
+                    self.emit(node, msg, "DISCARD_EXPIRE", inst=1, shadow=shadow)
+                else:
+                    keep.append([msg, fork, at])
+            srv["pending"][shadow] = keep
+
+    def shadow_expire(self, node: str, msg: str) -> None:
+        if self.s["servers"][node]["shadows"].pop(msg, None) is not None:
+            hold, expiration = self.cfg("safety_net_hold_ms"), self.cfg("expiration_ms")
+            self.emit(node, msg, "SHADOW_EXPIRE", inst=1, hold_ms=hold, expiration_ms=expiration)
+
+    # --- time and faults ------------------------------------------------------------------------------
+    def advance(self, ms: int) -> None:
+        """Every timer due by the end, in time order; a crashed server's timers went with it."""
+        end = self.now + ms
+        timers = self.s["timers"]
+        while timers:
+            first = min(timers)
+            if first[0] > end:
+                break
+            timers.remove(first)
+            self.now = max(self.now, first[0])
+            what, node, args = first[2], first[3], first[4:]
+            if node in self.s["servers"] and not self.s["servers"][node]["up"]:
+                continue
+            if what == "stall":
+                self.stall(*args)
+            elif what == "fork":
+                self.process(node, *args)
+            else:
+                getattr(self, what)(node, *args)
+        self.now = end
+
+    def crash(self, server: str) -> None:
+        srv = self.s["servers"][server]
+        srv["up"] = False
+        self.s["timers"] = [t for t in self.s["timers"] if t[3] != server]
+        for msg in [m for m, sess in self.s["sessions"].items() if sess["primary"] == server]:
+            del self.s["sessions"][msg]  # the sender's session dies with the server
+
+    def restart(self, server: str, new_database: bool) -> None:
+        srv = self.s["servers"][server]
+        if srv["up"]:
+            return  # restarting a running server changes nothing
+        srv["up"] = True
+        srv["run"] += 1
+        if new_database:
+            for msg in sorted(srv["queue"]):
+                self.emit(server, msg, "LOST", inst=1, role="primary")
+            for msg in sorted(srv["shadows"]):
+                self.emit(server, msg, "LOST", inst=1, role="shadow")
+            srv["epoch"] += 1
+            self.reset(srv)
+        for msg, rec in sorted(srv["queue"].items()):
+            self.timer(max(self.now, rec["since"] + self.cfg("expiration_ms")), "queue_expire", server, msg)
+            for fork in rec["left"]:
+                self.timer(self.now, "fork", server, msg, fork)
+        life = self.cfg("safety_net_hold_ms") + self.cfg("expiration_ms")
+        for msg, rec in sorted(srv["shadows"].items()):
+            self.timer(max(self.now, rec["created"] + life), "shadow_expire", server, msg)
+        for msg, item in sorted(srv["safetynet"].items()):
+            self.timer(max(self.now, item["entered"] + self.hold()), "safetynet_expire", server, msg)
+        self.heartbeat_timer(server)
+        self.advance(0)  # what is overdue happens at the restart
