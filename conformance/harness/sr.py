@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory
+from conformance.harness.systems import sr_topology
 from model.kernel.sim import HOUR, MINUTE, SECOND
 from model.registry import get
 from model.sr.cluster import Timing
@@ -115,6 +116,18 @@ class SrDriver:
             st.fixed_dictionaries({"i": _i, "fork": st.sampled_from(FORKS[:4])}),
             doc="a message from the site's Exchange 2010 Hub that also goes back to it (SR-036, SR-037)",
         ),
+        "resubmit_after_submit": Op(
+            st.fixed_dictionaries({"i": _i}),
+            doc="a message to mailboxes, a next hop outside and the site's 2010 Hub, then its primary's Safety Net is "
+            "asked to resubmit: a trace where Safety Net holds forks it must not resubmit (issue 34: "
+            "no-safetynet-resubmit-across-boundary and -to-2010 in every search)",
+        ),
+        "submit_with_boundary_down": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks, "cut": st.booleans()}),
+            doc="every other server of the primary's boundary crashed (or cut off: its shadow session stalls and "
+            "times out) while a message arrives, then back: shadow creation fails, the message is rejected or "
+            "accepted without a shadow as configured (issue 34: rejection-text, failure-outcome, session-timeout)",
+        ),
         "advance": Op(st.fixed_dictionaries({"ms": st.sampled_from(STEPS_MS)}), doc="virtual time passes"),
         "crash": Op(st.fixed_dictionaries({"i": _i})),
         "crash_last_primary": Op(st.just({}), _has_primary),
@@ -204,6 +217,24 @@ class SrDriver:
                 s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
                 calls.append(_c("submit", msg=f"m{n}", primary=server, forks=raw["forks"], origin="outside"))
             return calls
+        if op == "resubmit_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            forks = ["mbx", "ext:contoso.example", "hub:HUB2010"]
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=forks, origin="outside"),
+                    _c("safetynet_resubmit", server=primary)]  # fmt: skip
+        if op == "submit_with_boundary_down":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            topo = sr_topology(s.setup)
+            where = {name: srv["dag"] or srv["site"] for name, srv in topo.items()}
+            peers = [x for x in s.state["servers"] if x != primary and where[x] == where[primary]]
+            down = "isolate" if raw["cut"] else "crash"
+            calls = [_c(down, server=x) for x in peers]
+            calls.append(_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"))
+            if raw["cut"]:
+                return [*calls, _c("advance", ms=10 * MINUTE), _c("heal")]
+            return [*calls, *(_c("restart", server=x, new_database=False) for x in peers)]
         if op == "advance":
             return [_c("advance", ms=raw["ms"])]
         if op == "crash":

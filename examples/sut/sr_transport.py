@@ -164,7 +164,7 @@ class Transport:
                 self.emit(primary, msg, "HAREDIRECTFAIL", inst=1, shadow="", reason="No suitable shadow servers",
                           final=final, **{"try": n})  # fmt: skip
                 continue
-            usable = [name for name in cands if self.usable(name)]
+            usable = [name for name in cands if self.reach(primary, name)]
             target = (usable or cands)[0]
             self.emit(primary, msg, "HAREDIRECT", inst=1, shadow=target, site=where,
                       shadow_site=self.s["servers"][target]["site"], site_of_primary=site, **{"try": n})  # fmt: skip
