@@ -45,7 +45,7 @@ def _fixed_config() -> dict[str, Any]:
 
     cfg = SrConfig()
     keys = ("max_remote", "max_local", "retry_meaning", "recv_inactivity_ms", "send_inactivity_ms")
-    keys += ("shadow_timeout_ends",)
+    keys += ("recv_timeout_ms", "shadow_timeout_ends")
     return {k: getattr(cfg, k) for k in keys}
 
 
@@ -75,6 +75,11 @@ def _has_primary(s: Session) -> bool:
     return bool(s.state.get("last_primary"))
 
 
+def _short_discard(s: Session) -> bool:
+    """ShadowMessageAutoDiscardInterval short enough to wait out in one step (the short `DURATIONS`)."""
+    return s.setup.get("auto_discard_ms", SrConfig().auto_discard_ms) <= 2 * HOUR
+
+
 def _process(s: Session) -> bool:
     """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
     return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
@@ -91,7 +96,7 @@ def _setup(draw: list[str]) -> st.SearchStrategy[dict[str, Any]]:
         "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
         "enabled": st.sampled_from([True, True, True, False]),
         "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE, 30 * MINUTE]),  # fewer heartbeats: shorter traces
-        "hub": st.booleans(),
+        "hub": st.sampled_from([True, True, False]),  # issue 34: the Hub's rules (SR-036..SR-038) in every search
         "n_servers": st.sampled_from(N_SERVERS_WEIGHTS),
         "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
     }
@@ -123,10 +128,25 @@ class SrDriver:
             "no-safetynet-resubmit-across-boundary and -to-2010 in every search)",
         ),
         "submit_with_boundary_down": Op(
-            st.fixed_dictionaries({"i": _i, "forks": _forks, "cut": st.booleans()}),
-            doc="every other server of the primary's boundary crashed (or cut off: its shadow session stalls and "
-            "times out) while a message arrives, then back: shadow creation fails, the message is rejected or "
-            "accepted without a shadow as configured (issue 34: rejection-text, failure-outcome, session-timeout)",
+            st.fixed_dictionaries({"i": _i, "forks": _forks}),
+            doc="every other server of the primary's boundary cut off while a message arrives: each shadow session "
+            "stalls and times out until the sender's session does, then the network heals: shadow creation fails, "
+            "the message is rejected or accepted without a shadow as configured (issue 34: session-timeout, "
+            "rejection-text, failure-outcome)",
+        ),
+        "primary_fails_after_submit": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks, "new": st.booleans()}),
+            doc="a message, then its primary crashes before the shadow's next heartbeat: with a new transport "
+            "database it restarts at once (the next heartbeat sees the new database ID: promotion by database ID), "
+            "else it stays down ShadowResubmitTimeSpan and a heartbeat more (promotion by the resubmit span) "
+            "(issue 34: promotion-timing, promotion-db-change, promotion-overdue in every search)",
+        ),
+        "shadows_cut_off_after_submit": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks}),
+            _short_discard,
+            doc="a message, then every other server of its primary's boundary cut off for "
+            "ShadowMessageAutoDiscardInterval and a heartbeat more: the primary deletes the discard events its "
+            "shadow never asked for (issue 34: auto-discard-interval; only with a short interval)",
         ),
         "advance": Op(st.fixed_dictionaries({"ms": st.sampled_from(STEPS_MS)}), doc="virtual time passes"),
         "crash": Op(st.fixed_dictionaries({"i": _i})),
@@ -187,6 +207,11 @@ class SrDriver:
         names = s.state["servers"]
         return names[i % len(names)]
 
+    def _peers(self, s: Session, primary: str) -> list[str]:
+        """The other Exchange 2013 servers of the primary's boundary (its DAG, or its site), from the setup."""
+        where = {name: srv["dag"] or srv["site"] for name, srv in sr_topology(s.setup).items()}
+        return [x for x in s.state["servers"] if x != primary and where[x] == where[primary]]
+
     def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
         """Simpler versions of a recorded step the generator could also have drawn (for `minimise`): a shorter
         `advance` or outage, from the generator's durations."""
@@ -219,22 +244,39 @@ class SrDriver:
             return calls
         if op == "resubmit_after_submit":
             s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
-            primary = s.state["last_primary"] = self._server(s, raw["i"])
-            forks = ["mbx", "ext:contoso.example", "hub:HUB2010"]
-            return [_c("submit", msg=f"m{n}", primary=primary, forks=forks, origin="outside"),
+            topo = sr_topology(s.setup)
+            hub_site = [x for x in s.state["servers"] if topo[x]["site"] == topo.get("HUB2010", {}).get("site")]
+            names = hub_site or s.state["servers"]
+            primary = s.state["last_primary"] = names[raw["i"] % len(names)]
+            s.state["n_msgs"] = n + 1  # one message beside a next hop outside, one beside the site's Hub (a primary
+            # in the Hub's site keeps it): a changed fork of either resubmission names the fork it must not be
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=["mbx", "ext:contoso.example"], origin="outside"),
+                    _c("submit", msg=f"m{n + 1}", primary=primary, forks=["mbx", "hub:HUB2010"], origin="outside"),
                     _c("safetynet_resubmit", server=primary)]  # fmt: skip
         if op == "submit_with_boundary_down":
             s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
             primary = s.state["last_primary"] = self._server(s, raw["i"])
-            topo = sr_topology(s.setup)
-            where = {name: srv["dag"] or srv["site"] for name, srv in topo.items()}
-            peers = [x for x in s.state["servers"] if x != primary and where[x] == where[primary]]
-            down = "isolate" if raw["cut"] else "crash"
-            calls = [_c(down, server=x) for x in peers]
+            peers = self._peers(s, primary)
+            calls = [_c("isolate", server=x) for x in peers]
             calls.append(_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"))
-            if raw["cut"]:
-                return [*calls, _c("advance", ms=10 * MINUTE), _c("heal")]
-            return [*calls, *(_c("restart", server=x, new_database=False) for x in peers)]
+            return [*calls, _c("advance", ms=10 * MINUTE), _c("heal")]
+        if op == "primary_fails_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            hb = s.setup["heartbeat_ms"]
+            calls = [_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"),
+                     _c("crash", server=primary)]  # fmt: skip
+            if raw["new"]:
+                return [*calls, _c("restart", server=primary, new_database=True), _c("advance", ms=hb)]
+            span = s.setup.get("resubmit_ms", SrConfig().resubmit_ms)
+            return [*calls, _c("advance", ms=span + hb), _c("restart", server=primary, new_database=False)]
+        if op == "shadows_cut_off_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            peers = self._peers(s, primary)
+            wait = s.setup["auto_discard_ms"] + s.setup["heartbeat_ms"]
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"),
+                    *(_c("isolate", server=x) for x in peers), _c("advance", ms=wait), _c("heal")]  # fmt: skip
         if op == "advance":
             return [_c("advance", ms=raw["ms"])]
         if op == "crash":

@@ -18,8 +18,10 @@ mailbox forks, and duplicate detection hides a second mailbox delivery).
 
 Every fork is processed at once (delivered to mailboxes, or handed to its next hop), retried every five minutes
 while the server is cut off. A shadow session stalls when its server is running but cut off, or when the world
-of the setup stalls it: `stall_p` (the harness's share of shadow sessions that stall) of the first attempts,
-spread evenly (the k-th first attempt stalls when floor(k * stall_p) grows); a session stalls at most once.
+of the setup stalls it: `stall_p` (the harness's share of shadow sessions that stall) of the attempts, spread
+evenly (the k-th attempt on a reachable server stalls when floor(k * stall_p) grows). The sender's session
+times out ConnectionTimeout after its connection opened, a minute before its data (SR-I22): shadow creation
+still under way then ends, and the message is rejected or accepted without an answer to the sender.
 Every timer is data in the state (`timers`), so a `kill -9` between requests loses nothing.
 """
 
@@ -48,6 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "expiration_ms": 2 * DAY,
     "recv_inactivity_ms": 5 * MINUTE,
     "send_inactivity_ms": 10 * MINUTE,
+    "recv_timeout_ms": 10 * MINUTE,
     "shadow_timeout_ends": "attempt",
     "stall_p": 0.0,
 }
@@ -134,8 +137,10 @@ class Transport:
                   boundary=self.boundary(primary), site=srv["site"], db=self.db(primary), forks=forks,
                   sender_xshadow=origin == "hub2010", xshadow_advertised=self.bug == "advertise-xshadow")  # fmt: skip
         self.s["messages"].append(msg)  # every received message ends in a SNAPSHOT
-        sess = {"primary": primary, "forks": forks, "plan": self.plan(primary), "tries": 0, "stalled": False}
+        sess = {"primary": primary, "forks": forks, "plan": self.plan(primary), "tries": 0}
         self.s["sessions"][msg] = sess
+        # the sender connected a minute before its data: ConnectionTimeout counts from then (SR-039, SR-I22)
+        self.timer(self.now + self.cfg("recv_timeout_ms") - MINUTE, "inbound", primary, msg)
         if self.bug == "ack-before-shadow":
             self.emit(primary, msg, "ACCEPT", inst=1, redundant=True, acked=True, response=ACK)
             sess["acked"] = True
@@ -170,8 +175,8 @@ class Transport:
                       shadow_site=self.s["servers"][target]["site"], site_of_primary=site, **{"try": n})  # fmt: skip
             self.query(primary, target, "session")  # the session carries XQUERYDISCARD (SR-054, SR-I05)
             cut_off = not usable and self.s["servers"][target]["up"]
-            if not sess["stalled"] and (cut_off or (n == 1 and self.world_stalls())):
-                sess["stalled"], sess["shadow"] = True, target  # running but cut off: the session stalls
+            if cut_off or (usable and self.world_stalls()):
+                sess["shadow"] = target  # the session stalls
                 idle = min(self.cfg("send_inactivity_ms"), self.cfg("recv_inactivity_ms"))
                 if self.bug == "early-shadow-timeout":
                     idle //= 2
@@ -195,8 +200,8 @@ class Transport:
         self.fail_final(msg)
 
     def world_stalls(self) -> bool:
-        """The setup's `stall_p` share of first attempts, spread evenly over them."""
-        k = self.s["first_attempts"] = self.s.get("first_attempts", 0) + 1
+        """The setup's `stall_p` share of the attempts on reachable servers, spread evenly over them."""
+        k = self.s["attempts"] = self.s.get("attempts", 0) + 1
         p = float(self.cfg("stall_p"))
         return int(k * p) > int((k - 1) * p)
 
@@ -214,20 +219,33 @@ class Transport:
         else:
             self.attempts(msg)
 
-    def fail_final(self, msg: str) -> None:
+    def inbound(self, node: str, msg: str) -> None:
+        """The sender's session times out while shadow creation is still under way: creation ends (SR-039)."""
+        sess = self.s["sessions"].get(msg)
+        if sess is None or sess["primary"] != node:
+            return
+        self.emit(node, msg, "SESSION_TIMEOUT", inst=1, session="inbound", timeout="ConnectionTimeout")
+        self.s["timers"][:] = [t for t in self.s["timers"] if t[2:4] != ["stall", node] or t[4] != msg]
+        self.emit(node, msg, "HAREDIRECTFAIL", inst=1, shadow=sess.get("shadow", ""),
+                  reason="inbound session timed out", final=True, **{"try": sess["tries"]})  # fmt: skip
+        self.fail_final(msg, session_open=False)
+
+    def fail_final(self, msg: str, session_open: bool = True) -> None:
         sess = self.s["sessions"][msg]
         if self.cfg("reject_on_failure") and not sess.get("acked"):
             del self.s["sessions"][msg]
             self.emit(sess["primary"], msg, "REJECT", inst=1, response=REJECTION)
             return
-        self.conclude(msg, None)
+        self.conclude(msg, None, session_open)
 
-    def conclude(self, msg: str, shadow: str | None) -> None:
-        """ACCEPT, then queue every fork: mailbox forks delivered at once, the others a minute later."""
+    def conclude(self, msg: str, shadow: str | None, session_open: bool = True) -> None:
+        """ACCEPT (answered in the sender's session while it is open), then every fork processed at once."""
         sess = self.s["sessions"].pop(msg)
         primary = sess["primary"]
         if not sess.get("acked"):
-            self.emit(primary, msg, "ACCEPT", inst=1, redundant=shadow is not None, acked=True, response=ACK)
+            response = ACK if session_open else ""
+            self.emit(primary, msg, "ACCEPT", inst=1, redundant=shadow is not None, acked=session_open,
+                      response=response)  # fmt: skip
         self.s["servers"][primary]["queue"][msg] = {"forks": sess["forks"], "left": list(sess["forks"]),
                                                     "shadow": shadow, "via": "primary", "since": self.now}  # fmt: skip
         self.queued(primary, msg)
@@ -415,7 +433,7 @@ class Transport:
     def crash(self, server: str) -> None:
         srv = self.s["servers"][server]
         srv["up"] = False
-        self.s["timers"] = [t for t in self.s["timers"] if t[3] != server]
+        self.s["timers"][:] = [t for t in self.s["timers"] if t[3] != server]
         for msg in [m for m, sess in self.s["sessions"].items() if sess["primary"] == server]:
             del self.s["sessions"][msg]  # the sender's session dies with the server
 

@@ -84,15 +84,16 @@ def test_the_correct_node_records_every_transport_kind() -> None:
     a.isolate("MBX03")
     a.advance(70 * minute)  # MBX01 deletes the discard events MBX03 never asked for: DISCARD_EXPIRE
     a.finish()
-    b = _system("short-all", stall_p=1.0)  # SafetyNetHoldTime 40 min, MessageExpirationTimeout 20 min
-    b.submit("m1", "MBX01", ["mbx", "ext:contoso.example"])  # the first shadow session stalls
-    b.isolate("MBX01")  # the second attempt cannot reach MBX03: accepted without a shadow, forks stay queued
-    b.advance(30 * minute)  # FAIL after MessageExpirationTimeout
+    b = _system("short-all")  # SafetyNetHoldTime 40 min, MessageExpirationTimeout 20 min
+    b.isolate("MBX03")
+    b.submit("m1", "MBX01", ["mbx", "ext:contoso.example"])  # the session to the cut-off MBX03 stalls
+    b.isolate("MBX01")  # and so does the next: the sender's session times out, accepted without a shadow
+    b.advance(30 * minute)  # the forks stay queued while MBX01 is cut off: FAIL after MessageExpirationTimeout
     b.heal()
-    b.submit("m2", "MBX02", ["mbx"])  # stalls, then a shadow on MBX04
-    b.advance(5 * minute + 30_000)  # made at 5 min, before the next heartbeat
+    b.submit("m2", "MBX02", ["mbx"])  # a shadow on MBX04
+    b.advance(30_000)
     b.isolate("MBX02")
-    b.advance(70 * minute)  # the shadow never hears of the discard: SHADOW_EXPIRE
+    b.advance(70 * minute)  # the shadow never hears of the discard: SHADOW_EXPIRE; SAFETYNET_EXPIRE on MBX02
     b.finish()
     c = _system("catalogue", reject_on_failure=True)
     c.crash("MBX03")
@@ -104,6 +105,7 @@ def test_the_correct_node_records_every_transport_kind() -> None:
     assert transport - kinds == set()
     assert {e.attrs.get("reason") for e in events if e.kind == "PROMOTE"} == {"database_id", "resubmit_timespan"}
     assert any(e.kind == "SEND" and e.attrs["via"] == "promoted" for e in events)
+    assert {e.attrs["session"] for e in events if e.kind == "SESSION_TIMEOUT"} == {"shadow", "inbound"}
     for system in (a, b, c):
         assert not verdict(list(system.events()), [get("sr").monitor()]).violations  # type: ignore[attr-defined]
 
