@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sr_transport import Transport
 
 BUGS = (
