@@ -4,7 +4,11 @@ Seed 000. The setup draws a topology layout, the organisation's settings (Shadow
 RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency, and the durations of
 `DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists;
 the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or new transport
-database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
+database), isolate and heal servers, and ask Safety Net to resubmit. Issue 34: composite steps reach the
+situations the rarer rules judge within the default budget: a resubmission of messages with a next hop outside and
+a 2010 Hub fork, a message while the rest of its primary's boundary is cut off (stalled sessions, the sender's
+time-out), a primary crashing right after a message (promotion by database ID or by ShadowResubmitTimeSpan), the
+shadows cut off for ShadowMessageAutoDiscardInterval (discard expiry). The end of a run is
 `finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
 """
 

@@ -2,9 +2,9 @@
 """A reference shadow redundancy transport speaking the haconform stdio protocol (standard library only).
 
 It does not import haconform: it is what an implementer in any language would write. The servers' behaviour
-is `sr_transport.py` beside this file (seed 000: creation, processing, heartbeats, discard notifications,
-promotion, expiry, Safety Net); this file reads requests, answers them and writes the state to `--state-dir`
-after every request, so a `kill -9` loses nothing acknowledged. It records every kind of
+is `sr_transport.py` and `sr_maintain.py` beside this file (seed 000: creation, processing, heartbeats, discard
+notifications, promotion, expiry, Safety Net); this file reads requests, answers them and writes the state to
+`--state-dir` after every request, so a `kill -9` loses nothing acknowledged. It records every kind of
 `model/sr/vocabulary.py` a transport records (SR_CONFIG and SNAPSHOT's context are the harness's).
 
     python examples/sut/sr_node.py --state-dir DIR [--bug BUG]
