@@ -87,7 +87,7 @@ class Transport(Maintenance):
         t = Transport(state, "")
         t.now = now
         for name in sorted(servers):
-            t.heartbeat_timer(name)
+            t.heartbeat_timer(name, first=True)
         return state
 
     @staticmethod
@@ -176,7 +176,8 @@ class Transport(Maintenance):
             target = (usable or cands)[0]
             self.emit(primary, msg, "HAREDIRECT", inst=1, shadow=target, site=where,
                       shadow_site=self.s["servers"][target]["site"], site_of_primary=site, **{"try": n})  # fmt: skip
-            self.query(primary, target, "session")  # the session carries XQUERYDISCARD (SR-054, SR-I05)
+            if self.reach(primary, target):  # a session that opens carries XQUERYDISCARD (SR-054, SR-I05)
+                self.query(primary, target, "session")
             cut_off = not usable and self.s["servers"][target]["up"]
             if cut_off or (usable and self.world_stalls()):
                 sess["shadow"] = target  # the session stalls
@@ -378,5 +379,5 @@ class Transport(Maintenance):
             self.timer(max(self.now, rec["created"] + life), "shadow_expire", server, msg)
         for msg, item in sorted(srv["safetynet"].items()):
             self.timer(max(self.now, item["entered"] + self.hold()), "safetynet_expire", server, msg)
-        self.heartbeat_timer(server)
+        self.heartbeat_timer(server, first=True)
         self.advance(0)  # what is overdue happens at the restart
