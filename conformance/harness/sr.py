@@ -4,7 +4,11 @@ Seed 000. The setup draws a topology layout, the organisation's settings (Shadow
 RejectMessageOnShadowFailure, ShadowMessagePreference, ShadowHeartbeatFrequency, and the durations of
 `DURATIONS`: the catalogue's or short ones that a run reaches) and whether an Exchange 2010 Hub exists;
 the steps submit messages (also from a 2010 Hub), let time pass, crash, restart (same or new transport
-database), isolate and heal servers, and ask Safety Net to resubmit. The end of a run is
+database), isolate and heal servers, and ask Safety Net to resubmit. Issue 34: composite steps reach the
+situations the rarer rules judge within the default budget: a resubmission of messages with a next hop outside and
+a 2010 Hub fork, a message while the rest of its primary's boundary is cut off (stalled sessions, the sender's
+time-out), a primary crashing right after a message (promotion by database ID or by ShadowResubmitTimeSpan), the
+shadows cut off for ShadowMessageAutoDiscardInterval (discard expiry). The end of a run is
 `finish()` (fairness: restart, heal, quiet tail, SNAPSHOTs) and the liveness rules are judged there.
 """
 
@@ -17,6 +21,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.harness.core import Call, EndProblem, Op, Session, SystemFactory
+from conformance.harness.systems import sr_topology
 from model.kernel.sim import HOUR, MINUTE, SECOND
 from model.registry import get
 from model.sr.cluster import Timing
@@ -43,7 +48,9 @@ def _fixed_config() -> dict[str, Any]:
     """Settings every run uses at their catalogue default; sent in the setup so a system needs no catalogue."""
 
     cfg = SrConfig()
-    return {k: getattr(cfg, k) for k in ("max_remote", "max_local", "retry_meaning")}
+    keys = ("max_remote", "max_local", "retry_meaning", "recv_inactivity_ms", "send_inactivity_ms")
+    keys += ("recv_timeout_ms", "shadow_timeout_ends")
+    return {k: getattr(cfg, k) for k in keys}
 
 
 # The durations of a run. At their catalogue defaults (days) no run of a few dozen steps reaches SafetyNetHoldTime,
@@ -72,6 +79,11 @@ def _has_primary(s: Session) -> bool:
     return bool(s.state.get("last_primary"))
 
 
+def _short_discard(s: Session) -> bool:
+    """ShadowMessageAutoDiscardInterval short enough to wait out in one step (the short `DURATIONS`)."""
+    return s.setup.get("auto_discard_ms", SrConfig().auto_discard_ms) <= 2 * HOUR
+
+
 def _process(s: Session) -> bool:
     """Process faults only for systems behind the adapter, at most twice a run (each restart costs a start)."""
     return hasattr(s.system, "kill_and_restart") and s.state.get("restarts", 0) < 2
@@ -88,7 +100,7 @@ def _setup(draw: list[str]) -> st.SearchStrategy[dict[str, Any]]:
         "preference": st.sampled_from(["PreferRemote", "RemoteOnly", "LocalOnly"]),
         "enabled": st.sampled_from([True, True, True, False]),
         "heartbeat_ms": st.sampled_from([2 * MINUTE, 30 * MINUTE, 30 * MINUTE]),  # fewer heartbeats: shorter traces
-        "hub": st.booleans(),
+        "hub": st.sampled_from([True, True, False]),  # issue 34: the Hub's rules (SR-036..SR-038) in every search
         "n_servers": st.sampled_from(N_SERVERS_WEIGHTS),
         "stall_p": st.sampled_from([0.0, 0.05, 0.6]),  # the world's chance a shadow session stalls
     }
@@ -112,6 +124,33 @@ class SrDriver:
         "exchange_2010_traffic": Op(
             st.fixed_dictionaries({"i": _i, "fork": st.sampled_from(FORKS[:4])}),
             doc="a message from the site's Exchange 2010 Hub that also goes back to it (SR-036, SR-037)",
+        ),
+        "resubmit_after_submit": Op(
+            st.fixed_dictionaries({"i": _i}),
+            doc="a message to mailboxes, a next hop outside and the site's 2010 Hub, then its primary's Safety Net is "
+            "asked to resubmit: a trace where Safety Net holds forks it must not resubmit (issue 34: "
+            "no-safetynet-resubmit-across-boundary and -to-2010 in every search)",
+        ),
+        "submit_with_boundary_down": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks}),
+            doc="every other server of the primary's boundary cut off while a message arrives: each shadow session "
+            "stalls and times out until the sender's session does, then the network heals: shadow creation fails, "
+            "the message is rejected or accepted without a shadow as configured (issue 34: session-timeout, "
+            "rejection-text, failure-outcome)",
+        ),
+        "primary_fails_after_submit": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks, "new": st.booleans()}),
+            doc="a message, then its primary crashes before the shadow's next heartbeat: with a new transport "
+            "database it restarts at once (the next heartbeat sees the new database ID: promotion by database ID), "
+            "else it stays down ShadowResubmitTimeSpan and a heartbeat more (promotion by the resubmit span) "
+            "(issue 34: promotion-timing, promotion-db-change, promotion-overdue in every search)",
+        ),
+        "shadows_cut_off_after_submit": Op(
+            st.fixed_dictionaries({"i": _i, "forks": _forks}),
+            _short_discard,
+            doc="a message, then every other server of its primary's boundary cut off for "
+            "ShadowMessageAutoDiscardInterval and a heartbeat more: the primary deletes the discard events its "
+            "shadow never asked for (issue 34: auto-discard-interval; only with a short interval)",
         ),
         "advance": Op(st.fixed_dictionaries({"ms": st.sampled_from(STEPS_MS)}), doc="virtual time passes"),
         "crash": Op(st.fixed_dictionaries({"i": _i})),
@@ -172,6 +211,11 @@ class SrDriver:
         names = s.state["servers"]
         return names[i % len(names)]
 
+    def _peers(self, s: Session, primary: str) -> list[str]:
+        """The other Exchange 2013 servers of the primary's boundary (its DAG, or its site), from the setup."""
+        where = {name: srv["dag"] or srv["site"] for name, srv in sr_topology(s.setup).items()}
+        return [x for x in s.state["servers"] if x != primary and where[x] == where[primary]]
+
     def simpler(self, step: dict[str, Any]) -> list[dict[str, Any]]:
         """Simpler versions of a recorded step the generator could also have drawn (for `minimise`): a shorter
         `advance` or outage, from the generator's durations."""
@@ -202,6 +246,41 @@ class SrDriver:
                 s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
                 calls.append(_c("submit", msg=f"m{n}", primary=server, forks=raw["forks"], origin="outside"))
             return calls
+        if op == "resubmit_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            topo = sr_topology(s.setup)
+            hub_site = [x for x in s.state["servers"] if topo[x]["site"] == topo.get("HUB2010", {}).get("site")]
+            names = hub_site or s.state["servers"]
+            primary = s.state["last_primary"] = names[raw["i"] % len(names)]
+            s.state["n_msgs"] = n + 1  # one message beside a next hop outside, one beside the site's Hub (a primary
+            # in the Hub's site keeps it): a changed fork of either resubmission names the fork it must not be
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=["mbx", "ext:contoso.example"], origin="outside"),
+                    _c("submit", msg=f"m{n + 1}", primary=primary, forks=["mbx", "hub:HUB2010"], origin="outside"),
+                    _c("safetynet_resubmit", server=primary)]  # fmt: skip
+        if op == "submit_with_boundary_down":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            peers = self._peers(s, primary)
+            calls = [_c("isolate", server=x) for x in peers]
+            calls.append(_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"))
+            return [*calls, _c("advance", ms=10 * MINUTE), _c("heal")]
+        if op == "primary_fails_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            hb = s.setup["heartbeat_ms"]
+            calls = [_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"),
+                     _c("crash", server=primary)]  # fmt: skip
+            if raw["new"]:
+                return [*calls, _c("restart", server=primary, new_database=True), _c("advance", ms=hb)]
+            span = s.setup.get("resubmit_ms", SrConfig().resubmit_ms)
+            return [*calls, _c("advance", ms=span + hb), _c("restart", server=primary, new_database=False)]
+        if op == "shadows_cut_off_after_submit":
+            s.state["n_msgs"] = n = s.state.get("n_msgs", 0) + 1
+            primary = s.state["last_primary"] = self._server(s, raw["i"])
+            peers = self._peers(s, primary)
+            wait = s.setup["auto_discard_ms"] + s.setup["heartbeat_ms"]
+            return [_c("submit", msg=f"m{n}", primary=primary, forks=raw["forks"], origin="outside"),
+                    *(_c("isolate", server=x) for x in peers), _c("advance", ms=wait), _c("heal")]  # fmt: skip
         if op == "advance":
             return [_c("advance", ms=raw["ms"])]
         if op == "crash":

@@ -201,7 +201,15 @@ class Selection:
         self.set_copy(db, target, lli=lli)
         ok = missing <= threshold
         self.emit(
-            db, "ACLL_END", server=target, lli_before=before, lli=lli, missing=missing, threshold=threshold, ok=ok
+            db,
+            "ACLL_END",
+            op=314 if ok else 313,
+            server=target,
+            lli_before=before,
+            lli=lli,
+            missing=missing,
+            threshold=threshold,
+            ok=ok,
         )
         return ok and self.mount_request(db, target, by)
 

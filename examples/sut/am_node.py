@@ -31,6 +31,17 @@ from am_bcss import BUGS, Selection, failure
 
 DAG_STATE_KINDS = {"DAG_VIEW", "PAM_ACQUIRE", "PAM_RELEASE", "SERVER_HEALTH"}
 DAG_KINDS = DAG_STATE_KINDS | {"AM_CONFIG", "MAINTENANCE", "AM_DAG_CONFIG"}
+# the HighAvailability operation event ID each of these kinds records as `op` (ACLL_END: 314 or 313, am_bcss.py)
+OP_IDS = {
+    "MOUNT_START": 300,
+    "MOUNT_FAIL": 301,
+    "MOUNTED": 302,
+    "DISMOUNTED": 305,
+    "ACTIVE_MOVE": 306,
+    "ACLL_START": 312,
+    "BCSS_START": 334,
+    "BCSS_END": 335,
+}
 
 
 class ActiveManager(Selection):
@@ -52,6 +63,8 @@ class ActiveManager(Selection):
                 self.s.setdefault("health_changed", []).append([attrs["server"], attrs["component"]])
         elif self.s.get("dag_dirty") and kind not in DAG_KINDS:
             self.flush()
+        if kind in OP_IDS:
+            attrs["op"] = OP_IDS[kind]
         self.out.append({"ts_ms": self.now, "node": "am", "entity": entity, "kind": kind, "attrs": attrs})
 
     def flush(self) -> None:

@@ -449,8 +449,12 @@ class Cluster(Maintenance):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)
             self._schedule_queue_expiry(node, key)
+        life = self.pol.shadow_lifetime_ms(self.cfg)
         for key in sorted(srv.shadows):
-            self._schedule_expiry(node, key)
+            if self.sim.now_ms - srv.shadows[key].created_ms >= life:  # overdue while the server was down (SR-066):
+                self._expire(node, key, life)  # gone before a query at this instant can promote it
+            else:
+                self._schedule_expiry(node, key)
         hold = self.pol.safetynet_hold_ms(self.cfg)
         for key in sorted(srv.safetynet):
             if self.sim.now_ms - srv.safetynet[key][1] > hold:  # overdue while the server was down (SR-065)

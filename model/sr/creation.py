@@ -68,21 +68,21 @@ def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
         if attr in a:
             tally.judge(R.CONFIG_AS_RECORDED)
             if a[attr] != read(w, e.node):
-                out.append(R.CONFIG_AS_RECORDED.violated((e,), f"RECEIVE records {attr}={a[attr]!r}, the recorded "
-                                  f"configuration says {read(w, e.node)!r}", attribute=attr, observed=a[attr],
+                out.append(R.CONFIG_AS_RECORDED.violated((e,), f"{e.node} records in RECEIVE {attr}={a[attr]!r}, the "
+                                  f"recorded configuration says {read(w, e.node)!r}", attribute=attr, observed=a[attr],
                                   expected=read(w, e.node), parameter=_PARAMETER[attr]))  # fmt: skip
     if "plan" in a and iv.plan is not None:
         tally.judge(R.CONFIG_AS_RECORDED)
         if tuple(a["plan"]) != iv.plan:
-            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"RECEIVE records the plan {a['plan']}, the recorded "
-                              f"configuration and topology give {list(iv.plan)}", attribute="plan",
+            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"{e.node} records in RECEIVE the plan {a['plan']}, the "
+                              f"recorded configuration and topology give {list(iv.plan)}", attribute="plan",
                               observed=a["plan"], expected=list(iv.plan)))  # fmt: skip
     out += _topology(w, e, e.node, a.get("boundary"), a.get("site"))
     why = w.db_consistent(e.node, a.get("db"))
     if why:
         out.append(R.DATABASE_ID_AS_RECORDED.violated((e,), why, server=e.node, observed=a.get("db")))
     if a.get("xshadow_advertised"):
-        out.append(R.NO_XSHADOW_ADVERTISED.violated((e,), "the 2013 server advertised XSHADOW to the sender",
+        out.append(R.NO_XSHADOW_ADVERTISED.violated((e,), f"{e.node} (Exchange 2013) advertised XSHADOW to the sender",
                                                     observed=a.get("xshadow_advertised")))  # fmt: skip
     return out
 
@@ -113,18 +113,19 @@ def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, shadow = a["try"], a["shadow"]
     if not iv.enabled:
-        out.append(R.SHADOW_DISABLED.violated((e,), "a shadow attempt was made with ShadowRedundancyEnabled false",
+        out.append(R.SHADOW_DISABLED.violated((e,), f"{e.node} made a shadow attempt although "
+                                              "ShadowRedundancyEnabled is false",
                                               observed=iv.enabled, parameter="SR-P01"))  # fmt: skip
     if not iv.inbound_open or iv.outcome or iv.gave_up:
-        out.append(R.SHADOW_WHILE_INBOUND_OPEN.violated((e,), "the shadow session was opened after the sender's "
-                          "session had ended or shadow creation was over", inbound_open=iv.inbound_open,
+        out.append(R.SHADOW_WHILE_INBOUND_OPEN.violated((e,), f"{e.node} opened a shadow session to {shadow} after the "
+                          "sender's session had ended or shadow creation was over", inbound_open=iv.inbound_open,
                           outcome=iv.outcome, creation_failed=iv.gave_up))  # fmt: skip
     if iv.plan is not None and w.knows(shadow):
         tally.judge(R.SHADOW_PLACEMENT)
         cls = "remote" if w.site(shadow) != w.site(iv.primary) else "local"
         if n != iv.tries + 1 or n > len(iv.plan) or iv.plan[n - 1] != cls:
-            out.append(R.SHADOW_PLACEMENT.violated((e,), f"shadow attempt {n} on {shadow} ({cls} site) does not "
-                              f"follow the plan {list(iv.plan)} after {iv.tries} attempts", observed=[n, cls],
+            out.append(R.SHADOW_PLACEMENT.violated((e,), f"{e.node} made shadow attempt {n} on {shadow} ({cls} "
+                              f"site), off the plan {list(iv.plan)} after {iv.tries} attempts", observed=[n, cls],
                               expected=list(iv.plan), attempts_before=iv.tries))  # fmt: skip
         if "site" in a:
             tally.judge(R.TOPOLOGY_AS_RECORDED)
@@ -155,15 +156,15 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     if w.knows(s, iv.primary):
         tally.judge(R.SHADOW_IN_BOUNDARY)
         if w.boundary(s) != w.boundary(iv.primary) or s == iv.primary or w.topo[s][2] != "2013":  # type: ignore[index]
-            out.append(R.SHADOW_IN_BOUNDARY.violated((e,), f"the shadow is on {s} in {w.boundary(s)}, not on "
-                              f"another server of the primary's boundary {w.boundary(iv.primary)}",
+            out.append(R.SHADOW_IN_BOUNDARY.violated((e,), f"{iv.primary} put the shadow on {s} in {w.boundary(s)}, "
+                              f"not on another server of its boundary {w.boundary(iv.primary)}",
                               observed=w.boundary(s), expected=w.boundary(iv.primary), server=s,
                               version=w.topo[s][2]))  # type: ignore[index]  # fmt: skip
     else:
         tally.skip(R.SHADOW_IN_BOUNDARY, _no_plan(w))
     out += _topology(w, e, s, a.get("boundary"), None)
     if a.get("primary", iv.primary) != iv.primary or ("forks" in a and tuple(a["forks"]) != iv.forks):
-        out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the shadow records primary {a.get('primary')} and "
+        out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"{s} records primary {a.get('primary')} and "
                           f"forks {a.get('forks')}, the message came to {iv.primary} with {list(iv.forks)}",
                           observed={"primary": a.get("primary"), "forks": a.get("forks")},
                           expected={"primary": iv.primary, "forks": list(iv.forks)}))  # fmt: skip
@@ -180,7 +181,7 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
 def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
     if iv.shadow != e.attrs["shadow"] or iv.attempt_open != iv.shadow:
-        out.append(R.SHADOW_ACK_AFTER_STORE.violated((e,), f"the primary took an acknowledgement from "
+        out.append(R.SHADOW_ACK_AFTER_STORE.violated((e,), f"{e.node} took an acknowledgement from "
                           f"{e.attrs['shadow']} which never recorded storing the shadow",
                           observed=e.attrs["shadow"], stored_on=iv.shadow or None))  # fmt: skip
     iv.shadow_acked, iv.attempt_open = True, ""
@@ -195,7 +196,7 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
         if reason == "unreachable":
             tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
             if w.reach(iv.primary, iv.attempt_open):
-                out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the primary calls {iv.attempt_open} "
+                out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} calls {iv.attempt_open} "
                                   "unreachable although the recorded faults leave both up and connected",
                                   observed=reason, expected="reachable"))  # fmt: skip
     elif iv.inbound_open and iv.plan and not iv.failed:  # an attempt without a session: nobody eligible
@@ -203,13 +204,13 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
         cls = iv.plan[min(expected_n, len(iv.plan)) - 1]
         tally.judge(R.SHADOW_PLACEMENT)
         if w.eligible(iv.primary, cls):
-            out.append(R.SHADOW_PLACEMENT.violated((e,), f"attempt {expected_n} was given up without a session "
+            out.append(R.SHADOW_PLACEMENT.violated((e,), f"{e.node} gave up attempt {expected_n} without a session "
                               f"although {w.eligible(iv.primary, cls)} may hold the shadow",
                               observed=[], expected=w.eligible(iv.primary, cls), site=cls))  # fmt: skip
     else:
         expected_n = iv.tries
     if n != expected_n:
-        out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the failure is recorded as attempt {n}, the "
+        out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} records the failure as attempt {n}, the "
                           f"events seen make it attempt {expected_n}", attribute="try", observed=n,
                           expected=expected_n))  # fmt: skip
     iv.tries, iv.attempt_open = max(iv.tries, expected_n), ""
@@ -221,7 +222,8 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     if "final" in a and iv.plan is not None:
         tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
         if bool(a["final"]) != final:
-            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the failure says final={a['final']}, but after "
+            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} says the failure is final={a['final']}, "
+                              "but after "
                               f"{iv.tries} of {len(iv.plan)} attempts it is {'' if final else 'not '}final",
                               attribute="final", observed=a["final"], expected=final))  # fmt: skip
     iv.failed, iv.gave_up = iv.failed or final, iv.gave_up or gave_up
@@ -237,7 +239,8 @@ def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
         iv.inbound_open = False
         waited, most = e.ts_ms - iv.received_ms, cfg.inbound_max_ms()
         if waited > most:
-            out.append(R.SESSION_TIMEOUT.violated((e,), f"the sender's session timed out {waited} ms after its "
+            out.append(R.SESSION_TIMEOUT.violated((e,), f"{e.node} timed out the sender's session {waited} ms after "
+                              "its "
                               f"data arrived: it opened no later than the data, so ConnectionTimeout ({most} ms) "
                               "had closed it before", observed_ms=waited, bound_ms=most, bound="most",
                               parameter="SR-P09"))  # fmt: skip
@@ -254,7 +257,8 @@ def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
             )
         )
     if waited < least:
-        out.append(R.SESSION_TIMEOUT.violated((e,), f"the shadow session timed out after {waited} ms, before the "
+        out.append(R.SESSION_TIMEOUT.violated((e,), f"{e.node} timed out the shadow session after {waited} ms, "
+                          "before the "
                           f"configured {least} ms", observed_ms=waited, bound_ms=least, bound="least",
                           parameter=["SR-P06", "SR-P12"]))  # fmt: skip
     return out
@@ -268,7 +272,8 @@ def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
     waited, most = e.ts_ms - iv.received_ms, w.cfg.inbound_max_ms()
     if waited <= most:
         return []
-    return [R.SESSION_TIMEOUT.violated((e,), f"the sender's session is answered {waited} ms after its data arrived, "
+    return [R.SESSION_TIMEOUT.violated((e,), f"{e.node} answered the sender's session {waited} ms after its data "
+                   "arrived, "
                    f"longer than ConnectionTimeout ({most} ms) lets a connection stay open", observed_ms=waited,
                    bound_ms=most, bound="most", parameter="SR-P09")]  # fmt: skip
 
@@ -277,7 +282,7 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
     if (e.attrs.get("redundant") and not iv.shadow_acked) or (not iv.shadow_acked and not settled):
-        v = R.SHADOW_BEFORE_ACK.violated((e,), "the primary accepted the message before the shadow server "
+        v = R.SHADOW_BEFORE_ACK.violated((e,), f"{e.node} accepted the message before the shadow server "
                    "acknowledged the copy and before shadow creation had failed", shadow_acked=iv.shadow_acked,
                    creation_failed=iv.failed, redundant=e.attrs.get("redundant"))  # fmt: skip
         # the events compared: the ACCEPT judged, and the shadow attempt (HAREDIRECT) it should have waited on
@@ -285,7 +290,7 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     else:
         w.tally.judge(R.REJECT_REQUIRED)
         if not iv.shadow_acked and iv.enabled and iv.reject:
-            out.append(R.REJECT_REQUIRED.violated((e,), "the message was accepted without a shadow although "
+            out.append(R.REJECT_REQUIRED.violated((e,), f"{e.node} accepted the message without a shadow although "
                               "RejectMessageOnShadowFailure is true", observed="accepted", expected="rejected",
                               parameter="SR-P02"))  # fmt: skip
     iv.outcome, iv.redundant = "accepted", iv.shadow_acked
@@ -307,7 +312,7 @@ def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
             )
         )
     if not (iv.enabled and iv.reject) or iv.shadow_acked or not (iv.failed or not iv.inbound_open):
-        out.append(R.FAILURE_OUTCOME.violated((e,), "the message was rejected although the configuration and the "
+        out.append(R.FAILURE_OUTCOME.violated((e,), f"{e.node} rejected the message although the configuration and the "
                           "shadow outcome call for accepting it", observed="rejected", expected="accepted",
                           enabled=iv.enabled, reject_on_failure=iv.reject, shadow_acked=iv.shadow_acked,
                           parameter=["SR-P01", "SR-P02"]))  # fmt: skip

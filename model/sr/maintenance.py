@@ -57,26 +57,29 @@ def _process(w: World, iv: Inst, e: Event) -> list[Violation]:
     if "via" in e.attrs:
         tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
         if e.attrs["via"] != via:
-            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"the delivery says via {e.attrs['via']}, but "
+            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} says the delivery was via "
+                              f"{e.attrs['via']}, but "
                               f"{e.node} holds the message as {via}", attribute="via", observed=e.attrs["via"],
                               expected=via))  # fmt: skip
     seen = fork in m.delivered
     if seen:  # a second delivery of the fork: an instance of SR-076
         tally.judge(R.DUPLICATES_DOCUMENTED)
         if not m.licences:
-            out.append(R.DUPLICATES_DOCUMENTED.violated((e,), f"fork {fork} reached its destination twice with no "
+            out.append(R.DUPLICATES_DOCUMENTED.violated((e,), f"{e.node} made fork {fork} reach its destination "
+                              "twice with no "
                               "sender redelivery, promotion or Safety Net resubmission to explain it",
                               observed=fork, expected=["redelivery", "promotion", "safetynet",
                                                        "auto-discard"]))  # fmt: skip
     if e.kind == ev.DELIVER and seen and fork_kind(e, fork) in MAILBOX_KINDS:
         tally.judge(R.DUPLICATE_HIDDEN_FROM_MAILBOX)
-        out.append(R.DUPLICATE_HIDDEN_FROM_MAILBOX.violated((e,), f"fork {fork} was delivered to mailbox users a "
+        out.append(R.DUPLICATE_HIDDEN_FROM_MAILBOX.violated((e,), f"{e.node} delivered fork {fork} to mailbox users a "
                           "second time instead of being caught by duplicate detection", observed=e.kind,
                           expected=ev.DUPLICATEDELIVER))  # fmt: skip
     if e.kind == ev.DUPLICATEDELIVER:
         tally.judge(R.DUPLICATE_HIDDEN_FROM_MAILBOX)
         if not seen:
-            out.append(R.DUPLICATE_HIDDEN_FROM_MAILBOX.violated((e,), f"fork {fork} was dropped as a duplicate but "
+            out.append(R.DUPLICATE_HIDDEN_FROM_MAILBOX.violated((e,), f"{e.node} dropped fork {fork} as a duplicate "
+                              "but "
                               "was never delivered before", observed=fork, expected=sorted(m.delivered)))  # fmt: skip
     m.delivered = grown(m.delivered, fork)
     return out
@@ -123,22 +126,24 @@ def _fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     left, exp = set(copy.left), w.cfg.expiration_ms
     due = max(copy.since_ms, (iv.shadow_ms if copy.promoted else copy.since_ms) + exp)  # promoted: SR-I21
     if late(w, e.node, due, e.ts_ms):
-        out.append(R.QUEUE_EXPIRY.violated((e,), f"forks {sorted(left)} expired {e.ts_ms - due} ms after "
-                          "MessageExpirationTimeout had run out", observed_ms=e.ts_ms, due_ms=due, bound="most",
+        out.append(R.QUEUE_EXPIRY.violated((e,), f"{e.node} let forks {sorted(left)} expire {e.ts_ms - due} ms "
+                          "after MessageExpirationTimeout had run out", observed_ms=e.ts_ms, due_ms=due, bound="most",
                           parameter="SR-P17"))  # fmt: skip
     if set(e.attrs.get("forks", left)) != left:
-        out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"FAIL names forks {e.attrs['forks']}, the queue "
+        out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} names in FAIL forks {e.attrs['forks']}, the "
+                          "queue "
                           f"still held {sorted(left)}", attribute="forks", observed=e.attrs["forks"],
                           expected=sorted(left)))  # fmt: skip
     if e.ts_ms - iv.received_ms < exp:
-        out.append(R.QUEUE_EXPIRY.violated((e,), f"forks {sorted(left)} expired {e.ts_ms - iv.received_ms} ms "
-                          f"after the message arrived, before MessageExpirationTimeout ({exp} ms)",
+        out.append(R.QUEUE_EXPIRY.violated((e,), f"{e.node} expired forks {sorted(left)} {e.ts_ms - iv.received_ms} "
+                          f"ms after the message arrived, before MessageExpirationTimeout ({exp} ms)",
                           observed_ms=e.ts_ms - iv.received_ms, bound_ms=exp, bound="least",
                           parameter="SR-P17"))  # fmt: skip
     if "expiration_ms" in e.attrs:
         tally.judge(R.CONFIG_AS_RECORDED)
         if e.attrs["expiration_ms"] != exp:
-            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"FAIL records expiration_ms {e.attrs['expiration_ms']}, "
+            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"{e.node} records in FAIL expiration_ms "
+                              f"{e.attrs['expiration_ms']}, "
                               f"the configuration says {exp}", attribute="expiration_ms",
                               observed=e.attrs["expiration_ms"], expected=exp, parameter="SR-P17"))  # fmt: skip
     if not copy.promoted:
@@ -154,7 +159,7 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
     if "primary" in e.attrs:
         tally.judge(R.SHADOW_RECORD_AS_DERIVED)
         if e.attrs["primary"] != p:
-            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the notification names primary "
+            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"{s} says the notification names primary "
                               f"{e.attrs['primary']}, the shadow was made for {p}", attribute="primary",
                               observed=e.attrs["primary"], expected=p))  # fmt: skip
     if (s, e.ts_ms) in w.unread_queries and w.last_query.get((s, p)) != e.ts_ms:
@@ -165,8 +170,8 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
                           last_query_ms=w.last_query.get((s, p)), last_ok_ms=w.last_ok.get((s, p))))  # fmt: skip
     owed = w.owed.get((p, s), {})
     if fork not in iv.processed:
-        out.append(R.NO_PREMATURE_DISCARD.violated((e,), f"the shadow was told fork {fork} is complete before the "
-                          "primary processed it", observed=fork, expected=sorted(iv.processed)))  # fmt: skip
+        out.append(R.NO_PREMATURE_DISCARD.violated((e,), f"{iv.primary} told {e.node} fork {fork} is complete before "
+                          "processing it", observed=fork, expected=sorted(iv.processed)))  # fmt: skip
     else:
         tally.judge(R.DISCARD_QUEUE_TRANSITION)
         if (iv.msg, iv.inst, fork) not in owed:
@@ -182,7 +187,7 @@ def _hadiscard(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
     if not release_ready(iv.forks, frozenset(iv.notified)):
         missing = sorted(set(iv.forks) - iv.notified)
-        out.append(R.ALL_FORKS_BEFORE_RELEASE.violated((e,), f"the shadow was released while forks {missing} had "
+        out.append(R.ALL_FORKS_BEFORE_RELEASE.violated((e,), f"{e.node} released the shadow while forks {missing} had "
                           "no discard notification", observed=sorted(iv.notified), expected=list(iv.forks),
                           missing=missing))  # fmt: skip
     w.unhold((e.node, iv.primary), (iv.msg, iv.inst))
@@ -201,7 +206,7 @@ def _safetynet(w: World, iv: Inst, e: Event) -> list[Violation]:
     if "role" in e.attrs:
         tally.judge(R.PRIMARY_RECORD_AS_DERIVED)
         if e.attrs["role"] != role:
-            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"Safety Net entry recorded as role "
+            out.append(R.PRIMARY_RECORD_AS_DERIVED.violated((e,), f"{e.node} records its Safety Net entry as role "
                               f"{e.attrs['role']}, the copy on {e.node} was the {role}'s", attribute="role",
                               observed=e.attrs["role"], expected=role))  # fmt: skip
     return out
@@ -220,13 +225,16 @@ def _resubmit(w: World, iv: Inst, e: Event) -> list[Violation]:
     fork, out = e.attrs["fork"], _overdue(w, iv, e)
     kind = fork_kind(e, fork)
     if kind == "hub2010":
-        out.append(R.NO_SAFETYNET_RESUBMIT_TO_2010.violated((e,), f"Safety Net resubmitted fork {fork} to an "
+        out.append(R.NO_SAFETYNET_RESUBMIT_TO_2010.violated((e,), f"{e.node}'s Safety Net resubmitted fork {fork} to "
+                          "an "
                           "Exchange 2010 Hub", observed=fork, fork_kind=kind))  # fmt: skip
     elif kind in CROSSES_BOUNDARY:
-        out.append(R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY.violated((e,), f"Safety Net resubmitted fork {fork}, "
+        out.append(R.NO_SAFETYNET_RESUBMIT_ACROSS_BOUNDARY.violated((e,), f"{e.node}'s Safety Net resubmitted fork "
+                          f"{fork}, "
                           "which had already crossed the boundary", observed=fork, fork_kind=kind))  # fmt: skip
     if fork not in iv.forks:
-        out.append(R.SAFETYNET_TRANSITION.violated((e,), f"Safety Net resubmitted fork {fork}, not a fork of it",
+        out.append(R.SAFETYNET_TRANSITION.violated((e,), f"{e.node}'s Safety Net resubmitted fork {fork}, not a fork "
+                                                   "of it",
                                                    observed=fork, expected=list(iv.forks)))  # fmt: skip
     copy = iv.copies[e.node]
     if not copy.resubmitted:
@@ -257,27 +265,28 @@ def _promote(w: World, iv: Inst, e: Event) -> list[Violation]:
     elif claimed:
         tally.judge(R.SHADOW_RECORD_AS_DERIVED)
         if claimed not in reasons:
-            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the promotion gives reason {claimed}, the "
+            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"{s} gives its promotion the reason {claimed}, the "
                               f"events seen support only {sorted(reasons)}", attribute="reason", observed=claimed,
                               expected=sorted(reasons)))  # fmt: skip
     if "last_contact_ms" in a:
         tally.judge(R.SHADOW_RECORD_AS_DERIVED)
         if a["last_contact_ms"] != w.contact.get(pair):
-            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"the promotion records last contact "
+            out.append(R.SHADOW_RECORD_AS_DERIVED.violated((e,), f"{s} records in its promotion last contact "
                               f"{a['last_contact_ms']}, the last session seen was at {w.contact.get(pair)}",
                               attribute="last_contact_ms", observed=a["last_contact_ms"],
                               expected=w.contact.get(pair)))  # fmt: skip
     if "resubmit_ms" in a:
         tally.judge(R.CONFIG_AS_RECORDED)
         if a["resubmit_ms"] != span:
-            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"PROMOTE records resubmit_ms {a['resubmit_ms']}, the "
+            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"{e.node} records in PROMOTE resubmit_ms "
+                              f"{a['resubmit_ms']}, the "
                               f"configuration says {span}", attribute="resubmit_ms", observed=a["resubmit_ms"],
                               expected=span, parameter="SR-P14"))  # fmt: skip
     known = w.db_names.get((p, iv.shadow_epoch))
     if a.get("original_db") is not None and known is not None:
         tally.judge(R.DATABASE_ID_AS_RECORDED)
         if str(a["original_db"]) != known:
-            out.append(R.DATABASE_ID_AS_RECORDED.violated((e,), f"the shadow records {p}'s original database ID as "
+            out.append(R.DATABASE_ID_AS_RECORDED.violated((e,), f"{s} records {p}'s original database ID as "
                               f"{a['original_db']}, it was {known}", attribute="original_db",
                               observed=a["original_db"], expected=known))  # fmt: skip
     why = w.db_consistent(p, a.get("observed_db"))
@@ -296,7 +305,7 @@ def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, cfg, tally = e.attrs, [], w.cfg, w.tally
     age, life = e.ts_ms - iv.shadow_ms, cfg.safety_net_hold_ms + cfg.expiration_ms
     if age < life or late(w, e.node, iv.shadow_ms + life, e.ts_ms):
-        out.append(R.SHADOW_EXPIRY.violated((e,), f"an unacknowledged shadow expired after {age} ms, not at "
+        out.append(R.SHADOW_EXPIRY.violated((e,), f"{e.node} expired an unacknowledged shadow after {age} ms, not at "
                           f"SafetyNetHoldTime + MessageExpirationTimeout ({life} ms)", observed_ms=age, bound_ms=life,
                           bound="exact", parameter=["SR-P16", "SR-P17"]))  # fmt: skip
     if "hold_ms" in a or "expiration_ms" in a:
@@ -304,7 +313,8 @@ def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
         if a.get("hold_ms", cfg.safety_net_hold_ms) != cfg.safety_net_hold_ms or (
             a.get("expiration_ms", cfg.expiration_ms) != cfg.expiration_ms
         ):
-            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"SHADOW_EXPIRE records hold {a.get('hold_ms')} and "
+            out.append(R.CONFIG_AS_RECORDED.violated((e,), f"{e.node} records in SHADOW_EXPIRE hold "
+                              f"{a.get('hold_ms')} and "
                               f"expiration {a.get('expiration_ms')}, not the configured values",
                               observed={"hold_ms": a.get("hold_ms"), "expiration_ms": a.get("expiration_ms")},
                               expected={"hold_ms": cfg.safety_net_hold_ms, "expiration_ms": cfg.expiration_ms},
