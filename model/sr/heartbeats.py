@@ -104,5 +104,5 @@ def query(w: World, e: Event) -> list[Violation]:
             w.db_pending.add(pair)  # SR-059, SR-I07: promotion due within ShadowHeartbeatFrequency (`liveness`)
             heapq.heappush(w.db_due, (e.ts_ms + hb, e.seq, s, p, e))
     elif held and e.ts_ms - w.contact.get(pair, NEVER) >= w.cfg.resubmit_ms:
-        w.due.append((e.ts_ms, s, p, e))
+        w.due.append((e.ts_ms, s, p, e, frozenset(w.held.get(pair, ()))))  # what it held at the query (SR-058)
     return out

@@ -66,12 +66,13 @@ def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
 
 
 def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
-    """Failed queries whose moment is over: their primary's shadows must all have been promoted (SR-058); and the
+    """Failed queries whose moment is over: the shadows their server held for the primary at the query must all
+    have been promoted (SR-058; a shadow made later in that same instant is not owed yet); and the
     promotions after a new database ID that are due (SR-059, `flush_db_due`)."""
     out = flush_db_due(w, now, final) if w.db_due else []
     while w.due and (final or w.due[0][0] < now):
-        _, s, p, q = w.due.popleft()
-        left = w.held_count((s, p))
+        _, s, p, q, then = w.due.popleft()
+        left = len(then & w.held.get((s, p), set()))  # of the shadows held at the query, those still held
         w.tally.judge(R.PROMOTION_OVERDUE)
         if left:
             out.append(R.PROMOTION_OVERDUE.violated((q,), f"{s} had not reached {p} for ShadowResubmitTimeSpan "

@@ -143,9 +143,10 @@ class World:
         self.msgs: dict[str, Msg] = {}
         # node -> the instances with a copy on it, so that a CRASH or RESTART touches only those (`step._apply`)
         self.at: dict[str, dict[Key, Inst]] = {}
-        # failed queries after which nothing may stay held, oldest first (`liveness.flush_due`); a deque, so
-        # that taking the oldest costs O(1) and the order stays the recording order, as before
-        self.due: deque[tuple[int, str, str, Any]] = deque()
+        # failed queries after which nothing held at the query may stay held, oldest first (`liveness.flush_due`):
+        # (time, shadow, primary, the query, the shadows held at it: one made later in that instant is not owed);
+        # a deque, so that taking the oldest costs O(1) and the order stays the recording order
+        self.due: deque[tuple[int, str, str, Any, frozenset[Any]]] = deque()
         # SR-059, SR-I07: successful sessions that showed a primary's new database ID while shadows made under the
         # old one were held, as a heap of (promotion deadline, seq, shadow, primary, the session's event), and the
         # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
