@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from tests.traces9.pf.builder import MIN, T0, Step, build, change, recv, send
-from tests.traces9.pf.scenarios import (
+from tests.handbuilt.pf.builder import MIN, T0, Step, build, change, recv, send
+from tests.handbuilt.pf.scenarios import (
     BREQ,
     BRESP,
     CONTENT,

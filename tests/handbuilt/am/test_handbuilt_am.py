@@ -11,7 +11,7 @@ import pytest
 
 from conformance.check import verdict
 from model.am.rules import RULES
-from tests.traces9.am.cases import CASES
+from tests.handbuilt.am.cases import CASES
 from traces.verdict import Verdict
 
 pytestmark = pytest.mark.unit
