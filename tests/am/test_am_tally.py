@@ -103,7 +103,7 @@ HAND_BUILT: dict[str, Callable[[], Sequence[Event]]] = {
 
 @pytest.mark.parametrize("name", sorted(HAND_BUILT))
 def test_hand_built_traces_judge_what_they_report(name: str) -> None:
-    """The issue 9 and 18 traces (violations of every family): each reported rule judged at least as often."""
+    """The hand-built traces (violations of every family): each reported rule judged at least as often."""
     for r in results(HAND_BUILT[name]()):
         assert not over_judged(r), (name, over_judged(r))
 

@@ -1,4 +1,5 @@
-"""Issue 30's public folder monitor families, each case beside its twin (hand-built traces, seed 003).
+"""Public folder monitor: backfill sources and the new-replica delay, each case beside its twin (hand-built
+traces, seed 003).
 
 Family 2, key 1 of backfill source selection in every form the record shows a server down or unavailable
 (BF-011, BF-014, BF-I07, BF-I16): a crash not followed by a restart, a partition in force. Family 3, the
