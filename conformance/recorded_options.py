@@ -1,6 +1,6 @@
 """The check options a shrunk trace needs, recorded in it by `haconform shrink` and read back by `haconform check`.
 
-Issue 31, newcomer paths: a violation found with `check --skew MS` (the cross-server orderings of
+A violation found with `check --skew MS` (the cross-server orderings of
 spec/claims/skew.py and the imported logs' cross-server rules, which are judged only under a clock bound) must
 be found again when the shrunk trace is checked, by whoever receives it, without knowing the option. Of the
 options of `check`, only `--skew` changes what is judged (`--strict`, `--allow-unknown`, `--allow-empty` change

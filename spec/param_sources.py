@@ -1,7 +1,7 @@
 """Where each parameter's default stands in the seed text (`spec/param_sources.toml`), and the check that it does.
 
-Issue 9: a catalogue default was protected only by the golden sample test, which detects change rather than
-conformance. Each parameter now names the seed file and line holding its default and the literal text expected
+A golden sample test detects change, not conformance, so a catalogue default is pinned to the seed instead:
+each parameter names the seed file and line holding its default and the literal text expected
 there; `check_pins` reads that line and converts the text to the catalogue's unit with one of a few explicit
 readings (no fuzzy matching), so a changed default, or a changed seed, fails naming the parameter. Where the
 seeds give no value (the AutoDatabaseMountDial thresholds of seed 002 "Best Copy Selection", the project's

@@ -1,6 +1,6 @@
 """Opening and decoding every text input of the audit commands, as Windows servers and PowerShell write them.
 
-Issue 31, "Windows inputs"; FIELD-NOTES, "The real formats a user has". Exchange writes its logs in UTF-8 (the
+FIELD-NOTES, "The real formats a user has". Exchange writes its logs in UTF-8 (the
 message tracking and SMTP protocol logs start with a byte-order mark); Windows PowerShell 5.1's `>` and
 `Out-File` write UTF-16 LE with a byte-order mark, `Out-File -Encoding BigEndianUnicode` UTF-16 BE, and
 `Export-Csv`/`Out-File -Encoding utf8` UTF-8 with a byte-order mark. The encoding is told by the byte-order

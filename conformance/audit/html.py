@@ -1,6 +1,6 @@
 """One self-contained HTML page from a check report directory (`haconform report`, `check --html`).
 
-Issue 21, the report cause first: the run's facts (tool version, when it ran, engine, rule sets, the input
+The report, cause first: the run's facts (tool version, when it ran, engine, rule sets, the input
 files with their SHA-256), the rules checked with their counts, then one card per violated entity, the
 entity with the earliest violation first (`report_data.cause_first`). A card quotes the requirement's
 statement and the seed's sentence, the seed named by its subject (`seedtext`), draws the entity's events on
@@ -8,7 +8,7 @@ a time axis (`page_assets`), marks every event its violations involve, and shows
 each event (`states`: the mechanism's fold replayed, `describe()`); the later violations of the entity
 follow, collapsed. No network: the CSS, the script and the data are inline.
 
-Issue 31, the report at any size: the first cause is on the first screen, right under the verdict
+The report at any size: the first cause is on the first screen, right under the verdict
 (`_first_cause`); the input files and the chain of custody of imported logs (`custody`) are collapsed; cards
 of one cause are one card with "and N more like it", and only the first `cards.DRAWN` causes' cards are HTML,
 the others wait as data and are drawn when asked for (`cards`).

@@ -16,7 +16,7 @@ the accepting server's internal-message-id: that is how transactions are joined 
 "How shadow messages are created"; interpretation SR-I29). A line that cannot be read is quarantined with
 file, line, column and field (TR-005).
 
-Issue 31, logs as they come: rows without any header (SIEM exports, forum posts) are read in the nine published
+Logs as they come: rows without any header (SIEM exports, forum posts) are read in the nine published
 columns when a row has nine fields (`sniff` tells Receive from Send by content, or `--layout receive|send`).
 Sessions are keyed the way Exchange numbers them: session-id and connector (a Receive connector names its
 server), never the local address, so a Send session's rows written before the connection opens (empty local

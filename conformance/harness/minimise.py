@@ -1,6 +1,6 @@
 """A deterministic minimiser of a failing step list: delta debugging by replay, for systems too slow for Hypothesis.
 
-Issue 12 ("a minimal replay"): Hypothesis' shrinker makes hundreds of runs; behind the stdio adapter a run
+A minimal replay: Hypothesis' shrinker makes hundreds of runs; behind the stdio adapter a run
 costs about half a second, so its shrink phase is cut by the budget and the counterexample reported keeps
 steps that play no part. After the search, `minimise` takes the recorded step list (the `Step`s of the
 failure, opening steps included, as a replay file holds them) and replays candidates with

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from model.am import events as ev
-from model.am.decide import Env, Tx, _mount, dismount, failover_all, run_bcss
+from model.am.decisions import Env, Tx, _mount, dismount, failover_all, run_bcss
 from model.am.state import DISMOUNTED, FAILED, HEALTHY, MOUNTED, SERVICE_DOWN, Trigger, World
 from spec.catalogue import require
 

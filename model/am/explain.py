@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from model.am.bcss import select
 from model.am.codec import answer
-from model.am.decide import snapshot
+from model.am.decisions import snapshot
 from model.am.monitor import Config, Replay
 from model.am.state import Trigger
 from spec.catalogue import require

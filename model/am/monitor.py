@@ -3,7 +3,7 @@
 Seed 002, all sections. The monitor rebuilds the world with `step.apply` (the very function the generator
 changes its world with) and, before each event, asks whether the seed allows it: the transition tables of
 `step.py` (mount state, PAM role, copy status), and at each BCSS decision the same functions the
-generator used (`decide.snapshot`, `bcss.select`, `bcss.dial_allows`, `World.quorum`). Every configured
+generator used (`decisions.snapshot`, `bcss.select`, `bcss.dial_allows`, `World.quorum`). Every configured
 value (the BCSS reading, the dial thresholds, each server's dial, each copy's activation policy) comes
 from the recorded configuration (TRACE_START `config.bcss`, AM_CONFIG events); every other fact from the
 events seen before. What an event restates about itself is compared with that derivation, never trusted.

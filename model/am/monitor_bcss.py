@@ -2,7 +2,7 @@
 
 Seed 002, sections "Best Copy Selection" and "Best copy selection process" (AM-022..AM-025, AM-032, AM-034,
 AM-039, AM-051; interpretations AM-I09, AM-I12, AM-I16, AM-I17). At BCSS_START the monitor recomputes the
-ordered list from the state it folded (`decide.snapshot`, `bcss.select`); each attempt must be one of the
+ordered list from the state it folded (`decisions.snapshot`, `bcss.select`); each attempt must be one of the
 copies `bcss.allowed_next` allows (copies tied on every key the seed names in any order), the dial is
 compared with the recorded thresholds and dials only, and what the run's events restate is checked.
 `BcssChecks` is mixed into `monitor.Replay`, which owns the folded world and the violation list.
@@ -21,7 +21,7 @@ from model.am.bcss import (
     select,
 )
 from model.am.bcss_run import DIAL_UNKNOWN, FAILURE, Run, RunRecords, bound, policy, recorded_order
-from model.am.decide import snapshot
+from model.am.decisions import snapshot
 from model.am.diagnose import context, deviation, sort_reason
 from model.am.faults import copy_of
 from model.am.state import DbState, Snapshot, Trigger, World

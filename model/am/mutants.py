@@ -1,7 +1,7 @@
 """Planted bugs, one per invariant of `properties.py`: each must be caught by the monitor.
 
 Seed 002. A mutant is the reference generator run with one flaw switched on in the shared rules
-(`decide.py`, `actions.py`); the flaw names and the property each one breaks are listed in `MUTANTS`.
+(`decisions.py`, `actions.py`); the flaw names and the property each one breaks are listed in `MUTANTS`.
 Each mutant opens with a short scripted prelude that leads the system to the situation its flaw
 concerns (then the random steps follow), so that every mutant trace, whatever the seed, shows the
 violation its name announces (the shipped sample corpus relies on it).
@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from model.am import rules as R
-from model.am.decide import Out
+from model.am.decisions import Out
 from model.am.protocol import Layout, ModelSystem
 from model.am.sim import simulate
 from traces.schema import Event

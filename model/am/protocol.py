@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from model.am import actions as act
 from model.am import events as ev
 from model.am.bcss import Options, select
-from model.am.decide import Out, Tx, _mount, copy_attrs
+from model.am.decisions import Out, Tx, _mount, copy_attrs
 from model.am.state import COMPONENTS, CopyState, Snapshot, Trigger, World, empty_world
 from spec.catalogue import param_default, require
 

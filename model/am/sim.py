@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from model.am.bcss import Options
-from model.am.decide import Out
+from model.am.decisions import Out
 from model.am.protocol import Layout, ModelSystem, RngEnv
 from model.am.state import (
     C_DEGRADED,

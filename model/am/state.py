@@ -4,7 +4,7 @@ Values (`CopyState`, `Health`, `Snapshot`, `Trigger`) are never changed once mad
 `CopyState`, see there): a snapshot or a BCSS run may hold them while the world moves on. The world
 (`World`, `DbState`) is mutable and changed in place by `step.apply` only (issue 19: the generator and
 the monitor fold events over it without rebuilding it per event); a caller that needs the world as it
-was copies what it needs (`decide.snapshot`).
+was copies what it needs (`decisions.snapshot`).
 
 Seed 002, sections "Exchange Server Active Manager" (roles, one active copy, cluster database) and
 "Best copy selection process" (the copy attributes BCSS reads: status, copy and replay queue lengths,
@@ -113,7 +113,7 @@ class CopyState:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def reach(self, reachable: bool) -> CopyState:
-        """This copy as seen from a side of the cluster that does or does not reach it (`decide.snapshot`)."""
+        """This copy as seen from a side of the cluster that does or does not reach it (`decisions.snapshot`)."""
         s = self
         return CopyState(
             s.server, s.status, s.lli, s.replay_queue, s.content_index, s.preference, s.blocked, s.suspended, reachable

@@ -6,9 +6,9 @@ only the PAM moves active designations AM-008, one active copy mounted or dismou
 database holds each database's state AM-016) and "Best Copy Selection" (the mount request AM-025).
 
 `apply(world, entity, kind, attrs)` is the fold, changing the world in place (issue 19): the generator
-(`decide.Tx.emit`) changes its world only by applying the event it records, and the monitor
+(`decisions.Tx.emit`) changes its world only by applying the event it records, and the monitor
 (`replay.Replay`) rebuilds the same world by applying the recorded events, so the model and the checker
-cannot drift. Decisions (what to record next, where mutants plant their bugs) live in `decide.py` and
+cannot drift. Decisions (what to record next, where mutants plant their bugs) live in `decisions.py` and
 `actions.py`; the guards below say which recorded transitions
 the seed allows, and the monitor reports the rest.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf import faults as F
 from model.pf import rules as R
 from model.pf import step as S

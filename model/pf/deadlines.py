@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf import rules as R
 from model.pf import step as S
 from model.pf.foldstate import FoldState

@@ -7,7 +7,7 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 
 from __future__ import annotations
 
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf import faults as F
 from model.pf import properties as P
 from model.pf import rules as R

@@ -6,7 +6,7 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf import faults as F
 from model.pf import properties as P
 from model.pf import rules as R

@@ -1,6 +1,6 @@
 """Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
 
-A mutant replaces exactly one decision point: a field of `decide.Decisions`, or one method of `node.Store`.
+A mutant replaces exactly one decision point: a field of `decisions.Decisions`, or one method of `node.Store`.
 `MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED_RULE` is the rule that must find it
 (`EXPECTED` its name), `ALSO_RULES` (`ALSO`) the rules that legitimately find it too.
 """

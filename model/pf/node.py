@@ -15,7 +15,7 @@ from model.kernel.network import Envelope, Network
 from model.kernel.sim import Simulator
 from model.pf import step as R
 from model.pf.cnset import CN, EMPTY, CNSet
-from model.pf.decide import Decisions
+from model.pf.decisions import Decisions
 from model.pf.events import (
     BACKFILL_REQ,
     CODE_NAMES,

@@ -4,14 +4,14 @@ One module-level `traces.verdict.Rule` constant per rule the monitor can report 
 as an object at every call site, and `RULES`, the table of them by name in the same order (issue 29;
 `traces.verdict.table` stamps each with the mechanism "pf"). Each names the requirement it enforces (seeds
 001, 003, 004 via `spec/requirements/pf.toml` and `bf.toml`), its kind and the catalogue parameters whose
-recorded values bound it. The transitions live in `step.py` and the decisions in `decide.py`; their names
+recorded values bound it. The transitions live in `step.py` and the decisions in `decisions.py`; their names
 stay importable from here (`R.receive`, `R.pack`, ...) for older callers, and `Rules` is the old name of
-`decide.Decisions`.
+`decisions.Decisions`.
 """
 
 from __future__ import annotations
 
-from model.pf.decide import (  # noqa: F401  (re-exported names)
+from model.pf.decisions import (  # noqa: F401  (re-exported names)
     DECISIONS,
     Candidate,
     Decisions,

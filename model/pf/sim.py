@@ -18,7 +18,7 @@ from model.kernel.network import NetConfig, Network
 from model.kernel.sim import HOUR, MINUTE, SECOND, Simulator
 from model.kernel.topology import Server, Topology
 from model.pf.cnset import CNSet
-from model.pf.decide import DECISIONS, Decisions
+from model.pf.decisions import DECISIONS, Decisions
 from model.pf.node import Store
 from model.pf.properties import convergence_bound_ms, touch_gap_ms
 from model.pf.state import ACTIVE, HIERARCHY, Ctx, Params, default_params

@@ -4,7 +4,7 @@ generator (`node.py`) and the monitor (`monitor.py`, a fold over these functions
 Every function takes a `Replica` (one store's rows for one folder, PF-032) plus inputs, updates it in place
 and returns it, with what to do (messages are described, not sent); a caller that needs the state before
 reads it first, and a backup keeps a copy (`Replica.copy`). No I/O, no clock, no randomness. The
-choices they depend on come from `decide.py` through a `Decisions` bundle (a mutant swaps one).
+choices they depend on come from `decisions.py` through a `Decisions` bundle (a mutant swaps one).
 `REPLICA_TRANSITIONS` is the table of allowed replica-state changes (BF-021, BF-029, BF-034, BF-023): the
 monitor rejects any other change of a replica's state.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf.cnset import CN, EMPTY, CNSet
 from model.pf.events import BACKFILL_REQ, DATA_CODES, STATUS, STATUS_REQ
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Entry, Params, Replica, Row
@@ -263,7 +263,7 @@ def set_view(rep: Replica, view: Mapping[str, str]) -> Replica:
 class HeldHierarchy:
     """The replica lists one store derives from the hierarchy changes it holds (seed 001, "Hierarchy
     Replication", "Adding a Replica", "Deleting a Replica"): per target folder, the fold of those changes
-    (`decide.view_step`, in place), so the state is the latest replica change per server (bounded by the
+    (`decisions.view_step`, in place), so the state is the latest replica change per server (bounded by the
     servers, not by the history) and holding a change costs the same at any point of a run. The one fold
     shared by the generator (`node.Store`) and the monitor (`monitor.PfFold`, one per store); `copy` is
     what a backup keeps (BF-023)."""

@@ -22,7 +22,7 @@ from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
 from model.sr import events as ev
-from model.sr.maintain import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
 from model.sr.step import step

@@ -1,6 +1,6 @@
 """The input faults of the shadow redundancy fold: what a partial or foreign trace can lack, in one place.
 
-Issue 29: the fold (`monitor.SrFold`) turns only a `traces.verdict.InputFault` into an unknown note (the
+The fold (`monitor.SrFold`) turns only a `traces.verdict.InputFault` into an unknown note (the
 event, what it lacks, and that its entity is not judged from there on); any other exception raised by the
 rule code (`step.py`, `creation.py`, `maintenance.py`, `liveness.py`) is a bug of haconform and propagates
 (the engines report it as an internal error, exit 3). The faults of an sr trace, each raised here:

@@ -8,7 +8,7 @@ unknown when the trace is too incomplete to judge (no recorded topology, an unre
 message whose RECEIVE is missing, unreadable attributes, or no end-of-run SNAPSHOT, so the liveness rules
 SR-075 and SR-057 cannot be applied); valid otherwise.
 
-Issue 29: what each rule judged is counted in the world's `Tally` (`World.tally`, returned by `finish`); the
+What each rule judged is counted in the world's `Tally` (`World.tally`, returned by `finish`); the
 fold turns only the input faults of a partial or foreign trace into notes (`traces.verdict.InputFault`; the list
 of them is `model/sr/inputs.py`), and any other exception of the rule code propagates: it is a bug.
 

@@ -120,9 +120,9 @@ def test_context_inline_or_at_start_gives_the_same_result(run: str, seed: int) -
 
 
 def test_no_dag_facts_is_decided_at_finish_whatever_the_cut() -> None:
-    """A database group whose context records no DAG facts is unknown (tests/traces9/am `no_dag_facts`):
+    """A database group whose context records no DAG facts is unknown (tests/handbuilt/am `no_dag_facts`):
     the flags that decide it are state like any other, saved and restored with the fold."""
-    from tests.traces9.am.cases import CASES
+    from tests.handbuilt.am.cases import CASES
 
     events = CASES["no_dag_facts"][1]().events
     contexts = trace_contexts(events)

@@ -29,8 +29,8 @@ from model.am.monitor import AmMonitor
 from model.am.mutants import CATCHES, SIMULATORS
 from model.am.replay import Replay
 from model.am.sim import simulate
-from tests.traces9.am.cases import CASES
-from tests.traces18.am_cases import CASES as CASES18
+from tests.handbuilt.am.cases import CASES
+from tests.handbuilt.files.am_cases import CASES as FILE_CASES
 from traces.schema import Event
 from traces.verdict import MonitorResult, Tally, Verdict, fold_all, restore_fold, save_fold
 
@@ -96,14 +96,14 @@ def test_each_mutants_rule_is_judged_where_it_fires(run: str) -> None:
 
 
 HAND_BUILT: dict[str, Callable[[], Sequence[Event]]] = {
-    **{f"traces9/{name}": (lambda build=build: build().events) for name, (_, build, _) in CASES.items()},
-    **{f"traces18/{name}": build for name, build, _ in CASES18},
+    **{f"handbuilt/{name}": (lambda build=build: build().events) for name, (_, build, _) in CASES.items()},
+    **{f"handbuilt/files/{name}": build for name, build, _ in FILE_CASES},
 }
 
 
 @pytest.mark.parametrize("name", sorted(HAND_BUILT))
 def test_hand_built_traces_judge_what_they_report(name: str) -> None:
-    """The issue 9 and 18 traces (violations of every family): each reported rule judged at least as often."""
+    """The hand-built traces (violations of every family): each reported rule judged at least as often."""
     for r in results(HAND_BUILT[name]()):
         assert not over_judged(r), (name, over_judged(r))
 

@@ -324,25 +324,25 @@ TWINS = {
     "dial": "test_each_mutant_is_caught_with_its_rule[activate-without-dial]",
     "never-blocked": "test_each_mutant_is_caught_with_its_rule[ignore-blocked], test_specific_rule.py",
     "next-best-copy": "test_each_mutant_is_caught_with_its_rule[retry-failed-mount], test_specific_rule.py",
-    "sort-copy-queue": "traces9 not_a_tie_invalid, sort_restated_wrong; mutant sort-by-preference",
+    "sort-copy-queue": "handbuilt not_a_tie_invalid, sort_restated_wrong; mutant sort-by-preference",
     "sort-lossless-dial": "test_each_mutant_is_caught_with_its_rule[lossless-ignored-in-sort]",
     "sort-lossless-switchover": "test_each_mutant_is_caught_with_its_rule[lossless-switchover-by-queue]",
     "selection-order": "test_each_mutant_is_caught_with_its_rule[wrong-order], test_reading_matters",
     "responder-target": "test_each_mutant_is_caught_with_its_rule[ignore-responder-constraint]",
     "acll-before-mount": "test_dropped_event_is_caught[ACLL_END], mutant mount-without-acll",
     "sam-asks-pam": "test_dropped_event_is_caught[FAILOVER_REQUEST]",
-    # issue 9: hand-built traces in tests/traces9/am/cases.py (test_traces9_am.py)
-    "pam-transition": "traces9 pam_change_without_trigger, release_by_non_pam",
-    "dag-record": "traces9 dag_facts_lie",
-    "role-record": "traces9 role_restated_wrong, quorum_restated_wrong, request_to_wrong_pam",
-    "mount-transition": "traces9 mounted_without_request, dismount_not_mounted",
-    "mount-not-active": "traces9 mount_request_for_passive_copy",
-    "minority-mount": "traces9 minority_keeps_mounted, minority_mounts; mutant minority-keeps-mounted",
-    "copy-status-transition": "traces9 status_mounted_without_mount, service_down_while_running",
-    "active-record": "traces9 active_move_from_wrong_source",
-    "copy-config-record": "traces9 blocked_restated_wrong",
-    "acll-record": "traces9 missing_restated_wrong",
-    "bcss-record": "traces9 source_restated_wrong",
+    # issue 9: hand-built traces in tests/handbuilt/am/cases.py (test_handbuilt_am.py)
+    "pam-transition": "handbuilt pam_change_without_trigger, release_by_non_pam",
+    "dag-record": "handbuilt dag_facts_lie",
+    "role-record": "handbuilt role_restated_wrong, quorum_restated_wrong, request_to_wrong_pam",
+    "mount-transition": "handbuilt mounted_without_request, dismount_not_mounted",
+    "mount-not-active": "handbuilt mount_request_for_passive_copy",
+    "minority-mount": "handbuilt minority_keeps_mounted, minority_mounts; mutant minority-keeps-mounted",
+    "copy-status-transition": "handbuilt status_mounted_without_mount, service_down_while_running",
+    "active-record": "handbuilt active_move_from_wrong_source",
+    "copy-config-record": "handbuilt blocked_restated_wrong",
+    "acll-record": "handbuilt missing_restated_wrong",
+    "bcss-record": "handbuilt source_restated_wrong",
 }
 
 
@@ -352,13 +352,13 @@ def test_every_rule_has_a_twin() -> None:
     assert set(TWINS) == set(RULES)
 
 
-def test_every_traces9_twin_exists() -> None:
+def test_every_handbuilt_twin_exists() -> None:
     """The hand-built twins named above are cases whose expected verdict reports that rule."""
-    from tests.traces9.am.cases import CASES
+    from tests.handbuilt.am.cases import CASES
 
     for rule, text in TWINS.items():
-        if text.startswith("traces9 "):
-            names = [n.strip() for n in text.removeprefix("traces9 ").split(";")[0].split(",")]
+        if text.startswith("handbuilt "):
+            names = [n.strip() for n in text.removeprefix("handbuilt ").split(";")[0].split(",")]
             for n in names:
                 assert rule in CASES[n][2], (rule, n)
 

@@ -15,8 +15,8 @@ from conformance.check import verdict
 from model.am.monitor import AmMonitor
 from model.am.mutants import MUTANTS, SIMULATORS
 from model.am.rules import RULES
-from tests.traces9.am.build import Trace
-from tests.traces9.am.cases import _failover
+from tests.handbuilt.am.build import Trace
+from tests.handbuilt.am.cases import _failover
 
 pytestmark = pytest.mark.unit
 

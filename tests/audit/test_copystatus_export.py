@@ -1,4 +1,4 @@
-"""Issue 31, "Windows inputs": a real `Get-MailboxDatabaseCopyStatus * | Format-List > file` export of two
+"""A Windows input: a real `Get-MailboxDatabaseCopyStatus * | Format-List > file` export of two
 databases (tests/audit/data/copystatus/two-databases-fl.txt: UTF-16 LE with a byte-order mark, CRLF, every
 property Exchange 2016 prints, long values wrapped at 80 columns) is read with `--database NAME`; without it the
 error lists the databases; the copy `ActiveDatabaseCopy` names is the failed source even when it is not Mounted

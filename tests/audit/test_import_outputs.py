@@ -1,4 +1,4 @@
-"""Issue 31, "Reading the output as input": `check` on the folder an import wrote reads only the trace. Every
+"""Reading the output as input: `check` on the folder an import wrote reads only the trace. Every
 other file an import (or a check report, or `import copystatus`) writes there is told by its content, listed as
 skipped with the reason (in the output and summary.json), and the counts reconcile in every outcome. Each beside
 its twin: a trace named like a quarantine is still read, a quarantine renamed like a trace is still skipped."""

@@ -1,4 +1,4 @@
-"""Issue 31, newcomer paths: `check` on raw logs names the `haconform import` command (one line, exit 2);
+"""Newcomer paths: `check` on raw logs names the `haconform import` command (one line, exit 2);
 `shrink` records the `--skew` the violation needs so that `check` of the shrunk file gives the same verdict;
 `explain` on a missing file says so in one line. Each beside its twin."""
 

@@ -1,4 +1,4 @@
-"""Issue 31, "Windows inputs" and "Chain of custody": every reader takes UTF-8 with a byte-order mark and UTF-16
+"""Windows inputs and the chain of custody: every reader takes UTF-8 with a byte-order mark and UTF-16
 LE/BE with one (what Windows PowerShell 5.1 writes); UTF-16 without one and binary data are refused naming the
 file (exit 2, never 3); `import msgtrk` records each raw file's name, size, SHA-256, lines and encoding in
 IMPORT_START and prints them. Each beside its twin."""

@@ -1,4 +1,4 @@
-"""Issue 34: the reference shadow redundancy transport (`examples/sut/sr_node.py`) records every kind a transport
+"""The reference shadow redundancy transport (`examples/sut/sr_node.py`) records every kind a transport
 records, and each of its planted bugs (`--bug`, one per family of rules) is caught by its own rule within the
 default budget of `haconform conform sr`.
 

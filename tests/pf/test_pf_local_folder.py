@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from tests.traces9.pf.builder import Step, build, change, mount
+from tests.handbuilt.pf.builder import Step, build, change, mount
 
 L = "L-A-2A41"  # a local folder created on A
 F = "1-2A42"  # a replicated folder created on A

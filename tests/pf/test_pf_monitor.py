@@ -52,12 +52,12 @@ def test_every_mutant_is_found_by_its_rule(name: str) -> None:
 @pytest.mark.unit
 def test_every_rule_has_a_twin() -> None:
     """Every rule of the table has a twin that must fail: a mutant of the model (found above) or a
-    hand-built trace with a known violation (tests/traces9/pf and tests/traces18/pf, asserted there)."""
-    from tests.traces9.pf.scenarios import cases
-    from tests.traces18.pf_cases import CASES as CASES18
+    hand-built trace with a known violation (tests/handbuilt/pf and tests/handbuilt/files/pf, asserted there)."""
+    from tests.handbuilt.files.pf_cases import CASES as FILE_CASES
+    from tests.handbuilt.pf.scenarios import cases
 
     hand_built = {rule for _, _, expected in cases() for rule in expected}
-    hand_built |= {rule for _, _, expected in CASES18 if isinstance(expected, set) for rule in expected}
+    hand_built |= {rule for _, _, expected in FILE_CASES if isinstance(expected, set) for rule in expected}
     assert set(EXPECTED.values()) | hand_built == set(RULES)
 
 

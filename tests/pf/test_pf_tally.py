@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from conformance.check import run_monitor, trace_contexts, verdict
-from model.pf import decide as D
+from model.pf import decisions as D
 from model.pf import properties as P
 from model.pf import rules as R
 from model.pf.monitor import PfFold, PFMonitor

@@ -50,7 +50,7 @@ CLEAN: dict[str, dict[str, Any]] = {
     "short-intervals": {"config": {"auto_discard_ms": 60 * MINUTE, "resubmit_ms": 30 * MINUTE}, **_FAULTY},
 }
 # `always` rules no model run can judge, with the reason (each is judged by the hand-written traces of
-# tests/traces9/sr and tests/sr/test_external_trace.py)
+# tests/handbuilt/sr and tests/sr/test_external_trace.py)
 UNREACHABLE = {
     R.CONFIG_AS_RECORDED: "the simulator records no attribute restating a setting (RECEIVE enabled/reject/pref/"
     "max_remote/max_local/meaning, FAIL expiration_ms, PROMOTE resubmit_ms, SHADOW_EXPIRE hold_ms/expiration_ms, "
@@ -116,7 +116,7 @@ def test_clean_runs_judge_every_reachable_rule() -> None:
 
 def test_every_rule_has_a_judge_site() -> None:
     """Every rule of the table is counted somewhere: UNREACHABLE ones by the hand-written traces."""
-    from tests.traces9.sr.cases import CASES  # the hand-written traces of issue 9
+    from tests.handbuilt.sr.cases import CASES  # the hand-written traces of issue 9
 
     total = clean_tally()
     for case in CASES:

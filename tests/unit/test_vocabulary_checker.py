@@ -1,8 +1,8 @@
 """The vocabulary states what the checker demands of any system's trace, no more and no less (issue 30): an
 attribute a monitor needs (its input-fault table: `model/sr/inputs.py`, `model/am/faults.py`,
 `model/pf/faults.py`) is `required` in the tables, never `optional`; every other attribute the simulators always
-write is `recorded`; the hand-built traces the checker judges valid (`tests/traces9`, `tests/traces18`) keep the
-contract as the checker applies it (`check_trace(strict=False)`: needed attributes, strict formats and values,
+write is `recorded`; the hand-built traces the checker judges valid (`tests/handbuilt`, `tests/handbuilt/files`) keep
+the contract as the checker applies it (`check_trace(strict=False)`: needed attributes, strict formats and values,
 the recorders the checker reads, the orderings among the events present). Twins: a needed attribute dropped or
 documented optional, a recorder the checker reads changed, are named.
 """
@@ -15,11 +15,11 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.harness.protocol_doc import VOCABULARIES, render
-from tests.traces9.am.cases import CASES as AM9
-from tests.traces9.pf.test_traces9_pf import CASES as PF9
-from tests.traces9.sr.cases import CASES as SR9
-from tests.traces18.build import cases as cases18
-from tests.traces18.build import path_of
+from tests.handbuilt.am.cases import CASES as AM_CASES
+from tests.handbuilt.files.build import cases as file_cases
+from tests.handbuilt.files.build import path_of
+from tests.handbuilt.pf.test_handbuilt_pf import CASES as PF_CASES
+from tests.handbuilt.sr.cases import CASES as SR_CASES
 from traces.contract import check_trace
 from traces.io import read_events
 from traces.schema import Event
@@ -30,18 +30,18 @@ pytestmark = pytest.mark.unit
 
 def valid_hand_built() -> Iterator[tuple[str, list[Event]]]:
     """Every hand-built trace the checker must judge valid, by name."""
-    for name, build, expected in SR9:
+    for name, build, expected in SR_CASES:
         if not expected:
-            yield f"traces9 sr {name}", list(build())
-    for name, (_family, build, expected) in AM9.items():
+            yield f"handbuilt sr {name}", list(build())
+    for name, (_family, build, expected) in AM_CASES.items():
         if expected == frozenset():
-            yield f"traces9 am {name}", list(build().events)
-    for name, events, expected in PF9:
+            yield f"handbuilt am {name}", list(build().events)
+    for name, events, expected in PF_CASES:
         if not expected:
-            yield f"traces9 pf {name}", list(events)
-    for mech, name, _build, expected in cases18():
+            yield f"handbuilt pf {name}", list(events)
+    for mech, name, _build, expected in file_cases():
         if expected == set():
-            yield f"traces18 {mech} {name}", read_events(path_of(mech, name)).events
+            yield f"handbuilt-files {mech} {name}", read_events(path_of(mech, name)).events
 
 
 def misdocumented(vocabs: tuple[Vocabulary, ...]) -> list[str]:
@@ -90,7 +90,7 @@ def _first(events: list[Event], kind: str) -> int:
 
 
 def test_twin_a_valid_hand_built_trace_with_a_needed_attribute_dropped_or_a_recorder_changed() -> None:
-    events = dict(valid_hand_built())["traces9 sr f1-valid-story"]
+    events = dict(valid_hand_built())["handbuilt sr f1-valid-story"]
     i = _first(events, "RECEIVE")
     dropped = [*events[:i], dataclasses.replace(events[i], attrs={**events[i].attrs, "forks": "mbx"}), *events[i + 1 :]]
     assert ("sr", "RECEIVE", "forks") in {
@@ -103,7 +103,7 @@ def test_twin_a_valid_hand_built_trace_with_a_needed_attribute_dropped_or_a_reco
 
 
 def test_lenient_is_what_the_checker_demands_strict_what_the_simulators_keep() -> None:
-    events = dict(valid_hand_built())["traces9 sr f1-valid-story"]
+    events = dict(valid_hand_built())["handbuilt sr f1-valid-story"]
     i = _first(events, "RECEIVE")
     no_site = [
         *events[:i],

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.check import verdict
 from model.am.rules import RULES
-from tests.traces9.am.cases import CASES
+from tests.handbuilt.am.cases import CASES
 from traces.verdict import Verdict
 
 pytestmark = pytest.mark.unit
@@ -59,7 +59,7 @@ NEW_RULES = {
 
 
 def test_every_new_rule_has_a_hand_built_twin() -> None:
-    """Each rule issue 9 added is the expected verdict of at least one hand-built violating trace."""
+    """Each rule of `NEW_RULES` (twins written by hand, not mutants) is the expected verdict of a violating trace."""
     shown = {r for _, _, exp in CASES.values() if isinstance(exp, frozenset) for r in exp}
     assert shown >= NEW_RULES, NEW_RULES - shown
     assert set(RULES) >= NEW_RULES

@@ -1,4 +1,4 @@
-"""Hand-built Active Manager traces for the four families of issue 9, each with its expected verdict.
+"""Hand-built Active Manager traces for the four rule families, each with its expected verdict.
 
 `CASES[name] = (family, build, expected)`: `expected` is the exact set of rules the verdict must report
 (empty: valid), or `"unknown"` when the trace cannot be judged. Written from seed 002 alone, not from
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.traces9.am.build import Trace
+from tests.handbuilt.am.build import Trace
 
 Case = tuple[str, Callable[[], Trace], "frozenset[str] | str"]
 ORDER3 = ["MBX2:1:1", "MBX3:1:1"]

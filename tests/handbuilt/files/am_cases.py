@@ -1,13 +1,13 @@
-"""Hand-built Active Manager traces (seed 002), written with the `tests/traces9` builder: events of a database
+"""Hand-built Active Manager traces (seed 002), written with the `tests/handbuilt` builder: events of a database
 whose beginning (DB_CREATE) the trace does not show. Seed 002 names no configured period for any activity the
 am vocabulary records (the Replication service monitors health "periodically", with no interval), so family 1
-(two-sided schedules) has no am rule; see the report of issue 18. Each case: (name, build, expected)."""
+(two-sided schedules) has no am rule. Each case: (name, build, expected)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.traces9.am.build import Trace
+from tests.handbuilt.am.build import Trace
 from traces.schema import Event
 
 Case = tuple[str, Callable[[], list[Event]], "set[str] | str"]

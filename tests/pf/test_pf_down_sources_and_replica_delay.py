@@ -1,4 +1,5 @@
-"""Issue 30's public folder monitor families, each case beside its twin (hand-built traces, seed 003).
+"""Public folder monitor: backfill sources and the new-replica delay, each case beside its twin (hand-built
+traces, seed 003).
 
 Family 2, key 1 of backfill source selection in every form the record shows a server down or unavailable
 (BF-011, BF-014, BF-I07, BF-I16): a crash not followed by a restart, a partition in force. Family 3, the
@@ -10,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from tests.traces9.pf.builder import MIN, T0, Step, build, change, recv, send
-from tests.traces9.pf.scenarios import (
+from tests.handbuilt.pf.builder import MIN, T0, Step, build, change, recv, send
+from tests.handbuilt.pf.scenarios import (
     BREQ,
     BRESP,
     CONTENT,

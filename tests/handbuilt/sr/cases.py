@@ -1,4 +1,4 @@
-"""Hand-written shadow redundancy traces with their expected verdicts, one group per family of issue 9.
+"""Hand-written shadow redundancy traces with their expected verdicts, one group per rule family.
 
 Each case is `(name, build, rules)`: `build()` returns the events and `rules` the exact set of rules the
 monitor must report (empty: the trace is valid). Written from the seed's text (000), not from the model.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.traces9.sr.builder import Trace, story
+from tests.handbuilt.sr.builder import Trace, story
 from traces.schema import Event
 
 F = ["mbx", "ext:fabrikam.example"]

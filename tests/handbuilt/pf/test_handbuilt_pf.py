@@ -7,7 +7,7 @@ import pytest
 
 from conformance.check import verdict
 from model.pf.rules import RULES
-from tests.traces9.pf.scenarios import cases
+from tests.handbuilt.pf.scenarios import cases
 
 CASES = cases()
 

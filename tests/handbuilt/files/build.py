@@ -1,7 +1,7 @@
-"""Write issue 18's hand-built traces as JSON Lines files, `tests/traces18/<mechanism>/<case>.jsonl`.
+"""Write the hand-built trace files as JSON Lines files, `tests/handbuilt/files/<mechanism>/<case>.jsonl`.
 
-`python -m tests.traces18.build` regenerates them; `test_traces18.py` checks that the files are what the case
-builders give and that each file gets its expected verdict through `haconform check`'s own reader.
+`python -m tests.handbuilt.files.build` regenerates them; `test_handbuilt_files.py` checks that the files are what
+the case builders give and that each file gets its expected verdict through `haconform check`'s own reader.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from tests.traces18 import am_cases, pf_cases, sr_cases
+from tests.handbuilt.files import am_cases, pf_cases, sr_cases
 from traces.schema import Event
 
 HERE = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""A small builder for hand-written shadow redundancy traces (issue 9's independent corpus).
+"""A small builder for hand-written shadow redundancy traces (an independent corpus).
 
 The traces are written by hand from the seed's text (000, all sections), not derived from the model or its
 mutants: a `Trace` starts with TRACE_START (the recorded `sr` settings) and an SR_CONFIG event with the

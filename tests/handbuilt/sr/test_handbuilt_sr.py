@@ -7,7 +7,7 @@ import pytest
 
 from conformance.check import verdict
 from model.sr.rules import RULES
-from tests.traces9.sr.cases import CASES
+from tests.handbuilt.sr.cases import CASES
 from traces.verdict import Verdict
 
 

@@ -1,4 +1,4 @@
-"""Hand-built two-sided traces (`tests/traces18/<mechanism>/*.jsonl`): each valid trace passes, each planted
+"""Hand-built two-sided traces (`tests/handbuilt/files/<mechanism>/*.jsonl`): each valid trace passes, each planted
 violation fails by exactly its rules, each trace whose events no monitor can judge is unknown with a note
 naming why. The files are read by `haconform check`'s reader and must equal what the builders give."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.check import verdict
-from tests.traces18.build import cases, jsonl, path_of
+from tests.handbuilt.files.build import cases, jsonl, path_of
 from traces.io import read_events
 from traces.verdict import Verdict
 
@@ -18,7 +18,7 @@ CASES = cases()
 @pytest.mark.parametrize(("mech", "name", "build", "expected"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_hand_built_trace_gets_its_verdict(mech: str, name: str, build, expected) -> None:
     path = path_of(mech, name)
-    assert path.read_text(encoding="utf-8") == jsonl(build()), "run `python -m tests.traces18.build`"
+    assert path.read_text(encoding="utf-8") == jsonl(build()), "run `python -m tests.handbuilt.files.build`"
     read = read_events(path)
     assert not read.errors
     result = verdict(read.events)

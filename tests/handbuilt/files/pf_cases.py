@@ -1,4 +1,4 @@
-"""Hand-built public folder traces (seeds 001, 003), written with the `tests/traces9` kit: the lower side of
+"""Hand-built public folder traces (seeds 001, 003), written with the `tests/handbuilt` kit: the lower side of
 the stores' schedules ("Default Replication Event Schedule": hierarchy every 5 minutes, content every 15, the
 backfill check every 5; PF-038, BF-036, PF-I17) and events of a replica whose beginning the trace does not show.
 Each case: (name, build, expected): the exact set of rules, or "unknown"."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from tests.traces9.pf.builder import Step, build, change, send
-from tests.traces9.pf.scenarios import CONTENT, F, add_replica_steps, backfill_steps
+from tests.handbuilt.pf.builder import Step, build, change, send
+from tests.handbuilt.pf.scenarios import CONTENT, F, add_replica_steps, backfill_steps
 from traces.schema import Event
 
 Case = tuple[str, Callable[[], list[Event]], "set[str] | str"]

@@ -1,4 +1,4 @@
-"""A small hand-writing kit for public folder traces (issue 9): events are written out attribute by
+"""A small hand-writing kit for public folder traces: events are written out attribute by
 attribute, as an implementation under test would record them; nothing here calls the model.
 
 Times are minutes after T0 (2026-01-01 00:00 UTC). Each scenario is a list of steps `(minute, node,

@@ -1,4 +1,4 @@
-"""Hand-built public folder traces with known verdicts, one or more per family of issue 9.
+"""Hand-built public folder traces with known verdicts, one or more per rule family.
 
 Each entry of `CASES` is (name, events, expected rules): an empty set means the trace is conformant
 (including traces that make an allowed choice the model would not make). Written from the seeds
@@ -8,7 +8,7 @@ derived from the model's mutants.
 
 from __future__ import annotations
 
-from tests.traces9.pf.builder import Step, build, change, mount, recv, send, without
+from tests.handbuilt.pf.builder import Step, build, change, mount, recv, send, without
 from traces.schema import Event
 
 F = "1-100"

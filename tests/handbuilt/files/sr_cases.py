@@ -1,14 +1,14 @@
-"""Hand-built shadow redundancy traces (seed 000), written from the seed's text with the issue-9
-builder: SR-I22 (the sender's session and ConnectionTimeout, "SMTP timeouts"), the two-sided heartbeat
-schedule ("How shadow messages are maintained") and shadows held for a primary whose messages the monitor never
-saw. Each case: (name, events, expected): the exact set of rules, or "unknown" (judged unjudgeable).
+"""Hand-built shadow redundancy traces (seed 000), written from the seed's text with the
+`tests/handbuilt/sr` builder: SR-I22 (the sender's session and ConnectionTimeout, "SMTP timeouts"), the two-sided
+heartbeat schedule ("How shadow messages are maintained") and shadows held for a primary whose messages the monitor
+never saw. Each case: (name, events, expected): the exact set of rules, or "unknown" (judged unjudgeable).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.traces9.sr.builder import Trace
+from tests.handbuilt.sr.builder import Trace
 from traces.schema import Event
 
 F = ["mbx", "ext:fabrikam.example"]
