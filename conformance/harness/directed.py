@@ -8,6 +8,7 @@ REPLICA_CREATE) was reached in about 1 run of 100. Each entry below names the fi
 it and the one perturbation made to it, once per run (so its cost is one judgement of the trace per entry):
 
 - `drop`: the event removed;
+- `alter ATTR`: ATTR set to each other value the trace holds for it (one perturbation each, in sorted order);
 - `edit ATTR`: one element of the list-valued attribute ATTR dropped (the last) and, as a second variant, one
   element the trace holds for ATTR elsewhere added (a generic list perturbation: `edited`).
 
@@ -26,7 +27,7 @@ from traces.schema import Event
 @dataclass(frozen=True)
 class Directed:
     """The first event of `kind` whose attributes hold `match` (and, `node_of`, recorded at the store of the
-    first `node_of` event), and what is done to it (`drop`, or `edit` of the list attribute `attr`); `reaches`:
+    first `node_of` event), and what is done to it (`drop`, `alter` of `attr`, or `edit` of the list attribute `attr`); `reaches`:
     the rules it exists for (checked by tests/harness/test_directed_coverage.py)."""
 
     kind: str
@@ -52,6 +53,16 @@ DIRECTED: dict[str, tuple[Directed, ...]] = {
             ("non-replicating-folder", "redirect-to-active-replica"),
             node_of="FOLDER_CREATE",
         ),
+        # BF-028 / BF-035: a client access the store could not serve, recorded as served or as a redirect (to no
+        # replica); the served and redirected accesses of a run are to active replicas, so random alterations
+        # of their target seldom pick a store that is not
+        Directed(
+            "CLIENT_ACCESS",
+            (("outcome", "unavailable"),),
+            "alter",
+            ("served-by-active-replica", "redirect-to-active-replica"),
+            "outcome",
+        ),
     ),
 }
 
@@ -66,8 +77,9 @@ def edited(v: list[Any], pool: Sequence[Any], add: bool) -> list[Any] | None:
 
 
 def directed(events: list[Event], mechanism: str) -> list[list[Event]]:
-    """The directed perturbations of `events` for `mechanism` (`DIRECTED`): at most two per entry (an edit drops
-    and adds), none for an entry no event matches; not renumbered (the caller does)."""
+    """The directed perturbations of `events` for `mechanism` (`DIRECTED`): one per entry, two for an edit (it
+    drops and adds), one per other value for an alter; none for an entry no event matches; not renumbered (the
+    caller does)."""
     out: list[list[Event]] = []
     for d in DIRECTED.get(mechanism, ()):
         node = next((e.node for e in events if e.kind == d.node_of), None) if d.node_of else None
@@ -79,6 +91,10 @@ def directed(events: list[Event], mechanism: str) -> list[list[Event]]:
             out.append(events[:i] + events[i + 1 :])
             continue
         v = e.attrs.get(d.attr)
+        if d.what == "alter":
+            others = sorted({str(o.attrs[d.attr]) for o in events if o.kind == d.kind and d.attr in o.attrs} - {v})
+            out += [[*events[:i], replace(e, attrs={**e.attrs, d.attr: x}), *events[i + 1 :]] for x in others]
+            continue
         if not isinstance(v, list):
             continue
         pool = [x for o in events if isinstance(o.attrs.get(d.attr), list) for x in o.attrs[d.attr]]

@@ -46,7 +46,7 @@ def test_every_directed_entry_reaches_its_rules(pf_traces: list[list[Event]]) ->
 
 def test_run_coverage_counts_the_directed_rules(pf_traces: list[list[Event]]) -> None:
     got = run_coverage("pf", driver("pf").monitor(), pf_traces[1], seed=0, n=0)
-    assert {"backfill-response-addressing", "non-replicating-folder"} <= got
+    assert {"backfill-response-addressing", "non-replicating-folder", "served-by-active-replica"} <= got
 
 
 def test_twin_the_unperturbed_trace_and_other_mechanisms_get_nothing(pf_traces: list[list[Event]]) -> None:
