@@ -27,8 +27,8 @@ from traces.schema import Event
 @dataclass(frozen=True)
 class Directed:
     """The first event of `kind` whose attributes hold `match` (and, `node_of`, recorded at the store of the
-    first `node_of` event), and what is done to it (`drop`, `alter` of `attr`, or `edit` of the list attribute `attr`); `reaches`:
-    the rules it exists for (checked by tests/harness/test_directed_coverage.py)."""
+    first `node_of` event), and what is done to it (`drop`, `alter` of `attr`, or `edit` of the list attribute
+    `attr`); `reaches`: the rules it exists for (checked by tests/harness/test_directed_coverage.py)."""
 
     kind: str
     match: tuple[tuple[str, Any], ...]
