@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
+from conformance.harness.directed import directed
 from conformance.harness.failure import Failure, where_in_seed
 from conformance.harness.replayfile import REPLAY_FORMAT, ReplayFileError, full_setup, read_replay
 from model.pf.state import default_params
@@ -314,9 +315,11 @@ def coverage(
 def run_coverage(mechanism: str, monitor: Any, events: list[Event], seed: int, n: int = 8) -> set[str]:
     """The rules one finished run exercised: those that one-event perturbations of its trace make fire (the
     same perturbations as `coverage`, from a generator seeded by the run's number): one of each event kind
-    the trace holds (`_tampered`'s sweep), then `n` more."""
+    the trace holds (`_tampered`'s sweep), then `n` more, then the mechanism's directed perturbations of rare
+    structure (`directed.DIRECTED`, issue 34)."""
     fired: set[str] = set()
-    for variant in _tampered(events, random.Random(seed), n, sweep=seed):
+    aimed = [[replace(x, seq=k) for k, x in enumerate(evs)] for evs in directed(events, mechanism)]
+    for variant in _tampered(events, random.Random(seed), n, sweep=seed) + aimed:
         fired.update(v.rule for v in verdict(variant, [monitor]).violations if v.mechanism == mechanism)
     return fired
 
