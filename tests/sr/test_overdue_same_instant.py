@@ -10,18 +10,12 @@ import pytest
 
 from model.sr import rules as R
 from spec.catalogue import param_ms
+from tests.sr.test_late_bounds import CREATED as LATE_CREATED
 from tests.sr.test_late_bounds import _check, _rules
 
 HB = param_ms("ShadowHeartbeatFrequency")
 SPAN = param_ms("ShadowResubmitTimeSpan")
-CREATED = [
-    (0, "EX01", "RECEIVE", {"inst": 1, "forks": ["mbx"]}),
-    (5, "EX01", "HAREDIRECT", {"inst": 1, "shadow": "EX02", "try": 1}),
-    (90, "EX02", "HARECEIVE", {"inst": 1, "primary": "EX01"}),
-    (95, "EX01", "SHADOW_ACK", {"inst": 1, "shadow": "EX02"}),
-    (96, "EX01", "ACCEPT", {"inst": 1, "redundant": True, "acked": True}),
-    (1_000, "EX01", "CRASH", {}),
-]
+CREATED = LATE_CREATED[:6]  # received, shadowed on EX02, accepted; EX01 crashes at +1 s
 FAILED = [(k * HB, "EX02", "XQUERYDISCARD", {"primary": "EX01", "ok": False, "reason": "heartbeat"})
           for k in range(1, SPAN // HB + 2)]  # fmt: skip
 AT = FAILED[-1][0]  # the failed query past the span: EX02 must promote what it holds for EX01 at once
