@@ -133,6 +133,7 @@ class Walker:
     def _item(self, item: Any) -> None:
         self.put(f"I{item.time_ms}:{item.node}:{item.cancelled}")
         self.walk(item.fn)
+        self.walk(item.args)
 
     def _simulator(self, sim: Simulator) -> None:
         self.put("SIM")

@@ -13,10 +13,12 @@ from __future__ import annotations
 import heapq
 import json
 import random
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from model.kernel.choice import Chooser, SeededChooser
 from model.kernel.recorder import Recorder
 from traces.schema import Event
 
@@ -34,11 +36,29 @@ class SimulationError(RuntimeError):
     """Misuse of the kernel (time going backwards, unknown node)."""
 
 
+def closure_in(fn: Callable[..., Any]) -> str:
+    """Why `fn` is not a timer record ('' when it is): a timer's action is a named method or module-level
+    function called with its arguments, never a lambda or nested function (whose captured cells a copy of the
+    state would share with the original)."""
+    f = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if isinstance(f, types.FunctionType) and (
+        f.__closure__ or "<lambda>" in f.__qualname__ or "<locals>" in f.__qualname__
+    ):
+        return f"{f.__module__}.{f.__qualname__} is a closure"
+    if not isinstance(f, (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType)):
+        return f"{type(fn).__name__} is not a named function or method"
+    return ""
+
+
 @dataclass(order=True, slots=True)
 class _Item:
+    """A timer as a record: due time, insertion order, the action (a bound method or module function) and its
+    arguments. No closure, so a copy of the whole system copies its timers with it (issue 33)."""
+
     time_ms: int
     order: int
-    fn: Callable[[], None] = field(compare=False)
+    fn: Callable[..., None] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False, default=())
     node: str | None = field(compare=False, default=None)
     incarnation: int = field(compare=False, default=0)
     cancelled: bool = field(compare=False, default=False)
@@ -61,7 +81,12 @@ class NodeState:
 
 
 class Simulator:
-    """The event loop every mechanism model runs on."""
+    """The event loop every mechanism model runs on.
+
+    `strict_timers`: refuse a timer whose action is a closure (`closure_in`); `choices` resolves every random
+    decision of the model (`model.kernel.choice`): seeded in simulation, scripted in exploration."""
+
+    strict_timers = False
 
     def __init__(
         self,
@@ -74,6 +99,7 @@ class Simulator:
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
+        self.choices: Chooser = SeededChooser(self.rng)
         self.now_ms = start_ms
         self.start_ms = start_ms
         self.mechanism = mechanism
@@ -87,18 +113,20 @@ class Simulator:
         self.emit("sim", "core", trace_id, "TRACE_START", seed=seed, model=mechanism, config=cfg)
 
     # --- scheduling -------------------------------------------------------------------------------
-    def at(self, time_ms: int, fn: Callable[[], None], *, node: str | None = None) -> TimerHandle:
-        """Run `fn` at `time_ms`; a timer tied to `node` is dropped if the node crashed meanwhile."""
+    def at(self, time_ms: int, fn: Callable[..., None], *args: Any, node: str | None = None) -> TimerHandle:
+        """Run `fn(*args)` at `time_ms`; a timer tied to `node` is dropped if the node crashed meanwhile."""
         if time_ms < self.now_ms:
             raise SimulationError(f"cannot schedule at {time_ms} before now {self.now_ms}")
+        if self.strict_timers and (why := closure_in(fn)):
+            raise SimulationError(f"a timer is a record (action and arguments), not a closure: {why}")
         incarnation = self._node(node).incarnation if node is not None else 0
-        item = _Item(time_ms, self._order, fn, node, incarnation)
+        item = _Item(time_ms, self._order, fn, args, node, incarnation)
         self._order += 1
         heapq.heappush(self._queue, item)
         return TimerHandle(item)
 
-    def after(self, delay_ms: int, fn: Callable[[], None], *, node: str | None = None) -> TimerHandle:
-        return self.at(self.now_ms + max(0, int(delay_ms)), fn, node=node)
+    def after(self, delay_ms: int, fn: Callable[..., None], *args: Any, node: str | None = None) -> TimerHandle:
+        return self.at(self.now_ms + max(0, int(delay_ms)), fn, *args, node=node)
 
     def cancel(self, handle: TimerHandle | None) -> None:
         if handle is not None:
@@ -117,7 +145,7 @@ class Simulator:
             if item.cancelled or not self._live(item):
                 continue
             self.now_ms = item.time_ms
-            item.fn()
+            item.fn(*item.args)
             ran += 1
         if until_ms is not None and (max_steps is None or ran < max_steps):
             self.now_ms = max(self.now_ms, until_ms)

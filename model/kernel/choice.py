@@ -1,0 +1,107 @@
+"""Choice points: every random decision of the model goes through one named call (issue 33).
+
+The model resolves what the seeds leave open (which server takes a shadow, a latency, a mount that fails) with
+its one seeded generator. Each such decision is made through a `Chooser` with a label saying what is chosen:
+
+- `SeededChooser` (simulation, the default): draws from `Simulator.rng` exactly as the direct calls it replaces
+  (`randint` is `rng.randint`, `chance` is `rng.random() < p`, `pick` is `rng.choice`), so the same seed gives
+  byte-identical traces;
+- `ScriptedChooser` (exploration): follows a script of outcome indices; at a choice the script has not decided
+  it raises `ChoiceNeeded` with the outcomes allowed there, and the explorer branches on each of them.
+
+The outcomes a scripted range explores are a parameter (`ranges`): the seeds allow any value of a latency
+range, and exploring every millisecond is not a bound anyone could finish; "ends" (the default) explores the
+least and the greatest value, which gives both orders of two racing timers, "ends+mid" adds the midpoint.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+RANGE_POINTS = ("ends", "ends+mid")
+
+
+class Chooser(Protocol):
+    def randint(self, label: str, lo: int, hi: int) -> int: ...
+    def chance(self, label: str, p: float) -> bool: ...
+    def pick(self, label: str, options: Sequence[T]) -> T: ...
+
+
+class SeededChooser:
+    """Simulation: the seeded generator decides, drawing exactly as `random.Random` would directly."""
+
+    __slots__ = ("rng",)
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def randint(self, label: str, lo: int, hi: int) -> int:
+        return self.rng.randint(lo, hi)
+
+    def chance(self, label: str, p: float) -> bool:
+        return self.rng.random() < p
+
+    def pick(self, label: str, options: Sequence[T]) -> T:
+        return self.rng.choice(options)
+
+
+class ChoiceNeeded(Exception):
+    """A choice the script has not decided: `outcomes` are the values the explorer must branch on."""
+
+    def __init__(self, label: str, outcomes: Sequence[Any]) -> None:
+        super().__init__(f"choice {label!r}: {len(outcomes)} outcomes not decided by the script")
+        self.label = label
+        self.outcomes = list(outcomes)
+
+
+def range_outcomes(lo: int, hi: int, ranges: str = "ends") -> list[int]:
+    """The values of `[lo, hi]` exploration branches on (`ranges`: see the module docstring)."""
+    if ranges not in RANGE_POINTS:
+        raise ValueError(f"ranges must be one of {RANGE_POINTS}, got {ranges!r}")
+    points = [lo, hi] if ranges == "ends" else [lo, (lo + hi) // 2, hi]
+    return sorted(set(points))
+
+
+@dataclass
+class ScriptedChooser:
+    """Exploration: `script[i]` is the index of the outcome taken at the i-th choice made under this chooser.
+
+    `made` records `(label, index, count)` for every choice taken, so a step's choices can be written into its
+    replay file and replayed. A choice with one allowed outcome is taken without consuming the script."""
+
+    script: list[int] = field(default_factory=list)
+    ranges: str = "ends"
+    made: list[tuple[str, int, int]] = field(default_factory=list)
+    pos: int = 0
+
+    def _take(self, label: str, outcomes: Sequence[T]) -> T:
+        if len(outcomes) == 1:
+            return outcomes[0]
+        if self.pos >= len(self.script):
+            raise ChoiceNeeded(label, outcomes)
+        i = self.script[self.pos]
+        if not 0 <= i < len(outcomes):
+            raise ValueError(f"choice {label!r}: scripted outcome {i} of {len(outcomes)}")
+        self.pos += 1
+        self.made.append((label, i, len(outcomes)))
+        return outcomes[i]
+
+    def randint(self, label: str, lo: int, hi: int) -> int:
+        return self._take(label, range_outcomes(lo, hi, self.ranges))
+
+    def chance(self, label: str, p: float) -> bool:
+        if p <= 0.0:
+            return False
+        if p >= 1.0:
+            return True
+        return self._take(label, [False, True])
+
+    def pick(self, label: str, options: Sequence[T]) -> T:
+        if not options:
+            raise IndexError(f"choice {label!r}: no options")
+        return self._take(label, list(options))
