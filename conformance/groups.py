@@ -23,11 +23,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conformance.engine.collector import PausedCollector
-from conformance.engine.stream import Router
+from conformance.engine.driver import Engine, InternalError
 from conformance.engine.tally import RuleCounts
 from conformance.outcome import attach_from, finish_outcome
-from conformance.report import CheckOutcome, InternalError
+from conformance.report import CheckOutcome
 from conformance.trace_index import FileIndex, SeqOrder
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
@@ -39,12 +38,15 @@ Index = FileIndex
 @dataclass
 class Unit:
     """Whole traces judged together: the files read (ranks, in order), each file's slice (None: every
-    file read whole), the traces, those recorded in seq order (streamed into folds), and the events."""
+    file read whole), the traces, those recorded in seq order (streamed into folds), each streamed trace's
+    rows as indexed (`sizes`: the engine finishes a trace at its last row, `conformance.engine.driver`),
+    and the events."""
 
     files: list[int] = field(default_factory=list)
     slices: dict[int, Slice] | None = None
     traces: set[str] = field(default_factory=set)
     streamed: set[str] = field(default_factory=set)
+    sizes: dict[str, int] = field(default_factory=dict)
     events: int = 0
 
 
@@ -112,6 +114,7 @@ def plan_units(index: list[Index], budget: int) -> list[Unit]:
             packing.files.extend(component)
             packing.traces.update(sizes)
             packing.streamed.update(t for t in sizes if t in ordered)
+            packing.sizes.update((t, n) for t, n in sizes.items() if t in ordered)
             packing.events += events
             continue
         packing = None
@@ -137,6 +140,7 @@ def _chunks(
             chunks[-1].events += sizes[trace]
             if trace in ordered:
                 chunks[-1].streamed.add(trace)
+                chunks[-1].sizes[trace] = sizes[trace]
             chunk_of[trace] = len(chunks) - 1
     if not chunks:
         chunks.append(Unit(slices={}))
@@ -164,34 +168,37 @@ def judge_unit(
     hash_of: Callable[[str], int] = id_hash,
     advance: Callable[[int], None] | None = None,
 ) -> UnitResult:
-    """Read a unit's files (or slices) and feed every event to its trace's folds as it is read."""
-    out = UnitResult()
-    router = Router(runs, unit.streamed)
-    traces, by_mech, hashes, feed = unit.traces, out.by_mechanism, out.hashes, router.feed
-    with PausedCollector() as collector:  # conformance.engine.collector
+    """Read a unit's files (or slices) once into the engine (`conformance.engine.driver.Engine`): every event
+    fed to its trace's folds as it is read, the violations' events from that read."""
+    engine = Engine(runs, unit.streamed, traces=unit.traces, sizes=unit.sizes, hash_of=hash_of)
+    with engine.reading():
         for rank in unit.files:
             tf = files[rank]
-            parts = iter_trace_file(tf) if unit.slices is None else iter_slice(tf, unit.slices[rank])
-            for part in parts:
-                out.rows_read += part.rows_read
-                out.rows_by_file[rank] = out.rows_by_file.get(rank, 0) + part.rows_read
-                out.quarantine.extend(e.row() for e in part.errors)
-                for e in part.events:
-                    if e.trace_id not in traces:
-                        raise InternalError(f"{tf.name}: trace {e.trace_id!r} was missed by the trace index")
-                    by_mech[e.mechanism] += 1
-                    hashes.append(hash_of(e.event_id))
-                    feed(e)
-                out.rows_checked += len(part.events)
-                if advance is not None:
-                    advance(len(part.events))
-                collector.read(part.rows_read)
-        held = router.held[:]  # a trace out of seq order is held whole: its events are at hand
-        found, out.unknown = router.finish()  # held traces judged whole by the engine
-        out.counts = router.counts
-    attach_from(found, held, [files[r] for r in unit.files], traces)
-    out.violations = found
-    return out
+            engine.read(
+                rank,
+                tf.name,
+                iter_trace_file(tf) if unit.slices is None else iter_slice(tf, unit.slices[rank]),
+                advance,
+            )
+        found, unknown, held = engine.finish()
+    if not engine.complete:  # more events than the engine keeps at once: the unit's files read again
+        attach_from(found, held, [files[r] for r in unit.files], unit.traces)
+    return result_of(engine, found, unknown)
+
+
+def result_of(engine: Engine, found: list[dict], unknown: list[dict]) -> UnitResult:
+    """What one engine read found and counted, as a unit's result."""
+    return UnitResult(
+        violations=found,
+        unknown=unknown,
+        quarantine=engine.quarantine,  # type: ignore[arg-type]
+        rows_read=engine.rows_read,
+        rows_checked=engine.rows_checked,
+        rows_by_file=engine.rows_by_file,
+        by_mechanism=engine.by_mechanism,
+        hashes=engine.hashes,
+        counts=engine.router.counts,
+    )
 
 
 def finish_units(

@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from conformance.engine import statedir
-from conformance.engine.collector import PausedCollector
+from conformance.engine.driver import Engine
 from conformance.engine.statedir import FileFacts, State
 from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
@@ -116,27 +116,19 @@ def _plan(todo: list[Segment], state: State, order: dict[str, int]) -> tuple[set
 
 
 def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> None:
-    """Read the new segments into the router; count and hash as the full engine does (no event is kept)."""
-    by_mech: Counter[str] = Counter(state.by_mechanism)
-    with PausedCollector() as collector:
-        _read_segments(todo, state, router, progress, by_mech, collector)
-    state.by_mechanism = dict(by_mech)
-
-
-def _read_segments(todo, state: State, router: Router, progress, by_mech: Counter[str], collector) -> None:
-    for tf, start, first_line in todo:
-        for part in iter_trace_file(tf, start, first_line):
-            collector.read(part.rows_read)
-            state.rows_read += part.rows_read
-            state.quarantine.extend(e.row() for e in part.errors)
-            for e in part.events:
-                state.rows_checked += 1
-                by_mech[e.mechanism] += 1
-                state.hashes.append(statedir.stable_hash(e.event_id))
-                state.last_file[e.trace_id] = tf.name
-                router.feed(e)
-            if progress is not None:
-                progress.advance(len(part.events))
+    """Read the new segments into the router through the engine's one read loop (`Engine`); count and hash
+    as the full engine does (no event is kept), into the state."""
+    engine = Engine([], None, hash_of=statedir.stable_hash, router=router)  # the restored traces' folds
+    advance = progress.advance if progress is not None else None
+    with engine.reading():
+        for rank, (tf, start, first_line) in enumerate(todo):
+            engine.read(rank, tf.name, iter_trace_file(tf, start, first_line), advance)
+    state.rows_read += engine.rows_read
+    state.rows_checked += engine.rows_checked
+    state.quarantine.extend(engine.quarantine)
+    state.hashes.extend(engine.hashes)
+    state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
+    state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
 
 
 def run_check(args) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance.engine.core_fold import duplicate_id_violations
+from conformance.engine.driver import attach_events, duplicates_among
 from conformance.engine.tally import RuleCounts, nothing_judged, nothing_judged_note, rule_rows
 from conformance.report import CheckOutcome, count_rules, violation_key
 from traces.dataset import id_hash
@@ -17,16 +17,6 @@ from traces.io import iter_trace_file
 from traces.schema import Event
 
 DEFAULT_CAP = 100_000
-
-
-def attach_events(violations: list[dict], events: list[Event]) -> None:
-    wanted = {i for v in violations for i in v["event_ids"]}
-    rows: dict[str, list[dict]] = {}
-    for e in events:
-        if e.event_id in wanted:
-            rows.setdefault(e.event_id, []).append(e.to_row())
-    for v in violations:
-        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
 
 
 def attach_from(violations: list[dict], held: list[Event], files: list, traces: set[str]) -> None:
@@ -103,18 +93,6 @@ def repeated_events(tf, repeated: set[int], hash_of: Callable[[str], int] = id_h
     """The events of one file whose ID hash (by `hash_of`, the function that made the hashes) is in
     `repeated`, in row order: TR-002's second read of that file."""
     return [e for part in iter_trace_file(tf) for e in part.events if hash_of(e.event_id) in repeated]
-
-
-def duplicates_among(events: list[Event]) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly over the events of the repeated hashes, in recording order."""
-    same: dict[str, list[Event]] = {}
-    for e in events:
-        same.setdefault(e.event_id, []).append(e)
-    same = {i: evs for i, evs in same.items() if len(evs) > 1}
-    dups = [e for evs in same.values() for e in evs]
-    out = [v.to_json() for v in duplicate_id_violations(dups)]
-    attach_events(out, dups)
-    return out, same
 
 
 def duplicate_ids(

@@ -2,34 +2,45 @@
 
 Every file under the given paths is read or listed as skipped with its reason (`traces.io.discover`);
 rows are validated by the one definition of a valid row (`traces.rows`; Parquet column-wise by
-`traces.columnar`), shared with Spark. The check streams: files are indexed by trace first
-(`conformance.trace_index`: rows per trace, and whether each trace is recorded in seq order), then units of
-whole traces (`conformance.groups`, the same units and the same judging as the Spark driver's
-`spark_trace_check.units`) are read one after another and each event goes into its trace's folds as it is
-read (`conformance.engine.stream`: the core rules and every monitor), so memory holds the folds' live state,
-not the events; a trace out of seq order (TR-001) is held and judged whole. Violations' events are attached
-from a second read of a unit's files, only for a unit with violations. Event-ID uniqueness (TR-002) costs
-8 bytes per event: a 64-bit hash per event; hashes seen twice are resolved exactly by a second read of the
-files, only when there are any. The counts must reconcile (TR-005): rows read, rows that reached the rules
-and rows quarantined, and every file's rows against what its units read, or the run is an internal error.
+`traces.columnar`), shared with Spark. Both paths are a source around the engine's one driver
+(`conformance.engine.driver.Engine`: the read loop, the counts, the quarantine, held traces, the
+violations' events, the event-ID hashes) and end in `conformance.groups.finish_units`:
+- a corpus of at most `ONCE_EVENTS` rows (and the units' budget) is read once: every file once, every
+  trace held and judged whole, the violations' events and TR-002's repeated IDs resolved from the events
+  at hand (tests/engine/test_read_once.py counts the reads);
+- a larger one streams: files are indexed by trace first (`conformance.trace_index`: rows per trace, and
+  whether each trace is recorded in seq order), then units of whole traces (`conformance.groups`, the same
+  units and the same judging as the Spark driver's `spark_trace_check.units`) are read one after another,
+  each event fed to its trace's folds as it is read (`conformance.engine.stream`), so memory holds the
+  folds' live state and the events of the traces being read; a trace out of seq order (TR-001) is held
+  and judged whole. The violations' events come from that read. Event-ID uniqueness (TR-002) costs 8 bytes
+  per event, a 64-bit hash; hashes seen twice are resolved exactly by a second read of the files, only when
+  there are any.
+The counts must reconcile (TR-005): rows read, rows that reached the rules and rows quarantined, and every
+file's rows against what its units read, or the run is an internal error.
 """
 
 from __future__ import annotations
 
 import argparse
 from array import array
+from collections import Counter
 
 from conformance.dataset_check import check_dataset, dataset_of
-from conformance.groups import finish_units, judge_unit, plan_units
+from conformance.engine.driver import Engine, duplicates_among
+from conformance.groups import UnitResult, finish_units, judge_unit, plan_units, result_of
 from conformance.outcome import DEFAULT_CAP, duplicate_ids
 from conformance.progress import Progress
 from conformance.report import CheckOutcome, run_and_report
-from conformance.trace_index import GROUP_EVENTS, index_file
+from conformance.trace_index import GROUP_EVENTS, FileIndex, index_file
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
-from traces.io import discover
+from traces.io import TraceFile, discover, iter_trace_file
+from traces.schema import Event
 
 __all__ = ["DEFAULT_CAP", "check_paths", "run_check"]
+
+ONCE_EVENTS = 100_000  # a corpus of at most this many rows is read once, its events held (about 1 KB each)
 
 
 def check_paths(
@@ -40,16 +51,27 @@ def check_paths(
     group_events: int = GROUP_EVENTS,
     progress: Progress | None = None,
 ) -> CheckOutcome:
-    """Check a corpus unit by unit of whole traces (`conformance.groups`), each event fed to its folds as it
-    is read; `group_events` is the units' budget (the events whose folds are live at once)."""
+    """Check a corpus: read once whole when it holds at most `min(group_events, ONCE_EVENTS)` rows, else unit
+    by unit of whole traces (`conformance.groups`), each event fed to its folds as it is read;
+    `group_events` is the units' budget (the events whose folds are live at once)."""
     if (dataset := dataset_of(paths)) is not None:
         return check_dataset(dataset, skew_ms=skew_ms, cap=cap, progress=progress)
     found = discover(paths)
+    runs = monitor_runs(skew_ms)
+    names = [name for name, _ in runs]
+    once = _read_once(found.files, runs, min(group_events, ONCE_EVENTS))
+    if once is not None:
+        result, held = once
+        if progress is not None:
+            progress.start(result.rows_checked)
+            progress.advance(result.rows_checked)
+        index = [FileIndex(Counter(), {}, result.rows_by_file.get(rank, 0)) for rank in range(len(found.files))]
+        duplicates = _duplicates(result, held)
+        return finish_units(found, index, [result], names, duplicates, engine="python", cap=cap)
     index = [index_file(tf) for tf in found.files]
     units = plan_units(index, group_events)
     if progress is not None:
         progress.start(sum(u.events for u in units))
-    runs = monitor_runs(skew_ms)
     advance = progress.advance if progress is not None else None
     results = [judge_unit(found.files, unit, runs, id_hash, advance) for unit in units]
     hashes = array("Q")
@@ -59,7 +81,29 @@ def check_paths(
     repeated = repeated_hashes(hashes)  # sorts it in place
     del hashes
     duplicates = duplicate_ids(found.files, repeated) if repeated else ([], {})
-    return finish_units(found, index, results, [name for name, _ in runs], duplicates, engine="python", cap=cap)
+    return finish_units(found, index, results, names, duplicates, engine="python", cap=cap)
+
+
+def _read_once(files: list[TraceFile], runs: list, limit: int) -> tuple[UnitResult, list[Event]] | None:
+    """A corpus of at most `limit` rows read once, every trace held whole (`Engine` with nothing streamed:
+    the events are at hand for the violations and TR-002, the verdicts those of streaming,
+    tests/engine/test_fold_stream.py); None past `limit` rows (the corpus is then indexed and read in units)."""
+    engine = Engine(runs, set(), limit=limit)
+    with engine.reading():
+        for rank, tf in enumerate(files):
+            if not engine.read(rank, tf.name, iter_trace_file(tf)):
+                return None
+        found, unknown, held = engine.finish()
+    return result_of(engine, found, unknown), held
+
+
+def _duplicates(result: UnitResult, held: list[Event]) -> tuple[list[dict], dict]:
+    """TR-002 from the hashes kept in the one read, resolved exactly over the held events (no second read)."""
+    repeated = repeated_hashes(result.hashes)  # sorts it in place
+    result.hashes = array("Q")
+    if not repeated:
+        return [], {}
+    return duplicates_among([e for e in held if id_hash(e.event_id) in repeated])
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.audit.report_data import cause_first, rule_rows, states_line
+from conformance.engine.driver import InternalError
 from conformance.engine.tally import by_state
 from traces.io import TraceFileError, discover
 from traces.rows import OLDER_VERSION_REASON
@@ -38,10 +39,6 @@ SCHEMA_RULE = ("schema-conformance", "TR-005")
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ERROR_LOG = "haconform-error.log"
 REPORT_FILES = ("summary.json", "violations.jsonl", "quarantine.jsonl", "unknown.jsonl", ERROR_LOG)
-
-
-class InternalError(RuntimeError):
-    """A broken invariant inside haconform (counts that do not reconcile, say): exit 3, never a verdict."""
 
 
 class OutDirError(ValueError):

@@ -1,9 +1,10 @@
 """The single-process engine streams groups of whole traces: the report must not depend on the grouping.
 
-Each corpus is checked once as one group and once with groups of a few events (every trace alone, files
-read several times); summaries, violations (with their events), quarantine and unknown groups must be
-identical. Twins: a duplicate event ID planted across two groups must be found (TR-002), and a valid
-row the trace index missed must be an internal error, never a dropped row.
+Each corpus is checked read once whole (`pycheck.ONCE_EVENTS`: every trace held), as one streamed unit, and
+with units of a few events (every trace alone, files read several times); summaries, violations (with
+their events), quarantine and unknown groups must be identical. Twins: a duplicate event ID planted
+across two groups must be found (TR-002), and a valid row the trace index missed must be an internal
+error, never a dropped row.
 """
 
 from __future__ import annotations
@@ -24,8 +25,13 @@ from traces.io import read_events, write_events
 pytestmark = pytest.mark.unit
 
 
-def _report(paths: list[str], group_events: int) -> dict:
-    outcome = pycheck.check_paths(paths, group_events=group_events)
+def _report(paths: list[str], group_events: int, once: int = pycheck.ONCE_EVENTS) -> dict:
+    """The report of a check; `once` 0: never read once whole (the corpus is indexed and read in units)."""
+    saved, pycheck.ONCE_EVENTS = pycheck.ONCE_EVENTS, once
+    try:
+        outcome = pycheck.check_paths(paths, group_events=group_events)
+    finally:
+        pycheck.ONCE_EVENTS = saved
     return {
         "summary": outcome.summary(),
         "violations": outcome.violations,
@@ -40,6 +46,7 @@ def test_grouping_does_not_change_the_report(corpus):
     whole = _report(paths, 10**9)
     split = _report(paths, 1)
     assert whole == split
+    assert _report(paths, 10**9, once=0) == whole  # one streamed unit
     if corpus == "mutants":
         assert whole["summary"]["violations_total"] > 0  # the comparison is not between two empty reports
 
@@ -49,10 +56,11 @@ def test_grouping_does_not_change_damaged_reports(case, tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     args = [a for a in case.build(src) if not a.startswith("--")]
-    assert _report(args, 10**9) == _report(args, 1)
+    whole = _report(args, 10**9)
+    assert whole == _report(args, 1) == _report(args, 10**9, once=0)
 
 
-def test_duplicate_id_across_groups_is_found(tmp_path):
+def test_duplicate_id_across_groups_is_found(tmp_path, monkeypatch):
     a = read_events(SAMPLES_DIR / "clean" / "net-s1.jsonl").events
     b = read_events(SAMPLES_DIR / "clean" / "sr-s1.jsonl").events
     stolen = a[5].event_id
@@ -62,7 +70,8 @@ def test_duplicate_id_across_groups_is_found(tmp_path):
     ]
     write_events(tmp_path / "a.jsonl", a)
     write_events(tmp_path / "b.parquet", b)
-    for group_events in (1, 10**9):
+    for group_events, once in ((1, 0), (10**9, 0), (10**9, pycheck.ONCE_EVENTS)):
+        monkeypatch.setattr(pycheck, "ONCE_EVENTS", once)
         outcome = pycheck.check_paths([str(tmp_path)], group_events=group_events)
         dup = [v for v in outcome.violations if v["rule"] == "event-id-unique"]
         assert [v["event_ids"] for v in dup] == [[stolen]], group_events
@@ -73,6 +82,7 @@ def test_duplicate_id_across_groups_is_found(tmp_path):
 def test_a_row_missed_by_the_index_is_an_internal_error(tmp_path, monkeypatch):
     shutil.copy(SAMPLES_DIR / "clean" / "net-s1.jsonl", tmp_path / "t.jsonl")
     monkeypatch.setattr(trace_index, "_jsonl_trace", lambda line: "elsewhere")
+    monkeypatch.setattr(pycheck, "ONCE_EVENTS", 0)  # the index is read first
     with pytest.raises(InternalError, match="missed by the trace index"):
         pycheck.check_paths([str(tmp_path)])
 

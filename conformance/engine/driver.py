@@ -1,0 +1,171 @@
+"""The engine's one driver: trace rows read once into the folds, with everything a check keeps of the read.
+
+Every check is a source (what to read: a corpus's files, one unit's files or slices, the new segments of
+an incremental check) and a sink (where the results go: a unit's result, a saved state, the report) around
+one `Engine`. `Engine.read` is the one read loop of the engine (issue 32): for every part a reader gives
+(`traces.io.iter_trace_file`, `traces.slices.iter_slice`) it counts the rows read, judged and per file
+(TR-005), keeps the quarantine rows (`traces.io.RowError.row`), counts events per mechanism, keeps a 64-bit
+hash of every event ID (TR-002, resolved by the sink over the whole corpus) and feeds each event to its
+trace's folds (`conformance.engine.stream.Router`; a trace the plan did not stream, recorded out of seq
+order (TR-001), is held and judged whole). `Engine.finish` gives the violations and unknown notes.
+
+The violations' events come from this read, never from a read of the files again when the events are at
+hand: a held trace's events are held anyway; a streamed trace whose size the plan knows (`sizes`) keeps its
+events while it is read and is finished as soon as its last event is fed, its violations given their
+events and its kept events dropped, so memory holds the events of the traces being read, not of the unit.
+Past `keep` events held at once (one trace larger than that, or many interleaved), the engine stops
+keeping and says so (`complete` false): only then does the sink read the files again for the violations
+that lack their events (`conformance.outcome.attach_from`). TR-002 is exact over the events whose hash is
+repeated (`duplicates_among`).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+
+from conformance.engine.collector import PausedCollector
+from conformance.engine.core_fold import duplicate_id_violations
+from conformance.engine.stream import Router, Runs, results_of
+from traces.dataset import id_hash
+from traces.io import QuarantineRow, ReadResult
+from traces.schema import Event
+
+KEEP_EVENTS = 200_000  # events kept at once for the violations' rows (about 1 KB each as `Event` objects)
+
+
+class InternalError(RuntimeError):
+    """A broken invariant inside haconform (counts that do not reconcile, say): exit 3, never a verdict."""
+
+
+class Engine:
+    """One read of trace rows into the folds (see the module). `streamed`: the traces fed to folds as read
+    (None: every trace, the caller guarantees seq order; empty: every trace held whole); `traces`: the traces
+    the plan expects (a valid row of another is an internal error; None: any); `sizes`: the events of each
+    streamed trace (None: none finished early, none kept); `limit`: `read` stops past that many rows;
+    `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`."""
+
+    def __init__(
+        self,
+        runs: Runs,
+        streamed: set[str] | None,
+        *,
+        traces: set[str] | None = None,
+        sizes: dict[str, int] | None = None,
+        hash_of: Callable[[str], int] = id_hash,
+        keep: int = KEEP_EVENTS,
+        limit: int | None = None,
+        router: Router | None = None,
+    ) -> None:
+        self.router = Router(runs, streamed) if router is None else router
+        self.traces, self.sizes, self.hash_of, self.keep, self.limit = traces, sizes, hash_of, keep, limit
+        self.rows_read = 0
+        self.rows_checked = 0
+        self.rows_by_file: dict[int, int] = {}
+        self.quarantine: list[QuarantineRow] = []
+        self.by_mechanism: Counter[str] = Counter()
+        self.hashes = array("Q")
+        self.last_rank: dict[str, int] = {}  # trace -> the rank of the file of its last event read
+        self.found: list[dict] = []  # violations of the traces finished early, their events attached
+        self.unknown: list[dict] = []
+        self.kept: dict[str, list[Event]] | None = {} if sizes is not None else None
+        self.kept_events = 0
+        self.done: set[str] = set()  # streamed traces finished early
+        self.complete = True  # every violation's events at hand when `finish` runs
+        self.collector = PausedCollector()
+
+    def reading(self) -> AbstractContextManager[PausedCollector]:
+        """`with engine.reading(): engine.read(...)`: the cyclic collector paused, run every group's worth."""
+        return self.collector
+
+    def read(
+        self, rank: int, name: str, parts: Iterable[ReadResult], advance: Callable[[int], None] | None = None
+    ) -> bool:
+        """Every part of one file (rank `rank`, named `name`) into the folds; False when `limit` was passed
+        (the rest of the file is not read)."""
+        by_mech, hashes, hash_of, feed = self.by_mechanism, self.hashes, self.hash_of, self.router.feed
+        traces, kept, last = self.traces, self.kept, self.last_rank
+        for part in parts:
+            self.rows_read += part.rows_read
+            self.rows_by_file[rank] = self.rows_by_file.get(rank, 0) + part.rows_read
+            self.quarantine.extend(e.row() for e in part.errors)
+            for e in part.events:
+                trace = e.trace_id
+                if traces is not None and trace not in traces:
+                    raise InternalError(f"{name}: trace {trace!r} was missed by the trace index")
+                by_mech[e.mechanism] += 1
+                hashes.append(hash_of(e.event_id))
+                last[trace] = rank
+                feed(e)
+                if kept is not None:
+                    self._keep(e)
+                    kept = self.kept
+            self.rows_checked += len(part.events)
+            if advance is not None:
+                advance(len(part.events))
+            self.collector.read(part.rows_read)
+            if self.limit is not None and self.rows_read > self.limit:
+                return False
+        return True
+
+    def _keep(self, e: Event) -> None:
+        """Keep a streamed trace's event; finish the trace once its last event is fed (`sizes`)."""
+        trace = e.trace_id
+        folds = self.router.traces.get(trace)
+        if trace in self.done:
+            raise InternalError(f"trace {trace!r}: more events than the trace index counted")
+        if folds is None:  # held: the router holds its events
+            return
+        mine = self.kept.setdefault(trace, [])  # type: ignore[union-attr]
+        mine.append(e)
+        self.kept_events += 1
+        if len(mine) == self.sizes.get(trace):  # type: ignore[union-attr]
+            del self.router.traces[trace]
+            self.done.add(trace)
+            del self.kept[trace]  # type: ignore[union-attr]
+            self.kept_events -= len(mine)
+            rows, notes = results_of(folds, self.router.counts)
+            attach_events(rows, mine)
+            self.found.extend(rows)
+            self.unknown.extend(notes)
+        elif self.kept_events > self.keep:  # too many at once: stop keeping (see the module)
+            self.kept, self.kept_events, self.complete = None, 0, False
+
+    def finish(self) -> tuple[list[dict], list[dict], list[Event]]:
+        """Every trace's violations (report rows, events attached where at hand) and unknown notes, and the
+        events the engine held (held traces'); `complete` says whether every violation has its events."""
+        held = self.router.held[:]
+        kept = [e for evs in (self.kept or {}).values() for e in evs]
+        found, unknown = self.router.finish()
+        at_hand = held + kept
+        wanted = {i for v in found for i in v["event_ids"]}
+        if wanted and not wanted <= {e.event_id for e in at_hand}:
+            self.complete = False
+        attach_events(found, at_hand)
+        self.kept = None
+        return self.found + found, self.unknown + unknown, held
+
+
+def attach_events(violations: list[dict], events: list[Event]) -> None:
+    """Each violation's events (report rows, in the order it names them) from `events`."""
+    wanted = {i for v in violations for i in v["event_ids"]}
+    rows: dict[str, list[dict]] = {}
+    for e in events:
+        if e.event_id in wanted:
+            rows.setdefault(e.event_id, []).append(e.to_row())
+    for v in violations:
+        v["events"] = [row for i in v["event_ids"] for row in rows.get(i, [])]
+
+
+def duplicates_among(events: list[Event]) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly over the events of the repeated hashes, in recording order."""
+    same: dict[str, list[Event]] = {}
+    for e in events:
+        same.setdefault(e.event_id, []).append(e)
+    same = {i: evs for i, evs in same.items() if len(evs) > 1}
+    dups = [e for evs in same.values() for e in evs]
+    out = [v.to_json() for v in duplicate_id_violations(dups)]
+    attach_events(out, dups)
+    return out, same
