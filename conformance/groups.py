@@ -63,6 +63,7 @@ class UnitResult:
     by_mechanism: Counter[str] = field(default_factory=Counter)
     hashes: array = field(default_factory=lambda: array("Q"))
     counts: RuleCounts = field(default_factory=RuleCounts)  # what each rule judged
+    candidates: list = field(default_factory=list)  # (file rank, arrival, event) of hashes known to repeat
 
 
 def _components(index: list[Index]) -> list[list[int]]:
@@ -77,8 +78,8 @@ def _components(index: list[Index]) -> list[list[int]]:
         return i
 
     home: dict[str, int] = {}
-    for rank, (counts, _, _) in enumerate(index):
-        for trace in counts:
+    for rank, entry in enumerate(index):
+        for trace in entry.counts:
             other = home.setdefault(trace, rank)
             a, b = root(other), root(rank)
             if a != b:
@@ -92,8 +93,8 @@ def _components(index: list[Index]) -> list[list[int]]:
 def _ordered(index: list[Index]) -> set[str]:
     """The traces whose rows are in strictly increasing seq order across their files, read in rank order."""
     order = SeqOrder()
-    for _, spans, _ in index:
-        order.add(spans)
+    for entry in index:
+        order.add(entry.spans)
     return order.ordered()
 
 
@@ -167,10 +168,12 @@ def judge_unit(
     runs: list,
     hash_of: Callable[[str], int] = id_hash,
     advance: Callable[[int], None] | None = None,
+    candidates: set[int] | None = None,
 ) -> UnitResult:
     """Read a unit's files (or slices) once into the engine (`conformance.engine.driver.Engine`): every event
-    fed to its trace's folds as it is read, the violations' events from that read."""
-    engine = Engine(runs, unit.streamed, traces=unit.traces, sizes=unit.sizes, hash_of=hash_of)
+    fed to its trace's folds as it is read, the violations' events from that read, the events of the ID
+    hashes in `candidates` kept (TR-002)."""
+    engine = Engine(runs, unit.streamed, traces=unit.traces, sizes=unit.sizes, hash_of=hash_of, candidates=candidates)
     with engine.reading():
         for rank in unit.files:
             tf = files[rank]
@@ -198,6 +201,7 @@ def result_of(engine: Engine, found: list[dict], unknown: list[dict]) -> UnitRes
         by_mechanism=engine.by_mechanism,
         hashes=engine.hashes,
         counts=engine.router.counts,
+        candidates=engine.candidates,
     )
 
 

@@ -10,8 +10,12 @@ missed is an internal error, never a dropped row.
 
 from __future__ import annotations
 
+import json
 import re
+from array import array
 from collections import Counter
+from collections.abc import Callable
+from contextlib import suppress
 from typing import NamedTuple
 
 import numpy as np
@@ -25,15 +29,20 @@ from traces.slices import jsonl_trace as _jsonl_trace  # the index's and the sli
 GROUP_EVENTS = 500_000  # events of whole traces held at once (a trace larger than this is a group alone)
 _SEQ_KEY = re.compile(rb'"seq"\s*:')
 _SEQ = re.compile(rb'"seq"\s*:\s*(-?[0-9]+)\s*[,}]')
+_ID_KEY = re.compile(rb'"event_id"\s*:')
+_ID_VALUE = re.compile(rb'"event_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 Span = tuple[int, int, bool]  # a trace's rows in one file: first seq, last seq, strictly increasing between
 
 
 class FileIndex(NamedTuple):
-    """Rows per trace in one file, each trace's span, and the rows the file holds (non-blank lines)."""
+    """Rows per trace in one file, each trace's span, the rows the file holds (non-blank lines), and the
+    hashes of the event IDs it holds (`index_file(..., hash_of=)`: TR-002's candidates known before the
+    units are read, `conformance.pycheck`; empty otherwise)."""
 
     counts: Counter[str]
     spans: dict[str, Span]
     rows: int
+    ids: array = array("Q")
 
 
 class SeqOrder:
@@ -60,19 +69,26 @@ class SeqOrder:
 def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Counter[str], dict[str, Span]]:
     """Rows per trace in one file, and each trace's span: first and last seq in row order and whether its
     seqs strictly increase row by row (a row whose seq cannot be told counts as out of order)."""
-    counts, spans, _ = index_file(tf, start, first_line)
-    return counts, spans
+    entry = index_file(tf, start, first_line)
+    return entry.counts, entry.spans
 
 
-def index_file(tf: TraceFile, start: int = 0, first_line: int = 1) -> FileIndex:
-    """`file_index`, and the rows the file holds (every row a reader must account for, TR-005)."""
+def index_file(
+    tf: TraceFile, start: int = 0, first_line: int = 1, hash_of: Callable[[str], int] | None = None
+) -> FileIndex:
+    """`file_index`, the rows the file holds (every row a reader must account for, TR-005), and with
+    `hash_of` the hash of every event ID the index can tell (a row whose ID it cannot tell is not valid,
+    or is found by the exact check's fallback, `conformance.pycheck`)."""
     if tf.kind == "parquet":
-        return _parquet_index(tf)
+        return _parquet_index(tf, hash_of)
     out: Counter[str] = Counter()
     spans: dict[str, Span] = {}
     rows = 0
+    ids = array("Q")
     for _, line in jsonl_lines(tf, start, first_line):
         rows += 1
+        if hash_of is not None and (event_id := _jsonl_event_id(line)) is not None:
+            ids.append(hash_of(event_id))
         trace = _jsonl_trace(line)
         if trace is None:
             continue
@@ -83,7 +99,22 @@ def index_file(tf: TraceFile, start: int = 0, first_line: int = 1) -> FileIndex:
             spans[trace] = (seq, seq, seq >= 0)
         else:
             spans[trace] = (span[0], seq, span[2] and seq > span[1])
-    return FileIndex(out, spans, rows)
+    return FileIndex(out, spans, rows, ids)
+
+
+def _jsonl_event_id(line: bytes) -> str | None:
+    """The event ID a JSON Lines row names when it is plainly one string key, else None."""
+    if len(_ID_KEY.findall(line)) != 1:
+        return None
+    found = _ID_VALUE.search(line)
+    if found is None:
+        return None
+    raw = found.group(1)
+    try:
+        value = raw.decode("utf-8") if b"\\" not in raw else json.loads(b'"' + raw + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _jsonl_seq(line: bytes) -> int:
@@ -94,15 +125,19 @@ def _jsonl_seq(line: bytes) -> int:
     return int(found.group(1)) if found is not None else -1
 
 
-def _parquet_index(tf: TraceFile) -> FileIndex:
+def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None) -> FileIndex:
     check_parquet_schema(tf.path, tf.name)
     try:
-        table = pq.read_table(tf.path, columns=["trace_id", "seq"])
+        table = pq.read_table(tf.path, columns=["trace_id", "seq", *(["event_id"] if hash_of else [])])
     except Exception as exc:  # any Arrow failure: the file cannot be read
         raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
     rows = table.num_rows
     if rows == 0:
         return FileIndex(Counter(), {}, 0)
+    ids = array("Q")
+    if hash_of is not None:
+        with suppress(pa.ArrowException, UnicodeDecodeError):  # not valid UTF-8: quarantined when read
+            ids.extend(hash_of(i) for i in table["event_id"].to_pylist() if isinstance(i, str))
     if table["trace_id"].null_count:  # a row without a trace is not valid: not counted
         table = table.filter(pc.is_valid(table["trace_id"]))
     column = table["trace_id"]
@@ -128,4 +163,4 @@ def _parquet_index(tf: TraceFile) -> FileIndex:
             continue
         out[name] += hi - lo + 1
         spans[name] = (int(q[lo]), int(q[hi]), not is_bad)
-    return FileIndex(out, spans, rows)
+    return FileIndex(out, spans, rows, ids)

@@ -5,7 +5,8 @@ an incremental check) and a sink (where the results go: a unit's result, a saved
 one `Engine`. `Engine.read` is the one read loop of the engine (issue 32): for every part a reader gives
 (`traces.io.iter_trace_file`, `traces.slices.iter_slice`) it counts the rows read, judged and per file
 (TR-005), keeps the quarantine rows (`traces.io.RowError.row`), counts events per mechanism, keeps a 64-bit
-hash of every event ID (TR-002, resolved by the sink over the whole corpus) and feeds each event to its
+hash of every event ID (TR-002, resolved by the sink over the whole corpus; the events of hashes the
+index already found repeated are kept, `candidates`) and feeds each event to its
 trace's folds (`conformance.engine.stream.Router`; a trace the plan did not stream, recorded out of seq
 order (TR-001), is held and judged whole). `Engine.finish` gives the violations and unknown notes.
 
@@ -45,7 +46,8 @@ class Engine:
     (None: every trace, the caller guarantees seq order; empty: every trace held whole); `traces`: the traces
     the plan expects (a valid row of another is an internal error; None: any); `sizes`: the events of each
     streamed trace (None: none finished early, none kept); `limit`: `read` stops past that many rows;
-    `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`."""
+    `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`;
+    `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept."""
 
     def __init__(
         self,
@@ -55,18 +57,22 @@ class Engine:
         traces: set[str] | None = None,
         sizes: dict[str, int] | None = None,
         hash_of: Callable[[str], int] = id_hash,
-        keep: int = KEEP_EVENTS,
+        keep: int | None = None,
         limit: int | None = None,
         router: Router | None = None,
+        candidates: set[int] | None = None,
     ) -> None:
         self.router = Router(runs, streamed) if router is None else router
-        self.traces, self.sizes, self.hash_of, self.keep, self.limit = traces, sizes, hash_of, keep, limit
+        self.traces, self.sizes, self.hash_of, self.limit = traces, sizes, hash_of, limit
+        self.keep = KEEP_EVENTS if keep is None else keep
         self.rows_read = 0
         self.rows_checked = 0
         self.rows_by_file: dict[int, int] = {}
         self.quarantine: list[QuarantineRow] = []
         self.by_mechanism: Counter[str] = Counter()
         self.hashes = array("Q")
+        self.wanted = candidates  # ID hashes the index found repeated: their events are kept (TR-002)
+        self.candidates: list[tuple[int, int, Event]] = []  # (file rank, arrival, event)
         self.last_rank: dict[str, int] = {}  # trace -> the rank of the file of its last event read
         self.found: list[dict] = []  # violations of the traces finished early, their events attached
         self.unknown: list[dict] = []
@@ -86,7 +92,7 @@ class Engine:
         """Every part of one file (rank `rank`, named `name`) into the folds; False when `limit` was passed
         (the rest of the file is not read)."""
         by_mech, hashes, hash_of, feed = self.by_mechanism, self.hashes, self.hash_of, self.router.feed
-        traces, kept, last = self.traces, self.kept, self.last_rank
+        traces, kept, last, wanted = self.traces, self.kept, self.last_rank, self.wanted
         for part in parts:
             self.rows_read += part.rows_read
             self.rows_by_file[rank] = self.rows_by_file.get(rank, 0) + part.rows_read
@@ -96,7 +102,10 @@ class Engine:
                 if traces is not None and trace not in traces:
                     raise InternalError(f"{name}: trace {trace!r} was missed by the trace index")
                 by_mech[e.mechanism] += 1
-                hashes.append(hash_of(e.event_id))
+                h = hash_of(e.event_id)
+                hashes.append(h)
+                if wanted is not None and h in wanted:
+                    self.candidates.append((rank, len(self.candidates), e))
                 last[trace] = rank
                 feed(e)
                 if kept is not None:

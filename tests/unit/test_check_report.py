@@ -92,6 +92,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
         monkeypatch.setattr(stream, "whole_trace", boom)  # a held trace judged whole (conformance.engine.stream)
     else:
         monkeypatch.setattr(groups, "iter_trace_file", boom)  # the reader of every unit (conformance.groups)
+        monkeypatch.setattr(pycheck, "iter_trace_file", boom)  # and of a corpus read once whole
     out = tmp_path / "out"
     assert py_check(BAD, "--out", str(out)) == 3
     err = capsys.readouterr().err
@@ -132,7 +133,8 @@ def test_counts_that_do_not_reconcile_are_an_internal_error(tmp_path, monkeypatc
                 part.events.pop()  # a row read from the file that never reaches the rules nor the quarantine
             yield part
 
-    monkeypatch.setattr(groups, "iter_trace_file", lossy)
+    monkeypatch.setattr(groups, "iter_trace_file", lossy)  # the reader of every unit
+    monkeypatch.setattr(pycheck, "iter_trace_file", lossy)  # and of a corpus read once whole
     assert py_check(CLEAN, "--out", str(tmp_path / "out")) == 3
     assert "counts do not reconcile: 333 rows read, 332 reached the rules, 0 quarantined" in capsys.readouterr().err
 
