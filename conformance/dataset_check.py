@@ -28,12 +28,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from conformance.engine.driver import InternalError
+from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, attach_events, duplicates_among, finish_outcome
 from conformance.engine.stream import Router
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP, attach_events, duplicates_among, finish_outcome
+from conformance.engine.trace_index import GROUP_EVENTS
 from conformance.progress import Progress
-from conformance.report import CheckOutcome, InternalError
-from conformance.trace_index import GROUP_EVENTS
 from model.registry import monitor_runs
 from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, table_events
 from traces.io import TraceFileError

@@ -15,7 +15,7 @@ where the crossover is later (about 2 million events, "Issue 20: Spark at the li
 before the files are indexed, so it assumes the units plan. A
 `--master` always means Spark (the user chose a cluster). With `--state DIR` (incremental checking, both
 engines keep the one state format) the size is that of the NEW events only (`state_events`: the segments
-not yet read, `conformance.resume.segments`, by the same estimates), so an incremental check of 10^5
+not yet read, `conformance.engine.resume.segments`, by the same estimates), so an incremental check of 10^5
 events after a Spark check of 10^7 runs in-process; a state this input cannot continue, or none yet,
 means everything is checked: the whole input is sized. The choice and its reason are one line on stderr.
 Requirement: none of the trace rules (this picks a driver; both give the same report, the parity tests
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from conformance.engine.resume import NotContinued, segments
 from conformance.engine.statedir import State, saved_files
-from conformance.resume import NotContinued, segments
 from traces.io import TraceFile, discover
 
 # measured side by side on the idle 2-core machine (benchmarks/README.md, "Session 7: the units plan"):

@@ -1,5 +1,5 @@
 """`haconform check PATHS --state DIR`: incremental checking, the single-process driver (the Spark driver is
-`spark_trace_check.incremental`; both share `conformance.resume` and one state format).
+`spark_trace_check.incremental`; both share `conformance.engine.resume` and one state format).
 
 The first check with a new DIR is a full check that also saves, for every trace, its folds before they
 finish (`conformance.engine.stream.TraceFolds`), its report rows, every file's facts, the counts, the
@@ -23,13 +23,8 @@ from pathlib import Path
 
 from conformance.engine import statedir
 from conformance.engine.driver import Engine
-from conformance.engine.statedir import FileFacts, State
-from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
-from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP, attach_events
-from conformance.progress import Progress
-from conformance.report import CheckOutcome, run_and_report
-from conformance.resume import (
+from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, attach_events
+from conformance.engine.resume import (
     NotContinued,
     Segment,
     attach,
@@ -40,7 +35,12 @@ from conformance.resume import (
     resume,
     segments,
 )
-from conformance.trace_index import SeqOrder, file_index
+from conformance.engine.statedir import FileFacts, State
+from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
+from conformance.engine.tally import RuleCounts
+from conformance.engine.trace_index import SeqOrder, file_index
+from conformance.progress import Progress
+from conformance.report import run_and_report
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
 

@@ -4,12 +4,12 @@ Every file under the given paths is read or listed as skipped with its reason (`
 rows are validated by the one definition of a valid row (`traces.rows`; Parquet column-wise by
 `traces.columnar`), shared with Spark. Both paths are a source around the engine's one driver
 (`conformance.engine.driver.Engine`: the read loop, the counts, the quarantine, held traces, the
-violations' events, the event-ID hashes) and end in `conformance.groups.finish_units`:
+violations' events, the event-ID hashes) and end in `conformance.engine.units.finish_units`:
 - a corpus of at most `ONCE_EVENTS` rows (and the units' budget) is read once: every file once, every
   trace held and judged whole, the violations' events and TR-002's repeated IDs resolved from the events
   at hand (tests/engine/test_read_once.py counts the reads);
-- a larger one streams: files are indexed by trace first (`conformance.trace_index`: rows per trace, and
-  whether each trace is recorded in seq order), then units of whole traces (`conformance.groups`, the same
+- a larger one streams: files are indexed by trace first (`conformance.engine.trace_index`: rows per trace, and
+  whether each trace is recorded in seq order), then units of whole traces (`conformance.engine.units`, the same
   units and the same judging as the Spark driver's `spark_trace_check.units`) are read one after another,
   each event fed to its trace's folds as it is read (`conformance.engine.stream`), so memory holds the
   folds' live state and the events of the traces being read; a trace out of seq order (TR-001) is held
@@ -28,11 +28,11 @@ from collections import Counter
 
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
-from conformance.groups import UnitResult, finish_units, judge_unit, plan_units, result_of
-from conformance.outcome import DEFAULT_CAP, duplicate_ids
+from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
+from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file
+from conformance.engine.units import UnitResult, finish_units, judge_unit, plan_units, result_of
 from conformance.progress import Progress
-from conformance.report import CheckOutcome, run_and_report
-from conformance.trace_index import GROUP_EVENTS, FileIndex, index_file
+from conformance.report import run_and_report
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
 from traces.io import TraceFile, discover, iter_trace_file
@@ -52,7 +52,7 @@ def check_paths(
     progress: Progress | None = None,
 ) -> CheckOutcome:
     """Check a corpus: read once whole when it holds at most `min(group_events, ONCE_EVENTS)` rows, else unit
-    by unit of whole traces (`conformance.groups`), each event fed to its folds as it is read;
+    by unit of whole traces (`conformance.engine.units`), each event fed to its folds as it is read;
     `group_events` is the units' budget (the events whose folds are live at once)."""
     if (dataset := dataset_of(paths)) is not None:
         return check_dataset(dataset, skew_ms=skew_ms, cap=cap, progress=progress)

@@ -22,20 +22,16 @@ import os
 import shutil
 import sys
 import tempfile
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.audit.report_data import cause_first, rule_rows, states_line
-from conformance.engine.driver import InternalError
-from conformance.engine.tally import by_state
+from conformance.engine.outcome import CheckOutcome
 from traces.io import TraceFileError, discover
 from traces.rows import OLDER_VERSION_REASON
 from traces.schema import OLDER_VERSIONS, SCHEMA_VERSION
 
-SCHEMA_RULE = ("schema-conformance", "TR-005")
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 ERROR_LOG = "haconform-error.log"
 REPORT_FILES = ("summary.json", "violations.jsonl", "quarantine.jsonl", "unknown.jsonl", ERROR_LOG)
@@ -43,86 +39,6 @@ REPORT_FILES = ("summary.json", "violations.jsonl", "quarantine.jsonl", "unknown
 
 class OutDirError(ValueError):
     """`--out` cannot hold a report (a file, not writable, someone else's files): exit 2 before any work."""
-
-
-@dataclass
-class CheckOutcome:
-    engine: str
-    files: list[str]
-    rows_read: int  # counted by the readers: non-blank lines and Parquet rows
-    rows_checked: int  # counted where the events enter the rules
-    rows_quarantined: int  # counted from the quarantine itself
-    quarantine: list[dict[str, Any]]  # file, line, field, reason (at most the cap)
-    violations_total: int
-    violations: list[dict[str, Any]]  # Violation.to_json() + "events": [rows] (at most the cap)
-    violations_by_rule: list[dict[str, Any]]  # rule, requirement, mechanism, count
-    unknown: list[dict[str, Any]] = field(default_factory=list)
-    unknown_total: int = 0
-    events_by_mechanism: dict[str, int] = field(default_factory=dict)
-    monitors: list[str] = field(default_factory=list)
-    files_skipped: list[dict[str, str]] = field(default_factory=list)  # file, reason
-    rules: list[dict[str, Any]] = field(default_factory=list)  # one row per rule (`conformance.engine.tally`)
-    nothing_judged: bool = False  # no rule beyond the format rules judged an instance: unknown, never valid
-
-    @property
-    def reconciles(self) -> bool:
-        return self.rows_read == self.rows_checked + self.rows_quarantined
-
-    def require_reconciled(self) -> None:
-        if not self.reconciles:
-            raise InternalError(
-                f"counts do not reconcile: {self.rows_read} rows read, {self.rows_checked} "
-                f"reached the rules, {self.rows_quarantined} quarantined ({self.engine} engine)"
-            )
-
-    @property
-    def verdict(self) -> str:
-        if self.violations_total or self.rows_quarantined:
-            return "invalid"
-        return "unknown" if self.unknown_total else "valid"
-
-    def summary(self, *, allow_unknown: bool = False) -> dict[str, Any]:
-        rules = list(self.violations_by_rule)
-        if self.rows_quarantined:
-            rules.append(
-                {
-                    "rule": SCHEMA_RULE[0],
-                    "requirement": SCHEMA_RULE[1],
-                    "mechanism": "core",
-                    "count": self.rows_quarantined,
-                }
-            )
-        return {
-            "tool": "haconform check",
-            "engine": self.engine,
-            "verdict": self.verdict,
-            "files": self.files,
-            "files_skipped": self.files_skipped,
-            "rows_read": self.rows_read,
-            "rows_checked": self.rows_checked,
-            "rows_quarantined": self.rows_quarantined,
-            "counts_reconcile": self.reconciles,
-            "events_by_mechanism": dict(sorted(self.events_by_mechanism.items())),
-            "monitors": self.monitors,
-            "violations_total": self.violations_total + self.rows_quarantined,
-            "violations_by_rule": sorted(rules, key=lambda r: (r["requirement"], r["rule"])),
-            "violations_written": len(self.violations),
-            "quarantine_written": len(self.quarantine),
-            "unknown_total": self.unknown_total,
-            "unknown_accepted": self.verdict == "unknown" and allow_unknown,
-            "nothing_judged": self.nothing_judged,
-            "rules_by_state": by_state(self.rules),
-            "rules": self.rules,
-        }
-
-
-def count_rules(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    counts = Counter((v["rule"], v["requirement"], v["mechanism"]) for v in violations)
-    return [{"rule": r, "requirement": q, "mechanism": m, "count": n} for (r, q, m), n in sorted(counts.items())]
-
-
-def violation_key(v: dict[str, Any]) -> tuple:
-    return (v["trace_id"], v["requirement"], v["rule"], v["entity"], list(v["event_ids"]), v["explanation"])
 
 
 def no_events_message(outcome: CheckOutcome) -> str:

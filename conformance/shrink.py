@@ -48,9 +48,9 @@ from typing import Any, TypeVar
 from conformance import pycheck
 from conformance.check import verdict
 from conformance.engine.core_fold import CORE_RULES
+from conformance.engine.outcome import SCHEMA_RULE
 from conformance.engine.rulesets import IMPORTED_KIND
 from conformance.recorded_options import record, recorded_skew
-from conformance.report import SCHEMA_RULE
 from model.registry import monitor_runs
 from traces.io import TraceFileError, discover, iter_trace_file, write_events
 from traces.schema import Event, is_context_kind

@@ -17,8 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from conformance.dataset_check import assemble, judge_file
-from conformance.outcome import DEFAULT_CAP
-from conformance.report import CheckOutcome
+from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome
 from model.registry import monitor_factories
 from spark_trace_check.cluster import ship_code
 from traces import dataset as fmt

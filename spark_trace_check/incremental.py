@@ -1,11 +1,11 @@
 """`haconform check PATHS --state DIR --engine spark`: incremental checking, the Spark driver.
 
 The state format is the single-process driver's (`conformance.engine.statedir`; shared parts in
-`conformance.resume`), so a state saved by either engine is continued by the other. A first check with a
+`conformance.engine.resume`), so a state saved by either engine is continued by the other. A first check with a
 new DIR is the Spark check of everything whose trace pass (`spark_trace_check.trace_pass`, `Keep`) also
 emits each streamed trace's pickled folds before they finish and, per task, the stable hashes of the event
 IDs it read; the driver collects them with the report rows and saves the state atomically. A later check
-reads only the new segments (`conformance.resume.segments`: new files, lines appended to JSON Lines files;
+reads only the new segments (`conformance.engine.resume.segments`: new files, lines appended to JSON Lines files;
 `spark_trace_check.raw.read_segments`), finds the traces they touch (one small job over the new rows'
 keys), broadcasts only those traces' saved folds, and the pass restores and continues them; every other
 trace keeps its saved report rows. Traces judged whole (held: out of seq order, or read otherwise by the
@@ -18,7 +18,7 @@ The new rows always go through the shuffle plan's trace pass (`spark_trace_check
 Refusals are the single-process driver's: a state of another key exits 2 (`statedir.load`); a file changed
 otherwise than by appends, a saved trace judged whole or whose new events go back in seq is set aside with
 the reason and everything is checked anew. TR-002 over old and new event IDs and the report come from
-`conformance.resume.outcome`. Requirements: TR-001, TR-002, TR-005 (see `conformance.resume`).
+`conformance.engine.resume.outcome`. Requirements: TR-001, TR-002, TR-005 (see `conformance.engine.resume`).
 """
 
 from __future__ import annotations
@@ -32,11 +32,19 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome
+from conformance.engine.resume import (
+    NotContinued,
+    Segment,
+    attach,
+    check_after,
+    judged_whole,
+    outcome,
+    resume,
+    segments,
+)
 from conformance.engine.statedir import FileFacts, State
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import DEFAULT_CAP
-from conformance.report import CheckOutcome
-from conformance.resume import NotContinued, Segment, attach, check_after, judged_whole, outcome, resume, segments
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.job import (
     VIOLATION_COLUMNS,

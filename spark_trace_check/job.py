@@ -32,8 +32,8 @@ from pyspark.sql import functions as F
 
 from conformance.dataset_check import dataset_of
 from conformance.driver_choice import input_events
-from conformance.outcome import attach_events, duplicates_among, finish_outcome
-from conformance.report import CheckOutcome, run_and_report, violation_key
+from conformance.engine.outcome import CheckOutcome, attach_events, duplicates_among, finish_outcome, violation_key
+from conformance.report import run_and_report
 from model.registry import monitor_runs
 from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
@@ -75,7 +75,7 @@ def fetch_events(
 
 
 def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly, as `conformance.outcome.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
+    """TR-002 exactly, as `conformance.engine.outcome.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
     names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
     return duplicates_among([e for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls)])
 

@@ -12,7 +12,7 @@ never judged in the wrong place: the pass hands its trace back to be judged whol
 JSONL line numbers: rows are counted per (file, block) in one small job collected on the driver, which
 gives each block's first line number and the non-blank lines the files hold (rows read, counted apart
 from the rows judged, TR-005). `read_segments` reads only what is new since a saved state (incremental
-checking, `conformance.resume.segments`): new files staged as they are, the lines appended to a JSON Lines
+checking, `conformance.engine.resume.segments`): new files staged as they are, the lines appended to a JSON Lines
 file copied into the staging directory from the saved size on and numbered from their first line; each
 file keeps its rank in the whole corpus, so recording order and quarantine rows are those of a full read.
 
@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from conformance.resume import Segment
+from conformance.engine.resume import Segment
 from traces.io import Discovery, TraceFile, TraceFileError, check_parquet_schema, discover
 from traces.schema import FIELD_NAMES
 

@@ -43,10 +43,10 @@ from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
 from conformance.engine.collector import PausedCollector
+from conformance.engine.resume import not_continued
 from conformance.engine.statedir import stable_hash
 from conformance.engine.stream import TraceFolds, judge_whole, results_of, split_runs
 from conformance.engine.tally import RuleCounts
-from conformance.resume import not_continued
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS

@@ -4,16 +4,16 @@ but 8 bytes per event for event-ID uniqueness (TR-002).
 Where the corpus's files already hold whole traces (each trace in one file, or in a few files that share
 it), moving every row through a shuffle by trace only to put them back together costs the JVM more than
 the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
-1. the files are indexed in parallel (`conformance.trace_index.index_file`, one task per few files);
-2. the driver plans units of whole traces (`conformance.groups.plan_units`: components of files that share a
+1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files);
+2. the driver plans units of whole traces (`conformance.engine.units.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
-3. each task judges its units with the single-process engine's own `conformance.groups.judge_unit` (rows
+3. each task judges its units with the single-process engine's own `conformance.engine.units.judge_unit` (rows
    judged once, each event fed to its trace's folds as it is read) and hashes every event ID (`hash_for`:
    the same function in every task);
 4. one shuffle, by hash bucket, of those hashes (the corpus scope), beside the units' results: each bucket
    names the hashes it holds twice; only then are those files read again for TR-002's exact events.
-The report is assembled by `conformance.groups.finish_units`, the single-process driver's own function.
+The report is assembled by `conformance.engine.units.finish_units`, the single-process driver's own function.
 
 `plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than
 `MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 from pyspark.sql import SparkSession
 
+from conformance.engine.driver import InternalError
+from conformance.engine.outcome import CheckOutcome, duplicates_among, repeated_events
 from conformance.engine.statedir import stable_hash
-from conformance.groups import Index, Unit, UnitResult, finish_units, judge_unit, plan_units, read_amplification
-from conformance.outcome import duplicates_among, repeated_events
-from conformance.report import CheckOutcome, InternalError
-from conformance.trace_index import GROUP_EVENTS, index_file
+from conformance.engine.trace_index import GROUP_EVENTS, index_file
+from conformance.engine.units import Index, Unit, UnitResult, finish_units, judge_unit, plan_units, read_amplification
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark import daemon
 
-import conformance.groups  # noqa: F401 (preloaded for the forked workers)
+import conformance.engine.units  # noqa: F401 (preloaded for the forked workers)
 import model.registry
 import spark_trace_check.trace_pass
 import spark_trace_check.units  # noqa: F401

@@ -1,6 +1,6 @@
 """Reading one slice of a trace file: the rows of some traces, judged, the other rows passed over unjudged.
 
-A check that splits a corpus into units of whole traces (`conformance.groups`) may give the traces of one
+A check that splits a corpus into units of whole traces (`conformance.engine.units`) may give the traces of one
 file to several units. Each unit reads the file and judges only its slice: the rows whose trace, told
 cheaply before the row is judged (the Parquet `trace_id` column; for JSON Lines `jsonl_trace`, a scan of
 the line for its top-level `"trace_id"`), is one of the unit's traces, and, for the file's owner, the rows

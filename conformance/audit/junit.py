@@ -19,8 +19,8 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from conformance.audit.report_data import in_cause_order, rule_rows
+from conformance.engine.outcome import SCHEMA_RULE
 from conformance.engine.rulesets import SIMULATED_ONLY, summary_rule_sets
-from conformance.report import SCHEMA_RULE
 
 MAX_LISTED = 50
 _PY_LIST = re.compile(r"\[((?:'[^'\[\]]*'(?:, )?)*)\]")

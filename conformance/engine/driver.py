@@ -16,7 +16,7 @@ events while it is read and is finished as soon as its last event is fed, its vi
 events and its kept events dropped, so memory holds the events of the traces being read, not of the unit.
 Past `keep` events held at once (one trace larger than that, or many interleaved), the engine stops
 keeping and says so (`complete` false): only then does the sink read the files again for the violations
-that lack their events (`conformance.outcome.attach_from`). TR-002 is exact over the events whose hash is
+that lack their events (`conformance.engine.outcome.attach_from`). TR-002 is exact over the events whose hash is
 repeated (`duplicates_among`).
 """
 

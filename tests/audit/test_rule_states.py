@@ -27,7 +27,8 @@ from conformance.audit.report_data import (
     states_line,
 )
 from conformance.cli import main
-from conformance.report import CheckOutcome, rules_lines, sample_lines
+from conformance.engine.outcome import CheckOutcome
+from conformance.report import rules_lines, sample_lines
 from traces.corpus import SAMPLES_DIR
 
 pytestmark = pytest.mark.unit

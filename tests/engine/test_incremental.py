@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import incremental, pycheck, resume
+from conformance import incremental, pycheck
+from conformance.engine import resume
 from conformance.engine.statedir import StateError
 from tests.damaged.corpus import CASES
 from traces.corpus import SAMPLES_DIR

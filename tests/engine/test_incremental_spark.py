@@ -22,7 +22,7 @@ import pytest
 from conformance import incremental, pycheck
 from conformance.cli import main
 from conformance.engine.statedir import StateError
-from conformance.trace_index import file_index
+from conformance.engine.trace_index import file_index
 from spark_trace_check import incremental as spark_incremental
 from spark_trace_check.job import check
 from tests.damaged.corpus import CASES

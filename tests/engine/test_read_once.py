@@ -23,8 +23,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conformance import pycheck, trace_index
-from conformance.engine import driver
+from conformance import pycheck
+from conformance.engine import driver, trace_index
 from traces import io as trace_io
 from traces.corpus import SAMPLES_DIR
 from traces.io import read_events, write_events

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import pycheck, trace_index
-from conformance.groups import plan_units
-from conformance.report import InternalError
+from conformance import pycheck
+from conformance.engine import trace_index
+from conformance.engine.driver import InternalError
+from conformance.engine.units import plan_units
 from tests.damaged.corpus import CASES
 from traces.corpus import SAMPLES_DIR
 from traces.io import read_events, write_events
@@ -99,7 +100,7 @@ def test_groups_hold_whole_traces_within_the_budget(tmp_path):
     from traces.io import discover
 
     found = discover([str(SAMPLES_DIR / "clean")])
-    groups = plan_units([trace_index.index_file(tf) for tf in found.files], 1000)  # conformance.groups
+    groups = plan_units([trace_index.index_file(tf) for tf in found.files], 1000)  # conformance.engine.units
     group_of = {t: i for i, g in enumerate(groups) for t in g.traces}
     assert len(group_of) == len(files)  # one trace per sample file
     assert all(g.events <= 1000 or len(g.traces) == 1 for g in groups)

@@ -1,4 +1,4 @@
-"""Units of whole traces (`conformance.groups`): the report must not depend on how the traces are cut.
+"""Units of whole traces (`conformance.engine.units`): the report must not depend on how the traces are cut.
 
 The corpus here spreads its traces over three files of both formats (each file holds rows of every trace,
 interleaved), with a garbage line, a Parquet row without a trace, a trace recorded out of seq order across
@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.groups import finish_units, judge_unit, plan_units, read_amplification
-from conformance.report import InternalError
-from conformance.trace_index import index_file
+from conformance.engine.driver import InternalError
+from conformance.engine.trace_index import index_file
+from conformance.engine.units import finish_units, judge_unit, plan_units, read_amplification
 from model.registry import monitor_runs
 from tests.engine.test_streaming import _report
 from traces.corpus import SAMPLES_DIR

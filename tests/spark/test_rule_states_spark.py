@@ -18,7 +18,7 @@ from pyspark import cloudpickle
 import spark_trace_check.job as job
 import spark_trace_check.units as units
 from conformance.cli import main
-from conformance.groups import judge_unit
+from conformance.engine.units import judge_unit
 from conformance.pycheck import check_paths
 from model.registry import monitor_runs
 from model.sr.monitor import SrFold, SrMonitor

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import conformance.engine.stream as stream
-import conformance.groups as groups
+import conformance.engine.units as groups
 import conformance.pycheck as pycheck
 import conformance.report as report
 from conformance.cli import main
@@ -91,7 +91,7 @@ def test_an_unexpected_exception_is_exit_3_with_a_log(where, tmp_path, monkeypat
     if where == "monitor":
         monkeypatch.setattr(stream, "whole_trace", boom)  # a held trace judged whole (conformance.engine.stream)
     else:
-        monkeypatch.setattr(groups, "iter_trace_file", boom)  # the reader of every unit (conformance.groups)
+        monkeypatch.setattr(groups, "iter_trace_file", boom)  # the reader of every unit (conformance.engine.units)
         monkeypatch.setattr(pycheck, "iter_trace_file", boom)  # and of a corpus read once whole
     out = tmp_path / "out"
     assert py_check(BAD, "--out", str(out)) == 3

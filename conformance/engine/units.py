@@ -1,7 +1,7 @@
 """Units of work of a corpus check, and one unit judged: the engine's work, whichever driver runs it.
 
 A check needs every trace whole (core rules TR-001..TR-006 and every monitor). The files are indexed first
-(`conformance.trace_index.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
+(`conformance.engine.trace_index.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
 split into units of whole traces (`plan_units`):
 - files that share a trace are one component (union-find over the index): a trace never spans two of them;
 - a component of at most `budget` events is read whole, packed with its neighbours up to the budget;
@@ -24,10 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.engine.driver import Engine, InternalError
+from conformance.engine.outcome import CheckOutcome, attach_from, finish_outcome
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import attach_from, finish_outcome
-from conformance.report import CheckOutcome
-from conformance.trace_index import FileIndex, SeqOrder
+from conformance.engine.trace_index import FileIndex, SeqOrder
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
 from traces.slices import Slice, iter_slice

@@ -8,7 +8,7 @@ state of another key is refused by `statedir.load`, exit 2), the saved state loa
 a touched trace's folds checked for continuation (`restore`), the new violations' events attached
 (`attach`), and the report of everything from the state (`outcome`: TR-002 over the stable hashes of old
 and new event IDs, rows as a full check gives them). This sits above `conformance.engine` because it builds
-the report (`conformance.outcome`, `conformance.report`), which the engine layer may not import.
+the report (`conformance.engine.outcome`, `conformance.report`), which the engine layer may not import.
 Requirements: TR-001 (seq order, why a trace going back cannot be continued), TR-002 (event IDs unique
 across old and new events), TR-005 (counts reconcile).
 """
@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conformance.engine import statedir
+from conformance.engine.driver import InternalError
+from conformance.engine.outcome import CheckOutcome, duplicate_ids, finish_outcome
 from conformance.engine.statedir import FileFacts, State, StateError
 from conformance.engine.stream import TraceFolds
 from conformance.engine.tally import RuleCounts
-from conformance.outcome import duplicate_ids, finish_outcome
-from conformance.report import CheckOutcome, InternalError
 from model.registry import monitor_runs
 from traces.dataset import repeated_hashes
 from traces.io import TraceFile, iter_trace_file

@@ -1,6 +1,6 @@
 """The index of a streaming check: which traces live in which files, their seq spans, and each file's rows.
 
-Both engines plan units of whole traces from it (`conformance.groups`: core rules TR-001..TR-006 and every
+Both engines plan units of whole traces from it (`conformance.engine.units`: core rules TR-001..TR-006 and every
 monitor need a trace, or an entity of it, whole), and incremental checking sizes new segments. Before reading,
 each file is indexed cheaply: Parquet by its `trace_id` column alone; JSON Lines by a scan of each line for
 its `"trace_id": "..."` key (a line holding that key more than once is decoded in full). The index is a
