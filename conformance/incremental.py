@@ -23,7 +23,7 @@ from pathlib import Path
 
 from conformance.engine import statedir
 from conformance.engine.driver import Engine
-from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, attach_events
+from conformance.engine.outcome import CheckOutcome, attach_events
 from conformance.engine.resume import (
     NotContinued,
     Segment,
@@ -40,11 +40,10 @@ from conformance.engine.stream import Router, TraceFolds, judge_whole, results_o
 from conformance.engine.tally import RuleCounts
 from conformance.engine.trace_index import SeqOrder, file_index
 from conformance.progress import Progress
-from conformance.report import run_and_report
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
 
-__all__ = ["NotContinued", "check_incremental", "run_check", "segments"]
+__all__ = ["NotContinued", "check_incremental", "segments"]
 
 
 def check_incremental(
@@ -129,15 +128,3 @@ def _read(todo: list[Segment], state: State, router: Router, progress: Progress 
     state.hashes.extend(engine.hashes)
     state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
     state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
-
-
-def run_check(args) -> int:
-    """`haconform check PATHS --state DIR`: the report frame of `haconform check` (conformance.report)."""
-
-    def compute() -> CheckOutcome:
-        with Progress.for_args(args) as progress:
-            return check_incremental(
-                args.paths, Path(args.state), cap=DEFAULT_CAP, skew_ms=args.skew, progress=progress
-            )
-
-    return run_and_report(args, "python", compute)

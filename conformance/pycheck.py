@@ -22,7 +22,6 @@ file's rows against what its units read, or the run is an internal error.
 
 from __future__ import annotations
 
-import argparse
 from array import array
 from collections import Counter
 
@@ -32,13 +31,12 @@ from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
 from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file
 from conformance.engine.units import UnitResult, finish_units, judge_unit, plan_units, result_of
 from conformance.progress import Progress
-from conformance.report import run_and_report
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
 from traces.io import TraceFile, discover, iter_trace_file
 from traces.schema import Event
 
-__all__ = ["DEFAULT_CAP", "check_paths", "run_check"]
+__all__ = ["DEFAULT_CAP", "check_paths"]
 
 ONCE_EVENTS = 100_000  # a corpus of at most this many rows is read once, its events held (about 1 KB each)
 
@@ -131,11 +129,3 @@ def _duplicates(result: UnitResult, held: list[Event]) -> tuple[list[dict], dict
     if not repeated:
         return [], {}
     return duplicates_among([e for e in held if id_hash(e.event_id) in repeated])
-
-
-def run_check(args: argparse.Namespace) -> int:
-    def compute() -> CheckOutcome:
-        with Progress.for_args(args) as progress:
-            return check_paths(args.paths, skew_ms=args.skew, progress=progress)
-
-    return run_and_report(args, "python", compute)

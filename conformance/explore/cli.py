@@ -18,13 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.cli.suite import _guard
 from conformance.explore.bfs import Result, explore
 from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
 from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES
 from conformance.harness.report import write_json_atomic
 from conformance.harness.search import MECHANISMS, driver
-from conformance.suite_cli import _guard
 
 
 def _bound(args: argparse.Namespace) -> tuple[Bound, Any]:

@@ -1,6 +1,6 @@
 """`haconform mutants`: the kill report of the model's planted bugs (`search.kill_mutant`, `search.kill_report`),
 with the optional column from `haconform explore MECH --mutants --json` reports. Registered by
-`conformance.suite_cli` (its exit statuses)."""
+`conformance.cli.suite` (its exit statuses)."""
 
 from __future__ import annotations
 

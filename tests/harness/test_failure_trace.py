@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import conformance.suite_cli as suite_cli
+import conformance.cli.suite as suite_cli
 from conformance.cli import main
 from conformance.harness.search import driver
 

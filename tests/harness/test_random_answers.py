@@ -19,7 +19,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-import conformance.suite_cli as suite_cli
+import conformance.cli.suite as suite_cli
 from conformance.cli import main
 from conformance.harness import answers
 

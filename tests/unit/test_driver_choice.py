@@ -11,7 +11,7 @@ import pytest
 import conformance.cli as cli
 import conformance.driver_choice as ec
 from conformance.cli import main
-from conformance.pycheck import run_check
+from conformance.cli.check import run_check
 from model.kernel.workload import simulate
 from traces.corpus import SAMPLES_DIR
 from traces.io import write_events

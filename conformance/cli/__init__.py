@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import incremental, pycheck, recorded_options
+from conformance import recorded_options
 from conformance.audit.cli import add_check_options, post_check, refuse_raw_logs
 from conformance.audit.samples import regenerate as audit_samples
+from conformance.cli import check
 from conformance.coverage import collect
 from conformance.driver_choice import choose, cores, input_events, state_events
 from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
@@ -34,10 +35,10 @@ from traces.io import write_events
 # Modules that add subcommands of their own: each exports register(subparsers).
 EXTRA_COMMAND_MODULES = (
     "spec.claims.cli",
-    "conformance.coverage_cli",
+    "conformance.cli.coverage",
     "conformance.audit.cli",
-    "conformance.suite_cli",
-    "conformance.ingest_cli",
+    "conformance.cli.suite",
+    "conformance.cli.ingest",
     "conformance.upgrade",
     "conformance.shrink",
     "conformance.explore.cli",
@@ -213,11 +214,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(choice.line(), file=sys.stderr)
     args.master = args.master or "local[2]"
     if state and args.engine == "python":
-        run_check = incremental.run_check
+        run_check = check.run_incremental
     elif state:
         from spark_trace_check.incremental import run_check  # pyspark: loaded only for the Spark engine
     elif args.engine == "python":
-        run_check = pycheck.run_check
+        run_check = check.run_check
     else:
         from spark_trace_check.job import run_check  # pyspark: loaded only for the Spark engine
 
