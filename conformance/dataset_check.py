@@ -11,9 +11,11 @@ whole. Corpus-wide event-ID uniqueness (TR-002) comes from the duplicates record
 against the files' `event_id` column (a hash per event, then the exact IDs of the repeated hashes).
 
 The report is the one a check of the original input gives: same summary counts, violations (with their
-events) and quarantine lines. The Python engine reads one file at a time, batch by batch, each event fed
-to its trace's folds (memory: the folds of the traces of one group, the traces held, and 8 bytes per
-event); a second read of a file attaches the events of its violations, only when it has any. The Spark
+events) and quarantine lines. The Python engine reads one file at a time, batch by batch, into the engine's one
+driver (`conformance.engine.driver.Engine`), each event fed to its trace's folds and each trace finished at
+its last row (memory: the folds and events of the traces being read, the traces held, and 8 bytes per
+event); the violations' events come from that read (a second read of the file only past the events the
+engine keeps at once). The Spark
 engine (`spark_trace_check.dataset`) runs `judge_file` in one task per file.
 """
 
@@ -21,22 +23,20 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conformance.engine.driver import InternalError
+from conformance.engine.driver import Engine, InternalError
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, attach_events, duplicates_among, finish_outcome
-from conformance.engine.stream import Router
 from conformance.engine.tally import RuleCounts
-from conformance.engine.trace_index import GROUP_EVENTS
 from conformance.progress import Progress
 from model.registry import monitor_runs
 from traces.dataset import Dataset, DatasetError, id_hash, is_dataset, open_dataset, repeated_hashes, table_events
-from traces.io import TraceFileError
+from traces.io import ReadResult, TraceFileError
 from traces.schema import Event
 
 BATCH_ROWS = 65_536
@@ -54,59 +54,55 @@ def dataset_of(paths: list[str]) -> str | None:
 
 
 def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes: array | None = None) -> dict:
-    """One data file, read with pyarrow batch by batch, each event fed to its trace's folds (the unit of work
-    of a Spark task); the folds of a group of whole traces (about `GROUP_EVENTS` events) are finished at a
-    trace boundary. `hashes` collects a hash of every event ID."""
+    """One data file, read once with pyarrow batch by batch into the engine's one driver
+    (`conformance.engine.driver.Engine`; the unit of work of a Spark task): each event fed to its trace's
+    folds, a trace finished at its last row (the file holds it whole), its violations given their events
+    from that read. `hashes` collects a hash of every event ID."""
     runs = monitor_runs(skew_ms) if runs is None else runs
-    out: dict[str, Any] = {"violations": [], "unknown": [], "rows": 0, "by_mechanism": Counter()}
-    traces, broken = trace_order(path)
-    router = Router(runs, traces - broken)
-    current, fed, budget = None, 0, GROUP_EVENTS
+    sizes, broken = trace_order(path)
+    streamed = set(sizes) - broken
+    engine = Engine(runs, streamed, sizes={t: n for t, n in sizes.items() if t in streamed})
+    with engine.reading():
+        engine.read(0, path, _parts(path))
+        found, unknown, _ = engine.finish()
+    if not engine.complete:  # more events than the engine keeps at once: the file read again for them
+        _attach(path, found)
+    if hashes is not None:
+        hashes.extend(engine.hashes)
+    return {
+        "violations": found,
+        "unknown": unknown,
+        "rows": engine.rows_checked,
+        "by_mechanism": dict(engine.by_mechanism),
+        "counts": engine.router.counts,
+    }
+
+
+def _parts(path: str) -> Iterator[ReadResult]:
+    """A data file's batches as the engine's parts (its rows were validated at ingest)."""
     for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
         events = table_events(batch)
-        for e in events:
-            if e.trace_id != current:
-                if fed >= budget:
-                    _finish(router, out)
-                    fed = 0
-                current = e.trace_id
-            router.feed(e)
-            fed += 1
-        out["rows"] += len(events)
-        out["by_mechanism"].update(e.mechanism for e in events)
-        if hashes is not None:
-            hashes.extend(id_hash(e.event_id) for e in events)
-    _finish(router, out)
-    out["counts"] = router.counts
-    _attach(path, out["violations"])
-    out["by_mechanism"] = dict(out["by_mechanism"])
-    return out
+        yield ReadResult(events=events, rows_read=len(events))
 
 
-def _finish(router: Router, out: dict[str, Any]) -> None:
-    found, notes = router.finish()
-    out["violations"].extend(found)
-    out["unknown"].extend(notes)
-
-
-def trace_order(path: str) -> tuple[set[str], set[str]]:
-    """(every trace of a data file, the traces whose rows break seq order, TR-001), from the `trace_id` and
-    `seq` columns only: the file holds each trace's rows together, in recording order."""
-    traces: set[str] = set()
+def trace_order(path: str) -> tuple[Counter[str], set[str]]:
+    """(the rows of every trace of a data file, the traces whose rows break seq order, TR-001), from the
+    `trace_id` and `seq` columns only: the file holds each trace's rows together, in recording order."""
+    sizes: Counter[str] = Counter()
     broken: set[str] = set()
     last: tuple[str, int] | None = None
     for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["trace_id", "seq"]):
         tid, seq = batch.column(0), batch.column(1)
         if not len(tid):
             continue
-        traces.update(pc.unique(tid).to_pylist())
+        sizes.update({row["values"]: row["counts"] for row in pc.value_counts(tid).to_pylist()})
         if last is not None and last[0] == tid[0].as_py() and seq[0].as_py() <= last[1]:
             broken.add(last[0])
         n = len(tid)
         back = pc.and_(pc.equal(tid.slice(1), tid.slice(0, n - 1)), pc.less_equal(seq.slice(1), seq.slice(0, n - 1)))
         broken.update(tid.slice(1).filter(back).to_pylist())
         last = (tid[n - 1].as_py(), seq[n - 1].as_py())
-    return traces, broken
+    return sizes, broken
 
 
 def _attach(path: str, violations: list[dict]) -> None:

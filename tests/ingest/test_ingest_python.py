@@ -208,15 +208,18 @@ def test_files_must_be_positive(tmp_path):
 
 
 def test_small_groups_and_batches_give_the_same_report(tmp_path, monkeypatch):
-    """The streamed dataset check: folds finished after every trace, batches cut inside traces."""
+    """The streamed dataset check: batches cut inside traces; and an engine that keeps no event (the
+    violations' events read again from the file) gives the same report."""
     from conformance import dataset_check
+    from conformance.engine import driver
 
     paths = mutant_corpus(tmp_path)
     ingest(paths, tmp_path / "ds", files=2)
     whole = report(check_dataset(str(tmp_path / "ds")))
     assert whole == report(pycheck.check_paths(paths))
-    monkeypatch.setattr(dataset_check, "GROUP_EVENTS", 1)
     monkeypatch.setattr(dataset_check, "BATCH_ROWS", 7)
+    assert report(check_dataset(str(tmp_path / "ds"))) == whole
+    monkeypatch.setattr(driver, "KEEP_EVENTS", 0)
     assert report(check_dataset(str(tmp_path / "ds"))) == whole
 
 
@@ -250,8 +253,8 @@ def test_trace_order_finds_a_break_wherever_the_batches_cut(tmp_path, monkeypatc
     events = trace("a", [0, 1, 2]) + trace("b", [0, 1, 2, 2, 3]) + trace("c", [0, 1, 2, 3]) + trace("d", [0, 5, 4])
     write_events(tmp_path / "f.parquet", events)
     monkeypatch.setattr(dataset_check, "BATCH_ROWS", batch)
-    traces, broken = dataset_check.trace_order(str(tmp_path / "f.parquet"))
-    assert traces == {"a", "b", "c", "d"} and broken == {"b", "d"}
+    sizes, broken = dataset_check.trace_order(str(tmp_path / "f.parquet"))
+    assert sizes == {"a": 3, "b": 5, "c": 4, "d": 3} and broken == {"b", "d"}
 
 
 def test_out_inside_the_input_is_refused(tmp_path, capsys):
