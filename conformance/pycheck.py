@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from contextlib import suppress
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
@@ -58,7 +62,7 @@ def check_paths(
     runs = monitor_runs(skew_ms)
     names = [name for name, _ in runs]
     limit = min(group_events, ONCE_EVENTS)
-    once = _read_once(found.files, runs, limit) if limit > 0 else None
+    once = _read_once(found.files, runs, limit) if limit > 0 and _footer_rows(found.files) <= limit else None
     if once is not None:
         result, held = once
         if progress is not None:
@@ -120,6 +124,18 @@ def _exact(
         kept = sorted((c for r in results for c in r.candidates), key=lambda c: c[:2])
         return duplicates_among([e for _, _, e in kept if id_hash(e.event_id) in repeated])
     return duplicate_ids(files, repeated)
+
+
+def _footer_rows(files: list[TraceFile]) -> int:
+    """The rows the corpus's Parquet files hold, from their footers alone (no data read): a corpus known to
+    be larger than the read-once limit is indexed at once, not read in part and then again. A footer that
+    cannot be read counts nothing here: the read says what is wrong with the file."""
+    rows = 0
+    for tf in files:
+        if tf.kind == "parquet":
+            with suppress(OSError, pa.ArrowException):
+                rows += pq.read_metadata(tf.path).num_rows
+    return rows
 
 
 def _duplicates(result: UnitResult, held: list[Event]) -> tuple[list[dict], dict]:

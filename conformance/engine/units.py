@@ -1,16 +1,18 @@
 """Units of work of a corpus check, and one unit judged: the engine's work, whichever driver runs it.
 
 A check needs every trace whole (core rules TR-001..TR-006 and every monitor). The files are indexed first
-(`conformance.engine.trace_index.index_file`: rows per trace, whether each trace is recorded in seq order, rows), then
-split into units of whole traces (`plan_units`):
+(`conformance.engine.trace_index.index_file`: rows per trace, whether each trace is recorded in seq order,
+rows), then split into units of whole traces (`plan_units`):
 - files that share a trace are one component (union-find over the index): a trace never spans two of them;
 - a component of at most `budget` events is read whole, packed with its neighbours up to the budget;
 - a larger one is cut into chunks of whole traces (in the order their first rows appear), each reading its
   slice of the component's files (`traces.slices`: only its traces' rows are judged; the first chunk that
   reads a file also owns the rows whose trace the index does not hold), so every row is judged once.
 
-`judge_unit` reads a unit's files and feeds each event, as it is read, to its trace's folds
-(`conformance.engine.stream.Router`); a trace recorded out of seq order is held and judged whole. The
+`judge_unit` reads a unit's files once into the engine's one driver (`conformance.engine.driver.Engine`):
+each event, as it is read, goes to its trace's folds, a streamed trace is finished at its last indexed row
+with its violations' events kept from the read, and a trace recorded out of seq order is held and judged
+whole. The
 single-process driver (`conformance.pycheck`) judges the units one after another; the Spark driver
 (`spark_trace_check.units`) one task per bin of units. Both end in `finish_units`, so their reports are
 the same by construction. `budget` bounds memory: the folds of one unit are live at a time.
