@@ -19,18 +19,21 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 from conformance.engine import statedir
 from conformance.engine.driver import Engine
 from conformance.engine.outcome import CheckOutcome, attach_events
 from conformance.engine.resume import (
+    Fetch,
     NotContinued,
     Segment,
     attach,
     check_after,
     judged_whole,
     outcome,
+    read_events,
     restore,
     resume,
     segments,
@@ -66,7 +69,7 @@ def _check(
     router.traces.update({t: restore(t, state.folds[t], state.begins[t]) for t in sorted(touched & set(state.folds))})
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
-    _read(todo, state, router, progress)
+    fetch = _read(todo, state, router, progress)
     held = router.held
     router.held = []
     fresh: dict[str, list[dict]] = {}
@@ -79,7 +82,7 @@ def _check(
         rows, notes = results_of(folds, counts)
         fresh[trace] = rows
         state.results[trace] = (rows, notes, counts)
-    attach(fresh, state, todo, found.files)
+    attach(fresh, state, todo, found.files, fetch)
     if held:  # new traces recorded out of seq order: judged whole, never continued
         by_trace: dict[str, list[Event]] = {}
         for e in held:
@@ -114,10 +117,12 @@ def _plan(todo: list[Segment], state: State, order: dict[str, int]) -> tuple[set
     return seq_order.ordered(), set(ordered)
 
 
-def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> None:
+def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> Fetch:
     """Read the new segments into the router through the engine's one read loop (`Engine`); count and hash
-    as the full engine does (no event is kept), into the state."""
-    engine = Engine([], None, hash_of=statedir.stable_hash, router=router)  # the restored traces' folds
+    as the full engine does, into the state. The new events are kept up to the engine's bound (`sizes` empty:
+    kept, none finished early): the fetch of the new violations' events from them, else (past the bound)
+    `read_events`, the segments read again."""
+    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={})  # the restored folds
     advance = progress.advance if progress is not None else None
     with engine.reading():
         for rank, (tf, start, first_line) in enumerate(todo):
@@ -128,3 +133,14 @@ def _read(todo: list[Segment], state: State, router: Router, progress: Progress 
     state.hashes.extend(engine.hashes)
     state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
     state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
+    return read_events if engine.kept is None else partial(_from_kept, engine.kept)
+
+
+def _from_kept(kept: dict[str, list[Event]], _: list[Segment], missing: set[tuple[str, str]]) -> dict:
+    """The report rows of the events `missing` names, from the events the read kept (a `resume.Fetch`)."""
+    got: dict[tuple[str, str], list[dict]] = {}
+    for trace, events in kept.items():
+        for e in events:
+            if (trace, e.event_id) in missing:
+                got.setdefault((trace, e.event_id), []).append(e.to_row())
+    return got

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance import incremental, pycheck
-from conformance.engine import resume
+from conformance.engine import driver, resume
 from conformance.engine.statedir import StateError
 from tests.damaged.corpus import CASES
 from traces.corpus import SAMPLES_DIR
@@ -193,3 +193,27 @@ def assert_read_before_is_refused(tmp_path: Path, capsys, skip_check, run, full_
         else:
             assert "which is read before" in capsys.readouterr().err
             assert _report(inc) == _report(full)
+
+
+@pytest.mark.parametrize("keep", [None, 0], ids=["kept", "twin-nothing-kept"])
+def test_new_violations_take_their_events_from_the_read(tmp_path, monkeypatch, keep):
+    """The second step's new violations get their events from the events its read kept (issue 32): the
+    shared reader (`resume.read_events`) reads nothing again; the twin, an engine that keeps no event, reads
+    the new segments again. Both give the full check's report."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("net--clock-backwards.jsonl", "sr--double-send.jsonl", "net--recv-without-send.jsonl"):
+        shutil.copy(SAMPLES_DIR / "mutants" / name, src / name)
+    later = _halves(src, tmp_path / "in")
+    state = tmp_path / "state"
+    incremental.check_incremental([str(tmp_path / "in")], state, cap=pycheck.DEFAULT_CAP)
+    _grow(later)
+    again: list[str] = []
+    original = resume.iter_trace_file
+    monkeypatch.setattr(resume, "iter_trace_file", lambda tf, *a: again.append(tf.name) or original(tf, *a))
+    if keep is not None:
+        monkeypatch.setattr(driver, "KEEP_EVENTS", keep)
+    inc = incremental.check_incremental([str(tmp_path / "in")], state, cap=pycheck.DEFAULT_CAP)
+    assert _report(inc) == _report(pycheck.check_paths([str(tmp_path / "in")]))
+    assert inc.violations_total > 0
+    assert (again == []) == (keep is None), again
