@@ -5,8 +5,9 @@ field in Python. Here the same checks run per column with pyarrow compute (types
 schema, already checked by `traces.io.check_parquet_schema`): no null cell, no value in a column outside
 the schema, valid UTF-8, non-empty `trace_id`/`event_id`/`node`, `seq` and `ts_ms` >= 0,
 `schema_version` equal to the current version, `kind` matching `KIND_PATTERN`, `mechanism` in the set.
-Only `attrs` is parsed per row (the Event needs the dict anyway), with the checks of `traces.rows` for
-JSON text that is plain (no escapes of lone surrogates, shallow, no float, no duplicate key).
+Only `attrs` is parsed in Python, once per distinct text of a batch (its rows share the dict), with the
+checks of `traces.rows` for JSON text that is plain (no escapes of lone surrogates, shallow, no float, no
+duplicate key): canonical text by msgspec, any other by the standard library's scanner (issue 32).
 
 The fast path is a sufficient condition: a row it does not accept is handed to `check_typed_row`, which
 either accepts it too or gives the exact field and reason, so the quarantine is the same as before
@@ -19,6 +20,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -41,12 +43,26 @@ def _constant(_: str) -> Any:
 # tuple, which no plain value is. The C scanner is called directly: text it does not consume whole, or
 # that begins with whitespace, is not plain (the full judgement decides).
 _scan = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_constant).scan_once
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder(order="sorted").encode
 
 
-def plain_attrs(text: str) -> dict[str, Any] | None:
-    """The attrs dict when the text is plainly valid by `traces.rows`, else None (judge the row in full)."""
-    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+def canonical_value(text: str) -> Any:
+    """The value of `text` when it is canonical JSON (`traces.schema.canonical_attrs`: sorted keys, no spaces,
+    each key once), as every attrs text this checker writes is; else None. msgspec decodes it and encodes the
+    value back: the same bytes prove the decoding exact (a repeated key, a space, `-0` or `1E2` would not come
+    back the same); it costs a third of the pairs scan below (benchmarks/README.md, session 10, issue 32)."""
+    data = text.encode()
+    try:
+        value = _decode(data)
+    except msgspec.DecodeError:
         return None
+    return value if type(value) is dict and _encode(value) == data else None
+
+
+def scanned_value(text: str) -> dict[str, Any] | None:
+    """The object of any JSON `text` without a repeated key, a nested object or a constant (NaN, Infinity)
+    left as a tuple of pairs so no plain value matches it; else None."""
     try:
         pairs, end = _scan(text, 0)
     except (_Reject, ValueError, StopIteration):
@@ -54,8 +70,18 @@ def plain_attrs(text: str) -> dict[str, Any] | None:
     if end != len(text) or type(pairs) is not tuple:
         return None
     value = dict(pairs)
-    if len(value) != len(pairs):
+    return value if len(value) == len(pairs) else None
+
+
+def plain_attrs(text: str) -> dict[str, Any] | None:
+    """The attrs dict when the text is plainly valid by `traces.rows`, else None (judge the row in full)."""
+    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
         return None
+    value = canonical_value(text)
+    if value is None:
+        value = scanned_value(text)
+        if value is None:
+            return None
     for item in value.values():
         kind = type(item)
         if kind is str or kind is bool or item is None:
@@ -118,6 +144,16 @@ def _values(col: pa.Array, name: str) -> list[Any]:
     return [values[i] for i in encoded.indices.to_pylist()]
 
 
+_UNPARSED = object()  # an attrs text of the batch not parsed yet
+
+
+def _distinct(col: pa.Array) -> tuple[list[str], list[int]]:
+    """The column's distinct values and, per row, the position of its value among them (a null is a value
+    too: its rows fail `fast_mask` and are judged in full)."""
+    encoded = pc.dictionary_encode(col, null_encoding="encode")
+    return encoded.dictionary.to_pylist(), encoded.indices.to_pylist()
+
+
 def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem | None]]:
     """(event, None) or (None, problem) for each row of a batch, in row order."""
     names = batch.schema.names
@@ -128,13 +164,23 @@ def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem |
     ]
     raw = {n for n in strings if not _utf8_ok(batch.column(n))}
     mask = fast_mask(batch).to_pylist() if not raw else [False] * batch.num_rows
-    cols = [_values(batch.column(n), n) if not raw else [None] * batch.num_rows for n in FIELD_NAMES]
+    cols = [_values(batch.column(n), n) if not raw else [None] * batch.num_rows for n in FIELD_NAMES[:-1]]
+    # attrs: each distinct text of the batch parsed once, its dict shared by the rows that hold it (an Event's
+    # attrs are never changed, `traces.schema.Event`); in the corpus of benchmarks/README.md, session 10, 63% of
+    # the rows repeat a text of their batch
+    texts, which = _distinct(batch.column("attrs")) if not raw else ([], [0] * batch.num_rows)
+    parsed: list[Any] = [_UNPARSED] * len(texts)
     # for the rows judged in full; invalid UTF-8 in a column: read as bytes, the judgement says where
     slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in names}
-    for i, (ok, sv, trace, seq, eid, ts, node, mech, entity, kind, text) in enumerate(zip(mask, *cols, strict=True)):
-        attrs = plain_attrs(text) if ok else None
-        if attrs is not None:
-            yield Event(trace, seq, eid, ts, node, mech, entity, kind, attrs, sv), None
-            continue
+    for i, (ok, sv, trace, seq, eid, ts, node, mech, entity, kind, j) in enumerate(
+        zip(mask, *cols, which, strict=True)
+    ):
+        if ok:
+            attrs = parsed[j]
+            if attrs is _UNPARSED:
+                attrs = parsed[j] = plain_attrs(texts[j])
+            if attrs is not None:
+                yield Event(trace, seq, eid, ts, node, mech, entity, kind, attrs, sv), None
+                continue
         row, problem = check_typed_row({n: col[i].as_py() for n, col in slow.items()})
         yield (Event.from_row(row), None) if problem is None else (None, problem)  # type: ignore[arg-type]

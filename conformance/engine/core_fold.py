@@ -47,7 +47,7 @@ class TraceRulesFold:
         self.trace = trace
         self.prev: Event | None = None
         self.simulated = True
-        self.clock: dict[str, tuple[int, str]] = {}  # node -> (last ts, its event ID)
+        self.clock: dict[str, Event] = {}  # node -> its last event (kept, never a new object per event)
         self.sends: dict[object, tuple[str, str]] = {}  # wire -> (sending node, event ID)
         self.out: list[Violation] = []
         self.tally = Tally()
@@ -67,8 +67,13 @@ class TraceRulesFold:
             if e.seq <= prev.seq:
                 self.out.append(_seq_broken(self.trace, prev, e))
         self.prev = e
-        self._clock(e)
-        if self.simulated:
+        last = self.clock.get(e.node)  # `_clock`, inline: the path of every event
+        if last is not None:
+            self.clocked += 1
+            if e.ts_ms < last.ts_ms:
+                self._went_back(last, e)
+        self.clock[e.node] = e
+        if self.simulated and (e.kind == "NET_SEND" or e.kind == "NET_RECV"):
             self._wire(e)
 
     def _started(self, simulated: bool) -> None:
@@ -80,16 +85,20 @@ class TraceRulesFold:
             self.tally.skip(C.RECV_AFTER_SEND, NOT_APPLIED)
 
     def _clock(self, e: Event) -> None:
+        """TR-004: the node's clock never goes back (`last`: its previous event)."""
         last = self.clock.get(e.node)
         if last is not None:
             self.clocked += 1
-            if e.ts_ms < last[0]:
-                back = last[0] - e.ts_ms
-                why = f"node {e.node} records ts {e.ts_ms} after ts {last[0]}: its clock went back {back} ms"
-                data = {"ts_ms": e.ts_ms, "previous_ts_ms": last[0], "went_back_ms": back}
-                ids = (last[1], e.event_id)
-                self.out.append(core_violation(C.NODE_CLOCK_MONOTONIC, self.trace, e.entity, ids, why, **data))
-        self.clock[e.node] = (e.ts_ms, e.event_id)
+            if e.ts_ms < last.ts_ms:
+                self._went_back(last, e)
+        self.clock[e.node] = e
+
+    def _went_back(self, last: Event, e: Event) -> None:
+        back = last.ts_ms - e.ts_ms
+        why = f"node {e.node} records ts {e.ts_ms} after ts {last.ts_ms}: its clock went back {back} ms"
+        data = {"ts_ms": e.ts_ms, "previous_ts_ms": last.ts_ms, "went_back_ms": back}
+        ids = (last.event_id, e.event_id)
+        self.out.append(core_violation(C.NODE_CLOCK_MONOTONIC, self.trace, e.entity, ids, why, **data))
 
     def _wire(self, e: Event) -> None:
         if e.kind == "NET_SEND":

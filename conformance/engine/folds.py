@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model.registry import vocabulary
-from traces.schema import Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 from traces.verdict import Fold, Monitor, MonitorResult, Tally
 
 
@@ -41,6 +41,9 @@ class GroupFolds:
 
     A trace-scope monitor gives a result only for a trace holding events of its mechanism (it is fed the
     whole trace, context and faults included); an entity-scope group goes only to monitors of its mechanism.
+    A monitor may say which mechanisms' events its fold reads (`reads`, a set; none: every event): the others
+    are not fed to it, but for context events (`traces.schema.is_context_kind`), which every fold is fed. The
+    folds to feed are listed once per mechanism met (`routes`, issue 32: no per-event test of each fold).
 
     An event of a monitor's mechanism whose kind is not in that mechanism's vocabulary
     (`model.registry.vocabulary`: an older trace's `SERVER_DIAL`, now `AM_CONFIG`, say) is judged by no rule:
@@ -49,30 +52,41 @@ class GroupFolds:
     silence, whatever the monitor's own verdict.
     """
 
-    __slots__ = ("first", "folds", "relevant", "scope", "strange", "vocab")
+    __slots__ = ("all", "first", "folds", "reads", "routes", "scope", "seen", "strange", "vocab")
 
     def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]], first: Event, context: Sequence[Event]) -> None:
         self.scope, self.first = scope, first
         self.folds = [(name, monitor.mechanism, start_fold(monitor, context)) for name, monitor in runs]
-        self.relevant = [scope != "trace"] * len(self.folds)
+        self.reads = [getattr(monitor, "reads", None) for _, monitor in runs]
+        self.all = [fold for _, _, fold in self.folds]  # the folds a context event goes to
+        self.routes: dict[str, list[Fold]] = {}  # mechanism -> the folds its (not context) events go to
+        self.seen: set[str] = set()  # the mechanisms of the events fed
         self.vocab = {m: v for _, m, _ in self.folds if (v := vocabulary(m)) is not None}
         self.strange: dict[tuple[str, str], list] = {}  # (mechanism, kind) -> [count, first event ID]
 
     def feed(self, e: Event) -> None:
-        mech = e.mechanism
-        for i, (_, mechanism, fold) in enumerate(self.folds):
+        mech, kind = e.mechanism, e.kind
+        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # traces.schema.is_context_kind
+            folds = self.all
+        else:
+            folds = self.routes.get(mech) or self.route(mech)
+        self.seen.add(mech)
+        for fold in folds:
             fold.feed(e)
-            if mech == mechanism:
-                self.relevant[i] = True
         vocab = self.vocab.get(mech)
-        if vocab is not None and e.kind not in vocab:
-            seen = self.strange.setdefault((mech, e.kind), [0, e.event_id])
+        if vocab is not None and kind not in vocab:
+            seen = self.strange.setdefault((mech, kind), [0, e.event_id])
             seen[0] += 1
+
+    def route(self, mech: str) -> list[Fold]:
+        """The folds that read the events of `mech` (none may: an empty list, listed again when met)."""
+        folds = self.routes[mech] = [f for f, r in zip(self.all, self.reads, strict=True) if r is None or mech in r]
+        return folds
 
     def finish(self) -> list[tuple[str, Event, MonitorResult]]:
         out = []
-        for (name, mechanism, fold), relevant in zip(self.folds, self.relevant, strict=True):
-            if relevant:
+        for name, mechanism, fold in self.folds:
+            if self.scope != "trace" or mechanism in self.seen:
                 out.append((name, self.first, fold.finish()))
                 notes = self.unknown_kinds(mechanism)
                 if notes:

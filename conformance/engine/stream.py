@@ -23,7 +23,7 @@ from operator import attrgetter
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from conformance.engine.tally import RuleCounts
-from traces.schema import Event, is_context_kind
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
@@ -45,7 +45,8 @@ class TraceFolds:
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
     def feed(self, e: Event) -> None:
-        if is_context_kind(e.kind):
+        kind = e.kind
+        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # is_context_kind, inline: once per event
             self.context.append(e)
         self.core.feed(e)
         if self.trace is not None:

@@ -235,6 +235,9 @@ class PFMonitor:
 
     mechanism = MECH
     scope: Literal["entity", "trace"] = "trace"
+    # the mechanisms whose events the fold reads (`conformance.engine.folds.GroupFolds`): of any other it takes
+    # only context events, which the engine feeds it anyway (`PfFold.feed` returns on the rest)
+    reads = frozenset((MECH, "core"))
 
     def start(self, context: Sequence[Event] = ()) -> PfFold:
         return PfFold(context)

@@ -3,10 +3,12 @@ never accepts a row the full judgement rejects, and the events it builds equal t
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 
-from traces.columnar import judge_batch, plain_attrs
+from traces.columnar import canonical_value, judge_batch, plain_attrs, scanned_value
 from traces.rows import check_typed_row
 from traces.schema import Event
 
@@ -110,3 +112,24 @@ def test_invalid_utf8_column_is_judged_row_by_row():
     (e1, p1), (e2, p2) = judge_batch(batch)
     assert p1 is None and e1 is not None and e1.node == "ok"
     assert e2 is None and p2.field == "node" and p2.reason.startswith("not UTF-8: byte 0xff")
+
+
+def test_canonical_decoding_takes_only_text_that_encodes_back_the_same():
+    """msgspec's decoding (issue 32) is trusted only for canonical text; any other goes to the pairs scan."""
+    assert canonical_value('{"a":[1,2],"b":"x","c":null}') == {"a": [1, 2], "b": "x", "c": None}
+    for other in ('{"b":1,"a":2}', '{"a":1,"a":1}', '{"a": 1}', '{"a":-0}', '{"a":1E2}', ' {"a":1}', "[1]", "{"):
+        assert canonical_value(other) is None, other
+    assert plain_attrs('{"b":1,"a":2}') == {"b": 1, "a": 2}  # plain, not canonical: the scan accepts it
+    for v in VARIANTS:  # whatever it accepts, it decodes as the standard library does
+        text = v.get("attrs")
+        if isinstance(text, str) and canonical_value(text) is not None:
+            assert canonical_value(text) == json.loads(text), text
+    assert scanned_value('{"a":1,"a":1}') is None and scanned_value('{"a":{"b":1}}') == {"a": (("b", 1),)}
+
+
+def test_rows_sharing_an_attrs_text_are_judged_each():
+    """A batch parses each distinct attrs text once: a bad text held by several rows fails each of them."""
+    rows = [{**GOOD, "extra": None, "seq": i, "attrs": '{"a":1.5}' if i % 2 else GOOD["attrs"]} for i in range(6)]
+    got = list(judge_batch(_batch(rows)))
+    assert [p is None for _, p in got] == [True, False] * 3
+    assert [e.attrs for e, _ in got if e is not None] == [{"a": 1, "b": ["x"], "c": None, "d": True}] * 3
