@@ -12,17 +12,72 @@ import pytest
 
 from model.kernel.choice import ChoiceNeeded, ScriptedChooser
 from model.kernel.network import NetConfig
-from model.kernel.sim import HOUR, MINUTE, SECOND, Simulator
+from model.kernel.sim import HOUR, MINUTE, SECOND, SimulationError, Simulator, closure_in
 from model.kernel.topology import Server, Topology
 from model.pf.decisions import DECISIONS, Decisions
-from model.pf.mutants import RULE_MUTANTS
+from model.pf.mutants import MUTANTS, RULE_MUTANTS
 from model.pf.node import PHASE_BACKFILL, PHASE_CONTENT, PHASE_HIERARCHY
-from model.pf.sim import Cluster, build_fixed
+from model.pf.sim import Cluster, build_fixed, simulate
 
 pytestmark = pytest.mark.unit
 
 TWO = [("ExServ01", "rg0", "2003"), ("ExServ02", "rg0", "2003")]
 PHASES = {PHASE_HIERARCHY: "tick_hierarchy", PHASE_CONTENT: "tick_content", PHASE_BACKFILL: "tick_backfill"}
+
+
+@pytest.fixture
+def strict() -> Any:
+    """`Simulator.strict_timers` on for the test, restored after."""
+    before = Simulator.strict_timers
+    Simulator.strict_timers = True
+    try:
+        yield
+    finally:
+        Simulator.strict_timers = before
+
+
+def _network_is_converted() -> bool:
+    """Whether the kernel network's delivery timer is a record (helper A's branch i33-sr, issue 33); called
+    under strict timers, where a closure timer raises."""
+    try:
+        build_fixed(1, TWO)  # the joining store's status request goes through the network
+    except SimulationError as e:
+        if "model.kernel.network" in str(e):
+            return False
+        raise
+    return True
+
+
+@pytest.mark.parametrize("name", ["model", *sorted(MUTANTS)])
+def test_every_timer_is_a_record(strict: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model and every mutant (one seed each) run under strict timers. Until the kernel network's delivery
+    timer is a record (i33-sr), the run is strict for every timer but that one, which is the only closure."""
+    run = simulate if name == "model" else MUTANTS[name]
+    if not _network_is_converted():
+        offenders: set[str] = set()
+        at = Simulator.at
+
+        def collecting(self: Simulator, t: int, fn: Any, *args: Any, node: str | None = None) -> Any:
+            if why := closure_in(fn):
+                offenders.add(why.split(".<locals>")[0])
+            return at(self, t, fn, *args, node=node)
+
+        monkeypatch.setattr(Simulator, "strict_timers", False)
+        monkeypatch.setattr(Simulator, "at", collecting)
+        assert run(1, duration_ms=12 * HOUR)
+        assert offenders <= {"model.kernel.network.Network.send"}
+        return
+    assert run(1, duration_ms=12 * HOUR)
+
+
+def test_a_closure_timer_is_refused_under_strict_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The twin: a store's timer scheduled as a lambda around its tick is refused."""
+    c = build_fixed(1, TWO)
+    monkeypatch.setattr(Simulator, "strict_timers", True)
+    store = c.stores["ExServ01"]
+    c.sim.after(MINUTE, store.tick_content, node="ExServ01")  # a record: accepted
+    with pytest.raises(SimulationError, match="closure"):
+        c.sim.after(MINUTE, lambda: store.tick_content(), node="ExServ01")
 
 
 def _one_store(chooser: Any) -> tuple[Cluster, dict[str, int]]:
