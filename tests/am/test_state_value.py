@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 import pytest
 
@@ -36,24 +35,19 @@ LAYOUT = Layout(
 
 
 @pytest.fixture
-def strict() -> Any:
-    """`Simulator.strict_timers` on for the test, restored after."""
-    before = Simulator.strict_timers
-    Simulator.strict_timers = True
-    try:
-        yield
-    finally:
-        Simulator.strict_timers = before
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Simulator.strict_timers` on for the test (monkeypatch restores it)."""
+    monkeypatch.setattr(Simulator, "strict_timers", True)
 
 
 @pytest.mark.parametrize("name", ["model", *sorted(SIMULATORS)])
-def test_every_timer_is_a_record(strict: Any, name: str) -> None:
+def test_every_timer_is_a_record(strict: None, name: str) -> None:
     """The model and every mutant run (one seed each, with the liveness phase) without a closure timer."""
     run = simulate if name == "model" else SIMULATORS[name]
     assert run(1, steps=40, liveness=True)
 
 
-def test_a_closure_timer_is_refused_under_strict_mode(strict: Any) -> None:
+def test_a_closure_timer_is_refused_under_strict_mode(strict: None) -> None:
     """The twin: the generator's old form, a lambda around the next tick, is refused."""
     sim = Simulator(1, trace_id="t", mechanism="am")
     system = ModelSystem(LAYOUT, RngEnv(sim.rng, choices=sim.choices))
