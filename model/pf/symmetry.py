@@ -13,8 +13,11 @@ leave the choice open:
   transport cost, the first by name (`node.Store.client_access`).
 
 Both are deterministic tie-breaks, not draws of the seeded generator, so they are not choice points, and
-renaming two alike stores changes which one is asked or named (`tests/pf/test_pf_state_value.py` shows it).
-Until they are explored as choice points, no renaming is sound: `interchangeable` returns no group.
+renaming two alike stores changes which one is asked or named (`tests/pf/test_pf_symmetry.py` shows it).
+Events of one instant are also ordered by name: stores start, and messages go to their recipients, in name
+order, and the kernel runs timers due at the same millisecond in the order they were set, so two stores whose
+timers fall due together (both phases at an end of their range) act in name order. Until all of these are
+explored as choices, no renaming is sound: `interchangeable` returns no group.
 """
 
 from __future__ import annotations
