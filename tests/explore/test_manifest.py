@@ -52,6 +52,7 @@ def test_every_mutant_has_a_bound_that_finds_it_at_a_pinned_depth(mech: str) -> 
     pinned = MUTANT_BOUNDS[mech].found_at
     assert sorted(pinned) == sorted(driver(mech).mutants())
     assert [m for m, depth in pinned.items() if depth is None] == []  # `not_found` empty
+    assert set(MUTANT_BOUNDS[mech].setup_of) <= set(pinned)  # no setting for a mutant that does not exist
 
 
 @pytest.mark.unit
