@@ -37,7 +37,7 @@ class Bound:
     servers: int
     messages: int  # sr messages submitted, pf folders created (after the harness's first), am databases
     faults: int
-    kinds: tuple[str, ...]  # the faults offered: crash, new-database, partition, resubmit, loss, fail_database, ...
+    kinds: tuple[str, ...]  # the steps offered: crash, partition, resubmit, loss, add_replica, ...; `no-tick`
     depth: int
     waits_ms: tuple[int, ...] = ()
     setup: dict[str, Any] = field(default_factory=dict)  # overrides of the mechanism's explored setup
