@@ -114,26 +114,43 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
             raise ManifestError(f"{where}: field 'setup_of' must map mutant names to setup tables")
         sizes = {k: v for k, v in raw.items() if k not in ("found_at", "not_found", "setup_of")}
         bound = bound_of({**sizes, "mechanism": mech, "name": f"{mech}-mutants"}, where)
+        for name, v in setups.items():
+            _check_setup_of(f"{where}.setup_of.{name}", v)
         mutants[mech] = MutantBound(bound, dict(expected), {k: dict(v) for k, v in setups.items()})
     return entries, mutants
+
+
+def _check_setup_of(where: str, v: dict[str, Any]) -> None:
+    """A mutant's own settings: its kinds and waits as a bound's, its sizes non-negative integers."""
+    for key in ("kinds", "more_kinds"):
+        if key in v and (not isinstance(v[key], list) or not all(isinstance(k, str) for k in v[key])):
+            raise ManifestError(f"{where}: field {key!r} must be a list of strings")
+    waits = v.get("waits_ms", [])
+    if not isinstance(waits, list) or not all(isinstance(w, int) and w > 0 for w in waits):
+        raise ManifestError(f"{where}: field 'waits_ms' must be a list of positive integers")
+    for key in _INT:
+        if key in v and (not isinstance(v[key], int) or v[key] < 0):
+            raise ManifestError(f"{where}: field {key!r} must be a non-negative integer")
 
 
 @dataclass(frozen=True)
 class MutantBound:
     """The bound a mechanism's mutants are explored in; a mutant's own setup (`setup_of`: the settings its bug
-    needs, as its simulation scenario in `model/<m>/mutants.py` names them, and optionally `waits_ms`,
-    `more_kinds` and the bound's sizes); the depth each is found at."""
+    needs, as its simulation scenario in `model/<m>/mutants.py` names them, and optionally `waits_ms`, `kinds`
+    (instead of the shared bound's), `more_kinds` and the bound's sizes); the depth each is found at (issue 33:
+    every mutant of sr, am and pf has one)."""
 
     bound: Bound
     found_at: dict[str, int | None]  # None: not found within the bound
     setup_of: dict[str, dict[str, Any]]
 
     def for_mutant(self, name: str) -> Bound:
-        """The mutant's bound: its setup over the shared one; a `waits_ms` entry adds fixed waits to its steps."""
+        """The mutant's bound: its setup over the shared one; a `waits_ms` entry adds fixed waits to its steps, a
+        `kinds` entry replaces the shared bound's kinds (a narrow bound for a deep path), `more_kinds` adds some."""
         extra = dict(self.setup_of.get(name, {}))
         waits = tuple(extra.pop("waits_ms", ()))
         sizes = {k: extra.pop(k) for k in _INT if k in extra}
-        kinds = self.bound.kinds + tuple(extra.pop("more_kinds", ()))
+        kinds = tuple(extra.pop("kinds", self.bound.kinds)) + tuple(extra.pop("more_kinds", ()))
         return self.bound.with_(
             setup={**self.bound.setup, **extra}, waits_ms=self.bound.waits_ms + waits, kinds=kinds, **sizes
         )

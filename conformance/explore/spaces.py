@@ -37,7 +37,7 @@ class Bound:
     servers: int
     messages: int  # sr messages submitted, pf folders created (after the harness's first), am databases
     faults: int
-    kinds: tuple[str, ...]  # the faults offered: crash, new-database, partition, resubmit, loss, fail_database, ...
+    kinds: tuple[str, ...]  # the steps offered: crash, partition, resubmit, loss, add_replica, ...; `no-tick`
     depth: int
     waits_ms: tuple[int, ...] = ()
     setup: dict[str, Any] = field(default_factory=dict)  # overrides of the mechanism's explored setup
@@ -68,13 +68,18 @@ def next_timer_ms(sim: Any) -> int | None:
 
 
 QUIET_LIMIT_MS = 7 * 24 * 3_600_000  # a tick that records nothing for a week of virtual time stops there
+NO_TICK = "no-tick"  # a kind: time passes only by the bound's `waits_ms`
 
 
 def time_steps(system: Any, sim: Any, bound: Bound, book: Book) -> list[Action]:
     """The bound's fixed waits, then `tick`: time advanced timer by timer to the first instant at which an
     event is recorded (timers that record nothing, such as a store's idle poll, are not moments that matter;
-    the replayed `advance(ms)` runs the same timers). Runs the live system forward: call it last."""
+    the replayed `advance(ms)` runs the same timers). A bound whose kinds name `no-tick` moves time only by its
+    waits (a path to a mutant that needs hours between its steps, without the states of every instant between).
+    Runs the live system forward: call it last."""
     out = [Action("advance", [c("advance", ms=w)], book) for w in bound.waits_ms]
+    if NO_TICK in bound.kinds:
+        return out
     start, seen = sim.now_ms, len(sim.events)
     while len(sim.events) == seen and sim.now_ms - start < QUIET_LIMIT_MS:
         nxt = next_timer_ms(sim)
