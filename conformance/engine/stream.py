@@ -1,6 +1,6 @@
 """The engine's router: each event, as it is read, goes into the folds that judge it.
 
-A trace recorded in seq order (`conformance.trace_index.Group.streamed`) is judged as it is read: its core
+A trace recorded in seq order (`conformance.engine.trace_index.Group.streamed`) is judged as it is read: its core
 rules fold (`core_fold.TraceRulesFold`), one `GroupFolds` of the trace-scope monitors, and one `GroupFolds`
 per (mechanism, entity) for the entity-scope monitors. No event is kept: only the folds' state and the
 trace's context events (TRACE_START and `*_CONFIG`), a list every fold of the trace reads through its
