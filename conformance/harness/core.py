@@ -11,7 +11,8 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from conformance.check import verdict
 from conformance.engine.stream import Incremental
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
+from model.kernel.choice import ChoiceNeeded, ScriptedChooser
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -160,6 +162,33 @@ class Session:
         for e in events[n:]:
             self.incremental.feed(e)
         return self.incremental.verdict() if self.incremental.exact() else verdict(events, [self.driver.monitor()])
+
+
+def chooser_host(system: Any) -> Any:
+    """The object whose `choices` (`model.kernel.choice.Chooser`) a model draws its random decisions from (issue
+    33): `system.sim`, `system.env` or `system` itself, the first that has one; None for a system that has none
+    (a system under test, which cannot be scripted: a replay file's `choices` say what the model took)."""
+    for host in (getattr(system, "sim", None), getattr(system, "env", None), system):
+        if host is not None and hasattr(host, "choices"):
+            return host
+    return None
+
+
+@contextmanager
+def scripted(system: Any, script: Sequence[int], ranges: str = "ends") -> Iterator[ScriptedChooser | None]:
+    """One step applied under a `ScriptedChooser(script, ranges)` (issue 33: the explorer's choice points, and
+    their replay); the system's own chooser is put back after it, so the chooser is never part of a state."""
+    host = chooser_host(system)
+    if host is None:
+        yield None
+        return
+    before = host.choices
+    chooser = ScriptedChooser(list(script), ranges)
+    host.choices = chooser
+    try:
+        yield chooser
+    finally:
+        host.choices = before
 
 
 def machine_for(
@@ -314,20 +343,10 @@ def _replay(
         before = len(session.events())
         calls = list(raw["calls"])
         session.steps.append(Step(raw["op"], calls))
-        for j, call in enumerate(calls):
-            session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
-            try:
-                session.apply(call)
-            except Divergence as exc:
-                if follow is None:
-                    raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
-                session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
-                session.diverge(f"skipped: {exc}")
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                raise StepError(
-                    f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+        if "choices" in raw:
+            _scripted_step(session, i, raw, follow)
+        else:
+            _apply_step(session, i, calls, follow)
         per_step.append((raw["op"], session.events()[before:]))
     session.where = "(end of run)"
     before = len(session.events())
@@ -335,3 +354,38 @@ def _replay(
         session.apply(call)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
     return per_step
+
+
+def _apply_step(session: Session, i: int, calls: list[Call], follow: Sequence[Any] | None) -> None:
+    for j, call in enumerate(calls):
+        session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
+        try:
+            session.apply(call)
+        except Divergence as exc:
+            if follow is None:
+                raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
+            session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
+            session.diverge(f"skipped: {exc}")
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise StepError(
+                f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def _scripted_step(session: Session, i: int, raw: dict[str, Any], follow: Sequence[Any] | None) -> None:
+    """A step the explorer took with the model's random choices resolved (`"choices"`: the outcome indices, in
+    the order the model made them; issue 33): re-imposed on a model, the same resolution; a system without a
+    chooser (a system under test) decides for itself."""
+    script, ranges = raw["choices"], raw.get("ranges", "ends")
+    if not isinstance(script, list) or not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"steps[{i}]: field 'choices' must be a list of non-negative integers, not {script!r}")
+    with scripted(session.system, script, ranges) as chooser:
+        try:
+            _apply_step(session, i, list(raw["calls"]), follow)
+        except ChoiceNeeded as exc:
+            raise StepError(f"steps[{i}]: field 'choices': the model made more choices than recorded: {exc}") from exc
+        if chooser is not None and chooser.pos != len(script):
+            raise StepError(
+                f"steps[{i}]: field 'choices': {len(script)} recorded, the model made {chooser.pos} "
+                "(not this model's path)"
+            )
