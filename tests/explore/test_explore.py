@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.explore.bfs import Explorer, explore
+from conformance.explore.bfs import explore
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.manifest import Entry, ManifestError, compare, find, load
-from conformance.explore.spaces import Bound
 from model.kernel.sim import Simulator
 
 ENTRIES, MUTANT_BOUNDS = load()
