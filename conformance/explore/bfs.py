@@ -206,8 +206,9 @@ class Explorer:
         self.identities.add(prints[0])
         return min(prints)
 
-    def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool) -> Found | None:
-        violations, _ = s.judge(final=True)
+    def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool = False) -> Found | None:
+        """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
+        violations, _ = s.judge(final=True, consume=consume)
         if self.watch is not None:
             violations = [v for v in violations if v.rule in self.watch]
         if violations:
@@ -254,10 +255,11 @@ class Explorer:
                     scripts.extendleft([*script, k] for k in reversed(range(len(exc.outcomes))))
                     continue
                 steps = (*node.steps, step)
-                found = self.judge(s, steps, False)
                 fp = self.fingerprint(s, act.book)
+                new = fp not in seen and fp not in met
+                found = self.judge(s, steps, False, consume=not new)  # a copy into a state seen: judged in place
                 child = None
-                if found is None and fp not in seen and fp not in met:
+                if found is None and new:
                     met.add(fp)
                     child = Node((*node.key, (i, *script)), steps, act.book, self.freeze(s), s)
                 edges.append((fp, step, child, found))
@@ -284,9 +286,12 @@ class Explorer:
         """The state's fairness end, judged (on its live session, or a copy: the session goes on past it)."""
         s = node.live if node.live is not None else self.restore(node)
         node.live = None
-        for call in self.driver.finish(s):
+        calls = self.driver.finish(s)
+        if not calls and self.space.always_end_checks and node.steps:
+            return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
+        for call in calls:
             s.apply(call)
-        return self.judge(s, node.steps, True)
+        return self.judge(s, node.steps, True, consume=True)
 
     # --- the search --------------------------------------------------------------------------------------
     def symmetric(self, groups: Sequence[Sequence[str]]) -> None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.check import verdict
-from conformance.engine.stream import Incremental
+from conformance.engine.stream import Incremental, result_of
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
 from model.kernel.choice import ChoiceNeeded, ScriptedChooser
@@ -135,7 +135,7 @@ class Session:
     def events(self) -> list[Event]:
         return self.driver.events(self)
 
-    def judge(self, final: bool = False) -> tuple[list[Violation], list[str]]:
+    def judge(self, final: bool = False, consume: bool = False) -> tuple[list[Violation], list[str]]:
         """Core rules plus the mechanism's monitor over every event recorded so far.
 
         Each event is fed once to the run's folds (`conformance.engine.stream.Incremental`); a verdict
@@ -143,25 +143,35 @@ class Session:
         last verdict and at the end, so a verdict costs a copy of the live state, not a replay of the run.
         Where the record is not a growing sequence in seq order (an event out of order, an ID repeated, an
         earlier event changed), the whole prefix is judged by
-        `conformance.check.verdict` instead: the same verdict, by the slow path."""
+        `conformance.check.verdict` instead: the same verdict, by the slow path. `consume`: the session is not
+        judged again (an explorer's copy into a state already seen, issue 33): the folds are finished themselves,
+        not a copy of them, and a later verdict would start afresh."""
         events = self.events()
         n, last = self.fed
         if self.incremental is None or len(events) < n or (n and events[n - 1] is not last):
             self.incremental, n = None, 0
         if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
             return [], []
-        result = judging(f"the {self.driver.name} monitor", lambda: self._verdict(events, n))
+        result = judging(f"the {self.driver.name} monitor", lambda: self._verdict(events, n, consume))
         self.fed = (len(events), events[-1] if events else None)
+        if consume:
+            self.incremental, self.fed = None, (0, None)
         self.judged = len(events)
         return list(result.violations), list(result.notes)
 
-    def _verdict(self, events: list[Event], n: int) -> Any:
+    def _verdict(self, events: list[Event], n: int, consume: bool = False) -> Any:
         """The verdict on `events`, the run's folds fed those from `n` on (rule code: `judging` wraps it)."""
         if self.incremental is None:
             self.incremental = Incremental([(self.driver.name, self.driver.monitor())])
+        inc = self.incremental
         for e in events[n:]:
-            self.incremental.feed(e)
-        return self.incremental.verdict() if self.incremental.exact() else verdict(events, [self.driver.monitor()])
+            inc.feed(e)
+        if not inc.exact():
+            return verdict(events, [self.driver.monitor()])
+        if consume:  # the folds themselves finished (`Incremental.verdict` finishes a pickled copy of them)
+            traces = inc.router.traces
+            return result_of(traces[trace].finish() for trace in sorted(traces))
+        return inc.verdict()
 
 
 def chooser_host(system: Any) -> Any:
