@@ -14,7 +14,10 @@ canonical encoding of it:
 - objects by class and fields (`__dict__` and `__slots__`); a function or lambda by its qualified name and the
   values its closure captured (so a pending timer `lambda: self._expire(node, key)` is the timer, not an
   address); a bound method by its function and its object; a `random.Random` by its state;
-- a shared or cyclic object once, later as a back reference by first-visit number (deterministic order);
+- a shared or cyclic mutable object once, later as a back reference by first-visit number (deterministic
+  order); an immutable value (a tuple, a frozenset, a frozen dataclass) by value wherever it occurs, never as a
+  back reference: whether two equal values are one object is the interpreter's business (the empty tuple is
+  one object) and differs between a copied and a replayed state (issue 33);
 - what the rules judged (a `traces.verdict.Tally`: history, not state), by its type only;
 - the kernel's `Simulator` without its recorder (the trace is history, not state), its step counter and its
   insertion counter; its queue as the live timers sorted by (time, insertion order), without the insertion
@@ -72,6 +75,9 @@ class Walker:
             return
         if isinstance(obj, type):
             self.put(f"T{obj.__module__}.{obj.__qualname__}")
+            return
+        if _immutable(obj):  # a value: how often it is shared is not state (a copy shares it otherwise)
+            self._compound(obj)
             return
         ref = self.seen.get(id(obj))
         if ref is not None:
@@ -160,6 +166,20 @@ class Walker:
         for k in sorted(fields):
             self.put(k)
             self.walk(fields[k])
+
+
+_FROZEN: dict[type, bool] = {}
+
+
+def _immutable(obj: Any) -> bool:
+    """A tuple, a frozenset or a frozen dataclass: encoded by value wherever it occurs, never as a back reference
+    (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
+    cls = type(obj)
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        params = getattr(cls, "__dataclass_params__", None)
+        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or bool(params is not None and params.frozen)
+    return frozen
 
 
 def fingerprint(roots: Iterable[Any], rename: Mapping[str, str] | None = None) -> str:

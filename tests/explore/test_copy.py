@@ -5,6 +5,7 @@ judged from the source's saved fold, and a choice point yields every allowed out
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import pickle
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from model.sr.protocol import ModelSystem as SrSystem
 
 AM = "am-3s-1db-crash-partition"
 SR = "sr-2s-1m-crash"
+PF = "pf-2s-1f-replicas"
 
 
 def _path(ex: Explorer, depth: int) -> Node:
@@ -97,6 +99,20 @@ def test_a_closure_timer_is_refused_not_copied() -> None:
         freeze(s)
 
 
+@pytest.mark.unit
+def test_the_fingerprint_sees_shared_mutable_objects_not_shared_values() -> None:
+    """A value (tuple, frozen dataclass) shared or copied is one state (a pickled copy shares differently from a
+    replay); the twin: two lists that are one object are not two equal lists (a change to one shows in both)."""
+    from conformance.explore.fingerprint import fingerprint
+    from model.pf.cnset import CNSet
+
+    one = CNSet((("a", ((1, 2),)),))
+    assert fingerprint([[one, one]]) == fingerprint([[one, CNSet((("a", ((1, 2),)),))]])
+    assert fingerprint([[(1, 2), (1, 2)]]) == fingerprint([[tuple([1, 2]), tuple([1, 2])]])
+    shared: list[int] = []
+    assert fingerprint([[shared, shared]]) != fingerprint([[[], []]])
+
+
 @pytest.mark.model
 def test_each_edge_is_judged_from_the_source_fold() -> None:
     """A child's fold was fed only the step's new events: its fed count is the source's plus the step's events,
@@ -120,17 +136,18 @@ def test_a_node_is_picklable_and_expands_alike() -> None:
     (_, _, child, _), *_ = [e for e in ex.successors(ex.root()) if e[2] is not None]
     child.live = None
     again = pickle.loads(pickle.dumps(child))
-    assert again.live is None and again.key == child.key == ((0,),)
+    assert again.live is None and again.key == child.key and len(again.key) == 1
     strip = lambda edges: [(fp, json.dumps(st, sort_keys=True), c is None) for fp, st, c, _ in edges]  # noqa: E731
     assert strip(ex.successors(again)) == strip(ex.successors(child))
 
 
 @pytest.mark.model
-def test_copy_and_replay_explore_alike() -> None:
-    """The same bound explored by copying and by replaying (the fallback): the same figures."""
-    bound = find(AM).bound
-    copied = Explorer(bound)
-    by_copy = copied.run()
+@pytest.mark.parametrize(("name", "depth"), [(SR, 3), (AM, 4), (PF, 2)])
+def test_copy_and_replay_explore_alike(name: str, depth: int) -> None:
+    """A default bound (shallower where it is slow) explored by copying and by replaying (the fallback for a
+    model with closure timers): the same figures, choice points included."""
+    bound = find(name).bound.with_(depth=depth)
+    by_copy = Explorer(bound).run()
     replaying = Explorer(bound)
     replaying.result.restore = "replay"
     by_replay = replaying.run()
@@ -142,6 +159,23 @@ def test_copy_and_replay_explore_alike() -> None:
 
 
 # --- choice points -------------------------------------------------------------------------------------------
+@pytest.mark.model
+@pytest.mark.parametrize(("ranges", "per_range"), [("ends", 2), ("ends+mid", 3)])
+def test_a_restarted_store_branches_on_every_timer_phase(ranges: str, per_range: int) -> None:
+    """pf: a store restarting schedules its three replication timers at phases the seed leaves open (`pf.phase.*`):
+    every combination of each range's explored values is its own successor, and a replay of its step is it."""
+    ex = Explorer(find(PF).bound)
+    ex.ranges = ranges
+    crashed = next(e[2] for e in ex.successors(ex.root()) if e[1]["op"] == "crash")
+    restarts = [e for e in ex.successors(crashed) if e[1]["op"] == "restart"]
+    combos = [list(c) for c in itertools.product(range(per_range), repeat=3)]
+    assert [e[1]["choices"] for e in restarts] == combos  # in index order: BFS order is the path keys' order
+    assert len({e[0] for e in restarts}) == len(combos)  # distinct states
+    assert [e[2].key[-1][1:] for e in restarts] == [tuple(c) for c in combos]
+    for fp, step, child, _ in restarts[:: len(combos) - 1]:  # the first and the last: replayed, the same state
+        assert ex.fingerprint(ex.replay([*crashed.steps, step]), child.book) == fp
+
+
 def _choosing_submit(monkeypatch: pytest.MonkeyPatch) -> None:
     """A model step with a random choice: sr's `submit` picks a value in [1, 9] (recorded on the system, so each
     outcome is its own state). Stands in for the model's own choice points until they are converted."""
