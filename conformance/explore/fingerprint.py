@@ -1,12 +1,9 @@
 """A canonical, deterministic fingerprint of a model system's state (issue 22; TLC's state fingerprints,
 stateright's `unique_state_count`).
 
-The model objects are not copyable by `copy.deepcopy`: the kernel's event queue (`model.kernel.sim`) holds
-closures over the live objects (`lambda: self._tick(node)`), which deepcopy shares instead of copying, so a
-copy's timers would change the original (`tests/explore/test_fingerprint.py` shows it). The explorer therefore
-restores a state by replaying its path (the model is deterministic for one setup), and needs only a
-fingerprint of the state it reached. `fingerprint(roots)` walks the object graph from `roots` and hashes a
-canonical encoding of it:
+The explorer copies states (`conformance.explore.state`, issue 33) and identifies each by a fingerprint:
+`fingerprint(roots)` walks the object graph from `roots` and hashes a canonical encoding of it, the same for
+a copied state and the same state replayed:
 
 - scalars by type and value; lists and tuples in order; dicts in insertion order (a model iterates them, so
   the order is behaviour); sets by their sorted encodings (no model may depend on set order: hash
@@ -34,6 +31,7 @@ import hashlib
 import random
 import re
 import types
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -101,7 +99,9 @@ class Walker:
             parts = sorted(self._alone(x) for x in obj)
             self.put(f"S{len(parts)}:" + ",".join(parts))
         elif isinstance(obj, random.Random):
-            self.put("R" + hashlib.blake2b(repr(obj.getstate()).encode(), digest_size=16).hexdigest())
+            version, words, gauss = obj.getstate()  # 625 32-bit words: hashed as bytes, not as their repr
+            digest = hashlib.blake2b(array("I", words).tobytes(), digest_size=16).hexdigest()
+            self.put(f"R{version}:{gauss!r}:{digest}")
         elif isinstance(obj, types.FunctionType):
             self._function(obj)
         elif isinstance(obj, types.MethodType):
