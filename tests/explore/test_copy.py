@@ -237,3 +237,28 @@ def test_the_cli_replays_a_file_with_choices(tmp_path: Path) -> None:
     f = tmp_path / "r.json"
     f.write_text(json.dumps(res.replay_file("ack-before-shadow")))
     assert main(["replay", str(f), "--mutant", "ack-before-shadow"]) == 1
+
+
+# --- symmetry ------------------------------------------------------------------------------------------------
+@pytest.mark.model
+def test_symmetry_groups_and_merges_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The renamings are every permutation within each group (the identity first); a mechanism's stated symmetry
+    (`model.<m>.symmetry.interchangeable`) is used and the states it merges are counted. For the count only, a
+    state is taken to be its book alone (which servers are down): crashing MBX01 or MBX02 is then one state
+    under the renaming, and the twin without the reduction keeps them apart."""
+    import sys
+    import types
+
+    from conformance.explore.spaces import Space
+
+    ex = Explorer(find(SR).bound)
+    ex.symmetric([["A", "B"], ["x", "y", "z"]])
+    assert len(ex.renames) == 2 * 6 and all(k == v for k, v in ex.renames[0].items())
+    fake = types.ModuleType("model.sr.symmetry")
+    fake.interchangeable = lambda setup: [f"MBX{i + 1:02d}" for i in range(setup["n_servers"])]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "model.sr.symmetry", fake)
+    monkeypatch.setattr(Space, "roots", lambda self, s, book: [book])
+    bound = find(SR).bound.with_(depth=1, kinds=("crash",))
+    plain, reduced = explore(bound), explore(bound.with_(symmetry=True))
+    assert plain.merges == 0 and reduced.merges == 1
+    assert reduced.states == plain.states - 1
