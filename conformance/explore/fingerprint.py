@@ -156,10 +156,12 @@ class Walker:
         cls = type(obj)
         self.put(f"O{cls.__module__}.{cls.__qualname__}")
         fields = dict(getattr(obj, "__dict__", {}))
-        for klass in cls.__mro__:
-            for name in getattr(klass, "__slots__", ()):
-                if name not in fields and hasattr(obj, name):
-                    fields[name] = getattr(obj, name)
+        slots = _SLOTS.get(cls)
+        if slots is None:
+            slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+        for name in slots:
+            if name not in fields and hasattr(obj, name):
+                fields[name] = getattr(obj, name)
         if not fields and hasattr(obj, "__reduce_ex__") and not hasattr(obj, "__dict__"):
             self.put(repr(obj))
             return
@@ -169,6 +171,11 @@ class Walker:
 
 
 _FROZEN: dict[type, bool] = {}
+_SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+
+
+def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
+    return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
 def _immutable(obj: Any) -> bool:
