@@ -13,7 +13,7 @@ the frontier's largest size). Runs against whichever tree is on PYTHONPATH (the 
 own), so a tree before issue 33 is measured by the same loop (it reports no restore and no bytes):
 
     python benchmarks/bench_explore.py --budget 600 [--mechanism sr]
-    PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am]
+    PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def run(mechanism: str, budget_s: float) -> list[dict[str, object]]:
     return rows
 
 
-def defaults(mechanism: str, repeat: int) -> list[dict[str, object]]:
-    """The explore loop's speed on the mechanism's default (non-slow) manifest bounds."""
+def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str, object]]:
+    """The explore loop's speed on the mechanism's default (non-slow) manifest bounds (`choices` False: every
+    random choice drawn by the seed, the state space explored before issue 33)."""
     from conformance.explore.manifest import load
 
     rows = []
@@ -75,12 +76,14 @@ def defaults(mechanism: str, repeat: int) -> list[dict[str, object]]:
             continue
         rates, res = [], None
         for _ in range(repeat):
-            res = Explorer(entry.bound).run(max_states=entry.max_states)
+            ex = Explorer(entry.bound)
+            ex.choices = choices
+            res = ex.run(max_states=entry.max_states)
             rates.append(res.states / res.seconds)
         assert res is not None
         rates.sort()
         row = {
-            "bound": entry.bound.name,
+            "bound": entry.bound.name + ("" if choices else " (choice points off)"),
             "states": res.states,
             "transitions": res.transitions,
             "loop_seconds_best": round(res.states / rates[-1], 3),
@@ -100,10 +103,11 @@ def main() -> None:
     ap.add_argument("--mechanism", choices=sorted(LADDER), action="append")
     ap.add_argument("--defaults", action="store_true", help="the explore loop's speed on the default bounds")
     ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
+    ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
     args = ap.parse_args()
     for m in args.mechanism or sorted(LADDER):
         if args.defaults:
-            defaults(m, args.repeat)
+            defaults(m, args.repeat, not args.no_choices)
         else:
             run(m, args.budget)
 
