@@ -238,7 +238,8 @@ class Explorer:
     def successors(self, node: Node, seen: Collection[str] = ()) -> list[Edge]:
         """Every transition out of `node`, in order (the bound's actions; per choice point each outcome, in index
         order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
-        without a violation. Stops after the first edge with a violation."""
+        without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
+        at `bound.depth` is not expanded."""
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
         acts = self.space.actions(here, node.book, self.bound)  # runs `here` forward (time steps): a throwaway
