@@ -7,7 +7,8 @@ benchmarks/README.md.
 
 `--defaults` (issue 33): every non-slow bound of `spec/explore.toml`, explored `--repeat` times in this process;
 printed per bound: distinct states, transitions, the explore loop's own seconds (`Result.seconds`: not the
-interpreter's start nor the imports), states/s (best and median of the repeats), how states were restored
+interpreter's start nor the imports), states/s (best and median of the repeats), states per CPU second of the
+loop (the process's CPU time: the figure that holds on a shared machine, one core per process), how states were restored
 (`copy`, or `replay` for a model whose timers are still closures) and bytes per state (visited fingerprints plus
 the frontier's largest size). Runs against whichever tree is on PYTHONPATH (the script imports nothing of its
 own), so a tree before issue 33 is measured by the same loop (it reports no restore and no bytes):
@@ -74,14 +75,17 @@ def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str
     for entry in load()[0]:
         if entry.bound.mechanism != mechanism or entry.slow:
             continue
-        rates, res = [], None
+        rates, cpu_rates, res = [], [], None
         for _ in range(repeat):
             ex = Explorer(entry.bound)
             ex.choices = choices
+            cpu = time.process_time()
             res = ex.run(max_states=entry.max_states)
+            cpu_rates.append(res.states / max(time.process_time() - cpu, 1e-9))
             rates.append(res.states / res.seconds)
         assert res is not None
         rates.sort()
+        cpu_rates.sort()
         row = {
             "bound": entry.bound.name + ("" if choices else " (choice points off)"),
             "states": res.states,
@@ -89,6 +93,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str
             "loop_seconds_best": round(res.states / rates[-1], 3),
             "states_per_s_best": round(rates[-1], 1),
             "states_per_s_median": round(rates[len(rates) // 2], 1),
+            "states_per_cpu_s_median": round(cpu_rates[len(cpu_rates) // 2], 1),
             "restore": getattr(res, "restore", "replay (before issue 33)"),
             "bytes_per_state": round(getattr(res, "bytes_per_state", 0.0), 1),
         }
