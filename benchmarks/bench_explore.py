@@ -66,7 +66,7 @@ def run(mechanism: str, budget_s: float) -> list[dict[str, object]]:
     return rows
 
 
-def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str, object]]:
+def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool = False) -> list[dict[str, object]]:
     """The explore loop's speed on the mechanism's default (non-slow) manifest bounds (`choices` False: every
     random choice drawn by the seed, the state space explored before issue 33)."""
     from conformance.explore.manifest import load
@@ -78,7 +78,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str
         rates, cpu_rates, res = [], [], None
         for _ in range(repeat):
             ex = Explorer(entry.bound)
-            ex.choices = choices
+            ex.choices, ex.compress = choices, compress
             cpu = time.process_time()
             res = ex.run(max_states=entry.max_states)
             cpu_rates.append(res.states / max(time.process_time() - cpu, 1e-9))
@@ -87,7 +87,9 @@ def defaults(mechanism: str, repeat: int, choices: bool = True) -> list[dict[str
         rates.sort()
         cpu_rates.sort()
         row = {
-            "bound": entry.bound.name + ("" if choices else " (choice points off)"),
+            "bound": entry.bound.name,
+            "choice_points": choices,
+            "compressed": compress,
             "states": res.states,
             "transitions": res.transitions,
             "loop_seconds_best": round(res.states / rates[-1], 3),
@@ -109,10 +111,11 @@ def main() -> None:
     ap.add_argument("--defaults", action="store_true", help="the explore loop's speed on the default bounds")
     ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
     ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
+    ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs zlib-compressed")
     args = ap.parse_args()
     for m in args.mechanism or sorted(LADDER):
         if args.defaults:
-            defaults(m, args.repeat, not args.no_choices)
+            defaults(m, args.repeat, not args.no_choices, args.compress)
         else:
             run(m, args.budget)
 

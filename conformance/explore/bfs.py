@@ -160,6 +160,7 @@ class Explorer:
         self.choices: bool = getattr(bound, "choices", True)  # choice points on (manifest field `choices`)
         self.ranges: str = getattr(bound, "ranges", "ends")  # the outcomes of a range (`model.kernel.choice`)
         self.root_found: Found | None = None
+        self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self) -> Session:
@@ -193,7 +194,7 @@ class Explorer:
         if self.result.restore == "replay":
             return None
         try:
-            return freeze(s)
+            return freeze(s, self.compress)
         except NotCopyable as exc:  # a model not yet converted to timer records (issue 33): replay, as before
             self.result.restore, self.result.why = "replay", str(exc)
             return None

@@ -24,6 +24,7 @@ Choice points are imposed on a step by `conformance.harness.core.scripted` (the 
 from __future__ import annotations
 
 import pickle
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from conformance.harness.core import Driver, Session
 from model.kernel.sim import Simulator, closure_in
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
+_ZLIB = b"Z"  # a compressed blob's first byte (a pickle of protocol 2 or later starts with 0x80)
 
 
 class NotCopyable(TypeError):
@@ -73,8 +75,9 @@ def closures(system: Any) -> list[str]:
     return out
 
 
-def freeze(s: Session) -> bytes:
-    """The session's state as one blob (see the module docstring for what it holds)."""
+def freeze(s: Session, compress: bool = False) -> bytes:
+    """The session's state as one blob (see the module docstring for what it holds); `compress`: zlib level 1
+    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte)."""
     bad = closures(s.system)
     if bad:
         raise NotCopyable(
@@ -83,13 +86,16 @@ def freeze(s: Session) -> bytes:
         )
     parts = (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
     try:
-        return pickle.dumps(parts, PROTOCOL)
+        blob = pickle.dumps(parts, PROTOCOL)
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
         raise NotCopyable(f"the {s.driver.name} model's state cannot be copied: {exc}") from exc
+    return _ZLIB + zlib.compress(blob, 1) if compress else blob
 
 
 def thaw(blob: bytes, driver: Driver, setup: dict[str, Any]) -> Session:
     """A fresh session holding an independent copy of the state `freeze` made `blob` of."""
+    if blob[:1] == _ZLIB:
+        blob = zlib.decompress(blob[1:])
     system, state, outs, incremental, fed, judged, notes = pickle.loads(blob)
     s = Session(driver, system, setup)
     s.state, s.outs, s.incremental, s.fed, s.judged, s.notes = state, outs, incremental, fed, judged, notes

@@ -262,3 +262,14 @@ def test_symmetry_groups_and_merges_are_counted(monkeypatch: pytest.MonkeyPatch)
     plain, reduced = explore(bound), explore(bound.with_(symmetry=True))
     assert plain.merges == 0 and reduced.merges == 1
     assert reduced.states == plain.states - 1
+
+
+@pytest.mark.model
+def test_a_compressed_blob_is_the_same_state() -> None:
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, 2)
+    s = ex.restore(at)
+    plain, packed = freeze(s), freeze(s, compress=True)
+    assert len(packed) < len(plain)
+    fp = lambda blob: ex.fingerprint(thaw(blob, ex.driver, ex.setup), at.book)  # noqa: E731
+    assert fp(packed) == fp(plain) == ex.fingerprint(ex.replay(at.steps), at.book)
