@@ -78,6 +78,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
         rates, cpu_rates, res = [], [], None
         for _ in range(repeat):
             ex = Explorer(entry.bound)
+            knows = hasattr(ex, "choices")  # a tree before issue 33 has no choice points (and no compression)
             ex.choices, ex.compress = choices, compress
             cpu = time.process_time()
             res = ex.run(max_states=entry.max_states)
@@ -88,8 +89,8 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
         cpu_rates.sort()
         row = {
             "bound": entry.bound.name,
-            "choice_points": choices,
-            "compressed": compress,
+            "choice_points": choices if knows else None,
+            "compressed": compress if knows else None,
             "states": res.states,
             "transitions": res.transitions,
             "loop_seconds_best": round(res.states / rates[-1], 3),
