@@ -44,10 +44,10 @@ _ATOMS = (type(None), bool, int, float, complex, bytes)
 
 
 class Walker:
-    """One canonical encoding: `walk(obj)` appends tokens to a blake2b digest."""
+    """One canonical encoding: `walk(obj)` appends tokens; `digest()` hashes them (blake2b-128)."""
 
     def __init__(self, rename: Mapping[str, str] | None = None) -> None:
-        self.h = hashlib.blake2b(digest_size=16)
+        self.tokens: list[str] = []  # hashed at the end, each followed by a NUL (`digest`)
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
         self.rename = dict(rename or {})
@@ -56,8 +56,14 @@ class Walker:
         )
 
     def put(self, token: str) -> None:
-        self.h.update(token.encode("utf-8", "surrogatepass"))
-        self.h.update(b"\x00")
+        self.tokens.append(token)
+
+    def digest(self) -> str:
+        """The blake2b-128 of every token, each followed by a NUL, in order (one encode and one update)."""
+        self.tokens.append("")
+        text = "\x00".join(self.tokens)
+        self.tokens.pop()
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
     def text(self, s: str) -> str:
         if self._pattern is None:
@@ -125,7 +131,7 @@ class Walker:
         """A set element encoded on its own (elements are hashable values: no shared structure to keep)."""
         sub = Walker(self.rename)
         sub.walk(x)
-        return sub.h.hexdigest()
+        return sub.digest()
 
     def _function(self, fn: types.FunctionType) -> None:
         self.put(f"F{fn.__module__}.{fn.__qualname__}")
@@ -194,4 +200,4 @@ def fingerprint(roots: Iterable[Any], rename: Mapping[str, str] | None = None) -
     w = Walker(rename)
     for root in roots:
         w.walk(root)
-    return w.h.hexdigest()
+    return w.digest()
