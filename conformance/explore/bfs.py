@@ -43,7 +43,6 @@ from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
-from model.kernel.choice import ChoiceNeeded
 
 
 @dataclass
@@ -247,15 +246,12 @@ class Explorer:
         edges: list[Edge] = []
         met: set[str] = set()
         for i, act in enumerate(acts):
-            scripts: deque[list[int]] = deque([[]])
-            while scripts:
-                script = scripts.popleft()
+            script: list[int] | None = []
+            while script is not None:  # each resolution of the step's choice points, in lexicographic order
                 s = self.restore(node)
-                try:
-                    step = self.apply(s, act, script)
-                except ChoiceNeeded as exc:  # branch: each outcome, in index order, before the later scripts
-                    scripts.extendleft([*script, k] for k in reversed(range(len(exc.outcomes))))
-                    continue
+                step, made = self.apply(s, act, script)
+                script = _next_script(made)
+                full = [k for _, k, _ in made]
                 steps = (*node.steps, step)
                 fp = self.fingerprint(s, act.book)
                 new = fp not in seen and fp not in met
@@ -263,26 +259,29 @@ class Explorer:
                 child = None
                 if found is None and new:
                     met.add(fp)
-                    child = Node((*node.key, (i, *script)), steps, act.book, self.freeze(s), s)
+                    child = Node((*node.key, (i, *full)), steps, act.book, self.freeze(s), s)
                 edges.append((fp, step, child, found))
                 if found is not None:
                     return edges
         return edges
 
-    def apply(self, s: Session, act: Action, script: list[int]) -> dict[str, Any]:
-        """Apply `act` to `s`, the model's random choices scripted (choice points on); the step as recorded."""
+    def apply(self, s: Session, act: Action, script: list[int]) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
+        """Apply `act` to `s`, the model's random choices scripted (choice points on): `script` decides the first
+        choices, every later one takes its first outcome. The step as recorded and the choices made (label,
+        outcome index, outcomes)."""
         step = act.step()
         if not self.choices or chooser_host(s.system) is None:
             for call in act.calls:
                 s.apply(call)
-            return step
-        with scripted(s.system, script, self.ranges):
+            return step, []
+        with scripted(s.system, script, self.ranges, extend=True) as chooser:
             for call in act.calls:
                 s.apply(call)
-        step["choices"] = list(script)
+        made = list(chooser.made) if chooser is not None else []
+        step["choices"] = [k for _, k, _ in made]
         if self.ranges != "ends":
             step["ranges"] = self.ranges
-        return step
+        return step, made
 
     def end_of(self, node: Node) -> Found | None:
         """The state's fairness end, judged (on its live session, or a copy: the session goes on past it)."""
@@ -345,6 +344,15 @@ class Explorer:
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started
         return res
+
+
+def _next_script(made: list[tuple[str, int, int]]) -> list[int] | None:
+    """The next resolution after `made` in lexicographic order (an odometer: the last choice that has a further
+    outcome moves on, the later ones are made afresh), None after the last: each resolution is applied once."""
+    for k in range(len(made) - 1, -1, -1):
+        if made[k][1] + 1 < made[k][2]:
+            return [i for _, i, _ in made[:k]] + [made[k][1] + 1]
+    return None
 
 
 def _size(node: Node) -> int:

@@ -184,16 +184,29 @@ def chooser_host(system: Any) -> Any:
     return None
 
 
+class ExtendingChooser(ScriptedChooser):
+    """A `ScriptedChooser` that takes the first outcome at a choice its script has not decided (noting it in
+    `made`) instead of raising `ChoiceNeeded`: the explorer applies each resolution of a step once."""
+
+    def _take(self, label: str, outcomes: Sequence[Any]) -> Any:
+        if len(outcomes) > 1 and self.pos >= len(self.script):
+            self.script.append(0)
+        return super()._take(label, outcomes)
+
+
 @contextmanager
-def scripted(system: Any, script: Sequence[int], ranges: str = "ends") -> Iterator[ScriptedChooser | None]:
+def scripted(
+    system: Any, script: Sequence[int], ranges: str = "ends", extend: bool = False
+) -> Iterator[ScriptedChooser | None]:
     """One step applied under a `ScriptedChooser(script, ranges)` (issue 33: the explorer's choice points, and
-    their replay); the system's own chooser is put back after it, so the chooser is never part of a state."""
+    their replay; `extend`: an `ExtendingChooser`); the system's own chooser is put back after it, so the
+    chooser is never part of a state."""
     host = chooser_host(system)
     if host is None:
         yield None
         return
     before = host.choices
-    chooser = ScriptedChooser(list(script), ranges)
+    chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
     host.choices = chooser
     try:
         yield chooser
