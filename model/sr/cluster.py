@@ -22,6 +22,19 @@ from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
 from model.sr import events as ev
+from model.sr.choice_points import (
+    ACK_LOST,
+    HOP_LATENCY,
+    HOP_SLOW,
+    HOP_SLOW_LATENCY,
+    RETRY_DELAY,
+    RETRY_SERVER,
+    SHADOW_LATENCY,
+    SHADOW_SERVER,
+    SHADOW_SLOW,
+    SHADOW_SLOW_LATENCY,
+    SHADOW_STALL,
+)
 from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server, ShadowRec
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
@@ -193,7 +206,7 @@ class Cluster(Maintenance):
             )
             self._attempt(msg, inst)
             return
-        target = self.sim.rng.choice(cands)
+        target = self.sim.choices.pick(SHADOW_SERVER, cands)
         sess.shadow = target
         self.emit(
             p,
@@ -209,13 +222,16 @@ class Cluster(Maintenance):
         self._query(p, target, "session")  # any session to a server carries XQUERYDISCARD (SR-054)
         if self.pol.ack_early():
             self._accept(msg, inst, redundant=False, acked=True)
-        rng = self.sim.rng
-        if rng.random() < self.t.stall_p:
+        choose = self.sim.choices
+        if choose.chance(SHADOW_STALL, self.t.stall_p):
             idle = self.pol.shadow_idle_ms(self.cfg)
             sess.attempt = self.sim.after(idle, self._stalled, msg, inst, node=p)
             return
         lo, hi = self.t.shadow_ms
-        delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
+        if not choose.chance(SHADOW_SLOW, self.t.slow_p):
+            delay = choose.randint(SHADOW_LATENCY, lo, hi)
+        else:
+            delay = choose.randint(SHADOW_SLOW_LATENCY, hi, 6 * MINUTE)
         sess.attempt = self.sim.after(delay, self._shadow_done, msg, inst, target, node=p)
 
     def _stalled(self, msg: str, inst: int) -> None:
@@ -279,7 +295,7 @@ class Cluster(Maintenance):
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         if sess.done:
             return
-        acked = self.sim.rng.random() >= self.t.ack_loss_p  # a lost 250: the sender will transmit again
+        acked = not self.sim.choices.chance(ACK_LOST, self.t.ack_loss_p)  # a lost 250: the sender transmits again
         self._accept(msg, inst, redundant=True, acked=acked, shadow=target)
 
     def _inbound_timeout(self, msg: str, inst: int) -> None:
@@ -358,14 +374,18 @@ class Cluster(Maintenance):
             return
         boundary = self.members[primary][0]
         options = [n for n in self.exchange if self.members[n][0] == boundary]
-        target = self.sim.rng.choice(options)
-        self.sim.after(self.sim.rng.randint(*self.t.retry_ms), self.submit, msg, target, forks, origin, inst)
+        target = self.sim.choices.pick(RETRY_SERVER, options)
+        delay = self.sim.choices.randint(RETRY_DELAY, *self.t.retry_ms)
+        self.sim.after(delay, self.submit, msg, target, forks, origin, inst)
 
     # --- processing forks, discard status (SR-032, SR-037, SR-050, SR-051) ---------------------------
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None:
-        rng = self.sim.rng
-        rng_ms = self.t.hop_slow_ms if rng.random() < self.t.hop_slow_p else self.t.hop_ms
-        self.sim.after(rng.randint(*rng_ms), self._process, node, key, fork, node=node)
+        choose = self.sim.choices
+        if choose.chance(HOP_SLOW, self.t.hop_slow_p):
+            delay = choose.randint(HOP_SLOW_LATENCY, *self.t.hop_slow_ms)
+        else:
+            delay = choose.randint(HOP_LATENCY, *self.t.hop_ms)
+        self.sim.after(delay, self._process, node, key, fork, node=node)
 
     def _process(self, node: str, key: Key, fork: str) -> None:
         rec = self.servers[node].queue.get(key)

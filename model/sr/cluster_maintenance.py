@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
+from model.sr.choice_points import HEARTBEAT_PHASE
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
@@ -79,7 +80,8 @@ class Maintenance:
 
     def _start_heartbeat(self, node: str) -> None:
         self.boot[node] = self.sim.now_ms
-        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), self._tick, node, node=node)
+        phase = self.sim.choices.randint(HEARTBEAT_PHASE, 0, self.cfg.heartbeat_ms)
+        self.sim.after(phase, self._tick, node, node=node)
 
     def _tick(self, node: str) -> None:
         srv = self.servers[node]
