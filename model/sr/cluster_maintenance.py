@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
+from model.sr.choice_points import HEARTBEAT_PHASE
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
     from model.sr.policy import Policy
     from model.sr.state import SrConfig
+    from model.sr.world import World
 
 Key = tuple[str, int]  # (message, instance)
 
@@ -46,15 +48,11 @@ class Server:
     """A transport server's transport database (kept on disk) plus its running state."""
 
     name: str
-    db: str
     queue: dict[Key, PrimaryRec] = field(default_factory=dict)
     shadows: dict[Key, ShadowRec] = field(default_factory=dict)
     pending: dict[str, list[tuple[str, int, str, int]]] = field(
         default_factory=dict
     )  # per shadow: msg, inst, fork, queued at
-    last_query: dict[str, int] = field(default_factory=dict)
-    last_contact: dict[str, int] = field(default_factory=dict)
-    safetynet: dict[Key, tuple[tuple[str, ...], int]] = field(default_factory=dict)  # forks, entered at
 
 
 class Maintenance:
@@ -64,12 +62,15 @@ class Maintenance:
     cfg: SrConfig
     pol: Policy
     servers: dict[str, Server]
+    world: World  # the monitor's fold state, which the decisions read (issue 33)
     timers: set[tuple[str, str, int]]
     boot: dict[str, int]
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None: ...  # provided by Cluster
 
     def reach(self, a: str, b: str) -> bool: ...  # provided by Cluster
+
+    def db(self, name: str) -> str: ...  # provided by Cluster
 
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None: ...  # provided by Cluster
 
@@ -79,7 +80,8 @@ class Maintenance:
 
     def _start_heartbeat(self, node: str) -> None:
         self.boot[node] = self.sim.now_ms
-        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), self._tick, node, node=node)
+        phase = self.sim.choices.randint(HEARTBEAT_PHASE, 0, self.cfg.heartbeat_ms)
+        self.sim.after(phase, self._tick, node, node=node)
 
     def _tick(self, node: str) -> None:
         srv = self.servers[node]
@@ -96,8 +98,7 @@ class Maintenance:
         now = self.sim.now_ms
         ok = self.reach(shadow, primary)
         p = self.servers[primary]
-        if ok:
-            s.last_contact[primary] = now
+        db = self.db(primary) if ok else None
         # the query is recorded first: what it observed (success, database ID) explains what follows
         self.emit(
             shadow,
@@ -106,17 +107,18 @@ class Maintenance:
             primary=primary,
             ok=ok,
             reason=reason,
-            db=p.db if ok else None,
+            db=db,
             held=len(mine),
         )
         for key in mine:
             rec = s.shadows[key]
-            last = max(s.last_contact.get(primary, rec.created_ms), rec.created_ms)
-            why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, p.db if ok else None)
+            # the last successful session (`World.contact`: a shadow session or query); one from before this
+            # server's new transport database is older than every shadow it holds now
+            last = max(self.world.contact.get((shadow, primary), rec.created_ms), rec.created_ms)
+            why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, db)
             if why:
-                self._promote(shadow, key, why, last, p.db if ok else None)
+                self._promote(shadow, key, why, last, db)
         if ok:
-            p.last_query[shadow] = now
             for msg, inst, fork, _ in p.pending.pop(shadow, []):
                 self._notified(shadow, (msg, inst), fork)
         elif self.cfg.promotion_check == "exactTimer":
@@ -128,7 +130,7 @@ class Maintenance:
         left = [r for r in s.shadows.values() if r.primary == primary]
         if not left:
             return
-        due = max(s.last_contact.get(primary, 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
+        due = max(self.world.contact.get((shadow, primary), 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
         if due > self.sim.now_ms and (shadow, primary, due) not in self.timers:
             self.timers.add((shadow, primary, due))
             self.sim.at(due, self._query, shadow, primary, "timer", node=shadow)
@@ -170,7 +172,7 @@ class Maintenance:
         ShadowMessageAutoDiscardInterval since the later of its last query and the event's queueing."""
         now, interval = self.sim.now_ms, self.pol.auto_discard_ms(self.cfg)
         for shadow in sorted(srv.pending):
-            last = srv.last_query.get(shadow, -interval)
+            last = self.world.last_ok.get((shadow, srv.name), -interval)  # its last successful query
             keep = []
             for msg, inst, fork, at in srv.pending[shadow]:
                 if now - max(last, at) >= interval:

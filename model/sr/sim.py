@@ -115,7 +115,7 @@ def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
         new = rng.random() < 0.35
         back = rng.randint(1, 20) * MINUTE if rng.random() < 0.6 else long_ms
         sim.at(min(end_ms, sim.now_ms + back), _restart, sim, node, new)
-    elif roll < 0.7 and node not in cl.isolated:
+    elif roll < 0.7 and not cl.cut_off(node):
         cl.isolate(node)
         back = rng.randint(1, 20) * MINUTE if rng.random() < 0.5 else long_ms
         sim.at(min(end_ms, sim.now_ms + back), cl.heal)

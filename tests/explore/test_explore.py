@@ -3,15 +3,17 @@ bound where the reference model is clean), the replay file it writes, and the fi
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
 
 from conformance.cli import main
-from conformance.explore.bfs import explore
+from conformance.explore.bfs import Explorer, explore
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.manifest import Entry, ManifestError, compare, find, load
+from conformance.explore.spaces import Bound
 from model.kernel.sim import Simulator
 
 ENTRIES, MUTANT_BOUNDS = load()
@@ -78,6 +80,27 @@ def test_bfs_gives_the_shortest_path() -> None:
     shallow = explore(entry.bound, "second-pam-after-partition")
     deep = explore(entry.bound.with_(depth=entry.bound.depth + 1), "second-pam-after-partition")
     assert shallow.found and deep.found and shallow.found.depth == deep.found.depth == 1
+
+
+@pytest.mark.unit
+def test_deepcopy_copies_an_sr_state() -> None:
+    """Issue 33: sr's timers are records (action and arguments), so a deep copy of a replayed state is a state of
+    its own: the clone's timers run on the clone (before, they were closures over the original and ran on it).
+    Twin: a timer that is a closure over the original still runs on the original from the clone's queue."""
+    ex = Explorer(Bound("sr", "t", 2, 1, 0, (), 1))
+    s = ex.replay(
+        [{"op": "submit", "calls": [{"call": "submit", "args": {"msg": "m1", "primary": "MBX01", "forks": ["mbx"]}}]}]
+    )
+    before = len(s.system.events())
+    clone = copy.deepcopy(s.system)
+    clone.advance(60_000)
+    assert len(s.system.events()) == before < len(clone.events())
+    original = s.system
+    original.sim.after(1, lambda: original.heal())  # a closure: deepcopy shares what it captured
+    original.isolate("MBX02")
+    twin = copy.deepcopy(original)
+    twin.advance(10)
+    assert original.cluster.world.group == {}  # healed by the clone's copy of the closure
 
 
 @pytest.mark.unit
