@@ -73,9 +73,9 @@ class ReferenceSelector:
 # to the environment, resolved through a `model.kernel.choice.Chooser` (seeded in simulation, scripted when
 # exploring).
 CHOICE_PAM = "am.pam-holder"  # which quorum member takes the PAM (AM-005, AM-006, AM-007)
-CHOICE_MOUNT_FAILS = "am.mount-fails"  # the store fails to mount the chosen copy (AM-024, AM-025)
-CHOICE_ACLL_SHORT = "am.acll-short"  # the ACLL source provides fewer logs than generated (AM-022, AM-023)
-CHOICE_ACLL_SHORTFALL = "am.acll-shortfall"  # how many logs fewer, 1..20 (AM-022)
+CHOICE_MOUNT_FAILS = "am.mount-fails"  # the store fails to mount the chosen copy (AM-025)
+CHOICE_ACLL_SHORT = "am.acll-short"  # the ACLL source provides fewer logs than generated (AM-023)
+CHOICE_ACLL_SHORTFALL = "am.acll-shortfall"  # how many logs fewer, 1..20 (AM-023)
 
 
 @dataclass

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
+from typing import Any
 
 from model.am.state import COMPONENTS, CopyState, Health, Snapshot
+from model.kernel.choice import ChoiceNeeded, ScriptedChooser
 
 LGEN = 100
 
@@ -63,3 +66,22 @@ class ScriptEnv:
 
 
 COMPONENT_NAMES = [c for c, _ in COMPONENTS]
+
+
+def resolutions(root: Any, act: Callable[[Any], list]) -> list[tuple[list, Any, list]]:
+    """Every resolution of the choices `act` meets, as the explorer finds them: each branch applies `act` to a
+    fresh copy of `root` under a script, extended on `ChoiceNeeded` by each allowed outcome.
+    Returns (choices made, the system after, the events) per complete script."""
+    done, todo = [], [[]]
+    while todo:
+        script = todo.pop(0)
+        s = deepcopy(root)
+        chooser = ScriptedChooser(list(script))
+        s.env.choices = chooser
+        try:
+            outs = act(s)
+        except ChoiceNeeded as e:
+            todo += [[*script, i] for i in range(len(e.outcomes))]
+            continue
+        done.append((chooser.made, s, outs))
+    return done

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from model.am import events as ev
-from model.am.decisions import Out
 from model.am.mutants import SIMULATORS
 from model.am.protocol import (
     CHOICE_ACLL_SHORT,
@@ -23,8 +20,9 @@ from model.am.protocol import (
     RngEnv,
 )
 from model.am.sim import Driver, simulate
-from model.kernel.choice import ChoiceNeeded, ScriptedChooser
+from model.kernel.choice import ScriptedChooser
 from model.kernel.sim import SECOND, SimulationError, Simulator
+from tests.am.helpers import resolutions
 
 pytestmark = pytest.mark.unit
 
@@ -37,24 +35,19 @@ LAYOUT = Layout(
 
 
 @pytest.fixture
-def strict() -> Any:
-    """`Simulator.strict_timers` on for the test, restored after."""
-    before = Simulator.strict_timers
-    Simulator.strict_timers = True
-    try:
-        yield
-    finally:
-        Simulator.strict_timers = before
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Simulator.strict_timers` on for the test (monkeypatch restores it)."""
+    monkeypatch.setattr(Simulator, "strict_timers", True)
 
 
 @pytest.mark.parametrize("name", ["model", *sorted(SIMULATORS)])
-def test_every_timer_is_a_record(strict: Any, name: str) -> None:
+def test_every_timer_is_a_record(strict: None, name: str) -> None:
     """The model and every mutant run (one seed each, with the liveness phase) without a closure timer."""
     run = simulate if name == "model" else SIMULATORS[name]
     assert run(1, steps=40, liveness=True)
 
 
-def test_a_closure_timer_is_refused_under_strict_mode(strict: Any) -> None:
+def test_a_closure_timer_is_refused_under_strict_mode(strict: None) -> None:
     """The twin: the generator's old form, a lambda around the next tick, is refused."""
     sim = Simulator(1, trace_id="t", mechanism="am")
     system = ModelSystem(LAYOUT, RngEnv(sim.rng, choices=sim.choices))
@@ -67,25 +60,6 @@ def test_a_closure_timer_is_refused_under_strict_mode(strict: Any) -> None:
 def _system() -> ModelSystem:
     """Built as the harness builds it (seeded environment), then explored under scripts."""
     return ModelSystem(LAYOUT, RngEnv(random.Random(3), mount_fail=0.3))
-
-
-def resolutions(root: ModelSystem, act: Callable[[ModelSystem], list[Out]]) -> list[tuple[list, ModelSystem, list]]:
-    """Every resolution of the choices `act` meets, as the explorer finds them: each branch applies `act` to a
-    fresh copy of `root` under a script, extended on `ChoiceNeeded` by each allowed outcome.
-    Returns (choices made, the system after, the events) per complete script."""
-    done, todo = [], [[]]
-    while todo:
-        script = todo.pop(0)
-        s = copy.deepcopy(root)
-        chooser = ScriptedChooser(list(script))
-        s.env.choices = chooser
-        try:
-            outs = act(s)
-        except ChoiceNeeded as e:
-            todo += [[*script, i] for i in range(len(e.outcomes))]
-            continue
-        done.append((chooser.made, s, outs))
-    return done
 
 
 def _taken(leaves: list[tuple[list, ModelSystem, list]]) -> dict[str, set[int]]:

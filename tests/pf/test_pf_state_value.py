@@ -26,14 +26,9 @@ PHASES = {PHASE_HIERARCHY: "tick_hierarchy", PHASE_CONTENT: "tick_content", PHAS
 
 
 @pytest.fixture
-def strict() -> Any:
-    """`Simulator.strict_timers` on for the test, restored after."""
-    before = Simulator.strict_timers
-    Simulator.strict_timers = True
-    try:
-        yield
-    finally:
-        Simulator.strict_timers = before
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Simulator.strict_timers` on for the test (monkeypatch restores it)."""
+    monkeypatch.setattr(Simulator, "strict_timers", True)
 
 
 def _network_is_converted() -> bool:
@@ -49,7 +44,7 @@ def _network_is_converted() -> bool:
 
 
 @pytest.mark.parametrize("name", ["model", *sorted(MUTANTS)])
-def test_every_timer_is_a_record(strict: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_timer_is_a_record(strict: None, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model and every mutant (one seed each) run under strict timers. Until the kernel network's delivery
     timer is a record (i33-sr), the run is strict for every timer but that one, which is the only closure."""
     run = simulate if name == "model" else MUTANTS[name]
