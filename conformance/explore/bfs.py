@@ -156,8 +156,8 @@ class Explorer:
         self.result = Result(bound.mechanism, bound.name, self.setup)
         self.renames: list[dict[str, str]] = []
         self.identities: set[str] = set()  # with symmetry: the states' fingerprints under their own names
-        self.choices: bool = getattr(bound, "choices", True)  # choice points on (manifest field `choices`)
-        self.ranges: str = getattr(bound, "ranges", "ends")  # the outcomes of a range (`model.kernel.choice`)
+        self.choices: bool = bound.choices  # choice points on (manifest field `choices`)
+        self.ranges: str = bound.ranges  # the outcomes of a range explored (`model.kernel.choice`)
         self.root_found: Found | None = None
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
 
@@ -378,17 +378,21 @@ def explore(
 
 def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[list[str]]:
     """The groups of servers a bound declares interchangeable: `model.<mechanism>.symmetry.interchangeable(setup)`
-    where the mechanism states it (issue 33), else am's DAG members (every database on each)."""
+    where the mechanism states them (issue 33; a list of groups, or of names: one group), else am's DAG members
+    (every database on each). No group at all is a usage error: the reduction would merge nothing."""
     try:
         mod = importlib.import_module(f"model.{bound.mechanism}.symmetry")
     except ModuleNotFoundError:
         mod = None
     if mod is not None:
-        groups = mod.interchangeable(setup)
-        return [list(g) for g in groups] if groups and not isinstance(groups[0], str) else [list(groups)]
-    if bound.mechanism == "am":
+        raw = list(mod.interchangeable(setup))
+        groups = [list(g) for g in raw] if raw and not isinstance(raw[0], str) else [list(raw)]
+        groups = [g for g in groups if len(g) > 1]
+        if groups:
+            return groups
+    elif bound.mechanism == "am":
         return [list(setup["members"])]
     raise BoundError(
-        f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction (servers are not "
-        "interchangeable in its model: conformance/explore/README.md)"
+        f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction here (no servers "
+        f"interchangeable under this setup: model/{bound.mechanism}/symmetry.py, conformance/explore/README.md)"
     )

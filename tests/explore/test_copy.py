@@ -188,43 +188,50 @@ def _choosing_submit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SrSystem, "submit", submit)
 
 
+def _submits(ex: Explorer) -> list[Any]:
+    return [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"]
+
+
 @pytest.mark.model
 @pytest.mark.parametrize(("ranges", "values"), [("ends", [1, 9]), ("ends+mid", [1, 5, 9])])
 def test_a_choice_point_yields_every_allowed_outcome(
     monkeypatch: pytest.MonkeyPatch, ranges: str, values: list[int]
 ) -> None:
+    """The test's choice is the first the step makes (sr's own choice points follow it): per primary, every
+    allowed value is taken, each resolution a distinct state, in index order."""
     _choosing_submit(monkeypatch)
-    ex = Explorer(find(SR).bound.with_(depth=1))
-    ex.ranges = ranges
-    edges = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"]
-    per_primary = len(values)
-    assert len(edges) == 2 * per_primary  # two primaries, each outcome its own successor
-    assert [e[1]["choices"] for e in edges[:per_primary]] == [[k] for k in range(per_primary)]
-    assert len({e[0] for e in edges}) == len(edges)  # distinct states
-    assert [ex.restore(e[2]).system.picked for e in edges[:per_primary]] == values
-    for fp, step, _, _ in edges:  # a path's replay re-imposes the choices: the same state
+    ex = Explorer(find(SR).bound.with_(depth=1, choices=True, ranges=ranges))
+    edges = _submits(ex)
+    for primary in ("MBX01", "MBX02"):
+        mine = [e for e in edges if e[1]["calls"][0]["args"]["primary"] == primary]
+        firsts = [e[1]["choices"][0] for e in mine]
+        assert firsts == sorted(firsts) and set(firsts) == set(range(len(values)))
+        states = [{e[0] for e in mine if e[1]["choices"][0] == k} for k in range(len(values))]
+        assert sum(map(len, states)) == len(set().union(*states))  # each value its own states (sr's may merge)
+        assert sorted({ex.restore(e[2]).system.picked for e in mine if e[2] is not None}) == values
+    for fp, step, _, _ in [edges[0], edges[-1]]:  # a path's replay re-imposes the choices
         assert ex.fingerprint(ex.replay([step]), (1, 0, frozenset(), frozenset())) == fp
 
 
 @pytest.mark.model
 def test_choice_points_off_take_the_seeded_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
     _choosing_submit(monkeypatch)
-    ex = Explorer(find(SR).bound.with_(depth=1))
-    ex.choices = False
-    edges = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"]
+    edges = _submits(Explorer(find(SR).bound.with_(depth=1, choices=False)))
     assert len(edges) == 2 and all("choices" not in e[1] for e in edges)
 
 
 @pytest.mark.model
 def test_a_replay_file_reimposes_the_choices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _choosing_submit(monkeypatch)
-    ex = Explorer(find(SR).bound.with_(depth=1))
-    step = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"][1][1]
-    assert step["choices"] == [1]
+    ex = Explorer(find(SR).bound.with_(depth=1, choices=True))
+    step = next(e[1] for e in _submits(ex) if e[1]["choices"][0] == 1)
+    n = len(step["choices"])
     s, _ = replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [step])
     assert s.system.picked == 9
-    with pytest.raises(StepError, match=r"steps\[0\]: field 'choices': 2 recorded, the model made 1"):
-        replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [{**step, "choices": [1, 0]}])
+    with pytest.raises(StepError, match=rf"steps\[0\]: field 'choices': {n + 1} recorded, the model made {n}"):
+        replay_steps(
+            ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [{**step, "choices": [*step["choices"], 0]}]
+        )
     with pytest.raises(StepError, match=r"steps\[0\]: field 'choices': the model made more choices"):
         replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [{**step, "choices": []}])
 
@@ -232,7 +239,7 @@ def test_a_replay_file_reimposes_the_choices(monkeypatch: pytest.MonkeyPatch, tm
 @pytest.mark.model
 def test_the_cli_replays_a_file_with_choices(tmp_path: Path) -> None:
     """A twin mutant's shortest path, written with its steps' (empty) choices, replays through the CLI."""
-    res = explore(find(SR).bound, "ack-before-shadow")
+    res = explore(find(SR).bound.with_(depth=1, choices=True), "ack-before-shadow")
     assert res.found is not None and all("choices" in step for step in res.found.steps)
     f = tmp_path / "r.json"
     f.write_text(json.dumps(res.replay_file("ack-before-shadow")))
