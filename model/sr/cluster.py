@@ -36,11 +36,11 @@ from model.sr.choice_points import (
     SHADOW_SLOW_LATENCY,
     SHADOW_STALL,
 )
-from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
 from model.sr.step import step
-from model.sr.world import ABSENT, SAFETYNET, World
+from model.sr.world import ABSENT, SAFETYNET, SHADOW, World
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -310,8 +310,6 @@ class Cluster(Maintenance):
             )
             self._attempt(msg, inst)
             return
-        srv = self.servers[target]
-        srv.shadows[(msg, inst)] = ShadowRec(p, self.db(p), sess.forks, self.sim.now_ms)
         if not self.pol.store_before_ack():
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         self.emit(
@@ -490,7 +488,8 @@ class Cluster(Maintenance):
         if what == "restart-new-storage":
             for key in sorted(srv.queue):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
-            for key in sorted(srv.shadows):
+            lost = self.world.destroyed.pop(node, [])  # what the new transport database lost (`step._apply`)
+            for key in sorted(k for k, state in lost if state == SHADOW):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
             self.servers[node] = srv = Server(node)
         elif not self.pol.persist_discards():
@@ -500,8 +499,8 @@ class Cluster(Maintenance):
                 self._schedule_fork(node, key, f)
             self._schedule_queue_expiry(node, key)
         life = self.pol.shadow_lifetime_ms(self.cfg)
-        for key in sorted(srv.shadows):
-            if self.sim.now_ms - srv.shadows[key].created_ms >= life:  # overdue while the server was down (SR-066):
+        for key, rec in sorted(self.shadows(node).items()):
+            if self.sim.now_ms - rec.created_ms >= life:  # overdue while the server was down (SR-066):
                 self._expire(node, key, life)  # gone before a query at this instant can promote it
             else:
                 self._schedule_expiry(node, key)
