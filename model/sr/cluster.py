@@ -36,11 +36,11 @@ from model.sr.choice_points import (
     SHADOW_SLOW_LATENCY,
     SHADOW_STALL,
 )
-from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server
+from model.sr.cluster_maintenance import Maintenance, Server
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
 from model.sr.step import step
-from model.sr.world import ABSENT, SAFETYNET, SHADOW, World
+from model.sr.world import ABSENT, QUEUED, SAFETYNET, SHADOW, World
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -378,7 +378,6 @@ class Cluster(Maintenance):
             acked=acked,
             response=ev.ACK_TEXT if acked else "",
         )
-        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow, since_ms=self.sim.now_ms)
         for f in sess.forks:
             self._schedule_fork(p, (msg, inst), f)
         self._schedule_queue_expiry(p, (msg, inst))
@@ -386,12 +385,14 @@ class Cluster(Maintenance):
             self._sender_retry(msg, p, sess.forks, "outside", inst + 1)  # SR-042
 
     def _schedule_queue_expiry(self, node: str, key: Key) -> None:
-        due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
+        rec = self.queued(node, key)
+        assert rec is not None
+        due = rec.since_ms + self.pol.queue_lifetime_ms(self.cfg)
         self.sim.at(max(self.sim.now_ms, due), self._queue_expire, node, key, node=node)
 
     def _queue_expire(self, node: str, key: Key) -> None:
         """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or not rec.left:
             return
         left = sorted(rec.left)
@@ -399,7 +400,6 @@ class Cluster(Maintenance):
         if rec.shadow:
             now = self.sim.now_ms
             self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f, now) for f in left)
-        del self.servers[node].queue[key]
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
         if inst > self.t.max_insts:
@@ -420,20 +420,18 @@ class Cluster(Maintenance):
         self.sim.after(delay, self._process, node, key, fork, node=node)
 
     def _process(self, node: str, key: Key, fork: str) -> None:
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or fork not in rec.left:
             return
         msg, inst = key
         if self.cut_off(node):  # the next hop cannot be reached: the queue retries later
             self._schedule_fork(node, key, fork)
             return
-        self._transmit(node, msg, inst, fork, rec.via)
-        rec.left.discard(fork)
+        self._transmit(node, msg, inst, fork, rec.via)  # (the fold takes the fork off the queue)
         if rec.shadow:
             for f in self.pol.discard_marks(fork, rec.forks):
                 self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f, self.sim.now_ms))
-        if self.pol.primary_done(rec.left):
-            del self.servers[node].queue[key]
+        if self.pol.primary_done(set(rec.left - {fork})):
             self._to_safetynet(node, key, rec.forks, "primary")
 
     def _transmit(self, node: str, msg: str, inst: int, fork: str, via: str) -> None:
@@ -486,15 +484,15 @@ class Cluster(Maintenance):
                     self._sender_retry(key[0], node, sess.forks, "outside", key[1] + 1)
             return
         if what == "restart-new-storage":
-            for key in sorted(srv.queue):
-                self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
             lost = self.world.destroyed.pop(node, [])  # what the new transport database lost (`step._apply`)
+            for key in sorted(k for k, state in lost if state == QUEUED):
+                self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
             for key in sorted(k for k, state in lost if state == SHADOW):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
             self.servers[node] = srv = Server(node)
         elif not self.pol.persist_discards():
             srv.pending.clear()
-        for key, rec in sorted(srv.queue.items()):
+        for key, rec in sorted(self.queue(node).items()):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)
             self._schedule_queue_expiry(node, key)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
 from model.sr.choice_points import HEARTBEAT_PHASE
-from model.sr.world import SHADOW, Inst
+from model.sr.world import QUEUED, SHADOW, Inst
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
@@ -26,13 +26,18 @@ if TYPE_CHECKING:
 Key = tuple[str, int]  # (message, instance)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PrimaryRec:
+    """A queued copy as the fold knows it (a view of `World`, made when read: issue 33): the forks, those still
+    queued, the shadow its discard events go to (a message accepted with redundancy, SR-050), how it came (the
+    primary's own copy or a promoted shadow) and when it entered the queue (MessageExpirationTimeout, SR-067; a
+    promoted copy: when the shadow was made, SR-I21)."""
+
     forks: tuple[str, ...]
-    left: set[str]
+    left: frozenset[str]
     shadow: str | None
-    via: str = "primary"
-    since_ms: int = 0  # when the message entered this queue (MessageExpirationTimeout, SR-067)
+    via: str
+    since_ms: int
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,6 @@ class Server:
     """A transport server's transport database (kept on disk) plus its running state."""
 
     name: str
-    queue: dict[Key, PrimaryRec] = field(default_factory=dict)
     pending: dict[str, list[tuple[str, int, str, int]]] = field(
         default_factory=dict
     )  # per shadow: msg, inst, fork, queued at
@@ -93,6 +97,19 @@ class Maintenance:
         for key, iv in (self.world.at.get(node) or {}).items():
             if iv.copies[node].state == SHADOW:
                 out[key] = _view(iv)
+        return out
+
+    def queued(self, node: str, key: Key) -> PrimaryRec | None:
+        """`node`'s queued copy of the instance `key` (a copy the fold has in state `QUEUED` on it), or None."""
+        iv = (self.world.at.get(node) or {}).get(key)
+        return _queued(iv, node) if iv is not None and iv.copies[node].state == QUEUED else None
+
+    def queue(self, node: str) -> dict[Key, PrimaryRec]:
+        """What `node`'s queue holds, by instance."""
+        out = {}
+        for key, iv in (self.world.at.get(node) or {}).items():
+            if iv.copies[node].state == QUEUED:
+                out[key] = _queued(iv, node)
         return out
 
     def shadow(self, node: str, key: Key) -> ShadowRec | None:
@@ -160,7 +177,6 @@ class Maintenance:
             self._to_safetynet(shadow, key, rec.forks, "shadow")
 
     def _promote(self, shadow: str, key: Key, reason: str, last: int, observed: str | None) -> None:
-        s = self.servers[shadow]
         rec = self.shadow(shadow, key)
         assert rec is not None
         self.emit(
@@ -175,7 +191,6 @@ class Maintenance:
             observed_db=observed,
         )
         left = [f for f in rec.forks if f not in rec.notified]
-        s.queue[key] = PrimaryRec(rec.forks, set(left), None, via="promoted", since_ms=rec.created_ms)
         for f in left:
             self._schedule_fork(shadow, key, f)
         self._schedule_queue_expiry(shadow, key)
@@ -207,3 +222,11 @@ class Maintenance:
 
 def _view(iv: Inst) -> ShadowRec:
     return ShadowRec(iv.primary, f"{iv.primary}-db{iv.shadow_epoch}", iv.forks, iv.shadow_ms, frozenset(iv.notified))
+
+
+def _queued(iv: Inst, node: str) -> PrimaryRec:
+    copy = iv.copies[node]
+    if copy.promoted:
+        return PrimaryRec(iv.forks, frozenset(copy.left), None, "promoted", iv.shadow_ms)
+    shadow = iv.shadow if iv.redundant and iv.shadow else None
+    return PrimaryRec(iv.forks, frozenset(copy.left), shadow, "primary", copy.since_ms)
