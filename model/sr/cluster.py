@@ -4,10 +4,12 @@ Seed 000: "How shadow messages are created" (SR-027..SR-031), "SMTP timeouts" (S
 shadow messages are maintained" (SR-050..SR-067), "Message processing after an outage" (SR-068..SR-076),
 Exchange 2010 coexistence (SR-036..SR-038). Each server's transport database (queues, shadow queues,
 discard notifications, Safety Net) survives a restart with the same storage and is lost with a new one;
-its database ID is derived from the kernel's storage epoch. Every decision goes through `Policy`, whose
+its database ID is derived from the storage generation the fold saw. Every decision goes through `Policy`, whose
 methods call the pure functions of `decisions.py`; the mutants override one method each. Every recorded
 event (the kernel's faults included) is folded through `step.step` into `self.world`, the monitor's own
-state, so `self.breaches` is what the monitor would report. The topology is recorded as `SR_CONFIG`.
+state, as it is recorded (`FoldingRecorder`), so `self.breaches` is what the monitor would report, and the
+decisions read that world: copies, shadows, Safety Net, contacts, reachability (issue 33; `model/sr/README.md`,
+"One state"). The topology is recorded as `SR_CONFIG`.
 """
 
 from __future__ import annotations
@@ -120,9 +122,7 @@ class Cluster(Maintenance):
         self.breaches: list[tuple[str, Violation]] = []
         sim.recorder = FoldingRecorder(sim.recorder, self.world, self.breaches)
         self.sessions: dict[Key, Session] = {}
-        self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
         self.timers: set[tuple[str, str, int]] = set()
-        self.boot: dict[str, int] = {}
         sim.on_lifecycle(self._lifecycle)
         servers = {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topology.servers.items())}
         self.emit("sim", "config", ev.SR_CONFIG, topology=json.dumps(servers, sort_keys=True, separators=(",", ":")))
@@ -437,8 +437,8 @@ class Cluster(Maintenance):
     def _transmit(self, node: str, msg: str, inst: int, fork: str, via: str) -> None:
         kind = fork_kind(fork)
         if kind in ("mailbox", "journal"):
-            dup = (msg, fork) in self.mailstore and self.pol.duplicate_detection()
-            self.mailstore.add((msg, fork))
+            # the mailbox store has the fork when the fold saw it delivered (`Msg.delivered`, per network message ID)
+            dup = fork in self.world.msgs[msg].delivered and self.pol.duplicate_detection()
             self.emit(node, msg, ev.DUPLICATEDELIVER if dup else ev.DELIVER, inst=inst, fork=fork, via=via)
         else:
             hop = fork.split(":", 1)[1] if ":" in fork else "sender"

@@ -4,8 +4,10 @@ Seed 000, "How shadow messages are maintained" (SR-050..SR-067) and "Message pro
 (SR-058, SR-059, SR-068..SR-072). A mixin of `Cluster`: the shadow server queries each primary it holds
 shadows for at least every ShadowHeartbeatFrequency and on every other session to it (SR-054, SR-055),
 takes discard notifications, and promotes its shadows when the primary's database ID changed or it has
-not reached the primary for ShadowResubmitTimeSpan (checked on heartbeat ticks, SR-I06). The records
-below are the transport database's contents (kept across a restart with the same storage).
+not reached the primary for ShadowResubmitTimeSpan (checked on heartbeat ticks, SR-I06). The shadows and
+queued copies are read from the fold's `World` (`ShadowRec`, `PrimaryRec`: views made when read, issue 33);
+`Server` keeps what the world does not: the primary's queued discard events per shadow (kept across a
+restart with the same storage).
 """
 
 from __future__ import annotations
@@ -72,7 +74,6 @@ class Maintenance:
     servers: dict[str, Server]
     world: World  # the monitor's fold state, which the decisions read (issue 33)
     timers: set[tuple[str, str, int]]
-    boot: dict[str, int]
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None: ...  # provided by Cluster
 
@@ -87,7 +88,6 @@ class Maintenance:
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None: ...
 
     def _start_heartbeat(self, node: str) -> None:
-        self.boot[node] = self.sim.now_ms
         phase = self.sim.choices.randint(HEARTBEAT_PHASE, 0, self.cfg.heartbeat_ms)
         self.sim.after(phase, self._tick, node, node=node)
 
