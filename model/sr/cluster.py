@@ -7,7 +7,7 @@ discard notifications, Safety Net) survives a restart with the same storage and 
 its database ID is derived from the storage generation the fold saw. Every decision goes through `Policy`, whose
 methods call the pure functions of `decisions.py`; the mutants override one method each. Every recorded
 event (the kernel's faults included) is folded through `step.step` into `self.world`, the monitor's own
-state, as it is recorded (`FoldingRecorder`), so `self.breaches` is what the monitor would report, and the
+state, as it is recorded (`folding.FoldingRecorder`), so `self.breaches` is what the monitor would report, and the
 decisions read that world: copies, shadows, Safety Net, contacts, reachability (issue 33; `model/sr/README.md`,
 "One state"). The topology is recorded as `SR_CONFIG`.
 """
@@ -15,12 +15,11 @@ decisions read that world: copies, shadows, Safety Net, contacts, reachability (
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from model.kernel.network import NetConfig, Network
-from model.kernel.recorder import Recorder
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
@@ -39,11 +38,10 @@ from model.sr.choice_points import (
     SHADOW_STALL,
 )
 from model.sr.cluster_maintenance import Maintenance, Server
+from model.sr.folding import FoldingRecorder
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
-from model.sr.step import step
-from model.sr.world import ABSENT, QUEUED, SAFETYNET, SHADOW, World
-from traces.schema import Event
+from model.sr.world import QUEUED, SAFETYNET, SHADOW, World
 from traces.verdict import Violation
 
 Key = tuple[str, int]  # (message, instance)
@@ -75,29 +73,6 @@ class Timing:
     hop_slow_ms: tuple[int, int] = (5 * MINUTE, 60 * MINUTE)
     retry_ms: tuple[int, int] = (MINUTE, 10 * MINUTE)
     max_insts: int = 3
-
-
-class FoldingRecorder(Recorder):
-    """The simulator's recorder, folding each event through `step.step` into the world as it is recorded (the
-    kernel's CRASH / RESTART / PARTITION / HEAL included), so the world the decisions read is always current and
-    no fold position is kept (issue 33: the state is the world, not the world plus how much of the trace it saw).
-    `breaches` collects what the monitor would report."""
-
-    def __init__(self, base: Recorder, world: World, breaches: list[tuple[str, Violation]]) -> None:
-        super().__init__(base.trace_id)
-        self.events, self.world, self.breaches = base.events, world, breaches
-        for e in self.events:  # what was recorded before the cluster existed (TRACE_START)
-            self._fold(e)
-
-    def _fold(self, e: Event) -> None:
-        found = step(self.world, e)
-        if found:
-            self.breaches.extend((e.entity, b) for b in found)
-
-    def emit(self, ts_ms: int, node: str, mechanism: str, entity: str, kind: str, attrs: Mapping[str, Any]) -> Event:
-        event = super().emit(ts_ms, node, mechanism, entity, kind, attrs)
-        self._fold(event)
-        return event
 
 
 class Cluster(Maintenance):
@@ -136,21 +111,6 @@ class Cluster(Maintenance):
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None:
         self.sim.emit(node, ev.MECH, msg, kind, **attrs)
-
-    # --- copies, as the fold derived them (`World.at`: the instances with a copy on a node) ----------------------
-    def held_as(self, node: str, key: Key) -> str:
-        """The state of `node`'s copy of the instance `key` (`world.ABSENT` when it has none)."""
-        iv = (self.world.at.get(node) or {}).get(key)
-        return iv.state(node) if iv is not None else ABSENT
-
-    def safetynet(self, node: str) -> list[tuple[Key, tuple[str, ...], int]]:
-        """What `node`'s Safety Net holds, by instance: the forks and when it entered (SR-012, SR-065)."""
-        out = []
-        for key, iv in (self.world.at.get(node) or {}).items():
-            copy = iv.copies[node]
-            if copy.state == SAFETYNET:
-                out.append((key, iv.forks, copy.since_ms))
-        return sorted(out)
 
     # --- the recorded faults, as the fold derived them (`World.up`, `World.group`) --------------------------------
     def up(self, name: str) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
 from model.sr.choice_points import HEARTBEAT_PHASE
-from model.sr.world import QUEUED, SHADOW, Inst
+from model.sr.world import ABSENT, QUEUED, SAFETYNET, SHADOW, Inst
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
@@ -98,6 +98,20 @@ class Maintenance:
             if iv.copies[node].state == SHADOW:
                 out[key] = _view(iv)
         return out
+
+    def held_as(self, node: str, key: Key) -> str:
+        """The state of `node`'s copy of the instance `key` (`world.ABSENT` when it has none)."""
+        iv = (self.world.at.get(node) or {}).get(key)
+        return iv.state(node) if iv is not None else ABSENT
+
+    def safetynet(self, node: str) -> list[tuple[Key, tuple[str, ...], int]]:
+        """What `node`'s Safety Net holds, by instance: the forks and when it entered (SR-012, SR-065)."""
+        out = []
+        for key, iv in (self.world.at.get(node) or {}).items():
+            copy = iv.copies[node]
+            if copy.state == SAFETYNET:
+                out.append((key, iv.forks, copy.since_ms))
+        return sorted(out)
 
     def queued(self, node: str, key: Key) -> PrimaryRec | None:
         """`node`'s queued copy of the instance `key` (a copy the fold has in state `QUEUED` on it), or None."""
