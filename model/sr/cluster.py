@@ -4,21 +4,22 @@ Seed 000: "How shadow messages are created" (SR-027..SR-031), "SMTP timeouts" (S
 shadow messages are maintained" (SR-050..SR-067), "Message processing after an outage" (SR-068..SR-076),
 Exchange 2010 coexistence (SR-036..SR-038). Each server's transport database (queues, shadow queues,
 discard notifications, Safety Net) survives a restart with the same storage and is lost with a new one;
-its database ID is derived from the kernel's storage epoch. Every decision goes through `Policy`, whose
+its database ID is derived from the storage generation the fold saw. Every decision goes through `Policy`, whose
 methods call the pure functions of `decisions.py`; the mutants override one method each. Every recorded
 event (the kernel's faults included) is folded through `step.step` into `self.world`, the monitor's own
-state, so `self.breaches` is what the monitor would report. The topology is recorded as `SR_CONFIG`.
+state, as it is recorded (`folding.FoldingRecorder`), so `self.breaches` is what the monitor would report, and the
+decisions read that world: copies, shadows, Safety Net, contacts, reachability (issue 33; `model/sr/README.md`,
+"One state"). The topology is recorded as `SR_CONFIG`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from model.kernel.network import NetConfig, Network
-from model.kernel.recorder import Recorder
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
@@ -36,12 +37,11 @@ from model.sr.choice_points import (
     SHADOW_SLOW_LATENCY,
     SHADOW_STALL,
 )
-from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.cluster_maintenance import Maintenance, Server
+from model.sr.folding import FoldingRecorder
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
-from model.sr.step import step
-from model.sr.world import ABSENT, SAFETYNET, World
-from traces.schema import Event
+from model.sr.world import QUEUED, SAFETYNET, SHADOW, World
 from traces.verdict import Violation
 
 Key = tuple[str, int]  # (message, instance)
@@ -75,29 +75,6 @@ class Timing:
     max_insts: int = 3
 
 
-class FoldingRecorder(Recorder):
-    """The simulator's recorder, folding each event through `step.step` into the world as it is recorded (the
-    kernel's CRASH / RESTART / PARTITION / HEAL included), so the world the decisions read is always current and
-    no fold position is kept (issue 33: the state is the world, not the world plus how much of the trace it saw).
-    `breaches` collects what the monitor would report."""
-
-    def __init__(self, base: Recorder, world: World, breaches: list[tuple[str, Violation]]) -> None:
-        super().__init__(base.trace_id)
-        self.events, self.world, self.breaches = base.events, world, breaches
-        for e in self.events:  # what was recorded before the cluster existed (TRACE_START)
-            self._fold(e)
-
-    def _fold(self, e: Event) -> None:
-        found = step(self.world, e)
-        if found:
-            self.breaches.extend((e.entity, b) for b in found)
-
-    def emit(self, ts_ms: int, node: str, mechanism: str, entity: str, kind: str, attrs: Mapping[str, Any]) -> Event:
-        event = super().emit(ts_ms, node, mechanism, entity, kind, attrs)
-        self._fold(event)
-        return event
-
-
 class Cluster(Maintenance):
     def __init__(
         self,
@@ -120,9 +97,7 @@ class Cluster(Maintenance):
         self.breaches: list[tuple[str, Violation]] = []
         sim.recorder = FoldingRecorder(sim.recorder, self.world, self.breaches)
         self.sessions: dict[Key, Session] = {}
-        self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
         self.timers: set[tuple[str, str, int]] = set()
-        self.boot: dict[str, int] = {}
         sim.on_lifecycle(self._lifecycle)
         servers = {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topology.servers.items())}
         self.emit("sim", "config", ev.SR_CONFIG, topology=json.dumps(servers, sort_keys=True, separators=(",", ":")))
@@ -136,21 +111,6 @@ class Cluster(Maintenance):
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None:
         self.sim.emit(node, ev.MECH, msg, kind, **attrs)
-
-    # --- copies, as the fold derived them (`World.at`: the instances with a copy on a node) ----------------------
-    def held_as(self, node: str, key: Key) -> str:
-        """The state of `node`'s copy of the instance `key` (`world.ABSENT` when it has none)."""
-        iv = (self.world.at.get(node) or {}).get(key)
-        return iv.state(node) if iv is not None else ABSENT
-
-    def safetynet(self, node: str) -> list[tuple[Key, tuple[str, ...], int]]:
-        """What `node`'s Safety Net holds, by instance: the forks and when it entered (SR-012, SR-065)."""
-        out = []
-        for key, iv in (self.world.at.get(node) or {}).items():
-            copy = iv.copies[node]
-            if copy.state == SAFETYNET:
-                out.append((key, iv.forks, copy.since_ms))
-        return sorted(out)
 
     # --- the recorded faults, as the fold derived them (`World.up`, `World.group`) --------------------------------
     def up(self, name: str) -> bool:
@@ -310,8 +270,6 @@ class Cluster(Maintenance):
             )
             self._attempt(msg, inst)
             return
-        srv = self.servers[target]
-        srv.shadows[(msg, inst)] = ShadowRec(p, self.db(p), sess.forks, self.sim.now_ms)
         if not self.pol.store_before_ack():
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         self.emit(
@@ -380,7 +338,6 @@ class Cluster(Maintenance):
             acked=acked,
             response=ev.ACK_TEXT if acked else "",
         )
-        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow, since_ms=self.sim.now_ms)
         for f in sess.forks:
             self._schedule_fork(p, (msg, inst), f)
         self._schedule_queue_expiry(p, (msg, inst))
@@ -388,12 +345,14 @@ class Cluster(Maintenance):
             self._sender_retry(msg, p, sess.forks, "outside", inst + 1)  # SR-042
 
     def _schedule_queue_expiry(self, node: str, key: Key) -> None:
-        due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
+        rec = self.queued(node, key)
+        assert rec is not None
+        due = rec.since_ms + self.pol.queue_lifetime_ms(self.cfg)
         self.sim.at(max(self.sim.now_ms, due), self._queue_expire, node, key, node=node)
 
     def _queue_expire(self, node: str, key: Key) -> None:
         """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or not rec.left:
             return
         left = sorted(rec.left)
@@ -401,7 +360,6 @@ class Cluster(Maintenance):
         if rec.shadow:
             now = self.sim.now_ms
             self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f, now) for f in left)
-        del self.servers[node].queue[key]
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
         if inst > self.t.max_insts:
@@ -422,27 +380,25 @@ class Cluster(Maintenance):
         self.sim.after(delay, self._process, node, key, fork, node=node)
 
     def _process(self, node: str, key: Key, fork: str) -> None:
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or fork not in rec.left:
             return
         msg, inst = key
         if self.cut_off(node):  # the next hop cannot be reached: the queue retries later
             self._schedule_fork(node, key, fork)
             return
-        self._transmit(node, msg, inst, fork, rec.via)
-        rec.left.discard(fork)
+        self._transmit(node, msg, inst, fork, rec.via)  # (the fold takes the fork off the queue)
         if rec.shadow:
             for f in self.pol.discard_marks(fork, rec.forks):
                 self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f, self.sim.now_ms))
-        if self.pol.primary_done(rec.left):
-            del self.servers[node].queue[key]
+        if self.pol.primary_done(set(rec.left - {fork})):
             self._to_safetynet(node, key, rec.forks, "primary")
 
     def _transmit(self, node: str, msg: str, inst: int, fork: str, via: str) -> None:
         kind = fork_kind(fork)
         if kind in ("mailbox", "journal"):
-            dup = (msg, fork) in self.mailstore and self.pol.duplicate_detection()
-            self.mailstore.add((msg, fork))
+            # the mailbox store has the fork when the fold saw it delivered (`Msg.delivered`, per network message ID)
+            dup = fork in self.world.msgs[msg].delivered and self.pol.duplicate_detection()
             self.emit(node, msg, ev.DUPLICATEDELIVER if dup else ev.DELIVER, inst=inst, fork=fork, via=via)
         else:
             hop = fork.split(":", 1)[1] if ":" in fork else "sender"
@@ -488,20 +444,21 @@ class Cluster(Maintenance):
                     self._sender_retry(key[0], node, sess.forks, "outside", key[1] + 1)
             return
         if what == "restart-new-storage":
-            for key in sorted(srv.queue):
+            lost = self.world.destroyed.pop(node, [])  # what the new transport database lost (`step._apply`)
+            for key in sorted(k for k, state in lost if state == QUEUED):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
-            for key in sorted(srv.shadows):
+            for key in sorted(k for k, state in lost if state == SHADOW):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
             self.servers[node] = srv = Server(node)
         elif not self.pol.persist_discards():
             srv.pending.clear()
-        for key, rec in sorted(srv.queue.items()):
+        for key, rec in sorted(self.queue(node).items()):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)
             self._schedule_queue_expiry(node, key)
         life = self.pol.shadow_lifetime_ms(self.cfg)
-        for key in sorted(srv.shadows):
-            if self.sim.now_ms - srv.shadows[key].created_ms >= life:  # overdue while the server was down (SR-066):
+        for key, rec in sorted(self.shadows(node).items()):
+            if self.sim.now_ms - rec.created_ms >= life:  # overdue while the server was down (SR-066):
                 self._expire(node, key, life)  # gone before a query at this instant can promote it
             else:
                 self._schedule_expiry(node, key)
