@@ -18,6 +18,7 @@ from typing import Any
 
 from conformance.explore.bfs import Result
 from conformance.explore.spaces import SPACES, Bound, BoundError
+from model.kernel.choice import RANGE_POINTS
 
 MANIFEST = Path(__file__).resolve().parents[2] / "spec" / "explore.toml"
 
@@ -57,6 +58,10 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
     setup = raw.get("setup", {})
     if not isinstance(setup, dict):
         raise ManifestError(f"{where}: field 'setup' must be a table")
+    if not isinstance(raw.get("choices", True), bool):
+        raise ManifestError(f"{where}: field 'choices' must be true or false")
+    if raw.get("ranges", "ends") not in RANGE_POINTS:
+        raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
     return Bound(
         mech,
         str(raw.get("name", "cli")),
@@ -68,6 +73,8 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         tuple(waits),
         dict(setup),
         bool(raw.get("symmetry", False)),
+        raw.get("choices", True),
+        raw.get("ranges", "ends"),
     )
 
 

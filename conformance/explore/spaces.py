@@ -42,6 +42,8 @@ class Bound:
     waits_ms: tuple[int, ...] = ()
     setup: dict[str, Any] = field(default_factory=dict)  # overrides of the mechanism's explored setup
     symmetry: bool = False
+    choices: bool = True  # the model's random choices branched on (choice points, issue 33) or drawn by the seed
+    ranges: str = "ends"  # the values of a range explored (`model.kernel.choice.RANGE_POINTS`)
 
     def with_(self, **changes: Any) -> Bound:
         return replace(self, **changes)

@@ -4,10 +4,12 @@ Seed 000: "How shadow messages are created" (SR-027..SR-031), "SMTP timeouts" (S
 shadow messages are maintained" (SR-050..SR-067), "Message processing after an outage" (SR-068..SR-076),
 Exchange 2010 coexistence (SR-036..SR-038). Each server's transport database (queues, shadow queues,
 discard notifications, Safety Net) survives a restart with the same storage and is lost with a new one;
-its database ID is derived from the kernel's storage epoch. Every decision goes through `Policy`, whose
+its database ID is derived from the storage generation the fold saw. Every decision goes through `Policy`, whose
 methods call the pure functions of `decisions.py`; the mutants override one method each. Every recorded
 event (the kernel's faults included) is folded through `step.step` into `self.world`, the monitor's own
-state, so `self.breaches` is what the monitor would report. The topology is recorded as `SR_CONFIG`.
+state, as it is recorded (`folding.FoldingRecorder`), so `self.breaches` is what the monitor would report, and the
+decisions read that world: copies, shadows, Safety Net, contacts, reachability (issue 33; `model/sr/README.md`,
+"One state"). The topology is recorded as `SR_CONFIG`.
 """
 
 from __future__ import annotations
@@ -22,11 +24,24 @@ from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import Topology
 from model.sr import decisions
 from model.sr import events as ev
-from model.sr.cluster_maintenance import Maintenance, PrimaryRec, Server, ShadowRec
+from model.sr.choice_points import (
+    ACK_LOST,
+    HOP_LATENCY,
+    HOP_SLOW,
+    HOP_SLOW_LATENCY,
+    RETRY_DELAY,
+    RETRY_SERVER,
+    SHADOW_LATENCY,
+    SHADOW_SERVER,
+    SHADOW_SLOW,
+    SHADOW_SLOW_LATENCY,
+    SHADOW_STALL,
+)
+from model.sr.cluster_maintenance import Maintenance, Server
+from model.sr.folding import FoldingRecorder
 from model.sr.policy import Policy
 from model.sr.state import SrConfig, fork_kind
-from model.sr.step import step
-from model.sr.world import World
+from model.sr.world import QUEUED, SAFETYNET, SHADOW, World
 from traces.verdict import Violation
 
 Key = tuple[str, int]  # (message, instance)
@@ -77,15 +92,12 @@ class Cluster(Maintenance):
         self.members = {
             n: (topology.boundary(n), topology.server(n).site, topology.server(n).version) for n in topology.names()
         }
-        self.servers = {n: Server(n, self._db(n)) for n in self.exchange}
+        self.servers = {n: Server(n) for n in self.exchange}
         self.world = World(self.cfg)
-        self._folded = 0
         self.breaches: list[tuple[str, Violation]] = []
+        sim.recorder = FoldingRecorder(sim.recorder, self.world, self.breaches)
         self.sessions: dict[Key, Session] = {}
-        self.mailstore: set[tuple[str, str]] = set()  # (message, fork) delivered to Exchange mailboxes
-        self.isolated: set[str] = set()
         self.timers: set[tuple[str, str, int]] = set()
-        self.boot: dict[str, int] = {}
         sim.on_lifecycle(self._lifecycle)
         servers = {n: {"site": s.site, "dag": s.dag, "version": s.version} for n, s in sorted(topology.servers.items())}
         self.emit("sim", "config", ev.SR_CONFIG, topology=json.dumps(servers, sort_keys=True, separators=(",", ":")))
@@ -93,40 +105,36 @@ class Cluster(Maintenance):
             self._start_heartbeat(n)
 
     # --- recording --------------------------------------------------------------------------------
-    def _db(self, name: str) -> str:
-        return f"{name}-db{self.sim.storage_epoch(name)}"
+    def db(self, name: str) -> str:
+        """The database ID of `name`'s transport database (SR-068), from the storage generation the fold derived."""
+        return f"{name}-db{self.world.epoch.get(name, 0)}"
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None:
         self.sim.emit(node, ev.MECH, msg, kind, **attrs)
-        self.fold()
 
-    def fold(self) -> None:
-        """Fold every event recorded since the last call (the kernel's CRASH/RESTART/PARTITION included)."""
-        events = self.sim.events
-        for e in events[self._folded :]:
-            self.breaches.extend((e.entity, b) for b in step(self.world, e))
-        self._folded = len(events)
-
+    # --- the recorded faults, as the fold derived them (`World.up`, `World.group`) --------------------------------
     def up(self, name: str) -> bool:
-        return self.sim.is_up(name)
+        return self.world.up.get(name, True)
+
+    def cut_off(self, name: str) -> bool:
+        """A network card failure isolates `name` (each isolated server is a group of its own, `isolate`)."""
+        return name in self.world.group
 
     def reach(self, a: str, b: str) -> bool:
-        return self.up(a) and self.up(b) and a not in self.isolated and b not in self.isolated
+        return self.world.reach(a, b)
 
     def isolate(self, node: str) -> None:
         """A network card failure: the server runs but nobody reaches it (SR-069)."""
-        self.isolated.add(node)
-        self.net.partition(*([n] for n in sorted(self.isolated)))
+        self.net.partition(*([n] for n in sorted({*self.world.group, node})))
 
     def heal(self) -> None:
-        if self.isolated:
-            self.isolated.clear()
+        if self.world.group:
             self.net.heal()
 
     # --- receiving and shadow creation (SR-027..SR-031, SR-039..SR-048) ------------------------------
-    def submit(self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1) -> None:
+    def submit(self, msg: str, primary: str, forks: Sequence[str], origin: str = "outside", inst: int = 1) -> None:
         """A sender opens an SMTP session to `primary` and transmits `msg` (SR-027)."""
-        if not self.up(primary) or primary in self.isolated:
+        if not self.up(primary) or self.cut_off(primary):
             self._sender_retry(msg, primary, forks, origin, inst)
             return
         s = self.topo.server(primary)
@@ -141,14 +149,14 @@ class Cluster(Maintenance):
             origin=origin,
             boundary=self.members[primary][0],
             site=s.site,
-            db=self.servers[primary].db,
+            db=self.db(primary),
             forks=list(forks),
             sender_xshadow=origin == "hub2010",
             xshadow_advertised=self.pol.advertise_xshadow(),
         )
         sess = Session(primary, tuple(forks), plan)
         self.sessions[(msg, inst)] = sess
-        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary)
+        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, self._inbound_timeout, msg, inst, node=primary)
         if self.pol.shadowing(self.cfg):
             self._attempt(msg, inst)
         else:
@@ -193,7 +201,7 @@ class Cluster(Maintenance):
             )
             self._attempt(msg, inst)
             return
-        target = self.sim.rng.choice(cands)
+        target = self.sim.choices.pick(SHADOW_SERVER, cands)
         sess.shadow = target
         self.emit(
             p,
@@ -209,14 +217,17 @@ class Cluster(Maintenance):
         self._query(p, target, "session")  # any session to a server carries XQUERYDISCARD (SR-054)
         if self.pol.ack_early():
             self._accept(msg, inst, redundant=False, acked=True)
-        rng = self.sim.rng
-        if rng.random() < self.t.stall_p:
+        choose = self.sim.choices
+        if choose.chance(SHADOW_STALL, self.t.stall_p):
             idle = self.pol.shadow_idle_ms(self.cfg)
-            sess.attempt = self.sim.after(idle, lambda: self._stalled(msg, inst), node=p)
+            sess.attempt = self.sim.after(idle, self._stalled, msg, inst, node=p)
             return
         lo, hi = self.t.shadow_ms
-        delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
-        sess.attempt = self.sim.after(delay, lambda: self._shadow_done(msg, inst, target), node=p)
+        if not choose.chance(SHADOW_SLOW, self.t.slow_p):
+            delay = choose.randint(SHADOW_LATENCY, lo, hi)
+        else:
+            delay = choose.randint(SHADOW_SLOW_LATENCY, hi, 6 * MINUTE)
+        sess.attempt = self.sim.after(delay, self._shadow_done, msg, inst, target, node=p)
 
     def _stalled(self, msg: str, inst: int) -> None:
         sess = self.sessions[(msg, inst)]
@@ -259,9 +270,6 @@ class Cluster(Maintenance):
             )
             self._attempt(msg, inst)
             return
-        srv = self.servers[target]
-        srv.shadows[(msg, inst)] = ShadowRec(p, self.servers[p].db, sess.forks, self.sim.now_ms)
-        srv.last_contact[p] = self.sim.now_ms
         if not self.pol.store_before_ack():
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         self.emit(
@@ -271,7 +279,7 @@ class Cluster(Maintenance):
             inst=inst,
             primary=p,
             boundary=self.members[target][0],
-            primary_db=self.servers[p].db,
+            primary_db=self.db(p),
             forks=list(sess.forks),
         )
         self._schedule_expiry(target, (msg, inst))
@@ -279,7 +287,7 @@ class Cluster(Maintenance):
             self.emit(p, msg, ev.SHADOW_ACK, inst=inst, shadow=target)
         if sess.done:
             return
-        acked = self.sim.rng.random() >= self.t.ack_loss_p  # a lost 250: the sender will transmit again
+        acked = not self.sim.choices.chance(ACK_LOST, self.t.ack_loss_p)  # a lost 250: the sender transmits again
         self._accept(msg, inst, redundant=True, acked=acked, shadow=target)
 
     def _inbound_timeout(self, msg: str, inst: int) -> None:
@@ -330,7 +338,6 @@ class Cluster(Maintenance):
             acked=acked,
             response=ev.ACK_TEXT if acked else "",
         )
-        self.servers[p].queue[(msg, inst)] = PrimaryRec(sess.forks, set(sess.forks), shadow, since_ms=self.sim.now_ms)
         for f in sess.forks:
             self._schedule_fork(p, (msg, inst), f)
         self._schedule_queue_expiry(p, (msg, inst))
@@ -338,12 +345,14 @@ class Cluster(Maintenance):
             self._sender_retry(msg, p, sess.forks, "outside", inst + 1)  # SR-042
 
     def _schedule_queue_expiry(self, node: str, key: Key) -> None:
-        due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, due), lambda: self._queue_expire(node, key), node=node)
+        rec = self.queued(node, key)
+        assert rec is not None
+        due = rec.since_ms + self.pol.queue_lifetime_ms(self.cfg)
+        self.sim.at(max(self.sim.now_ms, due), self._queue_expire, node, key, node=node)
 
     def _queue_expire(self, node: str, key: Key) -> None:
         """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or not rec.left:
             return
         left = sorted(rec.left)
@@ -351,47 +360,45 @@ class Cluster(Maintenance):
         if rec.shadow:
             now = self.sim.now_ms
             self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f, now) for f in left)
-        del self.servers[node].queue[key]
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
         if inst > self.t.max_insts:
             return
         boundary = self.members[primary][0]
         options = [n for n in self.exchange if self.members[n][0] == boundary]
-        target = self.sim.rng.choice(options)
-        self.sim.after(
-            self.sim.rng.randint(*self.t.retry_ms),
-            lambda: self.submit(msg, target, forks, origin=origin, inst=inst),
-        )
+        target = self.sim.choices.pick(RETRY_SERVER, options)
+        delay = self.sim.choices.randint(RETRY_DELAY, *self.t.retry_ms)
+        self.sim.after(delay, self.submit, msg, target, forks, origin, inst)
 
     # --- processing forks, discard status (SR-032, SR-037, SR-050, SR-051) ---------------------------
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None:
-        rng = self.sim.rng
-        rng_ms = self.t.hop_slow_ms if rng.random() < self.t.hop_slow_p else self.t.hop_ms
-        self.sim.after(rng.randint(*rng_ms), lambda: self._process(node, key, fork), node=node)
+        choose = self.sim.choices
+        if choose.chance(HOP_SLOW, self.t.hop_slow_p):
+            delay = choose.randint(HOP_SLOW_LATENCY, *self.t.hop_slow_ms)
+        else:
+            delay = choose.randint(HOP_LATENCY, *self.t.hop_ms)
+        self.sim.after(delay, self._process, node, key, fork, node=node)
 
     def _process(self, node: str, key: Key, fork: str) -> None:
-        rec = self.servers[node].queue.get(key)
+        rec = self.queued(node, key)
         if rec is None or fork not in rec.left:
             return
         msg, inst = key
-        if node in self.isolated:  # the next hop cannot be reached: the queue retries later
+        if self.cut_off(node):  # the next hop cannot be reached: the queue retries later
             self._schedule_fork(node, key, fork)
             return
-        self._transmit(node, msg, inst, fork, rec.via)
-        rec.left.discard(fork)
+        self._transmit(node, msg, inst, fork, rec.via)  # (the fold takes the fork off the queue)
         if rec.shadow:
             for f in self.pol.discard_marks(fork, rec.forks):
                 self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f, self.sim.now_ms))
-        if self.pol.primary_done(rec.left):
-            del self.servers[node].queue[key]
+        if self.pol.primary_done(set(rec.left - {fork})):
             self._to_safetynet(node, key, rec.forks, "primary")
 
     def _transmit(self, node: str, msg: str, inst: int, fork: str, via: str) -> None:
         kind = fork_kind(fork)
         if kind in ("mailbox", "journal"):
-            dup = (msg, fork) in self.mailstore and self.pol.duplicate_detection()
-            self.mailstore.add((msg, fork))
+            # the mailbox store has the fork when the fold saw it delivered (`Msg.delivered`, per network message ID)
+            dup = fork in self.world.msgs[msg].delivered and self.pol.duplicate_detection()
             self.emit(node, msg, ev.DUPLICATEDELIVER if dup else ev.DELIVER, inst=inst, fork=fork, via=via)
         else:
             hop = fork.split(":", 1)[1] if ":" in fork else "sender"
@@ -399,17 +406,16 @@ class Cluster(Maintenance):
                 self.emit(node, msg, ev.SEND, inst=inst, fork=fork, next_hop=hop, via=via)
 
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None:
-        self.servers[node].safetynet[key] = (forks, self.sim.now_ms)
         self.emit(node, key[0], ev.SAFETYNET, inst=key[1], role=role)
         self._schedule_safetynet_expiry(node, key)
 
     def _schedule_safetynet_expiry(self, node: str, key: Key) -> None:
         """SafetyNetHoldTime (SR-065) counts from the entry; a restart does not restart the clock."""
-        due = self.servers[node].safetynet[key][1] + self.pol.safetynet_hold_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, due), lambda: self._safetynet_expire(node, key), node=node)
+        due = self.world.msgs[key[0]].insts[key[1]].copies[node].since_ms + self.pol.safetynet_hold_ms(self.cfg)
+        self.sim.at(max(self.sim.now_ms, due), self._safetynet_expire, node, key, node=node)
 
     def _safetynet_expire(self, node: str, key: Key) -> None:
-        if self.servers[node].safetynet.pop(key, None) is not None:
+        if self.held_as(node, key) == SAFETYNET:
             self.emit(node, key[0], ev.SAFETYNET_EXPIRE, inst=key[1])
 
     def safetynet_resubmit(self, node: str) -> None:
@@ -417,7 +423,7 @@ class Cluster(Maintenance):
         if not self.up(node):
             return
         hold = self.pol.safetynet_hold_ms(self.cfg)
-        for (msg, inst), (forks, entered) in sorted(self.servers[node].safetynet.items()):
+        for (msg, inst), forks, entered in self.safetynet(node):
             if self.sim.now_ms - entered > hold:  # overdue, its expiry timer not yet run at this instant (a
                 self._safetynet_expire(node, (msg, inst))  # restart a moment ago): gone before it can be used
                 continue
@@ -438,26 +444,27 @@ class Cluster(Maintenance):
                     self._sender_retry(key[0], node, sess.forks, "outside", key[1] + 1)
             return
         if what == "restart-new-storage":
-            for key in sorted(srv.queue):
+            lost = self.world.destroyed.pop(node, [])  # what the new transport database lost (`step._apply`)
+            for key in sorted(k for k, state in lost if state == QUEUED):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
-            for key in sorted(srv.shadows):
+            for key in sorted(k for k, state in lost if state == SHADOW):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
-            self.servers[node] = srv = Server(node, self._db(node))
+            self.servers[node] = srv = Server(node)
         elif not self.pol.persist_discards():
             srv.pending.clear()
-        for key, rec in sorted(srv.queue.items()):
+        for key, rec in sorted(self.queue(node).items()):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)
             self._schedule_queue_expiry(node, key)
         life = self.pol.shadow_lifetime_ms(self.cfg)
-        for key in sorted(srv.shadows):
-            if self.sim.now_ms - srv.shadows[key].created_ms >= life:  # overdue while the server was down (SR-066):
+        for key, rec in sorted(self.shadows(node).items()):
+            if self.sim.now_ms - rec.created_ms >= life:  # overdue while the server was down (SR-066):
                 self._expire(node, key, life)  # gone before a query at this instant can promote it
             else:
                 self._schedule_expiry(node, key)
         hold = self.pol.safetynet_hold_ms(self.cfg)
-        for key in sorted(srv.safetynet):
-            if self.sim.now_ms - srv.safetynet[key][1] > hold:  # overdue while the server was down (SR-065)
+        for key, _, entered in self.safetynet(node):
+            if self.sim.now_ms - entered > hold:  # overdue while the server was down (SR-065)
                 self._safetynet_expire(node, key)
             else:
                 self._schedule_safetynet_expiry(node, key)

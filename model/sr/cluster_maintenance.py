@@ -4,8 +4,10 @@ Seed 000, "How shadow messages are maintained" (SR-050..SR-067) and "Message pro
 (SR-058, SR-059, SR-068..SR-072). A mixin of `Cluster`: the shadow server queries each primary it holds
 shadows for at least every ShadowHeartbeatFrequency and on every other session to it (SR-054, SR-055),
 takes discard notifications, and promotes its shadows when the primary's database ID changed or it has
-not reached the primary for ShadowResubmitTimeSpan (checked on heartbeat ticks, SR-I06). The records
-below are the transport database's contents (kept across a restart with the same storage).
+not reached the primary for ShadowResubmitTimeSpan (checked on heartbeat ticks, SR-I06). The shadows and
+queued copies are read from the fold's `World` (`ShadowRec`, `PrimaryRec`: views made when read, issue 33);
+`Server` keeps what the world does not: the primary's queued discard events per shadow (kept across a
+restart with the same storage).
 """
 
 from __future__ import annotations
@@ -14,31 +16,43 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
+from model.sr.choice_points import HEARTBEAT_PHASE
+from model.sr.world import ABSENT, QUEUED, SAFETYNET, SHADOW, Inst
 
 if TYPE_CHECKING:
     from model.kernel.sim import Simulator
     from model.sr.policy import Policy
     from model.sr.state import SrConfig
+    from model.sr.world import World
 
 Key = tuple[str, int]  # (message, instance)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PrimaryRec:
+    """A queued copy as the fold knows it (a view of `World`, made when read: issue 33): the forks, those still
+    queued, the shadow its discard events go to (a message accepted with redundancy, SR-050), how it came (the
+    primary's own copy or a promoted shadow) and when it entered the queue (MessageExpirationTimeout, SR-067; a
+    promoted copy: when the shadow was made, SR-I21)."""
+
     forks: tuple[str, ...]
-    left: set[str]
+    left: frozenset[str]
     shadow: str | None
-    via: str = "primary"
-    since_ms: int = 0  # when the message entered this queue (MessageExpirationTimeout, SR-067)
+    via: str
+    since_ms: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShadowRec:
+    """A shadow as the fold knows it (a view of `World`, made when read, never kept: issue 33): the instance's
+    primary, the primary's database ID when it was made (SR-068), its forks, when it was made, and the forks whose
+    discard notification arrived (SR-052, SR-I20)."""
+
     primary: str
     primary_db: str
     forks: tuple[str, ...]
     created_ms: int
-    notified: set[str] = field(default_factory=set)
+    notified: frozenset[str]
 
 
 @dataclass
@@ -46,15 +60,9 @@ class Server:
     """A transport server's transport database (kept on disk) plus its running state."""
 
     name: str
-    db: str
-    queue: dict[Key, PrimaryRec] = field(default_factory=dict)
-    shadows: dict[Key, ShadowRec] = field(default_factory=dict)
     pending: dict[str, list[tuple[str, int, str, int]]] = field(
         default_factory=dict
     )  # per shadow: msg, inst, fork, queued at
-    last_query: dict[str, int] = field(default_factory=dict)
-    last_contact: dict[str, int] = field(default_factory=dict)
-    safetynet: dict[Key, tuple[tuple[str, ...], int]] = field(default_factory=dict)  # forks, entered at
 
 
 class Maintenance:
@@ -64,12 +72,14 @@ class Maintenance:
     cfg: SrConfig
     pol: Policy
     servers: dict[str, Server]
+    world: World  # the monitor's fold state, which the decisions read (issue 33)
     timers: set[tuple[str, str, int]]
-    boot: dict[str, int]
 
     def emit(self, node: str, msg: str, kind: str, **attrs: Any) -> None: ...  # provided by Cluster
 
     def reach(self, a: str, b: str) -> bool: ...  # provided by Cluster
+
+    def db(self, name: str) -> str: ...  # provided by Cluster
 
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None: ...  # provided by Cluster
 
@@ -78,26 +88,63 @@ class Maintenance:
     def _to_safetynet(self, node: str, key: Key, forks: tuple[str, ...], role: str) -> None: ...
 
     def _start_heartbeat(self, node: str) -> None:
-        self.boot[node] = self.sim.now_ms
-        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), lambda: self._tick(node), node=node)
+        phase = self.sim.choices.randint(HEARTBEAT_PHASE, 0, self.cfg.heartbeat_ms)
+        self.sim.after(phase, self._tick, node, node=node)
+
+    def shadows(self, node: str) -> dict[Key, ShadowRec]:
+        """The shadows `node` holds, by instance (copies the fold has in state `SHADOW` on it, `World.at`)."""
+        out = {}
+        for key, iv in (self.world.at.get(node) or {}).items():
+            if iv.copies[node].state == SHADOW:
+                out[key] = _view(iv)
+        return out
+
+    def held_as(self, node: str, key: Key) -> str:
+        """The state of `node`'s copy of the instance `key` (`world.ABSENT` when it has none)."""
+        iv = (self.world.at.get(node) or {}).get(key)
+        return iv.state(node) if iv is not None else ABSENT
+
+    def safetynet(self, node: str) -> list[tuple[Key, tuple[str, ...], int]]:
+        """What `node`'s Safety Net holds, by instance: the forks and when it entered (SR-012, SR-065)."""
+        out = []
+        for key, iv in (self.world.at.get(node) or {}).items():
+            copy = iv.copies[node]
+            if copy.state == SAFETYNET:
+                out.append((key, iv.forks, copy.since_ms))
+        return sorted(out)
+
+    def queued(self, node: str, key: Key) -> PrimaryRec | None:
+        """`node`'s queued copy of the instance `key` (a copy the fold has in state `QUEUED` on it), or None."""
+        iv = (self.world.at.get(node) or {}).get(key)
+        return _queued(iv, node) if iv is not None and iv.copies[node].state == QUEUED else None
+
+    def queue(self, node: str) -> dict[Key, PrimaryRec]:
+        """What `node`'s queue holds, by instance."""
+        out = {}
+        for key, iv in (self.world.at.get(node) or {}).items():
+            if iv.copies[node].state == QUEUED:
+                out[key] = _queued(iv, node)
+        return out
+
+    def shadow(self, node: str, key: Key) -> ShadowRec | None:
+        iv = (self.world.at.get(node) or {}).get(key)
+        return _view(iv) if iv is not None and iv.copies[node].state == SHADOW else None
 
     def _tick(self, node: str) -> None:
         srv = self.servers[node]
-        for p in sorted({r.primary for r in srv.shadows.values()}):
+        for p in sorted({r.primary for r in self.shadows(node).values()}):
             self._query(node, p, "heartbeat")
         self._auto_discard(srv)
-        self.sim.after(self.pol.heartbeat_period(self.cfg), lambda: self._tick(node), node=node)
+        self.sim.after(self.pol.heartbeat_period(self.cfg), self._tick, node, node=node)
 
     def _query(self, shadow: str, primary: str, reason: str) -> None:
-        s = self.servers[shadow]
-        mine = sorted(k for k, r in s.shadows.items() if r.primary == primary)
+        mine = sorted(k for k, r in self.shadows(shadow).items() if r.primary == primary)
         if not mine:
             return
         now = self.sim.now_ms
         ok = self.reach(shadow, primary)
         p = self.servers[primary]
-        if ok:
-            s.last_contact[primary] = now
+        db = self.db(primary) if ok else None
         # the query is recorded first: what it observed (success, database ID) explains what follows
         self.emit(
             shadow,
@@ -106,17 +153,19 @@ class Maintenance:
             primary=primary,
             ok=ok,
             reason=reason,
-            db=p.db if ok else None,
+            db=db,
             held=len(mine),
         )
         for key in mine:
-            rec = s.shadows[key]
-            last = max(s.last_contact.get(primary, rec.created_ms), rec.created_ms)
-            why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, p.db if ok else None)
+            rec = self.shadow(shadow, key)
+            assert rec is not None  # (only this loop's promotions move a shadow, each its own)
+            # the last successful session (`World.contact`: a shadow session or query); one from before this
+            # server's new transport database is older than every shadow it holds now
+            last = max(self.world.contact.get((shadow, primary), rec.created_ms), rec.created_ms)
+            why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, db)
             if why:
-                self._promote(shadow, key, why, last, p.db if ok else None)
+                self._promote(shadow, key, why, last, db)
         if ok:
-            p.last_query[shadow] = now
             for msg, inst, fork, _ in p.pending.pop(shadow, []):
                 self._notified(shadow, (msg, inst), fork)
         elif self.cfg.promotion_check == "exactTimer":
@@ -124,30 +173,26 @@ class Maintenance:
 
     def _exact_timer(self, shadow: str, primary: str) -> None:
         """PromotionCheck = exactTimer (SR-I06): check again exactly when the resubmit span runs out."""
-        s = self.servers[shadow]
-        left = [r for r in s.shadows.values() if r.primary == primary]
+        left = [r for r in self.shadows(shadow).values() if r.primary == primary]
         if not left:
             return
-        due = max(s.last_contact.get(primary, 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
+        due = max(self.world.contact.get((shadow, primary), 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
         if due > self.sim.now_ms and (shadow, primary, due) not in self.timers:
             self.timers.add((shadow, primary, due))
-            self.sim.at(due, lambda: self._query(shadow, primary, "timer"), node=shadow)
+            self.sim.at(due, self._query, shadow, primary, "timer", node=shadow)
 
     def _notified(self, shadow: str, key: Key, fork: str) -> None:
-        s = self.servers[shadow]
-        rec = s.shadows.get(key)
+        rec = self.shadow(shadow, key)
         if rec is None:
             return
-        rec.notified.add(fork)
         self.emit(shadow, key[0], ev.DISCARD_NOTIFY, inst=key[1], fork=fork, primary=rec.primary)
-        if self.pol.release_ready(rec.forks, frozenset(rec.notified)):
-            del s.shadows[key]
+        if self.pol.release_ready(rec.forks, rec.notified | {fork}):
             self.emit(shadow, key[0], ev.HADISCARD, inst=key[1], primary=rec.primary)
             self._to_safetynet(shadow, key, rec.forks, "shadow")
 
     def _promote(self, shadow: str, key: Key, reason: str, last: int, observed: str | None) -> None:
-        s = self.servers[shadow]
-        rec = s.shadows.pop(key)
+        rec = self.shadow(shadow, key)
+        assert rec is not None
         self.emit(
             shadow,
             key[0],
@@ -160,7 +205,6 @@ class Maintenance:
             observed_db=observed,
         )
         left = [f for f in rec.forks if f not in rec.notified]
-        s.queue[key] = PrimaryRec(rec.forks, set(left), None, via="promoted", since_ms=rec.created_ms)
         for f in left:
             self._schedule_fork(shadow, key, f)
         self._schedule_queue_expiry(shadow, key)
@@ -170,7 +214,7 @@ class Maintenance:
         ShadowMessageAutoDiscardInterval since the later of its last query and the event's queueing."""
         now, interval = self.sim.now_ms, self.pol.auto_discard_ms(self.cfg)
         for shadow in sorted(srv.pending):
-            last = srv.last_query.get(shadow, -interval)
+            last = self.world.last_ok.get((shadow, srv.name), -interval)  # its last successful query
             keep = []
             for msg, inst, fork, at in srv.pending[shadow]:
                 if now - max(last, at) >= interval:
@@ -180,10 +224,23 @@ class Maintenance:
             srv.pending[shadow] = keep
 
     def _schedule_expiry(self, node: str, key: Key) -> None:
-        rec = self.servers[node].shadows[key]
+        rec = self.shadow(node, key)
+        assert rec is not None
         after = self.pol.shadow_lifetime_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node)
+        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), self._expire, node, key, after, node=node)
 
     def _expire(self, node: str, key: Key, after: int) -> None:
-        if self.servers[node].shadows.pop(key, None) is not None:
+        if self.shadow(node, key) is not None:
             self.emit(node, key[0], ev.SHADOW_EXPIRE, inst=key[1])
+
+
+def _view(iv: Inst) -> ShadowRec:
+    return ShadowRec(iv.primary, f"{iv.primary}-db{iv.shadow_epoch}", iv.forks, iv.shadow_ms, frozenset(iv.notified))
+
+
+def _queued(iv: Inst, node: str) -> PrimaryRec:
+    copy = iv.copies[node]
+    if copy.promoted:
+        return PrimaryRec(iv.forks, frozenset(copy.left), None, "promoted", iv.shadow_ms)
+    shadow = iv.shadow if iv.redundant and iv.shadow else None
+    return PrimaryRec(iv.forks, frozenset(copy.left), shadow, "primary", copy.since_ms)

@@ -197,11 +197,15 @@ def _lifecycle(w: World, e: Event) -> None:
 
 def _apply(w: World, node: str, what: str) -> None:
     """A CRASH or a RESTART on new storage: only the copies on `node` change (the node index `World.at`; the
-    changes commute, so the index's order does not matter)."""
+    changes commute, so the index's order does not matter). A new transport database also leaves in
+    `World.destroyed[node]` the copies it destroyed, with their state before (what the harness records as LOST)."""
+    destroyed = []
     for inst in (w.at.get(node) or {}).values():
         copy = inst.copies[node]
         if (what, copy.state) not in LIFECYCLE:
             continue
+        if what == "RESTART-new" and copy.state in (QUEUED, SHADOW):
+            destroyed.append(((inst.msg, inst.inst), copy.state))
         if copy.state == SHADOW:
             w.unhold((node, inst.primary), (inst.msg, inst.inst))
         if what == "RESTART-new" and copy.state in (QUEUED, SHADOW):
@@ -212,3 +216,5 @@ def _apply(w: World, node: str, what: str) -> None:
         copy.state = LIFECYCLE[(what, copy.state)]
         if copy.state == ABORTED:
             inst.inbound_open = False
+    if what == "RESTART-new":
+        w.destroyed[node] = destroyed

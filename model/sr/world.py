@@ -156,6 +156,9 @@ class World:
         # (shadow server, time) of successful-looking XQUERYDISCARDs the fold could not read (an input fault): the
         # discard notifications they carried cannot be judged against them (SR-053, issue 30)
         self.unread_queries: set[tuple[str, int]] = set()
+        # node -> the copies its last new transport database destroyed, (instance, state before): the generator
+        # records them as LOST and takes the entry (`model.sr.cluster`); issue 33
+        self.destroyed: dict[str, list[tuple[Key, str]]] = {}
         self.held_unseen: set[Pair] = set()  # pairs said to hold shadows the trace never showed made (`partial`)
         self.end_checked = False
         self.ended: set[str] = set()  # messages judged at a quiesced SNAPSHOT (`liveness.at_end` judges the others)

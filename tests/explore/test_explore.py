@@ -83,16 +83,24 @@ def test_bfs_gives_the_shortest_path() -> None:
 
 
 @pytest.mark.unit
-def test_deepcopy_cannot_copy_a_model_state() -> None:
-    """Why states are restored by replay: a deep copy's pending timers are closures over the original."""
+def test_deepcopy_copies_an_sr_state() -> None:
+    """Issue 33: sr's timers are records (action and arguments), so a deep copy of a replayed state is a state of
+    its own: the clone's timers run on the clone (before, they were closures over the original and ran on it).
+    Twin: a timer that is a closure over the original still runs on the original from the clone's queue."""
     ex = Explorer(Bound("sr", "t", 2, 1, 0, (), 1))
     s = ex.replay(
         [{"op": "submit", "calls": [{"call": "submit", "args": {"msg": "m1", "primary": "MBX01", "forks": ["mbx"]}}]}]
     )
-    clone = copy.deepcopy(s.system)
     before = len(s.system.events())
+    clone = copy.deepcopy(s.system)
     clone.advance(60_000)
-    assert len(s.system.events()) > before  # the clone's timers ran on the original
+    assert len(s.system.events()) == before < len(clone.events())
+    original = s.system
+    original.sim.after(1, lambda: original.heal())  # a closure: deepcopy shares what it captured
+    original.isolate("MBX02")
+    twin = copy.deepcopy(original)
+    twin.advance(10)
+    assert original.cluster.world.group == {}  # healed by the clone's copy of the closure
 
 
 @pytest.mark.unit
