@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import build_corpus, single_entity_corpus
+from benchmarks.spark_floor import bare_shuffle
 from conformance.driver_choice import input_events
 from conformance.pycheck import check_paths
 
@@ -42,20 +43,31 @@ def tree_cpu() -> float:
     """CPU seconds (user + system) of this process and every live descendant (the Spark JVM, its Python
     daemon and workers), with what each has reaped from its own children: a figure the machine's load hardly
     moves, unlike the wall time. Linux /proc only; 0.0 elsewhere."""
+    return sum(tree_cpu_by_role().values())
+
+
+def tree_cpu_by_role() -> dict[str, float]:
+    """`tree_cpu` split: "driver" (this process), "jvm" (the Spark JVM and its launcher), "workers" (the Python
+    worker daemon and the workers it forked; issue 32: where a Spark check's CPU beyond one process's goes)."""
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     parents: dict[int, int] = {}
     times: dict[int, int] = {}
+    names: dict[int, str] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
+                stat = handle.read()
         except OSError:
             continue
+        head, rest = stat.rsplit(")", 1)
+        fields = rest.split()
+        names[int(entry)] = head.split("(", 1)[1]
         parents[int(entry)] = int(fields[1])
         times[int(entry)] = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
-    mine, total = {os.getpid()}, 0
+    me = os.getpid()
+    mine = {me}
     changed = True
     while changed:
         changed = False
@@ -63,9 +75,11 @@ def tree_cpu() -> float:
             if parent in mine and pid not in mine:
                 mine.add(pid)
                 changed = True
+    out = {"driver": 0.0, "jvm": 0.0, "workers": 0.0}
     for pid in mine:
-        total += times.get(pid, 0)
-    return total / tick
+        role = "driver" if pid == me else "workers" if names.get(pid, "").startswith("python") else "jvm"
+        out[role] += times.get(pid, 0) / tick
+    return out
 
 
 def _files(corpus: Path) -> int:
@@ -99,22 +113,6 @@ def run_ingested(corpus: Path, args: argparse.Namespace, spark, py_s: float, sp_
         print(f"ratio ingested/raw spark: {sp_s / ds_s:.2f}", flush=True)
 
 
-def bare_shuffle(spark, corpus: Path, partitions: int) -> float:
-    """The floor of any check: read the corpus, `repartition` by trace and `sortWithinPartitions`, touching
-    every row once (Spark's `noop` sink: an aggregation would let the optimiser drop the sort). Same session,
-    same corpus, right after the check."""
-    paths = [str(p) for p in sorted(corpus.rglob("*")) if p.suffix in (".parquet", ".jsonl")]
-    t = time.perf_counter()
-    df = (
-        spark.read.parquet(*[p for p in paths if p.endswith(".parquet")])
-        if paths[0].endswith(".parquet")
-        else (spark.read.json([p for p in paths if p.endswith(".jsonl")]))
-    )
-    sorted_rows = df.repartition(partitions, "trace_id").sortWithinPartitions("trace_id", "seq")
-    sorted_rows.write.format("noop").mode("overwrite").save()  # every row, sorted, then dropped
-    return time.perf_counter() - t
-
-
 def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     print(f"corpus: {_files(corpus)} files ({corpus})", flush=True)
     t, cpu = time.perf_counter(), tree_cpu()
@@ -145,9 +143,11 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
         )
         print(f"ratio spark {plan}/python throughput: {py_s / o_s:.2f}", flush=True)
         t = time.perf_counter()
-    cpu = tree_cpu()
+    roles = tree_cpu_by_role()
     sp = check(spark, [str(corpus)], partitions=args.partitions, plan=plans[0], announce=True)
-    sp_s, sp_cpu = time.perf_counter() - t, tree_cpu() - cpu
+    sp_s = time.perf_counter() - t
+    spent = {role: seconds - roles.get(role, 0.0) for role, seconds in tree_cpu_by_role().items()}
+    sp_cpu = sum(spent.values())
     print(
         f"spark engine:  {sp_s:7.2f} s  {n / sp_s:12,.0f} events/s  verdict {sp.verdict}"
         f"{' (warm)' if args.warm else ''} (plan {plans[0]})"
@@ -155,7 +155,8 @@ def run_size(corpus: Path, args: argparse.Namespace, spark) -> None:
     print(f"ratio spark/python throughput: {py_s / sp_s:.2f}", flush=True)
     if py_cpu and sp_cpu:  # all processes' CPU: what the check costs whatever the machine's load
         print(
-            f"cpu seconds: python {py_cpu:.1f}, spark {sp_cpu:.1f} (driver, JVM, Python workers); "
+            f"cpu seconds: python {py_cpu:.1f}, spark {sp_cpu:.1f} (driver {spent['driver']:.1f}, "
+            f"JVM {spent['jvm']:.1f}, Python workers {spent['workers']:.1f}); "
             f"ratio spark/python cpu: {sp_cpu / py_cpu:.2f}; "
             f"bound on {os.cpu_count()} idle cores: spark/python <= {os.cpu_count() * py_cpu / sp_cpu:.2f}",
             flush=True,

@@ -27,6 +27,7 @@ failed attempt's output is dropped by Spark (`tests/spark/test_worker_loss.py` k
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -52,8 +53,12 @@ from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, TraceFileError, discover
 
 MAX_AMPLIFICATION = 3.0  # rows scanned over rows held, above which the shuffle by trace costs less
-UNITS_PER_TASK_SLOT = 4  # units per core: enough for the last tasks to balance the load
+UNITS_PER_TASK_SLOT = 4  # units per core in the bins (`_bins`): enough for the last tasks to balance the load
 MAX_TASKS = 64  # tasks of the units job when there are units enough: finer balance and progress
+BUDGET_SPLITS = (1, 2, 4, 8, 16)  # budgets tried (`choose_units`): the events over k times the task slots
+FIXED_BUDGET: int | None = None  # a unit budget that overrides the choice (tests: 1, every trace a unit)
+SLICE_COST = 0.05  # a row a unit reads but does not judge (another unit's slice), in events judged
+TASK_COST = 5_000  # a task's fixed cost in events judged: scheduling, the worker's collection after it
 _ERROR = "error"
 
 
@@ -112,7 +117,7 @@ def _index_task(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
 
 
 def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
-    """Index the files in parallel and plan the units (a unit budget of a quarter of a core's share)."""
+    """Index the files in parallel and plan the units (`choose_units`: the budget whose tasks end first)."""
     found = discover(paths)
     sc = spark.sparkContext
     ship_code(spark)  # the Python workers of a real cluster import the engine from it, from the index job on
@@ -125,9 +130,47 @@ def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
         _raise_errors(got)
         index = [i for _, i in sorted(got, key=lambda r: r[0])]
     events = sum(entry.rows for entry in index)
-    budget = max(1, min(GROUP_EVENTS, math.ceil(events / (UNITS_PER_TASK_SLOT * cores))))
-    units = plan_units(index, budget)
+    units = choose_units(index, events, cores)
     return Plan(found, index, units, read_amplification(index, units), events)
+
+
+def makespan(costs: list[float], slots: int) -> float:
+    """The time the last of `slots` cores finishes when tasks of these costs are started largest first, each
+    on the first core free (what Spark does with the bins `_bins` orders by load)."""
+    loads = [0.0] * max(1, slots)
+    for cost in sorted(costs, reverse=True):
+        heapq.heapreplace(loads, loads[0] + cost)
+    return max(loads)
+
+
+def unit_cost(unit: Unit, rows: list[int]) -> float:
+    """A unit's cost in events judged: its events, the rows of its files it reads but leaves to other units'
+    slices (`SLICE_COST` each: a Parquet batch decoded and filtered), and a task's fixed cost."""
+    read = sum(rows[r] for r in unit.files)
+    return unit.events + SLICE_COST * max(0, read - unit.events) + TASK_COST
+
+
+def choose_units(index: list[Index], events: int, slots: int) -> list[Unit]:
+    """The units of the budget, among `GROUP_EVENTS` and `BUDGET_SPLITS` (the events over k times the task
+    slots, at most `GROUP_EVENTS`), whose tasks end first on `slots` cores (`makespan` of `unit_cost`; a tie goes to the
+    larger budget). Issue 32: a 10^7-event corpus of 200k-event files planned with one budget (500k) was 25
+    units of two files, 13 on one core and 12 on the other; units of one file end together. Slicing a file
+    among units is chosen only when the balance pays for the rows read again (a 10^6 corpus of 5 files)."""
+    if FIXED_BUDGET is not None:
+        return plan_units(index, FIXED_BUDGET)
+    rows = [entry.rows for entry in index]
+    best: tuple[float, list[Unit]] | None = None
+    tried: set[int] = set()
+    for k in (0, *BUDGET_SPLITS):  # 0: the single-process engine's budget
+        budget = max(1, min(GROUP_EVENTS, math.ceil(events / (k * slots)) if k else GROUP_EVENTS))
+        if budget in tried:
+            continue
+        tried.add(budget)
+        units = plan_units(index, budget)
+        span = makespan([unit_cost(u, rows) for u in units], slots)
+        if best is None or span < best[0]:
+            best = (span, units)
+    return best[1] if best is not None else []
 
 
 def _say(enabled: bool, t0: float, message: str) -> None:

@@ -22,7 +22,7 @@ def _same(a, b) -> None:
 
 def test_units_cut_into_slices_give_the_python_report(spark, tmp_path, monkeypatch):
     paths = spread_corpus(tmp_path / "in")
-    monkeypatch.setattr(units, "UNITS_PER_TASK_SLOT", 10**6)  # a budget of one event: every trace a unit
+    monkeypatch.setattr(units, "FIXED_BUDGET", 1)  # a budget of one event: every trace a unit
     planned = units.plan(spark, paths, 4)
     assert len(planned.units) >= 4 and any(u.slices for u in planned.units) and planned.amplification > 1
     outcome = job.check(spark, paths, plan="units")
@@ -33,7 +33,7 @@ def test_units_cut_into_slices_give_the_python_report(spark, tmp_path, monkeypat
 
 def test_auto_takes_the_shuffle_when_the_units_would_read_too_much(spark, tmp_path, monkeypatch, capsys):
     paths = spread_corpus(tmp_path / "in")
-    monkeypatch.setattr(units, "UNITS_PER_TASK_SLOT", 10**6)  # every trace a unit: each reads all three files
+    monkeypatch.setattr(units, "FIXED_BUDGET", 1)  # every trace a unit: each reads all three files
     monkeypatch.setattr(units, "MAX_AMPLIFICATION", 100.0)
     outcome = job.check(spark, paths, plan="auto", announce=True)
     said = capsys.readouterr().err
