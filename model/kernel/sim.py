@@ -41,8 +41,10 @@ def closure_in(fn: Callable[..., Any]) -> str:
     function called with its arguments, never a lambda or nested function (whose captured cells a copy of the
     state would share with the original)."""
     f = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    captured = f.__code__.co_freevars if isinstance(f, types.FunctionType) else ()
     if isinstance(f, types.FunctionType) and (
-        f.__closure__ or "<lambda>" in f.__qualname__ or "<locals>" in f.__qualname__
+        # a method calling super() holds only its class in `__class__`: a constant, not live state
+        (f.__closure__ and captured != ("__class__",)) or "<lambda>" in f.__qualname__ or "<locals>" in f.__qualname__
     ):
         return f"{f.__module__}.{f.__qualname__} is a closure"
     if not isinstance(f, (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType)):
@@ -86,7 +88,7 @@ class Simulator:
     `strict_timers`: refuse a timer whose action is a closure (`closure_in`); `choices` resolves every random
     decision of the model (`model.kernel.choice`): seeded in simulation, scripted in exploration."""
 
-    strict_timers = False
+    strict_timers = True
 
     def __init__(
         self,
