@@ -78,12 +78,18 @@ def db_events(events: tuple[Event, ...], entity: str) -> list[Event]:
     return [e for e in events if e.mechanism == "am" and e.entity == entity]
 
 
-def test_another_event_at_the_same_place_is_derived_again() -> None:
+def changed_at_first(**attrs: object) -> tuple[tuple[Event, ...], list[Event], list[Event], int]:
+    """The model's trace, its context, and that context with its first AM_DAG_CONFIG changed, and where."""
     events = trace("model")
     context = [e for e in events if e.kind in (ev.AM_DAG_CONFIG, "TRACE_START")]
     at = next(i for i, e in enumerate(context) if e.kind == ev.AM_DAG_CONFIG)
     other = [*context]
-    other[at] = replace(context[at], attrs={**context[at].attrs, "claims": ["MBX9"]})
+    other[at] = replace(context[at], attrs={**context[at].attrs, **attrs})
+    return events, context, other, at
+
+
+def test_another_event_at_the_same_place_is_derived_again() -> None:
+    events, context, other, at = changed_at_first(claims=["MBX9"])
     same, changed = shared_pair(context, context), shared_pair(context, other)
     own = db_events(events, "DB1")
     for fold in (*same, *changed):
@@ -103,11 +109,7 @@ def test_another_event_at_the_same_place_is_derived_again() -> None:
 
 
 def test_a_faulty_dag_config_stops_every_sharing_fold_as_one_alone() -> None:
-    events = trace("model")
-    context = [e for e in events if e.kind in (ev.AM_DAG_CONFIG, "TRACE_START")]
-    at = next(i for i, e in enumerate(context) if e.kind == ev.AM_DAG_CONFIG)
-    bad = [*context]
-    bad[at] = replace(context[at], attrs={**context[at].attrs, "health": ["MBX1/Search"]})
+    events, _, bad, _ = changed_at_first(health=["MBX1/Search"])
     pair = shared_pair(bad, bad)
     for fold in pair:
         for e in db_events(events, "DB1"):
