@@ -31,6 +31,19 @@ Runs = Sequence[tuple[str, Monitor]]
 _SEQ = attrgetter("seq")
 
 
+class Context(list):
+    """A trace's context events, the list every fold of the trace reads (`traces.verdict.ContextCursor`), and
+    `derived`: what a monitor's folds derive from those events alone, made by the first fold that needs it
+    and shared by the others of the trace (issue 32: the am folds' DAG facts, `model.am.monitor_dag.DagFacts`).
+    It lives and is saved (pickled) with the trace's folds."""
+
+    __slots__ = ("derived",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.derived: dict[str, object] = {}
+
+
 class TraceFolds:
     """Every fold of one streamed trace."""
 
@@ -38,7 +51,7 @@ class TraceFolds:
 
     def __init__(self, first: Event, trace_runs: Runs, entity_runs, recorded: Sequence[Event] | None = None) -> None:
         """`first`: the first event fed; `recorded`: a held trace's events in recording order (`whole_trace`)."""
-        self.context: list[Event] = []
+        self.context: list[Event] = Context()
         self.core = TraceRulesFold(first.trace_id) if recorded is None else HeldRulesFold(first.trace_id, recorded)
         self.trace = GroupFolds("trace", trace_runs, first, self.context) if trace_runs else None
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs

@@ -34,6 +34,7 @@ from model.am import events as ev
 from model.am import partial
 from model.am.bcss import Options, default_options
 from model.am.faults import check_attrs
+from model.am.monitor_dag import DagFacts
 from model.am.replay import Replay
 from model.am.rules import RULES
 from traces.schema import Event, is_context_kind
@@ -115,6 +116,7 @@ _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 # kinds whose database may be one the trace never began (`AmFold._unseen`): every database kind but its creation
 _UNSEEN_CHECKED = ev.KINDS - ev.DAG_KINDS - {ev.DB_CREATE, ev.AM_CONFIG, ev.AM_DAG_CONFIG}
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
+_FACTS = "am: DAG facts"  # the key of the trace's `DagFacts` among what its folds derive from the context
 
 
 def _is_context(kind: str) -> bool:
@@ -142,6 +144,9 @@ class AmFold:
     once, whether or not it was also given at start (`ContextCursor`). State kept for the whole run: the
     replay's (`replay.Replay`), the context still to come, the flags, the group's entities, the last
     event; the flags stop being watched once decided (`watched`), the rest is what a verdict still reads.
+    While `fold_dag` is false, the DAG facts of each AM_DAG_CONFIG come from the trace's `DagFacts` (issue 32):
+    shared by the folds of a trace when the context list offers a `derived` mapping (the engine's), else
+    this fold's own; `facts` is the node this fold's world was last given.
     """
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
@@ -155,6 +160,11 @@ class AmFold:
             except InputFault as exc:
                 self.error = f"am monitor: unusable BCSS options in TRACE_START: {exc}"
         self.replay = Replay(cfg.opts, cfg.thresholds_recorded, fold_dag=None)
+        derived = getattr(context, "derived", None)  # what the folds of the trace share (the engine's context)
+        if derived is None:
+            self.facts: DagFacts | None = DagFacts.root()
+        else:
+            self.facts = derived.get(_FACTS) or derived.setdefault(_FACTS, DagFacts.root())
         self.live = self.error is None  # the replay goes on (no configuration error, no malformed event)
         self.own: set[str] = set()
         self.watched: frozenset[str] = _WATCHED  # the kinds a flag below still waits for
@@ -195,7 +205,10 @@ class AmFold:
                 if kind == ev.AM_DAG_CONFIG:
                     if r.fold_dag is None:
                         r.fold_dag = self.dag_state
-                    r.step(e)
+                    if r.fold_dag:
+                        r.step(e)
+                    else:
+                        self._facts(r, e)
                 else:
                     check_attrs(e)
                     check, transition = _TABLE.get(kind, _NOTHING)
@@ -273,9 +286,30 @@ class AmFold:
             r.fold_dag = self.dag_state
         self.last = e
         try:
-            r.step(e)
+            if r.fold_dag is False and e.kind == ev.AM_DAG_CONFIG:
+                self._facts(r, e)
+            else:
+                r.step(e)
         except InputFault as exc:  # a foreign or truncated trace (`model.am.faults`): cannot judge on
             self._stop(exc)
+
+    def _facts(self, r: Replay, e: Event) -> None:
+        """An AM_DAG_CONFIG of a database's group (`fold_dag` false): `Replay.step`'s checks and transition
+        (`DagChecks.on_am_dag_config`, `step.dag_config`), the DAG facts taken from the trace's `DagFacts`.
+        An event it finds faulty is stepped on this fold's own world, which raises the same fault."""
+        facts = self.facts
+        if facts is not None:
+            try:
+                facts = facts.after(e)
+            except InputFault:
+                facts = None
+        self.facts = facts
+        if facts is None:
+            r.step(e)
+            return
+        if facts.changes:
+            r.new_view(e)
+        facts.put(r.w)
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the replay's state now, for the report (`conformance.audit`): the

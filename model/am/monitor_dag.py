@@ -4,6 +4,7 @@ Seed 002, section "Exchange Server Active Manager": one PAM, owning quorum (AM-0
 moved before maintenance (AM-007), roles restated as the views make them (AM-003), no copy left mounted
 outside the quorum (AM-009 with AM-I13); AM_DAG_CONFIG checked against the DAG events it restates. `DagChecks`
 is mixed into `replay.Replay`, which owns the folded world, the violation list and the tally (issue 29).
+`DagFacts`: the DAG facts a database's group folds from its context, derived once per trace (issue 32).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any
 
 from model.am import rules as R
 from model.am import step
-from model.am.faults import DAG_FACTS, check_present, strings
+from model.am.faults import DAG_FACTS, check_attrs, check_present, strings
 from model.am.rules import minority_mounted
-from model.am.state import World
+from model.am.state import World, empty_world
 from spec.catalogue import cite
 from traces.schema import Event
 from traces.verdict import Rule, Tally
@@ -114,23 +115,17 @@ class DagChecks:
 
     def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
         """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
-        if self.w.dag and self._view_changes(a):
-            for db in sorted(self.w.dbs):
-                self.check_minority(db, e, "when the next cluster view arrives")
+        if self.w.dag and view_changes(self.w, a):
+            self.new_view(e)
 
-    def _view_changes(self, a: dict[str, Any]) -> bool:
-        members, up, groups = a["members"], a["up"], a["groups"]
-        if (members, up, groups) == self.w.view_source:
-            return False  # recorded again from equal lists: the same view (the common case)
-        key = self.w.view_key()
-        if members == key[0] and up == key[1] and groups == key[2]:
-            return False  # recorded in normal form and unchanged: no sorting
-        strings("'up', 'groups'", up, groups)
-        return (list(members), sorted(up), sorted(groups)) != key
+    def new_view(self, e: Event) -> None:
+        """A database's group: the DAG facts record a new view (`on_am_dag_config`, `DagFacts.changes`)."""
+        for db in sorted(self.w.dbs):
+            self.check_minority(db, e, "when the next cluster view arrives")
 
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
         self.check_pam(e, "when the next cluster view arrives")
-        if self._view_changes(a):
+        if view_changes(self.w, a):
             for db in sorted(self.w.dbs):
                 self.check_minority(db, e, "when the next cluster view arrives")
 
@@ -178,3 +173,66 @@ class DagChecks:
                 f"{a['server']} is taken offline for maintenance while it "
                 "is still the PAM; the PAM must be moved first",
             )
+
+
+def view_changes(w: World, a: dict[str, Any]) -> bool:
+    """Does the view DAG_VIEW or AM_DAG_CONFIG records (`a`) differ from the world's?"""
+    members, up, groups = a["members"], a["up"], a["groups"]
+    if (members, up, groups) == w.view_source:
+        return False  # recorded again from equal lists: the same view (the common case)
+    key = w.view_key()
+    if members == key[0] and up == key[1] and groups == key[2]:
+        return False  # recorded in normal form and unchanged: no sorting
+    strings("'up', 'groups'", up, groups)
+    return (list(members), sorted(up), sorted(groups)) != key
+
+
+class DagFacts:
+    """The DAG facts a database's group folds from the AM_DAG_CONFIG events of its context (`monitor.AmFold`
+    while `fold_dag` is false), derived once per trace and shared by its databases' folds (issue 32: each
+    fold replayed every AM_DAG_CONFIG, so the DAG facts were derived once per database).
+
+    A node holds the facts after one AM_DAG_CONFIG (`world`: only its DAG fields are set; the root: before
+    any) and whether that event records a new view (`changes`, which the fold's minority check reads before
+    it takes the facts). `after(e)` is the next node, derived on first use by the functions a fold applies
+    (`faults.check_attrs`, `view_changes`, `step.dag_config`) and kept for the other folds of the trace, which
+    take the same context events in the same order; a different event at that place is derived again, not
+    kept. An event those functions find faulty raises, and no node is made: the fold applies it to its own
+    world, which faults at the same point. Nodes are read only once made; `put` copies the facts into a
+    fold's world (the health mapping as a new dict: a DAG-state event fed later changes it in place)."""
+
+    __slots__ = ("changes", "event", "next", "world")
+
+    def __init__(self, world: World, event: Event | None = None, changes: bool = False) -> None:
+        self.world, self.event, self.changes = world, event, changes
+        self.next: DagFacts | None = None
+
+    @staticmethod
+    def root() -> DagFacts:
+        return DagFacts(empty_world())
+
+    def after(self, e: Event) -> DagFacts:
+        nxt = self.next
+        if nxt is not None:
+            was = nxt.event
+            if was is e or (was is not None and was.seq == e.seq and was.entity == e.entity and was.attrs == e.attrs):
+                return nxt
+        check_attrs(e)
+        a, old = e.attrs, self.world
+        changes = bool(old.dag) and view_changes(old, a)
+        w = World(old.dag, old.members, old.up, old.groups, old.claims, health=old.health)  # a copy of the dict
+        w.view_source, w.cached_quorum, w.cached_view = old.view_source, old.cached_quorum, old.cached_view
+        step.dag_config(w, e.entity, a)
+        w.quorum()
+        w.view_key()
+        node = DagFacts(w, e, changes)
+        if nxt is None:
+            self.next = node
+        return node
+
+    def put(self, w: World) -> None:
+        """The facts into a fold's world, as `step.dag_config` would have left it."""
+        f = self.world
+        w.dag, w.members, w.up, w.groups, w.claims = f.dag, f.members, f.up, f.groups, f.claims
+        w.view_source, w.cached_quorum, w.cached_view = f.view_source, f.cached_quorum, f.cached_view
+        w.health = dict(f.health)

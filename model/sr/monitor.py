@@ -38,6 +38,8 @@ _FAULTS = frozenset({"CRASH", "RESTART"})
 _MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
 # kinds known not to be context (`traces.schema.is_context_kind`): one set lookup per event instead of two tests
 _NOTED = frozenset({_RECEIVE, _SNAPSHOT})
+_READ = frozenset({_MECH, "core"})  # the mechanisms whose events `step` folds (of the others: only their time)
+_CONFIGURING = frozenset({"TRACE_START", _SR_CONFIG})  # kinds `feed` reads whatever their mechanism
 _PLAIN = frozenset(k for k in (*ev.ALL_KINDS, "CRASH", "RESTART", "PARTITION", "HEAL") if not is_context_kind(k))
 
 
@@ -139,6 +141,10 @@ class SrFold:
             if kind not in _PLAIN and is_context_kind(kind) and cursor.taken(e):
                 return  # a context event already taken (`ContextCursor.taken`)
         w, name = self.world, e.entity
+        if e.mechanism not in _READ and kind not in _CONFIGURING:  # another mechanism's event (issue 32): `step`
+            due, db_due, now = w.due, w.db_due, e.ts_ms  # only flushes the checks due before its time, if any
+            if not (due and due[0][0] < now) and not (db_due and db_due[0][0] < now):
+                return
         touched: Sequence[str] = ()
         if e.mechanism == _MECH and w.topo is not None and self._foreign(w.topo, e):
             return

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 import spark_trace_check.units as units
-from conformance.trace_index import FileIndex
+from conformance.engine.trace_index import FileIndex
 
 pytestmark = pytest.mark.unit
 
