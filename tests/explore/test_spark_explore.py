@@ -108,8 +108,13 @@ def test_spark_finds_a_mutant_at_the_same_depth_by_the_same_path_and_stops_where
 
 @pytest.mark.spark
 def test_twin_on_spark_a_partition_function_that_moves_keys_gives_other_counts(spark) -> None:
+    import sys
+
+    from pyspark import cloudpickle
+
     from spark_trace_check.explore import run_spark
 
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
     entry = find(AM)
     got = run_spark(spark, Job(entry.bound), partitions=2, buckets=Salted())
     assert got.states > entry.states and compare(entry, got)
