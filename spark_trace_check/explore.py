@@ -20,6 +20,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pyspark import StorageLevel
+
 from conformance.explore.bfs import Result
 from conformance.explore.levels import (
     Buckets,
@@ -38,12 +40,12 @@ from conformance.explore.levels import (
     upto,
 )
 from spark_trace_check.cluster import ship_code
+from spark_trace_check.session import build_session
 
 
-def _storage() -> Any:
-    from pyspark import StorageLevel
-
-    return StorageLevel.MEMORY_AND_DISK
+def session(master: str) -> Any:
+    """The session `haconform explore --engine spark` runs on (`spark_trace_check.session`)."""
+    return build_session(master, app_name="haconform-explore")
 
 
 class CoPartitionError(RuntimeError):
@@ -122,7 +124,7 @@ def run_spark(
         if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
             raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
         settled = both.mapPartitions(_settle_partition(job), preservesPartitioning=True)
-        settled.persist(_storage())  # cached: pyspark would otherwise pipeline into its children
+        settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
         settled.localCheckpoint()
         summary = Summary()
         for s in settled.map(summarize).collect():  # materialises the level (and its checkpoint)

@@ -115,13 +115,12 @@ class Engine:
         if engine == "python":
             goal = WITNESSES[witness] if witness else None
             return explore(bound, mutant, max_states=max_states, ends=ends, goal=goal)
-        from spark_trace_check.explore import run_spark  # pyspark: loaded only for the Spark engine
-        from spark_trace_check.session import build_session
+        from spark_trace_check import explore as on_spark  # pyspark: loaded only for the Spark engine
 
         if self.session is None:
-            self.session = build_session(args.master or "local[2]", app_name="haconform-explore")
+            self.session = on_spark.session(args.master or "local[2]")
         job = Job(bound, mutant, None, witness, ends)
-        return run_spark(self.session, job, max_states, args.partitions or None, progress=say)
+        return on_spark.run_spark(self.session, job, max_states, args.partitions or None, progress=say)
 
 
 def _cmd_one(args: argparse.Namespace) -> int:
