@@ -1,9 +1,20 @@
-"""Exhaustive exploration (issue 22): growing bounds per mechanism until one does not finish in the budget.
+"""Exhaustive exploration (issues 22, 33): growing bounds per mechanism until one does not finish in the budget,
+or (`--defaults`) the explore loop's speed on each mechanism's default bounds.
 
-Each bound is explored once (one process, one core); printed: distinct states, transitions, depth, seconds,
-states/s, and whether it finished. The largest finished bound per mechanism goes into benchmarks/README.md.
+Ladder: each bound is explored once (one process, one core); printed: distinct states, transitions, depth,
+seconds, states/s, and whether it finished. The largest finished bound per mechanism goes into
+benchmarks/README.md.
+
+`--defaults` (issue 33): every non-slow bound of `spec/explore.toml`, explored `--repeat` times in this process;
+printed per bound: distinct states, transitions, the explore loop's own seconds (`Result.seconds`: not the
+interpreter's start nor the imports), states/s (best and median of the repeats), states per CPU second of the
+loop (the process's CPU time: the figure that holds on a shared machine, one core per process), how states were restored
+(`copy`, or `replay` for a model whose timers are still closures) and bytes per state (visited fingerprints plus
+the frontier's largest size). Runs against whichever tree is on PYTHONPATH (the script imports nothing of its
+own), so a tree before issue 33 is measured by the same loop (it reports no restore and no bytes):
 
     python benchmarks/bench_explore.py --budget 600 [--mechanism sr]
+    PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
 """
 
 from __future__ import annotations
@@ -55,13 +66,58 @@ def run(mechanism: str, budget_s: float) -> list[dict[str, object]]:
     return rows
 
 
+def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool = False) -> list[dict[str, object]]:
+    """The explore loop's speed on the mechanism's default (non-slow) manifest bounds (`choices` False: every
+    random choice drawn by the seed, the state space explored before issue 33)."""
+    from conformance.explore.manifest import load
+
+    rows = []
+    for entry in load()[0]:
+        if entry.bound.mechanism != mechanism or entry.slow:
+            continue
+        rates, cpu_rates, res = [], [], None
+        for _ in range(repeat):
+            ex = Explorer(entry.bound)
+            ex.choices, ex.compress = choices, compress
+            cpu = time.process_time()
+            res = ex.run(max_states=entry.max_states)
+            cpu_rates.append(res.states / max(time.process_time() - cpu, 1e-9))
+            rates.append(res.states / res.seconds)
+        assert res is not None
+        rates.sort()
+        cpu_rates.sort()
+        row = {
+            "bound": entry.bound.name,
+            "choice_points": choices,
+            "compressed": compress,
+            "states": res.states,
+            "transitions": res.transitions,
+            "loop_seconds_best": round(res.states / rates[-1], 3),
+            "states_per_s_best": round(rates[-1], 1),
+            "states_per_s_median": round(rates[len(rates) // 2], 1),
+            "states_per_cpu_s_median": round(cpu_rates[len(cpu_rates) // 2], 1),
+            "restore": getattr(res, "restore", "replay (before issue 33)"),
+            "bytes_per_state": round(getattr(res, "bytes_per_state", 0.0), 1),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--budget", type=float, default=600.0, help="seconds per bound")
     ap.add_argument("--mechanism", choices=sorted(LADDER), action="append")
+    ap.add_argument("--defaults", action="store_true", help="the explore loop's speed on the default bounds")
+    ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
+    ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
+    ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs zlib-compressed")
     args = ap.parse_args()
     for m in args.mechanism or sorted(LADDER):
-        run(m, args.budget)
+        if args.defaults:
+            defaults(m, args.repeat, not args.no_choices, args.compress)
+        else:
+            run(m, args.budget)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,17 @@
 The shape of TLC's and stateright's checkers over the model behind the harness's protocol: a state is the
 model system after a path of harness steps (`conformance.explore.spaces`), identified by its canonical
 fingerprint (`conformance.explore.fingerprint`, over the system and the explorer's bookkeeping, not the
-recorded trace). A state is restored by replaying its path on a fresh system (the model is deterministic
-for one setup; `deepcopy` cannot copy its timers). In BFS order:
+recorded trace). Issue 33: a state is expanded by copying it (`conformance.explore.state`: a pickle round trip
+of the session, the monitor's fold included), never by replaying its path, except for a model whose kernel
+queue still holds closures (then by replay, as before; `Result.restore` says which). Only the fingerprints
+of visited states are kept, plus the frontier's blobs (`Result.bytes_per_state`). A step that meets one of
+the model's random choices (`model.kernel.choice`) is a choice point: each allowed outcome is its own
+successor, and the step records the outcomes taken (`"choices"`). In BFS order:
 
-- every transition's path is judged by the mechanism's monitor (`Session.judge`, the folds of
-  `haconform check`): the `always` rules, on the shortest path to the source state plus the step. A
-  transition into a state already seen is judged too (so every edge is judged once, with one history);
+- every transition is judged by the mechanism's monitor (`Session.judge`, the folds of `haconform check`):
+  the `always` rules, from the source state's saved fold fed only the step's new events (the history is
+  the shortest path to the source state). A transition into a state already seen is judged too (so every
+  edge is judged once, with one history);
 - where the driver's end-of-run checks are safety (am: one PAM, one mounted copy) they are checked in every
   state, with the mechanism's state-level safety rules (am: `model.am.properties.check_world`);
 - the `eventually` rules on every new state's fairness end (`Driver.finish`: the fairness the mechanism's
@@ -22,18 +27,23 @@ The first violation found is at the smallest depth (BFS); its path is a replay f
 
 from __future__ import annotations
 
+import importlib
 import itertools
+import sys
 import time
 from collections import deque
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
+from conformance.explore.state import Node, NotCopyable, freeze, thaw
 from conformance.explore.witness import Witness
-from conformance.harness.core import Session, Step, SystemFactory
+from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
+from model.kernel.choice import ChoiceNeeded
 
 
 @dataclass
@@ -63,7 +73,17 @@ class Result:
     found: Found | None = None
     seconds: float = 0.0
     replays: int = 0
+    copies: int = 0  # states restored from a blob (issue 33)
+    restore: str = "copy"  # "copy", or "replay" (with `why`): the model's state could not be copied
+    why: str = ""
+    merges: int = 0  # named states merged into another by the symmetry reduction
+    seen_bytes: int = 0  # the visited fingerprints' set
+    frontier_bytes: int = 0  # the frontier's largest size (its blobs and path steps)
     per_level: list[int] = field(default_factory=list)
+
+    @property
+    def bytes_per_state(self) -> float:
+        return (self.seen_bytes + self.frontier_bytes) / self.states if self.states else 0.0
 
     @property
     def result(self) -> str:
@@ -106,12 +126,25 @@ class Result:
             },
             "seconds": round(self.seconds, 3),
             "replays": self.replays,
+            "copies": self.copies,
+            "restore": self.restore,
+            "restore_why": self.why,
+            "merges": self.merges,
+            "bytes_per_state": round(self.bytes_per_state, 1),
+            "seen_bytes": self.seen_bytes,
+            "frontier_bytes": self.frontier_bytes,
             "states_per_level": self.per_level,
         }
 
 
+Edge = tuple[str, dict[str, Any], Node | None, Found | None]  # (fingerprint, step, new child, violation)
+
+
 class Explorer:
-    """One exploration: a mechanism's space under a bound, against the model or one of its mutants."""
+    """One exploration: a mechanism's space under a bound, against the model or one of its mutants.
+
+    The interface the Spark explorer builds on (issue 33): `root()` and `successors(node)`; `end_of(node)`
+    judges a new state's fairness end. `run()` is the single-process BFS over the same three."""
 
     def __init__(
         self, bound: Bound, mutant: str | None = None, watch: frozenset[str] | None = None, goal: Witness | None = None
@@ -123,26 +156,60 @@ class Explorer:
         self.setup = self.space.setup(bound)
         self.result = Result(bound.mechanism, bound.name, self.setup)
         self.renames: list[dict[str, str]] = []
+        self.identities: set[str] = set()  # with symmetry: the states' fingerprints under their own names
+        self.choices: bool = getattr(bound, "choices", True)  # choice points on (manifest field `choices`)
+        self.ranges: str = getattr(bound, "ranges", "ends")  # the outcomes of a range (`model.kernel.choice`)
+        self.root_found: Found | None = None
+        self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
 
     # --- states ------------------------------------------------------------------------------------------
-    def replay(self, steps: list[dict[str, Any]]) -> Session:
-        self.result.replays += 1
+    def fresh(self) -> Session:
         s = Session(self.driver, self.factory(dict(self.setup)), dict(self.setup))
         self.driver.absorb(s, "__init__", None)
+        return s
+
+    def replay(self, steps: Sequence[dict[str, Any]]) -> Session:
+        """The state after `steps` rebuilt from the setup (each step's recorded choices re-imposed)."""
+        self.result.replays += 1
+        s = self.fresh()
         for raw in steps:
             s.steps.append(Step(raw["op"], raw["calls"]))
-            for call in raw["calls"]:
-                s.apply(call)
+            if "choices" in raw:
+                with scripted(s.system, raw["choices"], raw.get("ranges", "ends")):
+                    for call in raw["calls"]:
+                        s.apply(call)
+            else:
+                for call in raw["calls"]:
+                    s.apply(call)
         return s
+
+    def restore(self, node: Node) -> Session:
+        """An independent session in `node`'s state: a copy of its blob (or, without one, a replay)."""
+        if node.blob is None:
+            return self.replay(node.steps)
+        self.result.copies += 1
+        return thaw(node.blob, self.driver, self.setup)
+
+    def freeze(self, s: Session) -> bytes | None:
+        if self.result.restore == "replay":
+            return None
+        try:
+            return freeze(s, self.compress)
+        except NotCopyable as exc:  # a model not yet converted to timer records (issue 33): replay, as before
+            self.result.restore, self.result.why = "replay", str(exc)
+            return None
 
     def fingerprint(self, s: Session, book: Book) -> str:
         roots = self.space.roots(s, book)
         if not self.renames:
             return fingerprint(roots)
-        return min(fingerprint(roots, r) for r in self.renames)
+        prints = [fingerprint(roots, r) for r in self.renames]  # the first renaming is the identity
+        self.identities.add(prints[0])
+        return min(prints)
 
-    def judge(self, s: Session, steps: list[dict[str, Any]], end: bool) -> Found | None:
-        violations, _ = s.judge(final=True)
+    def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool = False) -> Found | None:
+        """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
+        violations, _ = s.judge(final=True, consume=consume)
         if self.watch is not None:
             violations = [v for v in violations if v.rule in self.watch]
         if violations:
@@ -156,92 +223,133 @@ class Explorer:
                 req, _, rule = p[1 : p.index("]")].partition(" ") if p.startswith("[") else ("", "", "end-check")
                 if self.watch is None or rule in self.watch:
                     return Found("end" if end else "always", rule, req, p, list(steps))
+        g = self.goal
+        if not end and g is not None and g.shown(s.events()):
+            why = f"the model shows a behaviour against: {g.statement}"
+            return Found("witness", g.claim, g.requirement, why, list(steps))
         return None
 
+    # --- the interface of a search (issue 33) -------------------------------------------------------------
+    def root(self) -> Node:
+        """The initial state, its `always` rules judged (`root_found`), as a node holding its live session."""
+        s = self.fresh()
+        self.root_found = self.judge(s, (), False)
+        return Node((), (), EMPTY, self.freeze(s), s)
+
+    def successors(self, node: Node, seen: Collection[str] = ()) -> list[Edge]:
+        """Every transition out of `node`, in order (the bound's actions; per choice point each outcome, in index
+        order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
+        without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
+        at `bound.depth` is not expanded."""
+        here = node.live if node.live is not None else self.restore(node)
+        node.live = None
+        acts = self.space.actions(here, node.book, self.bound)  # runs `here` forward (time steps): a throwaway
+        edges: list[Edge] = []
+        met: set[str] = set()
+        for i, act in enumerate(acts):
+            scripts: deque[list[int]] = deque([[]])
+            while scripts:
+                script = scripts.popleft()
+                s = self.restore(node)
+                try:
+                    step = self.apply(s, act, script)
+                except ChoiceNeeded as exc:  # branch: each outcome, in index order, before the later scripts
+                    scripts.extendleft([*script, k] for k in reversed(range(len(exc.outcomes))))
+                    continue
+                steps = (*node.steps, step)
+                fp = self.fingerprint(s, act.book)
+                new = fp not in seen and fp not in met
+                found = self.judge(s, steps, False, consume=not new)  # a copy into a state seen: judged in place
+                child = None
+                if found is None and new:
+                    met.add(fp)
+                    child = Node((*node.key, (i, *script)), steps, act.book, self.freeze(s), s)
+                edges.append((fp, step, child, found))
+                if found is not None:
+                    return edges
+        return edges
+
+    def apply(self, s: Session, act: Action, script: list[int]) -> dict[str, Any]:
+        """Apply `act` to `s`, the model's random choices scripted (choice points on); the step as recorded."""
+        step = act.step()
+        if not self.choices or chooser_host(s.system) is None:
+            for call in act.calls:
+                s.apply(call)
+            return step
+        with scripted(s.system, script, self.ranges):
+            for call in act.calls:
+                s.apply(call)
+        step["choices"] = list(script)
+        if self.ranges != "ends":
+            step["ranges"] = self.ranges
+        return step
+
+    def end_of(self, node: Node) -> Found | None:
+        """The state's fairness end, judged (on its live session, or a copy: the session goes on past it)."""
+        s = node.live if node.live is not None else self.restore(node)
+        node.live = None
+        calls = self.driver.finish(s)
+        if not calls and self.space.always_end_checks and node.steps:
+            return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
+        for call in calls:
+            s.apply(call)
+        return self.judge(s, node.steps, True, consume=True)
+
     # --- the search --------------------------------------------------------------------------------------
-    def symmetric(self, names: list[str]) -> None:
-        """Symmetry reduction: a state and its images under every permutation of `names` are one state."""
-        self.renames = [dict(zip(names, p, strict=True)) for p in itertools.permutations(names)]
+    def symmetric(self, groups: Sequence[Sequence[str]]) -> None:
+        """Symmetry reduction: a state and its images under every permutation within each group of interchangeable
+        servers are one state (the identity first)."""
+        per_group = [[dict(zip(g, p, strict=True)) for p in itertools.permutations(g)] for g in groups]
+        self.renames = [{k: v for m in combo for k, v in m.items()} for combo in itertools.product(*per_group)]
 
     def run(self, max_states: int | None = None, ends: bool = True, deadline: float | None = None) -> Result:
         """Explore; stop (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic())."""
         started = time.monotonic()
         res = self.result
-        root = self.replay([])
-        paths: list[tuple[int, dict[str, Any] | None]] = [(-1, None)]
-        books: list[Book] = [EMPTY]
-        seen = {self.fingerprint(root, EMPTY): 0}
+        root = self.root()
+        seen = {self.fingerprint(root.live, EMPTY)} if root.live is not None else set()
         res.states, res.per_level = 1, [1]
-        res.found = self.judge(root, [], False) or (self.end(self.replay([]), []) if ends else None)
-        frontier: deque[tuple[int, int]] = deque([(0, 0)])
+        res.found = self.root_found or (self.end_of(root) if ends else None)
+        frontier: deque[Node] = deque([root])
+        held = res.frontier_bytes = _size(root)
         while frontier and res.found is None and res.complete:
-            idx, depth = frontier.popleft()
-            if depth >= self.bound.depth:
+            node = frontier.popleft()
+            held -= _size(node)
+            if node.depth >= self.bound.depth:
                 continue
-            steps = self.path(paths, idx)
-            here = self.replay(steps)
-            for act in self.space.actions(here, books[idx], self.bound):
+            for fp, _, child, found in self.successors(node, seen):
                 res.transitions += 1
-                res.found = self.expand(steps, act, depth, paths, books, seen, frontier, idx, ends)
-                if res.found is not None:
+                res.found = found
+                if found is not None:
                     break
+                if child is not None:
+                    seen.add(fp)
+                    res.states += 1
+                    res.depth = max(res.depth, child.depth)
+                    if len(res.per_level) <= child.depth:
+                        res.per_level.append(0)
+                    res.per_level[child.depth] += 1
+                    res.found = self.end_of(child) if ends else None
+                    child.live = None
+                    frontier.append(child)
+                    held += _size(child)
+                    res.frontier_bytes = max(res.frontier_bytes, held)
+                    if res.found is not None:
+                        break
                 if (max_states is not None and res.states >= max_states) or (
                     deadline is not None and time.monotonic() > deadline
                 ):
                     res.complete = False
                     break
+        res.seen_bytes = sys.getsizeof(seen) + sum(map(sys.getsizeof, seen))
+        res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started
         return res
 
-    def expand(
-        self,
-        steps: list[dict[str, Any]],
-        act: Action,
-        depth: int,
-        paths: list[tuple[int, dict[str, Any] | None]],
-        books: list[Book],
-        seen: dict[str, int],
-        frontier: deque[tuple[int, int]],
-        parent: int,
-        ends: bool,
-    ) -> Found | None:
-        longer = [*steps, act.step()]
-        s = self.replay(longer)
-        found = self.judge(s, longer, False)
-        if found is not None:
-            return found
-        g = self.goal
-        if g is not None and g.shown(s.events()):
-            why = f"the model shows a behaviour against: {g.statement}"
-            return Found("witness", g.claim, g.requirement, why, longer)
-        fp = self.fingerprint(s, act.book)
-        if fp in seen:
-            return None
-        seen[fp] = len(paths)
-        frontier.append((len(paths), depth + 1))
-        paths.append((parent, act.step()))
-        books.append(act.book)
-        res = self.result
-        res.states += 1
-        res.depth = max(res.depth, depth + 1)
-        if len(res.per_level) <= depth + 1:
-            res.per_level.append(0)
-        res.per_level[depth + 1] += 1
-        return self.end(s, longer) if ends else None
 
-    def end(self, s: Session, steps: list[dict[str, Any]]) -> Found | None:
-        """The state's fairness end, judged (the session goes on past the state: call it last)."""
-        for call in self.driver.finish(s):
-            s.apply(call)
-        return self.judge(s, steps, True)
-
-    @staticmethod
-    def path(paths: list[tuple[int, dict[str, Any] | None]], idx: int) -> list[dict[str, Any]]:
-        out = []
-        while idx > 0:
-            idx, step = paths[idx]
-            out.append(step)
-        return out[::-1]
+def _size(node: Node) -> int:
+    """What a frontier node holds: its blob and its path's steps (shared with its siblings: counted whole)."""
+    return len(node.blob or b"") + sys.getsizeof(node.steps) + sys.getsizeof(node.key)
 
 
 def explore(
@@ -260,10 +368,18 @@ def explore(
     return ex.run(max_states, ends)
 
 
-def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[str]:
-    """The servers a bound declares interchangeable (am: the DAG members, every database on each)."""
+def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[list[str]]:
+    """The groups of servers a bound declares interchangeable: `model.<mechanism>.symmetry.interchangeable(setup)`
+    where the mechanism states it (issue 33), else am's DAG members (every database on each)."""
+    try:
+        mod = importlib.import_module(f"model.{bound.mechanism}.symmetry")
+    except ModuleNotFoundError:
+        mod = None
+    if mod is not None:
+        groups = mod.interchangeable(setup)
+        return [list(g) for g in groups] if groups and not isinstance(groups[0], str) else [list(groups)]
     if bound.mechanism == "am":
-        return list(setup["members"])
+        return [list(setup["members"])]
     raise BoundError(
         f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction (servers are not "
         "interchangeable in its model: conformance/explore/README.md)"

@@ -1,12 +1,9 @@
 """A canonical, deterministic fingerprint of a model system's state (issue 22; TLC's state fingerprints,
 stateright's `unique_state_count`).
 
-The model objects are not copyable by `copy.deepcopy`: the kernel's event queue (`model.kernel.sim`) holds
-closures over the live objects (`lambda: self._tick(node)`), which deepcopy shares instead of copying, so a
-copy's timers would change the original (`tests/explore/test_fingerprint.py` shows it). The explorer therefore
-restores a state by replaying its path (the model is deterministic for one setup), and needs only a
-fingerprint of the state it reached. `fingerprint(roots)` walks the object graph from `roots` and hashes a
-canonical encoding of it:
+The explorer copies states (`conformance.explore.state`, issue 33) and identifies each by a fingerprint:
+`fingerprint(roots)` walks the object graph from `roots` and hashes a canonical encoding of it, the same for
+a copied state and the same state replayed:
 
 - scalars by type and value; lists and tuples in order; dicts in insertion order (a model iterates them, so
   the order is behaviour); sets by their sorted encodings (no model may depend on set order: hash
@@ -14,7 +11,10 @@ canonical encoding of it:
 - objects by class and fields (`__dict__` and `__slots__`); a function or lambda by its qualified name and the
   values its closure captured (so a pending timer `lambda: self._expire(node, key)` is the timer, not an
   address); a bound method by its function and its object; a `random.Random` by its state;
-- a shared or cyclic object once, later as a back reference by first-visit number (deterministic order);
+- a shared or cyclic mutable object once, later as a back reference by first-visit number (deterministic
+  order); an immutable value (a tuple, a frozenset, a frozen dataclass) by value wherever it occurs, never as a
+  back reference: whether two equal values are one object is the interpreter's business (the empty tuple is
+  one object) and differs between a copied and a replayed state (issue 33);
 - what the rules judged (a `traces.verdict.Tally`: history, not state), by its type only;
 - the kernel's `Simulator` without its recorder (the trace is history, not state), its step counter and its
   insertion counter; its queue as the live timers sorted by (time, insertion order), without the insertion
@@ -31,6 +31,7 @@ import hashlib
 import random
 import re
 import types
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -73,6 +74,9 @@ class Walker:
         if isinstance(obj, type):
             self.put(f"T{obj.__module__}.{obj.__qualname__}")
             return
+        if _immutable(obj):  # a value: how often it is shared is not state (a copy shares it otherwise)
+            self._compound(obj)
+            return
         ref = self.seen.get(id(obj))
         if ref is not None:
             self.put(f"@{ref}")
@@ -95,7 +99,9 @@ class Walker:
             parts = sorted(self._alone(x) for x in obj)
             self.put(f"S{len(parts)}:" + ",".join(parts))
         elif isinstance(obj, random.Random):
-            self.put("R" + hashlib.blake2b(repr(obj.getstate()).encode(), digest_size=16).hexdigest())
+            version, words, gauss = obj.getstate()  # 625 32-bit words: hashed as bytes, not as their repr
+            digest = hashlib.blake2b(array("I", words).tobytes(), digest_size=16).hexdigest()
+            self.put(f"R{version}:{gauss!r}:{digest}")
         elif isinstance(obj, types.FunctionType):
             self._function(obj)
         elif isinstance(obj, types.MethodType):
@@ -150,16 +156,37 @@ class Walker:
         cls = type(obj)
         self.put(f"O{cls.__module__}.{cls.__qualname__}")
         fields = dict(getattr(obj, "__dict__", {}))
-        for klass in cls.__mro__:
-            for name in getattr(klass, "__slots__", ()):
-                if name not in fields and hasattr(obj, name):
-                    fields[name] = getattr(obj, name)
+        slots = _SLOTS.get(cls)
+        if slots is None:
+            slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+        for name in slots:
+            if name not in fields and hasattr(obj, name):
+                fields[name] = getattr(obj, name)
         if not fields and hasattr(obj, "__reduce_ex__") and not hasattr(obj, "__dict__"):
             self.put(repr(obj))
             return
         for k in sorted(fields):
             self.put(k)
             self.walk(fields[k])
+
+
+_FROZEN: dict[type, bool] = {}
+_SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+
+
+def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _immutable(obj: Any) -> bool:
+    """A tuple, a frozenset or a frozen dataclass: encoded by value wherever it occurs, never as a back reference
+    (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
+    cls = type(obj)
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        params = getattr(cls, "__dataclass_params__", None)
+        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or bool(params is not None and params.frozen)
+    return frozen
 
 
 def fingerprint(roots: Iterable[Any], rename: Mapping[str, str] | None = None) -> str:

@@ -11,7 +11,8 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,9 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.check import verdict
-from conformance.engine.stream import Incremental
+from conformance.engine.stream import Incremental, result_of
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
+from model.kernel.choice import ChoiceNeeded, ScriptedChooser
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -133,7 +135,7 @@ class Session:
     def events(self) -> list[Event]:
         return self.driver.events(self)
 
-    def judge(self, final: bool = False) -> tuple[list[Violation], list[str]]:
+    def judge(self, final: bool = False, consume: bool = False) -> tuple[list[Violation], list[str]]:
         """Core rules plus the mechanism's monitor over every event recorded so far.
 
         Each event is fed once to the run's folds (`conformance.engine.stream.Incremental`); a verdict
@@ -141,25 +143,62 @@ class Session:
         last verdict and at the end, so a verdict costs a copy of the live state, not a replay of the run.
         Where the record is not a growing sequence in seq order (an event out of order, an ID repeated, an
         earlier event changed), the whole prefix is judged by
-        `conformance.check.verdict` instead: the same verdict, by the slow path."""
+        `conformance.check.verdict` instead: the same verdict, by the slow path. `consume`: the session is not
+        judged again (an explorer's copy into a state already seen, issue 33): the folds are finished themselves,
+        not a copy of them, and a later verdict would start afresh."""
         events = self.events()
         n, last = self.fed
         if self.incremental is None or len(events) < n or (n and events[n - 1] is not last):
             self.incremental, n = None, 0
         if not final and len(events) < max(self.judged * 3 // 2, self.judged + 1):
             return [], []
-        result = judging(f"the {self.driver.name} monitor", lambda: self._verdict(events, n))
+        result = judging(f"the {self.driver.name} monitor", lambda: self._verdict(events, n, consume))
         self.fed = (len(events), events[-1] if events else None)
+        if consume:
+            self.incremental, self.fed = None, (0, None)
         self.judged = len(events)
         return list(result.violations), list(result.notes)
 
-    def _verdict(self, events: list[Event], n: int) -> Any:
+    def _verdict(self, events: list[Event], n: int, consume: bool = False) -> Any:
         """The verdict on `events`, the run's folds fed those from `n` on (rule code: `judging` wraps it)."""
         if self.incremental is None:
             self.incremental = Incremental([(self.driver.name, self.driver.monitor())])
+        inc = self.incremental
         for e in events[n:]:
-            self.incremental.feed(e)
-        return self.incremental.verdict() if self.incremental.exact() else verdict(events, [self.driver.monitor()])
+            inc.feed(e)
+        if not inc.exact():
+            return verdict(events, [self.driver.monitor()])
+        if consume:  # the folds themselves finished (`Incremental.verdict` finishes a pickled copy of them)
+            traces = inc.router.traces
+            return result_of(traces[trace].finish() for trace in sorted(traces))
+        return inc.verdict()
+
+
+def chooser_host(system: Any) -> Any:
+    """The object whose `choices` (`model.kernel.choice.Chooser`) a model draws its random decisions from (issue
+    33): `system.sim`, `system.env` or `system` itself, the first that has one; None for a system that has none
+    (a system under test, which cannot be scripted: a replay file's `choices` say what the model took)."""
+    for host in (getattr(system, "sim", None), getattr(system, "env", None), system):
+        if host is not None and hasattr(host, "choices"):
+            return host
+    return None
+
+
+@contextmanager
+def scripted(system: Any, script: Sequence[int], ranges: str = "ends") -> Iterator[ScriptedChooser | None]:
+    """One step applied under a `ScriptedChooser(script, ranges)` (issue 33: the explorer's choice points, and
+    their replay); the system's own chooser is put back after it, so the chooser is never part of a state."""
+    host = chooser_host(system)
+    if host is None:
+        yield None
+        return
+    before = host.choices
+    chooser = ScriptedChooser(list(script), ranges)
+    host.choices = chooser
+    try:
+        yield chooser
+    finally:
+        host.choices = before
 
 
 def machine_for(
@@ -314,20 +353,10 @@ def _replay(
         before = len(session.events())
         calls = list(raw["calls"])
         session.steps.append(Step(raw["op"], calls))
-        for j, call in enumerate(calls):
-            session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
-            try:
-                session.apply(call)
-            except Divergence as exc:
-                if follow is None:
-                    raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
-                session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
-                session.diverge(f"skipped: {exc}")
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                raise StepError(
-                    f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+        if "choices" in raw:
+            _scripted_step(session, i, raw, follow)
+        else:
+            _apply_step(session, i, calls, follow)
         per_step.append((raw["op"], session.events()[before:]))
     session.where = "(end of run)"
     before = len(session.events())
@@ -335,3 +364,38 @@ def _replay(
         session.apply(call)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
     return per_step
+
+
+def _apply_step(session: Session, i: int, calls: list[Call], follow: Sequence[Any] | None) -> None:
+    for j, call in enumerate(calls):
+        session.where = f"steps[{i}].calls[{j}] ({call.get('call')} {json.dumps(call.get('args', {}))})"
+        try:
+            session.apply(call)
+        except Divergence as exc:
+            if follow is None:
+                raise StepError(f"steps[{i}].calls[{j}] ({call.get('call')}): {exc}") from exc
+            session.answers.append(None)  # skipped: the calls stay aligned with the followed answers
+            session.diverge(f"skipped: {exc}")
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise StepError(
+                f"steps[{i}].calls[{j}] ({call.get('call')}): the system cannot apply it: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def _scripted_step(session: Session, i: int, raw: dict[str, Any], follow: Sequence[Any] | None) -> None:
+    """A step the explorer took with the model's random choices resolved (`"choices"`: the outcome indices, in
+    the order the model made them; issue 33): re-imposed on a model, the same resolution; a system without a
+    chooser (a system under test) decides for itself."""
+    script, ranges = raw["choices"], raw.get("ranges", "ends")
+    if not isinstance(script, list) or not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"steps[{i}]: field 'choices' must be a list of non-negative integers, not {script!r}")
+    with scripted(session.system, script, ranges) as chooser:
+        try:
+            _apply_step(session, i, list(raw["calls"]), follow)
+        except ChoiceNeeded as exc:
+            raise StepError(f"steps[{i}]: field 'choices': the model made more choices than recorded: {exc}") from exc
+        if chooser is not None and chooser.pos != len(script):
+            raise StepError(
+                f"steps[{i}]: field 'choices': {len(script)} recorded, the model made {chooser.pos} "
+                "(not this model's path)"
+            )

@@ -21,6 +21,7 @@ from model.am import events as ev
 from model.am.bcss import Options, select
 from model.am.decisions import Out, Tx, _mount, copy_attrs
 from model.am.state import COMPONENTS, CopyState, Snapshot, Trigger, World, empty_world
+from model.kernel.choice import Chooser, SeededChooser
 from spec.catalogue import param_default, require
 
 require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
@@ -68,22 +69,45 @@ class ReferenceSelector:
         return select(snapshot, trigger, self.opts).servers
 
 
+# Choice points of the Active Manager system (issue 33; the table in model/am/README.md): what the seed leaves
+# to the environment, resolved through a `model.kernel.choice.Chooser` (seeded in simulation, scripted when
+# exploring).
+CHOICE_PAM = "am.pam-holder"  # which quorum member takes the PAM (AM-005, AM-006, AM-007)
+CHOICE_MOUNT_FAILS = "am.mount-fails"  # the store fails to mount the chosen copy (AM-024, AM-025)
+CHOICE_ACLL_SHORT = "am.acll-short"  # the ACLL source provides fewer logs than generated (AM-022, AM-023)
+CHOICE_ACLL_SHORTFALL = "am.acll-shortfall"  # how many logs fewer, 1..20 (AM-022)
+
+
 @dataclass
 class RngEnv:
-    """The environment drawn from the run's one seeded generator."""
+    """The environment's answers (`decisions.Env`) as choice points: each is a named call on `choices`, by
+    default a `SeededChooser` over `rng`, which draws exactly as the direct `rng` calls did; the explorer
+    gives a `ScriptedChooser` instead (`env.choices = ...`) and branches on every outcome (issue 33)."""
 
     rng: random.Random
     mount_fail: float = 0.15
     acll_short: float = 0.2
+    choices: Chooser | None = None
+
+    def __post_init__(self) -> None:
+        if self.choices is None:
+            self.choices = SeededChooser(self.rng)
+
+    @property
+    def chooser(self) -> Chooser:
+        assert self.choices is not None  # set by __post_init__
+        return self.choices
 
     def choose(self, options: Sequence[str]) -> str:
-        return self.rng.choice(list(options))
+        return self.chooser.pick(CHOICE_PAM, list(options))
 
     def mount_ok(self, db: str, server: str) -> bool:
-        return self.rng.random() >= self.mount_fail
+        return not self.chooser.chance(CHOICE_MOUNT_FAILS, self.mount_fail)
 
     def source_last_log(self, db: str, lgen: int) -> int:
-        return lgen if self.rng.random() >= self.acll_short else max(0, lgen - self.rng.randint(1, 20))
+        if not self.chooser.chance(CHOICE_ACLL_SHORT, self.acll_short):
+            return lgen
+        return max(0, lgen - self.chooser.randint(CHOICE_ACLL_SHORTFALL, 1, 20))
 
 
 @dataclass(frozen=True)

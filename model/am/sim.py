@@ -86,6 +86,20 @@ class Driver:
             (4, self.query),
         ]
 
+    # --- the timers: records (bound method and arguments), never closures (issue 33) ---------------------
+    def opening(self, prelude: Callable[[ModelSystem, Layout], list[Out]]) -> None:
+        """A scripted opening: `prelude` is a module-level function (`mutants.PRELUDES`)."""
+        record(self.sim, self.layout.dag, prelude(self.sys, self.layout))
+
+    def tick(self, left: int) -> None:
+        """One random input, then the next tick 1..120 s later while inputs are left."""
+        self.step()
+        if left > 1:
+            self.sim.after(self.rng.randint(1, 120) * SECOND, self.tick, left - 1)
+
+    def converge(self) -> None:
+        record(self.sim, self.layout.dag, converge(self.sys, self.layout))
+
     def step(self) -> None:
         total = sum(w for w, _ in self.actions)
         pick = self.rng.randrange(total)
@@ -231,21 +245,15 @@ def simulate(
     layout = Layout.random(sim.rng, members, databases, standalone)
     for s in layout.members + layout.standalone:
         sim.add_node(s)
-    system = ModelSystem(layout, RngEnv(sim.rng, mount_fail), flaws, opts=opts)
+    system = ModelSystem(layout, RngEnv(sim.rng, mount_fail, choices=sim.choices), flaws, opts=opts)
     record(sim, layout.dag, system.initial)
-    if prelude is not None:  # a scripted opening (mutants use it to reach their flaw), then random steps
-        sim.after(SECOND, lambda: record(sim, layout.dag, prelude(system, layout)))
     driver = Driver(sim, system, layout)
-
-    def tick(left: int) -> None:
-        driver.step()
-        if left > 1:
-            sim.after(sim.rng.randint(1, 120) * SECOND, lambda: tick(left - 1))
-
-    sim.after(MINUTE, lambda: tick(steps))
+    if prelude is not None:  # a scripted opening (mutants use it to reach their flaw), then random steps
+        sim.after(SECOND, driver.opening, prelude)
+    sim.after(MINUTE, driver.tick, steps)
     sim.run()
     if liveness:
-        sim.after(MINUTE, lambda: record(sim, layout.dag, converge(system, layout)))
+        sim.after(MINUTE, driver.converge)
         sim.run()
     return sim.events
 

@@ -119,7 +119,7 @@ class Network:
             return wire
         copies = 2 if rng.random() < self.config.duplicate else 1
         for _ in range(copies):
-            self.sim.after(rng.randint(*self.config.latency_ms), lambda e=env: self._arrive(e))
+            self.sim.after(rng.randint(*self.config.latency_ms), self._arrive, env)
         return wire
 
     def _drop(self, env: Envelope, reason: str) -> None:

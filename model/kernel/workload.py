@@ -26,39 +26,48 @@ def _build(seed: int, n_servers: int, loss: float, duplicate: float) -> tuple[Si
     return sim, net
 
 
-def _gossip(sim: Simulator, net: Network, duration_ms: int) -> None:
-    names = net.topology.names()
+class _Gossip:
+    """The gossip run's behaviour as methods, so that every timer is a record (issue 33): a node's tick, a
+    fault, and the answer to a PING (each draw from `sim.rng` in the order the closures it replaces drew)."""
 
-    def on_message(env: Envelope) -> None:
-        if env.kind == "PING" and sim.rng.random() < 0.5:
-            net.send(env.dst, env.src, {"of": env.wire_id}, mechanism="core", entity=env.entity, kind="PONG")
+    def __init__(self, sim: Simulator, net: Network) -> None:
+        self.sim, self.net = sim, net
+        self.names = net.topology.names()
+        for n in self.names:
+            net.register(n, self.on_message)
 
-    for n in names:
-        net.register(n, on_message)
+    def on_message(self, env: Envelope) -> None:
+        if env.kind == "PING" and self.sim.rng.random() < 0.5:
+            self.net.send(env.dst, env.src, {"of": env.wire_id}, mechanism="core", entity=env.entity, kind="PONG")
 
-    def tick(node: str) -> None:
-        peer = sim.rng.choice([m for m in names if m != node])
-        net.send(node, peer, {}, mechanism="core", entity=f"{node}->{peer}", kind="PING")
-        sim.after(sim.rng.randint(1, 30) * SECOND, lambda: tick(node), node=node)
+    def tick(self, node: str) -> None:
+        sim = self.sim
+        peer = sim.rng.choice([m for m in self.names if m != node])
+        self.net.send(node, peer, {}, mechanism="core", entity=f"{node}->{peer}", kind="PING")
+        sim.after(sim.rng.randint(1, 30) * SECOND, self.tick, node, node=node)
 
-    def fault() -> None:
+    def fault(self) -> None:
+        sim, names = self.sim, self.names
         node = sim.rng.choice(names)
         roll = sim.rng.random()
         if not sim.is_up(node):
             sim.restart(node, new_storage=roll < 0.3)
-            sim.after(sim.rng.randint(1, 30) * SECOND, lambda: tick(node), node=node)
+            sim.after(sim.rng.randint(1, 30) * SECOND, self.tick, node, node=node)
         elif roll < 0.5:
             sim.crash(node)
         elif roll < 0.75:
             half = sim.rng.sample(names, len(names) // 2)
-            net.partition(half)
+            self.net.partition(half)
         else:
-            net.heal()
-        sim.after(sim.rng.randint(1, 5) * MINUTE, fault)
+            self.net.heal()
+        sim.after(sim.rng.randint(1, 5) * MINUTE, self.fault)
 
-    for n in names:
-        sim.after(sim.rng.randint(0, 10) * SECOND, lambda n=n: tick(n), node=n)
-    sim.after(MINUTE, fault)
+
+def _gossip(sim: Simulator, net: Network, duration_ms: int) -> None:
+    g = _Gossip(sim, net)
+    for n in g.names:
+        sim.after(sim.rng.randint(0, 10) * SECOND, g.tick, n, node=n)
+    sim.after(MINUTE, g.fault)
     sim.run(until_ms=sim.start_ms + duration_ms)
 
 

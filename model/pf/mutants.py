@@ -1,6 +1,8 @@
 """Planted bugs: one per invariant, each a twin that the monitor (and the stateful search) must catch.
 
 A mutant replaces exactly one decision point: a field of `decisions.Decisions`, or one method of `node.Store`.
+An overridden timer method calls `Store.tick_...(self)`, not `super()`: a method using `super()` holds a
+`__class__` cell, which `model.kernel.sim.closure_in` counts as a closure (timers are records, issue 33).
 `MUTANTS` maps the mutant's name to a simulate-like function; `EXPECTED_RULE` is the rule that must find it
 (`EXPECTED` its name), `ALSO_RULES` (`ALSO`) the rules that legitimately find it too.
 """
@@ -69,7 +71,7 @@ class _PackTwoFolders(Store):
                 changes=tuple(changes),
                 reason="broadcast",
             )
-        super().tick_content()
+        Store.tick_content(self)
 
 
 class _ContentToAll(Store):
@@ -107,7 +109,7 @@ class _ReplicateLocal(Store):
                 )
                 self.emit(fid, "REPL_SEND", **send_attrs(msg))
                 self.data[fid] = {}
-        super().tick_content()
+        Store.tick_content(self)
 
 
 class _RedirectToPending(Store):
@@ -130,7 +132,7 @@ class _EarlyStatus(Store):
         for fid, rep in list(self.replicas.items()):
             if rep.expiry_ms is not None and rep.state == ACTIVE:
                 self.replicas[fid] = replace(rep, expiry_ms=self.sim.now_ms)
-        super().tick_status()
+        Store.tick_status(self)
 
 
 class _BroadcastWhenIdle(Store):
@@ -141,7 +143,7 @@ class _BroadcastWhenIdle(Store):
             recipients = R.others(rep)
             if fid != HIERARCHY and rep.state == ACTIVE and not rep.unsent and recipients:
                 self._send(fid, CONTENT_REPL, recipients, reason="broadcast")
-        super().tick_content()
+        Store.tick_content(self)
 
 
 class _ResponseToAll(Store):

@@ -53,6 +53,11 @@ require(
 
 View = dict[str, str]
 
+# Choice points of a store (issue 33; the table in model/pf/README.md): the phase of each replication timer.
+PHASE_HIERARCHY = "pf.phase.hierarchy"  # first hierarchy broadcast, 1..ReplicationSendFolderTree (PF-023)
+PHASE_CONTENT = "pf.phase.content"  # first content broadcast, 1..ReplicationSendAlways (PF-023)
+PHASE_BACKFILL = "pf.phase.backfill"  # first backfill check, 1..ReplicationTimeout (BF-007)
+
 
 class ClusterView(Protocol):
     """What a store uses of the cluster it belongs to (`model.pf.sim.Cluster`, which builds the stores)."""
@@ -126,10 +131,12 @@ class Store:
         self.schedule()
 
     def schedule(self) -> None:
-        p, n = self.p, self.name
-        self.sim.after(self.sim.rng.randint(1, p.hierarchy_interval_ms), self.tick_hierarchy, node=n)
-        self.sim.after(self.sim.rng.randint(1, p.content_interval_ms), self.tick_content, node=n)
-        self.sim.after(self.sim.rng.randint(1, p.backfill_check_ms), self.tick_backfill, node=n)
+        """The replication timers, each at a phase the seed leaves open (choice points `pf.phase.*`, issue 33:
+        the first run falls anywhere in its first period; model/pf/README.md), then the status thread."""
+        p, n, choose = self.p, self.name, self.sim.choices
+        self.sim.after(choose.randint(PHASE_HIERARCHY, 1, p.hierarchy_interval_ms), self.tick_hierarchy, node=n)
+        self.sim.after(choose.randint(PHASE_CONTENT, 1, p.content_interval_ms), self.tick_content, node=n)
+        self.sim.after(choose.randint(PHASE_BACKFILL, 1, p.backfill_check_ms), self.tick_backfill, node=n)
         self.sim.at(R.next_thread_time(self.sim.now_ms, p), self.tick_status, node=n)
 
     def members_changed(self, members: list[str]) -> None:

@@ -124,7 +124,7 @@ class Cluster(Maintenance):
             self.net.heal()
 
     # --- receiving and shadow creation (SR-027..SR-031, SR-039..SR-048) ------------------------------
-    def submit(self, msg: str, primary: str, forks: Sequence[str], *, origin: str = "outside", inst: int = 1) -> None:
+    def submit(self, msg: str, primary: str, forks: Sequence[str], origin: str = "outside", inst: int = 1) -> None:
         """A sender opens an SMTP session to `primary` and transmits `msg` (SR-027)."""
         if not self.up(primary) or primary in self.isolated:
             self._sender_retry(msg, primary, forks, origin, inst)
@@ -148,7 +148,7 @@ class Cluster(Maintenance):
         )
         sess = Session(primary, tuple(forks), plan)
         self.sessions[(msg, inst)] = sess
-        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, lambda: self._inbound_timeout(msg, inst), node=primary)
+        sess.deadline = self.sim.after(self.cfg.recv_timeout_ms, self._inbound_timeout, msg, inst, node=primary)
         if self.pol.shadowing(self.cfg):
             self._attempt(msg, inst)
         else:
@@ -212,11 +212,11 @@ class Cluster(Maintenance):
         rng = self.sim.rng
         if rng.random() < self.t.stall_p:
             idle = self.pol.shadow_idle_ms(self.cfg)
-            sess.attempt = self.sim.after(idle, lambda: self._stalled(msg, inst), node=p)
+            sess.attempt = self.sim.after(idle, self._stalled, msg, inst, node=p)
             return
         lo, hi = self.t.shadow_ms
         delay = rng.randint(lo, hi) if rng.random() >= self.t.slow_p else rng.randint(hi, 6 * MINUTE)
-        sess.attempt = self.sim.after(delay, lambda: self._shadow_done(msg, inst, target), node=p)
+        sess.attempt = self.sim.after(delay, self._shadow_done, msg, inst, target, node=p)
 
     def _stalled(self, msg: str, inst: int) -> None:
         sess = self.sessions[(msg, inst)]
@@ -339,7 +339,7 @@ class Cluster(Maintenance):
 
     def _schedule_queue_expiry(self, node: str, key: Key) -> None:
         due = self.servers[node].queue[key].since_ms + self.pol.queue_lifetime_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, due), lambda: self._queue_expire(node, key), node=node)
+        self.sim.at(max(self.sim.now_ms, due), self._queue_expire, node, key, node=node)
 
     def _queue_expire(self, node: str, key: Key) -> None:
         """MessageExpirationTimeout (SR-067): what is still queued fails; the shadow may then let go."""
@@ -359,16 +359,13 @@ class Cluster(Maintenance):
         boundary = self.members[primary][0]
         options = [n for n in self.exchange if self.members[n][0] == boundary]
         target = self.sim.rng.choice(options)
-        self.sim.after(
-            self.sim.rng.randint(*self.t.retry_ms),
-            lambda: self.submit(msg, target, forks, origin=origin, inst=inst),
-        )
+        self.sim.after(self.sim.rng.randint(*self.t.retry_ms), self.submit, msg, target, forks, origin, inst)
 
     # --- processing forks, discard status (SR-032, SR-037, SR-050, SR-051) ---------------------------
     def _schedule_fork(self, node: str, key: Key, fork: str) -> None:
         rng = self.sim.rng
         rng_ms = self.t.hop_slow_ms if rng.random() < self.t.hop_slow_p else self.t.hop_ms
-        self.sim.after(rng.randint(*rng_ms), lambda: self._process(node, key, fork), node=node)
+        self.sim.after(rng.randint(*rng_ms), self._process, node, key, fork, node=node)
 
     def _process(self, node: str, key: Key, fork: str) -> None:
         rec = self.servers[node].queue.get(key)
@@ -406,7 +403,7 @@ class Cluster(Maintenance):
     def _schedule_safetynet_expiry(self, node: str, key: Key) -> None:
         """SafetyNetHoldTime (SR-065) counts from the entry; a restart does not restart the clock."""
         due = self.servers[node].safetynet[key][1] + self.pol.safetynet_hold_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, due), lambda: self._safetynet_expire(node, key), node=node)
+        self.sim.at(max(self.sim.now_ms, due), self._safetynet_expire, node, key, node=node)
 
     def _safetynet_expire(self, node: str, key: Key) -> None:
         if self.servers[node].safetynet.pop(key, None) is not None:

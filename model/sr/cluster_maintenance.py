@@ -79,14 +79,14 @@ class Maintenance:
 
     def _start_heartbeat(self, node: str) -> None:
         self.boot[node] = self.sim.now_ms
-        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), lambda: self._tick(node), node=node)
+        self.sim.after(self.sim.rng.randint(0, self.cfg.heartbeat_ms), self._tick, node, node=node)
 
     def _tick(self, node: str) -> None:
         srv = self.servers[node]
         for p in sorted({r.primary for r in srv.shadows.values()}):
             self._query(node, p, "heartbeat")
         self._auto_discard(srv)
-        self.sim.after(self.pol.heartbeat_period(self.cfg), lambda: self._tick(node), node=node)
+        self.sim.after(self.pol.heartbeat_period(self.cfg), self._tick, node, node=node)
 
     def _query(self, shadow: str, primary: str, reason: str) -> None:
         s = self.servers[shadow]
@@ -131,7 +131,7 @@ class Maintenance:
         due = max(s.last_contact.get(primary, 0), min(r.created_ms for r in left)) + self.cfg.resubmit_ms
         if due > self.sim.now_ms and (shadow, primary, due) not in self.timers:
             self.timers.add((shadow, primary, due))
-            self.sim.at(due, lambda: self._query(shadow, primary, "timer"), node=shadow)
+            self.sim.at(due, self._query, shadow, primary, "timer", node=shadow)
 
     def _notified(self, shadow: str, key: Key, fork: str) -> None:
         s = self.servers[shadow]
@@ -182,7 +182,7 @@ class Maintenance:
     def _schedule_expiry(self, node: str, key: Key) -> None:
         rec = self.servers[node].shadows[key]
         after = self.pol.shadow_lifetime_ms(self.cfg)
-        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), lambda: self._expire(node, key, after), node=node)
+        self.sim.at(max(self.sim.now_ms, rec.created_ms + after), self._expire, node, key, after, node=node)
 
     def _expire(self, node: str, key: Key, after: int) -> None:
         if self.servers[node].shadows.pop(key, None) is not None:

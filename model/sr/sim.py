@@ -97,10 +97,12 @@ def _submit_all(cl: Cluster, wl: Workload) -> None:
         )
         forks = random_forks(rng, topo, primary)
         msg = f"msg-{i:04d}"
-        cl.sim.after(
-            rng.randint(0, wl.load_ms),
-            lambda m=msg, p=primary, f=forks, o=origin: cl.submit(m, p, f, origin=o),
-        )
+        cl.sim.after(rng.randint(0, wl.load_ms), cl.submit, msg, primary, forks, origin)
+
+
+def _restart(sim: Simulator, node: str, new_storage: bool) -> None:
+    """The end of an outage (a timer record: `Simulator.restart` with its storage as an argument)."""
+    sim.restart(node, new_storage=new_storage)
 
 
 def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
@@ -112,7 +114,7 @@ def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
         sim.crash(node)
         new = rng.random() < 0.35
         back = rng.randint(1, 20) * MINUTE if rng.random() < 0.6 else long_ms
-        sim.at(min(end_ms, sim.now_ms + back), lambda: sim.restart(node, new_storage=new))
+        sim.at(min(end_ms, sim.now_ms + back), _restart, sim, node, new)
     elif roll < 0.7 and node not in cl.isolated:
         cl.isolate(node)
         back = rng.randint(1, 20) * MINUTE if rng.random() < 0.5 else long_ms
@@ -121,7 +123,7 @@ def _fault(cl: Cluster, wl: Workload, end_ms: int) -> None:
         cl.safetynet_resubmit(node)
     nxt = sim.now_ms + rng.randint(*wl.fault_gap_ms)
     if nxt < sim.start_ms + wl.fault_ms:
-        sim.at(nxt, lambda: _fault(cl, wl, end_ms))
+        sim.at(nxt, _fault, cl, wl, end_ms)
 
 
 def quiet_ms(cfg: SrConfig, timing: Timing) -> int:
@@ -164,7 +166,7 @@ def simulate(
     _submit_all(cl, wl)
     quiet_at = sim.start_ms + max(wl.load_ms, wl.fault_ms) + cfg.resubmit_ms + 60 * MINUTE
     if wl.faults:
-        sim.at(sim.start_ms + wl.fault_gap_ms[0], lambda: _fault(cl, wl, quiet_at))
+        sim.at(sim.start_ms + wl.fault_gap_ms[0], _fault, cl, wl, quiet_at)
     sim.run(until_ms=quiet_at)
     quiesce(cl)
     sim.run(until_ms=quiet_at + quiet_ms(cfg, timing))

@@ -3,17 +3,15 @@ bound where the reference model is clean), the replay file it writes, and the fi
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import pytest
 
 from conformance.cli import main
-from conformance.explore.bfs import Explorer, explore
+from conformance.explore.bfs import explore
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.manifest import Entry, ManifestError, compare, find, load
-from conformance.explore.spaces import Bound
 from model.kernel.sim import Simulator
 
 ENTRIES, MUTANT_BOUNDS = load()
@@ -80,19 +78,6 @@ def test_bfs_gives_the_shortest_path() -> None:
     shallow = explore(entry.bound, "second-pam-after-partition")
     deep = explore(entry.bound.with_(depth=entry.bound.depth + 1), "second-pam-after-partition")
     assert shallow.found and deep.found and shallow.found.depth == deep.found.depth == 1
-
-
-@pytest.mark.unit
-def test_deepcopy_cannot_copy_a_model_state() -> None:
-    """Why states are restored by replay: a deep copy's pending timers are closures over the original."""
-    ex = Explorer(Bound("sr", "t", 2, 1, 0, (), 1))
-    s = ex.replay(
-        [{"op": "submit", "calls": [{"call": "submit", "args": {"msg": "m1", "primary": "MBX01", "forks": ["mbx"]}}]}]
-    )
-    clone = copy.deepcopy(s.system)
-    before = len(s.system.events())
-    clone.advance(60_000)
-    assert len(s.system.events()) > before  # the clone's timers ran on the original
 
 
 @pytest.mark.unit

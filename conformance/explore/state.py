@@ -1,0 +1,102 @@
+"""An explorer state as data: copied by a pickle round trip, never replayed (issue 33, "The explorer expands by
+copying").
+
+A state is the harness `Session` after a path (the model system with its kernel queue of timer records and its
+recorder, the driver's bookkeeping, the monitor's incremental fold and how far it was fed) plus the explorer's
+`Book`. `freeze` turns it into a compact blob (one `pickle.dumps`), `thaw` into a fresh, independent session
+(one `pickle.loads`): time proportional to the state's size, the same cost whatever the path's length. A pickle
+round trip was measured against `copy.deepcopy` on the default bounds' states (am, depth 2: 0.77 ms against
+2.0 ms; benchmarks/README.md, "Session 10: exploration"): the blob is also what the frontier holds, so one
+`dumps` per new state serves both.
+
+What is not in the blob: the mechanism's driver and the setup (shared by every state of one exploration), the
+steps (the `Node` keeps them: the counterexample must be a complete replay file) and the answers. The recorded
+events stay (the fold's `fed` position names the last one; the rules need only the fold).
+
+A state whose kernel queue holds a closure (a model whose timers are not yet records: `model.kernel.sim`,
+`closure_in`) cannot be copied: a copy would share the closure's captured objects with the original. `freeze`
+refuses it with `NotCopyable`, naming the timer; the explorer then restores states by replaying their paths,
+as before issue 33 (`conformance.explore.bfs`, `Result.restore`).
+
+Choice points are imposed on a step by `conformance.harness.core.scripted` (the replay of a path does the same).
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.explore.spaces import Book
+from conformance.harness.core import Driver, Session
+from model.kernel.sim import Simulator, closure_in
+
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+_ZLIB = b"Z"  # a compressed blob's first byte (a pickle of protocol 2 or later starts with 0x80)
+
+
+class NotCopyable(TypeError):
+    """A state that cannot be copied (a closure in the kernel's queue): says which timer."""
+
+
+@dataclass
+class Node:
+    """One state of the search: its path key (per step, the action's index and the choices' indices, so BFS order
+    is the lexicographic order of keys), its path as replay steps, its book and depth, and the state as a blob
+    (`None`: restored by replaying `steps`). `live` is the session itself while it is at hand (not pickled)."""
+
+    key: tuple[tuple[int, ...], ...]
+    steps: tuple[dict[str, Any], ...]
+    book: Book
+    blob: bytes | None
+    live: Session | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def depth(self) -> int:
+        return len(self.key)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "live": None}
+
+
+def simulators(system: Any) -> list[Simulator]:
+    """The kernel simulators a model system runs on (none for Active Manager, whose protocol is synchronous)."""
+    return [v for v in vars(system).values() if isinstance(v, Simulator)] if hasattr(system, "__dict__") else []
+
+
+def closures(system: Any) -> list[str]:
+    """Why each live timer of the system's kernel queue is not a record (empty: the state can be copied)."""
+    out = []
+    for sim in simulators(system):
+        for item in sim._queue:
+            if not item.cancelled and (why := closure_in(item.fn)):
+                out.append(f"timer due at {item.time_ms} on {item.node or 'no node'}: {why}")
+    return out
+
+
+def freeze(s: Session, compress: bool = False) -> bytes:
+    """The session's state as one blob (see the module docstring for what it holds); `compress`: zlib level 1
+    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte)."""
+    bad = closures(s.system)
+    if bad:
+        raise NotCopyable(
+            f"the {s.driver.name} model's state cannot be copied: its kernel queue holds a closure "
+            f"({bad[0]}; {len(bad)} such timers): a copy would share the closure's objects with the original"
+        )
+    parts = (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
+    try:
+        blob = pickle.dumps(parts, PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise NotCopyable(f"the {s.driver.name} model's state cannot be copied: {exc}") from exc
+    return _ZLIB + zlib.compress(blob, 1) if compress else blob
+
+
+def thaw(blob: bytes, driver: Driver, setup: dict[str, Any]) -> Session:
+    """A fresh session holding an independent copy of the state `freeze` made `blob` of."""
+    if blob[:1] == _ZLIB:
+        blob = zlib.decompress(blob[1:])
+    system, state, outs, incremental, fed, judged, notes = pickle.loads(blob)
+    s = Session(driver, system, setup)
+    s.state, s.outs, s.incremental, s.fed, s.judged, s.notes = state, outs, incremental, fed, judged, notes
+    return s

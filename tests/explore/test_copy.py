@@ -1,0 +1,275 @@
+"""The explorer expands by copying (issue 33): a copied state is the replayed state (same fingerprint, same
+successors), the copy shares nothing with its source (twins: a shallow copy, a closure timer), each edge is
+judged from the source's saved fold, and a choice point yields every allowed outcome as its own successor."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import main
+from conformance.explore.bfs import Explorer, explore
+from conformance.explore.manifest import find
+from conformance.explore.state import Node, NotCopyable, freeze, thaw
+from conformance.harness.core import Session, StepError, replay_steps
+from model.sr.protocol import ModelSystem as SrSystem
+
+AM = "am-3s-1db-crash-partition"
+SR = "sr-2s-1m-crash"
+PF = "pf-2s-1f-replicas"
+
+
+def _path(ex: Explorer, depth: int) -> Node:
+    """The explored node reached by always taking the middle one of the new successors."""
+    node = ex.root()
+    for _ in range(depth):
+        new = [e[2] for e in ex.successors(node) if e[2] is not None]
+        node = new[len(new) // 2]
+    node.live = None
+    return node
+
+
+def _view(ex: Explorer, s: Session, at: Node) -> tuple[str, list[tuple[str, str]]]:
+    """The state's fingerprint and its successors (fingerprint, step), expanded from a node holding `s`."""
+    fp = ex.fingerprint(s, at.book)
+    node = Node(at.key, at.steps, at.book, ex.freeze(s), s)
+    return fp, [(e[0], json.dumps(e[1], sort_keys=True)) for e in ex.successors(node)]
+
+
+def _copy_then_move_source(ex: Explorer, at: Node, copier: Callable[[Session], Session]) -> Session:
+    """A copy of the state at `at`, taken before its source goes on (a fault and the fairness end)."""
+    source = ex.replay(at.steps)
+    source.judge(final=True)
+    clone = copier(source)
+    for call in [{"call": "crash", "args": {"server": ex.setup["members"][0]}}, *ex.driver.finish(source)]:
+        source.apply(call)
+    source.judge(final=True)
+    return clone
+
+
+def _pickled(ex: Explorer) -> Callable[[Session], Session]:
+    return lambda s: thaw(freeze(s), ex.driver, ex.setup)
+
+
+def _shallow(s: Session) -> Session:
+    """The twin: a copy that shares the model's world (its objects) with the source."""
+    c = copy.copy(s)
+    c.system = copy.copy(s.system)
+    c.state = dict(s.state)
+    return c
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_a_copied_state_is_the_replayed_state(depth: int) -> None:
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, depth)
+    copied = _copy_then_move_source(ex, at, _pickled(ex))
+    assert _view(ex, copied, at) == _view(ex, ex.replay(at.steps), at)
+
+
+@pytest.mark.model
+def test_twin_a_shallow_copy_shares_the_state_with_its_source() -> None:
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, 2)
+    shared = _copy_then_move_source(ex, at, _shallow)
+    assert _view(ex, shared, at) != _view(ex, ex.replay(at.steps), at)
+
+
+@pytest.mark.unit
+def test_a_closure_timer_is_refused_not_copied() -> None:
+    """The twin of a timer record: a closure smuggled into the kernel's queue (strict timers off) is shared by
+    `deepcopy` (the copy's timer runs on the original), and `freeze` refuses the state, naming the timer."""
+    ex = Explorer(find(SR).bound)
+    s = ex.fresh()
+    sim = s.system.sim
+    fired: list[int] = []
+    sim.after(5, lambda: fired.append(sim.now_ms))
+    clone = copy.deepcopy(s.system)
+    clone.advance(10)
+    assert len(fired) == 1  # the clone's timer appended to the original's list
+    with pytest.raises(NotCopyable, match=r"kernel queue holds a closure \(timer due at .*test_copy"):
+        freeze(s)
+
+
+@pytest.mark.unit
+def test_the_fingerprint_sees_shared_mutable_objects_not_shared_values() -> None:
+    """A value (tuple, frozen dataclass) shared or copied is one state (a pickled copy shares differently from a
+    replay); the twin: two lists that are one object are not two equal lists (a change to one shows in both)."""
+    from conformance.explore.fingerprint import fingerprint
+    from model.pf.cnset import CNSet
+
+    one = CNSet((("a", ((1, 2),)),))
+    assert fingerprint([[one, one]]) == fingerprint([[one, CNSet((("a", ((1, 2),)),))]])
+    assert fingerprint([[(1, 2), (1, 2)]]) == fingerprint([[tuple([1, 2]), tuple([1, 2])]])
+    shared: list[int] = []
+    assert fingerprint([[shared, shared]]) != fingerprint([[[], []]])
+
+
+@pytest.mark.model
+def test_each_edge_is_judged_from_the_source_fold() -> None:
+    """A child's fold was fed only the step's new events: its fed count is the source's plus the step's events,
+    and its verdict is that of the whole path judged afresh."""
+    ex = Explorer(find(AM).bound)
+    node = ex.root()
+    (_, _, child, _), *_ = [e for e in ex.successors(node) if e[2] is not None]
+    parent = ex.restore(node)
+    s = ex.restore(child)
+    assert s.fed[0] == len(s.events()) > parent.fed[0]
+    assert s.incremental is not None and parent.incremental is not None
+    replayed = ex.replay(list(child.steps))
+    assert [v.rule for v in s.judge(final=True)[0]] == [v.rule for v in replayed.judge(final=True)[0]]
+
+
+@pytest.mark.model
+def test_a_node_is_picklable_and_expands_alike() -> None:
+    """The Spark explorer ships nodes between processes: a node's pickle has no live session and expands to the
+    same edges."""
+    ex = Explorer(find(AM).bound)
+    (_, _, child, _), *_ = [e for e in ex.successors(ex.root()) if e[2] is not None]
+    child.live = None
+    again = pickle.loads(pickle.dumps(child))
+    assert again.live is None and again.key == child.key and len(again.key) == 1
+    strip = lambda edges: [(fp, json.dumps(st, sort_keys=True), c is None) for fp, st, c, _ in edges]  # noqa: E731
+    assert strip(ex.successors(again)) == strip(ex.successors(child))
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("name", "depth"), [(SR, 3), (AM, 4), (PF, 2)])
+def test_copy_and_replay_explore_alike(name: str, depth: int) -> None:
+    """A default bound (shallower where it is slow) explored by copying and by replaying (the fallback for a
+    model with closure timers): the same figures, choice points included."""
+    bound = find(name).bound.with_(depth=depth)
+    by_copy = Explorer(bound).run()
+    replaying = Explorer(bound)
+    replaying.result.restore = "replay"
+    by_replay = replaying.run()
+    assert by_copy.restore == "copy" and by_copy.replays == 0 and by_copy.copies > 0
+    assert by_replay.copies == 0
+    figures = lambda r: (r.states, r.transitions, r.depth, r.per_level, r.result)  # noqa: E731
+    assert figures(by_copy) == figures(by_replay)
+    assert by_copy.bytes_per_state > 0 and by_copy.seen_bytes > 0
+
+
+# --- choice points -------------------------------------------------------------------------------------------
+@pytest.mark.model
+@pytest.mark.parametrize(("ranges", "per_range"), [("ends", 2), ("ends+mid", 3)])
+def test_a_restarted_store_branches_on_every_timer_phase(ranges: str, per_range: int) -> None:
+    """pf: a store restarting schedules its three replication timers at phases the seed leaves open (`pf.phase.*`):
+    every combination of each range's explored values is its own successor, and a replay of its step is it."""
+    ex = Explorer(find(PF).bound)
+    ex.ranges = ranges
+    crashed = next(e[2] for e in ex.successors(ex.root()) if e[1]["op"] == "crash")
+    restarts = [e for e in ex.successors(crashed) if e[1]["op"] == "restart"]
+    combos = [list(c) for c in itertools.product(range(per_range), repeat=3)]
+    assert [e[1]["choices"] for e in restarts] == combos  # in index order: BFS order is the path keys' order
+    assert len({e[0] for e in restarts}) == len(combos)  # distinct states
+    assert [e[2].key[-1][1:] for e in restarts] == [tuple(c) for c in combos]
+    for fp, step, child, _ in restarts[:: len(combos) - 1]:  # the first and the last: replayed, the same state
+        assert ex.fingerprint(ex.replay([*crashed.steps, step]), child.book) == fp
+
+
+def _choosing_submit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model step with a random choice: sr's `submit` picks a value in [1, 9] (recorded on the system, so each
+    outcome is its own state). Stands in for the model's own choice points until they are converted."""
+    original = SrSystem.submit
+
+    def submit(self: Any, msg: str, primary: str, forks: Any, origin: str = "outside") -> None:
+        self.picked = self.sim.choices.randint("test-pick", 1, 9)
+        original(self, msg, primary, forks, origin)
+
+    monkeypatch.setattr(SrSystem, "submit", submit)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("ranges", "values"), [("ends", [1, 9]), ("ends+mid", [1, 5, 9])])
+def test_a_choice_point_yields_every_allowed_outcome(
+    monkeypatch: pytest.MonkeyPatch, ranges: str, values: list[int]
+) -> None:
+    _choosing_submit(monkeypatch)
+    ex = Explorer(find(SR).bound.with_(depth=1))
+    ex.ranges = ranges
+    edges = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"]
+    per_primary = len(values)
+    assert len(edges) == 2 * per_primary  # two primaries, each outcome its own successor
+    assert [e[1]["choices"] for e in edges[:per_primary]] == [[k] for k in range(per_primary)]
+    assert len({e[0] for e in edges}) == len(edges)  # distinct states
+    assert [ex.restore(e[2]).system.picked for e in edges[:per_primary]] == values
+    for fp, step, _, _ in edges:  # a path's replay re-imposes the choices: the same state
+        assert ex.fingerprint(ex.replay([step]), (1, 0, frozenset(), frozenset())) == fp
+
+
+@pytest.mark.model
+def test_choice_points_off_take_the_seeded_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+    _choosing_submit(monkeypatch)
+    ex = Explorer(find(SR).bound.with_(depth=1))
+    ex.choices = False
+    edges = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"]
+    assert len(edges) == 2 and all("choices" not in e[1] for e in edges)
+
+
+@pytest.mark.model
+def test_a_replay_file_reimposes_the_choices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _choosing_submit(monkeypatch)
+    ex = Explorer(find(SR).bound.with_(depth=1))
+    step = [e for e in ex.successors(ex.root()) if e[1]["op"] == "submit"][1][1]
+    assert step["choices"] == [1]
+    s, _ = replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [step])
+    assert s.system.picked == 9
+    with pytest.raises(StepError, match=r"steps\[0\]: field 'choices': 2 recorded, the model made 1"):
+        replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [{**step, "choices": [1, 0]}])
+    with pytest.raises(StepError, match=r"steps\[0\]: field 'choices': the model made more choices"):
+        replay_steps(ex.driver, ex.factory(dict(ex.setup)), dict(ex.setup), [{**step, "choices": []}])
+
+
+@pytest.mark.model
+def test_the_cli_replays_a_file_with_choices(tmp_path: Path) -> None:
+    """A twin mutant's shortest path, written with its steps' (empty) choices, replays through the CLI."""
+    res = explore(find(SR).bound, "ack-before-shadow")
+    assert res.found is not None and all("choices" in step for step in res.found.steps)
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(res.replay_file("ack-before-shadow")))
+    assert main(["replay", str(f), "--mutant", "ack-before-shadow"]) == 1
+
+
+# --- symmetry ------------------------------------------------------------------------------------------------
+@pytest.mark.model
+def test_symmetry_groups_and_merges_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The renamings are every permutation within each group (the identity first); a mechanism's stated symmetry
+    (`model.<m>.symmetry.interchangeable`) is used and the states it merges are counted. For the count only, a
+    state is taken to be its book alone (which servers are down): crashing MBX01 or MBX02 is then one state
+    under the renaming, and the twin without the reduction keeps them apart."""
+    import sys
+    import types
+
+    from conformance.explore.spaces import Space
+
+    ex = Explorer(find(SR).bound)
+    ex.symmetric([["A", "B"], ["x", "y", "z"]])
+    assert len(ex.renames) == 2 * 6 and all(k == v for k, v in ex.renames[0].items())
+    fake = types.ModuleType("model.sr.symmetry")
+    fake.interchangeable = lambda setup: [f"MBX{i + 1:02d}" for i in range(setup["n_servers"])]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "model.sr.symmetry", fake)
+    monkeypatch.setattr(Space, "roots", lambda self, s, book: [book])
+    bound = find(SR).bound.with_(depth=1, kinds=("crash",))
+    plain, reduced = explore(bound), explore(bound.with_(symmetry=True))
+    assert plain.merges == 0 and reduced.merges == 1
+    assert reduced.states == plain.states - 1
+
+
+@pytest.mark.model
+def test_a_compressed_blob_is_the_same_state() -> None:
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, 2)
+    s = ex.restore(at)
+    plain, packed = freeze(s), freeze(s, compress=True)
+    assert len(packed) < len(plain)
+    fp = lambda blob: ex.fingerprint(thaw(blob, ex.driver, ex.setup), at.book)  # noqa: E731
+    assert fp(packed) == fp(plain) == ex.fingerprint(ex.replay(at.steps), at.book)
