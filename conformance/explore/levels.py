@@ -13,10 +13,10 @@ state whose end is violated, the edge at which `max_states` is reached; everythi
 discarded, so the counts (states, transitions, states per level, depth) are those of the single-process BFS,
 stopped where it stops.
 
-The expander: `ReplayExplorer`, an adapter over today's replay-based `Explorer` (a node is its steps and
-book; successors replay the path: slow but exact). It offers the interface of the copying explorer (issue 33,
-C1: `root() -> Node`, `successors(node) -> list[Edge]`), plus `root_fingerprint`, `root_found` and `end_of`
-(the fairness end of a node), so `Job.expander` switches in one line.
+The expander is the copying explorer (`conformance.explore.bfs.Explorer`: `root()`, `successors(node)`,
+`end_of(node)`; a node travels as its pickled state, `conformance.explore.state.Node`), through `Expanding`; each
+Spark worker builds its own once from the picklable `Job`. Symmetry merges are not counted on Spark
+(`Result.merges` 0: the identities are per process).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from conformance.explore.bfs import Explorer, Found, Result, symmetric_servers
-from conformance.explore.spaces import EMPTY, Book, Bound
+from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
+from conformance.explore.spaces import EMPTY, Bound
+from conformance.explore.state import Node
 from conformance.explore.witness import WITNESSES
 
 Key = tuple[int, ...]
@@ -36,59 +37,29 @@ VIOLATION = "!"  # the record key of a level's violating edges (reduced to the l
 DEGREE = "#"  # prefix of the record key of a source's out-degree ("#" + the source's fingerprint)
 
 
-class Edge(NamedTuple):
-    """A successor: the child's fingerprint, the step, the child (None when the edge violates) and the violation."""
-
-    fingerprint: str
-    step: dict[str, Any]
-    child: Any
-    found: Found | None
-
-
-@dataclass(frozen=True)
-class ReplayNode:
-    """A state of the replay-based explorer: the steps from the root (its path) and the explorer's book."""
-
-    steps: tuple[dict[str, Any], ...]
-    book: Book
-
-
-class ReplayExplorer:
-    """The copying explorer's interface over the replay-based `Explorer` (each judgement as in `Explorer.expand`)."""
+class Expanding:
+    """The copying explorer (`Explorer.root`/`successors`/`end_of`) as the plan uses it: the root with its
+    fingerprint and verdict, and children without their live sessions (a node travels as its blob)."""
 
     def __init__(self, ex: Explorer) -> None:
         self.ex = ex
         self.setup = ex.setup
 
-    def root(self) -> ReplayNode:
-        return ReplayNode((), EMPTY)
+    def begin(self) -> tuple[str, Node, Found | None]:
+        root = self.ex.root()
+        s = root.live if root.live is not None else self.ex.restore(root)
+        return self.ex.fingerprint(s, EMPTY), root, self.ex.root_found
 
-    def root_fingerprint(self) -> str:
-        return self.ex.fingerprint(self.ex.replay([]), EMPTY)
+    def successors(self, node: Node) -> list[Edge]:
+        """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge."""
+        edges = self.ex.successors(node)
+        for _, _, child, _ in edges:
+            if child is not None:
+                child.live = None
+        return edges
 
-    def root_found(self) -> Found | None:
-        return self.ex.judge(self.ex.replay([]), [], False)
-
-    def successors(self, node: ReplayNode) -> list[Edge]:
-        ex = self.ex
-        out = []
-        for act in ex.space.actions(ex.replay(list(node.steps)), node.book, ex.bound):
-            step = act.step()
-            longer = [*node.steps, step]
-            s = ex.replay(longer)
-            found = ex.judge(s, longer, False)
-            if found is None and ex.goal is not None and ex.goal.shown(s.events()):
-                why = f"the model shows a behaviour against: {ex.goal.statement}"
-                found = Found("witness", ex.goal.claim, ex.goal.requirement, why, longer)
-            if found is not None:
-                out.append(Edge("", step, None, found))
-            else:
-                out.append(Edge(ex.fingerprint(s, act.book), step, ReplayNode(tuple(longer), act.book), None))
-        return out
-
-    def end_of(self, node: ReplayNode) -> Found | None:
-        """The node's fairness end, judged (`Explorer.end`)."""
-        return self.ex.end(self.ex.replay(list(node.steps)), list(node.steps))
+    def end_of(self, node: Node) -> Found | None:
+        return self.ex.end_of(node)
 
 
 @dataclass(frozen=True)
@@ -101,7 +72,7 @@ class Job:
     witness: str | None = None  # a claim of `conformance.explore.witness.WITNESSES`
     ends: bool = True
 
-    def expander(self) -> ReplayExplorer:
+    def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
         key = pickle.dumps(self)
         if key not in _EXPANDERS:
@@ -109,11 +80,11 @@ class Job:
             ex = Explorer(self.bound, self.mutant, self.watch, goal)
             if self.bound.symmetry:
                 ex.symmetric(symmetric_servers(self.bound, ex.setup))
-            _EXPANDERS[key] = ReplayExplorer(ex)  # C1's copying Explorer: the one line to change
+            _EXPANDERS[key] = Expanding(ex)
         return _EXPANDERS[key]
 
 
-_EXPANDERS: dict[bytes, ReplayExplorer] = {}
+_EXPANDERS: dict[bytes, Expanding] = {}
 
 
 def bucket(key: str) -> int:
@@ -135,18 +106,16 @@ class Buckets:
         return bucket(key) + self.salt
 
 
-def expand(ex: ReplayExplorer, fp: str, key: Key, node: Any) -> list[tuple[str, tuple[Any, ...]]]:
-    """A frontier state's records: its out-degree, its first violating edge, and every other edge by fingerprint."""
+def expand(ex: Expanding, fp: str, key: Key, node: Node) -> list[tuple[str, tuple[Any, ...]]]:
+    """A frontier state's records: its out-degree, its violating edge (the last it has), and each child by
+    fingerprint. The plan's path key of the i-th edge is the source's plus (i,): the order of `successors`."""
     edges = ex.successors(node)
     out: list[tuple[str, tuple[Any, ...]]] = [(DEGREE + fp, (key, len(edges)))]
-    bad = None
-    for i, e in enumerate(edges):
-        if e.found is not None:
-            bad = bad or ((*key, i), e.found)
-        else:
-            out.append((e.fingerprint, ((*key, i), e.child)))
-    if bad is not None:
-        out.append((VIOLATION, bad))
+    for i, (child_fp, _, child, found) in enumerate(edges):
+        if found is not None:
+            out.append((VIOLATION, ((*key, i), found)))
+        elif child is not None:
+            out.append((child_fp, ((*key, i), child)))
     return out
 
 
@@ -172,9 +141,7 @@ class Settled:
     violation: tuple[Key, Found] | None = None
 
 
-def settle(
-    visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex: ReplayExplorer, ends: bool
-) -> Settled:
+def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex: Expanding, ends: bool) -> Settled:
     """A partition's reduced records against its visited set: the new states (fairness end judged) are added."""
     out = Settled(visited)
     for k, v in reduced:
@@ -288,13 +255,14 @@ class LocalProbe(Probe):
         return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
-def start(job: Job, ex: ReplayExplorer) -> tuple[Result, str, Any]:
+def start(job: Job, ex: Expanding) -> tuple[Result, str, Node]:
     """The root: counted, judged (and its fairness end) as `Explorer.run` does."""
     res = Result(job.bound.mechanism, job.bound.name, ex.setup)
     res.states, res.per_level = 1, [1]
-    root = ex.root()
-    res.found = ex.root_found() or (ex.end_of(root) if job.ends else None)
-    return res, ex.root_fingerprint(), root
+    fp, root, found = ex.begin()
+    res.found = found or (ex.end_of(root) if job.ends else None)
+    root.live = None
+    return res, fp, root
 
 
 Progress = Callable[[int, Result, int, float], None]  # (level, result so far, frontier, seconds)
