@@ -74,16 +74,21 @@ def _print(res: Result, replay: Path | None) -> None:
         print(f"  replay: haconform replay {replay}")
 
 
-# the replay-based explorer on the shared 2-core machine (issue 33: 3,735 states in 14.6 s, quiet) and its level
-# plan on Spark local[2] (benchmarks/README.md, "Session 10: exploration on Spark")
-PYTHON_STATES_RATE = 256  # distinct states/s, one process
-SPARK_STATES_PER_CORE = 120  # distinct states/s per core, the level plan over the replay-based expander
-SPARK_FIXED_S = 10.0  # s: session start-up and the first level's planning
+# measured side by side on the shared 2-core machine (load about 17; benchmarks/README.md, "Session 10: exploration
+# on Spark"): the copying explorer in one process and the level plan on Spark local[2] / a standalone cluster
+PYTHON_STATES_RATE = 40  # distinct states/s, one process (default bounds: 13-52)
+SPARK_STATES_PER_CORE = 25  # distinct states/s per core once the levels are large (am-4s-2db, 2 workers)
+SPARK_FIXED_S = 20.0  # s: session start-up
+SPARK_LEVEL_S = 15.0  # s: a level's jobs, planning and task start-up, however small the level
 
 
-def choose_engine(states: int | None, n_cores: int, master: str | None) -> Choice:
+def choose_engine(states: int | None, n_cores: int, master: str | None, depth: int = 0) -> Choice:
     """`--engine auto`: Spark with a `--master`, or when a bound of `states` (pinned; None: not known before
-    exploring) finishes first there on `n_cores` cores (`conformance.driver_choice`'s rule for states)."""
+    exploring) and `depth` levels finishes first there on `n_cores` cores (`conformance.driver_choice`'s rule,
+    for states, with a cost per level).
+
+        states / PYTHON_STATES_RATE > SPARK_FIXED_S + depth * SPARK_LEVEL_S + states / (n_cores * SPARK_STATES_PER_CORE)
+    """
     if master:
         return Choice("spark", f"--master {master} given")
     if states is None:
@@ -91,9 +96,10 @@ def choose_engine(states: int | None, n_cores: int, master: str | None) -> Choic
     spark_rate = n_cores * SPARK_STATES_PER_CORE
     if spark_rate <= PYTHON_STATES_RATE:
         return Choice("python", f"{n_cores} core(s): Spark cannot outrun one process here")
-    limit = int(SPARK_FIXED_S / (1 / PYTHON_STATES_RATE - 1 / spark_rate)) + 1
+    limit = int((SPARK_FIXED_S + depth * SPARK_LEVEL_S) / (1 / PYTHON_STATES_RATE - 1 / spark_rate)) + 1
     side = "python" if states < limit else "spark"
-    return Choice(side, f"{states:,} states pinned, {'below' if side == 'python' else 'at least'} {limit:,}")
+    how = "below" if side == "python" else "at least"
+    return Choice(side, f"{states:,} states pinned, {how} {limit:,} where Spark starts to win on {n_cores} cores")
 
 
 class Engine:
@@ -109,7 +115,7 @@ class Engine:
         ends = not getattr(args, "no_ends", False)
         engine = args.engine
         if engine == "auto":
-            choice = choose_engine(entry.states if entry is not None else None, cores(), args.master)
+            choice = choose_engine(entry.states if entry is not None else None, cores(), args.master, bound.depth)
             engine = choice.engine
             print(choice.line().replace("haconform check", "haconform explore"), file=sys.stderr)
         if engine == "python":

@@ -82,8 +82,14 @@ def test_auto_chooses_as_check_does() -> None:
     assert choose_engine(None, 64, "spark://h:7077").engine == "spark"
     assert choose_engine(None, 64, None).engine == "python"  # not pinned: size unknown before exploring
     assert choose_engine(10**9, 1, None).engine == "python"  # one core: Spark cannot outrun one process
-    assert choose_engine(91, 64, None).engine == "python"
-    assert choose_engine(10**6, 64, None).engine == "spark"
+    assert choose_engine(120, 64, None, 4).engine == "python"
+    assert choose_engine(10**6, 64, None, 8).engine == "spark"
+    assert choose_engine(10**6, 2, None, 8).engine == "spark"
+    # twin: one state below the crossover, one process
+    text = choose_engine(10**6, 2, None, 8).reason
+    limit = int(text.split("at least ")[1].split(" ")[0].replace(",", ""))
+    assert choose_engine(limit - 1, 2, None, 8).engine == "python"
+    assert choose_engine(limit, 2, None, 8).engine == "spark"
 
 
 # --- on Spark local[2] ------------------------------------------------------------------------------------------
