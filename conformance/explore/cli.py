@@ -75,11 +75,11 @@ def _print(res: Result, replay: Path | None) -> None:
 
 
 # measured side by side on the shared 2-core machine (load about 17; benchmarks/README.md, "Session 10: exploration
-# on Spark"): the copying explorer in one process and the level plan on Spark local[2] / a standalone cluster
-PYTHON_STATES_RATE = 40  # distinct states/s, one process (default bounds: 13-52)
-SPARK_STATES_PER_CORE = 25  # distinct states/s per core once the levels are large (am-4s-2db, 2 workers)
-SPARK_FIXED_S = 20.0  # s: session start-up
-SPARK_LEVEL_S = 15.0  # s: a level's jobs, planning and task start-up, however small the level
+# on Spark"): the copying explorer in one process against the level plan on a standalone cluster of one worker
+PYTHON_STATES_RATE = 30  # distinct states/s, one process (sr-2s-2m-crash 51, am-4s-2db-crash-partition 9)
+SPARK_STATES_PER_CORE = 36  # distinct states/s per core in a large level: about 1.2x one process (the same work)
+SPARK_FIXED_S = 30.0  # s: session start-up and the first level's warm-up
+SPARK_LEVEL_S = 12.0  # s: a level's jobs, planning and task start-up, however small the level
 
 
 def choose_engine(states: int | None, n_cores: int, master: str | None, depth: int = 0) -> Choice:
