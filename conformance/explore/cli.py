@@ -94,7 +94,7 @@ def choose_engine(states: int | None, n_cores: int, master: str | None, depth: i
     if states is None:
         return Choice("python", "the bound's size is not known before exploring (not pinned in the manifest)")
     spark_rate = n_cores * SPARK_STATES_PER_CORE
-    if spark_rate <= PYTHON_STATES_RATE:
+    if n_cores < 2 or spark_rate <= PYTHON_STATES_RATE:  # one core: the driver and the worker share it
         return Choice("python", f"{n_cores} core(s): Spark cannot outrun one process here")
     limit = int((SPARK_FIXED_S + depth * SPARK_LEVEL_S) / (1 / PYTHON_STATES_RATE - 1 / spark_rate)) + 1
     side = "python" if states < limit else "spark"
