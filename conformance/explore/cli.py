@@ -8,6 +8,11 @@ as a replay file (`haconform replay FILE [--sut ...]`). `--check` compares the f
 mutant bound and prints the depth at which each is found (the kill report's `explore` column:
 `haconform mutants --explore-report FILE`). Exit 0 clean (and, with --check, as pinned), 1 a violation
 (or a figure that differs from the manifest, or a mutant not found at its pinned depth), 2 usage, 3 internal.
+
+`--engine spark [--master URL]` explores one bound (or `--all`) level by level on Spark (`spark_trace_check.explore`:
+the same counts, verdict and shortest path), printing each level's figures; `--engine auto` (the default) chooses
+as `check` does: Spark with `--master`, or when the bound's pinned size is past the point where Spark finishes
+first on this machine's cores (`choose_engine`), else the single-process explorer.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cli.suite import _guard
+from conformance.driver_choice import Choice, cores
 from conformance.explore.bfs import Result, explore
+from conformance.explore.levels import Job, say
 from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
 from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES
@@ -67,14 +74,66 @@ def _print(res: Result, replay: Path | None) -> None:
         print(f"  replay: haconform replay {replay}")
 
 
+# measured side by side on the shared 2-core machine (load about 17; benchmarks/README.md, "Session 10: exploration
+# on Spark"): the copying explorer in one process against the level plan on a standalone cluster of one worker
+PYTHON_STATES_RATE = 30  # distinct states/s, one process (sr-2s-2m-crash 51, am-4s-2db-crash-partition 9)
+SPARK_STATES_PER_CORE = 36  # distinct states/s per core in a large level: about 1.2x one process (the same work)
+SPARK_FIXED_S = 30.0  # s: session start-up and the first level's warm-up
+SPARK_LEVEL_S = 12.0  # s: a level's jobs, planning and task start-up, however small the level
+
+
+def choose_engine(states: int | None, n_cores: int, master: str | None, depth: int = 0) -> Choice:
+    """`--engine auto`: Spark with a `--master`, or when a bound of `states` (pinned; None: not known before
+    exploring) and `depth` levels finishes first there on `n_cores` cores (`conformance.driver_choice`'s rule,
+    for states, with a cost per level).
+
+        states / PYTHON_STATES_RATE > SPARK_FIXED_S + depth * SPARK_LEVEL_S + states / (n_cores * SPARK_STATES_PER_CORE)
+    """
+    if master:
+        return Choice("spark", f"--master {master} given")
+    if states is None:
+        return Choice("python", "the bound's size is not known before exploring (not pinned in the manifest)")
+    spark_rate = n_cores * SPARK_STATES_PER_CORE
+    if n_cores < 2 or spark_rate <= PYTHON_STATES_RATE:  # one core: the driver and the worker share it
+        return Choice("python", f"{n_cores} core(s): Spark cannot outrun one process here")
+    limit = int((SPARK_FIXED_S + depth * SPARK_LEVEL_S) / (1 / PYTHON_STATES_RATE - 1 / spark_rate)) + 1
+    side = "python" if states < limit else "spark"
+    how = "below" if side == "python" else "at least"
+    return Choice(side, f"{states:,} states pinned, {how} {limit:,} where Spark starts to win on {n_cores} cores")
+
+
+class Engine:
+    """The engine `--engine` names (resolved once for `auto`), with one Spark session for every bound it runs."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args, self.session = args, None
+
+    def run(
+        self, bound: Bound, entry: Any, max_states: int | None, mutant: str | None = None, witness: str | None = None
+    ) -> Result:
+        args = self.args
+        ends = not getattr(args, "no_ends", False)
+        engine = args.engine
+        if engine == "auto":
+            choice = choose_engine(entry.states if entry is not None else None, cores(), args.master, bound.depth)
+            engine = choice.engine
+            print(choice.line().replace("haconform check", "haconform explore"), file=sys.stderr)
+        if engine == "python":
+            goal = WITNESSES[witness] if witness else None
+            return explore(bound, mutant, max_states=max_states, ends=ends, goal=goal)
+        from spark_trace_check import explore as on_spark  # pyspark: loaded only for the Spark engine
+
+        if self.session is None:
+            self.session = on_spark.session(args.master or "local[2]")
+        job = Job(bound, mutant, None, witness, ends)
+        return on_spark.run_spark(self.session, job, max_states, args.partitions or None, progress=say)
+
+
 def _cmd_one(args: argparse.Namespace) -> int:
     bound, entry = _bound(args)
-    goal = None
-    if args.witness:
-        if args.witness not in WITNESSES:
-            raise BoundError(f"--witness: no witness for claim {args.witness!r} (known: {', '.join(WITNESSES)})")
-        goal = WITNESSES[args.witness]
-    res = explore(bound, args.mutant, max_states=args.max_states, ends=not args.no_ends, goal=goal)
+    if args.witness and args.witness not in WITNESSES:
+        raise BoundError(f"--witness: no witness for claim {args.witness!r} (known: {', '.join(WITNESSES)})")
+    res = Engine(args).run(bound, entry, args.max_states, args.mutant, args.witness)
     replay = None
     if res.found is not None:
         replay = Path(args.replay_out or f"haconform-explore-{bound.mechanism}.json")
@@ -92,10 +151,11 @@ def _cmd_one(args: argparse.Namespace) -> int:
 def _cmd_all(args: argparse.Namespace) -> int:
     entries, _ = load(Path(args.manifest))
     bad = 0
+    engine = Engine(args)
     for e in entries:
         if e.bound.mechanism != args.mechanism or (e.slow and not args.slow):
             continue
-        res = explore(e.bound, max_states=e.max_states)
+        res = engine.run(e.bound, e, e.max_states)
         diffs = compare(e, res)
         bad += bool(diffs)
         print(
@@ -209,4 +269,14 @@ def register(sub: Any) -> None:
     p.add_argument("--manifest", default=str(MANIFEST), help="the manifest (default spec/explore.toml)")
     p.add_argument("--replay-out", help="where to write the replay file (default haconform-explore-MECH.json)")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--engine",
+        choices=("auto", "python", "spark"),
+        default="auto",
+        help="auto (default: Spark with --master or past the bound's pinned size where Spark finishes first on "
+        "this machine's cores, else one process; the choice and why on one line), python, or spark (level by "
+        "level, the same figures; --mutants always runs in one process)",
+    )
+    p.add_argument("--master", help="Spark master URL (default local[2]); implies --engine spark under auto")
+    p.add_argument("--partitions", type=int, default=0, help="Spark: partitions of the visited set (0: 2x the cores)")
     p.set_defaults(func=_guard(_cmd_explore))

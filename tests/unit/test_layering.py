@@ -33,7 +33,13 @@ LAZY_ALLOWED = {
     "pyspark": "Spark and its JVM start only for `--engine spark` and `ingest --engine spark`",
     "z3": "the solver loads only for claims (`haconform claims`) and clock-skew judgements (`--skew`)",
 }
-CLI = ("conformance.cli", "conformance.__main__", "conformance.cli.ingest", "conformance.cli.check")  # either engine
+CLI = (  # dispatch to either engine
+    "conformance.cli",
+    "conformance.__main__",
+    "conformance.cli.ingest",
+    "conformance.cli.check",
+    "conformance.explore.cli",
+)
 LAYERS = ("traces", "spec", "kernel", "mechanisms", "registry", "engine", "conformance", "spark", "cli")
 MECHANISM_FREE = ("model", "model.kernel", "model.registry")
 

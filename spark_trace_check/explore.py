@@ -1,0 +1,147 @@
+"""`haconform explore --engine spark` (issue 33, "On Spark"): level-synchronous BFS on any Spark master.
+
+The plan of `conformance.explore.levels`, one shuffle a level:
+
+    frontier ──flatMap(expand)──reduceByKey(least, P, Buckets)──┐   (the shuffle: candidates by fingerprint)
+    visited (one set per partition, partitioned by Buckets) ────┴─union (partitioner-aware: narrow)
+        ──mapPartitions(settle)──> Settled per partition ──> visited', frontier', the level's summary
+
+The visited set is kept per partition, one Python set in each, and never shuffled: the union of two RDDs with the
+one partitioner pairs partition i of each without moving a row (`PartitionerAwareUnionRDD`; checked, a plan
+whose sides are not co-partitioned is an internal error). Each level's Settled RDD is cached and its lineage cut
+(`localCheckpoint`), so a deep search does not replan every level before it. The driver collects one summary
+per partition (counts and the least violating keys) and, only at the level where the search stops, the keys it
+needs to cut it where the single-process BFS stops (`levels.account`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pyspark import StorageLevel
+
+from conformance.explore.bfs import Result
+from conformance.explore.levels import (
+    Buckets,
+    Job,
+    Key,
+    Probe,
+    Progress,
+    Settled,
+    Summary,
+    account,
+    expand,
+    least,
+    settle,
+    start,
+    summarize,
+    upto,
+)
+from spark_trace_check.cluster import ship_code
+from spark_trace_check.session import build_session
+
+
+def session(master: str) -> Any:
+    """The session `haconform explore --engine spark` runs on (`spark_trace_check.session`)."""
+    return build_session(master, app_name="haconform-explore")
+
+
+class CoPartitionError(RuntimeError):
+    """The visited sets and a level's candidates are not co-partitioned (a bug of ours: exit 3)."""
+
+
+def _expander(job: Job) -> Any:
+    return job.expander()
+
+
+def _expand_partition(job: Job):
+    def run(rows: Iterable[tuple[str, Key, Any]]) -> Iterator[tuple[str, tuple[Any, ...]]]:
+        ex = _expander(job)
+        for fp, key, node in rows:
+            yield from expand(ex, fp, key, node)
+
+    return run
+
+
+def _settle_partition(job: Job):
+    def run(rows: Iterable[Any]) -> Iterator[Settled]:
+        visited: set[str] = set()
+        records = []
+        for row in rows:
+            if isinstance(row, set):
+                visited |= row
+            else:
+                records.append(row)
+        yield settle(visited, records, _expander(job), job.ends)
+
+    return run
+
+
+class SparkProbe(Probe):
+    def __init__(self, settled: Any) -> None:
+        self.settled = settled
+
+    def nth_new_key(self, n: int) -> Key:
+        return self.settled.flatMap(lambda s: [n.key for n in s.new]).takeOrdered(n)[-1]
+
+    def first_edge(self) -> Key:
+        return (*self.settled.flatMap(lambda s: [k for k, d in s.degrees if d]).min(), 0)
+
+    def upto(self, cut: Key) -> tuple[int, int]:
+        counts = self.settled.map(lambda s: upto(s, cut)).collect()
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+
+def run_spark(
+    spark: Any,
+    job: Job,
+    max_states: int | None = None,
+    partitions: int | None = None,
+    buckets: Buckets | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Explore `job` on `spark`'s master; the same Result as `Explorer.run` (counts, verdict, shortest path)."""
+    began = time.monotonic()
+    sc = spark.sparkContext
+    ship_code(spark)
+    n = partitions or 2 * sc.defaultParallelism
+    buckets = buckets or Buckets()
+    res, fp0, root = start(job, job.expander())
+    visited = (
+        sc.parallelize([(fp0, None)], 1)
+        .partitionBy(n, buckets)
+        .mapPartitions(lambda rows: [{k for k, _ in rows}], preservesPartitioning=True)
+    )
+    frontier = sc.parallelize([(fp0, (), root)], 1)
+    size, level, old = 1, 0, None
+    while size and res.found is None and level < job.bound.depth:
+        t = time.monotonic()
+        buckets.next_level()
+        cands = frontier.mapPartitions(_expand_partition(job)).reduceByKey(least, n, buckets)
+        both = visited.union(cands)
+        if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
+            raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
+        settled = both.mapPartitions(_settle_partition(job), preservesPartitioning=True)
+        settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
+        settled.localCheckpoint()
+        summary = Summary()
+        for s in settled.map(summarize).collect():  # materialises the level (and its checkpoint)
+            summary = summary.merge(s)
+        if old is not None:
+            old.unpersist()
+        old = settled
+        going = account(res, level, summary, max_states, SparkProbe(settled))
+        size = summary.new if going else 0
+        visited = settled.map(lambda s: s.visited, preservesPartitioning=True)
+        frontier = settled.flatMap(
+            lambda s: [(x.fingerprint, x.key, x.node) for x in s.new], preservesPartitioning=True
+        )
+        level += 1
+        if progress:
+            progress(level, res, size, time.monotonic() - t)
+    if old is not None:
+        old.unpersist()
+    res.seconds = time.monotonic() - began
+    return res

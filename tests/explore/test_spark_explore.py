@@ -1,0 +1,140 @@
+"""Exploration on Spark (issue 33): the level-synchronous plan (`conformance.explore.levels`, and
+`spark_trace_check.explore` on `local[2]`) gives the single-process explorer's figures: states, transitions,
+states per level, depth, completeness, verdict and shortest path, on every default manifest bound, for mutants
+found at depth 2 to 4 (on an edge and at a fairness end), and where `max_states` stops the search mid-level.
+Twin: a partition function that changes between levels (the visited sets no longer meet their candidates)
+gives other counts, and the manifest comparison says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import main
+from conformance.explore.bfs import Result, explore
+from conformance.explore.cli import choose_engine
+from conformance.explore.levels import Buckets, Job, run_levels
+from conformance.explore.manifest import compare, find, load
+
+FAST = [e for e in load()[0] if not e.slow]
+AM = "am-3s-1db-crash-partition"
+# (bound, mutant, kind of the violation, depth): mutants found past depth 1 at a default bound
+DEEP = [
+    ("sr-2s-1m-crash", "early-promotion", "always", 4),
+    ("sr-2s-1m-crash", "no-duplicate-detection", "end", 3),
+    (AM, "sam-activates", "always", 2),
+]
+
+
+def figures(res: Result) -> tuple[Any, ...]:
+    f = res.found
+    verdict = None if f is None else (f.kind, f.rule, f.requirement, f.explanation, f.steps)
+    return res.states, res.transitions, res.per_level, res.depth, res.complete, verdict
+
+
+class Salted(Buckets):
+    """A partition function that is not a function of the key alone: it moves every key each level."""
+
+    def next_level(self) -> None:
+        self.salt += 1
+
+
+# --- the plan in one process ------------------------------------------------------------------------------------
+@pytest.mark.model
+@pytest.mark.parametrize("entry", FAST, ids=[e.bound.name for e in FAST])
+def test_levels_give_the_single_process_figures(entry) -> None:
+    got = run_levels(Job(entry.bound), entry.max_states, partitions=3)
+    assert figures(got) == figures(explore(entry.bound, max_states=entry.max_states))
+    assert compare(entry, got) == []
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("bound", "mutant", "kind", "depth"), DEEP)
+def test_levels_find_a_mutant_at_the_same_depth_by_the_same_path(bound: str, mutant: str, kind: str, depth: int):
+    b = find(bound).bound
+    got = run_levels(Job(b, mutant), partitions=3)
+    assert got.found is not None and (got.found.kind, got.found.depth) == (kind, depth)
+    assert figures(got) == figures(explore(b, mutant))
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("max_states", [1, 2, 8, 9, 30, -1, 0])
+def test_levels_stop_at_max_states_where_the_single_process_stops(max_states: int) -> None:
+    entry = find(AM)  # -1, 0: one state short of the bound's pinned count, and the count itself
+    limit = max_states if max_states > 0 else entry.states + max_states
+    b = entry.bound
+    assert figures(run_levels(Job(b), limit)) == figures(explore(b, max_states=limit))
+
+
+@pytest.mark.model
+def test_twin_a_partition_function_that_moves_keys_between_levels_counts_states_twice() -> None:
+    entry = find(AM)
+    got = run_levels(Job(entry.bound), partitions=2, buckets=Salted())
+    assert got.states > entry.states
+    assert any("distinct states" in d for d in compare(entry, got))
+
+
+@pytest.mark.unit
+def test_auto_chooses_as_check_does() -> None:
+    assert choose_engine(None, 64, "spark://h:7077").engine == "spark"
+    assert choose_engine(None, 64, None).engine == "python"  # not pinned: size unknown before exploring
+    assert choose_engine(10**9, 1, None).engine == "python"  # one core: Spark cannot outrun one process
+    assert choose_engine(120, 64, None, 4).engine == "python"
+    assert choose_engine(10**6, 64, None, 8).engine == "spark"
+    assert choose_engine(10**6, 2, None, 8).engine == "spark"
+    # twin: one state below the crossover, one process
+    text = choose_engine(10**6, 2, None, 8).reason
+    limit = int(text.split("at least ")[1].split(" ")[0].replace(",", ""))
+    assert choose_engine(limit - 1, 2, None, 8).engine == "python"
+    assert choose_engine(limit, 2, None, 8).engine == "spark"
+
+
+# --- on Spark local[2] ------------------------------------------------------------------------------------------
+@pytest.mark.spark
+def test_spark_gives_the_single_process_figures_on_every_default_bound(spark) -> None:
+    from spark_trace_check.explore import run_spark
+
+    for entry in FAST:
+        got = run_spark(spark, Job(entry.bound), entry.max_states, partitions=2)
+        assert figures(got) == figures(explore(entry.bound, max_states=entry.max_states)), entry.bound.name
+        assert compare(entry, got) == []
+
+
+@pytest.mark.spark
+def test_spark_finds_a_mutant_at_the_same_depth_by_the_same_path_and_stops_where_bfs_stops(spark) -> None:
+    from spark_trace_check.explore import run_spark
+
+    b = find(AM).bound
+    got = run_spark(spark, Job(b, "sam-activates"), partitions=2)
+    assert got.found is not None and got.found.depth == 2
+    assert figures(got) == figures(explore(b, "sam-activates"))
+    assert figures(run_spark(spark, Job(b), 30, partitions=2)) == figures(explore(b, max_states=30))
+
+
+@pytest.mark.spark
+def test_twin_on_spark_a_partition_function_that_moves_keys_gives_other_counts(spark) -> None:
+    import sys
+
+    from pyspark import cloudpickle
+
+    from spark_trace_check.explore import run_spark
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+    entry = find(AM)
+    got = run_spark(spark, Job(entry.bound), partitions=2, buckets=Salted())
+    assert got.states > entry.states and compare(entry, got)
+
+
+@pytest.mark.spark
+def test_cli_engine_spark_exit_codes_and_replay_file(spark, tmp_path: Path, capsys) -> None:
+    argv = ["explore", "am", "--bound", AM, "--engine", "spark", "--partitions", "2"]
+    assert main([*argv, "--check"]) == 0
+    out, states = capsys.readouterr(), find(AM).states
+    assert f"{states} distinct states" in out.out and f"level 4: {states} states" in out.err
+    replay = tmp_path / "r.json"
+    assert main([*argv, "--mutant", "sam-activates", "--replay-out", str(replay)]) == 1
+    single = explore(find(AM).bound, "sam-activates").found
+    assert single is not None and json.loads(replay.read_text())["steps"] == single.steps
