@@ -102,7 +102,7 @@ def query(w: World, e: Event) -> list[Violation]:
         epoch = w.epoch.get(p, 0)
         if held and pair not in w.db_pending and (s, p, epoch) not in w.db_late and stale(w, pair):
             w.db_pending.add(pair)  # SR-059, SR-I07: promotion due within ShadowHeartbeatFrequency (`liveness`)
-            heapq.heappush(w.db_due, (e.ts_ms + hb, e.seq, s, p, e))
+            heapq.heappush(w.db_due, (e.ts_ms + hb, e.seq, s, p, e, epoch))  # the database the session showed
     elif held and e.ts_ms - w.contact.get(pair, NEVER) >= w.cfg.resubmit_ms:
         w.due.append((e.ts_ms, s, p, e, frozenset(w.held.get(pair, ()))))  # what it held at the query (SR-058)
     return out

@@ -25,14 +25,17 @@ from traces.verdict import Rule, Tally, Violation
 NEVER = -(2**62)
 
 
-def stale(w: World, pair: tuple[str, str]) -> int:
+def stale(w: World, pair: tuple[str, str], below: int | None = None) -> int:
     """The shadows `pair[0]` holds for `pair[1]` that were made under an earlier transport database of the primary
-    than its current one (SR-059: their primary's queue is gone, they must be promoted)."""
-    now, msgs, n = w.epoch.get(pair[1], 0), w.msgs, 0
+    than `below` (default: its current one) (SR-059: their primary's queue is gone, they must be promoted). An
+    obligation judged later passes the database its session showed: shadows made under that one are not owed by
+    it, even if the primary has had yet another new database since (a later session that reads it owes them)."""
+    msgs, n = w.msgs, 0
+    upto = w.epoch.get(pair[1], 0) if below is None else below
     for msg, inst in w.held.get(pair, ()):
         m = msgs.get(msg)
         iv = m.insts.get(inst) if m is not None else None
-        if iv is not None and iv.shadow_epoch != now:
+        if iv is not None and iv.shadow_epoch < upto:
             n += 1
     return n
 
@@ -46,18 +49,18 @@ def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
     trace that comes before the bound while the shadows are still held (not late yet: the reason is counted)."""
     out, heap, tally = [], w.db_due, w.tally
     while heap and (final or heap[0][0] < now):
-        due, _, s, p, q = heapq.heappop(heap)
+        due, _, s, p, q, shown = heapq.heappop(heap)
         w.db_pending.discard((s, p))
         if not w.up.get(s, True) or w.boot.get(s, NEVER) > q.ts_ms:
             tally.skip(R.PROMOTION_DB_CHANGE, "the shadow server went down before the promotion was due")
             continue
-        left = stale(w, (s, p))
+        left = stale(w, (s, p), shown)
         if left and due >= now:  # the end of the trace, before the bound
             tally.skip(R.PROMOTION_DB_CHANGE, "the trace ends before the promotion after a new database ID is due")
             continue
         tally.judge(R.PROMOTION_DB_CHANGE)
         if left:  # reported once per new database of the primary, not at every later heartbeat that reads it
-            w.db_late.add((s, p, w.epoch.get(p, 0)))
+            w.db_late.add((s, p, shown))
             out.append(R.PROMOTION_DB_CHANGE.violated((q,), f"{s} read {p}'s new transport database ID at "
                        f"{q.ts_ms} but {left} shadows for {p} made under the old one were still unpromoted "
                        f"ShadowHeartbeatFrequency ({due - q.ts_ms} ms) later", observed=left, expected=0,

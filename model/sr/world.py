@@ -148,9 +148,10 @@ class World:
         # a deque, so that taking the oldest costs O(1) and the order stays the recording order
         self.due: deque[tuple[int, str, str, Any, frozenset[Any]]] = deque()
         # SR-059, SR-I07: successful sessions that showed a primary's new database ID while shadows made under the
-        # old one were held, as a heap of (promotion deadline, seq, shadow, primary, the session's event), and the
-        # pairs in it (`liveness.flush_due`: late is judged once a later event or the end passes the deadline)
-        self.db_due: list[tuple[int, int, str, str, Any]] = []
+        # old one were held, as a heap of (promotion deadline, seq, shadow, primary, the session's event, the database
+        # epoch it showed), and the pairs in it (`liveness.flush_due`: late is judged once a later event or the end
+        # passes the deadline)
+        self.db_due: list[tuple[int, int, str, str, Any, int]] = []
         self.db_pending: set[Pair] = set()
         self.db_late: set[tuple[str, str, int]] = set()  # (shadow, primary, its database generation) reported late
         # (shadow server, time) of successful-looking XQUERYDISCARDs the fold could not read (an input fault): the

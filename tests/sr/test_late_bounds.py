@@ -194,3 +194,24 @@ def test_twin_safety_net_emptied_on_time_is_not() -> None:
     ]
     result = _check(rows)
     assert not result.violations, result
+
+
+@pytest.mark.model
+def test_a_second_new_database_does_not_make_the_first_promotion_late() -> None:
+    """SR-059 false alarm (found by the slow generated-trace sweep, seed 31, hub and a 30-minute heartbeat): MBX02
+    promotes at once every shadow made under MBX03's first database when a session shows its second; MBX03 then
+    comes back with a third database before the deadline. The shadows made under the second are owed only once a
+    session shows the third, so the first obligation holds. Twin: the same trace with those promotions removed is
+    late."""
+    from conformance.check import verdict
+    from model.sr.sim import Workload, simulate
+
+    events = simulate(
+        31, workload=Workload(n_messages=60, fault_gap_ms=(60_000, 300_000)), hub=True, heartbeat_ms=30 * 60_000
+    )
+    rules = {v.rule for v in verdict(events, [SrMonitor()]).violations}
+    assert "promotion-db-change" not in rules
+    first = next(e for e in events if e.kind == "PROMOTE" and e.attrs.get("reason") == "database_id")
+    dropped = [e for e in events if not (e.kind == "PROMOTE" and e.ts_ms == first.ts_ms and e.node == first.node)]
+    late = {v.rule for v in verdict(dropped, [SrMonitor()]).violations}
+    assert "promotion-db-change" in late
