@@ -4,8 +4,10 @@ The shape of TLC's and stateright's checkers over the model behind the harness's
 model system after a path of harness steps (`conformance.explore.spaces`), identified by its canonical
 fingerprint (`conformance.explore.fingerprint`, over the system and the explorer's bookkeeping, not the
 recorded trace). Issue 33: a state is expanded by copying it (`conformance.explore.state`: a pickle round trip
-of the session, the monitor's fold included), never by replaying its path, except for a model whose kernel
-queue still holds closures (then by replay, as before; `Result.restore` says which). Only the fingerprints
+of the session, the monitor's fold included), never by replaying its path. The kernel refuses closure timers
+(`Simulator.strict_timers`, on by default); a kernel with it turned off whose queue holds one cannot be copied,
+and is then restored by replay (`Result.restore` says which; the replay path is also the reference the copy is
+tested against). Only the fingerprints
 of visited states are kept, plus the frontier's blobs (`Result.bytes_per_state`). A step that meets one of
 the model's random choices (`model.kernel.choice`) is a choice point: each allowed outcome is its own
 successor, and the step records the outcomes taken (`"choices"`). In BFS order:
@@ -194,7 +196,7 @@ class Explorer:
             return None
         try:
             return freeze(s, self.compress)
-        except NotCopyable as exc:  # a model not yet converted to timer records (issue 33): replay, as before
+        except NotCopyable as exc:  # closure timers (strict timers turned off): replay, the reference path
             self.result.restore, self.result.why = "replay", str(exc)
             return None
 
