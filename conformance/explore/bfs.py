@@ -40,7 +40,7 @@ from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
-from conformance.explore.state import Node, NotCopyable, freeze, thaw
+from conformance.explore.state import Node, NotCopyable, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
@@ -162,6 +162,9 @@ class Explorer:
         self.ranges: str = bound.ranges  # the outcomes of a range explored (`model.kernel.choice`)
         self.root_found: Found | None = None
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
+        self.trim = (
+            goal is None
+        )  # states keep the fold, not the events fed to it (`state.forget_fed`; a goal reads them)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self) -> Session:
@@ -194,6 +197,8 @@ class Explorer:
     def freeze(self, s: Session) -> bytes | None:
         if self.result.restore == "replay":
             return None
+        if self.trim:
+            forget_fed(s)
         try:
             return freeze(s, self.compress)
         except NotCopyable as exc:  # closure timers (strict timers turned off): replay, the reference path
@@ -210,7 +215,13 @@ class Explorer:
 
     def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool = False) -> Found | None:
         """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
+        inc = s.incremental
         violations, _ = s.judge(final=True, consume=consume)
+        if self.trim and inc is not None and not inc.exact():  # its verdict judged a trace without its fed prefix
+            raise RuntimeError(
+                f"{self.bound.name}: the model recorded an event out of seq order: a state keeps only "
+                "the fold of the events before it (state.forget_fed), which must then be exact"
+            )
         if self.watch is not None:
             violations = [v for v in violations if v.rule in self.watch]
         if violations:

@@ -10,8 +10,10 @@ round trip was measured against `copy.deepcopy` on the default bounds' states (a
 `dumps` per new state serves both.
 
 What is not in the blob: the mechanism's driver and the setup (shared by every state of one exploration), the
-steps (the `Node` keeps them: the counterexample must be a complete replay file) and the answers. The recorded
-events stay (the fold's `fed` position names the last one; the rules need only the fold).
+steps (the `Node` keeps them: the counterexample must be a complete replay file), the answers, and (session 11,
+`forget_fed`) the events already fed to the monitor's fold: the rules need only the fold, so the state keeps the
+events recorded since (none, once its edge is judged) and the recorder numbers on from its `base`. A search
+that reads the whole trace (a witness goal) keeps them.
 
 A state whose kernel queue holds a closure (a model whose timers are not yet records: `model.kernel.sim`,
 `closure_in`) cannot be copied: a copy would share the closure's captured objects with the original. `freeze`
@@ -73,6 +75,31 @@ def closures(system: Any) -> list[str]:
             if not item.cancelled and (why := closure_in(item.fn)):
                 out.append(f"timer due at {item.time_ms} on {item.node or 'no node'}: {why}")
     return out
+
+
+def forget_fed(s: Session) -> int:
+    """Drop the events the session's fold was already fed from where they are kept (the kernel's recorder or
+    the driver's `outs`), so a copy holds the fold, not the trace (session 11). The fold goes on from the next
+    event recorded: `fed` becomes (0, None) with the fold kept (`Session.judge` feeds `events()[0:]`). Nothing is
+    dropped (0) unless exactly one list holds the whole trace as `events()` reads it, with the fed prefix, and
+    the fold is exact (a fold that is not falls back to judging the whole prefix, which must then be there)."""
+    n, last = s.fed
+    inc = s.incremental
+    if not n or inc is None or not inc.exact():
+        return 0
+    events = s.events()
+    holders: list[Any] = [sim.recorder for sim in simulators(s.system)]
+    lists = [r.events for r in holders] + [s.outs]
+    whole = [i for i, xs in enumerate(lists) if len(xs) == len(events) and len(xs) >= n and xs[n - 1] is last]
+    if len(whole) != 1 or any(xs for i, xs in enumerate(lists) if i != whole[0]):
+        return 0
+    i = whole[0]
+    if i < len(holders):
+        holders[i].forget(n)
+    else:
+        del s.outs[:n]
+    s.fed, s.judged = (0, None), max(0, s.judged - n)
+    return n
 
 
 def freeze(s: Session, compress: bool = False) -> bytes:

@@ -2,6 +2,9 @@
 
 Sequence numbers start at 0 and increase by one per event; event IDs are `<trace_id>:<seq>`, unique
 across a corpus as long as trace IDs are (requirements TR-001, TR-002, TR-006).
+
+`forget(n)` drops the first `n` events kept (issue 33: an explored state keeps the monitor's fold, not the events
+already fed to it): `events` is then the trace from `base` on, and numbering goes on from `base + len(events)`.
 """
 
 from __future__ import annotations
@@ -25,12 +28,21 @@ def _clean(value: Any) -> Any:
 
 
 class Recorder:
+    base = 0  # events recorded and forgotten before `events[0]` (`forget`)
+
     def __init__(self, trace_id: str) -> None:
         self.trace_id = trace_id
         self.events: list[Event] = []
 
+    def forget(self, n: int) -> None:
+        """Drop the first `n` events kept; the trace goes on numbered as before (issue 33)."""
+        if not 0 <= n <= len(self.events):
+            raise ValueError(f"cannot forget {n} of {len(self.events)} events kept")
+        del self.events[:n]
+        self.base += n
+
     def emit(self, ts_ms: int, node: str, mechanism: str, entity: str, kind: str, attrs: Mapping[str, Any]) -> Event:
-        seq = len(self.events)
+        seq = self.base + len(self.events)
         event = Event(
             trace_id=self.trace_id,
             seq=seq,

@@ -77,10 +77,18 @@ def test_a_copied_state_is_the_replayed_state(depth: int) -> None:
 
 @pytest.mark.model
 def test_twin_a_shallow_copy_shares_the_state_with_its_source() -> None:
+    """A shallow copy shares the model's world and the monitor's fold with its source: its state differs from the
+    replayed one, and (states keeping the fold, not the events fed to it) the fold it shares was fed the source's
+    later events, so judging its own refuses it rather than judge a trace without its prefix."""
     ex = Explorer(find(AM).bound)
+    ex.trim = False
     at = _path(ex, 2)
     shared = _copy_then_move_source(ex, at, _shallow)
     assert _view(ex, shared, at) != _view(ex, ex.replay(at.steps), at)
+    trimming = Explorer(find(AM).bound)
+    shared = _copy_then_move_source(trimming, at, _shallow)
+    with pytest.raises(RuntimeError, match="out of seq order"):
+        _view(trimming, shared, at)
 
 
 @pytest.mark.unit
@@ -116,15 +124,18 @@ def test_the_fingerprint_sees_shared_mutable_objects_not_shared_values() -> None
 
 @pytest.mark.model
 def test_each_edge_is_judged_from_the_source_fold() -> None:
-    """A child's fold was fed only the step's new events: its fed count is the source's plus the step's events,
-    and its verdict is that of the whole path judged afresh."""
+    """A child's fold was fed only the step's new events (it goes on from the source's last event fed), the copy
+    keeps the fold, not the events fed to it (`state.forget_fed`), and its verdict is that of the whole path
+    judged afresh."""
     ex = Explorer(find(AM).bound)
     node = ex.root()
     (_, _, child, _), *_ = [e for e in ex.successors(node) if e[2] is not None]
     parent = ex.restore(node)
     s = ex.restore(child)
-    assert s.fed[0] == len(s.events()) > parent.fed[0]
     assert s.incremental is not None and parent.incremental is not None
+    assert s.fed == parent.fed == (0, None) and s.events() == parent.events() == []
+    (trace,) = parent.incremental.last
+    assert s.incremental.last[trace] > parent.incremental.last[trace]
     replayed = ex.replay(list(child.steps))
     assert [v.rule for v in s.judge(final=True)[0]] == [v.rule for v in replayed.judge(final=True)[0]]
 
@@ -281,3 +292,42 @@ def test_a_compressed_blob_is_the_same_state() -> None:
     assert len(packed) < len(plain)
     fp = lambda blob: ex.fingerprint(thaw(blob, ex.driver, ex.setup), at.book)  # noqa: E731
     assert fp(packed) == fp(plain) == ex.fingerprint(ex.replay(at.steps), at.book)
+
+
+# --- states without the events already judged (session 11) ----------------------------------------------------
+@pytest.mark.unit
+def test_a_recorder_numbers_on_after_forgetting() -> None:
+    from model.kernel.recorder import Recorder
+
+    r = Recorder("t")
+    for i in range(3):
+        r.emit(i, "n", "core", "e", "K", {})
+    r.forget(2)
+    again = r.emit(9, "n", "core", "e", "K", {})
+    assert [e.seq for e in r.events] == [2, 3] and again.event_id == "t:3" and r.base == 2
+    with pytest.raises(ValueError, match="cannot forget 3 of 2"):
+        r.forget(3)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", [SR, AM, PF])
+def test_a_state_keeps_the_fold_not_the_events_fed_to_it(name: str) -> None:
+    """A frozen state holds no event its fold was fed (am and pf are smaller for it; sr's events at this depth are
+    the context ones its fold keeps anyway); the twin: a fold that is not exact (it would judge the whole prefix,
+    which must then be there) keeps every event."""
+    from conformance.explore.state import forget_fed
+
+    ex = Explorer(find(name).bound)
+    at = _path(ex, 2)
+    s = ex.replay(at.steps)
+    s.judge(final=True)
+    n = len(s.events())
+    kept = freeze(s)
+    assert n > 0 and forget_fed(s) == n and s.events() == []
+    assert thaw(freeze(s), ex.driver, ex.setup).events() == []
+    assert name == SR or len(freeze(s)) < len(kept)
+    inexact = ex.replay(at.steps)
+    inexact.judge(final=True)
+    assert inexact.incremental is not None
+    inexact.incremental.broken = True
+    assert forget_fed(inexact) == 0 and len(inexact.events()) == n
