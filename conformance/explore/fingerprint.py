@@ -42,21 +42,59 @@ from traces.verdict import Tally
 _SIM_SKIP = frozenset({"recorder", "steps", "_order", "_queue"})
 _ATOMS = (type(None), bool, int, float, complex, bytes)
 
+# How a class is encoded, decided once per class (session 11: one dict lookup per object instead of a chain of
+# isinstance tests; the tokens are those of the chain, so every fingerprint is unchanged).
+_STR, _ATOM, _TYPE, _SEQ, _DICT, _SET, _RANDOM, _FUNC, _METHOD, _BUILTIN, _REC, _TALLY, _SIM, _HANDLE, _OBJ = range(15)
+_KINDS: dict[type, tuple[int, bool]] = {}  # class -> (kind, immutable: encoded by value, never a back reference)
+
+
+def _kind_of(cls: type) -> tuple[int, bool]:
+    if issubclass(cls, str):
+        kind = _STR
+    elif issubclass(cls, _ATOMS):
+        kind = _ATOM
+    elif issubclass(cls, type):
+        kind = _TYPE
+    elif issubclass(cls, list | tuple):
+        kind = _SEQ
+    elif issubclass(cls, dict):
+        kind = _DICT
+    elif issubclass(cls, set | frozenset):
+        kind = _SET
+    elif issubclass(cls, random.Random):
+        kind = _RANDOM
+    elif issubclass(cls, types.FunctionType):
+        kind = _FUNC
+    elif issubclass(cls, types.MethodType):
+        kind = _METHOD
+    elif issubclass(cls, types.BuiltinFunctionType | types.ModuleType):
+        kind = _BUILTIN
+    elif issubclass(cls, Recorder):
+        kind = _REC
+    elif issubclass(cls, Tally):
+        kind = _TALLY
+    elif issubclass(cls, Simulator):
+        kind = _SIM
+    elif issubclass(cls, TimerHandle):
+        kind = _HANDLE
+    else:
+        kind = _OBJ
+    _KINDS[cls] = found = (kind, kind > _TYPE and _immutable(cls))
+    return found
+
 
 class Walker:
     """One canonical encoding: `walk(obj)` appends tokens; `digest()` hashes them (blake2b-128)."""
 
-    def __init__(self, rename: Mapping[str, str] | None = None) -> None:
+    def __init__(self, rename: Mapping[str, str] | None = None, pattern: re.Pattern[str] | None = None) -> None:
         self.tokens: list[str] = []  # hashed at the end, each followed by a NUL (`digest`)
+        self.put = self.tokens.append
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
         self.rename = dict(rename or {})
-        self._pattern = (
-            re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True))) if rename else None
-        )
-
-    def put(self, token: str) -> None:
-        self.tokens.append(token)
+        if pattern is None and rename:
+            pattern = re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True)))
+        self._pattern = pattern
 
     def digest(self) -> str:
         """The blake2b-128 of every token, each followed by a NUL, in order (one encode and one update)."""
@@ -71,65 +109,68 @@ class Walker:
         return self._pattern.sub(lambda m: self.rename[m.group(0)], s)
 
     def walk(self, obj: Any) -> None:
-        if isinstance(obj, str):
-            self.put("s" + self.text(obj))
+        cls = type(obj)
+        found = _KINDS.get(cls)
+        kind, immutable = found if found is not None else _kind_of(cls)
+        if kind == _STR:
+            self.put("s" + (obj if self._pattern is None else self.text(obj)))
             return
-        if isinstance(obj, _ATOMS):
-            self.put(f"{type(obj).__name__}:{obj!r}")
+        if kind == _ATOM:
+            self.put(f"{cls.__name__}:{obj!r}")
             return
-        if isinstance(obj, type):
+        if kind == _TYPE:
             self.put(f"T{obj.__module__}.{obj.__qualname__}")
             return
-        if _immutable(obj):  # a value: how often it is shared is not state (a copy shares it otherwise)
-            self._compound(obj)
-            return
-        ref = self.seen.get(id(obj))
-        if ref is not None:
-            self.put(f"@{ref}")
-            return
-        self.seen[id(obj)] = len(self.seen)
-        self.keep.append(obj)
-        self._compound(obj)
+        if not immutable:  # a value (immutable) is encoded wherever it occurs: how often it is shared is not state
+            seen = self.seen
+            ref = seen.get(id(obj))
+            if ref is not None:
+                self.put(f"@{ref}")
+                return
+            seen[id(obj)] = len(seen)
+            self.keep.append(obj)
+        self._compound(obj, kind)
 
-    def _compound(self, obj: Any) -> None:
-        if isinstance(obj, list | tuple):
-            self.put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
+    def _compound(self, obj: Any, kind: int) -> None:
+        put, walk = self.put, self.walk
+        if kind == _OBJ:
+            self._object(obj)
+        elif kind == _SEQ:
+            put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
             for x in obj:
-                self.walk(x)
-        elif isinstance(obj, dict):
-            self.put(f"D{len(obj)}")
+                walk(x)
+        elif kind == _DICT:
+            put(f"D{len(obj)}")
             for k, v in obj.items():
-                self.walk(k)
-                self.walk(v)
-        elif isinstance(obj, set | frozenset):
+                walk(k)
+                walk(v)
+        elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
-            self.put(f"S{len(parts)}:" + ",".join(parts))
-        elif isinstance(obj, random.Random):
+            put(f"S{len(parts)}:" + ",".join(parts))
+        elif kind == _RANDOM:
             version, words, gauss = obj.getstate()  # 625 32-bit words: hashed as bytes, not as their repr
             digest = hashlib.blake2b(array("I", words).tobytes(), digest_size=16).hexdigest()
-            self.put(f"R{version}:{gauss!r}:{digest}")
-        elif isinstance(obj, types.FunctionType):
+            put(f"R{version}:{gauss!r}:{digest}")
+        elif kind == _FUNC:
             self._function(obj)
-        elif isinstance(obj, types.MethodType):
-            self.put("M" + obj.__func__.__qualname__)
-            self.walk(obj.__self__)
-        elif isinstance(obj, types.BuiltinFunctionType | types.ModuleType):
-            self.put(f"B{getattr(obj, '__qualname__', obj.__name__)}")
-        elif isinstance(obj, Recorder):
-            self.put("recorder")
-        elif isinstance(obj, Tally):  # what each rule judged: history, like the recorder (issue 29)
-            self.put("tally")
-        elif isinstance(obj, Simulator):
+        elif kind == _METHOD:
+            put("M" + obj.__func__.__qualname__)
+            walk(obj.__self__)
+        elif kind == _BUILTIN:
+            put(f"B{getattr(obj, '__qualname__', obj.__name__)}")
+        elif kind == _REC:
+            put("recorder")
+        elif kind == _TALLY:  # what each rule judged: history, like the recorder (issue 29)
+            put("tally")
+        elif kind == _SIM:
             self._simulator(obj)
-        elif isinstance(obj, TimerHandle):
-            self.put("H")
+        else:  # _HANDLE
+            put("H")
             self._item(obj.item)
-        else:
-            self._object(obj)
 
     def _alone(self, x: Any) -> str:
         """A set element encoded on its own (elements are hashable values: no shared structure to keep)."""
-        sub = Walker(self.rename)
+        sub = Walker(self.rename, self._pattern)
         sub.walk(x)
         return sub.digest()
 
@@ -160,20 +201,27 @@ class Walker:
 
     def _object(self, obj: Any) -> None:
         cls = type(obj)
-        self.put(f"O{cls.__module__}.{cls.__qualname__}")
-        fields = dict(getattr(obj, "__dict__", {}))
+        put, walk = self.put, self.walk
+        put(f"O{cls.__module__}.{cls.__qualname__}")
         slots = _SLOTS.get(cls)
         if slots is None:
             slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+        fields = getattr(obj, "__dict__", None)
+        if not slots and fields:  # the common case: a plain object's own attributes
+            for k in sorted(fields):
+                put(k)
+                walk(fields[k])
+            return
+        fields = dict(fields or {})
         for name in slots:
             if name not in fields and hasattr(obj, name):
                 fields[name] = getattr(obj, name)
         if not fields and hasattr(obj, "__reduce_ex__") and not hasattr(obj, "__dict__"):
-            self.put(repr(obj))
+            put(repr(obj))
             return
         for k in sorted(fields):
-            self.put(k)
-            self.walk(fields[k])
+            put(k)
+            walk(fields[k])
 
 
 _FROZEN: dict[type, bool] = {}
@@ -184,10 +232,9 @@ def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
     return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
-def _immutable(obj: Any) -> bool:
+def _immutable(cls: type) -> bool:
     """A tuple, a frozenset or a frozen dataclass: encoded by value wherever it occurs, never as a back reference
     (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
-    cls = type(obj)
     frozen = _FROZEN.get(cls)
     if frozen is None:
         params = getattr(cls, "__dataclass_params__", None)
