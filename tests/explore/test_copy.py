@@ -331,3 +331,31 @@ def test_a_state_keeps_the_fold_not_the_events_fed_to_it(name: str) -> None:
     assert inexact.incremental is not None
     inexact.incremental.broken = True
     assert forget_fed(inexact) == 0 and len(inexact.events()) == n
+
+
+@pytest.mark.unit
+def test_a_copy_rebuilds_frozen_slotted_dataclasses_and_keeps_rules_by_reference() -> None:
+    """A state's frozen slotted dataclasses are pickled as their fields' values (session 11) and come back equal; a
+    class with a `__reduce__` of its own is left to it: a rule stays the one object (twin: the field reducer
+    forced on `Rule` copies it, and a copy is not the rule)."""
+    import io
+
+    from conformance.engine.core_rules import EVENT_ID_UNIQUE
+    from conformance.explore import state
+    from model.am.bcss import Options
+    from traces.verdict import Rule
+
+    def copy_of(obj: Any, table: dict[Any, Any]) -> Any:
+        buf = io.BytesIO()
+        pickler = pickle.Pickler(buf, pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = table
+        pickler.dump(obj)
+        return pickle.loads(buf.getvalue())
+
+    table = state._dispatch()
+    opts = Options()
+    assert Options in table and Rule not in table
+    again, rule = copy_of([opts, EVENT_ID_UNIQUE], table)
+    assert again == opts and again is not opts and rule is EVENT_ID_UNIQUE
+    forced = {**table, Rule: state._reducer(Rule)}
+    assert copy_of(EVENT_ID_UNIQUE, forced) is not EVENT_ID_UNIQUE
