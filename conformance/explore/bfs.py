@@ -268,11 +268,15 @@ class Explorer:
                 steps = (*node.steps, step)
                 fp = self.fingerprint(s, act.book)
                 new = fp not in seen and fp not in met
-                found = self.judge(s, steps, False, consume=not new)  # a copy into a state seen: judged in place
+                # A copy into a state seen is judged in place; so is a new state whose fairness end does nothing
+                # (am), frozen first: its folds are finished in place, not copied to be finished (session 11).
+                quiet = new and self.quiet_end(s)
+                blob = self.freeze(s) if quiet else None
+                found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:
                     met.add(fp)
-                    child = Node((*node.key, (i, *full)), steps, act.book, self.freeze(s), s)
+                    child = Node((*node.key, (i, *full)), steps, act.book, blob if quiet else self.freeze(s), s)
                 edges.append((fp, step, child, found))
                 if found is not None:
                     return edges
@@ -296,13 +300,20 @@ class Explorer:
             step["ranges"] = self.ranges
         return step, made
 
+    def quiet_end(self, s: Session) -> bool:
+        """Nothing happens at the state's fairness end (am): the state as its edge judged it, end checks included."""
+        return self.space.always_end_checks and not self.driver.finish(s)
+
     def end_of(self, node: Node) -> Found | None:
-        """The state's fairness end, judged (on its live session, or a copy: the session goes on past it)."""
+        """The state's fairness end, judged (on its live session, or a copy: the session goes on past it). A live
+        session whose folds its edge finished in place (`quiet_end`: no fold) is one whose end does nothing."""
         s = node.live if node.live is not None else self.restore(node)
         node.live = None
         calls = self.driver.finish(s)
         if not calls and self.space.always_end_checks and node.steps:
             return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
+        if s.incremental is None and node.blob is not None:  # its folds were finished in place: judge a copy
+            s = self.restore(node)
         for call in calls:
             s.apply(call)
         return self.judge(s, node.steps, True, consume=True)
