@@ -361,3 +361,33 @@ def test_a_copy_rebuilds_frozen_slotted_dataclasses_and_keeps_rules_by_reference
     assert again == opts and again is not opts and rule is EVENT_ID_UNIQUE
     forced = {**table, Rule: state._reducer(Rule)}
     assert copy_of(EVENT_ID_UNIQUE, forced) is not EVENT_ID_UNIQUE
+
+
+@pytest.mark.model
+def test_a_state_whose_folds_were_finished_in_place_is_copied_for_its_fairness_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """sr's fairness end runs the model on: with every new state's folds finished in place at its edge (as am's
+    are, whose end does nothing), each end judges a copy from the blob, whose folds hold the history, and the
+    exploration is the same. Why a copy: the live session keeps only the events since its source (no TRACE_START),
+    so folds made afresh for it would judge a trace without its history."""
+    bound = find(SR).bound.with_(depth=3)
+    plain = Explorer(bound).run()
+    monkeypatch.setattr(Explorer, "quiet_end", lambda self, s: True)
+    forced = Explorer(bound)
+    ends: list[bool] = []
+    judge = Session.judge
+
+    def spy(self: Session, final: bool = False, consume: bool = False) -> Any:
+        ends.append(self.incremental is not None)
+        return judge(self, final, consume)
+
+    at = _path(forced, 2)
+    live = forced.restore(at)
+    live.judge(final=True, consume=True)
+    assert live.incremental is None and live.events()[0].kind != "TRACE_START"
+    monkeypatch.setattr(Session, "judge", spy)
+    res = forced.run()
+    figures = lambda r: (r.states, r.transitions, r.per_level, r.result)  # noqa: E731
+    assert figures(res) == figures(plain) and res.copies > plain.copies
+    assert ends and all(ends[1:])  # every verdict but the root's first from a fold
