@@ -13,8 +13,13 @@ loop (the process's CPU time: the figure that holds on a shared machine, one cor
 the frontier's largest size). Runs against whichever tree is on PYTHONPATH (the script imports nothing of its
 own), so a tree before issue 33 is measured by the same loop (it reports no restore and no bytes):
 
+`--unit-costs` (session 11): per mechanism's first default bound, the CPU milliseconds of one copy's parts on
+the states of a depth-3 path (the middle new successor each time): `freeze` (pickling a new state), `thaw`
+(unpickling a source per edge), the fingerprint, and the blob's bytes; the same on any tree since issue 33.
+
     python benchmarks/bench_explore.py --budget 600 [--mechanism sr]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
+    PYTHONPATH=$PWD python benchmarks/bench_explore.py --unit-costs [--repeat 200]
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
         for _ in range(repeat):
             ex = Explorer(entry.bound)
             knows = hasattr(ex, "choices")  # a tree before issue 33 has no choice points (and no compression)
-            ex.choices, ex.compress = choices, compress
+            ex.choices, ex.compress = choices and entry.bound.choices, compress  # sr's bounds: `choices = false`
             cpu = time.process_time()
             res = ex.run(max_states=entry.max_states)
             cpu_rates.append(res.states / max(time.process_time() - cpu, 1e-9))
@@ -89,7 +94,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
         cpu_rates.sort()
         row = {
             "bound": entry.bound.name,
-            "choice_points": choices if knows else None,
+            "choice_points": (choices and entry.bound.choices) if knows else None,
             "compressed": compress if knows else None,
             "states": res.states,
             "transitions": res.transitions,
@@ -105,6 +110,41 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
     return rows
 
 
+def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
+    """CPU ms per freeze, thaw and fingerprint on the states of a depth-3 path of the mechanism's first default
+    bound (choice points off), each timed over `repeat` rounds."""
+    from conformance.explore.manifest import load
+    from conformance.explore.state import freeze, thaw
+
+    entry = next(e for e in load()[0] if e.bound.mechanism == mechanism and not e.slow)
+    ex = Explorer(entry.bound)
+    ex.choices = False
+    node, nodes = ex.root(), []
+    for _ in range(3):
+        new = [e[2] for e in ex.successors(node) if e[2] is not None]
+        node = new[len(new) // 2]
+        node.live = None
+        nodes.append(node)
+    sessions = [ex.restore(n) for n in nodes]
+
+    def ms(fn: object) -> float:
+        cpu = time.process_time()
+        for _ in range(repeat):
+            for s, n in zip(sessions, nodes, strict=True):
+                fn(s, n)  # type: ignore[operator]
+        return round((time.process_time() - cpu) / repeat / len(nodes) * 1e3, 4)
+
+    row = {
+        "bound": entry.bound.name,
+        "freeze_ms": ms(lambda s, n: freeze(s)),
+        "thaw_ms": ms(lambda s, n: thaw(n.blob, ex.driver, ex.setup)),
+        "fingerprint_ms": ms(lambda s, n: ex.fingerprint(s, n.book)),
+        "blob_bytes": sum(len(n.blob) for n in nodes) // len(nodes),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--budget", type=float, default=600.0, help="seconds per bound")
@@ -113,9 +153,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
     ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
     ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs zlib-compressed")
+    ap.add_argument("--unit-costs", action="store_true", help="ms per freeze, thaw and fingerprint per mechanism")
     args = ap.parse_args()
     for m in args.mechanism or sorted(LADDER):
-        if args.defaults:
+        if args.unit_costs:
+            unit_costs(m, args.repeat)
+        elif args.defaults:
             defaults(m, args.repeat, not args.no_choices, args.compress)
         else:
             run(m, args.budget)

@@ -40,7 +40,7 @@ from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
-from conformance.explore.state import Node, NotCopyable, forget_fed, freeze, thaw
+from conformance.explore.state import Node, NotCopyable, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
@@ -271,6 +271,8 @@ class Explorer:
                 # A copy into a state seen is judged in place; so is a new state whose fairness end does nothing
                 # (am), frozen first: its folds are finished in place, not copied to be finished (session 11).
                 quiet = new and self.quiet_end(s)
+                if quiet:
+                    feed_folds(s)
                 blob = self.freeze(s) if quiet else None
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None

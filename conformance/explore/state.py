@@ -42,6 +42,7 @@ from typing import Any
 
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
+from conformance.harness.failure import judging
 from model.kernel.sim import Simulator, closure_in
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -85,6 +86,19 @@ def closures(system: Any) -> list[str]:
             if not item.cancelled and (why := closure_in(item.fn)):
                 out.append(f"timer due at {item.time_ms} on {item.node or 'no node'}: {why}")
     return out
+
+
+def feed_folds(s: Session) -> None:
+    """Feed the session's folds the events recorded since they were last fed, without a verdict (session 11: a new
+    state frozen before its edge is judged in place then holds folds fed through its step, so each of its own
+    edges feeds only its step's events). As `Session.judge` feeds them, rule code's errors raised as internal
+    ones; a fold it would rebuild (none yet, or a record that is not the one it was fed) is left to it."""
+    inc, (n, last) = s.incremental, s.fed
+    events = s.events()
+    if inc is None or len(events) < n or (n and events[n - 1] is not last) or len(events) == n:
+        return
+    judging(f"the {s.driver.name} monitor", lambda: [inc.feed(e) for e in events[n:]])
+    s.fed = (len(events), events[-1])
 
 
 def forget_fed(s: Session) -> int:

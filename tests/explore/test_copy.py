@@ -124,20 +124,18 @@ def test_the_fingerprint_sees_shared_mutable_objects_not_shared_values() -> None
 
 @pytest.mark.model
 def test_each_edge_is_judged_from_the_source_fold() -> None:
-    """A child's fold is its source's: a copy keeps the fold, not the events fed to it (`state.forget_fed`), and am's
-    new states are frozen before their edge is judged (their folds then finished in place, session 11), so the
-    child holds the step's events, not yet fed, numbered on from the source's last; its verdict is that of the
-    whole path judged afresh."""
+    """A child's fold is its source's fed only the step's events (am's new states are fed, frozen, then their edge
+    judged with the folds finished in place, session 11); a copy keeps the fold, not the events fed to it
+    (`state.forget_fed`); its verdict is that of the whole path judged afresh."""
     ex = Explorer(find(AM).bound)
     node = ex.root()
     (_, _, child, _), *_ = [e for e in ex.successors(node) if e[2] is not None]
     parent = ex.restore(node)
     s = ex.restore(child)
     assert s.incremental is not None and parent.incremental is not None
-    assert s.fed == parent.fed == (0, None) and parent.events() == []
+    assert s.fed == parent.fed == (0, None) and s.events() == parent.events() == []
     (trace,) = parent.incremental.last
-    assert s.incremental.last[trace] == parent.incremental.last[trace]
-    assert s.events() and s.events()[0].seq == parent.incremental.last[trace] + 1
+    assert s.incremental.last[trace] > parent.incremental.last[trace]
     replayed = ex.replay(list(child.steps))
     assert [v.rule for v in s.judge(final=True)[0]] == [v.rule for v in replayed.judge(final=True)[0]]
 
@@ -369,7 +367,7 @@ def test_a_state_whose_folds_were_finished_in_place_is_copied_for_its_fairness_e
 ) -> None:
     """sr's fairness end runs the model on: with every new state's folds finished in place at its edge (as am's
     are, whose end does nothing), each end judges a copy from the blob, whose folds hold the history, and the
-    exploration is the same. Why a copy: the live session keeps only the events since its source (no TRACE_START),
+    exploration is the same. Why a copy: the live session keeps at most the events since its source (no TRACE_START),
     so folds made afresh for it would judge a trace without its history."""
     bound = find(SR).bound.with_(depth=3)
     plain = Explorer(bound).run()
@@ -385,7 +383,7 @@ def test_a_state_whose_folds_were_finished_in_place_is_copied_for_its_fairness_e
     at = _path(forced, 2)
     live = forced.restore(at)
     live.judge(final=True, consume=True)
-    assert live.incremental is None and live.events()[0].kind != "TRACE_START"
+    assert live.incremental is None and all(e.kind != "TRACE_START" for e in live.events())
     monkeypatch.setattr(Session, "judge", spy)
     res = forced.run()
     figures = lambda r: (r.states, r.transitions, r.per_level, r.result)  # noqa: E731
