@@ -29,7 +29,6 @@ The first violation found is at the smallest depth (BFS); its path is a replay f
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import sys
 import time
@@ -39,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
-from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, BoundError, Space
-from conformance.explore.state import Node, NotCopyable, feed_folds, forget_fed, freeze, thaw
+from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, Space, symmetric_servers
+from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.report import REPLAY_FORMAT, where_in_seed
@@ -162,9 +161,7 @@ class Explorer:
         self.ranges: str = bound.ranges  # the outcomes of a range explored (`model.kernel.choice`)
         self.root_found: Found | None = None
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
-        self.trim = (
-            goal is None
-        )  # states keep the fold, not the events fed to it (`state.forget_fed`; a goal reads them)
+        self.trim = goal is None  # a state keeps its fold, not the events fed to it (a goal reads them)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self) -> Session:
@@ -217,11 +214,8 @@ class Explorer:
         """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
         inc = s.incremental
         violations, _ = s.judge(final=True, consume=consume)
-        if self.trim and inc is not None and not inc.exact():  # its verdict judged a trace without its fed prefix
-            raise RuntimeError(
-                f"{self.bound.name}: the model recorded an event out of seq order: a state keeps only "
-                "the fold of the events before it (state.forget_fed), which must then be exact"
-            )
+        if self.trim:
+            check_fold(inc, self.bound.name)
         if self.watch is not None:
             violations = [v for v in violations if v.rule in self.watch]
         if violations:
@@ -400,25 +394,3 @@ def explore(
     if bound.symmetry:
         ex.symmetric(symmetric_servers(bound, ex.setup))
     return ex.run(max_states, ends)
-
-
-def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[list[str]]:
-    """The groups of servers a bound declares interchangeable: `model.<mechanism>.symmetry.interchangeable(setup)`
-    where the mechanism states them (issue 33; a list of groups, or of names: one group), else am's DAG members
-    (every database on each). No group at all is a usage error: the reduction would merge nothing."""
-    try:
-        mod = importlib.import_module(f"model.{bound.mechanism}.symmetry")
-    except ModuleNotFoundError:
-        mod = None
-    if mod is not None:
-        raw = list(mod.interchangeable(setup))
-        groups = [list(g) for g in raw] if raw and not isinstance(raw[0], str) else [list(raw)]
-        groups = [g for g in groups if len(g) > 1]
-        if groups:
-            return groups
-    elif bound.mechanism == "am":
-        return [list(setup["members"])]
-    raise BoundError(
-        f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction here (no servers "
-        f"interchangeable under this setup: model/{bound.mechanism}/symmetry.py, conformance/explore/README.md)"
-    )

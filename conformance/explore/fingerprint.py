@@ -48,37 +48,26 @@ _STR, _ATOM, _TYPE, _SEQ, _DICT, _SET, _RANDOM, _FUNC, _METHOD, _BUILTIN, _REC, 
 _KINDS: dict[type, tuple[int, bool]] = {}  # class -> (kind, immutable: encoded by value, never a back reference)
 
 
+_ORDER: tuple[tuple[Any, int], ...] = (  # the first base a class derives from decides (the order matters)
+    (str, _STR),
+    (_ATOMS, _ATOM),
+    (type, _TYPE),
+    (list | tuple, _SEQ),
+    (dict, _DICT),
+    (set | frozenset, _SET),
+    (random.Random, _RANDOM),
+    (types.FunctionType, _FUNC),
+    (types.MethodType, _METHOD),
+    (types.BuiltinFunctionType | types.ModuleType, _BUILTIN),
+    (Recorder, _REC),
+    (Tally, _TALLY),
+    (Simulator, _SIM),
+    (TimerHandle, _HANDLE),
+)
+
+
 def _kind_of(cls: type) -> tuple[int, bool]:
-    if issubclass(cls, str):
-        kind = _STR
-    elif issubclass(cls, _ATOMS):
-        kind = _ATOM
-    elif issubclass(cls, type):
-        kind = _TYPE
-    elif issubclass(cls, list | tuple):
-        kind = _SEQ
-    elif issubclass(cls, dict):
-        kind = _DICT
-    elif issubclass(cls, set | frozenset):
-        kind = _SET
-    elif issubclass(cls, random.Random):
-        kind = _RANDOM
-    elif issubclass(cls, types.FunctionType):
-        kind = _FUNC
-    elif issubclass(cls, types.MethodType):
-        kind = _METHOD
-    elif issubclass(cls, types.BuiltinFunctionType | types.ModuleType):
-        kind = _BUILTIN
-    elif issubclass(cls, Recorder):
-        kind = _REC
-    elif issubclass(cls, Tally):
-        kind = _TALLY
-    elif issubclass(cls, Simulator):
-        kind = _SIM
-    elif issubclass(cls, TimerHandle):
-        kind = _HANDLE
-    else:
-        kind = _OBJ
+    kind = next((k for bases, k in _ORDER if issubclass(cls, bases)), _OBJ)
     _KINDS[cls] = found = (kind, kind > _TYPE and _immutable(cls))
     return found
 

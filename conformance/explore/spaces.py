@@ -10,6 +10,7 @@ used, servers down or cut off) is part of the state: it decides which steps rema
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -329,3 +330,25 @@ SPACES: dict[str, Space] = {
     "am": Space("am", am_setup, am_actions, True, am_invariants),
     "pf": Space("pf", pf_setup, pf_actions, False),
 }
+
+
+def symmetric_servers(bound: Bound, setup: dict[str, Any]) -> list[list[str]]:
+    """The groups of servers a bound declares interchangeable: `model.<mechanism>.symmetry.interchangeable(setup)`
+    where the mechanism states them (issue 33; a list of groups, or of names: one group), else am's DAG members
+    (every database on each). No group at all is a usage error: the reduction would merge nothing."""
+    try:
+        mod = importlib.import_module(f"model.{bound.mechanism}.symmetry")
+    except ModuleNotFoundError:
+        mod = None
+    if mod is not None:
+        raw = list(mod.interchangeable(setup))
+        groups = [list(g) for g in raw] if raw and not isinstance(raw[0], str) else [list(raw)]
+        groups = [g for g in groups if len(g) > 1]
+        if groups:
+            return groups
+    elif bound.mechanism == "am":
+        return [list(setup["members"])]
+    raise BoundError(
+        f"{bound.name}: field 'symmetry': {bound.mechanism} has no symmetry reduction here (no servers "
+        f"interchangeable under this setup: model/{bound.mechanism}/symmetry.py, conformance/explore/README.md)"
+    )

@@ -101,6 +101,16 @@ def feed_folds(s: Session) -> None:
     s.fed = (len(events), events[-1])
 
 
+def check_fold(inc: Any, where: str) -> None:
+    """A fold that judged a state without its fed events must have stayed exact (`forget_fed`): one that did not
+    judged a trace without its prefix, an internal error (the model recorded an event out of seq order)."""
+    if inc is not None and not inc.exact():
+        raise RuntimeError(
+            f"{where}: the model recorded an event out of seq order: a state keeps only the fold of the events "
+            "before it (state.forget_fed), which must then be exact"
+        )
+
+
 def forget_fed(s: Session) -> int:
     """Drop the events the session's fold was already fed from where they are kept (the kernel's recorder or
     the driver's `outs`), so a copy holds the fold, not the trace (session 11). The fold goes on from the next
