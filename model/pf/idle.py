@@ -41,12 +41,12 @@ if TYPE_CHECKING:
 require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034")
 
 TICKS = (Store.tick_hierarchy, Store.tick_content, Store.tick_backfill, Store.tick_status)
-NEVER = 2**62  # a horizon: no run of the timer acts, whenever it comes
+NEVER = 2**62  # no run of the timer acts, whenever it comes
 
 
 def horizons(store: Store, rules: Decisions) -> dict[object, int] | None:
-    """Up to which instant each of the store's four timers' runs are no-ops in its present state (None: some run
-    acts whenever it comes; see the module docstring)."""
+    """From which instant a run of each of the store's four timers acts in its present state, every earlier run a
+    no-op (None: its next runs may act whenever they come; see the module docstring)."""
     if type(store) is not Store or store.first_request or HIERARCHY not in store.replicas:
         return None
     others, local = rules.others, store.local_only
@@ -57,9 +57,9 @@ def horizons(store: Store, rules: Decisions) -> dict[object, int] | None:
         if rep.backfill:  # the check acts on the first entry due (`entry_due`, BF-007); another rule: always
             if rules.entry_due is not D.entry_due:
                 return None
-            backfill = min(backfill, *(e.due_ms - 1 for e in rep.backfill))
+            backfill = min(backfill, *(e.due_ms for e in rep.backfill))
         if rep.state == ACTIVE and rep.expiry_ms is not None:  # the status thread acts from its expiry (PF-030)
-            expiry = min(expiry, rep.expiry_ms - 1)
+            expiry = min(expiry, rep.expiry_ms)
         broadcasts = fid == HIERARCHY or rep.state == ACTIVE  # tick_hierarchy broadcasts 1-1 whatever its state
         if broadcasts and rep.unsent and fid not in local and others(rep):
             return None
@@ -95,17 +95,28 @@ class _Rearmer:
         found = self.horizons[store.name]
         if found is None:
             return None
-        p, f = store.p, fn.__func__
+        p, f, acts = store.p, fn.__func__, found[fn.__func__]
         if f is Store.tick_status:  # re-armed at the next thread time (sim.at)
-            return functools.partial(_thread_after, p), found[f]
-        interval = (
-            p.hierarchy_interval_ms
-            if f is Store.tick_hierarchy
-            else p.content_interval_ms
-            if f is Store.tick_content
-            else p.backfill_check_ms
+            t = item.time_ms
+            while t < acts < NEVER:  # its runs before the first at or after `acts` are no-ops
+                t = R.next_thread_time(t, p)
+            return functools.partial(_thread_after, p), (t if acts < NEVER else NEVER) - 1
+        interval = max(
+            0,
+            int(
+                p.hierarchy_interval_ms
+                if f is Store.tick_hierarchy
+                else p.content_interval_ms
+                if f is Store.tick_content
+                else p.backfill_check_ms
+            ),
         )
-        return functools.partial(operator.add, max(0, int(interval))), found[f]  # sim.after(interval) when it runs
+        if interval == 0:  # re-armed at the instant it ran: stepping it never ends either
+            return None
+        first = (
+            item.time_ms if acts <= item.time_ms else item.time_ms + -(-(acts - item.time_ms) // interval) * interval
+        )
+        return functools.partial(operator.add, interval), min(NEVER, first) - 1  # sim.after(interval) when it runs
 
 
 def _thread_after(p: object, t: int) -> int:
