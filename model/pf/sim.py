@@ -29,7 +29,7 @@ from spec.catalogue import param_default, require
 require("PF-001", "PF-002", "PF-003", "PF-004", "PF-005", "PF-006", "PF-035", "BF-024")
 
 VERSIONS = {"5.5": 55, "2000": 2000, "2003": 2003}
-IDLE_CHECK_MS = HOUR  # `advance` steps the timers an hour at a time, asking in between whether it may jump
+IDLE_CHECK_MS = 15 * MINUTE  # while runs act, `advance` steps this long between asking whether it may jump
 
 
 class Cluster:
@@ -223,7 +223,7 @@ class Cluster:
                 return
             if sim.steps > runs:  # idle runs jumped up to one that acts: run its instant, then ask again
                 sim.run(until_ms=sim.now_ms + 1)
-            else:  # runs act (mail, changes): asked again an hour later, asking costs more than it saves
+            else:  # runs act (mail, changes): asked again after IDLE_CHECK_MS, asking at each instant costs more
                 sim.run(until_ms=min(until, sim.now_ms + IDLE_CHECK_MS))
             if sim.now_ms >= until:
                 return
