@@ -84,7 +84,11 @@ def time_steps(system: Any, sim: Any, bound: Bound, book: Book) -> list[Action]:
     if NO_TICK in bound.kinds:
         return out
     start, seen = sim.now_ms, len(sim.events)
+    quiet = getattr(system, "quiet_until", None)  # a model that knows its timers' no-op runs (pf) skips them
     while len(sim.events) == seen and sim.now_ms - start < QUIET_LIMIT_MS:
+        if quiet is not None and (q := quiet(start + QUIET_LIMIT_MS - 1)) > sim.now_ms:
+            system.advance(q - sim.now_ms)  # the instants before q record nothing: as if stepped one by one
+            continue
         nxt = next_timer_ms(sim)
         if nxt is None:
             break
