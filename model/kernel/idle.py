@@ -58,7 +58,7 @@ def fast_forward(sim: Simulator, until_ms: int, rearm: Callable[[_Item], NoOp | 
     kept = [i for i in queue if i.time_ms > limit]
     ran = 0
     for (item, _), (t, o, runs) in zip(due, rearmed, strict=True):
-        kept.append(_Item(t, o, item.fn, item.args, item.node, item.incarnation))
+        kept.append(_Item((t, o, item.fn, item.args, item.node, item.incarnation, False)))
         ran += runs
     heapq.heapify(kept)
     queue[:] = kept

@@ -35,7 +35,7 @@ def _case(rng: random.Random) -> tuple[list[tuple[_Item, Any]], int, int]:
             nxt: Any = functools.partial(_thread, rng.choice([0, 2]), rng.choice([12, 24]))
         else:
             nxt = functools.partial(operator.add, rng.choice([3, 5, 5, 15]))
-        items.append((_Item(rng.choice([1, 3, 5, 5, 10, 15]), o, _noop), nxt))
+        items.append((_Item((rng.choice([1, 3, 5, 5, 10, 15]), o, _noop, (), None, 0, False)), nxt))
     return items, rng.randint(15, 400), 100
 
 
