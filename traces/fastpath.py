@@ -13,7 +13,11 @@ manifest's, so an edited source is never shadowed by a stale build: the pure mod
 saved folds and Spark's tasks move between a compiled and a pure process.
 
 `HACONFORM_FAST_DIR` names another build directory (the tests build twins there). The pure path is the
-definition; the compiled one must give the same bytes (tests/engine/test_fast_path.py).
+definition; the compiled one must give the same bytes (tests/engine/test_fast_path.py). A pytest process
+itself runs the pure path unless `HACONFORM_FAST_IN_TESTS=1`: tests patch module attributes and builtins
+(a compiled module binds builtins such as `open` when it is imported, so a test counting a module's opens
+through `builtins.open` sees none); the processes a test starts (the CLI, Spark's workers) and
+`python3 -m pytest -m fast` run the compiled one.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent  # the directory holding the packages
 MANIFEST = "manifest.json"
 PURE_ENV = "HACONFORM_PURE"
+TESTS_ENV = "HACONFORM_FAST_IN_TESTS"
 DIR_ENV = "HACONFORM_FAST_DIR"
 FORMAT = 1  # the manifest's format
 
@@ -111,6 +116,9 @@ def install() -> None:
         return
     if os.environ.get(PURE_ENV):
         _state["why"] = f"{PURE_ENV} is set"
+        return
+    if "pytest" in sys.modules and not os.environ.get(TESTS_ENV):
+        _state["why"] = f"a pytest process runs the pure path ({TESTS_ENV}=1 for the compiled one)"
         return
     directory = build_dir()
     manifest, why = read_manifest(directory)

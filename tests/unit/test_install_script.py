@@ -32,7 +32,13 @@ def _run(tmp_path: Path, *args: str, compiler: bool = False) -> tuple[int, str]:
     for stub in ("java", "apt-get", "sudo", "python-stub", *(("cc",) if compiler else ())):
         (bin_dir / stub).write_text(f'#!/bin/bash\necho "{stub} $*" >> {log}\n')
         (bin_dir / stub).chmod(0o755)
-    env = {"PATH": str(bin_dir), "PYTHON": "python-stub", "CC": "cc", "HACONFORM_JVM_ARCHIVE": "off", "HOME": str(tmp_path)}
+    env = {
+        "PATH": str(bin_dir),
+        "PYTHON": "python-stub",
+        "CC": "cc",
+        "HACONFORM_JVM_ARCHIVE": "off",
+        "HOME": str(tmp_path),
+    }
     done = subprocess.run(
         ["/bin/bash", str(ROOT / "scripts" / "install.sh"), *args],
         env=env,
