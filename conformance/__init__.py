@@ -1,1 +1,3 @@
-"""haconform: conformance."""
+"""haconform: conformance. Importing it installs the optional compiled path's finder (`traces.fastpath`)."""
+
+import traces  # noqa: F401

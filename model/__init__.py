@@ -1,1 +1,3 @@
-"""haconform: model."""
+"""haconform: model. Importing it installs the optional compiled path's finder (`traces.fastpath`)."""
+
+import traces  # noqa: F401

@@ -49,6 +49,19 @@ echo "install: pip install -e '.[dev]' with $($PYTHON --version)" >&2
 $PYTHON -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 
+# The optional compiled path (issue 32, scripts/build_fast.py): the hot modules compiled by Cython into .fast/,
+# loaded only while their sources are unchanged; built when a C compiler is here (HACONFORM_FAST=off skips it).
+# Without it, or when the build fails, the pure Python path runs: the same verdicts, slower.
+if [ "${HACONFORM_FAST:-}" = "off" ]; then
+  echo "install: HACONFORM_FAST=off: the compiled path is not built; the pure Python path runs" >&2
+elif command -v "${CC:-cc}" >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
+  echo "install: building the optional compiled path (scripts/build_fast.py, a few minutes, once)" >&2
+  { $PYTHON -m pip install --quiet --disable-pip-version-check -e ".[fast]" && $PYTHON scripts/build_fast.py; } \
+    || echo "install: the compiled path was not built; the pure Python path runs" >&2
+else
+  echo "install: no C compiler: the optional compiled path is not built; the pure Python path runs" >&2
+fi
+
 # A class-data archive of the Spark driver JVM (spark_trace_check/jvm_archive.py): every later check and
 # Spark test starts faster. Skipped with HACONFORM_JVM_ARCHIVE=off; a failure here only costs speed.
 if [ "${HACONFORM_JVM_ARCHIVE:-}" != "off" ]; then

@@ -1,1 +1,3 @@
-"""haconform: spark_trace_check."""
+"""haconform: spark_trace_check. Importing it installs the optional compiled path's finder (`traces.fastpath`)."""
+
+import traces  # noqa: F401

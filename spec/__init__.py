@@ -1,1 +1,3 @@
-"""haconform: spec."""
+"""haconform: spec. Importing it installs the optional compiled path's finder (`traces.fastpath`)."""
+
+import traces  # noqa: F401

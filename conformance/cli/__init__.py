@@ -17,6 +17,7 @@ import tempfile
 import textwrap
 import traceback
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from conformance.report import ERROR_LOG, check_out_dir, write_internal_error
 from conformance.samples import regenerate
 from model import registry
 from spec.catalogue import KINDS, MECHANISMS, catalogue
+from traces import fastpath
 from traces.io import write_events
 
 # Modules that add subcommands of their own: each exports register(subparsers).
@@ -225,11 +227,34 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return post_check(args, run_check(args))  # summary's rule sets, then --html/--junit from the report
 
 
+class _Version(argparse.Action):
+    """`haconform --version`: the version, then which path the modules of the optional compiled build load
+    by (`traces.fastpath`; each listed module is imported to say so)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        try:
+            number = version("haconform")
+        except PackageNotFoundError:
+            number = "not installed"
+        for name in fastpath.listed():
+            importlib.import_module(name)
+        print(f"haconform {number}: {fastpath.describe()}")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="haconform",
         description="Reference model, conformance suite, z3 proofs and Spark trace checker for shadow "
         "redundancy, Active Manager/BCSS and public folder replication.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        help="print the version and which path runs (compiled by scripts/build_fast.py, or pure)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

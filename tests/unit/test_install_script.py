@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
+def _run(tmp_path: Path, *args: str, compiler: bool = False) -> tuple[int, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
@@ -28,10 +28,17 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
         assert found, tool
         if not (bin_dir / tool).exists():
             (bin_dir / tool).symlink_to(found)
-    for stub in ("java", "apt-get", "sudo", "python-stub"):
+    (bin_dir / "cc").unlink(missing_ok=True)
+    for stub in ("java", "apt-get", "sudo", "python-stub", *(("cc",) if compiler else ())):
         (bin_dir / stub).write_text(f'#!/bin/bash\necho "{stub} $*" >> {log}\n')
         (bin_dir / stub).chmod(0o755)
-    env = {"PATH": str(bin_dir), "PYTHON": "python-stub", "HACONFORM_JVM_ARCHIVE": "off", "HOME": str(tmp_path)}
+    env = {
+        "PATH": str(bin_dir),
+        "PYTHON": "python-stub",
+        "CC": "cc",
+        "HACONFORM_JVM_ARCHIVE": "off",
+        "HOME": str(tmp_path),
+    }
     done = subprocess.run(
         ["/bin/bash", str(ROOT / "scripts" / "install.sh"), *args],
         env=env,
@@ -41,7 +48,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, str]:
         cwd=tmp_path,
         check=False,
     )
-    return done.returncode, log.read_text() if log.exists() else ""
+    return done.returncode, (log.read_text() if log.exists() else "") + done.stderr
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a bash script")
@@ -56,3 +63,14 @@ def test_user_install_does_not_install_chromium_ci_does(tmp_path):
 
 def test_unknown_option_is_a_usage_error(tmp_path):
     assert _run(tmp_path, "--bogus")[0] == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a bash script")
+def test_compiled_path_built_only_with_a_compiler(tmp_path):
+    """Issue 32: with a C compiler the install builds the optional compiled path; without one it says so in
+    one line and succeeds (twin of each other)."""
+    status, calls = _run(tmp_path, "--no-run")
+    assert status == 0 and "build_fast" not in calls.replace("(scripts/build_fast.py", "")
+    assert "install: no C compiler: the optional compiled path is not built" in calls
+    status, calls = _run(tmp_path, "--no-run", compiler=True)
+    assert status == 0 and "python-stub scripts/build_fast.py" in calls and "-e .[fast]" in calls

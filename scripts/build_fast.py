@@ -1,0 +1,190 @@
+"""Build the optional compiled path (issue 32): the hot pure-Python modules compiled by Cython, as they are.
+
+    python3 scripts/build_fast.py            build into .fast/ (git-ignored), replacing an earlier build whole
+    python3 scripts/build_fast.py --check    say whether a C compiler and Cython are here (exit 0 either way)
+    python3 scripts/build_fast.py --out DIR  build into DIR (the tests' twins)
+    python3 scripts/build_fast.py --module M --source M=FILE   compile FILE as module M (a twin: a compiled
+                                             copy that differs from its source, recorded with the source's hash)
+
+The sources are compiled in Cython's pure-Python mode with `annotation_typing` off: the annotations stay
+hints, so the compiled module accepts and returns exactly what the pure one does. `traces.fastpath` loads a
+module of this build only while the sha256 of its source and of its extension are the manifest's; nothing
+here is needed to run haconform, and without a build (or with `HACONFORM_PURE=1`) the pure modules run.
+Which modules pay was measured (benchmarks/README.md, "Session 11: compiled path").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from traces import fastpath  # noqa: E402
+
+# The modules compiled: the reader, the engine's per-event path and the folds with the modules they call per
+# event. model/pf's sources are compiled as they are (helper D of session 11 edits them).
+MODULES: tuple[str, ...] = (
+    "traces.columnar",
+    "traces.io",
+    "traces.dataset",
+    "traces.verdict",
+    "conformance.engine.driver",
+    "conformance.engine.stream",
+    "conformance.engine.folds",
+    "conformance.engine.core_fold",
+    "conformance.engine.tally",
+    "conformance.engine.trace_index",
+    "model.sr.monitor",
+    "model.sr.step",
+    "model.sr.creation",
+    "model.sr.heartbeats",
+    "model.sr.maintenance",
+    "model.sr.folding",
+    "model.sr.world",
+    "model.am.monitor",
+    "model.am.monitor_dag",
+    "model.am.monitor_bcss",
+    "model.am.faults",
+    "model.am.step",
+    "model.am.state",
+    "model.am.bcss",
+    "model.am.replay",
+    "model.pf.monitor",
+    "model.pf.deadlines",
+    "model.pf.cnset",
+    "model.pf.handlers",
+    "model.pf.faults",
+    "model.pf.step",
+    "model.pf.decisions",
+    "model.pf.events",
+    "model.pf.lifecycle",
+    "model.pf.backfill",
+    "model.pf.state",
+    "model.pf.foldstate",
+)
+DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
+
+
+def missing() -> str:
+    """Why a build cannot be made here ('' when it can)."""
+    try:
+        import Cython  # noqa: F401
+    except ImportError:
+        return "Cython is not installed (pip install cython)"
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        return f"no C compiler ({cc}) found"
+    include = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not include.is_file():
+        return f"no Python headers ({include})"
+    return ""
+
+
+def source_of(module: str) -> Path:
+    return ROOT / (module.replace(".", "/") + ".py")
+
+
+def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str, str]]:
+    """Compile `modules` (name -> the file compiled) into `out`; returns the manifest's module entries."""
+    from Cython.Build import cythonize
+    from setuptools import Distribution, Extension
+
+    work = out / "tmp"
+    extensions = []
+    for name, path in modules.items():
+        # Cython names the module after the file's place in the packages: a twin's file is copied there
+        place = work / "src" / (name.replace(".", "/") + ".py")
+        place.parent.mkdir(parents=True, exist_ok=True)
+        for parent in place.relative_to(work / "src").parents:
+            (work / "src" / parent / "__init__.py").touch()
+        shutil.copyfile(path, place)
+        extensions.append(Extension(name, [str(place)]))
+    cwd = os.getcwd()
+    os.chdir(work / "src")
+    try:
+        compiled = cythonize(
+            [Extension(e.name, [os.path.relpath(e.sources[0], work / "src")]) for e in extensions],
+            compiler_directives=DIRECTIVES,
+            build_dir=str(work / "c"),
+            nthreads=jobs,
+            quiet=True,
+        )
+        dist = Distribution({"name": "haconform-fast", "ext_modules": compiled})
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib, cmd.build_temp, cmd.parallel = str(out), str(work / "o"), jobs
+        cmd.ensure_finalized()
+        cmd.run()
+    finally:
+        os.chdir(cwd)
+    entries = {}
+    for name in modules:
+        binary = out / Path(cmd.get_ext_filename(name))
+        entries[name] = {
+            "file": str(binary.relative_to(out)),
+            "sha256": fastpath.sha256_of(binary),
+            "source": str(source_of(name).relative_to(ROOT)),
+            "source_sha256": fastpath.sha256_of(source_of(name)),
+        }
+    shutil.rmtree(work)
+    return entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only say whether a build can be made here")
+    parser.add_argument("--out", type=Path, default=None, help="build directory (default .fast/)")
+    parser.add_argument("--module", action="append", default=None, help="compile only these modules")
+    parser.add_argument("--source", action="append", default=[], help="MODULE=FILE: compile FILE for MODULE")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    why = missing()
+    if args.check or why:
+        print(f"build_fast: {why or 'a C compiler and Cython are here'}", file=sys.stderr)
+        return 0
+    names = args.module or list(MODULES)
+    unknown = [n for n in names if not source_of(n).is_file()]
+    if unknown:
+        print(f"build_fast: no source for {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    modules = {n: source_of(n) for n in names}
+    for pair in args.source:
+        name, _, file = pair.partition("=")
+        if name not in modules or not Path(file).is_file():
+            print(f"build_fast: --source {pair}: not a listed module and an existing file", file=sys.stderr)
+            return 2
+        modules[name] = Path(file).resolve()
+    out = (args.out or ROOT / ".fast").resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name.lstrip('.')}.tmp-"))
+    try:
+        entries = build(tmp, modules, args.jobs)
+        import Cython
+
+        manifest = {
+            "format": fastpath.FORMAT,
+            "environment": fastpath.environment(),
+            "cython": Cython.__version__,
+            "directives": DIRECTIVES,
+            "modules": entries,
+        }
+        (tmp / fastpath.MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(f"build_fast: {len(entries)} module(s) compiled into {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
