@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import json
 import pickle
-from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -42,15 +41,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
-from conformance.engine.collector import PausedCollector
-from conformance.engine.resume import not_continued
+from conformance.engine.driver import Engine
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import TraceFolds, judge_whole, results_of, split_runs
+from conformance.engine.stream import Router, Runs, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
 from traces.columnar import judge_batch
+from traces.io import ReadResult, RowError
 from traces.rows import Problem, check_line
 from traces.schema import FIELD_NAMES, Event
 from traces.verdict import Monitor
@@ -142,9 +141,27 @@ def _judge_line(raw: bytes, line: int) -> Judgement:
     return (None, problem) if problem is not None else (Event.from_row(row), None)  # type: ignore[arg-type]
 
 
+class _KeyedRouter(Router):
+    """The engine's router (`watch`: traces are checked for seq order as they are read, no index being
+    at hand) that folds only events of the trace the shuffle key names (`key`); another trace's event is
+    named in `misread` (the JVM read its key otherwise) and not folded: its trace is judged whole."""
+
+    def __init__(self, runs: Runs, restored: dict[str, bytes] | None) -> None:
+        super().__init__(runs, None, watch=True, restored=restored)
+        self.key: str | None = None
+        self.misread: list[str] = []
+
+    def feed(self, e: Event) -> None:
+        if e.trace_id != self.key:
+            self.misread.append(e.trace_id)
+            return
+        super().feed(e)
+
+
 class _Pass:
-    """The state of one task of the trace pass (see the module): the trace being streamed, or, `whole`,
-    the held traces' events."""
+    """One task of the trace pass (see the module): a source and sink around the engine's one driver
+    (`conformance.engine.driver.Engine`: the read loop, counts, quarantine rows, hashes; its router checks
+    seq order and continues saved folds), or, `held`, the held traces' events collected and judged whole."""
 
     def __init__(
         self,
@@ -154,86 +171,76 @@ class _Pass:
         keep: Keep | None = None,
     ) -> None:
         self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
-        self.trace_runs, self.entity_runs = split_runs(self.runs)
         self.held = held  # None: the streaming pass
         self.kept: dict[str, list[tuple[int, int, Event]]] = {}
         self.out: list[dict] = []
-        self.counts: Counter[str] = Counter()
         self.last: tuple | None = None
         self.key: bytes | None = None
-        self.key_text: str | None = None
-        self.folds: TraceFolds | None = None
-        self.seq = -1
-        self.dropped = False
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
-        self.hashes = array("Q")
+        self.router = _KeyedRouter(self.runs, self.restored)
+        hash_of = stable_hash if self.restored is not None else None
+        self.engine = Engine([], None, router=self.router, hash_of=hash_of)
+        self.told = 0  # the router's dropped traces already named in HELD rows
         self.rules = RuleCounts()  # what the rules judged: one row per task, or per trace when incremental
-        self.rank = self.trace_rank = -1  # the file of the row being judged; of the trace's last event
 
     def batch(self, batch: pa.RecordBatch) -> None:
         keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
-        for key, rank, line, (event, problem) in zip(keys, ranks, lines, judge_rows(batch), strict=True):
+        judged = judge_rows(batch)
+        begin = 0
+        for i, (key, rank, line) in enumerate(zip(keys, ranks, lines, strict=True)):
             where = (key is not None, key or b"", rank, line)
             if self.last is not None and where <= self.last:
                 raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
             self.last = where
-            self.rank = rank
-            if key != self.key:
-                self.close_trace()
-                self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
-            if event is None:
-                if self.held is None:
-                    self.out.append({"kind": QUARANTINE_KIND, "file_rank": rank, "line": line, **_problem(problem)})
-                continue
-            if self.held is not None:
-                if event.trace_id in self.held:
+            if i > begin and (key != keys[begin] or rank != ranks[begin]):
+                self._run(keys[begin], ranks[begin], lines[begin:i], judged[begin:i])
+                begin = i
+        if begin < len(keys):
+            self._run(keys[begin], ranks[begin], lines[begin:], judged[begin:])
+
+    def _run(self, key: bytes | None, rank: int, lines: list[int], judged: list[Judgement]) -> None:
+        """Rows of one trace key from one file, in recording order: into the engine (or held)."""
+        if self.held is not None:
+            for line, (event, _) in zip(lines, judged, strict=True):
+                if event is not None and event.trace_id in self.held:
                     self.kept.setdefault(event.trace_id, []).append((rank, line, event))
-                continue
-            self.counts[event.mechanism] += 1
-            if self.restored is not None:
-                self.hashes.append(stable_hash(event.event_id))
-            self.feed(event)
-
-    def feed(self, event: Event) -> None:
-        if event.trace_id != self.key_text:  # the JVM read the key otherwise: the trace is judged whole
-            self.out.append(_held(event.trace_id, self.key_text))
             return
-        if self.dropped:
-            return
-        if event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
-            self.folds, self.dropped = None, True
-            self.out.append(_held(event.trace_id, self.key_text))
-            return
-        if self.folds is None:
-            self.folds = self._begin(event)
-            if self.folds is None:
-                return
-        self.seq, self.trace_rank = event.seq, self.rank
-        self.folds.feed(event)
-
-    def _begin(self, event: Event) -> TraceFolds | None:
-        """New folds, or the saved ones the trace's new events continue (None, named: they go back in seq)."""
-        saved = self.restored.get(event.trace_id) if self.restored is not None else None
-        if saved is None:
-            return TraceFolds(event, self.trace_runs, self.entity_runs)
-        folds: TraceFolds = pickle.loads(saved)
-        why = not_continued(folds, event.seq)
-        if why is not None:
-            self.dropped = True
-            self.out.append({**_held(event.trace_id, self.key_text), "explanation": why})
-            return None
-        return folds
+        if key != self.key:
+            self.close_trace()
+            self.key = key
+            self.router.key = key.decode("utf-8", "replace") if key is not None else None
+        part = ReadResult(rows_read=len(judged))
+        for line, (event, problem) in zip(lines, judged, strict=True):
+            if event is not None:
+                part.events.append(event)
+            else:
+                part.errors.append(RowError("", line, problem.field, problem.reason))  # type: ignore[union-attr]
+        self.engine.read(rank, "", (part,))
+        self.out.extend(
+            {"kind": QUARANTINE_KIND, "file_rank": rank, "line": q["line"], "field": q["field"], "reason": q["reason"]}
+            for q in self.engine.quarantine
+        )
+        self.engine.quarantine.clear()
+        key_text, router = self.router.key, self.router
+        self.out.extend(_held(trace, key_text) for trace in router.misread)
+        router.misread.clear()
+        if len(router.dropped) > self.told:
+            for trace, why in islice(router.dropped.items(), self.told, None):
+                self.out.append({**_held(trace, key_text), "explanation": why} if why else _held(trace, key_text))
+            self.told = len(router.dropped)
 
     def close_trace(self) -> None:
-        if self.folds is not None:
+        trace = self.router.key
+        folds = self.router.traces.pop(trace, None) if trace is not None else None
+        if folds is not None:
             if self.restored is not None:
-                blob = pickle.dumps(self.folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
-                trace, rank = self.folds.core.trace, self.trace_rank
+                blob = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
+                rank = self.engine.last_rank[trace]  # type: ignore[index]
                 self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
             counts = RuleCounts() if self.restored is not None else self.rules
-            found, notes = results_of(self.folds, counts)
-            self._emit(self.folds.core.trace, found, notes, counts)
-        self.folds, self.seq, self.dropped = None, -1, False
+            found, notes = results_of(folds, counts)
+            self._emit(folds.core.trace, found, notes, counts)
+        self.router.key = None
 
     def _emit(self, trace: str, found: list[dict], notes: list[dict], counts: RuleCounts) -> None:
         self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v)} for v in found)
@@ -257,9 +264,10 @@ class _Pass:
         self.kept = {}
         if self.restored is None:
             self.out.append({"kind": TALLY_KIND, "blob": pickle.dumps(self.rules, pickle.HIGHEST_PROTOCOL)})
-        self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(self.counts.items()))
+        by_mech = self.engine.by_mechanism
+        self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(by_mech.items()))
         if self.restored is not None:
-            self.out.append({"kind": HASHES_KIND, "blob": self.hashes.tobytes()})
+            self.out.append({"kind": HASHES_KIND, "blob": self.engine.hashes.tobytes()})
 
     def drain(self) -> pa.RecordBatch:
         out, self.out = self.out, []
@@ -288,11 +296,6 @@ def rule_counts(rows: Iterable[Any], dropped: set[str] = frozenset()) -> RuleCou
     return counts
 
 
-def _problem(problem: Problem | None) -> dict:
-    assert problem is not None
-    return {"field": problem.field, "reason": problem.reason}
-
-
 def _held(trace_id: str, key: str | None) -> dict:
     return {"kind": HELD_KIND, "trace_id": trace_id, "entity": key}
 
@@ -311,9 +314,8 @@ def make_runner(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         state = _Pass(skew_ms, held, extra, keep)
         first = marker is not None
-        with PausedCollector() as collector:  # conformance.engine.collector
+        with state.engine.reading():  # the collector paused (`conformance.engine.collector`)
             for batch in batches:
-                collector.read(batch.num_rows)
                 state.batch(batch)
                 if len(state.out) >= 1000 or first:
                     yield state.drain()

@@ -47,7 +47,8 @@ class Engine:
     the plan expects (a valid row of another is an internal error; None: any); `sizes`: the events of each
     streamed trace (None: none finished early, none kept); `limit`: `read` stops past that many rows;
     `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`;
-    `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept."""
+    `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept; `hash_of`
+    None: no event ID hashed (a driver whose TR-002 is resolved elsewhere, the Spark trace pass)."""
 
     def __init__(
         self,
@@ -56,7 +57,7 @@ class Engine:
         *,
         traces: set[str] | None = None,
         sizes: dict[str, int] | None = None,
-        hash_of: Callable[[str], int] = id_hash,
+        hash_of: Callable[[str], int] | None = id_hash,
         keep: int | None = None,
         limit: int | None = None,
         router: Router | None = None,
@@ -102,10 +103,11 @@ class Engine:
                 if traces is not None and trace not in traces:
                     raise InternalError(f"{name}: trace {trace!r} was missed by the trace index")
                 by_mech[e.mechanism] += 1
-                h = hash_of(e.event_id)
-                hashes.append(h)
-                if wanted is not None and h in wanted:
-                    self.candidates.append((rank, len(self.candidates), e))
+                if hash_of is not None:
+                    h = hash_of(e.event_id)
+                    hashes.append(h)
+                    if wanted is not None and h in wanted:
+                        self.candidates.append((rank, len(self.candidates), e))
                 last[trace] = rank
                 feed(e)
                 if kept is not None:
@@ -126,6 +128,11 @@ class Engine:
         if trace in self.done:
             raise InternalError(f"trace {trace!r}: more events than the trace index counted")
         if folds is None:  # held: the router holds its events
+            mine = self.kept.pop(trace, None) if self.router.hold_dropped else None  # type: ignore[union-attr]
+            if mine is not None:  # dropped for breaking seq order (`Router.watch`): its kept events held too
+                self.kept_events -= len(mine)
+                held = self.router.held
+                held[-1:-1] = mine  # before the event that broke the order, held by the router
             return
         mine = self.kept.setdefault(trace, [])  # type: ignore[union-attr]
         mine.append(e)

@@ -15,7 +15,6 @@ across old and new events), TR-005 (counts reconcile).
 
 from __future__ import annotations
 
-import pickle
 import sys
 from array import array
 from collections.abc import Callable
@@ -25,7 +24,6 @@ from conformance.engine import statedir
 from conformance.engine.driver import InternalError
 from conformance.engine.outcome import CheckOutcome, duplicate_ids, finish_outcome
 from conformance.engine.statedir import FileFacts, State, StateError
-from conformance.engine.stream import TraceFolds
 from conformance.engine.tally import RuleCounts
 from model.registry import monitor_runs
 from traces.dataset import repeated_hashes
@@ -100,26 +98,6 @@ def check_after(trace: str, file: str, state: State, order: dict[str, int]) -> N
 
 def judged_whole(trace: str) -> NotContinued:
     return NotContinued(f"trace {trace!r}: judged whole for breaking TR-001, or its new events are out of seq order")
-
-
-def restore(trace: str, saved: bytes | None, begins: int) -> TraceFolds:
-    """A touched trace's saved folds, which its new events (the first at seq `begins`) must go on in seq."""
-    if saved is None:
-        raise judged_whole(trace)
-    folds: TraceFolds = pickle.loads(saved)
-    why = not_continued(folds, begins)
-    if why is not None:
-        raise NotContinued(f"trace {trace!r}: {why}")
-    return folds
-
-
-def not_continued(folds: TraceFolds, begins: int) -> str | None:
-    """Why a trace's saved folds cannot take its new events, the first at seq `begins` (they must go on in
-    seq order, TR-001), or None: the one test of both incremental engines."""
-    prev = folds.core.prev
-    if prev is not None and begins <= prev.seq:
-        return f"its new events begin at seq {begins}, not after {prev.seq}"
-    return None
 
 
 def read_events(todo: list[Segment], missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:

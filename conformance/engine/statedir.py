@@ -116,7 +116,6 @@ class State:
     hashes: array = field(default_factory=lambda: array("Q"))
     last_file: dict[str, str] = field(default_factory=dict)  # trace -> the file of its last event read
     previous: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # not saved
-    begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
 
 
 def saved_files(directory: Path) -> dict[str, FileFacts] | None:

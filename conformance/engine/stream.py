@@ -110,15 +110,49 @@ def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
     return [(n, m) for n, m in runs if m.scope == "trace"], entity_runs
 
 
-class Router:
-    """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
+JUDGED_WHOLE = "it was judged whole (it broke TR-001): no folds were saved to continue"
 
-    def __init__(self, runs: Runs, streamed: set[str] | None) -> None:
+
+def not_continued(folds: TraceFolds, begins: int) -> str | None:
+    """Why a trace's saved folds cannot take its new events, the first at seq `begins` (they must go on in
+    seq order, TR-001), or None: the one test of every incremental driver (`Router`, `engine.resume`)."""
+    prev = folds.core.prev
+    if prev is not None and begins <= prev.seq:
+        return f"its new events begin at seq {begins}, not after {prev.seq}"
+    return None
+
+
+class Router:
+    """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts.
+
+    `streamed`: the traces fed to folds (None: every trace; empty: every trace held). `watch` (with
+    `streamed` None, when no index said beforehand which traces are in seq order: the Spark trace pass): a
+    trace whose event does not follow its previous one in seq (TR-001) has its folds dropped and is named
+    in `dropped` (None: out of seq order), its later events ignored (`hold_dropped`: held; the engine adds
+    those it kept before the drop, `conformance.engine.driver.Engine`): the caller judges it whole.
+    `restored`: saved folds (pickled; None: the trace was judged whole) that a trace's first event
+    continues if it goes on in seq (`not_continued`; else the trace is dropped with the reason), named in
+    `continued`."""
+
+    def __init__(
+        self,
+        runs: Runs,
+        streamed: set[str] | None,
+        *,
+        watch: bool = False,
+        restored: dict[str, bytes | None] | None = None,
+        hold_dropped: bool = False,
+    ) -> None:
         self.trace_runs, self.entity_runs = split_runs(runs)
-        self.streamed = streamed  # None: every trace (the caller guarantees seq order)
+        self.streamed = streamed  # None: every trace (the caller guarantees seq order, or `watch`)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
         self.counts = RuleCounts()  # what each rule judged, over every trace finished (`judged`)
+        self.watch = watch
+        self.restored = restored
+        self.dropped: dict[str, str | None] = {}  # trace -> why its folds were dropped (`watch`, `restored`)
+        self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
+        self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
@@ -126,8 +160,37 @@ class Router:
             return
         folds = self.traces.get(e.trace_id)
         if folds is None:
-            folds = self.traces[e.trace_id] = TraceFolds(e, self.trace_runs, self.entity_runs)
+            folds = self._begin(e)
+            if folds is None:
+                return
+        elif self.watch and e.seq <= folds.core.prev.seq:  # type: ignore[union-attr]
+            del self.traces[e.trace_id]
+            self.dropped[e.trace_id] = None
+            if self.hold_dropped:
+                self.held.append(e)
+            return
         folds.feed(e)
+
+    def _begin(self, e: Event) -> TraceFolds | None:
+        """A trace's folds at its first event read: new, or its saved ones continued; None when dropped."""
+        trace = e.trace_id
+        if trace in self.dropped:
+            if self.hold_dropped:
+                self.held.append(e)
+            return None
+        restored = self.restored
+        if restored is None or trace not in restored:
+            folds = TraceFolds(e, self.trace_runs, self.entity_runs)
+        else:
+            saved = restored[trace]
+            folds = pickle.loads(saved) if saved is not None else None
+            why = JUDGED_WHOLE if folds is None else not_continued(folds, e.seq)
+            if why is not None:
+                self.dropped[trace] = why
+                return None
+            self.continued.append(trace)
+        self.traces[trace] = folds  # type: ignore[assignment]
+        return folds
 
     def judged(self) -> Iterator[tuple[list[Violation], list[Judged]]]:
         """Every trace's core violations and monitor results, in trace order, streamed and held traces alike

@@ -1,6 +1,6 @@
 """The engine's jobs written once and used by every driver: the quarantine row (`traces.io.RowError.row`),
 seq order across files (`conformance.engine.trace_index.SeqOrder`), whether saved folds can be continued
-(`conformance.engine.resume.not_continued`) and the split of runs into trace and entity folds
+(`conformance.engine.stream.not_continued`) and the split of runs into trace and entity folds
 (`conformance.engine.stream.split_runs`). Each with a twin that must fail: an out-of-order span, a
 continuation going back in seq, an entity-scope monitor kept apart from the trace-scope ones."""
 
@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.engine.resume import not_continued
-from conformance.engine.stream import TraceFolds, group_key, split_runs
+from conformance.engine.stream import TraceFolds, group_key, not_continued, split_runs
 from conformance.engine.trace_index import SeqOrder
 from model.registry import monitor_runs
 from traces.io import RowError
