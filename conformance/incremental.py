@@ -4,8 +4,9 @@
 The first check with a new DIR is a full check that also saves, for every trace, its folds before they
 finish (`conformance.engine.stream.TraceFolds`), its report rows, every file's facts, the counts, the
 quarantine and a stable hash of every event ID (`conformance.engine.statedir`). A later check with the same
-DIR reads only what is new: files it has not read, and lines appended to plain JSON Lines files it has
-read (the bytes read before must be unchanged: size, SHA-256). New events continue their traces' restored
+DIR reads only what is new, once: files it has not read, and lines appended to plain JSON Lines files it has
+read (the bytes read before must be unchanged: size, SHA-256), folded as they are read, seq order checked on
+the way (`conformance.engine.stream.Router.watch`: no index pass first). New events continue their traces' restored
 folds, or start new ones; every other trace keeps its saved report rows. The report is the one a full check
 of everything gives (tests/engine/test_incremental.py compares them on clean, mutant and damaged corpora).
 

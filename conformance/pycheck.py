@@ -14,8 +14,9 @@ violations' events, the event-ID hashes) and end in `conformance.engine.units.fi
   each event fed to its trace's folds as it is read (`conformance.engine.stream`), so memory holds the
   folds' live state and the events of the traces being read; a trace out of seq order (TR-001) is held
   and judged whole. The violations' events come from that read. Event-ID uniqueness (TR-002) costs 8 bytes
-  per event, a 64-bit hash; hashes seen twice are resolved exactly by a second read of the files, only when
-  there are any.
+  per event, a 64-bit hash; the index's hashes seen twice name the candidates whose events the units keep,
+  resolved exactly from them (`conformance.engine.units.kept_duplicates`, shared with the Spark units plan);
+  by a second read of the files only when the index could not tell them.
 The counts must reconcile (TR-005): rows read, rows that reached the rules and rows quarantined, and every
 file's rows against what its units read, or the run is an internal error.
 """

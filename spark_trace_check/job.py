@@ -177,8 +177,9 @@ def _check(
     violations.sort(key=violation_key)
     for v in violations[cap:]:
         v["events"] = []
-    wanted = sorted({i for v in violations[:cap] for i in v["event_ids"]})
-    attach_events(violations[:cap], [e for _, _, e in fetch_events(raw, ids=wanted)] if wanted else [])
+    missing = [v for v in violations[:cap] if "events" not in v]  # the pass attaches those it kept
+    wanted = sorted({i for v in missing for i in v["event_ids"]})
+    attach_events(missing, [e for _, _, e in fetch_events(raw, ids=wanted)] if wanted else [])
     return finish_outcome(
         engine="spark",
         files=raw.files,

@@ -8,8 +8,12 @@ JSONL lines), and each valid event goes straight into its trace's folds: `confor
 TraceFolds`, the object the single-process driver feeds (core rules TR-001/003/004/006, the trace-scope
 monitors and one fold per (mechanism, entity) for the entity-scope monitors, reading the trace's context as
 it grows). So the entity monitors need no shuffle of their own, no context rows are collected first, and a
-rule or monitor added to the engine runs here unchanged. The pass emits violations, unknown notes,
-quarantined rows and per-mechanism counts (`OUT_DDL`, told apart by `kind`).
+rule or monitor added to the engine runs here unchanged. The pass is a source and sink around the engine's
+one driver (`conformance.engine.driver.Engine`, issue 32): each run of rows of one key from one file goes in
+as a part (`traces.io.ReadResult`), and the engine's read loop counts, keeps the quarantine rows and hashes,
+and feeds its router, which checks seq order as rows come (`Router.watch`, no index being at hand) and
+continues saved folds (`Router.restored`). The pass emits violations, unknown notes, quarantined rows and
+per-mechanism counts (`OUT_DDL`, told apart by `kind`).
 
 Incremental checking (`keep`, a `Keep`): the pass also emits each streamed trace's pickled folds before
 they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read (`HASHES_KIND`,
@@ -41,9 +45,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
-from conformance.engine.driver import Engine
+from conformance.engine.driver import Engine, attach_events
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import Router, Runs, judge_whole, results_of
+from conformance.engine.stream import Router, Runs, judge_whole
 from conformance.engine.tally import RuleCounts
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
@@ -72,12 +76,12 @@ __all__ = [
 OUT_DDL = (
     "kind string, rule string, requirement string, mechanism string, trace_id string, entity string, "
     "event_ids array<string>, explanation string, file_rank int, line bigint, field string, reason string, "
-    "count bigint, blob binary, data string"
+    "count bigint, blob binary, data string, events string"
 )
 _OUT_SCHEMA = pa.schema(
     [(c.split(" ")[0], pa.list_(pa.string()) if "array" in c else pa.string()) for c in OUT_DDL.split(", ")[:8]]
     + [("file_rank", pa.int32()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
-    + [("count", pa.int64()), ("blob", pa.binary()), ("data", pa.string())]
+    + [("count", pa.int64()), ("blob", pa.binary()), ("data", pa.string()), ("events", pa.string())]
 )
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
 FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
@@ -179,7 +183,7 @@ class _Pass:
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
         self.router = _KeyedRouter(self.runs, self.restored)
         hash_of = stable_hash if self.restored is not None else None
-        self.engine = Engine([], None, router=self.router, hash_of=hash_of)
+        self.engine = Engine([], None, router=self.router, hash_of=hash_of, sizes={})  # keeps a trace's events
         self.told = 0  # the router's dropped traces already named in HELD rows
         self.rules = RuleCounts()  # what the rules judged: one row per task, or per trace when incremental
 
@@ -230,20 +234,23 @@ class _Pass:
             self.told = len(router.dropped)
 
     def close_trace(self) -> None:
+        """The trace of the key read so far: its violations, their events from the engine's keeping."""
         trace = self.router.key
-        folds = self.router.traces.pop(trace, None) if trace is not None else None
+        if trace is None:
+            return
+        folds = self.router.traces.pop(trace, None)
+        if folds is not None and self.restored is not None:
+            blob = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
+            rank = self.engine.last_rank[trace]
+            self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
+        counts = RuleCounts() if self.restored is not None else self.rules
+        found, notes = self.engine.close(trace, folds, counts)
         if folds is not None:
-            if self.restored is not None:
-                blob = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
-                rank = self.engine.last_rank[trace]  # type: ignore[index]
-                self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
-            counts = RuleCounts() if self.restored is not None else self.rules
-            found, notes = results_of(folds, counts)
-            self._emit(folds.core.trace, found, notes, counts)
+            self._emit(trace, found, notes, counts)
         self.router.key = None
 
     def _emit(self, trace: str, found: list[dict], notes: list[dict], counts: RuleCounts) -> None:
-        self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v)} for v in found)
+        self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v), "events": _events(v)} for v in found)
         if counts is not self.rules:  # incremental: each trace's own counts, saved with its results
             self.out.append(
                 {"kind": TALLY_KIND, "trace_id": trace, "blob": pickle.dumps(counts, pickle.HIGHEST_PROTOCOL)}
@@ -260,6 +267,7 @@ class _Pass:
             notes: list[dict] = []
             counts = RuleCounts() if self.restored is not None else self.rules
             found = judge_whole(events, self.runs, notes, counts)
+            attach_events(found, events)
             self._emit(trace, found, notes, counts)
         self.kept = {}
         if self.restored is None:
@@ -279,11 +287,20 @@ def _data(v: dict) -> str | None:
     return json.dumps(v["data"], sort_keys=True) if v.get("data") else None
 
 
+def _events(v: dict) -> str | None:
+    """A violation's events (report rows), attached in the pass from the events it kept, as JSON text; None
+    when the pass did not keep them (the driver fetches those)."""
+    return json.dumps(v["events"]) if "events" in v else None
+
+
 def violation_row(r: Any, columns: Sequence[str]) -> dict:
-    """A report row of a collected violation row: its columns, and its data parsed back when it has any."""
+    """A report row of a collected violation row: its columns, its data and its events (when the pass
+    attached them) parsed back."""
     out = {c: r[c] for c in columns}
     if r["data"] is not None:
         out["data"] = json.loads(r["data"])
+    if r["events"] is not None:
+        out["events"] = json.loads(r["events"])
     return out
 
 

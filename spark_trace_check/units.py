@@ -1,18 +1,23 @@
 """The Spark driver of the units plan: Spark schedules the engine's units of whole traces; nothing is shuffled
-but 8 bytes per event for event-ID uniqueness (TR-002).
+but 8 bytes per event for event-ID uniqueness (TR-002), once: one read (beside the index) and one shuffle of
+hashes.
 
 Where the corpus's files already hold whole traces (each trace in one file, or in a few files that share
 it), moving every row through a shuffle by trace only to put them back together costs the JVM more than
 the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
-1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files);
+1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files),
+   hashing the event IDs they hold; one shuffle, by hash bucket, of those hashes names the hashes seen twice
+   (TR-002's candidates, as the single-process engine's index does);
 2. the driver plans units of whole traces (`conformance.engine.units.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
 3. each task judges its units with the single-process engine's own `conformance.engine.units.judge_unit` (rows
-   judged once, each event fed to its trace's folds as it is read) and hashes every event ID (`hash_for`:
-   the same function in every task);
-4. one shuffle, by hash bucket, of those hashes (the corpus scope), beside the units' results: each bucket
-   names the hashes it holds twice; only then are those files read again for TR-002's exact events.
+   judged once, each event fed to its trace's folds as it is read), keeping the events of the candidates'
+   hashes (`hash_for`: the same function in every task), so TR-002 is resolved exactly from the events kept
+   in the one read (`conformance.engine.units.kept_duplicates`), with no read of the files again;
+4. only when the index could not tell every row's event ID (`Plan.untold`) are the units' hashes shuffled
+   too, and only when the kept events cannot tell (an ID the index missed, a file's candidates kept by
+   several units) are the files read again for TR-002's exact events.
 The report is assembled by `conformance.engine.units.finish_units`, the single-process driver's own function.
 
 `plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than

@@ -29,7 +29,8 @@ from contextlib import AbstractContextManager
 
 from conformance.engine.collector import PausedCollector
 from conformance.engine.core_fold import duplicate_id_violations
-from conformance.engine.stream import Router, Runs, results_of
+from conformance.engine.stream import Router, Runs, TraceFolds, results_of
+from conformance.engine.tally import RuleCounts
 from traces.dataset import id_hash
 from traces.io import QuarantineRow, ReadResult
 from traces.schema import Event
@@ -148,6 +149,20 @@ class Engine:
             self.unknown.extend(notes)
         elif self.kept_events > self.keep:  # too many at once: stop keeping (see the module)
             self.kept, self.kept_events, self.complete = None, 0, False
+
+    def close(self, trace: str, folds: TraceFolds | None, counts: RuleCounts | None) -> tuple[list[dict], list[dict]]:
+        """A streamed trace its source says is read to its end (the Spark trace pass: the next key), its
+        folds taken from the router (None: dropped): its violations, their events attached from those kept
+        (while the engine keeps, `sizes` given), and its unknown notes; what its rules judged to `counts`."""
+        mine = self.kept.pop(trace, None) if self.kept is not None else None
+        if mine is not None:
+            self.kept_events -= len(mine)
+        if folds is None:
+            return [], []
+        rows, notes = results_of(folds, counts)
+        if mine is not None:
+            attach_events(rows, mine)
+        return rows, notes
 
     def finish(self) -> tuple[list[dict], list[dict], list[Event]]:
         """Every trace's violations (report rows, events attached where at hand) and unknown notes, and the

@@ -10,8 +10,8 @@ and judged whole (`whole_trace`): the same folds, fed the trace sorted by seq, w
 judged on its recording order (`core_fold.HeldRulesFold`), so the two paths give the same verdicts
 (tests/engine/test_fold_stream.py). Every checker goes through here: the single-process drivers
 (`conformance.pycheck`, `conformance.dataset_check`, `conformance.incremental`), the Spark trace pass
-(`spark_trace_check.trace_pass`, through `TraceFolds` and `judge_whole`) and the list-based API
-(`conformance.check`: `verdict`, `run_monitor`).
+(`spark_trace_check.trace_pass`, through the engine's driver and a `Router` that checks seq order as it is
+read, `watch`) and the list-based API (`conformance.check`: `verdict`, `run_monitor`).
 """
 
 from __future__ import annotations
