@@ -118,15 +118,16 @@ def attach(
     files: list[TraceFile],
     fetch_new: Fetch = read_events,
 ) -> None:
-    """Each new violation's events: rows the trace's saved report already holds, else the new segments read
-    again (`fetch_new`: the driver's own reader), else (an earlier event named for the first time) every
-    file read again, only then."""
+    """Each new violation's events: rows the trace's saved report already holds or the read attached (the
+    Spark trace pass attaches the new events it kept, `Engine.close`), else the new segments read again
+    (`fetch_new`: the driver's own reader), else (an earlier event named for the first time) every file read
+    again, only then."""
     wanted = {i for rows in fresh.values() for v in rows for i in v["event_ids"]}
     if not wanted:
         return
     known: dict[tuple[str, str], list[dict]] = {}
     for trace in fresh:
-        for v in state.previous.get(trace, ([], [], None))[0]:
+        for v in [*state.previous.get(trace, ([], [], None))[0], *fresh[trace]]:
             for row in v.get("events", []):
                 same = known.setdefault((trace, row["event_id"]), [])
                 if row not in same:
