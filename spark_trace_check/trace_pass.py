@@ -59,6 +59,7 @@ from traces.schema import FIELD_NAMES, Event
 from traces.verdict import Monitor
 
 __all__ = [
+    "CANDIDATE_KIND",
     "FOLDS_KIND",
     "HASHES_KIND",
     "HELD_KIND",
@@ -85,6 +86,7 @@ _OUT_SCHEMA = pa.schema(
 )
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
 FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
+CANDIDATE_KIND = "c"  # a raw row marked `wanted` (TR-002's candidates): its event pickled in `blob` (None: invalid)
 EVENT_DDL = (
     ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
     + ", file_rank int, line bigint"
@@ -190,6 +192,8 @@ class _Pass:
     def batch(self, batch: pa.RecordBatch) -> None:
         keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
         judged = judge_rows(batch)
+        if "wanted" in batch.schema.names:  # TR-002's candidates, marked by the driver: kept in this one read
+            self._candidates(batch.column("wanted"), ranks, lines, judged)
         begin = 0
         for i, (key, rank, line) in enumerate(zip(keys, ranks, lines, strict=True)):
             where = (key is not None, key or b"", rank, line)
@@ -201,6 +205,14 @@ class _Pass:
                 begin = i
         if begin < len(keys):
             self._run(keys[begin], ranks[begin], lines[begin:], judged[begin:])
+
+    def _candidates(self, wanted: pa.Array, ranks: list[int], lines: list[int], judged: list[Judgement]) -> None:
+        """One `CANDIDATE_KIND` row per raw row of the batch marked `wanted` (found per batch, not per row),
+        so the driver resolves TR-002 from the events of this read and knows it got every marked row."""
+        for i in pc.indices_nonzero(wanted.fill_null(False)).to_pylist():
+            event = judged[i][0]
+            blob = pickle.dumps(event, pickle.HIGHEST_PROTOCOL) if event is not None else None
+            self.out.append({"kind": CANDIDATE_KIND, "file_rank": ranks[i], "line": lines[i], "blob": blob})
 
     def _run(self, key: bytes | None, rank: int, lines: list[int], judged: list[Judgement]) -> None:
         """Rows of one trace key from one file, in recording order: into the engine (or held)."""
@@ -348,8 +360,13 @@ def make_runner(
 _PASSED = [c for c in RAW_COLUMNS if c not in ("key", "id")]  # `id` serves the JVM's TR-002 aggregation only
 
 
+def _passed(rows: DataFrame) -> list[str]:
+    """The columns the Python pass gets: the raw row's, and `wanted` when the driver marked TR-002's candidates."""
+    return _PASSED + (["wanted"] if "wanted" in rows.columns else [])
+
+
 def _keyed(rows: DataFrame) -> DataFrame:
-    return rows.select(F.col("key").cast("binary").alias("key"), *_PASSED)
+    return rows.select(F.col("key").cast("binary").alias("key"), *_passed(rows))
 
 
 def trace_pass(
@@ -362,10 +379,10 @@ def trace_pass(
 ) -> DataFrame:
     """Every row judged and every trace folded (see the module): one shuffle by trace, sorted by recording
     order within each partition. With `held`, only those traces are judged, each whole; with `keep`, the
-    folds and event-ID hashes are emitted too (incremental checking)."""
-    ordered = (
-        rows.select("key", *_PASSED).repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
-    )
+    folds and event-ID hashes are emitted too (incremental checking). A boolean column `wanted` (TR-002's
+    candidates, `spark_trace_check.job.mark_candidates`) has each marked row's event sent back (`CANDIDATE_KIND`)."""
+    ordered = rows.select("key", *_passed(rows)).repartition(partitions, "key")
+    ordered = ordered.sortWithinPartitions("key", "file_rank", "line")
     return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)
 
 

@@ -8,6 +8,10 @@ appends them to a log. The index hashes the event IDs it reads and one shuffle o
 TR-002's candidates before the units are judged, so the units keep their events: two reads per file and
 the single-process report. Twin: an index that tells no event ID (patched in the workers) leaves the
 candidates unknown, and TR-002's exact task reads every file a third time, with the same findings.
+
+The shuffle plan (one shuffle of hashes names the candidates, the trace pass keeps their events): the
+driver's scans of the raw rows are counted, none for TR-002; twin: a pass that keeps no candidate makes
+the driver scan the rows again, with the same findings.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 
 import spark_trace_check.job as job
 import spark_trace_check.units as units
@@ -90,4 +95,31 @@ def test_units_plan_reads_every_file_twice_and_shuffles_hashes_only(spark, corpu
 def test_twin_an_index_that_tells_no_id_reads_files_a_third_time(spark, corpus, monkeypatch, tmp_path_factory):  # noqa: F811
     reads, outcome = _check(spark, corpus, monkeypatch, tmp_path_factory.mktemp("log"), untold=True)
     assert reads["a.jsonl"] == 3 and reads["b.parquet"] == 3, reads  # TR-002's exact task
+    _same(outcome, check_paths([str(corpus)]))
+
+
+def _scans(spark, corpus, monkeypatch, keep_none: bool) -> tuple[int, object]:  # noqa: F811
+    """The shuffle plan's check of `corpus`, with the driver's scans of the raw rows counted (every one goes
+    through `job.judged_events`); `keep_none`: the candidates' rows left unmarked, so the pass keeps none."""
+    scans: list[int] = []
+    real_scan, real_mark = job.judged_events, job.mark_candidates
+    monkeypatch.setattr(job, "judged_events", lambda rows: scans.append(1) or real_scan(rows))
+    if keep_none:
+        monkeypatch.setattr(job, "mark_candidates", lambda rows, hashes, nulls: rows.withColumn("wanted", F.lit(False)))
+    outcome = job.check(spark, [str(corpus)], plan="shuffle")
+    monkeypatch.setattr(job, "judged_events", real_scan)
+    monkeypatch.setattr(job, "mark_candidates", real_mark)
+    return len(scans), outcome
+
+
+def test_shuffle_plan_resolves_duplicate_ids_from_the_pass_without_a_second_scan(spark, corpus, monkeypatch):  # noqa: F811
+    scans, outcome = _scans(spark, corpus, monkeypatch, keep_none=False)
+    assert "event-id-unique" in {v["rule"] for v in outcome.violations}
+    assert scans == 0  # TR-002's candidates' events came back from the one pass; every violation's events too
+    _same(outcome, check_paths([str(corpus)]))
+
+
+def test_twin_a_pass_that_keeps_no_candidate_scans_the_rows_again(spark, corpus, monkeypatch):  # noqa: F811
+    scans, outcome = _scans(spark, corpus, monkeypatch, keep_none=True)
+    assert scans == 1  # the marked rows did not all come back: TR-002 scans the raw rows for the hashes
     _same(outcome, check_paths([str(corpus)]))
