@@ -17,7 +17,7 @@ read, `watch`) and the list-based API (`conformance.check`: `verdict`, `run_moni
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
@@ -29,6 +29,9 @@ from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
 Runs = Sequence[tuple[str, Monitor]]
 _SEQ = attrgetter("seq")
+# An event's group within its trace for the entity-scope monitors of its mechanism: the key of
+# `TraceFolds.entities`, and of every tool that looks at one group (`groups_of`).
+ENTITY_OF = attrgetter("mechanism", "entity")
 
 
 class Context(list):
@@ -66,7 +69,7 @@ class TraceFolds:
             self.trace.feed(e)
         runs = self.entity_runs.get(e.mechanism)
         if runs:
-            key = (e.mechanism, e.entity)
+            key = ENTITY_OF(e)
             group = self.entities.get(key)
             if group is None:
                 group = self.entities[key] = GroupFolds("entity", runs, e, self.context)
@@ -96,8 +99,23 @@ class OrderBroken(RuntimeError):
 
 def group_key(scope: str, e: Event) -> tuple[str, ...]:
     """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope (`TraceFolds`
-    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it)."""
-    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
+    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it, `ENTITY_OF`)."""
+    return (e.trace_id,) if scope == "trace" else (e.trace_id, *ENTITY_OF(e))
+
+
+def groups_of(monitor: Monitor, events: Iterable[Event]) -> dict[tuple[str, ...], list[Event]]:
+    """The events each fold of `monitor` is fed, by `group_key`, in the order given: every event of a trace
+    for a trace-scope monitor; an entity-scope monitor's own mechanism's events per entity (as `TraceFolds.
+    feed` routes them). The one grouping of the list API (`conformance.check.group_for`) and the audit's
+    replay (`conformance.audit.states`)."""
+    groups: dict[tuple[str, ...], list[Event]] = {}
+    whole, mech = monitor.scope == "trace", monitor.mechanism
+    for e in events:
+        if whole:
+            groups.setdefault((e.trace_id,), []).append(e)
+        elif e.mechanism == mech:
+            groups.setdefault((e.trace_id, *ENTITY_OF(e)), []).append(e)
+    return groups
 
 
 def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
