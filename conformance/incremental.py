@@ -35,6 +35,7 @@ from conformance.engine.resume import (
     judged_whole,
     outcome,
     read_events,
+    repeated_before,
     resume,
     segments,
 )
@@ -67,7 +68,7 @@ def _check(
     router = Router(runs, None, watch=True, restored=state.folds, hold_dropped=True)
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
-    fetch = _read(todo, state, router, {tf.name: i for i, tf in enumerate(found.files)}, progress)
+    fetch, new = _read(todo, state, router, {tf.name: i for i, tf in enumerate(found.files)}, progress)
     held = router.held
     router.held = []
     fresh: dict[str, list[dict]] = {}
@@ -91,18 +92,23 @@ def _check(
             state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
-    return outcome(found, state, names, cap, state_dir, "python")
+    return outcome(found, state, names, cap, state_dir, "python", new)
 
 
-def _read(todo: list[Segment], state: State, router: Router, order: dict[str, int], progress: Progress | None) -> Fetch:
+def _read(
+    todo: list[Segment], state: State, router: Router, order: dict[str, int], progress: Progress | None
+) -> tuple[Fetch, list[tuple[str, Event]] | None]:
     """Read the new segments once into the router through the engine's one read loop (`Engine`); count and
     hash as the full engine does, into the state. A saved trace is continued only if its new events go on
     in seq and come in a file not read before its saved events' (`check_after`), else the state is not
     continued (`NotContinued`); a new trace out of seq order is held whole: its events kept before the drop
     and those after it (past the engine's bound, its events are read again from the segments). The new
     events are kept up to the engine's bound (`sizes` empty: kept, none finished early): the fetch of the
-    new violations' events from them, else (past the bound) `read_events`, the segments read again."""
-    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={})  # the restored folds
+    new violations' events from them, else (past the bound) `read_events`, the segments read again. The new
+    events of the hashes the state saw repeated are kept too, with their file's name (TR-002 from them and
+    the saved ones, `resume.duplicates`; None when the state does not know its repeated hashes)."""
+    repeated = repeated_before(state)
+    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={}, candidates=repeated)
     advance = progress.advance if progress is not None else None
     with engine.reading():
         for rank, (tf, start, first_line) in enumerate(todo):
@@ -126,7 +132,8 @@ def _read(todo: list[Segment], state: State, router: Router, order: dict[str, in
     state.hashes.extend(engine.hashes)
     state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
     state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
-    return read_events if engine.kept is None else partial(_from_kept, engine.kept)
+    new = None if repeated is None else [(todo[rank][0].name, e) for rank, _, e in engine.candidates]
+    return (read_events if engine.kept is None else partial(_from_kept, engine.kept)), new
 
 
 def _refuse(router: Router, state: State) -> None:

@@ -161,7 +161,7 @@ class _KeyedRouter(Router):
         if e.trace_id != self.key:
             self.misread.append(e.trace_id)
             return
-        super().feed(e)
+        self.watched(e)
 
 
 class _Pass:

@@ -166,7 +166,10 @@ class Router:
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
         self.counts = RuleCounts()  # what each rule judged, over every trace finished (`judged`)
-        self.watch = watch
+        if watch and streamed is not None:
+            raise ValueError("Router: watch checks every trace's seq order; no traces are held up front")
+        if watch and type(self).feed is Router.feed:  # a subclass's own `feed` calls `watched` itself
+            self.feed = self.watched  # type: ignore[method-assign]
         self.restored = restored
         self.dropped: dict[str, str | None] = {}  # trace -> why its folds were dropped (`watch`, `restored`)
         self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
@@ -181,7 +184,17 @@ class Router:
             folds = self._begin(e)
             if folds is None:
                 return
-        elif self.watch and e.seq <= folds.core.prev.seq:  # type: ignore[union-attr]
+        folds.feed(e)
+
+    def watched(self, e: Event) -> None:
+        """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
+        nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""
+        folds = self.traces.get(e.trace_id)
+        if folds is None:
+            folds = self._begin(e)
+            if folds is None:
+                return
+        elif e.seq <= folds.core.prev.seq:  # type: ignore[union-attr]
             del self.traces[e.trace_id]
             self.dropped[e.trace_id] = None
             if self.hold_dropped:
