@@ -13,11 +13,12 @@ no event (`driver.KEEP_EVENTS` 0: the old second read for the violations' events
 no event ID (TR-002's exact second read) each read files a third time.
 Incremental checking (`conformance.incremental`) reads each new segment once: seq order is checked as the
 rows are folded (`stream.Router.watch`), no index first; a later check reads only the appended lines, once,
-and both reports equal a full check's (on the corpus without its repeated event ID: TR-002's exact read of
-an incremental check still reads every file when an ID repeats, `engine.resume.outcome`). Twin: with
-nothing kept (`driver.KEEP_EVENTS` 0) the trace out of seq order and the violations' events are read again
-from the segments. Shrink (`conformance.shrink`) reads its input once (`pycheck.check_held`: the report and
-the trace's events from one read); twin: the old second read of the trace is counted.
+and both reports equal a full check's. Twin: with nothing kept (`driver.KEEP_EVENTS` 0) the trace out of
+seq order and the violations' events are read again from the segments. With an ID repeated, the state
+keeps the events of its hash (`repeats.pickle`) and the rerun reads only the appended lines; twin: a state
+without them reads every file again for TR-002. Shrink (`conformance.shrink`) reads its input once
+(`pycheck.check_held`: the report and the trace's events from one read); twin: the old second read of the
+trace is counted.
 """
 
 from __future__ import annotations
@@ -183,3 +184,33 @@ def test_twin_shrink_reading_its_trace_again_is_counted(tmp_path, monkeypatch):
     monkeypatch.setattr(pycheck, "check_held", and_again)
     shrink_module.shrink(str(tmp_path / "t.jsonl"), "recv-after-send")
     assert reads["t.jsonl"] > 1, reads
+
+
+def test_incremental_with_a_repeated_id_reads_only_the_new_segments(corpus, monkeypatch, tmp_path_factory):
+    """The planted duplicate stays repeated: its events are in the saved state (`repeats.pickle`), the
+    rerun keeps the new events of its hash, and TR-002 reads no earlier file."""
+    state = tmp_path_factory.mktemp("state") / "s"
+    _, found = _incremental(corpus, state, monkeypatch)
+    assert "event-id-unique" in found["rules"]
+    _append(corpus, "net-s2.jsonl")
+    reads, found = _incremental(corpus, state, monkeypatch)
+    assert reads == {"a.jsonl": 1}, reads  # only the appended lines, once; TR-002 from the state
+    assert "event-id-unique" in found["rules"]
+
+
+def test_twin_a_state_without_its_repeats_reads_every_file_for_tr002(corpus, monkeypatch, tmp_path_factory):
+    state = tmp_path_factory.mktemp("state") / "s"
+    _incremental(corpus, state, monkeypatch)
+    (state / "repeats.pickle").unlink()  # the state does not know its repeated hashes' events
+    _append(corpus, "net-s2.jsonl")
+    reads, found = _incremental(corpus, state, monkeypatch)
+    assert reads == {**dict.fromkeys(_names(corpus), 1), "a.jsonl": 2}, reads  # every file read again for TR-002
+    assert "event-id-unique" in found["rules"]
+
+
+def _append(corpus: Path, sample: str) -> None:
+    """The events of a clean sample appended to a.jsonl (a file read before) as JSON Lines."""
+    write_events(corpus / "new.jsonl", read_events(SAMPLES_DIR / "clean" / sample).events)
+    with (corpus / "a.jsonl").open("ab") as out:
+        out.write((corpus / "new.jsonl").read_bytes())
+    (corpus / "new.jsonl").unlink()
