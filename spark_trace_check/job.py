@@ -20,6 +20,7 @@ parsed or screened in the JVM by either job.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import re
@@ -30,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -48,23 +50,53 @@ from spark_trace_check.trace_pass import (
     CANDIDATE_KIND,
     HELD_KIND,
     TALLY_KIND,
-    judged_events,
+    judge_rows,
+    keyed,
     rule_counts,
     trace_pass,
     violation_row,
 )
 from traces.io import RowError
-from traces.schema import Event
+from traces.schema import FIELD_NAMES, Event
 
 DEFAULT_CAP = 100_000
 PLAN = "auto"  # the plan of `check` when none is given (see `check`)
 # the columns of a violation row, as both engines report it (conformance.report)
 VIOLATION_COLUMNS = ("rule", "requirement", "mechanism", "trace_id", "entity", "event_ids", "explanation")
+# the columns of a valid event sent back to the driver by `judged_events`
+EVENT_DDL = (
+    ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
+    + ", file_rank int, line bigint"
+)
 
 
 def _progress(enabled: bool, t0: float, message: str) -> None:
     if enabled:
         print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    schema = pa.schema(
+        [(n, pa.int64() if n in ("schema_version", "seq", "ts_ms") else pa.string()) for n in FIELD_NAMES]
+        + [("file_rank", pa.int32()), ("line", pa.int64())]
+    )
+    for batch in batches:
+        rows = []
+        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
+        for rank, line, (event, _) in zip(ranks, lines, judge_rows(batch), strict=True):
+            if event is not None:
+                row = event.to_row()
+                row["attrs"] = json.dumps(row["attrs"], separators=(",", ":"))
+                rows.append({**row, "file_rank": rank, "line": line})
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def judged_events(rows: DataFrame) -> list[tuple[int, int, Event]]:
+    """The valid events among a few raw rows (TR-002's candidates, the violations' events), judged by the
+    same functions as the pass, with their recording position, in recording order."""
+    found = keyed(rows).mapInArrow(_events_of, EVENT_DDL).collect()
+    out = [(r["file_rank"], r["line"], Event.from_row(r.asDict())) for r in found]
+    return sorted(out, key=lambda x: (x[0], x[1]))
 
 
 def fetch_events(

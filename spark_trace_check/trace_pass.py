@@ -13,7 +13,8 @@ one driver (`conformance.engine.driver.Engine`, issue 32): each run of rows of o
 as a part (`traces.io.ReadResult`), and the engine's read loop counts, keeps the quarantine rows and hashes,
 and feeds its router, which checks seq order as rows come (`Router.watch`, no index being at hand) and
 continues saved folds (`Router.restored`). The pass emits violations, unknown notes, quarantined rows and
-per-mechanism counts (`OUT_DDL`, told apart by `kind`).
+per-mechanism counts (`OUT_DDL`, told apart by `kind`), and the events of the rows the driver marked
+`wanted` (TR-002's candidates, `CANDIDATE_KIND`), found per batch.
 
 Incremental checking (`keep`, a `Keep`): the pass also emits each streamed trace's pickled folds before
 they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read (`HASHES_KIND`,
@@ -68,7 +69,7 @@ __all__ = [
     "Keep",
     "OrderBroken",
     "judge_rows",
-    "judged_events",
+    "keyed",
     "rule_counts",
     "trace_pass",
     "violation_row",
@@ -87,10 +88,7 @@ _OUT_SCHEMA = pa.schema(
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
 FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
 CANDIDATE_KIND = "c"  # a raw row marked `wanted` (TR-002's candidates): its event pickled in `blob` (None: invalid)
-EVENT_DDL = (
-    ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
-    + ", file_rank int, line bigint"
-)
+
 Judgement = tuple[Event | None, Problem | None]
 Factory = Callable[[], Monitor]
 
@@ -365,7 +363,7 @@ def _passed(rows: DataFrame) -> list[str]:
     return _PASSED + (["wanted"] if "wanted" in rows.columns else [])
 
 
-def _keyed(rows: DataFrame) -> DataFrame:
+def keyed(rows: DataFrame) -> DataFrame:
     return rows.select(F.col("key").cast("binary").alias("key"), *_passed(rows))
 
 
@@ -383,28 +381,4 @@ def trace_pass(
     candidates, `spark_trace_check.job.mark_candidates`) has each marked row's event sent back (`CANDIDATE_KIND`)."""
     ordered = rows.select("key", *_passed(rows)).repartition(partitions, "key")
     ordered = ordered.sortWithinPartitions("key", "file_rank", "line")
-    return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)
-
-
-def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    schema = pa.schema(
-        [(n, pa.int64() if n in ("schema_version", "seq", "ts_ms") else pa.string()) for n in FIELD_NAMES]
-        + [("file_rank", pa.int32()), ("line", pa.int64())]
-    )
-    for batch in batches:
-        rows = []
-        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
-        for rank, line, (event, _) in zip(ranks, lines, judge_rows(batch), strict=True):
-            if event is not None:
-                row = event.to_row()
-                row["attrs"] = json.dumps(row["attrs"], separators=(",", ":"))
-                rows.append({**row, "file_rank": rank, "line": line})
-        yield pa.RecordBatch.from_pylist(rows, schema=schema)
-
-
-def judged_events(rows: DataFrame) -> list[tuple[int, int, Event]]:
-    """The valid events among a few raw rows (TR-002's candidates, the violations' events), judged by the
-    same functions as the pass, with their recording position, in recording order."""
-    found = _keyed(rows).mapInArrow(_events_of, EVENT_DDL).collect()
-    out = [(r["file_rank"], r["line"], Event.from_row(r.asDict())) for r in found]
-    return sorted(out, key=lambda x: (x[0], x[1]))
+    return keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)
