@@ -46,6 +46,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
+from conformance.engine import driver
 from conformance.engine.driver import Engine, attach_events
 from conformance.engine.statedir import stable_hash
 from conformance.engine.stream import Router, Runs, judge_whole
@@ -183,7 +184,8 @@ class _Pass:
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
         self.router = _KeyedRouter(self.runs, self.restored)
         hash_of = stable_hash if self.restored is not None else None
-        self.engine = Engine([], None, router=self.router, hash_of=hash_of, sizes={})  # keeps a trace's events
+        self.engine = Engine([], None, router=self.router, hash_of=hash_of)
+        self.events: list[Event] | None = []  # the key's trace's events, kept a run at a time (`close_trace`)
         self.told = 0  # the router's dropped traces already named in HELD rows
         self.rules = RuleCounts()  # what the rules judged: one row per task, or per trace when incremental
 
@@ -230,6 +232,11 @@ class _Pass:
             else:
                 part.errors.append(RowError("", line, problem.field, problem.reason))  # type: ignore[union-attr]
         self.engine.read(rank, "", (part,))
+        if self.events is not None:  # kept per run, not per event; another trace's (misread) left out
+            mine = part.events if not self.router.misread else [e for e in part.events if e.trace_id == self.router.key]
+            self.events.extend(mine)
+            if len(self.events) > driver.KEEP_EVENTS:  # too many: the driver fetches this trace's events
+                self.events = None
         self.out.extend(
             {"kind": QUARANTINE_KIND, "file_rank": rank, "line": q["line"], "field": q["field"], "reason": q["reason"]}
             for q in self.engine.quarantine
@@ -244,8 +251,8 @@ class _Pass:
             self.told = len(router.dropped)
 
     def close_trace(self) -> None:
-        """The trace of the key read so far: its violations, their events from the engine's keeping."""
-        trace = self.router.key
+        """The trace of the key read so far: its violations, their events from those kept with its runs."""
+        trace, mine, self.events = self.router.key, self.events, []
         if trace is None:
             return
         folds = self.router.traces.pop(trace, None)
@@ -254,7 +261,7 @@ class _Pass:
             rank = self.engine.last_rank[trace]
             self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
         counts = RuleCounts() if self.restored is not None else self.rules
-        found, notes = self.engine.close(trace, folds, counts)
+        found, notes = self.engine.close(trace, folds, counts, mine)
         if folds is not None:
             self._emit(trace, found, notes, counts)
         self.router.key = None

@@ -150,13 +150,13 @@ class Engine:
         elif self.kept_events > self.keep:  # too many at once: stop keeping (see the module)
             self.kept, self.kept_events, self.complete = None, 0, False
 
-    def close(self, trace: str, folds: TraceFolds | None, counts: RuleCounts | None) -> tuple[list[dict], list[dict]]:
+    def close(
+        self, trace: str, folds: TraceFolds | None, counts: RuleCounts | None, mine: list[Event] | None
+    ) -> tuple[list[dict], list[dict]]:
         """A streamed trace its source says is read to its end (the Spark trace pass: the next key), its
-        folds taken from the router (None: dropped): its violations, their events attached from those kept
-        (while the engine keeps, `sizes` given), and its unknown notes; what its rules judged to `counts`."""
-        mine = self.kept.pop(trace, None) if self.kept is not None else None
-        if mine is not None:
-            self.kept_events -= len(mine)
+        folds taken from the router (None: dropped): its violations, their events attached from `mine` (the
+        trace's events its source kept, a run of rows at a time; None: not kept), and its unknown notes;
+        what its rules judged to `counts`."""
         if folds is None:
             return [], []
         rows, notes = results_of(folds, counts)
