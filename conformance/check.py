@@ -5,8 +5,9 @@ recording order (file order, which is what TR-001 is about). They go through the
 `haconform check`: `verdict` feeds the events to a `conformance.engine.stream.Router` (core rules TR-001,
 TR-003, TR-004, TR-006 and every registered monitor, `model.registry.monitor_runs`; each trace judged
 whole, as the drivers judge a trace out of seq order) and adds TR-002 over the whole list
-(`spec/requirements/tr.toml`). The grouping helpers (`group_key`, from `conformance.engine.stream`; `group_for`,
-`trace_contexts`) say how the engine splits events, for tests and tools that look at one group.
+(`spec/requirements/tr.toml`). The grouping helpers (`group_key` and `groups_of`, from
+`conformance.engine.stream`; `group_for`, `trace_contexts`) say how the engine splits events, for tests and
+tools that look at one group.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from conformance.engine.stream import (  # noqa: F401 (OrderBroken, group_key: r
     OrderBroken,
     Router,
     group_key,
+    groups_of,
     result_of,
 )
 from model.registry import monitor_runs
@@ -70,10 +72,7 @@ def run_monitor(monitor: Monitor, events: Sequence[Event]) -> list[MonitorResult
 def group_for(monitor: Monitor, events: Sequence[Event]) -> list[list[Event]]:
     """The groups the engine forms for `monitor`, each in seq order: by trace, and by (trace, mechanism,
     entity) for entity scope (the engine's `TraceFolds` keeps one fold per such group)."""
-    groups: dict[tuple[str, ...], list[Event]] = defaultdict(list)
-    for e in events:
-        if monitor.scope == "trace" or e.mechanism == monitor.mechanism:
-            groups[group_key(monitor.scope, e)].append(e)
+    groups = groups_of(monitor, events)
     return [sorted(groups[k], key=lambda e: e.seq) for k in sorted(groups)]
 
 

@@ -4,8 +4,9 @@
 The first check with a new DIR is a full check that also saves, for every trace, its folds before they
 finish (`conformance.engine.stream.TraceFolds`), its report rows, every file's facts, the counts, the
 quarantine and a stable hash of every event ID (`conformance.engine.statedir`). A later check with the same
-DIR reads only what is new: files it has not read, and lines appended to plain JSON Lines files it has
-read (the bytes read before must be unchanged: size, SHA-256). New events continue their traces' restored
+DIR reads only what is new, once: files it has not read, and lines appended to plain JSON Lines files it has
+read (the bytes read before must be unchanged: size, SHA-256), folded as they are read, seq order checked on
+the way (`conformance.engine.stream.Router.watch`: no index pass first). New events continue their traces' restored
 folds, or start new ones; every other trace keeps its saved report rows. The report is the one a full check
 of everything gives (tests/engine/test_incremental.py compares them on clean, mutant and damaged corpora).
 
@@ -34,14 +35,13 @@ from conformance.engine.resume import (
     judged_whole,
     outcome,
     read_events,
-    restore,
+    repeated_before,
     resume,
     segments,
 )
 from conformance.engine.statedir import FileFacts, State
-from conformance.engine.stream import Router, TraceFolds, judge_whole, results_of
+from conformance.engine.stream import JUDGED_WHOLE, Router, TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
-from conformance.engine.trace_index import SeqOrder, file_index
 from conformance.progress import Progress
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
@@ -64,19 +64,16 @@ def _check(
     state.previous = dict(state.results)  # the report rows as saved (their attached events are reused)
     found = discover(paths)
     todo = segments(found.files, state)
-    streamed, touched = _plan(todo, state, {tf.name: i for i, tf in enumerate(found.files)})
-    router = Router(runs, streamed)
-    router.traces.update({t: restore(t, state.folds[t], state.begins[t]) for t in sorted(touched & set(state.folds))})
+    # one read of the new segments: seq order checked as they are read (`Router.watch`), saved folds continued
+    router = Router(runs, None, watch=True, restored=state.folds, hold_dropped=True)
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
-    fetch = _read(todo, state, router, progress)
+    fetch, new = _read(todo, state, router, {tf.name: i for i, tf in enumerate(found.files)}, progress)
     held = router.held
     router.held = []
     fresh: dict[str, list[dict]] = {}
-    for trace in sorted(touched):
-        folds: TraceFolds | None = router.traces.pop(trace, None)
-        if folds is None:
-            continue
+    for trace in sorted(router.traces):
+        folds: TraceFolds = router.traces.pop(trace)
         state.folds[trace] = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)
         counts = RuleCounts()
         rows, notes = results_of(folds, counts)
@@ -95,45 +92,55 @@ def _check(
             state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
-    return outcome(found, state, names, cap, state_dir, "python")
+    return outcome(found, state, names, cap, state_dir, "python", new)
 
 
-def _plan(todo: list[Segment], state: State, order: dict[str, int]) -> tuple[set[str], set[str]]:
-    """The traces the new segments continue or begin (`touched`) and which of them stream into folds."""
-    begins: dict[str, int] = {}
-    seq_order = SeqOrder()
-    for tf, start, first_line in todo:
-        _, spans = file_index(tf, start, first_line)
-        seq_order.add(spans)
-        for trace, (first, _, _) in spans.items():
-            begins.setdefault(trace, first)
-            if trace in state.folds:
-                check_after(trace, tf.name, state, order)
-    ordered = seq_order.ok
-    for trace, ok in ordered.items():
-        if trace in state.folds and (state.folds[trace] is None or not ok):
-            raise judged_whole(trace)
-    state.begins = begins
-    return seq_order.ordered(), set(ordered)
-
-
-def _read(todo: list[Segment], state: State, router: Router, progress: Progress | None) -> Fetch:
-    """Read the new segments into the router through the engine's one read loop (`Engine`); count and hash
-    as the full engine does, into the state. The new events are kept up to the engine's bound (`sizes` empty:
-    kept, none finished early): the fetch of the new violations' events from them, else (past the bound)
-    `read_events`, the segments read again."""
-    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={})  # the restored folds
+def _read(
+    todo: list[Segment], state: State, router: Router, order: dict[str, int], progress: Progress | None
+) -> tuple[Fetch, list[tuple[str, Event]] | None]:
+    """Read the new segments once into the router through the engine's one read loop (`Engine`); count and
+    hash as the full engine does, into the state. A saved trace is continued only if its new events go on
+    in seq and come in a file not read before its saved events' (`check_after`), else the state is not
+    continued (`NotContinued`); a new trace out of seq order is held whole: its events kept before the drop
+    and those after it (past the engine's bound, its events are read again from the segments). The new
+    events are kept up to the engine's bound (`sizes` empty: kept, none finished early): the fetch of the
+    new violations' events from them, else (past the bound) `read_events`, the segments read again. The new
+    events of the hashes the state saw repeated are kept too, with their file's name (TR-002 from them and
+    the saved ones, `resume.duplicates`; None when the state does not know its repeated hashes)."""
+    repeated = repeated_before(state)
+    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={}, candidates=repeated)
     advance = progress.advance if progress is not None else None
     with engine.reading():
         for rank, (tf, start, first_line) in enumerate(todo):
             engine.read(rank, tf.name, iter_trace_file(tf, start, first_line), advance)
+            for trace in router.continued:  # their first new event is in this file
+                check_after(trace, tf.name, state, order)
+            router.continued.clear()
+            _refuse(router, state)
+    lost = set(router.dropped) if not engine.complete else set()
+    if lost:  # dropped past the engine's bound: their events before the drop were not kept
+        router.held = [e for e in router.held if e.trace_id not in lost] + [
+            e
+            for tf, start, line in todo
+            for part in iter_trace_file(tf, start, line)
+            for e in part.events
+            if e.trace_id in lost
+        ]
     state.rows_read += engine.rows_read
     state.rows_checked += engine.rows_checked
     state.quarantine.extend(engine.quarantine)
     state.hashes.extend(engine.hashes)
     state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
     state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
-    return read_events if engine.kept is None else partial(_from_kept, engine.kept)
+    new = None if repeated is None else [(todo[rank][0].name, e) for rank, _, e in engine.candidates]
+    return (read_events if engine.kept is None else partial(_from_kept, engine.kept)), new
+
+
+def _refuse(router: Router, state: State) -> None:
+    """A saved trace whose new events cannot continue its folds: the state is not continued."""
+    for trace, why in router.dropped.items():
+        if trace in state.folds:
+            raise judged_whole(trace) if why in (None, JUDGED_WHOLE) else NotContinued(f"trace {trace!r}: {why}")
 
 
 def _from_kept(kept: dict[str, list[Event]], _: list[Segment], missing: set[tuple[str, str]]) -> dict:

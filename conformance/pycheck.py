@@ -14,8 +14,9 @@ violations' events, the event-ID hashes) and end in `conformance.engine.units.fi
   each event fed to its trace's folds as it is read (`conformance.engine.stream`), so memory holds the
   folds' live state and the events of the traces being read; a trace out of seq order (TR-001) is held
   and judged whole. The violations' events come from that read. Event-ID uniqueness (TR-002) costs 8 bytes
-  per event, a 64-bit hash; hashes seen twice are resolved exactly by a second read of the files, only when
-  there are any.
+  per event, a 64-bit hash; the index's hashes seen twice name the candidates whose events the units keep,
+  resolved exactly from them (`conformance.engine.units.kept_duplicates`, shared with the Spark units plan);
+  by a second read of the files only when the index could not tell them.
 The counts must reconcile (TR-005): rows read, rows that reached the rules and rows quarantined, and every
 file's rows against what its units read, or the run is an internal error.
 """
@@ -33,14 +34,14 @@ from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
 from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file
-from conformance.engine.units import UnitResult, finish_units, judge_unit, plan_units, result_of
+from conformance.engine.units import UnitResult, finish_units, judge_unit, kept_duplicates, plan_units, result_of
 from conformance.progress import Progress
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
 from traces.io import TraceFile, discover, iter_trace_file
 from traces.schema import Event
 
-__all__ = ["DEFAULT_CAP", "check_paths"]
+__all__ = ["DEFAULT_CAP", "check_held", "check_paths"]
 
 ONCE_EVENTS = 100_000  # a corpus of at most this many rows is read once, its events held (about 1 KB each)
 
@@ -64,13 +65,10 @@ def check_paths(
     limit = min(group_events, ONCE_EVENTS)
     once = _read_once(found.files, runs, limit) if limit > 0 and _footer_rows(found.files) <= limit else None
     if once is not None:
-        result, held = once
         if progress is not None:
-            progress.start(result.rows_checked)
-            progress.advance(result.rows_checked)
-        index = [FileIndex(Counter(), {}, result.rows_by_file.get(rank, 0)) for rank in range(len(found.files))]
-        duplicates = _duplicates(result, held)
-        return finish_units(found, index, [result], names, duplicates, engine="python", cap=cap)
+            progress.start(once[0].rows_checked)
+            progress.advance(once[0].rows_checked)
+        return _once_outcome(found, *once, names, cap)
     index = [index_file(tf, hash_of=id_hash) for tf in found.files]
     told = array("Q")
     for n, entry in enumerate(index):
@@ -94,7 +92,23 @@ def check_paths(
     )
 
 
-def _read_once(files: list[TraceFile], runs: list, limit: int) -> tuple[UnitResult, list[Event]] | None:
+def check_held(paths: list[str], *, skew_ms: int | None = None) -> tuple[CheckOutcome, list[Event]]:
+    """A corpus read once whole, whatever its size, and its report, with every valid event it holds (in
+    recording order): for a tool that goes on with the events (`conformance.shrink`), no second read."""
+    found = discover(paths)
+    runs = monitor_runs(skew_ms)
+    result, held = _read_once(found.files, runs, None)  # type: ignore[misc]
+    return _once_outcome(found, result, list(held), [name for name, _ in runs], DEFAULT_CAP), held
+
+
+def _once_outcome(found, result: UnitResult, held: list[Event], names: list[str], cap: int) -> CheckOutcome:
+    """The report of a corpus read once whole (`_read_once`)."""
+    index = [FileIndex(Counter(), {}, result.rows_by_file.get(rank, 0)) for rank in range(len(found.files))]
+    duplicates = _duplicates(result, held)
+    return finish_units(found, index, [result], names, duplicates, engine="python", cap=cap)
+
+
+def _read_once(files: list[TraceFile], runs: list, limit: int | None) -> tuple[UnitResult, list[Event]] | None:
     """A corpus of at most `limit` rows read once, every trace held whole (`Engine` with nothing streamed:
     the events are at hand for the violations and TR-002, the verdicts those of streaming,
     tests/engine/test_fold_stream.py); None past `limit` rows (the corpus is then indexed and read in units:
@@ -111,19 +125,10 @@ def _read_once(files: list[TraceFile], runs: list, limit: int) -> tuple[UnitResu
 def _exact(
     files: list[TraceFile], results: list[UnitResult], repeated: set[int], predicted: set[int]
 ) -> tuple[list[dict], dict]:
-    """TR-002 exactly: over the events the units kept for the hashes the index found repeated, in recording
-    order; by a second read of the files only when the index did not tell every repeated ID (a row whose ID
-    it could not read plainly) or a file's kept events came from several units (its slices)."""
-    if not repeated:
-        return [], {}
-    units_of: dict[int, set[int]] = {}
-    for n, r in enumerate(results):
-        for rank, _, _ in r.candidates:
-            units_of.setdefault(rank, set()).add(n)
-    if repeated <= predicted and all(len(u) == 1 for u in units_of.values()):
-        kept = sorted((c for r in results for c in r.candidates), key=lambda c: c[:2])
-        return duplicates_among([e for _, _, e in kept if id_hash(e.event_id) in repeated])
-    return duplicate_ids(files, repeated)
+    """TR-002 exactly: over the events the units kept for the hashes the index found repeated
+    (`conformance.engine.units.kept_duplicates`); by a second read of the files only when those cannot tell."""
+    found = kept_duplicates(results, repeated, predicted)
+    return found if found is not None else duplicate_ids(files, repeated)
 
 
 def _footer_rows(files: list[TraceFile]) -> int:

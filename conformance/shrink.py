@@ -5,8 +5,9 @@ implementer. Shrinking never invents events: the result is a subset of the recor
 seq, timestamps, attributes), so it is a trace `haconform check` reads and the report draws like any other.
 
 How (monitors are folds over one group, `traces/verdict.py`; `conformance.engine.folds.GroupFolds`):
-1. the real engine (`conformance.pycheck.check_paths`) checks the input and names the violation to keep:
-   the first of rule RULE (of entity E when given), with its trace and its events;
+1. the real engine checks the input, read once whole (`conformance.pycheck.check_held`: the engine's one
+   read, its events kept), and names the violation to keep: the first of rule RULE (of entity E when
+   given), with its trace, whose events come from that read;
 2. the trace is cut, smallest first, until the rule still fires on the cut (`CUTS`): the violation's own
    events; its entity's events up to the violation's last event; its mechanism's events up to there;
    every event up to there; the whole trace. The trace's first event and its context events (TRACE_START,
@@ -52,7 +53,7 @@ from conformance.engine.outcome import SCHEMA_RULE
 from conformance.engine.rulesets import IMPORTED_KIND
 from conformance.recorded_options import record, recorded_skew
 from model.registry import monitor_runs
-from traces.io import TraceFileError, discover, iter_trace_file, write_events
+from traces.io import TraceFileError, discover, write_events
 from traces.schema import Event, is_context_kind
 from traces.verdict import Monitor
 
@@ -188,11 +189,15 @@ def ddmin(items: list[T], fails: Callable[[list[T]], bool], max_tests: int = MAX
 
 def _find_target(
     trace: str, rule: str, entity: str | None, skew_ms: int | None
-) -> tuple[Target, dict, frozenset[str], str]:
+) -> tuple[Target, dict, frozenset[str], str, list[Event]]:
     """The real engine's first violation of `rule` (a name, or a requirement ID: any of its rules) of `entity`:
-    the target, the violation, the rules its trace breaks, and a note naming which rules of a requirement
-    fired ('' for a rule name)."""
-    outcome = pycheck.check_paths([trace], skew_ms=skew_ms)
+    the target, the violation, the rules its trace breaks, a note naming which rules of a requirement
+    fired ('' for a rule name), and the valid events of its trace in recording order (a trace recorded out
+    of seq order stays so: TR-001), from the engine's one read."""
+    found = discover([trace])
+    if not found.files:
+        raise TraceFileError(f"{trace}: no trace file ({'; '.join(s['reason'] for s in found.skipped) or 'none'})")
+    outcome, held = pycheck.check_held([trace], skew_ms=skew_ms)
     names = resolve_rule(rule, {v["rule"]: v.get("requirement", "") for v in outcome.violations})
     wanted = set(names)
     fired = [v for v in outcome.violations if v["rule"] in wanted and (entity is None or v["entity"] == entity)]
@@ -215,15 +220,8 @@ def _find_target(
         )
         note += f"; shrinking the first violation, of {v['rule']}"
     broken = frozenset(w["rule"] for w in outcome.violations if w["trace_id"] == v["trace_id"])
-    return Target(v["rule"], v["trace_id"], entity, v.get("mechanism", "core")), v, broken, note
-
-
-def _read_trace(trace: str, trace_id: str) -> list[Event]:
-    """The valid events of one trace, in recording order (a trace recorded out of seq order stays so: TR-001)."""
-    found = discover([trace])
-    if not found.files:
-        raise TraceFileError(f"{trace}: no trace file ({'; '.join(s['reason'] for s in found.skipped) or 'none'})")
-    return [e for tf in found.files for part in iter_trace_file(tf) for e in part.events if e.trace_id == trace_id]
+    events = [e for e in held if e.trace_id == v["trace_id"]]
+    return Target(v["rule"], v["trace_id"], entity, v.get("mechanism", "core")), v, broken, note, events
 
 
 def kept(events: Sequence[Event]) -> list[int]:
@@ -271,8 +269,7 @@ def shrink(
 ) -> Shrunk:
     """The smallest sub-trace found that still breaks `rule` (a rule name or a requirement ID; not yet
     re-checked nor written)."""
-    target, v, broken, note = _find_target(trace, rule, entity, skew_ms)
-    events = _read_trace(trace, target.trace_id)
+    target, v, broken, note, events = _find_target(trace, rule, entity, skew_ms)
     base = kept(events)
     oracle = Oracle(target, skew_ms, broken)
 

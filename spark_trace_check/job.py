@@ -6,7 +6,9 @@ hold whole traces or nearly; and the shuffle plan, below, for traces spread over
 
 The shuffle plan, one read and one shuffle (issue 20): the raw rows (`spark_trace_check.raw`) go, keyed by trace, to the
 Python trace pass (`spark_trace_check.trace_pass`), which judges each row once and feeds the valid ones to the
-engine's folds; the same Spark job aggregates the raw event IDs' hashes for TR-002. The report is assembled
+engine's folds. TR-002: one shuffle of hashes first (the JVM aggregates the raw event IDs' 64-bit hashes,
+`candidates_of`), the rows of repeated hashes marked for the pass, which sends their events back from its
+one read (`mark_candidates`, issue 32): no second scan of the rows for TR-002. The report is assembled
 by the single-process engine's own `conformance.pycheck.finish_outcome`, so the two engines' reports
 (summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
 Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
@@ -18,7 +20,9 @@ parsed or screened in the JVM by either job.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pickle
 import re
 import shutil
 import sys
@@ -27,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -41,19 +46,57 @@ from spark_trace_check.dataset import check_dataset
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
 from spark_trace_check.raw import Raw, read_raw
 from spark_trace_check.session import build_session
-from spark_trace_check.trace_pass import HELD_KIND, TALLY_KIND, judged_events, rule_counts, trace_pass, violation_row
+from spark_trace_check.trace_pass import (
+    CANDIDATE_KIND,
+    HELD_KIND,
+    TALLY_KIND,
+    judge_rows,
+    keyed,
+    rule_counts,
+    trace_pass,
+    violation_row,
+)
 from traces.io import RowError
-from traces.schema import Event
+from traces.schema import FIELD_NAMES, Event
 
 DEFAULT_CAP = 100_000
 PLAN = "auto"  # the plan of `check` when none is given (see `check`)
 # the columns of a violation row, as both engines report it (conformance.report)
 VIOLATION_COLUMNS = ("rule", "requirement", "mechanism", "trace_id", "entity", "event_ids", "explanation")
+# the columns of a valid event sent back to the driver by `judged_events`
+EVENT_DDL = (
+    ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
+    + ", file_rank int, line bigint"
+)
 
 
 def _progress(enabled: bool, t0: float, message: str) -> None:
     if enabled:
         print(f"[{time.monotonic() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    schema = pa.schema(
+        [(n, pa.int64() if n in ("schema_version", "seq", "ts_ms") else pa.string()) for n in FIELD_NAMES]
+        + [("file_rank", pa.int32()), ("line", pa.int64())]
+    )
+    for batch in batches:
+        rows = []
+        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
+        for rank, line, (event, _) in zip(ranks, lines, judge_rows(batch), strict=True):
+            if event is not None:
+                row = event.to_row()
+                row["attrs"] = json.dumps(row["attrs"], separators=(",", ":"))
+                rows.append({**row, "file_rank": rank, "line": line})
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def judged_events(rows: DataFrame) -> list[tuple[int, int, Event]]:
+    """The valid events among a few raw rows (TR-002's candidates, the violations' events), judged by the
+    same functions as the pass, with their recording position, in recording order."""
+    found = keyed(rows).mapInArrow(_events_of, EVENT_DDL).collect()
+    out = [(r["file_rank"], r["line"], Event.from_row(r.asDict())) for r in found]
+    return sorted(out, key=lambda x: (x[0], x[1]))
 
 
 def fetch_events(
@@ -74,10 +117,39 @@ def fetch_events(
     return judged_events(chosen)
 
 
-def _duplicates(raw: Raw, hashes: list[int], nulls: bool) -> tuple[list[dict], dict[str, list[Event]]]:
-    """TR-002 exactly, as `conformance.engine.outcome.duplicate_ids`: the JVM's aggregation of raw event IDs' hashes
-    names the candidates (a hash on two rows, or a row whose ID it could not read); they are judged here."""
-    return duplicates_among([e for _, _, e in fetch_events(raw, hashes=hashes, with_null=nulls)])
+def candidates_of(raw: Raw) -> tuple[list[int], bool, int]:
+    """TR-002's candidates from one shuffle of hashes (the JVM's aggregation of a 64-bit hash per raw event ID):
+    the hashes seen on two rows or more, whether some row has no readable ID, and how many raw rows they mark."""
+    hashed = F.when(F.col("id").isNotNull(), F.xxhash64("id")).alias("h")
+    found = raw.rows.select(hashed).groupBy("h").count().where("count > 1 or h is null").collect()
+    hashes = [r["h"] for r in found if r["h"] is not None]
+    return hashes, any(r["h"] is None for r in found), sum(r["count"] for r in found)
+
+
+def mark_candidates(rows: DataFrame, hashes: list[int], nulls: bool) -> DataFrame:
+    """`rows` with a boolean column `wanted`: the row's ID hash is one of `hashes` (or, with `nulls`, it has
+    no readable ID); the trace pass sends those rows' events back (`trace_pass.CANDIDATE_KIND`)."""
+    blank = F.col("id").isNull() if nulls else F.lit(False)
+    if not hashes:
+        return rows.withColumn("wanted", blank)
+    table = rows.sparkSession.createDataFrame([(h, True) for h in hashes], "h bigint, hit boolean")
+    hashed = rows.withColumn("h", F.when(F.col("id").isNotNull(), F.xxhash64("id")))
+    joined = hashed.join(F.broadcast(table), "h", "left")
+    return joined.withColumn("wanted", F.coalesce(F.col("hit"), F.lit(False)) | blank).drop("h", "hit")
+
+
+def _duplicates(
+    raw: Raw, kept: list, hashes: list[int], nulls: bool, marked: int
+) -> tuple[list[dict], dict[str, list[Event]]]:
+    """TR-002 exactly, as `conformance.engine.outcome.duplicate_ids`, over the candidates' events the trace
+    pass kept in its one read (`kept`, one row per marked raw row, in no order); only when the pass did not
+    send every one of the `marked` rows are the raw rows scanned again for the candidates' hashes."""
+    if len(kept) == marked:
+        events = [(r["file_rank"], r["line"], pickle.loads(r["blob"])) for r in kept if r["blob"] is not None]
+        events.sort(key=lambda x: (x[0], x[1]))
+    else:
+        events = fetch_events(raw, hashes=hashes, with_null=nulls)
+    return duplicates_among([e for _, _, e in events])
 
 
 def check(
@@ -143,25 +215,19 @@ def _check(
     progress: bool,
     skew_ms: int | None,
 ) -> CheckOutcome:
-    """One read, one shuffle: the trace pass judges every row and folds every trace (`trace_pass.trace_pass`);
-    beside it, in the same Spark job, one aggregation of the raw event IDs names TR-002's candidates. Then,
-    only when needed: the held traces judged whole, the candidates judged, the violations' events fetched."""
+    """One shuffle of hashes, then one read and one shuffle of rows: the raw event IDs' hashes name TR-002's
+    candidates, marked for the trace pass, which judges every row, folds every trace and keeps the
+    candidates' events (`trace_pass.trace_pass`). Then, only when needed: the held traces judged whole,
+    the violations' events fetched."""
     t0 = time.monotonic()
     raw = read_raw(spark, paths, stage_dir)
     _progress(progress, t0, f"reading {len(raw.files)} trace file(s), {len(raw.skipped)} skipped")
     partitions = partitions_for(spark, partitions, raw.rows_read)
     ship_code(spark)  # the Python workers of a real cluster import the monitors from it
-    # TR-002's candidates: a 64-bit hash per raw event ID, those seen twice (and rows without a readable ID)
-    hashed = F.when(F.col("id").isNotNull(), F.xxhash64("id")).alias("h")
-    candidates = (
-        raw.rows.select(hashed)
-        .groupBy("h")
-        .count()
-        .where("count > 1 or h is null")
-        .select(F.lit("d").alias("kind"), F.col("h").cast("string").alias("explanation"))
-    )
-    passed = trace_pass(raw.rows, partitions, skew_ms)
-    by_kind, by_mech, quarantine = sorted_out(passed.unionByName(candidates, allowMissingColumns=True), raw)
+    hashes, nulls, marked = candidates_of(raw)  # TR-002's candidates, before the pass that keeps their events
+    rows = mark_candidates(raw.rows, hashes, nulls) if marked else raw.rows
+    passed = trace_pass(rows, partitions, skew_ms)
+    by_kind, by_mech, quarantine = sorted_out(passed, raw)
     _progress(
         progress, t0, f"validated {raw.rows_read} rows: {sum(by_mech.values())} checked, {len(quarantine)} quarantined"
     )
@@ -171,14 +237,14 @@ def _check(
     violations = [violation_row(r, VIOLATION_COLUMNS) for r in judged if r["kind"] == "v"]
     counts = rule_counts(r for r in judged if r["kind"] == TALLY_KIND)
     unknown = [{"mechanism": r["mechanism"], "note": r["explanation"]} for r in judged if r["kind"] == "u"]
-    hashes = [int(r["explanation"]) for r in by_kind.get("d", ()) if r["explanation"] is not None]
-    nulls = any(r["explanation"] is None for r in by_kind.get("d", ()))
-    duplicates = _duplicates(raw, hashes, nulls) if hashes or nulls else ([], {})
+    kept = by_kind.get(CANDIDATE_KIND, [])
+    duplicates = _duplicates(raw, kept, hashes, nulls, marked) if marked else ([], {})
     violations.sort(key=violation_key)
     for v in violations[cap:]:
         v["events"] = []
-    wanted = sorted({i for v in violations[:cap] for i in v["event_ids"]})
-    attach_events(violations[:cap], [e for _, _, e in fetch_events(raw, ids=wanted)] if wanted else [])
+    missing = [v for v in violations[:cap] if "events" not in v]  # the pass attaches those it kept
+    wanted = sorted({i for v in missing for i in v["event_ids"]})
+    attach_events(missing, [e for _, _, e in fetch_events(raw, ids=wanted)] if wanted else [])
     return finish_outcome(
         engine="spark",
         files=raw.files,

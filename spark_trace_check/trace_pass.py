@@ -8,8 +8,13 @@ JSONL lines), and each valid event goes straight into its trace's folds: `confor
 TraceFolds`, the object the single-process driver feeds (core rules TR-001/003/004/006, the trace-scope
 monitors and one fold per (mechanism, entity) for the entity-scope monitors, reading the trace's context as
 it grows). So the entity monitors need no shuffle of their own, no context rows are collected first, and a
-rule or monitor added to the engine runs here unchanged. The pass emits violations, unknown notes,
-quarantined rows and per-mechanism counts (`OUT_DDL`, told apart by `kind`).
+rule or monitor added to the engine runs here unchanged. The pass is a source and sink around the engine's
+one driver (`conformance.engine.driver.Engine`, issue 32): each run of rows of one key from one file goes in
+as a part (`traces.io.ReadResult`), and the engine's read loop counts, keeps the quarantine rows and hashes,
+and feeds its router, which checks seq order as rows come (`Router.watch`, no index being at hand) and
+continues saved folds (`Router.restored`). The pass emits violations, unknown notes, quarantined rows and
+per-mechanism counts (`OUT_DDL`, told apart by `kind`), and the events of the rows the driver marked
+`wanted` (TR-002's candidates, `CANDIDATE_KIND`), found per batch.
 
 Incremental checking (`keep`, a `Keep`): the pass also emits each streamed trace's pickled folds before
 they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read (`HASHES_KIND`,
@@ -31,9 +36,8 @@ from __future__ import annotations
 
 import json
 import pickle
-from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -42,20 +46,22 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from conformance.check import OrderBroken
-from conformance.engine.collector import PausedCollector
-from conformance.engine.resume import not_continued
+from conformance.engine import driver
+from conformance.engine.driver import Engine, attach_events
 from conformance.engine.statedir import stable_hash
-from conformance.engine.stream import TraceFolds, judge_whole, results_of, split_runs
+from conformance.engine.stream import Router, Runs, judge_whole
 from conformance.engine.tally import RuleCounts
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
 from traces.columnar import judge_batch
+from traces.io import ReadResult, RowError
 from traces.rows import Problem, check_line
 from traces.schema import FIELD_NAMES, Event
 from traces.verdict import Monitor
 
 __all__ = [
+    "CANDIDATE_KIND",
     "FOLDS_KIND",
     "HASHES_KIND",
     "HELD_KIND",
@@ -64,7 +70,7 @@ __all__ = [
     "Keep",
     "OrderBroken",
     "judge_rows",
-    "judged_events",
+    "keyed",
     "rule_counts",
     "trace_pass",
     "violation_row",
@@ -73,19 +79,17 @@ __all__ = [
 OUT_DDL = (
     "kind string, rule string, requirement string, mechanism string, trace_id string, entity string, "
     "event_ids array<string>, explanation string, file_rank int, line bigint, field string, reason string, "
-    "count bigint, blob binary, data string"
+    "count bigint, blob binary, data string, events string"
 )
 _OUT_SCHEMA = pa.schema(
     [(c.split(" ")[0], pa.list_(pa.string()) if "array" in c else pa.string()) for c in OUT_DDL.split(", ")[:8]]
     + [("file_rank", pa.int32()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
-    + [("count", pa.int64()), ("blob", pa.binary()), ("data", pa.string())]
+    + [("count", pa.int64()), ("blob", pa.binary()), ("data", pa.string()), ("events", pa.string())]
 )
 VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u", "q", "n", "h"
 FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
-EVENT_DDL = (
-    ", ".join(f"{n} {'bigint' if n in ('schema_version', 'seq', 'ts_ms') else 'string'}" for n in FIELD_NAMES)
-    + ", file_rank int, line bigint"
-)
+CANDIDATE_KIND = "c"  # a raw row marked `wanted` (TR-002's candidates): its event pickled in `blob` (None: invalid)
+
 Judgement = tuple[Event | None, Problem | None]
 Factory = Callable[[], Monitor]
 
@@ -142,9 +146,27 @@ def _judge_line(raw: bytes, line: int) -> Judgement:
     return (None, problem) if problem is not None else (Event.from_row(row), None)  # type: ignore[arg-type]
 
 
+class _KeyedRouter(Router):
+    """The engine's router (`watch`: traces are checked for seq order as they are read, no index being
+    at hand) that folds only events of the trace the shuffle key names (`key`); another trace's event is
+    named in `misread` (the JVM read its key otherwise) and not folded: its trace is judged whole."""
+
+    def __init__(self, runs: Runs, restored: dict[str, bytes] | None) -> None:
+        super().__init__(runs, None, watch=True, restored=restored)
+        self.key: str | None = None
+        self.misread: list[str] = []
+
+    def feed(self, e: Event) -> None:
+        if e.trace_id != self.key:
+            self.misread.append(e.trace_id)
+            return
+        self.watched(e)
+
+
 class _Pass:
-    """The state of one task of the trace pass (see the module): the trace being streamed, or, `whole`,
-    the held traces' events."""
+    """One task of the trace pass (see the module): a source and sink around the engine's one driver
+    (`conformance.engine.driver.Engine`: the read loop, counts, quarantine rows, hashes; its router checks
+    seq order and continues saved folds), or, `held`, the held traces' events collected and judged whole."""
 
     def __init__(
         self,
@@ -154,89 +176,98 @@ class _Pass:
         keep: Keep | None = None,
     ) -> None:
         self.runs = monitor_runs(skew_ms) + [(name, factory()) for name, factory in extra]
-        self.trace_runs, self.entity_runs = split_runs(self.runs)
         self.held = held  # None: the streaming pass
         self.kept: dict[str, list[tuple[int, int, Event]]] = {}
         self.out: list[dict] = []
-        self.counts: Counter[str] = Counter()
         self.last: tuple | None = None
         self.key: bytes | None = None
-        self.key_text: str | None = None
-        self.folds: TraceFolds | None = None
-        self.seq = -1
-        self.dropped = False
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
-        self.hashes = array("Q")
+        self.router = _KeyedRouter(self.runs, self.restored)
+        hash_of = stable_hash if self.restored is not None else None
+        self.engine = Engine([], None, router=self.router, hash_of=hash_of)
+        self.events: list[Event] | None = []  # the key's trace's events, kept a run at a time (`close_trace`)
+        self.told = 0  # the router's dropped traces already named in HELD rows
         self.rules = RuleCounts()  # what the rules judged: one row per task, or per trace when incremental
-        self.rank = self.trace_rank = -1  # the file of the row being judged; of the trace's last event
 
     def batch(self, batch: pa.RecordBatch) -> None:
         keys, ranks, lines = (batch.column(c).to_pylist() for c in ("key", "file_rank", "line"))
-        for key, rank, line, (event, problem) in zip(keys, ranks, lines, judge_rows(batch), strict=True):
+        judged = judge_rows(batch)
+        if "wanted" in batch.schema.names:  # TR-002's candidates, marked by the driver: kept in this one read
+            self._candidates(batch.column("wanted"), ranks, lines, judged)
+        begin = 0
+        for i, (key, rank, line) in enumerate(zip(keys, ranks, lines, strict=True)):
             where = (key is not None, key or b"", rank, line)
             if self.last is not None and where <= self.last:
                 raise OrderBroken(f"trace pass: row {where} arrived after {self.last}")
             self.last = where
-            self.rank = rank
-            if key != self.key:
-                self.close_trace()
-                self.key, self.key_text = key, key.decode("utf-8", "replace") if key is not None else None
-            if event is None:
-                if self.held is None:
-                    self.out.append({"kind": QUARANTINE_KIND, "file_rank": rank, "line": line, **_problem(problem)})
-                continue
-            if self.held is not None:
-                if event.trace_id in self.held:
+            if i > begin and (key != keys[begin] or rank != ranks[begin]):
+                self._run(keys[begin], ranks[begin], lines[begin:i], judged[begin:i])
+                begin = i
+        if begin < len(keys):
+            self._run(keys[begin], ranks[begin], lines[begin:], judged[begin:])
+
+    def _candidates(self, wanted: pa.Array, ranks: list[int], lines: list[int], judged: list[Judgement]) -> None:
+        """One `CANDIDATE_KIND` row per raw row of the batch marked `wanted` (found per batch, not per row),
+        so the driver resolves TR-002 from the events of this read and knows it got every marked row."""
+        for i in pc.indices_nonzero(wanted.fill_null(False)).to_pylist():
+            event = judged[i][0]
+            blob = pickle.dumps(event, pickle.HIGHEST_PROTOCOL) if event is not None else None
+            self.out.append({"kind": CANDIDATE_KIND, "file_rank": ranks[i], "line": lines[i], "blob": blob})
+
+    def _run(self, key: bytes | None, rank: int, lines: list[int], judged: list[Judgement]) -> None:
+        """Rows of one trace key from one file, in recording order: into the engine (or held)."""
+        if self.held is not None:
+            for line, (event, _) in zip(lines, judged, strict=True):
+                if event is not None and event.trace_id in self.held:
                     self.kept.setdefault(event.trace_id, []).append((rank, line, event))
-                continue
-            self.counts[event.mechanism] += 1
-            if self.restored is not None:
-                self.hashes.append(stable_hash(event.event_id))
-            self.feed(event)
-
-    def feed(self, event: Event) -> None:
-        if event.trace_id != self.key_text:  # the JVM read the key otherwise: the trace is judged whole
-            self.out.append(_held(event.trace_id, self.key_text))
             return
-        if self.dropped:
-            return
-        if event.seq <= self.seq:  # recorded out of seq order: judged whole by a second pass
-            self.folds, self.dropped = None, True
-            self.out.append(_held(event.trace_id, self.key_text))
-            return
-        if self.folds is None:
-            self.folds = self._begin(event)
-            if self.folds is None:
-                return
-        self.seq, self.trace_rank = event.seq, self.rank
-        self.folds.feed(event)
-
-    def _begin(self, event: Event) -> TraceFolds | None:
-        """New folds, or the saved ones the trace's new events continue (None, named: they go back in seq)."""
-        saved = self.restored.get(event.trace_id) if self.restored is not None else None
-        if saved is None:
-            return TraceFolds(event, self.trace_runs, self.entity_runs)
-        folds: TraceFolds = pickle.loads(saved)
-        why = not_continued(folds, event.seq)
-        if why is not None:
-            self.dropped = True
-            self.out.append({**_held(event.trace_id, self.key_text), "explanation": why})
-            return None
-        return folds
+        if key != self.key:
+            self.close_trace()
+            self.key = key
+            self.router.key = key.decode("utf-8", "replace") if key is not None else None
+        part = ReadResult(rows_read=len(judged))
+        for line, (event, problem) in zip(lines, judged, strict=True):
+            if event is not None:
+                part.events.append(event)
+            else:
+                part.errors.append(RowError("", line, problem.field, problem.reason))  # type: ignore[union-attr]
+        self.engine.read(rank, "", (part,))
+        if self.events is not None:  # kept per run, not per event; another trace's (misread) left out
+            mine = part.events if not self.router.misread else [e for e in part.events if e.trace_id == self.router.key]
+            self.events.extend(mine)
+            if len(self.events) > driver.KEEP_EVENTS:  # too many: the driver fetches this trace's events
+                self.events = None
+        self.out.extend(
+            {"kind": QUARANTINE_KIND, "file_rank": rank, "line": q["line"], "field": q["field"], "reason": q["reason"]}
+            for q in self.engine.quarantine
+        )
+        self.engine.quarantine.clear()
+        key_text, router = self.router.key, self.router
+        self.out.extend(_held(trace, key_text) for trace in router.misread)
+        router.misread.clear()
+        if len(router.dropped) > self.told:
+            for trace, why in islice(router.dropped.items(), self.told, None):
+                self.out.append({**_held(trace, key_text), "explanation": why} if why else _held(trace, key_text))
+            self.told = len(router.dropped)
 
     def close_trace(self) -> None:
-        if self.folds is not None:
-            if self.restored is not None:
-                blob = pickle.dumps(self.folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
-                trace, rank = self.folds.core.trace, self.trace_rank
-                self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
-            counts = RuleCounts() if self.restored is not None else self.rules
-            found, notes = results_of(self.folds, counts)
-            self._emit(self.folds.core.trace, found, notes, counts)
-        self.folds, self.seq, self.dropped = None, -1, False
+        """The trace of the key read so far: its violations, their events from those kept with its runs."""
+        trace, mine, self.events = self.router.key, self.events, []
+        if trace is None:
+            return
+        folds = self.router.traces.pop(trace, None)
+        if folds is not None and self.restored is not None:
+            blob = pickle.dumps(folds, protocol=pickle.HIGHEST_PROTOCOL)  # before they finish
+            rank = self.engine.last_rank[trace]
+            self.out.append({"kind": FOLDS_KIND, "trace_id": trace, "blob": blob, "file_rank": rank})
+        counts = RuleCounts() if self.restored is not None else self.rules
+        found, notes = self.engine.close(trace, folds, counts, mine)
+        if folds is not None:
+            self._emit(trace, found, notes, counts)
+        self.router.key = None
 
     def _emit(self, trace: str, found: list[dict], notes: list[dict], counts: RuleCounts) -> None:
-        self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v)} for v in found)
+        self.out.extend({"kind": VIOLATION_KIND, **v, "data": _data(v), "events": _events(v)} for v in found)
         if counts is not self.rules:  # incremental: each trace's own counts, saved with its results
             self.out.append(
                 {"kind": TALLY_KIND, "trace_id": trace, "blob": pickle.dumps(counts, pickle.HIGHEST_PROTOCOL)}
@@ -253,13 +284,15 @@ class _Pass:
             notes: list[dict] = []
             counts = RuleCounts() if self.restored is not None else self.rules
             found = judge_whole(events, self.runs, notes, counts)
+            attach_events(found, events)
             self._emit(trace, found, notes, counts)
         self.kept = {}
         if self.restored is None:
             self.out.append({"kind": TALLY_KIND, "blob": pickle.dumps(self.rules, pickle.HIGHEST_PROTOCOL)})
-        self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(self.counts.items()))
+        by_mech = self.engine.by_mechanism
+        self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(by_mech.items()))
         if self.restored is not None:
-            self.out.append({"kind": HASHES_KIND, "blob": self.hashes.tobytes()})
+            self.out.append({"kind": HASHES_KIND, "blob": self.engine.hashes.tobytes()})
 
     def drain(self) -> pa.RecordBatch:
         out, self.out = self.out, []
@@ -271,11 +304,20 @@ def _data(v: dict) -> str | None:
     return json.dumps(v["data"], sort_keys=True) if v.get("data") else None
 
 
+def _events(v: dict) -> str | None:
+    """A violation's events (report rows), attached in the pass from the events it kept, as JSON text; None
+    when the pass did not keep them (the driver fetches those)."""
+    return json.dumps(v["events"]) if "events" in v else None
+
+
 def violation_row(r: Any, columns: Sequence[str]) -> dict:
-    """A report row of a collected violation row: its columns, and its data parsed back when it has any."""
+    """A report row of a collected violation row: its columns, its data and its events (when the pass
+    attached them) parsed back."""
     out = {c: r[c] for c in columns}
     if r["data"] is not None:
         out["data"] = json.loads(r["data"])
+    if r["events"] is not None:
+        out["events"] = json.loads(r["events"])
     return out
 
 
@@ -286,11 +328,6 @@ def rule_counts(rows: Iterable[Any], dropped: set[str] = frozenset()) -> RuleCou
         if r["trace_id"] is None or r["trace_id"] not in dropped:
             counts.merge(pickle.loads(r["blob"]))
     return counts
-
-
-def _problem(problem: Problem | None) -> dict:
-    assert problem is not None
-    return {"field": problem.field, "reason": problem.reason}
 
 
 def _held(trace_id: str, key: str | None) -> dict:
@@ -311,9 +348,8 @@ def make_runner(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         state = _Pass(skew_ms, held, extra, keep)
         first = marker is not None
-        with PausedCollector() as collector:  # conformance.engine.collector
+        with state.engine.reading():  # the collector paused (`conformance.engine.collector`)
             for batch in batches:
-                collector.read(batch.num_rows)
                 state.batch(batch)
                 if len(state.out) >= 1000 or first:
                     yield state.drain()
@@ -329,8 +365,13 @@ def make_runner(
 _PASSED = [c for c in RAW_COLUMNS if c not in ("key", "id")]  # `id` serves the JVM's TR-002 aggregation only
 
 
-def _keyed(rows: DataFrame) -> DataFrame:
-    return rows.select(F.col("key").cast("binary").alias("key"), *_PASSED)
+def _passed(rows: DataFrame) -> list[str]:
+    """The columns the Python pass gets: the raw row's, and `wanted` when the driver marked TR-002's candidates."""
+    return _PASSED + (["wanted"] if "wanted" in rows.columns else [])
+
+
+def keyed(rows: DataFrame) -> DataFrame:
+    return rows.select(F.col("key").cast("binary").alias("key"), *_passed(rows))
 
 
 def trace_pass(
@@ -343,32 +384,8 @@ def trace_pass(
 ) -> DataFrame:
     """Every row judged and every trace folded (see the module): one shuffle by trace, sorted by recording
     order within each partition. With `held`, only those traces are judged, each whole; with `keep`, the
-    folds and event-ID hashes are emitted too (incremental checking)."""
-    ordered = (
-        rows.select("key", *_PASSED).repartition(partitions, "key").sortWithinPartitions("key", "file_rank", "line")
-    )
-    return _keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)
-
-
-def _events_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    schema = pa.schema(
-        [(n, pa.int64() if n in ("schema_version", "seq", "ts_ms") else pa.string()) for n in FIELD_NAMES]
-        + [("file_rank", pa.int32()), ("line", pa.int64())]
-    )
-    for batch in batches:
-        rows = []
-        ranks, lines = batch.column("file_rank").to_pylist(), batch.column("line").to_pylist()
-        for rank, line, (event, _) in zip(ranks, lines, judge_rows(batch), strict=True):
-            if event is not None:
-                row = event.to_row()
-                row["attrs"] = json.dumps(row["attrs"], separators=(",", ":"))
-                rows.append({**row, "file_rank": rank, "line": line})
-        yield pa.RecordBatch.from_pylist(rows, schema=schema)
-
-
-def judged_events(rows: DataFrame) -> list[tuple[int, int, Event]]:
-    """The valid events among a few raw rows (TR-002's candidates, the violations' events), judged by the
-    same functions as the pass, with their recording position, in recording order."""
-    found = _keyed(rows).mapInArrow(_events_of, EVENT_DDL).collect()
-    out = [(r["file_rank"], r["line"], Event.from_row(r.asDict())) for r in found]
-    return sorted(out, key=lambda x: (x[0], x[1]))
+    folds and event-ID hashes are emitted too (incremental checking). A boolean column `wanted` (TR-002's
+    candidates, `spark_trace_check.job.mark_candidates`) has each marked row's event sent back (`CANDIDATE_KIND`)."""
+    ordered = rows.select("key", *_passed(rows)).repartition(partitions, "key")
+    ordered = ordered.sortWithinPartitions("key", "file_rank", "line")
+    return keyed(ordered).mapInArrow(make_runner(skew_ms, held, extra, keep), OUT_DDL)

@@ -1,18 +1,23 @@
 """The Spark driver of the units plan: Spark schedules the engine's units of whole traces; nothing is shuffled
-but 8 bytes per event for event-ID uniqueness (TR-002).
+but 8 bytes per event for event-ID uniqueness (TR-002), once: one read (beside the index) and one shuffle of
+hashes.
 
 Where the corpus's files already hold whole traces (each trace in one file, or in a few files that share
 it), moving every row through a shuffle by trace only to put them back together costs the JVM more than
 the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
-1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files);
+1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files),
+   hashing the event IDs they hold; one shuffle, by hash bucket, of those hashes names the hashes seen twice
+   (TR-002's candidates, as the single-process engine's index does);
 2. the driver plans units of whole traces (`conformance.engine.units.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
 3. each task judges its units with the single-process engine's own `conformance.engine.units.judge_unit` (rows
-   judged once, each event fed to its trace's folds as it is read) and hashes every event ID (`hash_for`:
-   the same function in every task);
-4. one shuffle, by hash bucket, of those hashes (the corpus scope), beside the units' results: each bucket
-   names the hashes it holds twice; only then are those files read again for TR-002's exact events.
+   judged once, each event fed to its trace's folds as it is read), keeping the events of the candidates'
+   hashes (`hash_for`: the same function in every task), so TR-002 is resolved exactly from the events kept
+   in the one read (`conformance.engine.units.kept_duplicates`), with no read of the files again;
+4. only when the index could not tell every row's event ID (`Plan.untold`) are the units' hashes shuffled
+   too, and only when the kept events cannot tell (an ID the index missed, a file's candidates kept by
+   several units) are the files read again for TR-002's exact events.
 The report is assembled by `conformance.engine.units.finish_units`, the single-process driver's own function.
 
 `plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than
@@ -33,18 +38,29 @@ import os
 import re
 import sys
 import time
+from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from pyspark.sql import SparkSession
 
+from conformance.driver_choice import input_events
 from conformance.engine.driver import InternalError
 from conformance.engine.outcome import CheckOutcome, duplicates_among, repeated_events
 from conformance.engine.statedir import stable_hash
 from conformance.engine.trace_index import GROUP_EVENTS, index_file
-from conformance.engine.units import Index, Unit, UnitResult, finish_units, judge_unit, plan_units, read_amplification
+from conformance.engine.units import (
+    Index,
+    Unit,
+    UnitResult,
+    finish_units,
+    judge_unit,
+    kept_duplicates,
+    plan_units,
+    read_amplification,
+)
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker
@@ -69,6 +85,8 @@ class Plan:
     units: list[Unit]
     amplification: float
     events: int
+    repeated: set[int] = field(default_factory=set)  # ID hashes the index found more than once (TR-002)
+    untold: int = 0  # rows whose event ID the index could not tell (then the units' hashes are shuffled too)
 
     def fits(self) -> bool:
         return self.amplification <= MAX_AMPLIFICATION
@@ -111,27 +129,65 @@ def task_slots(sc) -> int:
     return slots if slots > 0 else max(1, sc.defaultParallelism)
 
 
-def _index_task(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
-    for rank, tf in items:
-        yield rank, index_file(tf)
+def _buckets(hashes: array, bits: int) -> Iterator[tuple[int, bytes]]:
+    """(bucket, packed hashes) of a task's event-ID hashes: what the one shuffle of hashes moves."""
+    view = np.frombuffer(hashes, dtype=np.uint64)
+    buckets = view >> np.uint64(64 - bits)
+    for b in np.unique(buckets).tolist():
+        yield b, view[buckets == b].tobytes()
+
+
+def _index_task(hash_of: Callable[[str], int], bits: int):
+    """Index each file (`index_file`), hashing the event IDs it can tell: (-1, (rank, index, rows whose ID
+    it could not tell)), then the hashes by bucket."""
+
+    def run(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
+        for rank, tf in items:
+            entry = index_file(tf, hash_of=hash_of)
+            yield -1, (rank, entry._replace(ids=array("Q")), entry.rows - len(entry.ids))
+            yield from _buckets(entry.ids, bits)
+
+    return run
+
+
+def _shuffled(judged, bits: int) -> tuple[list[Any], set[int]]:
+    """A job's results (key -1) and the hashes its buckets hold more than once: the one shuffle of hashes."""
+    keyed = judged.map(lambda row: (_ERROR, row) if row[0] == _ERROR else row)
+    out = keyed.partitionBy((1 << bits) + 1, lambda k: 0 if not isinstance(k, int) or k < 0 else k + 1)
+    results: list[Any] = []
+    repeated: set[int] = set()
+    for kind, value in out.mapPartitions(_reduce_task).collect():
+        if kind == "d":
+            repeated.update(value)
+        elif isinstance(value, tuple) and value and value[0] == _ERROR:
+            _raise_errors([value])
+        else:
+            results.append(value)
+    return results, repeated
 
 
 def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
-    """Index the files in parallel and plan the units (`choose_units`: the budget whose tasks end first)."""
+    """Index the files in parallel, their event IDs' hashes shuffled by bucket for those seen twice (TR-002's
+    candidates, kept by the units as they are judged), and plan the units (`choose_units`: the budget whose
+    tasks end first)."""
     found = discover(paths)
     sc = spark.sparkContext
     ship_code(spark)  # the Python workers of a real cluster import the engine from it, from the index job on
     cores = task_slots(sc)
     index: list[Index] = []
+    repeated: set[int] = set()
+    untold = 0
     if found.files:
         slices = max(1, min(len(found.files), 2 * partitions))
+        bits = _bucket_bits(cores, input_events(paths) or 0)
         with job_group(sc, PLAN_GROUP):
-            got = sc.parallelize(list(enumerate(found.files)), slices).mapPartitions(_guarded(_index_task)).collect()
-        _raise_errors(got)
-        index = [i for _, i in sorted(got, key=lambda r: r[0])]
+            files = sc.parallelize(list(enumerate(found.files)), slices)
+            got, repeated = _shuffled(files.mapPartitions(_guarded(_index_task(hash_for(sc), bits))), bits)
+        index = [i for _, i, _ in sorted(got, key=lambda r: r[0])]
+        untold = sum(n for _, _, n in got)
     events = sum(entry.rows for entry in index)
     units = choose_units(index, events, cores)
-    return Plan(found, index, units, read_amplification(index, units), events)
+    return Plan(found, index, units, read_amplification(index, units), events, repeated, untold)
 
 
 def makespan(costs: list[float], slots: int) -> float:
@@ -205,7 +261,16 @@ def hash_for(sc) -> Callable[[str], int]:
     return id_hash if seed is not None and seed.isdigit() else stable_hash
 
 
-def _units_task(files: list[TraceFile], skew_ms: int | None, bits: int, hash_of: Callable[[str], int]):
+def _units_task(
+    files: list[TraceFile],
+    skew_ms: int | None,
+    bits: int,
+    hash_of: Callable[[str], int],
+    candidates: set[int] | None,
+    shuffle: bool,
+):
+    """Judge each unit (`judge_unit`, keeping the events of the ID hashes in `candidates`); with `shuffle`,
+    its event-ID hashes by bucket after its result."""
     marker = kill_marker()  # test-only (spark_trace_check.faults): None in any real check
 
     def run(items: Iterator[list[Unit]]) -> Iterator[Any]:
@@ -213,13 +278,11 @@ def _units_task(files: list[TraceFile], skew_ms: int | None, bits: int, hash_of:
         first = marker is not None
         for units in items:
             for unit in units:
-                result = judge_unit(files, unit, runs, hash_of)
+                result = judge_unit(files, unit, runs, hash_of, candidates=candidates)
                 hashes, result.hashes = result.hashes, None  # type: ignore[assignment]
                 yield -1, result
-                view = np.frombuffer(hashes, dtype=np.uint64)
-                buckets = view >> np.uint64(64 - bits)
-                for b in np.unique(buckets).tolist():
-                    yield b, view[buckets == b].tobytes()
+                if shuffle:
+                    yield from _buckets(hashes, bits)
                 if first:  # one unit judged and handed on: a retry must not count it twice
                     first = False
                     die_once(marker)
@@ -270,28 +333,28 @@ def check_units(
     bits = _bucket_bits(cores, planned.events)
     hash_of = hash_for(sc)
     results: list[UnitResult] = []
-    repeated: set[int] = set()
+    repeated: set[int] | None = None  # None: the index told every row's event ID, its candidates are all
+    shuffle = planned.untold > 0
     if bins:
-        judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(_units_task(files, skew_ms, bits, hash_of)))
-        keyed = judged.map(lambda row: (_ERROR, row) if row[0] == _ERROR else row)
-        out = keyed.partitionBy((1 << bits) + 1, lambda k: 0 if not isinstance(k, int) or k < 0 else k + 1)
-        for kind, value in out.mapPartitions(_reduce_task).collect():
-            if kind == "d":
-                repeated.update(value)
-            elif isinstance(value, tuple) and value and value[0] == _ERROR:
-                _raise_errors([value])
-            else:
-                results.append(value)
+        task = _units_task(files, skew_ms, bits, hash_of, planned.repeated or None, shuffle)
+        judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(task))
+        if shuffle:
+            results, repeated = _shuffled(judged, bits)
+        else:
+            got = judged.collect()
+            _raise_errors(got)
+            results = [value for _, value in got]
     _say(progress, t0, f"reading {len(files)} trace file(s), {len(planned.found.skipped)} skipped")
     checked = sum(r.rows_checked for r in results)
     quarantined = sum(len(r.quarantine) for r in results)
     _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
-    duplicates: tuple[list[dict], dict] = ([], {})
-    if repeated:
+    duplicates = kept_duplicates(results, repeated, planned.repeated)
+    if duplicates is None:  # the kept events cannot tell: the files read again for the repeated hashes
+        again = planned.repeated if repeated is None else repeated
         ranks = list(range(len(files)))
         got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
         with job_group(sc, PLAN_GROUP):
-            found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
+            found = got.mapPartitions(_guarded(_exact_task(files, again, hash_of))).collect()
         _raise_errors(found)
         duplicates = duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
     names = [name for name, _ in monitor_runs(skew_ms)]

@@ -2,7 +2,7 @@
 
 The monitors are folds (`traces.verdict`: `Monitor.start(context)`, `Fold.feed`, `Fold.finish`). For each
 trace holding a card, the trace is replayed through the card's mechanism's monitor exactly as the engines
-group it (`conformance.check.group_key`: the whole trace for a trace-scope monitor, the entity's events of
+group it (`conformance.engine.stream.groups_of`: the whole trace for a trace-scope monitor, the entity's events of
 that mechanism for an entity-scope one; the trace's context events at start, `conformance.engine.folds`),
 and after each event shown on a card the fold's `describe(entity)` is kept: a compact, JSON-able summary
 (`model/{sr,am,pf}/monitor.py`, `model.msgtrk.monitor.AuditFold`). Nothing is computed for events no
@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.audit.report_data import Card, shown_events
-from conformance.check import group_key, trace_contexts
+from conformance.check import trace_contexts
 from conformance.engine.folds import start_fold
+from conformance.engine.stream import groups_of
 from model.msgtrk.events import IMPORT_KIND
 from model.registry import mechanisms, monitor_factories
 from traces.io import expand_paths, read_events
@@ -125,7 +126,8 @@ def _replay(
             groups = [(None, events)]
         else:
             entities = {entity for targets in at.values() for _, entity in targets}
-            groups = [(n, [e for e in events if group_key("entity", e) == (trace, mech, n)]) for n in sorted(entities)]
+            split = groups_of(monitor, events)
+            groups = [(n, split.get((trace, mech, n), [])) for n in sorted(entities)]
         for entity, group in groups:
             fold, left = start_fold(monitor, context), sum(1 for e in group if e.event_id in at)
             for e in group:

@@ -30,7 +30,8 @@ from operator import attrgetter
 
 from conformance.engine.collector import PausedCollector
 from conformance.engine.core_fold import duplicate_id_violations
-from conformance.engine.stream import Router, Runs, results_of
+from conformance.engine.stream import Router, Runs, TraceFolds, results_of
+from conformance.engine.tally import RuleCounts
 from traces.dataset import id_hash
 from traces.io import QuarantineRow, ReadResult
 from traces.schema import Event
@@ -50,7 +51,8 @@ class Engine:
     the plan expects (a valid row of another is an internal error; None: any); `sizes`: the events of each
     streamed trace (None: none finished early, none kept); `limit`: `read` stops past that many rows;
     `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`;
-    `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept."""
+    `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept; `hash_of`
+    None: no event ID hashed (a driver whose TR-002 is resolved elsewhere, the Spark trace pass)."""
 
     def __init__(
         self,
@@ -59,7 +61,7 @@ class Engine:
         *,
         traces: set[str] | None = None,
         sizes: dict[str, int] | None = None,
-        hash_of: Callable[[str], int] = id_hash,
+        hash_of: Callable[[str], int] | None = id_hash,
         keep: int | None = None,
         limit: int | None = None,
         router: Router | None = None,
@@ -107,13 +109,14 @@ class Engine:
                 missed = next(t for t in trace_ids if t not in traces)
                 raise InternalError(f"{name}: trace {missed!r} was missed by the trace index")
             by_mech.update(map(_MECHANISM, events))
-            ids = map(_EVENT_ID, events)
-            mine = [h & _MASK for h in map(hash, ids)] if hash_of is id_hash else list(map(hash_of, ids))
-            hashes.extend(mine)
-            if wanted:
-                for e, h in zip(events, mine, strict=True):
-                    if h in wanted:
-                        self.candidates.append((rank, len(self.candidates), e))
+            if hash_of is not None:
+                ids = map(_EVENT_ID, events)
+                mine = [h & _MASK for h in map(hash, ids)] if hash_of is id_hash else list(map(hash_of, ids))
+                hashes.extend(mine)
+                if wanted:
+                    for e, h in zip(events, mine, strict=True):
+                        if h in wanted:
+                            self.candidates.append((rank, len(self.candidates), e))
             last.update(dict.fromkeys(trace_ids, rank))
             for e in events:
                 feed(e)
@@ -135,6 +138,11 @@ class Engine:
         if trace in self.done:
             raise InternalError(f"trace {trace!r}: more events than the trace index counted")
         if folds is None:  # held: the router holds its events
+            mine = self.kept.pop(trace, None) if self.router.hold_dropped else None  # type: ignore[union-attr]
+            if mine is not None:  # dropped for breaking seq order (`Router.watch`): its kept events held too
+                self.kept_events -= len(mine)
+                held = self.router.held
+                held[-1:-1] = mine  # before the event that broke the order, held by the router
             return
         mine = self.kept.setdefault(trace, [])  # type: ignore[union-attr]
         mine.append(e)
@@ -150,6 +158,20 @@ class Engine:
             self.unknown.extend(notes)
         elif self.kept_events > self.keep:  # too many at once: stop keeping (see the module)
             self.kept, self.kept_events, self.complete = None, 0, False
+
+    def close(
+        self, trace: str, folds: TraceFolds | None, counts: RuleCounts | None, mine: list[Event] | None
+    ) -> tuple[list[dict], list[dict]]:
+        """A streamed trace its source says is read to its end (the Spark trace pass: the next key), its
+        folds taken from the router (None: dropped): its violations, their events attached from `mine` (the
+        trace's events its source kept, a run of rows at a time; None: not kept), and its unknown notes;
+        what its rules judged to `counts`."""
+        if folds is None:
+            return [], []
+        rows, notes = results_of(folds, counts)
+        if mine is not None:
+            attach_events(rows, mine)
+        return rows, notes
 
     def finish(self) -> tuple[list[dict], list[dict], list[Event]]:
         """Every trace's violations (report rows, events attached where at hand) and unknown notes, and the

@@ -7,25 +7,24 @@ the refusals (`NotContinued`: the state is set aside with the reason and everyth
 state of another key is refused by `statedir.load`, exit 2), the saved state loaded or begun (`resume`),
 a touched trace's folds checked for continuation (`restore`), the new violations' events attached
 (`attach`), and the report of everything from the state (`outcome`: TR-002 over the stable hashes of old
-and new event IDs, rows as a full check gives them). This sits above `conformance.engine` because it builds
-the report (`conformance.engine.outcome`, `conformance.report`), which the engine layer may not import.
-Requirements: TR-001 (seq order, why a trace going back cannot be continued), TR-002 (event IDs unique
+and new event IDs, resolved from the saved events of the hashes already repeated and the new events the
+read kept of them, `duplicates`; rows as a full check gives them). This sits above `conformance.engine`
+because it builds the report (`conformance.engine.outcome`, `conformance.report`), which the engine layer may
+not import. Requirements: TR-001 (seq order, why a trace going back cannot be continued), TR-002 (event IDs unique
 across old and new events), TR-005 (counts reconcile).
 """
 
 from __future__ import annotations
 
-import pickle
 import sys
 from array import array
 from collections.abc import Callable
 from pathlib import Path
 
 from conformance.engine import statedir
-from conformance.engine.driver import InternalError
-from conformance.engine.outcome import CheckOutcome, duplicate_ids, finish_outcome
+from conformance.engine.driver import InternalError, duplicates_among
+from conformance.engine.outcome import CheckOutcome, finish_outcome, repeated_events
 from conformance.engine.statedir import FileFacts, State, StateError
-from conformance.engine.stream import TraceFolds
 from conformance.engine.tally import RuleCounts
 from model.registry import monitor_runs
 from traces.dataset import repeated_hashes
@@ -102,26 +101,6 @@ def judged_whole(trace: str) -> NotContinued:
     return NotContinued(f"trace {trace!r}: judged whole for breaking TR-001, or its new events are out of seq order")
 
 
-def restore(trace: str, saved: bytes | None, begins: int) -> TraceFolds:
-    """A touched trace's saved folds, which its new events (the first at seq `begins`) must go on in seq."""
-    if saved is None:
-        raise judged_whole(trace)
-    folds: TraceFolds = pickle.loads(saved)
-    why = not_continued(folds, begins)
-    if why is not None:
-        raise NotContinued(f"trace {trace!r}: {why}")
-    return folds
-
-
-def not_continued(folds: TraceFolds, begins: int) -> str | None:
-    """Why a trace's saved folds cannot take its new events, the first at seq `begins` (they must go on in
-    seq order, TR-001), or None: the one test of both incremental engines."""
-    prev = folds.core.prev
-    if prev is not None and begins <= prev.seq:
-        return f"its new events begin at seq {begins}, not after {prev.seq}"
-    return None
-
-
 def read_events(todo: list[Segment], missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:
     """The report rows of the events `missing` names, read from `todo` by the single-process reader."""
     got: dict[tuple[str, str], list[dict]] = {}
@@ -140,15 +119,16 @@ def attach(
     files: list[TraceFile],
     fetch_new: Fetch = read_events,
 ) -> None:
-    """Each new violation's events: rows the trace's saved report already holds, else the new segments read
-    again (`fetch_new`: the driver's own reader), else (an earlier event named for the first time) every
-    file read again, only then."""
+    """Each new violation's events: rows the trace's saved report already holds or the read attached (the
+    Spark trace pass attaches the new events it kept, `Engine.close`), else the new segments read again
+    (`fetch_new`: the driver's own reader), else (an earlier event named for the first time) every file read
+    again, only then."""
     wanted = {i for rows in fresh.values() for v in rows for i in v["event_ids"]}
     if not wanted:
         return
     known: dict[tuple[str, str], list[dict]] = {}
     for trace in fresh:
-        for v in state.previous.get(trace, ([], [], None))[0]:
+        for v in [*state.previous.get(trace, ([], [], None))[0], *fresh[trace]]:
             for row in v.get("events", []):
                 same = known.setdefault((trace, row["event_id"]), [])
                 if row not in same:
@@ -165,9 +145,41 @@ def attach(
             v["events"] = [row for i in v["event_ids"] for row in known.get((trace, i), [])]
 
 
-def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path, engine: str) -> CheckOutcome:
+def repeated_before(state: State) -> set[int] | None:
+    """The stable hashes the saved state already saw repeated (`State.repeats`), whose new events the read
+    keeps (`conformance.engine.driver.Engine` `candidates`); None when the state does not know them."""
+    if state.repeats is None:
+        return None
+    return {statedir.stable_hash(e.event_id) for _, e in state.repeats}
+
+
+def duplicates(found, state: State, new: list[tuple[str, object]] | None) -> tuple[list[dict], dict]:
+    """TR-002 exactly over the old and new events (TR-002 across the whole corpus, in recording order), and
+    `state.repeats` brought up to date. When every repeated hash was already repeated in the saved state,
+    from the saved events and the new events of those hashes the read kept (`new`: (file name, event) in
+    reading order; None: the driver kept none), with no file read; else (a newly repeated hash: its earlier
+    event is in a file read before, whose location the state does not keep) every file read for them."""
+    repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
+    known = repeated_before(state)
+    if not repeated:
+        state.repeats = []
+        return [], {}
+    if known is not None and new is not None and repeated <= known:
+        events = [*state.repeats, *new]  # type: ignore[misc]
+    else:
+        events = [(tf.name, e) for tf in found.files for e in repeated_events(tf, repeated, statedir.stable_hash)]
+    order = {tf.name: i for i, tf in enumerate(found.files)}
+    events.sort(key=lambda pair: order[pair[0]])  # stable: a file's saved events before its appended ones
+    state.repeats = events
+    return duplicates_among([e for _, e in events])  # type: ignore[misc]
+
+
+def outcome(
+    found, state: State, monitors: list[str], cap: int, state_dir: Path, engine: str, new: list | None = None
+) -> CheckOutcome:
     """The report of everything from the state (saved into `state_dir` first): every trace's rows, TR-002
-    over the old and new event IDs' stable hashes, the counts reconciled (TR-005)."""
+    over the old and new event IDs' stable hashes (`duplicates`, `new`: the new events of the hashes the
+    state already saw repeated, kept by the read), the counts reconciled (TR-005)."""
     violations: list[dict] = []
     unknown: list[dict] = []
     counts = RuleCounts()
@@ -176,8 +188,7 @@ def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path,
         violations.extend(dict(v) for v in rows)
         unknown.extend(notes)
         counts.merge(judged)
-    repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
-    duplicates = duplicate_ids(found.files, repeated, statedir.stable_hash) if repeated else ([], {})
+    found_duplicates = duplicates(found, state, new)
     if state.rows_read != state.rows_checked + len(state.quarantine):
         raise InternalError("incremental check: the counts do not reconcile")
     order = {tf.name: i for i, tf in enumerate(found.files)}
@@ -194,7 +205,7 @@ def outcome(found, state: State, monitors: list[str], cap: int, state_dir: Path,
         by_mechanism=state.by_mechanism,
         monitors=monitors,
         files_skipped=found.skipped,
-        duplicates=duplicates,
+        duplicates=found_duplicates,
         cap=cap,
         counts=counts,
     )

@@ -13,7 +13,10 @@ one whole state of one run):
   None for a trace judged whole because it was recorded out of seq order (it cannot be continued);
 - `results.pickle`: trace -> its report rows (violations with their events, unknown notes) and what its rules
   judged (`conformance.engine.tally.RuleCounts`), as last judged;
-- `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events).
+- `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events);
+- `repeats.pickle`: the events of every hash seen more than once so far, each with its file's name, in
+  recording order (`conformance.engine.resume.duplicates`: a later check that finds no newly repeated hash
+  resolves TR-002 from them and the new events it kept, reading no earlier file); absent: not known.
 
 Both drivers write and read this one format (`conformance.incremental`, `spark_trace_check.incremental`):
 a state saved by either engine is continued by either. A different key is refused with the reason.
@@ -115,8 +118,9 @@ class State:
     results: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # rows, notes, RuleCounts
     hashes: array = field(default_factory=lambda: array("Q"))
     last_file: dict[str, str] = field(default_factory=dict)  # trace -> the file of its last event read
+    # (file name, event) of every repeated hash, in recording order; None: not known (read the files)
+    repeats: list[tuple[str, Any]] | None = field(default_factory=list)
     previous: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # not saved
-    begins: dict[str, int] = field(default_factory=dict)  # not saved: each touched trace's first new seq
 
 
 def saved_files(directory: Path) -> dict[str, FileFacts] | None:
@@ -157,6 +161,11 @@ def load(directory: Path, want: dict[str, Any]) -> State | None:
         state.results = pickle.load(handle)
     with open(directory / "hashes.bin", "rb") as handle:
         state.hashes.frombytes(handle.read())
+    repeats = directory / "repeats.pickle"
+    state.repeats = None
+    if repeats.is_file():
+        with open(repeats, "rb") as handle:
+            state.repeats = pickle.load(handle)
     return state
 
 
@@ -182,6 +191,9 @@ def save(directory: Path, state: State) -> None:
             pickle.dump(state.results, handle, protocol=pickle.HIGHEST_PROTOCOL)
         with open(tmp / "hashes.bin", "wb") as handle:
             state.hashes.tofile(handle)
+        if state.repeats is not None:
+            with open(tmp / "repeats.pickle", "wb") as handle:
+                pickle.dump(state.repeats, handle, protocol=pickle.HIGHEST_PROTOCOL)
         old = None
         if directory.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))

@@ -10,14 +10,14 @@ and judged whole (`whole_trace`): the same folds, fed the trace sorted by seq, w
 judged on its recording order (`core_fold.HeldRulesFold`), so the two paths give the same verdicts
 (tests/engine/test_fold_stream.py). Every checker goes through here: the single-process drivers
 (`conformance.pycheck`, `conformance.dataset_check`, `conformance.incremental`), the Spark trace pass
-(`spark_trace_check.trace_pass`, through `TraceFolds` and `judge_whole`) and the list-based API
-(`conformance.check`: `verdict`, `run_monitor`).
+(`spark_trace_check.trace_pass`, through the engine's driver and a `Router` that checks seq order as it is
+read, `watch`) and the list-based API (`conformance.check`: `verdict`, `run_monitor`).
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
@@ -29,6 +29,9 @@ from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
 Runs = Sequence[tuple[str, Monitor]]
 _SEQ = attrgetter("seq")
+# An event's group within its trace for the entity-scope monitors of its mechanism: the key of
+# `TraceFolds.entities`, and of every tool that looks at one group (`groups_of`).
+ENTITY_OF = attrgetter("mechanism", "entity")
 
 
 class Context(list):
@@ -66,7 +69,7 @@ class TraceFolds:
             self.trace.feed(e)
         runs = self.entity_runs.get(e.mechanism)
         if runs:
-            key = (e.mechanism, e.entity)
+            key = ENTITY_OF(e)
             group = self.entities.get(key)
             if group is None:
                 group = self.entities[key] = GroupFolds("entity", runs, e, self.context)
@@ -96,8 +99,23 @@ class OrderBroken(RuntimeError):
 
 def group_key(scope: str, e: Event) -> tuple[str, ...]:
     """The group an event belongs to: its trace, or (trace, mechanism, entity) for entity scope (`TraceFolds`
-    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it)."""
-    return (e.trace_id,) if scope == "trace" else (e.trace_id, e.mechanism, e.entity)
+    keeps one `GroupFolds` per trace and one per (mechanism, entity) of it, `ENTITY_OF`)."""
+    return (e.trace_id,) if scope == "trace" else (e.trace_id, *ENTITY_OF(e))
+
+
+def groups_of(monitor: Monitor, events: Iterable[Event]) -> dict[tuple[str, ...], list[Event]]:
+    """The events each fold of `monitor` is fed, by `group_key`, in the order given: every event of a trace
+    for a trace-scope monitor; an entity-scope monitor's own mechanism's events per entity (as `TraceFolds.
+    feed` routes them). The one grouping of the list API (`conformance.check.group_for`) and the audit's
+    replay (`conformance.audit.states`)."""
+    groups: dict[tuple[str, ...], list[Event]] = {}
+    whole, mech = monitor.scope == "trace", monitor.mechanism
+    for e in events:
+        if whole:
+            groups.setdefault((e.trace_id,), []).append(e)
+        elif e.mechanism == mech:
+            groups.setdefault((e.trace_id, *ENTITY_OF(e)), []).append(e)
+    return groups
 
 
 def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
@@ -110,15 +128,52 @@ def split_runs(runs: Runs) -> tuple[Runs, dict[str, list[tuple[str, Monitor]]]]:
     return [(n, m) for n, m in runs if m.scope == "trace"], entity_runs
 
 
-class Router:
-    """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts."""
+JUDGED_WHOLE = "it was judged whole (it broke TR-001): no folds were saved to continue"
 
-    def __init__(self, runs: Runs, streamed: set[str] | None) -> None:
+
+def not_continued(folds: TraceFolds, begins: int) -> str | None:
+    """Why a trace's saved folds cannot take its new events, the first at seq `begins` (they must go on in
+    seq order, TR-001), or None: the one test of every incremental driver (`Router`, `engine.resume`)."""
+    prev = folds.core.prev
+    if prev is not None and begins <= prev.seq:
+        return f"its new events begin at seq {begins}, not after {prev.seq}"
+    return None
+
+
+class Router:
+    """The folds of one group of traces being read; `finish` gives (violations, unknown notes) as dicts.
+
+    `streamed`: the traces fed to folds (None: every trace; empty: every trace held). `watch` (with
+    `streamed` None, when no index said beforehand which traces are in seq order: the Spark trace pass): a
+    trace whose event does not follow its previous one in seq (TR-001) has its folds dropped and is named
+    in `dropped` (None: out of seq order), its later events ignored (`hold_dropped`: held; the engine adds
+    those it kept before the drop, `conformance.engine.driver.Engine`): the caller judges it whole.
+    `restored`: saved folds (pickled; None: the trace was judged whole) that a trace's first event
+    continues if it goes on in seq (`not_continued`; else the trace is dropped with the reason), named in
+    `continued`."""
+
+    def __init__(
+        self,
+        runs: Runs,
+        streamed: set[str] | None,
+        *,
+        watch: bool = False,
+        restored: dict[str, bytes | None] | None = None,
+        hold_dropped: bool = False,
+    ) -> None:
         self.trace_runs, self.entity_runs = split_runs(runs)
-        self.streamed = streamed  # None: every trace (the caller guarantees seq order)
+        self.streamed = streamed  # None: every trace (the caller guarantees seq order, or `watch`)
         self.traces: dict[str, TraceFolds] = {}
         self.held: list[Event] = []
         self.counts = RuleCounts()  # what each rule judged, over every trace finished (`judged`)
+        if watch and streamed is not None:
+            raise ValueError("Router: watch checks every trace's seq order; no traces are held up front")
+        if watch and type(self).feed is Router.feed:  # a subclass's own `feed` calls `watched` itself
+            self.feed = self.watched  # type: ignore[method-assign]
+        self.restored = restored
+        self.dropped: dict[str, str | None] = {}  # trace -> why its folds were dropped (`watch`, `restored`)
+        self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
+        self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
@@ -126,8 +181,47 @@ class Router:
             return
         folds = self.traces.get(e.trace_id)
         if folds is None:
-            folds = self.traces[e.trace_id] = TraceFolds(e, self.trace_runs, self.entity_runs)
+            folds = self._begin(e)
+            if folds is None:
+                return
         folds.feed(e)
+
+    def watched(self, e: Event) -> None:
+        """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
+        nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""
+        folds = self.traces.get(e.trace_id)
+        if folds is None:
+            folds = self._begin(e)
+            if folds is None:
+                return
+        elif e.seq <= folds.core.prev.seq:  # type: ignore[union-attr]
+            del self.traces[e.trace_id]
+            self.dropped[e.trace_id] = None
+            if self.hold_dropped:
+                self.held.append(e)
+            return
+        folds.feed(e)
+
+    def _begin(self, e: Event) -> TraceFolds | None:
+        """A trace's folds at its first event read: new, or its saved ones continued; None when dropped."""
+        trace = e.trace_id
+        if trace in self.dropped:
+            if self.hold_dropped:
+                self.held.append(e)
+            return None
+        restored = self.restored
+        if restored is None or trace not in restored:
+            folds = TraceFolds(e, self.trace_runs, self.entity_runs)
+        else:
+            saved = restored[trace]
+            folds = pickle.loads(saved) if saved is not None else None
+            why = JUDGED_WHOLE if folds is None else not_continued(folds, e.seq)
+            if why is not None:
+                self.dropped[trace] = why
+                return None
+            self.continued.append(trace)
+        self.traces[trace] = folds  # type: ignore[assignment]
+        return folds
 
     def judged(self) -> Iterator[tuple[list[Violation], list[Judged]]]:
         """Every trace's core violations and monitor results, in trace order, streamed and held traces alike

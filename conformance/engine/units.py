@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conformance.engine.driver import Engine, InternalError
+from conformance.engine.driver import Engine, InternalError, duplicates_among
 from conformance.engine.outcome import CheckOutcome, attach_from, finish_outcome
 from conformance.engine.tally import RuleCounts
 from conformance.engine.trace_index import FileIndex, SeqOrder
@@ -204,6 +204,29 @@ def result_of(engine: Engine, found: list[dict], unknown: list[dict]) -> UnitRes
         counts=engine.router.counts,
         candidates=engine.candidates,
     )
+
+
+def kept_duplicates(
+    results: list[UnitResult], repeated: set[int] | None, predicted: set[int]
+) -> tuple[list[dict], dict] | None:
+    """TR-002 exactly over the events the units kept for the hashes the index found repeated (`predicted`),
+    in recording order, with no read of the files: `repeated` is what the units' own hashes found (None: the
+    index told every row's event ID, so `predicted` holds every repeated one). None when the kept events
+    cannot tell: the index missed a repeated ID (a row whose ID it could not read plainly), or a file's kept
+    events came from several units (its slices: their order within the file is not known); the caller then
+    reads the files again for the repeated hashes (`conformance.engine.outcome.duplicate_ids`). No hash is
+    worked out here: the driver's hash may not be the tasks' (`spark_trace_check.units.hash_for`)."""
+    repeated = predicted if repeated is None else repeated
+    if not repeated:
+        return [], {}
+    units_of: dict[int, set[int]] = {}
+    for n, r in enumerate(results):
+        for rank, _, _ in r.candidates:
+            units_of.setdefault(rank, set()).add(n)
+    if not repeated <= predicted or any(len(u) > 1 for u in units_of.values()):
+        return None
+    kept = sorted((c for r in results for c in r.candidates), key=lambda c: c[:2])
+    return duplicates_among([e for _, _, e in kept])  # exact: an ID kept once is no duplicate
 
 
 def finish_units(

@@ -4,24 +4,16 @@ only (a fold asked after every event reaches the verdict of one left alone), and
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
 import pytest
 
 from conformance.audit.states import monitor_for
-from conformance.check import group_key, trace_contexts
+from conformance.check import trace_contexts
 from conformance.engine.folds import start_fold
+from conformance.engine.stream import groups_of
 from model.registry import get, simulate
 
 pytestmark = pytest.mark.unit
-
-
-def _groups(mechanism: str, events, scope: str):
-    groups = defaultdict(list)
-    for e in sorted(events, key=lambda e: e.seq):
-        if scope == "trace" or e.mechanism == mechanism:
-            groups[group_key(scope, e)].append(e)
-    return groups
 
 
 def _said(r):
@@ -37,7 +29,7 @@ def test_describe_is_json_read_only_and_about_the_entity(name):
     assert monitor is not None
     context = trace_contexts(events)
     described = 0
-    for key, group in _groups(mechanism, events, monitor.scope).items():
+    for key, group in groups_of(monitor, sorted(events, key=lambda e: e.seq)).items():
         asked, alone = start_fold(monitor, context[key[0]]), start_fold(monitor, context[key[0]])
         for e in group:
             asked.feed(e)

@@ -84,8 +84,8 @@ def test_bfs_gives_the_shortest_path() -> None:
 
 @pytest.mark.unit
 def test_deepcopy_copies_an_sr_state() -> None:
-    """Issue 33: sr's timers are records (action and arguments), so a deep copy of a replayed state is a state of
-    its own: the clone's timers run on the clone (before, they were closures over the original and ran on it).
+    """sr's timers are records (action and arguments), so a deep copy of a replayed state is a state of its own
+    (issue 33): the clone's timers run on the clone (before, they were closures over the original and ran on it).
     Twin: a timer that is a closure over the original still runs on the original from the clone's queue."""
     ex = Explorer(Bound("sr", "t", 2, 1, 0, (), 1))
     s = ex.replay(

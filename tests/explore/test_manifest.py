@@ -109,13 +109,13 @@ def _params(only_cheap: bool) -> list[object]:
 
 @pytest.mark.model
 @pytest.mark.parametrize(("mech", "name"), _params(True))
-def test_issue_33_mutant_found_at_its_pinned_depth(mech: str, name: str) -> None:
+def test_each_explored_mutant_found_at_its_pinned_depth(mech: str, name: str) -> None:
     assert _found(mech, name) == MUTANT_BOUNDS[mech].found_at[name]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("mech", "name"), _params(False))
-def test_issue_33_mutant_found_at_its_pinned_depth_slow(mech: str, name: str) -> None:
+def test_each_explored_mutant_found_at_its_pinned_depth_slow(mech: str, name: str) -> None:
     assert _found(mech, name) == MUTANT_BOUNDS[mech].found_at[name]
 
 

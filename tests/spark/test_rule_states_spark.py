@@ -47,13 +47,13 @@ class PlantedMonitor(SrMonitor):
         return PlantedFold(context)
 
 
-def _planted_units(files, skew_ms, bits, hash_of):
+def _planted_units(files, skew_ms, bits, hash_of, candidates=None, shuffle=False):
     def run(items):
         runs = [(n, m) for n, m in monitor_runs(skew_ms) if n != "sr"] + [("sr", PlantedMonitor())]
         for group in items:
             for unit in group:
-                result = judge_unit(files, unit, runs, hash_of)
-                result.hashes = None
+                result = judge_unit(files, unit, runs, hash_of, candidates=candidates)
+                result.hashes = None  # no hashes shuffled: the index named TR-002's candidates
                 yield -1, result
 
     return run

@@ -57,7 +57,8 @@ def test_one_shuffle_per_rule_breaks_the_bound(spark, tmp_path, monkeypatch):
 
     def per_rule(rows, partitions, skew_ms, held=None, extra=()):  # the old shape: a shuffle per rule
         out = real(rows, partitions, skew_ms, held, extra)
-        for key in ("key", "id", "file_rank", "line", "node", "entity", "kind", "mechanism", "seq"):
+        keys = ("key", "id", "file_rank", "line", "node", "entity", "kind", "mechanism", "seq", "trace_id", "event_id")
+        for key in (*keys, "ts_ms", "schema_version"):
             again = rows.groupBy(key).count().where("count < 0").select(F.lit("v").alias("kind"))
             out = out.unionByName(again, allowMissingColumns=True)
         return out

@@ -1,15 +1,15 @@
 """The engine's jobs written once and used by every driver: the quarantine row (`traces.io.RowError.row`),
 seq order across files (`conformance.engine.trace_index.SeqOrder`), whether saved folds can be continued
-(`conformance.engine.resume.not_continued`) and the split of runs into trace and entity folds
-(`conformance.engine.stream.split_runs`). Each with a twin that must fail: an out-of-order span, a
+(`conformance.engine.stream.not_continued`) and the split of runs into trace and entity folds
+(`conformance.engine.stream.split_runs`) and the grouping of a list of events (`groups_of`).
+Each with a twin that must fail: an out-of-order span, a
 continuation going back in seq, an entity-scope monitor kept apart from the trace-scope ones."""
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.engine.resume import not_continued
-from conformance.engine.stream import TraceFolds, group_key, split_runs
+from conformance.engine.stream import TraceFolds, group_key, groups_of, not_continued, split_runs
 from conformance.engine.trace_index import SeqOrder
 from model.registry import monitor_runs
 from traces.io import RowError
@@ -55,3 +55,20 @@ def test_runs_split_by_scope_and_events_keyed_by_group():
     assert entity_runs  # twin: the registry has entity-scope monitors, kept apart from the trace ones
     e = _event(1)
     assert group_key("trace", e) == ("t",) and group_key("entity", e) == ("t", "core", "")
+
+
+def test_the_list_api_groups_events_as_the_folds_do():
+    """`groups_of` (the list API's `group_for`, the audit's replay) forms exactly the entity groups a trace's
+    folds form as they are fed; twin: the trace-scope grouping is one group per trace, not the folds' keys."""
+    from model.registry import simulate
+
+    events = simulate("am", 1)
+    trace_runs, entity_runs = split_runs(monitor_runs())
+    folds: dict[str, TraceFolds] = {}
+    for e in sorted(events, key=lambda e: (e.trace_id, e.seq)):
+        folds.setdefault(e.trace_id, TraceFolds(e, trace_runs, entity_runs)).feed(e)
+    formed = {(t, *key) for t, f in folds.items() for key in f.entities}
+    monitor = next(m for _, m in entity_runs["am"])
+    assert set(groups_of(monitor, events)) == {k for k in formed if k[1] == "am"} != set()
+    whole = next(m for _, m in trace_runs)
+    assert set(groups_of(whole, events)) == {(t,) for t in folds} != formed

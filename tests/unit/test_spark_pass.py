@@ -3,7 +3,7 @@ batches of raw rows in, report rows out. A trace streamed in order gives the sin
 violations; a row whose shuffle key differs from its parsed trace ID (JSON the JVM read otherwise) is never
 folded where it landed: its trace is named for the whole-trace pass (the twin: the same rows with the right
 key stream with no such row); a trace out of seq order is named too. Parquet and JSONL rows in one batch are
-judged each by its own reader."""
+judged each by its own reader. Violations carry their events from the pass (twin: an engine that keeps none)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import json
 import pyarrow as pa
 import pytest
 
+from conformance.engine import driver
 from conformance.pycheck import check_paths
 from model.kernel.workload import MUTANTS
 from spark_trace_check.raw import RAW_COLUMNS, RAW_DDL
@@ -87,3 +88,17 @@ def test_parquet_and_jsonl_rows_in_one_batch_are_each_judged(tmp_path):
     assert [e is not None for e, _ in judged] == [True, False, True, False]
     assert judged[1][1].field == "seq" and judged[0][0] == events[0] and judged[2][0] == events[2]
     assert RAW_COLUMNS[0] == "key"
+
+
+def test_violations_carry_their_events_from_the_pass_and_the_twin_keeps_none(tmp_path, monkeypatch):
+    """The pass attaches each violation's events from the events the engine kept while reading its trace
+    (`Engine.close`), so the driver fetches none; twin: an engine that keeps nothing sends none, and the
+    driver would fetch them (`job._check`)."""
+    events = MUTANTS["recv-without-send"](2)
+    lines = _lines(tmp_path, events)
+    batch = _rows(lines, [json.loads(x)["trace_id"] for x in lines])
+    py = {tuple(v["event_ids"]): v["events"] for v in check_paths([str(tmp_path / "t.jsonl")]).violations}
+    got = {tuple(r["event_ids"]): json.loads(r["events"]) for r in _run(batch) if r["kind"] == "v"}
+    assert got == py and all(got.values())
+    monkeypatch.setattr(driver, "KEEP_EVENTS", 0)
+    assert [r["events"] for r in _run(batch) if r["kind"] == "v"] == [None] * len(got)
