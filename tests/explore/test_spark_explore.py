@@ -194,3 +194,19 @@ def test_cli_engine_spark_exit_codes_and_replay_file(spark, tmp_path: Path, caps
     assert main([*argv, "--mutant", "sam-activates", "--replay-out", str(replay)]) == 1
     single = explore(find(AM).bound, "sam-activates").found
     assert single is not None and json.loads(replay.read_text())["steps"] == single.steps
+
+
+# --- at scale (issue 33, "Larger pinned bounds"; session 11): slow, Spark local[2] ------------------------------
+SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] this session (benchmarks/README.md, session 11)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
+    """About 10^5 states: 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
+    from spark_trace_check.explore import run_spark
+
+    entry = find(SCALE)
+    assert entry.slow and entry.states is not None and entry.states >= 90_000
+    got = run_spark(spark, Job(entry.bound), entry.max_states, partitions=16)
+    assert compare(entry, got) == []
