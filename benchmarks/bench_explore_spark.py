@@ -1,48 +1,52 @@
-"""Exploration on Spark against one process (issue 33, "On Spark"), side by side in one run.
+"""Exploration on Spark against one process (issue 33, "On Spark"), side by side in one run; and exploration at
+scale on Spark alone, on `local[2]` or a standalone cluster of N one-core workers (issue 33, "Larger pinned bounds").
 
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py [BOUND ...] [--master URL] [--partitions N]
+    PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --spark-only [--slow] [--partitions 64]
+    PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --cluster 1   # then --cluster 2
 
-For each manifest bound (default: every default bound), in turn: the single-process explorer
+Default: for each manifest bound (default: every default bound), in turn: the single-process explorer
 (`conformance.explore.bfs.explore`), the level plan in one process (`conformance.explore.levels.run_levels`)
 and the level plan on Spark (`spark_trace_check.explore.run_spark`, `local[2]` unless `--master`), each timed on
 its exploration loop (the Spark session is started once before, and its start-up printed apart). Prints the
 distinct states, seconds and distinct states/s of each, and checks that the three agree on the figures. The
 constants of `--engine auto` (`conformance/explore/cli.py`) come from these rates.
+
+`--spark-only` (implied by `--cluster`): Spark alone, one line per level (states, transitions, new states and
+their bytes, seconds), then wall seconds, the process tree's CPU seconds and peak resident memory (driver, JVMs
+and Python workers, polled from /proc: `benchmarks/proctree.py`), distinct states per wall second, and the
+figures against the manifest's pins (`compare`: exit 1 if they differ). `--cluster N` starts a standalone master
+and N one-core workers (`spark_trace_check.cluster.Standalone`, the FIELD-NOTES recipe) and runs on it; the
+cluster's start-up is printed apart and not counted in the run's wall time, its processes are in the tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from proctree import TreeWatch
 
 from conformance.explore.bfs import explore
-from conformance.explore.levels import Job, run_levels
-from conformance.explore.manifest import find, load
+from conformance.explore.levels import Job, run_levels, say
+from conformance.explore.manifest import MANIFEST, compare, load
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("bounds", nargs="*")
-    ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--partitions", type=int, default=0)
-    args = ap.parse_args()
-    names = args.bounds or [e.bound.name for e in load()[0] if not e.slow]
+def side_by_side(spark, names: list[str], entries: dict, partitions: int | None) -> int:
     from spark_trace_check.explore import run_spark
-    from spark_trace_check.session import build_session
 
-    t = time.monotonic()
-    spark = build_session(args.master, app_name="bench-explore-spark")
-    print(f"spark session ({args.master}): {time.monotonic() - t:.1f} s", flush=True)
     bad = 0
     for name in names:
-        entry = find(name)
+        entry = entries[name]
         one = explore(entry.bound, max_states=entry.max_states)
         lv = run_levels(Job(entry.bound), entry.max_states)
-        sp = run_spark(spark, Job(entry.bound), entry.max_states, args.partitions or None)
+        sp = run_spark(spark, Job(entry.bound), entry.max_states, partitions)
         same = all(
             (r.states, r.transitions, r.per_level, r.result) == (one.states, one.transitions, one.per_level, one.result)
             for r in (lv, sp)
@@ -53,7 +57,88 @@ def main() -> int:
             for what, r in (("python", one), ("levels", lv), ("spark", sp))
         )
         print(f"{name:<28} {one.states:>6} states  {cells}  {'agree' if same else 'DIFFER'}", flush=True)
-    spark.stop()
+    return bad
+
+
+def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, label: str) -> int:
+    from spark_trace_check.explore import run_spark
+
+    bad = 0
+    for name in names:
+        entry = entries[name]
+        with TreeWatch() as watch:
+            t = time.monotonic()
+            res = run_spark(
+                spark, Job(entry.bound, compress=args.compress), entry.max_states, args.partitions, progress=say
+            )
+            wall = time.monotonic() - t
+        diffs = compare(entry, res) if entry.states is not None else ["not pinned"]
+        bad += bool(diffs) and entry.states is not None
+        row = {
+            "bound": name,
+            "master": label,
+            "states": res.states,
+            "transitions": res.transitions,
+            "per_level": res.per_level,
+            "depth": res.depth,
+            "result": res.result,
+            "wall_s": round(wall, 1),
+            "cpu_s": round(watch.cpu_s, 1),
+            "peak_rss_mb": round(watch.peak_bytes / 2**20),
+            "processes": watch.processes,
+            "states_per_s": round(res.states / wall, 1),
+            "states_per_cpu_s": round(res.states / watch.cpu_s, 1) if watch.cpu_s else None,
+            "compress": args.compress,
+            "manifest": diffs or "as pinned",
+        }
+        print(json.dumps(row), flush=True)
+        if args.out:
+            with open(args.out, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row) + "\n")
+    return bad
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("bounds", nargs="*")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, default=0)
+    ap.add_argument("--manifest", type=Path, default=MANIFEST)
+    ap.add_argument("--spark-only", action="store_true", help="Spark alone, with per-level progress and memory")
+    ap.add_argument("--cluster", type=int, default=0, help="a standalone cluster of N one-core workers")
+    ap.add_argument("--worker-memory", default="4g", help="--cluster: each worker's memory (and its executor's)")
+    ap.add_argument("--compress", action="store_true", help="frontier blobs zlib-compressed")
+    ap.add_argument("--conf", action="append", default=[], help="a further Spark setting KEY=VALUE")
+    ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")
+    args = ap.parse_args()
+    args.partitions = args.partitions or None
+    bounds = load(args.manifest)[0]
+    entries = {e.bound.name: e for e in bounds}
+    names = args.bounds or [e.bound.name for e in bounds if not e.slow]
+    from spark_trace_check.cluster import Standalone
+    from spark_trace_check.explore import session
+
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    cluster = None
+    if args.cluster:
+        t = time.monotonic()
+        cluster = Standalone(workers=args.cluster, memory=args.worker_memory).start()
+        args.master = cluster.url
+        conf.setdefault("spark.executor.memory", args.worker_memory)
+        print(f"standalone cluster, {args.cluster} one-core workers: {time.monotonic() - t:.1f} s", flush=True)
+    try:
+        t = time.monotonic()
+        spark = session(args.master, conf)
+        print(f"spark session ({args.master}): {time.monotonic() - t:.1f} s", flush=True)
+        if args.spark_only or args.cluster:
+            label = f"standalone x{args.cluster}" if args.cluster else args.master
+            bad = at_scale(spark, names, entries, args, label)
+        else:
+            bad = side_by_side(spark, names, entries, args.partitions)
+        spark.stop()
+    finally:
+        if cluster is not None:
+            cluster.stop()
     return 1 if bad else 0
 
 

@@ -42,10 +42,15 @@ from conformance.explore.levels import (
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.session import build_session
 
+# Settings of an exploration's session. A level's RDDs hold pickled states (5-20 KB each): cached blocks are
+# compressed by the JVM (lz4, cheaper than zlib in Python; shuffle files already are by default). Python workers
+# are reused between tasks and levels (Spark's default, stated), so each builds its explorer once (`Job.expander`).
+CONF = {"spark.rdd.compress": "true", "spark.python.worker.reuse": "true"}
 
-def session(master: str) -> Any:
+
+def session(master: str, conf: dict[str, str] | None = None) -> Any:
     """The session `haconform explore --engine spark` runs on (`spark_trace_check.session`)."""
-    return build_session(master, app_name="haconform-explore")
+    return build_session(master, app_name="haconform-explore", conf={**CONF, **(conf or {})})
 
 
 class CoPartitionError(RuntimeError):
@@ -65,7 +70,7 @@ def _expand_partition(job: Job):
     return run
 
 
-def _settle_partition(job: Job):
+def _settle_partition(job: Job, last: bool):
     def run(rows: Iterable[Any]) -> Iterator[Settled]:
         visited: set[str] = set()
         records = []
@@ -74,7 +79,7 @@ def _settle_partition(job: Job):
                 visited |= row
             else:
                 records.append(row)
-        yield settle(visited, records, _expander(job), job.ends)
+        yield settle(visited, records, _expander(job), job.ends, last)
 
     return run
 
@@ -123,7 +128,8 @@ def run_spark(
         both = visited.union(cands)
         if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
             raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
-        settled = both.mapPartitions(_settle_partition(job), preservesPartitioning=True)
+        last = level + 1 >= job.bound.depth  # its new states are not expanded: not kept (`levels.settle`)
+        settled = both.mapPartitions(_settle_partition(job, last), preservesPartitioning=True)
         settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
         settled.localCheckpoint()
         summary = Summary()
@@ -140,7 +146,7 @@ def run_spark(
         )
         level += 1
         if progress:
-            progress(level, res, size, time.monotonic() - t)
+            progress(level, res, summary.new, time.monotonic() - t, summary.bytes)
     if old is not None:
         old.unpersist()
     res.seconds = time.monotonic() - began

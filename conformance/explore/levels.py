@@ -71,6 +71,7 @@ class Job:
     watch: frozenset[str] | None = None
     witness: str | None = None  # a claim of `conformance.explore.witness.WITNESSES`
     ends: bool = True
+    compress: bool = False  # frontier blobs zlib-compressed (`state.freeze`): about half the bytes
 
     def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
@@ -78,6 +79,7 @@ class Job:
         if key not in _EXPANDERS:
             goal = WITNESSES[self.witness] if self.witness else None
             ex = Explorer(self.bound, self.mutant, self.watch, goal)
+            ex.compress = self.compress
             if self.bound.symmetry:
                 ex.symmetric(symmetric_servers(self.bound, ex.setup))
             _EXPANDERS[key] = Expanding(ex)
@@ -139,10 +141,15 @@ class Settled:
     new: list[NewState] = field(default_factory=list)
     degrees: list[tuple[Key, int]] = field(default_factory=list)
     violation: tuple[Key, Found] | None = None
+    bytes: int = 0  # the new states' blobs (what the next frontier holds of them)
 
 
-def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex: Expanding, ends: bool) -> Settled:
-    """A partition's reduced records against its visited set: the new states (fairness end judged) are added."""
+def settle(
+    visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex: Expanding, ends: bool, last: bool = False
+) -> Settled:
+    """A partition's reduced records against its visited set: the new states (fairness end judged) are added.
+    `last`: the bound's last level, whose states are never expanded: each keeps its fingerprint, key and verdict,
+    not its node (at 10^6 states the last level is most of them: issue 33, "Larger pinned bounds")."""
     out = Settled(visited)
     for k, v in reduced:
         if k == VIOLATION:
@@ -151,7 +158,9 @@ def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex
             out.degrees.append(v)  # type: ignore[arg-type]
         elif k not in visited:
             visited.add(k)
-            out.new.append(NewState(k, v[0], v[1], ex.end_of(v[1]) if ends else None))
+            node = v[1]
+            out.bytes += len(node.blob or b"")
+            out.new.append(NewState(k, v[0], None if last else node, ex.end_of(node) if ends else None))
     return out
 
 
@@ -163,6 +172,7 @@ class Summary:
     transitions: int = 0
     violation: tuple[Key, Found] | None = None
     end: tuple[Key, Found] | None = None
+    bytes: int = 0  # the new states' blobs
 
     def merge(self, other: Summary) -> Summary:
         def lesser(a: Any, b: Any) -> Any:
@@ -173,12 +183,14 @@ class Summary:
             self.transitions + other.transitions,
             lesser(self.violation, other.violation),
             lesser(self.end, other.end),
+            self.bytes + other.bytes,
         )
 
 
 def summarize(s: Settled) -> Summary:
     ends = [(n.key, n.end) for n in s.new if n.end is not None]
-    return Summary(len(s.new), sum(d for _, d in s.degrees), s.violation, min(ends, key=lambda e: e[0], default=None))
+    first_end = min(ends, key=lambda e: e[0], default=None)
+    return Summary(len(s.new), sum(d for _, d in s.degrees), s.violation, first_end, s.bytes)
 
 
 def upto(s: Settled, cut: Key) -> tuple[int, int]:
@@ -265,15 +277,18 @@ def start(job: Job, ex: Expanding) -> tuple[Result, str, Node]:
     return res, fp, root
 
 
-Progress = Callable[[int, Result, int, float], None]  # (level, result so far, frontier, seconds)
+Progress = Callable[[int, Result, int, float, int], None]  # (level, result so far, new states, seconds, their bytes)
 
 
-def say(level: int, res: Result, frontier: int, seconds: float) -> None:
-    """Progress per level, one line on stderr."""
+def say(level: int, res: Result, new: int, seconds: float, nbytes: int = 0) -> None:
+    """Progress per level, one line on stderr: states so far, transitions, the level's new states (the next
+    frontier) and their blobs' bytes, seconds, and the level's new states per second."""
     import sys
 
+    rate = new / seconds if seconds > 0 else 0.0
     print(
-        f"  level {level}: {res.states} states, {res.transitions} transitions, frontier {frontier}, {seconds:.1f} s",
+        f"  level {level}: {res.states} states, {res.transitions} transitions, new {new} "
+        f"({nbytes / 1e6:.1f} MB), {seconds:.1f} s, {rate:.0f} new/s",
         file=sys.stderr,
         flush=True,
     )
@@ -303,14 +318,15 @@ def run_levels(
             for k, v in expand(ex, fp, key, node):
                 part = reduced[buckets(k) % partitions]
                 part[k] = least(part[k], v) if k in part else v
-        settled = [settle(visited[i], reduced[i].items(), ex, job.ends) for i in range(partitions)]
+        last = level + 1 >= job.bound.depth
+        settled = [settle(visited[i], reduced[i].items(), ex, job.ends, last) for i in range(partitions)]
         summary = Summary()
         for p in settled:
             summary = summary.merge(summarize(p))
         going = account(res, level, summary, max_states, LocalProbe(settled))
-        frontier = [(n.fingerprint, n.key, n.node) for p in settled for n in p.new] if going else []
+        frontier = [(n.fingerprint, n.key, n.node) for p in settled for n in p.new] if going and not last else []
         level += 1
         if progress:
-            progress(level, res, len(frontier), time.monotonic() - t)
+            progress(level, res, summary.new, time.monotonic() - t, summary.bytes)
     res.seconds = time.monotonic() - began
     return res

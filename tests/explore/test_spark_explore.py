@@ -77,6 +77,53 @@ def test_twin_a_partition_function_that_moves_keys_between_levels_counts_states_
     assert any("distinct states" in d for d in compare(entry, got))
 
 
+# --- at scale (issue 33, "Larger pinned bounds"): the last level keeps no states; progress says bytes -----------
+def _spy_settle(monkeypatch, force_last: bool = False) -> list[tuple[bool, list[bool]]]:
+    """Record, per call of `levels.settle`, whether it was the last level and which new states kept no node."""
+    from conformance.explore import levels
+
+    real, calls = levels.settle, []
+
+    def spy(visited, reduced, ex, ends, last=False):
+        out = real(visited, reduced, ex, ends, last or force_last)
+        calls.append((last, [n.node is None for n in out.new]))
+        return out
+
+    monkeypatch.setattr(levels, "settle", spy)
+    return calls
+
+
+@pytest.mark.model
+def test_the_last_level_keeps_no_state_and_loses_nothing(monkeypatch) -> None:
+    calls = _spy_settle(monkeypatch)
+    entry = find(AM)
+    got = run_levels(Job(entry.bound), partitions=2)
+    assert figures(got) == figures(explore(entry.bound))
+    last = [nones for is_last, nones in calls if is_last]
+    assert last and all(all(n) for n in last) and sum(map(len, last)) == got.per_level[-1]
+    assert not any(any(nones) for is_last, nones in calls if not is_last)  # earlier levels keep every node
+
+
+@pytest.mark.model
+def test_twin_a_level_that_drops_its_states_before_the_last_cannot_go_on(monkeypatch) -> None:
+    _spy_settle(monkeypatch, force_last=True)
+    with pytest.raises(AttributeError):  # the next level has no node to expand
+        run_levels(Job(find(AM).bound), partitions=2)
+
+
+@pytest.mark.model
+def test_progress_reports_each_level_s_new_states_and_their_bytes() -> None:
+    entry, seen = find(AM), []
+    got = run_levels(
+        Job(entry.bound), partitions=2, progress=lambda lv, res, new, s, nbytes: seen.append((new, nbytes))
+    )
+    assert [n for n, _ in seen] == got.per_level[1:]
+    assert all(b > 1000 * n for n, b in seen)  # a blob of a few KB per new state
+    compressed = []
+    run_levels(Job(entry.bound, compress=True), partitions=2, progress=lambda *a: compressed.append(a[4]))
+    assert all(c < b for c, (_, b) in zip(compressed, seen, strict=True))  # zlib: fewer bytes, same states
+
+
 @pytest.mark.unit
 def test_auto_chooses_as_check_does() -> None:
     assert choose_engine(None, 64, "spark://h:7077").engine == "spark"
@@ -115,6 +162,15 @@ def test_spark_finds_a_mutant_at_the_same_depth_by_the_same_path_and_stops_where
 
 
 @pytest.mark.spark
+def test_spark_with_compressed_frontier_gives_the_same_figures(spark) -> None:
+    from spark_trace_check.explore import run_spark
+
+    entry = find(AM)
+    got = run_spark(spark, Job(entry.bound, compress=True), partitions=2)
+    assert figures(got) == figures(explore(entry.bound)) and compare(entry, got) == []
+
+
+@pytest.mark.spark
 def test_twin_on_spark_a_partition_function_that_moves_keys_gives_other_counts(spark) -> None:
     import sys
 
@@ -138,3 +194,19 @@ def test_cli_engine_spark_exit_codes_and_replay_file(spark, tmp_path: Path, caps
     assert main([*argv, "--mutant", "sam-activates", "--replay-out", str(replay)]) == 1
     single = explore(find(AM).bound, "sam-activates").found
     assert single is not None and json.loads(replay.read_text())["steps"] == single.steps
+
+
+# --- at scale (issue 33, "Larger pinned bounds"; session 11): slow, Spark local[2] ------------------------------
+SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] this session (benchmarks/README.md, session 11)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
+    """About 10^5 states: 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
+    from spark_trace_check.explore import run_spark
+
+    entry = find(SCALE)
+    assert entry.slow and entry.states is not None and entry.states >= 90_000
+    got = run_spark(spark, Job(entry.bound), entry.max_states, partitions=16)
+    assert compare(entry, got) == []
