@@ -19,6 +19,10 @@ from typing import Any
 from conformance.explore.bfs import Result
 from conformance.explore.spaces import SPACES, Bound, BoundError
 from model.kernel.choice import RANGE_POINTS
+from model.kernel.network import NET_DUPLICATE, NET_LATENCY, NET_LOST
+from model.sr.choice_points import LABELS as SR_CHOICE_POINTS
+
+SR_LABELS = (*SR_CHOICE_POINTS, NET_LOST, NET_DUPLICATE, NET_LATENCY)  # what an sr bound's `choices` list may name
 
 MANIFEST = Path(__file__).resolve().parents[2] / "spec" / "explore.toml"
 
@@ -58,8 +62,16 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
     setup = raw.get("setup", {})
     if not isinstance(setup, dict):
         raise ManifestError(f"{where}: field 'setup' must be a table")
-    if not isinstance(raw.get("choices", True), bool):
-        raise ManifestError(f"{where}: field 'choices' must be true or false")
+    choices = raw.get("choices", True)
+    if isinstance(choices, list):
+        if mech != "sr" or not all(isinstance(x, str) for x in choices):
+            raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
+        unknown = sorted(set(choices) - set(SR_LABELS))
+        if unknown:
+            raise ManifestError(f"{where}: field 'choices' names {unknown}, not sr choice points {list(SR_LABELS)}")
+        choices = tuple(choices)
+    elif not isinstance(choices, bool):
+        raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
     if raw.get("ranges", "ends") not in RANGE_POINTS:
         raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
     return Bound(
@@ -73,7 +85,7 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         tuple(waits),
         dict(setup),
         bool(raw.get("symmetry", False)),
-        raw.get("choices", True),
+        choices,
         raw.get("ranges", "ends"),
     )
 

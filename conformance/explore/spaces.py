@@ -43,7 +43,9 @@ class Bound:
     waits_ms: tuple[int, ...] = ()
     setup: dict[str, Any] = field(default_factory=dict)  # overrides of the mechanism's explored setup
     symmetry: bool = False
-    choices: bool = True  # the model's random choices branched on (choice points, issue 33) or drawn by the seed
+    # the model's random choices branched on (choice points, issue 33) or drawn by the seed; sr: or the labels
+    # branched on (the others drawn by the seed: `Simulator.branching`)
+    choices: bool | tuple[str, ...] = True
     ranges: str = "ends"  # the values of a range explored (`model.kernel.choice.RANGE_POINTS`)
 
     def with_(self, **changes: Any) -> Bound:
@@ -138,6 +140,8 @@ def sr_setup(bound: Bound) -> dict[str, Any]:
         "n_servers": bound.servers,
         "stall_p": 0.0,
     }
+    if isinstance(bound.choices, tuple):  # the labels branched on (`model.sr.choice_points`), the rest seeded
+        base["branching"] = sorted(bound.choices)
     return {**base, **{k: v for k, v in bound.setup.items() if k != "forks"}}  # forks: what sr_actions submits
 
 

@@ -200,13 +200,17 @@ def scripted(
 ) -> Iterator[ScriptedChooser | None]:
     """One step applied under a `ScriptedChooser(script, ranges)` (issue 33: the explorer's choice points, and
     their replay; `extend`: an `ExtendingChooser`); the system's own chooser is put back after it, so the
-    chooser is never part of a state."""
+    chooser is never part of a state. A host whose `branching` names labels branches on those only, the others
+    decided by its own chooser (the seed)."""
     host = chooser_host(system)
     if host is None:
         yield None
         return
     before = host.choices
     chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
+    only = getattr(host, "branching", None)  # the labels branched on (`Simulator.branching`); the rest: `before`
+    if only is not None:
+        chooser.only, chooser.fallback = frozenset(only), before
     host.choices = chooser
     try:
         yield chooser

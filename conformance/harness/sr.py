@@ -182,7 +182,11 @@ class SrDriver:
             opts = dict(setup)
             seed = opts.pop("seed")
             timing = Timing(hop_slow_p=0.3, stall_p=opts.pop("stall_p", 0.05))
-            return ModelSystem(seed, policy=policy() if policy else None, timing=timing, **opts)
+            branching = opts.pop("branching", None)  # the choice points exploration branches on (issue 33)
+            system = ModelSystem(seed, policy=policy() if policy else None, timing=timing, **opts)
+            if branching is not None:
+                system.sim.branching = frozenset(branching)
+            return system
 
         return build
 

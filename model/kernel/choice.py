@@ -9,6 +9,10 @@ its one seeded generator. Each such decision is made through a `Chooser` with a 
 - `ScriptedChooser` (exploration): follows a script of outcome indices; at a choice the script has not decided
   it raises `ChoiceNeeded` with the outcomes allowed there, and the explorer branches on each of them.
 
+A scripted chooser may branch on some labels only (`only`): a choice under another label is decided by its
+`fallback` (the seeded chooser it stands in for), takes no script entry and is not in `made` (an exploration
+bound naming the labels it branches on, `spec/explore.toml` `choices = [...]`).
+
 The outcomes a scripted range explores are a parameter (`ranges`): the seeds allow any value of a latency
 range, and exploring every millisecond is not a bound anyone could finish; "ends" (the default) explores the
 least and the greatest value, which gives both orders of two racing timers, "ends+mid" adds the midpoint.
@@ -78,6 +82,16 @@ class ScriptedChooser:
     ranges: str = "ends"
     made: list[tuple[str, int, int]] = field(default_factory=list)
     pos: int = 0
+    only: frozenset[str] | None = None  # the labels branched on (None: every label)
+    fallback: Chooser | None = None  # decides a choice under any other label (required with `only`)
+
+    def _elsewhere(self, label: str) -> bool:
+        """A choice this chooser does not branch on (`only`), decided by `fallback`."""
+        if self.only is None or label in self.only:
+            return False
+        if self.fallback is None:
+            raise ValueError(f"choice {label!r}: not branched on (only {sorted(self.only)}) and no fallback")
+        return True
 
     def _take(self, label: str, outcomes: Sequence[T]) -> T:
         if len(outcomes) == 1:
@@ -92,9 +106,13 @@ class ScriptedChooser:
         return outcomes[i]
 
     def randint(self, label: str, lo: int, hi: int) -> int:
+        if self._elsewhere(label):
+            return self.fallback.randint(label, lo, hi)  # type: ignore[union-attr]
         return self._take(label, range_outcomes(lo, hi, self.ranges))
 
     def chance(self, label: str, p: float) -> bool:
+        if self._elsewhere(label):
+            return self.fallback.chance(label, p)  # type: ignore[union-attr]
         if p <= 0.0:
             return False
         if p >= 1.0:
@@ -104,4 +122,6 @@ class ScriptedChooser:
     def pick(self, label: str, options: Sequence[T]) -> T:
         if not options:
             raise IndexError(f"choice {label!r}: no options")
+        if self._elsewhere(label):
+            return self.fallback.pick(label, options)  # type: ignore[union-attr]
         return self._take(label, list(options))

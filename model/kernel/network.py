@@ -3,7 +3,10 @@
 Every send records `NET_SEND` at the sender; a delivered copy records `NET_RECV` at the receiver and
 calls the receiver's handler; a lost copy records `NET_DROP` with the reason. Reordering arises from
 independent random latencies. Partitions split the servers into groups that cannot reach each other; a
-crashed node neither sends nor receives. Every random draw comes from the simulator's one generator.
+crashed node neither sends nor receives. Loss, duplication and latency are choice points (issue 33: `NET_LOST`,
+`NET_DUPLICATE`, `NET_LATENCY` through `sim.choices`): in simulation drawn from the simulator's one generator
+exactly as the direct `sim.rng` calls were (traces byte-identical per seed), in exploration each allowed outcome
+is a successor (a probability of 0 or a fixed latency is no choice).
 These events let the mechanism-independent rule TR-003 (received implies sent earlier) be checked on
 any trace.
 """
@@ -16,6 +19,10 @@ from typing import Any
 
 from model.kernel.sim import Simulator
 from model.kernel.topology import Topology
+
+NET_LOST = "net.lost"  # a copy of the message is lost (NetConfig.loss)
+NET_DUPLICATE = "net.duplicate"  # the message is delivered twice (NetConfig.duplicate)
+NET_LATENCY = "net.latency"  # how long a copy takes, in NetConfig.latency_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +120,13 @@ class Network:
         if not self.sim.is_up(src):
             self._drop(env, "sender down")
             return wire
-        rng = self.sim.rng
-        if rng.random() < self.config.loss:
+        choose = self.sim.choices  # choice points (issue 33): drawn as `sim.rng` did in simulation
+        if choose.chance(NET_LOST, self.config.loss):
             self._drop(env, "lost")
             return wire
-        copies = 2 if rng.random() < self.config.duplicate else 1
+        copies = 2 if choose.chance(NET_DUPLICATE, self.config.duplicate) else 1
         for _ in range(copies):
-            self.sim.after(rng.randint(*self.config.latency_ms), self._arrive, env)
+            self.sim.after(choose.randint(NET_LATENCY, *self.config.latency_ms), self._arrive, env)
         return wire
 
     def _drop(self, env: Envelope, reason: str) -> None:

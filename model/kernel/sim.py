@@ -131,6 +131,9 @@ class Simulator:
         self.seed = seed
         self.rng = random.Random(seed)
         self.choices: Chooser = SeededChooser(self.rng)
+        # the labels exploration branches on (None: every one); the others stay drawn by `rng` (issue 33: an
+        # exploration bound's `choices = [...]`, read by `conformance.harness.core.scripted`)
+        self.branching: frozenset[str] | None = None
         self.now_ms = start_ms
         self.start_ms = start_ms
         self.mechanism = mechanism

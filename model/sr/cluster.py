@@ -357,9 +357,7 @@ class Cluster(Maintenance):
             return
         left = sorted(rec.left)
         self.emit(node, key[0], ev.FAIL, inst=key[1], forks=left, reason="expired")
-        if rec.shadow:
-            now = self.sim.now_ms
-            self.servers[node].pending.setdefault(rec.shadow, []).extend((key[0], key[1], f, now) for f in left)
+        # (the fold queues the shadow's discard events for the forks expired: `World.owed`)
 
     def _sender_retry(self, msg: str, primary: str, forks: Sequence[str], origin: str, inst: int) -> None:
         if inst > self.t.max_insts:
@@ -387,10 +385,8 @@ class Cluster(Maintenance):
         if self.cut_off(node):  # the next hop cannot be reached: the queue retries later
             self._schedule_fork(node, key, fork)
             return
-        self._transmit(node, msg, inst, fork, rec.via)  # (the fold takes the fork off the queue)
-        if rec.shadow:
-            for f in self.pol.discard_marks(fork, rec.forks):
-                self.servers[node].pending.setdefault(rec.shadow, []).append((msg, inst, f, self.sim.now_ms))
+        # the fold takes the fork off the queue and queues its discard event for the shadow (`World.owed`)
+        self._transmit(node, msg, inst, fork, rec.via)
         if self.pol.primary_done(set(rec.left - {fork})):
             self._to_safetynet(node, key, rec.forks, "primary")
 
@@ -436,7 +432,6 @@ class Cluster(Maintenance):
     def _lifecycle(self, node: str, what: str) -> None:
         if node not in self.servers:
             return
-        srv = self.servers[node]
         if what == "crash":
             for key, sess in sorted(self.sessions.items()):
                 if sess.primary == node and not sess.done:  # the sender's session dies with the server
@@ -449,9 +444,7 @@ class Cluster(Maintenance):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="primary")
             for key in sorted(k for k, state in lost if state == SHADOW):
                 self.emit(node, key[0], ev.LOST, inst=key[1], role="shadow")
-            self.servers[node] = srv = Server(node)
-        elif not self.pol.persist_discards():
-            srv.pending.clear()
+            self.servers[node] = Server(node)
         for key, rec in sorted(self.queue(node).items()):
             for f in sorted(rec.left):
                 self._schedule_fork(node, key, f)

@@ -6,13 +6,14 @@ shadows for at least every ShadowHeartbeatFrequency and on every other session t
 takes discard notifications, and promotes its shadows when the primary's database ID changed or it has
 not reached the primary for ShadowResubmitTimeSpan (checked on heartbeat ticks, SR-I06). The shadows and
 queued copies are read from the fold's `World` (`ShadowRec`, `PrimaryRec`: views made when read, issue 33);
-`Server` keeps what the world does not: the primary's queued discard events per shadow (kept across a
-restart with the same storage).
+The primary's queued discard events are the fold's too (`World.owed`, and `World.handed`: those a successful
+XQUERYDISCARD carried); a policy that forgets them at a restart (the mutant `discards-in-memory`) is a decision
+over that state (`remembered`), as is one that marks more forks discarded than were processed (`discard_marks`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from model.sr.world import World
 
 Key = tuple[str, int]  # (message, instance)
+Key3 = tuple[str, int, str]  # (message, instance, fork)
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,9 @@ class ShadowRec:
 
 @dataclass
 class Server:
-    """A transport server's transport database (kept on disk) plus its running state."""
+    """A transport server of the cluster (its state is the fold's `World`: issue 33)."""
 
     name: str
-    pending: dict[str, list[tuple[str, int, str, int]]] = field(
-        default_factory=dict
-    )  # per shadow: msg, inst, fork, queued at
 
 
 class Maintenance:
@@ -143,8 +142,10 @@ class Maintenance:
             return
         now = self.sim.now_ms
         ok = self.reach(shadow, primary)
-        p = self.servers[primary]
         db = self.db(primary) if ok else None
+        # what the answer carries: the discard events the primary has queued for `shadow` now (`World.owed`; the
+        # fold hands them over at the query, `heartbeats.hand_over`, SR-053)
+        carried = self._discards(primary, shadow) if ok else []
         # the query is recorded first: what it observed (success, database ID) explains what follows
         self.emit(
             shadow,
@@ -165,10 +166,9 @@ class Maintenance:
             why = self.pol.promotion_reason(now, last, self.cfg, rec.primary_db, db)
             if why:
                 self._promote(shadow, key, why, last, db)
-        if ok:
-            for msg, inst, fork, _ in p.pending.pop(shadow, []):
-                self._notified(shadow, (msg, inst), fork)
-        elif self.cfg.promotion_check == "exactTimer":
+        for msg, inst, fork in carried:
+            self._notified(shadow, (msg, inst), fork)
+        if not ok and self.cfg.promotion_check == "exactTimer":
             self._exact_timer(shadow, primary)
 
     def _exact_timer(self, shadow: str, primary: str) -> None:
@@ -209,19 +209,39 @@ class Maintenance:
             self._schedule_fork(shadow, key, f)
         self._schedule_queue_expiry(shadow, key)
 
+    def _remembered(self, primary: str, shadow: str) -> list[tuple[str, int, str, int]]:
+        """The discard events of `shadow`'s queue at `primary` (`World.owed`) the primary still has: all (they are
+        kept in its transport database, SR-011), or under a policy that keeps them in memory only, those it queued
+        after its last restart (`World.owed_at_boot`)."""
+        queue = self.world.owed.get((primary, shadow), {})
+        lost = frozenset() if self.pol.persist_discards() else self.world.owed_at_boot.get(primary, frozenset())
+        return [
+            (msg, inst, fork, at) for (msg, inst, fork), at in queue.items() if (shadow, msg, inst, fork) not in lost
+        ]
+
+    def _discards(self, primary: str, shadow: str) -> list[Key3]:
+        """The discard notifications the primary's answer to `shadow` carries, in the order they were queued: per
+        queued event, the forks the policy marks discarded (`discard_marks`: the fork itself; an expired fork is
+        itself whatever the policy)."""
+        out: list[Key3] = []
+        for msg, inst, fork, _ in self._remembered(primary, shadow):
+            m = self.world.msgs.get(msg)
+            iv = m.insts.get(inst) if m is not None else None
+            if iv is None or fork in iv.expired:
+                out.append((msg, inst, fork))
+            else:
+                out += [(msg, inst, f) for f in self.pol.discard_marks(fork, iv.forks)]
+        return out
+
     def _auto_discard(self, srv: Server) -> None:
         """SR-064, SR-I23: a queued discard event is deleted once the shadow has not queried for
         ShadowMessageAutoDiscardInterval since the later of its last query and the event's queueing."""
         now, interval = self.sim.now_ms, self.pol.auto_discard_ms(self.cfg)
-        for shadow in sorted(srv.pending):
+        for shadow in sorted(s for p, s in self.world.owed if p == srv.name):
             last = self.world.last_ok.get((shadow, srv.name), -interval)  # its last successful query
-            keep = []
-            for msg, inst, fork, at in srv.pending[shadow]:
+            for msg, inst, _, at in self._remembered(srv.name, shadow):
                 if now - max(last, at) >= interval:
                     self.emit(srv.name, msg, ev.DISCARD_EXPIRE, inst=inst, shadow=shadow)
-                else:
-                    keep.append((msg, inst, fork, at))
-            srv.pending[shadow] = keep
 
     def _schedule_expiry(self, node: str, key: Key) -> None:
         rec = self.shadow(node, key)

@@ -15,7 +15,7 @@ from model.sr import rules as R
 from model.sr.liveness import stale
 from model.sr.maintenance import NEVER
 from model.sr.partial import HELD_UNSEEN
-from model.sr.world import World
+from model.sr.world import SHADOW, World
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -95,6 +95,7 @@ def query(w: World, e: Event) -> list[Violation]:
     w.last_query[pair] = e.ts_ms
     if ok:
         w.contact[pair] = w.last_ok[pair] = e.ts_ms
+        hand_over(w, p, s)
         w.observed_epoch[pair] = w.epoch.get(p, 0)
         why = w.db_consistent(p, a.get("db"))
         if why:
@@ -106,3 +107,20 @@ def query(w: World, e: Event) -> list[Violation]:
     elif held and e.ts_ms - w.contact.get(pair, NEVER) >= w.cfg.resubmit_ms:
         w.due.append((e.ts_ms, s, p, e, frozenset(w.held.get(pair, ()))))  # what it held at the query (SR-058)
     return out
+
+
+def hand_over(w: World, p: str, s: str) -> None:
+    """A successful XQUERYDISCARD of `s` to `p`: the discard events `p` queued for `s` go with the answer (SR-053,
+    SR-011: the primary no longer holds them, so it cannot delete them later, SR-064). The shadow server records a
+    notification for each shadow it still holds; one handed over earlier and not yet recorded stays acceptable
+    while its shadow is held (a notification recorded at a later query), the others are dropped (issue 33)."""
+    before = w.handed.get((p, s), {})
+    keep = {k: at for k, at in before.items() if _held(w, s, k)}
+    keep.update(w.owed.pop((p, s), {}))
+    w.handed[(p, s)] = keep
+
+
+def _held(w: World, s: str, key: tuple[str, int, str]) -> bool:
+    m = w.msgs.get(key[0])
+    iv = m.insts.get(key[1]) if m is not None else None
+    return iv is not None and iv.state(s) == SHADOW

@@ -168,17 +168,18 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
         out.append(R.DISCARD_BY_QUERY.violated((e,), f"{s} got a discard notification without a successful "
                           f"XQUERYDISCARD to {p} at that moment", observed_ms=e.ts_ms,
                           last_query_ms=w.last_query.get((s, p)), last_ok_ms=w.last_ok.get((s, p))))  # fmt: skip
-    owed = w.owed.get((p, s), {})
+    owed, handed = w.owed.get((p, s), {}), w.handed.get((p, s), {})
     if fork not in iv.processed:
         out.append(R.NO_PREMATURE_DISCARD.violated((e,), f"{iv.primary} told {e.node} fork {fork} is complete before "
                           "processing it", observed=fork, expected=sorted(iv.processed)))  # fmt: skip
     else:
         tally.judge(R.DISCARD_QUEUE_TRANSITION)
-        if (iv.msg, iv.inst, fork) not in owed:
+        if (iv.msg, iv.inst, fork) not in handed and (iv.msg, iv.inst, fork) not in owed:
             out.append(R.DISCARD_QUEUE_TRANSITION.violated((e,), f"{p} had no queued discard event for fork {fork} "
                               f"for {s} (already sent, deleted, or lost with its database)", observed=fork,
                               primary=p, shadow=s))  # fmt: skip
-    owed.pop((iv.msg, iv.inst, fork), None)
+    if handed.pop((iv.msg, iv.inst, fork), None) is None:
+        owed.pop((iv.msg, iv.inst, fork), None)
     iv.notified = grown(iv.notified, fork)
     return out
 

@@ -189,6 +189,11 @@ def _lifecycle(w: World, e: Event) -> None:
             _apply(w, e.node, "RESTART-new")
             for pair in [p for p in w.owed if p[0] == e.node]:
                 del w.owed[pair]  # the discard events lived in the lost transport database
+            for pair in [p for p in w.handed if p[0] == e.node]:
+                del w.handed[pair]
+            w.owed_at_boot.pop(e.node, None)
+        else:
+            w.owed_at_boot[e.node] = frozenset((p[1], *k) for p, q in w.owed.items() if p[0] == e.node for k in q)
     elif e.kind == "PARTITION":
         w.group = {n: i for i, g in enumerate(groups_of(e)) for n in str(g).split(",") if n}
     elif e.kind == "HEAL":

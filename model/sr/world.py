@@ -140,6 +140,13 @@ class World:
         self.held: dict[Pair, set[Key]] = {}
         self.held_since: dict[Pair, int] = {}
         self.owed: dict[Pair, dict[tuple[str, int, str], int]] = {}  # (primary, shadow) -> queued discard events
+        # (primary, shadow) -> the discard events the primary handed over at the pair's last successful
+        # XQUERYDISCARD (SR-053: the query's answer carries them; the shadow server takes those for shadows it still
+        # holds as DISCARD_NOTIFY, the others are of shadows already gone). The generator notifies from it (issue 33)
+        self.handed: dict[Pair, dict[tuple[str, int, str], int]] = {}
+        # primary -> the discard events it had queued when it last restarted with the same storage, (shadow, msg,
+        # inst, fork): kept on disk (SR-011); what a primary that kept them in memory would have lost (issue 33)
+        self.owed_at_boot: dict[str, frozenset[tuple[str, str, int, str]]] = {}
         self.msgs: dict[str, Msg] = {}
         # node -> the instances with a copy on it, so that a CRASH or RESTART touches only those (`step._apply`)
         self.at: dict[str, dict[Key, Inst]] = {}

@@ -91,3 +91,18 @@ def test_strict_by_default_and_super_is_not_a_closure() -> None:
     child = _Child()
     assert closure_in(child.tick) == ""
     assert "closure" in closure_in(child.make())  # twin: a nested function over a local
+
+
+def test_a_chooser_branches_only_on_the_labels_named() -> None:
+    """`only`: a choice under another label is the fallback's (drawn as the seed draws), takes no script entry
+    and is not recorded; twin: without `only` the same calls consume the script and are recorded."""
+    seeded, ref = random.Random(3), random.Random(3)
+    c = ScriptedChooser([1], only=frozenset({"a"}), fallback=SeededChooser(seeded))
+    got = [c.randint("b", 1, 100), c.pick("a", ["x", "y"]), c.chance("b", 0.5)]
+    assert got == [ref.randint(1, 100), "y", ref.random() < 0.5]
+    assert c.made == [("a", 1, 2)] and c.pos == 1
+    every = ScriptedChooser([0, 1, 0])
+    every.randint("b", 1, 100), every.pick("a", ["x", "y"]), every.chance("b", 0.5)
+    assert [label for label, _, _ in every.made] == ["b", "a", "b"]
+    with pytest.raises(ValueError, match="no fallback"):
+        ScriptedChooser([], only=frozenset({"a"})).randint("b", 1, 2)
