@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from traces import fastpath  # noqa: E402
 
 # The modules compiled: the reader, the engine's per-event path and the folds with the modules they call per
-# event. model/pf's sources are compiled as they are (helper D of session 11 edits them).
+# event.
 MODULES: tuple[str, ...] = (
     "traces.columnar",
     "traces.io",

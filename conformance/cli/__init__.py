@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
         "violations) and the audit samples (message tracking logs, copy-status exports, deployment files: "
         "audit/) deterministically.",
     )
-    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "traces" / "samples"))
+    p.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "traces" / "samples"))
     p.set_defaults(func=_cmd_samples)
 
     p = sub.add_parser(

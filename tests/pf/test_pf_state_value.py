@@ -32,7 +32,7 @@ def strict(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _network_is_converted() -> bool:
-    """Whether the kernel network's delivery timer is a record (helper A's branch i33-sr, issue 33); called
+    """Whether the kernel network's delivery timer is a record; called
     under strict timers, where a closure timer raises."""
     try:
         build_fixed(1, TWO)  # the joining store's status request goes through the network
@@ -116,7 +116,7 @@ def _running() -> Cluster:
 
 def _script(c: Cluster) -> None:
     """Every later choice takes its first outcome: no loss, no duplicate, the least latency, the earliest phase
-    (whichever of them are choice points: the network's are helper A's, issue 33)."""
+    (the network's loss, duplication and latency are choice points too)."""
     c.sim.choices = ScriptedChooser([0] * 10_000)
 
 

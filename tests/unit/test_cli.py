@@ -63,3 +63,19 @@ def test_python_engine_exit_codes(tmp_path, capsys):
     violations = [json.loads(x) for x in (tmp_path / "o2" / "violations.jsonl").read_text().splitlines()]
     assert violations and all(v["events"] for v in violations)
     assert main(["check", "--engine", "python", str(tmp_path / "missing"), "--out", str(tmp_path / "o3")]) == 2
+
+
+def test_samples_default_out_is_the_repository_sample_corpus() -> None:
+    """`haconform samples` with no --out regenerates the committed corpus (traces/samples at the repository's
+    root), not a directory beside the CLI package; twin: the package's parent's traces/ is not that place."""
+    from pathlib import Path
+
+    import conformance.cli as cli_package
+    from conformance.cli import build_parser
+
+    root = Path(__file__).resolve().parents[2]
+    args = build_parser().parse_args(["samples"])
+    assert Path(args.out) == root / "traces" / "samples"
+    assert (root / "traces" / "samples" / "clean").is_dir()
+    wrong = Path(cli_package.__file__).resolve().parent.parent / "traces" / "samples"
+    assert Path(args.out) != wrong
