@@ -24,6 +24,13 @@ settings.register_profile("deep", max_examples=1000, stateful_step_count=100, de
 _profile = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "default")
 settings.load_profile(_profile)
 
+# The optional compiled path (traces/fastpath.py): the test process and everything it starts (CLI
+# subprocesses, Spark's Python workers) run the pure modules, because tests patch module attributes and
+# builtins that a compiled module binds at import; `python3 -m pytest -m fast` compares the two paths, its
+# subprocesses started without this variable.
+if not os.environ.get("HACONFORM_FAST_IN_TESTS"):
+    os.environ.setdefault("HACONFORM_PURE", "1")
+
 
 @pytest.fixture(scope="session")
 def spark():
