@@ -3,7 +3,8 @@
 
 The first check with a new DIR is a full check that also saves, for every trace, its folds before they
 finish (`conformance.engine.stream.TraceFolds`), its report rows, every file's facts, the counts, the
-quarantine and a stable hash of every event ID (`conformance.engine.statedir`). A later check with the same
+quarantine, a stable hash of every event ID and where it was read (`conformance.engine.statedir`, marks every
+`statedir.CHUNK` rows: `conformance.locations`). A later check with the same
 DIR reads only what is new, once: files it has not read, and lines appended to plain JSON Lines files it has
 read (the bytes read before must be unchanged: size, SHA-256), folded as they are read, seq order checked on
 the way (`conformance.engine.stream.Router.watch`: no index pass first). New events continue their traces' restored
@@ -35,13 +36,13 @@ from conformance.engine.resume import (
     judged_whole,
     outcome,
     read_events,
-    repeated_before,
     resume,
     segments,
 )
 from conformance.engine.statedir import FileFacts, State
 from conformance.engine.stream import JUDGED_WHOLE, Router, TraceFolds, judge_whole, results_of
 from conformance.engine.tally import RuleCounts
+from conformance.locations import Reading
 from conformance.progress import Progress
 from traces.io import discover, iter_trace_file
 from traces.schema import Event
@@ -68,7 +69,8 @@ def _check(
     router = Router(runs, None, watch=True, restored=state.folds, hold_dropped=True)
     if progress is not None:
         progress.start(None)  # the new rows are counted as they are read
-    fetch, new = _read(todo, state, router, {tf.name: i for i, tf in enumerate(found.files)}, progress)
+    reading = Reading(state, Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={}), found.files)
+    fetch = _read(todo, state, reading, {tf.name: i for i, tf in enumerate(found.files)}, progress)
     held = router.held
     router.held = []
     fresh: dict[str, list[dict]] = {}
@@ -92,27 +94,26 @@ def _check(
             state.results[trace], state.folds[trace] = (rows, notes, counts), None
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
-    return outcome(found, state, names, cap, state_dir, "python", new)
+    return outcome(found, state, names, cap, state_dir, "python", resolve=reading.resolve)
 
 
 def _read(
-    todo: list[Segment], state: State, router: Router, order: dict[str, int], progress: Progress | None
-) -> tuple[Fetch, list[tuple[str, Event]] | None]:
+    todo: list[Segment], state: State, reading: Reading, order: dict[str, int], progress: Progress | None
+) -> Fetch:
     """Read the new segments once into the router through the engine's one read loop (`Engine`); count and
     hash as the full engine does, into the state. A saved trace is continued only if its new events go on
     in seq and come in a file not read before its saved events' (`check_after`), else the state is not
     continued (`NotContinued`); a new trace out of seq order is held whole: its events kept before the drop
     and those after it (past the engine's bound, its events are read again from the segments). The new
     events are kept up to the engine's bound (`sizes` empty: kept, none finished early): the fetch of the
-    new violations' events from them, else (past the bound) `read_events`, the segments read again. The new
-    events of the hashes the state saw repeated are kept too, with their file's name (TR-002 from them and
-    the saved ones, `resume.duplicates`; None when the state does not know its repeated hashes)."""
-    repeated = repeated_before(state)
-    engine = Engine([], None, hash_of=statedir.stable_hash, router=router, sizes={}, candidates=repeated)
+    new violations' events from them, else (past the bound) `read_events`, the segments read again. The parts are
+    marked where they begin and the new events whose ID hash a saved event has are kept (`locations.Reading`:
+    TR-002 from them, the saved ones and the marks' rows, `resume.duplicates`)."""
+    engine, router = reading.engine, reading.engine.router
     advance = progress.advance if progress is not None else None
     with engine.reading():
         for rank, (tf, start, first_line) in enumerate(todo):
-            engine.read(rank, tf.name, iter_trace_file(tf, start, first_line), advance)
+            engine.read(rank, tf.name, reading.parts(tf, start, first_line), advance)
             for trace in router.continued:  # their first new event is in this file
                 check_after(trace, tf.name, state, order)
             router.continued.clear()
@@ -132,8 +133,7 @@ def _read(
     state.hashes.extend(engine.hashes)
     state.by_mechanism = dict(Counter(state.by_mechanism) + engine.by_mechanism)
     state.last_file.update((trace, todo[rank][0].name) for trace, rank in engine.last_rank.items())
-    new = None if repeated is None else [(todo[rank][0].name, e) for rank, _, e in engine.candidates]
-    return (read_events if engine.kept is None else partial(_from_kept, engine.kept)), new
+    return read_events if engine.kept is None else partial(_from_kept, engine.kept)
 
 
 def _refuse(router: Router, state: State) -> None:

@@ -175,6 +175,7 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     counts.update(by_mech)
     state.by_mechanism = dict(counts)
     state.quarantine.extend(quarantine)
+    state.marks.add(len(state.hashes), None)  # the tasks' hashes come in no file order: not located
     for r in by_kind.get(HASHES_KIND, ()):
         state.hashes.extend(array("Q", r["blob"]))
 

@@ -289,12 +289,17 @@ def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
     return [Path(tf.path) for tf in discover(paths).files]
 
 
-def jsonl_lines(tf: TraceFile, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, bytes]]:
+def jsonl_lines(
+    tf: TraceFile, start: int = 0, first_line: int = 1, opened: list | None = None
+) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes without the line feed) of every non-blank line; gzip decompressed. `start`: the
-    byte offset to begin at (a plain file's appended lines), numbered from `first_line`."""
+    byte offset to begin at (a plain file's appended lines), numbered from `first_line`. `opened`: the open
+    handle is appended to it (its `tell()`, between lines, is the byte a later read may begin at)."""
     lineno = first_line - 1
     try:
         with gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb") as handle:
+            if opened is not None:
+                opened.append(handle)
             if start:
                 handle.seek(start)
             for lineno, raw in enumerate(handle, start=first_line):
@@ -313,11 +318,18 @@ def iter_jsonl(
     start: int = 0,
     first_line: int = 1,
     keep: Callable[[bytes], bool] | None = None,
+    marks: list[tuple[int, int]] | None = None,
 ) -> Iterator[ReadResult]:
     """A JSON Lines file in chunks of at most `chunk` rows, each row judged by `traces.rows.check_line`;
-    `keep`: only the lines it keeps are read (a slice of the file, `traces.slices`)."""
+    `keep`: only the lines it keeps are read (a slice of the file, `traces.slices`); `marks`: (byte offset,
+    line number) where each part begins is appended to it before the part is given, so that a read from
+    there with the same `chunk` gives that part again (`conformance.locations`)."""
     part = ReadResult()
-    for lineno, raw in jsonl_lines(tf, start, first_line):
+    opened: list | None = None
+    if marks is not None:
+        opened = []
+        marks.append((start, first_line))
+    for lineno, raw in jsonl_lines(tf, start, first_line, opened):
         if keep is not None and not keep(raw):
             continue
         part.rows_read += 1
@@ -327,6 +339,8 @@ def iter_jsonl(
         else:
             part.events.append(Event.from_row(row))  # type: ignore[arg-type]
         if part.rows_read >= chunk:
+            if opened:
+                marks.append((opened[0].tell(), lineno + 1))  # type: ignore[union-attr]
             yield part
             part = ReadResult()
     yield part

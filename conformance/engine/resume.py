@@ -33,6 +33,8 @@ from traces.io import TraceFile, iter_trace_file
 Segment = tuple[TraceFile, int, int]  # a file, the byte to start at, the number of its first line
 # (trace, event ID) -> that event's report rows: how a driver fetches the new violations' events
 Fetch = Callable[[list[Segment], set[tuple[str, str]]], dict[tuple[str, str], list[dict]]]
+# every repeated ID hash -> their events, (file name, event) in recording order; None: not known (read the files)
+Resolve = Callable[[set[int]], "list[tuple[str, object]] | None"]
 
 
 class NotContinued(StateError):
@@ -153,18 +155,25 @@ def repeated_before(state: State) -> set[int] | None:
     return {statedir.stable_hash(e.event_id) for _, e in state.repeats}
 
 
-def duplicates(found, state: State, new: list[tuple[str, object]] | None) -> tuple[list[dict], dict]:
+def duplicates(
+    found, state: State, new: list[tuple[str, object]] | None, resolve: Resolve | None = None
+) -> tuple[list[dict], dict]:
     """TR-002 exactly over the old and new events (TR-002 across the whole corpus, in recording order), and
-    `state.repeats` brought up to date. When every repeated hash was already repeated in the saved state,
-    from the saved events and the new events of those hashes the read kept (`new`: (file name, event) in
-    reading order; None: the driver kept none), with no file read; else (a newly repeated hash: its earlier
-    event is in a file read before, whose location the state does not keep) every file read for them."""
+    `state.repeats` brought up to date. `resolve` (the driver's, given every repeated hash): their events,
+    (file name, event) in recording order, or None when it cannot tell (`conformance.locations`: from the
+    saved events, the new events the read kept and the rows the state's marks locate). Without it, when
+    every repeated hash was already repeated in the saved state, from the saved events and the new events of
+    those hashes the read kept (`new`: (file name, event) in reading order; None: the driver kept none),
+    with no file read; else every file read for them."""
     repeated = repeated_hashes(array("Q", state.hashes))  # sorts its copy in place
     known = repeated_before(state)
     if not repeated:
         state.repeats = []
         return [], {}
-    if known is not None and new is not None and repeated <= known:
+    resolved = resolve(repeated) if resolve is not None else None
+    if resolved is not None:
+        events = resolved
+    elif known is not None and new is not None and repeated <= known:
         events = [*state.repeats, *new]  # type: ignore[misc]
     else:
         events = [(tf.name, e) for tf in found.files for e in repeated_events(tf, repeated, statedir.stable_hash)]
@@ -175,11 +184,18 @@ def duplicates(found, state: State, new: list[tuple[str, object]] | None) -> tup
 
 
 def outcome(
-    found, state: State, monitors: list[str], cap: int, state_dir: Path, engine: str, new: list | None = None
+    found,
+    state: State,
+    monitors: list[str],
+    cap: int,
+    state_dir: Path,
+    engine: str,
+    new: list | None = None,
+    resolve: Resolve | None = None,
 ) -> CheckOutcome:
     """The report of everything from the state (saved into `state_dir` first): every trace's rows, TR-002
     over the old and new event IDs' stable hashes (`duplicates`, `new`: the new events of the hashes the
-    state already saw repeated, kept by the read), the counts reconciled (TR-005)."""
+    state already saw repeated, kept by the read; `resolve`: the driver's), the counts reconciled (TR-005)."""
     violations: list[dict] = []
     unknown: list[dict] = []
     counts = RuleCounts()
@@ -188,7 +204,7 @@ def outcome(
         violations.extend(dict(v) for v in rows)
         unknown.extend(notes)
         counts.merge(judged)
-    found_duplicates = duplicates(found, state, new)
+    found_duplicates = duplicates(found, state, new, resolve)
     if state.rows_read != state.rows_checked + len(state.quarantine):
         raise InternalError("incremental check: the counts do not reconcile")
     order = {tf.name: i for i, tf in enumerate(found.files)}

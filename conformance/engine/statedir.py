@@ -16,7 +16,11 @@ one whole state of one run):
 - `hashes.bin`: a stable 64-bit hash of every event ID (TR-002 across old and new events);
 - `repeats.pickle`: the events of every hash seen more than once so far, each with its file's name, in
   recording order (`conformance.engine.resume.duplicates`: a later check that finds no newly repeated hash
-  resolves TR-002 from them and the new events it kept, reading no earlier file); absent: not known.
+  resolves TR-002 from them and the new events it kept, reading no earlier file); absent: not known;
+- `locations.pickle`: where the events of `hashes.bin` were read (`Marks`: a mark every `CHUNK` rows, the
+  file, byte and line or row it begins at), so that a hash that first repeats in a later check has its
+  earlier events read from their marks' rows alone (`conformance.locations`); absent: not known (every
+  file read for such a hash, as before).
 
 Both drivers write and read this one format (`conformance.incremental`, `spark_trace_check.incremental`):
 a state saved by either engine is continued by either. A different key is refused with the reason.
@@ -31,6 +35,7 @@ import pickle
 import shutil
 import tempfile
 from array import array
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -39,7 +44,9 @@ from typing import Any
 from traces.io import TraceFileError
 from traces.schema import SCHEMA_VERSION
 
-FORMAT = 3  # 2: last_file; 3: each trace's results hold what its rules judged (`tally.RuleCounts`)
+FORMAT = 4  # 2: last_file; 3: each trace's results hold what its rules judged (`tally.RuleCounts`); 4: locations
+CHUNK = 1024  # rows between two marks of `Marks`: what is read to show one saved event again
+UNKNOWN = -1  # a mark's file when where its events were read is not known
 _CODE = ("model", "conformance/engine", "conformance/audit", "traces")  # what decides a fold's state and results
 
 
@@ -107,6 +114,54 @@ class FileFacts:
 
 
 @dataclass
+class Marks:
+    """Where the events of `State.hashes` were read: mark `m` says that the events from hash index `first[m]`
+    on (up to the next mark's) are the events of the rows read from file `names[file[m]]` beginning at byte
+    `byte[m]` (JSON Lines; 0 for Parquet) and line or row `row[m]`, `chunk` rows at most (TR-002 across
+    checks, issue 32). About 32 bytes a mark, a mark per `chunk` rows: 31 KB per 10^6 events beside the 8 MB
+    of their hashes. A mark of file `UNKNOWN` covers events read where no mark was kept (a Spark run, a
+    state saved before marks): those are found by reading every file."""
+
+    chunk: int = field(default_factory=lambda: CHUNK)  # read when a state begins
+    names: list[str] = field(default_factory=list)
+    first: array = field(default_factory=lambda: array("q"))
+    file: array = field(default_factory=lambda: array("q"))
+    byte: array = field(default_factory=lambda: array("q"))
+    row: array = field(default_factory=lambda: array("q"))
+
+    def add(self, first: int, name: str | None, byte: int = 0, row: int = 0) -> None:
+        """A mark: the events from hash index `first` on were read from `name` at `byte`, `row` (None: not known)."""
+        if name is None:
+            index = UNKNOWN
+        else:
+            if not self.names or self.names[-1] != name:
+                self.names.append(name)  # a file read in several segments is named once per segment
+            index = len(self.names) - 1
+        self.first.append(first)
+        self.file.append(index)
+        self.byte.append(byte)
+        self.row.append(row)
+
+    def find(self, index: int) -> tuple[int, str, int, int] | None:
+        """(the mark's number, its file, byte, row) of the event at hash index `index`; None: not known."""
+        m = bisect_right(self.first, index) - 1
+        if m < 0 or self.file[m] == UNKNOWN:
+            return None
+        return m, self.names[self.file[m]], self.byte[m], self.row[m]
+
+    def dump(self) -> dict[str, Any]:
+        columns = {name: getattr(self, name).tobytes() for name in ("first", "file", "byte", "row")}
+        return {"chunk": self.chunk, "names": self.names, **columns}
+
+    @staticmethod
+    def load(saved: dict[str, Any]) -> Marks:
+        marks = Marks(saved["chunk"], saved["names"])
+        for name in ("first", "file", "byte", "row"):
+            getattr(marks, name).frombytes(saved[name])
+        return marks
+
+
+@dataclass
 class State:
     key: dict[str, Any]
     files: dict[str, FileFacts] = field(default_factory=dict)
@@ -120,6 +175,7 @@ class State:
     last_file: dict[str, str] = field(default_factory=dict)  # trace -> the file of its last event read
     # (file name, event) of every repeated hash, in recording order; None: not known (read the files)
     repeats: list[tuple[str, Any]] | None = field(default_factory=list)
+    marks: Marks = field(default_factory=Marks)  # where the events of `hashes` were read
     previous: dict[str, tuple[list[dict], list[dict], Any]] = field(default_factory=dict)  # not saved
 
 
@@ -166,6 +222,12 @@ def load(directory: Path, want: dict[str, Any]) -> State | None:
     if repeats.is_file():
         with open(repeats, "rb") as handle:
             state.repeats = pickle.load(handle)
+    locations = directory / "locations.pickle"
+    if locations.is_file():
+        with open(locations, "rb") as handle:
+            state.marks = Marks.load(pickle.load(handle))
+    elif state.hashes:
+        state.marks.add(0, None)  # saved without marks: where its events were read is not known
     return state
 
 
@@ -194,6 +256,8 @@ def save(directory: Path, state: State) -> None:
         if state.repeats is not None:
             with open(tmp / "repeats.pickle", "wb") as handle:
                 pickle.dump(state.repeats, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(tmp / "locations.pickle", "wb") as handle:
+            pickle.dump(state.marks.dump(), handle, protocol=pickle.HIGHEST_PROTOCOL)
         old = None
         if directory.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
