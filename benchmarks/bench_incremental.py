@@ -3,6 +3,11 @@
     python benchmarks/bench_incremental.py --events 1000000 --new 10000
     python benchmarks/bench_incremental.py --events 10000000 --new 100000
     python benchmarks/bench_incremental.py --events 1000000 --new 10000 --engine spark
+    python benchmarks/bench_incremental.py --events 1000000 --new 10000 --repeat
+
+`--repeat`: the new file also holds one event reusing the ID of an event in the middle of the corpus's last
+file, an ID repeated for the first time: TR-002 must find the earlier event (session 12: from the state's
+locations, `conformance.locations`; before: every file read again).
 
 With `--engine spark` every check runs on one Spark session (`local[2]`, started before the clock runs;
 its start-up is printed apart): the full check saving the state, the incremental check and the full
@@ -12,7 +17,7 @@ Builds a corpus of `--events` (`benchmarks/corpus.py`, Parquet), checks it with 
 saves the state), adds a file of whole new traces holding about `--new` events, then times (a) the
 incremental check reading only that file and (b) a full check of everything without state. The two reports
 must be the same (exit 1 otherwise). Prints each time, peak memory of this process, the state's size on
-disk, and `ratio incremental/full: R`.
+disk (per file, and per 10^6 events), and `ratio incremental/full: R`.
 """
 
 from __future__ import annotations
@@ -69,6 +74,16 @@ def new_traces(base: Path, events: int, out: Path) -> int:
     return part.num_rows
 
 
+def repeat_one(base: Path, out: Path) -> None:
+    """One event of the middle of the corpus's last file, in a new trace, added to `out` (its ID repeated)."""
+    table = pq.read_table(sorted(base.glob("*.parquet"))[-1])
+    row = table.slice(table.num_rows // 2, 1)
+    row = row.set_column(row.schema.get_field_index("trace_id"), "trace_id", pa.array(["late~dup"]))
+    row = row.set_column(row.schema.get_field_index("seq"), "seq", pa.array([0], row.schema.field("seq").type))
+    added = pq.read_table(out)
+    pq.write_table(pa.concat_tables([added, row.cast(added.schema)]), out)
+
+
 def _report(outcome) -> tuple:
     return (outcome.summary(), outcome.violations, outcome.quarantine, outcome.unknown)
 
@@ -79,6 +94,7 @@ def main() -> int:
     ap.add_argument("--new", type=int, default=10_000)
     ap.add_argument("--corpus", help="reuse this directory (its base/ subdirectory is built when missing)")
     ap.add_argument("--engine", choices=("python", "spark"), default="python")
+    ap.add_argument("--repeat", action="store_true", help="the new file repeats an earlier event's ID")
     args = ap.parse_args()
     check_incremental, check_paths, stop = engine(args.engine)
     try:
@@ -101,9 +117,15 @@ def _run(args: argparse.Namespace, check_incremental: Callable, check_paths: Cal
         t = time.perf_counter()
         first = check_incremental([str(root / "in")], state, cap=DEFAULT_CAP)
         t_first = time.perf_counter() - t
-        size = sum(p.stat().st_size for p in state.iterdir())
+        sizes = {p.name: p.stat().st_size for p in sorted(state.iterdir())}
+        size = sum(sizes.values())
         print(f"full check saving state: {t_first:8.2f} s  {first.rows_read:,} events; state {size / 2**20:.1f} MiB")
+        per = 1e6 / max(first.rows_read, 1)
+        print("state per 10^6 events: " + ", ".join(f"{n} {b * per / 2**20:.2f} MiB" for n, b in sizes.items()))
         added = new_traces(base, args.new, extra)
+        if args.repeat:
+            repeat_one(base, extra)
+            added += 1
         t = time.perf_counter()
         inc = check_incremental([str(root / "in")], state, cap=DEFAULT_CAP)
         t_inc = time.perf_counter() - t

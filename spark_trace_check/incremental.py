@@ -15,6 +15,13 @@ The new rows always go through the shuffle plan's trace pass (`spark_trace_check
 `--spark-plan` says: it is the pass that carries folds from one run to the next (the units plan,
 `spark_trace_check.units`, keeps none yet).
 
+TR-002: the pass sends back the new events of the ID hashes the state saw repeated (`Keep.repeated`,
+`CANDIDATE_KIND`), so a check whose new rows repeat no ID for the first time reads no file again; a hash
+repeated for the first time has every file read for it by the driver (`conformance.engine.resume.duplicates`):
+the tasks hash in no file order, so the state marks the events this driver read as not located
+(`statedir.Marks`), and only the single-process driver reads an earlier event from its mark's rows
+(`conformance.locations`).
+
 Refusals are the single-process driver's: a state of another key exits 2 (`statedir.load`); a file changed
 otherwise than by appends, a saved trace judged whole or whose new events go back in seq is set aside with
 the reason and everything is checked anew. TR-002 over old and new event IDs and the report come from
@@ -40,6 +47,7 @@ from conformance.engine.resume import (
     check_after,
     judged_whole,
     outcome,
+    repeated_before,
     resume,
     segments,
 )
@@ -57,6 +65,7 @@ from spark_trace_check.job import (
 )
 from spark_trace_check.raw import Raw, read_segments
 from spark_trace_check.trace_pass import (
+    CANDIDATE_KIND,
     FOLDS_KIND,
     HASHES_KIND,
     HELD_KIND,
@@ -106,14 +115,20 @@ def _check(
     todo = segments(found.files, state)
     if todo:  # nothing new: no Spark job at all
         raw = read_segments(spark, found, todo, stage_dir)
-        _judge(spark, raw, state, todo, found, partitions, skew_ms)
+        new = _judge(spark, raw, state, todo, found, partitions, skew_ms)
+    else:
+        new = []
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
-    return outcome(found, state, names, cap, state_dir, "spark")
+    return outcome(found, state, names, cap, state_dir, "spark", new)
 
 
-def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], found, partitions, skew_ms) -> None:
-    """The new rows through the trace pass (touched saved traces continued), the state brought up to date."""
+def _judge(
+    spark: SparkSession, raw: Raw, state: State, todo: list[Segment], found, partitions, skew_ms
+) -> list[tuple[str, object]] | None:
+    """The new rows through the trace pass (touched saved traces continued), the state brought up to date;
+    the new events of the ID hashes the state saw repeated, (file name, event) in recording order, sent
+    back by the pass (None: the state does not know its repeated hashes)."""
     restored: dict[str, bytes] = {}
     if state.folds:  # the saved traces the new rows touch: their folds alone go to the workers
         order = {tf.name: i for i, tf in enumerate(found.files)}
@@ -131,7 +146,8 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     ship_code(spark)
     shared = spark.sparkContext.broadcast(restored)
     try:
-        passed = trace_pass(raw.rows, partitions, skew_ms, keep=Keep(shared))
+        repeated = repeated_before(state)
+        passed = trace_pass(raw.rows, partitions, skew_ms, keep=Keep(shared, frozenset(repeated or ())))
         by_kind, by_mech, quarantine = sorted_out(passed, raw, stream=True)
         for r in by_kind.get(HELD_KIND, ()):
             if r["trace_id"] in state.folds or r["entity"] in state.folds:
@@ -178,6 +194,10 @@ def _judge(spark: SparkSession, raw: Raw, state: State, todo: list[Segment], fou
     state.marks.add(len(state.hashes), None)  # the tasks' hashes come in no file order: not located
     for r in by_kind.get(HASHES_KIND, ()):
         state.hashes.extend(array("Q", r["blob"]))
+    if repeated is None:
+        return None
+    kept = sorted(by_kind.get(CANDIDATE_KIND, ()), key=lambda r: (r["file_rank"], r["line"]))
+    return [(raw.files[r["file_rank"]], pickle.loads(r["blob"])) for r in kept]
 
 
 def _events(raw: Raw, missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:

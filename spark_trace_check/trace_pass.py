@@ -96,10 +96,13 @@ Factory = Callable[[], Monitor]
 
 class Keep:
     """What the trace pass keeps for incremental checking: `restored` (a broadcast value, or a dict) holds
-    the pickled folds of the saved traces the new rows touch."""
+    the pickled folds of the saved traces the new rows touch; `repeated`: the stable ID hashes the saved
+    state saw repeated, whose new events the pass sends back (`CANDIDATE_KIND`, TR-002 with no file read
+    again when no hash repeats for the first time, `conformance.engine.resume.duplicates`)."""
 
-    def __init__(self, restored) -> None:
+    def __init__(self, restored, repeated: frozenset[int] = frozenset()) -> None:
         self.restored = restored
+        self.repeated = repeated
 
     def folds(self) -> dict[str, bytes]:
         value = self.restored
@@ -182,6 +185,7 @@ class _Pass:
         self.last: tuple | None = None
         self.key: bytes | None = None
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
+        self.repeated = keep.repeated if keep is not None else frozenset()
         self.router = _KeyedRouter(self.runs, self.restored)
         hash_of = stable_hash if self.restored is not None else None
         self.engine = Engine([], None, router=self.router, hash_of=hash_of)
@@ -232,6 +236,8 @@ class _Pass:
             else:
                 part.errors.append(RowError("", line, problem.field, problem.reason))  # type: ignore[union-attr]
         self.engine.read(rank, "", (part,))
+        if self.repeated and part.events:
+            self._repeated(rank, [line for line, (e, _) in zip(lines, judged, strict=True) if e is not None], part)
         if self.events is not None:  # kept per run, not per event; another trace's (misread) left out
             mine = part.events if not self.router.misread else [e for e in part.events if e.trace_id == self.router.key]
             self.events.extend(mine)
@@ -249,6 +255,15 @@ class _Pass:
             for trace, why in islice(router.dropped.items(), self.told, None):
                 self.out.append({**_held(trace, key_text), "explanation": why} if why else _held(trace, key_text))
             self.told = len(router.dropped)
+
+    def _repeated(self, rank: int, lines: list[int], part: ReadResult) -> None:
+        """The events of `part` (at `lines`) whose ID hash the saved state saw repeated (`Keep.repeated`),
+        from the hashes the engine just kept: one `CANDIDATE_KIND` row each."""
+        mine = self.engine.hashes[len(self.engine.hashes) - len(part.events) :]
+        for line, e, h in zip(lines, part.events, mine, strict=True):
+            if h in self.repeated:
+                blob = pickle.dumps(e, pickle.HIGHEST_PROTOCOL)
+                self.out.append({"kind": CANDIDATE_KIND, "file_rank": rank, "line": line, "blob": blob})
 
     def close_trace(self) -> None:
         """The trace of the key read so far: its violations, their events from those kept with its runs."""

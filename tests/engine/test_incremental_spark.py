@@ -179,3 +179,49 @@ def test_spark_refuses_new_events_in_a_file_read_before_the_saved_ones(spark, tm
         lambda paths, state: spark_incremental.check_incremental(spark, paths, state, cap=10),
         lambda paths: check(spark, paths, cap=10),
     )
+
+
+def _known_repeat(tmp_path: Path, spark) -> tuple[Path, Path]:
+    """A corpus whose ID is repeated across two files, checked by Spark with a new state, then a third event
+    of that ID appended (no hash repeats for the first time)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_text().splitlines(keepends=True)
+    (src / "a.jsonl").write_text("".join(lines))
+    again = [json.dumps({**json.loads(lines[4]), "trace_id": name, "seq": 0}) + "\n" for name in ("dup", "dup-3")]
+    (src / "b.jsonl").write_text(again[0])
+    state = tmp_path / "st"
+    spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
+    _grow([(src / "b.jsonl", again[1].encode())])
+    return src, state
+
+
+def _full_reads(monkeypatch) -> list[int]:
+    """Calls of TR-002's read of every file (`resume.repeated_events`), counted."""
+    from conformance.engine import resume as resume_module
+
+    calls: list[int] = []
+    real = resume_module.repeated_events
+    monkeypatch.setattr(resume_module, "repeated_events", lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
+def test_spark_tr002_from_the_saved_repeats_and_the_pass(spark, tmp_path, monkeypatch):
+    """The third event of an ID repeated before: its event comes back from the pass (`Keep.repeated`), TR-002
+    from it and the saved repeats, no file read again; the report is the full Spark check's."""
+    src, state = _known_repeat(tmp_path, spark)
+    calls = _full_reads(monkeypatch)
+    inc = spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
+    assert calls == [], "TR-002 read every file again"
+    assert _report(inc) == _report(check(spark, [str(src)], cap=10))
+    dup = [v for v in inc.violations if v["rule"] == "event-id-unique"]
+    assert dup and len(dup[0]["events"]) == 3
+
+
+def test_twin_spark_without_the_pass_candidates_reads_every_file(spark, tmp_path, monkeypatch):
+    src, state = _known_repeat(tmp_path, spark)
+    calls = _full_reads(monkeypatch)
+    monkeypatch.setattr(spark_incremental, "repeated_before", lambda st: None)  # the old driver: nothing kept
+    inc = spark_incremental.check_incremental(spark, [str(src)], state, cap=10)
+    assert len(calls) == 2, calls  # every file read for the repeated hash
+    assert _report(inc) == _report(check(spark, [str(src)], cap=10))
