@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance import locations, pycheck
-from conformance.engine import driver, statedir
+from conformance.engine import driver, resume, statedir
 from tests.engine.test_read_once import MUTANTS, _incremental, _names
 from traces import io as trace_io
 from traces.corpus import SAMPLES_DIR
@@ -130,3 +130,38 @@ def test_marks_find_and_round_trip():
     assert marks.find(5) == (3, "b.parquet", 0, 1)
     again = statedir.Marks.load(marks.dump())
     assert again == marks and again.find(9) == (3, "b.parquet", 0, 1)
+
+
+@pytest.mark.parametrize("chunk", [7, 16, 1024])
+def test_marks_across_row_groups_and_gzip(tmp_path, monkeypatch, tmp_path_factory, chunk):
+    """Earlier events in a Parquet file of several row groups (a mark's rows may span two) and in a gzip JSON
+    Lines file (its marks are offsets in the decompressed text): every ID of both used again in one append,
+    each found from its mark, the report the full check's."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(statedir, "CHUNK", chunk)
+    sr = read_events(SAMPLES_DIR / "clean" / "sr-s1.jsonl").events
+    rows = [json.loads(line) for line in (SAMPLES_DIR / "clean" / "sr-s1.jsonl").read_text().splitlines()]
+    table = pa.Table.from_pylist(list(trace_io._rows(sr[:120])), schema=trace_io.arrow_schema())
+    pq.write_table(table, tmp_path / "b.parquet", row_group_size=25)
+    assert pq.ParquetFile(tmp_path / "b.parquet").metadata.num_row_groups == 5
+    text = (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_bytes()
+    with gzip.open(tmp_path / "c.jsonl.gz", "wb") as out:
+        out.write(text)
+    (tmp_path / "a.jsonl").write_bytes((SAMPLES_DIR / "clean" / "net-s2.jsonl").read_bytes())
+    state = tmp_path_factory.mktemp("state") / "s"
+    locations_check(tmp_path, state)
+    net = [json.loads(line) for line in text.decode().splitlines()]
+    again = [{**r, "trace_id": f"again-{n}", "seq": 0} for n, r in enumerate(rows[3:120:11] + net[2::9])]
+    with (tmp_path / "a.jsonl").open("a") as out:
+        out.writelines(json.dumps(r) + "\n" for r in again)
+    monkeypatch.setattr(resume, "repeated_events", None)  # TR-002's read of every file: not called
+    outcome = locations_check(tmp_path, state)
+    monkeypatch.undo()
+    full = pycheck.check_paths([str(tmp_path)])
+    assert outcome.summary() == full.summary() and outcome.violations == full.violations
+    dup = [v for v in outcome.violations if v["rule"] == "event-id-unique"]
+    assert len(dup) == len(again) and all(len(v["events"]) == 2 for v in dup)
