@@ -119,6 +119,20 @@ def publish(out_dir: Path | str, write: Callable[[Path], None]) -> Path:
     return out
 
 
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Run `write(tmp)` on a temporary file beside `path`, then rename it into place (readable by all)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -62,6 +62,13 @@ else
   echo "install: no C compiler: the optional compiled path is not built; the pure Python path runs" >&2
 fi
 
+# The packages' bytecode, written once: an editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE
+# is set (some CI images, this project's own work machines) every process would compile every module it loads
+# from source again (0.1-0.2 CPU s per command; benchmarks/README.md, session 12). Python reads the files whatever
+# that setting; a source edited later is compiled again as usual.
+$PYTHON -m compileall -q traces spec model conformance spark_trace_check >/dev/null \
+  || echo "install: bytecode not written; each command compiles its modules as it loads them" >&2
+
 # A class-data archive of the Spark driver JVM (spark_trace_check/jvm_archive.py): every later check and
 # Spark test starts faster. Skipped with HACONFORM_JVM_ARCHIVE=off; a failure here only costs speed.
 if [ "${HACONFORM_JVM_ARCHIVE:-}" != "off" ]; then

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import pyarrow as pa
@@ -43,21 +43,26 @@ def _constant(_: str) -> Any:
 # tuple, which no plain value is. The C scanner is called directly: text it does not consume whole, or
 # that begins with whitespace, is not plain (the full judgement decides).
 _scan = json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_constant).scan_once
-_decode = msgspec.json.Decoder().decode
+_Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
+# attrs typed as `traces.rows` allows them, checked by msgspec while it decodes (no Python per value): a string,
+# a 64-bit integer, a boolean, null, or an array of strings and integers (one kind per array is left to
+# `_one_kind`: msgspec takes one array type per union)
+_decode = msgspec.json.Decoder(dict[str, str | _Int64 | bool | list[str | _Int64] | None]).decode
 _encode = msgspec.json.Encoder(order="sorted").encode
 
 
-def canonical_value(text: str) -> Any:
+def canonical_value(text: str | bytes) -> Any:
     """The value of `text` when it is canonical JSON (`traces.schema.canonical_attrs`: sorted keys, no spaces,
-    each key once), as every attrs text this checker writes is; else None. msgspec decodes it and encodes the
-    value back: the same bytes prove the decoding exact (a repeated key, a space, `-0` or `1E2` would not come
-    back the same); it costs a third of the pairs scan below (benchmarks/README.md, session 10, issue 32)."""
-    data = text.encode()
+    each key once), as every attrs text this checker writes is, and every value is of a type `traces.rows`
+    allows (an array's items may still mix strings and integers: `_one_kind`); else None. msgspec decodes it,
+    checking the types as it goes, and encodes the value back: the same bytes prove the decoding exact (a
+    repeated key, a space, `-0` or `1E2` would not come back the same; benchmarks/README.md, sessions 10, 12)."""
+    data = text if type(text) is bytes else text.encode()  # type: ignore[union-attr]
     try:
         value = _decode(data)
-    except msgspec.DecodeError:
+    except msgspec.DecodeError:  # not JSON, or a value of another type (ValidationError is a DecodeError)
         return None
-    return value if type(value) is dict and _encode(value) == data else None
+    return value if _encode(value) == data else None
 
 
 def scanned_value(text: str) -> dict[str, Any] | None:
@@ -73,34 +78,55 @@ def scanned_value(text: str) -> dict[str, Any] | None:
     return value if len(value) == len(pairs) else None
 
 
-def plain_attrs(text: str) -> dict[str, Any] | None:
-    """The attrs dict when the text is plainly valid by `traces.rows`, else None (judge the row in full)."""
-    if "\\u" in text or text.count("[") + text.count("{") > MAX_DEPTH:
-        return None
-    value = canonical_value(text)
-    if value is None:
-        value = scanned_value(text)
-        if value is None:
-            return None
+def _one_kind(value: dict[str, Any]) -> bool:
+    """Every array of a canonically decoded attrs dict holds items of one type (strings, or integers)."""
+    for item in value.values():
+        if type(item) is list and len(item) > 1:
+            first = type(item[0])
+            for x in item:
+                if type(x) is not first:
+                    return False
+    return True
+
+
+def _plain_values(value: dict[str, Any]) -> bool:
+    """Every value of a scanned attrs dict is of a type `traces.rows` allows (the scan checks no type)."""
     for item in value.values():
         kind = type(item)
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
             if not INT64_MIN <= item <= INT64_MAX:
-                return None
+                return False
             continue
-        if kind is not list or not item:
-            if kind is list:
-                continue
-            return None
+        if kind is not list:
+            return False
+        if not item:
+            continue
         first = type(item[0])
         if first is not str and first is not int:
-            return None
+            return False
         for x in item:
             if type(x) is not first or (first is int and not INT64_MIN <= x <= INT64_MAX):
-                return None
-    return value
+                return False
+    return True
+
+
+def plain_attrs(text: str | bytes) -> dict[str, Any] | None:
+    """The attrs dict when the text (UTF-8 bytes, or str) is plainly valid by `traces.rows`, else None (judge
+    the row in full): canonical text decoded and typed by msgspec (`canonical_value`, inline: once per
+    distinct text), any other scanned by the standard library."""
+    data = text if type(text) is bytes else text.encode()  # type: ignore[union-attr]
+    if b"\\u" in data or data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+        return None
+    try:
+        value = _decode(data)
+    except msgspec.DecodeError:
+        value = None
+    if value is not None and _encode(value) == data:
+        return value if _one_kind(value) else None
+    value = scanned_value(data.decode())
+    return value if value is not None and _plain_values(value) else None
 
 
 def fast_mask(batch: pa.RecordBatch) -> pa.Array:
@@ -145,42 +171,82 @@ def _values(col: pa.Array, name: str) -> list[Any]:
 
 
 _UNPARSED = object()  # an attrs text of the batch not parsed yet
+Judged = tuple[list[Event], list[tuple[int, Problem]]]  # the valid rows' events; (row from 0, problem) of others
 
 
-def _distinct(col: pa.Array) -> tuple[list[str], list[int]]:
-    """The column's distinct values and, per row, the position of its value among them (a null is a value
-    too: its rows fail `fast_mask` and are judged in full)."""
+def _distinct(col: pa.Array) -> tuple[list[bytes | None], list[int]]:
+    """The column's distinct values as UTF-8 bytes (what msgspec decodes; no `str` built) and, per row, the
+    position of its value among them (a null is a value too: its rows fail `fast_mask`, judged in full)."""
     encoded = pc.dictionary_encode(col, null_encoding="encode")
-    return encoded.dictionary.to_pylist(), encoded.indices.to_pylist()
+    binary = pa.large_binary() if pa.types.is_large_string(col.type) else pa.binary()
+    return encoded.dictionary.cast(binary).to_pylist(), encoded.indices.to_pylist()
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def judge_columns(batch: pa.RecordBatch) -> Judged:
+    """The events of a batch's valid rows, in row order, and (row index from 0, problem) for each other row.
+
+    A batch whose rows all pass `fast_mask` and whose distinct attrs texts are all plain (the usual batch) is
+    built column-wise: every distinct text parsed once, its dict shared by the rows that hold it (an Event's
+    attrs are never changed, `traces.schema.Event`; in the corpus of benchmarks/README.md, session 10, 63% of
+    the rows repeat a text of their batch), then one `Event` per row from the columns, no Python loop of ours
+    per row (benchmarks/README.md, session 12). Any other batch is judged row by row (`_row_by_row`)."""
+    raw = {n for n in batch.schema.names if _is_text(batch.schema.field(n).type) and not _utf8_ok(batch.column(n))}
+    if raw:  # invalid UTF-8 in a column: every row judged in full, the judgement says where
+        return _row_by_row(batch, [False] * batch.num_rows, [], [], [], [], raw)
+    mask = fast_mask(batch)
+    texts, which = _distinct(batch.column("attrs"))
+    cols = [_values(batch.column(n), n) for n in FIELD_NAMES[1:-1]]  # trace_id .. kind, Event's order
+    if pc.all(mask).as_py() is not False:
+        parsed = list(map(plain_attrs, texts))
+        if all(p is not None for p in parsed):  # schema_version is the current one (`fast_mask`): Event's default
+            return list(map(Event, *cols, map(parsed.__getitem__, which))), []
+        return _row_by_row(batch, [True] * batch.num_rows, cols, texts, parsed, which, raw)
+    return _row_by_row(batch, mask.to_pylist(), cols, texts, [_UNPARSED] * len(texts), which, raw)
+
+
+def _row_by_row(
+    batch: pa.RecordBatch,
+    mask: list[bool],
+    cols: list[list[Any]],
+    texts: list[bytes | None],
+    parsed: list[Any],
+    which: list[int],
+    raw: set[str],
+) -> Judged:
+    """Each row: built from the columns when it passed `fast_mask` and its attrs text is plain (`parsed[j]` for
+    text `texts[j]`, j = `which[row]`; `_UNPARSED` until parsed), else judged in full by `check_typed_row` (a
+    column of invalid UTF-8, `raw`, read as bytes)."""
+    slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in batch.schema.names}
+    events: list[Event] = []
+    problems: list[tuple[int, Problem]] = []
+    rows = zip(*cols, which, strict=True) if cols else iter(())
+    for i, ok in enumerate(mask):
+        values = next(rows, None)
+        if ok:
+            *fields, j = values  # type: ignore[misc]
+            attrs = parsed[j]
+            if attrs is _UNPARSED:
+                attrs = parsed[j] = plain_attrs(texts[j])  # type: ignore[arg-type]
+            if attrs is not None:
+                events.append(Event(*fields, attrs))
+                continue
+        row, problem = check_typed_row({n: col[i].as_py() for n, col in slow.items()})
+        if problem is None:
+            events.append(Event.from_row(row))  # type: ignore[arg-type]
+        else:
+            problems.append((i, problem))
+    return events, problems
 
 
 def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem | None]]:
-    """(event, None) or (None, problem) for each row of a batch, in row order."""
-    names = batch.schema.names
-    strings = [
-        n
-        for n in names
-        if pa.types.is_string(batch.schema.field(n).type) or pa.types.is_large_string(batch.schema.field(n).type)
-    ]
-    raw = {n for n in strings if not _utf8_ok(batch.column(n))}
-    mask = fast_mask(batch).to_pylist() if not raw else [False] * batch.num_rows
-    cols = [_values(batch.column(n), n) if not raw else [None] * batch.num_rows for n in FIELD_NAMES[:-1]]
-    # attrs: each distinct text of the batch parsed once, its dict shared by the rows that hold it (an Event's
-    # attrs are never changed, `traces.schema.Event`); in the corpus of benchmarks/README.md, session 10, 63% of
-    # the rows repeat a text of their batch
-    texts, which = _distinct(batch.column("attrs")) if not raw else ([], [0] * batch.num_rows)
-    parsed: list[Any] = [_UNPARSED] * len(texts)
-    # for the rows judged in full; invalid UTF-8 in a column: read as bytes, the judgement says where
-    slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in names}
-    for i, (ok, sv, trace, seq, eid, ts, node, mech, entity, kind, j) in enumerate(
-        zip(mask, *cols, which, strict=True)
-    ):
-        if ok:
-            attrs = parsed[j]
-            if attrs is _UNPARSED:
-                attrs = parsed[j] = plain_attrs(texts[j])
-            if attrs is not None:
-                yield Event(trace, seq, eid, ts, node, mech, entity, kind, attrs, sv), None
-                continue
-        row, problem = check_typed_row({n: col[i].as_py() for n, col in slow.items()})
-        yield (Event.from_row(row), None) if problem is None else (None, problem)  # type: ignore[arg-type]
+    """(event, None) or (None, problem) for each row of a batch, in row order (`judge_columns`)."""
+    events, problems = judge_columns(batch)
+    bad = dict(problems)
+    made = iter(events)
+    for i in range(batch.num_rows):
+        problem = bad.get(i)
+        yield (None, problem) if problem is not None else (next(made), None)

@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.columnar import judge_batch
+from traces.columnar import judge_columns
 from traces.outputs import output_of_ours, summary_reason
 from traces.rows import check_line, is_blank
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
@@ -380,15 +380,10 @@ def iter_parquet(tf: TraceFile, batch_size: int = 65_536) -> Iterator[ReadResult
     rows = 0
     try:
         for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
-            part = ReadResult()
-            for event, problem in judge_batch(batch):
-                rows += 1
-                if problem is not None:
-                    part.errors.append(RowError(tf.name, rows, problem.field, problem.reason))
-                else:
-                    part.events.append(event)  # type: ignore[arg-type]
-            part.rows_read = batch.num_rows
-            yield part
+            events, problems = judge_columns(batch)
+            errors = [RowError(tf.name, rows + i + 1, p.field, p.reason) for i, p in problems]
+            rows += batch.num_rows
+            yield ReadResult(events, errors, batch.num_rows)
     except (OSError, pa.ArrowException) as exc:
         raise TraceFileError(f"{tf.name}: cannot read Parquet data past row {rows}: {exc}") from exc
 

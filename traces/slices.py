@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from traces.columnar import judge_batch
+from traces.columnar import judge_columns
 from traces.io import ReadResult, RowError, TraceFile, TraceFileError, check_parquet_schema, iter_jsonl
 from traces.rows import parse_json
 
@@ -100,13 +100,10 @@ def _parquet_slice(tf: TraceFile, part_of: Slice, batch_size: int) -> Iterator[R
         for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
             where = pc.indices_nonzero(_kept(batch.column("trace_id"), part_of))
             chosen = batch.take(where)
-            part = ReadResult(rows_read=chosen.num_rows)
-            for i, (event, problem) in zip(where.to_pylist(), judge_batch(chosen), strict=True):
-                if problem is not None:
-                    part.errors.append(RowError(tf.name, start + i + 1, problem.field, problem.reason))
-                else:
-                    part.events.append(event)  # type: ignore[arg-type]
+            events, problems = judge_columns(chosen)
+            rows = where.to_pylist() if problems else []  # the batch's row of each chosen row
+            errors = [RowError(tf.name, start + rows[i] + 1, p.field, p.reason) for i, p in problems]
             start += batch.num_rows
-            yield part
+            yield ReadResult(events, errors, chosen.num_rows)
     except (OSError, pa.ArrowException) as exc:
         raise TraceFileError(f"{tf.name}: cannot read Parquet data past row {start}: {exc}") from exc

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from traces.schema import Event, is_context_kind
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 
 RuleKind = Literal["always", "eventually", "sometimes"]
 Scope = Literal["entity", "trace"]
@@ -335,7 +335,8 @@ class ContextCursor:
 
     def taken(self, e: Event) -> bool:
         """For an event fed inline: true when it is a context event already taken; else it is marked taken."""
-        if not is_context_kind(e.kind):
+        kind = e.kind
+        if not (kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START):  # is_context_kind, inline: per event
             return False
         if e.seq <= self.last:
             return True

@@ -1,15 +1,14 @@
-"""`haconform import msgtrk|copystatus`, `haconform explain`, `haconform report`, and the `check --html/--junit`
-post-step. Exit statuses as everywhere (COMMON): 0 clean, 1 violations or quarantined lines, 2 unusable input
-or usage, 3 internal error. Output files are written atomically (temporary file, then rename).
+"""`haconform import msgtrk|copystatus`, `haconform explain`, `haconform report`, and `render`, which the
+`check --html/--junit` post-step (`conformance.cli.check.post_check`) calls. Exit statuses as everywhere
+(COMMON): 0 clean, 1 violations or quarantined lines, 2 unusable input or usage, 3 internal error. Output files
+are written atomically (temporary file, then rename).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from conformance.audit.copystatus import CopyStatusError, explain_file, read_copy_status, snapshot_json
@@ -17,36 +16,14 @@ from conformance.audit.html import load_report, render_html
 from conformance.audit.importer import ImportConfig, build_trace, quarantine_rows
 from conformance.audit.junit import render_junit
 from conformance.audit.msgtrk import LogFileError, parse_logs
-from conformance.audit.report_data import run_facts
 from conformance.audit.smtplog import parse_protocol
-from conformance.audit.sniff import import_hint, unaccounted
-from conformance.engine.rulesets import summary_rule_sets
-from conformance.report import (
-    EXIT_CLEAN,
-    EXIT_UNUSABLE,
-    EXIT_VIOLATIONS,
-    OutDirError,
-    check_out_dir,
-    write_unusable,
-)
+from conformance.audit.sniff import unaccounted
+from conformance.report import EXIT_CLEAN, EXIT_UNUSABLE, EXIT_VIOLATIONS, atomic_write
 from traces.io import TraceFileError, write_events
 from traces.textfile import TextInputError
 
 EXIT_INTERNAL = 3
 MAX_CUSTODY_LINES = 50  # raw files shown by `import msgtrk`; IMPORT_START records every one
-
-
-def _atomic_write(path: Path, write) -> None:  # type: ignore[no-untyped-def]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _said(exc: Exception) -> str:
@@ -90,14 +67,14 @@ def _cmd_import_msgtrk(args: argparse.Namespace) -> int:
     out = Path(args.out)
     target = out / f"{events[0].trace_id}.parquet" if out.suffix not in (".parquet", ".jsonl", ".ndjson") else out
     try:
-        _atomic_write(target, lambda tmp: write_events(tmp, events))
+        atomic_write(target, lambda tmp: write_events(tmp, events))
     except TraceFileError as exc:
         print(f"haconform import msgtrk: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     qpath = target.with_name(target.stem + ".quarantine.jsonl")
     quarantined = [*parsed.quarantine, *smtp.quarantine]
     rows = quarantine_rows(quarantined)
-    _atomic_write(
+    atomic_write(
         qpath, lambda tmp: tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
     )
     _say_import(parsed, smtp, start, files)
@@ -171,7 +148,7 @@ def _cmd_import_copystatus(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     text = json.dumps(snapshot_json(snap), indent=2) + "\n"
     if args.out:
-        _atomic_write(Path(args.out), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        atomic_write(Path(args.out), lambda tmp: tmp.write_text(text, encoding="utf-8"))
         print(f"wrote the BCSS snapshot of {snap.database} to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -203,50 +180,13 @@ def render(out_dir: Path, html: str | None, junit: str | None, traces: list[str]
     report = load_report(out_dir, traces if html else [])  # [] : JUnit alone reads no trace file
     if html:
         page = render_html(report)
-        _atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))
+        atomic_write(Path(html), lambda tmp: tmp.write_text(page, encoding="utf-8"))
         print(f"wrote {html}", file=sys.stderr)
     if junit:
         xml = render_junit(report)
-        _atomic_write(Path(junit), lambda tmp: tmp.write_text(xml, encoding="utf-8"))
+        atomic_write(Path(junit), lambda tmp: tmp.write_text(xml, encoding="utf-8"))
         print(f"wrote {junit}", file=sys.stderr)
     return EXIT_CLEAN
-
-
-def refuse_raw_logs(args: argparse.Namespace) -> int | None:
-    """`haconform check` given raw Exchange logs (or a copy-status export) instead of a trace: one line naming
-    the `haconform import` command to run, a summary.json saying so, exit 2; None when the paths are no raw logs."""
-    hint = import_hint(args.paths)
-    if hint is None:
-        return None
-    print(f"haconform check: input unusable: {hint}", file=sys.stderr)
-    try:
-        write_unusable(check_out_dir(args.out), str(args.engine), hint)
-    except OutDirError as exc:
-        print(f"haconform check: {exc}", file=sys.stderr)
-    return EXIT_UNUSABLE
-
-
-def post_check(args: argparse.Namespace, status: int) -> int:
-    """After `haconform check`: record the rule sets in summary.json, then --html/--junit from the report."""
-    if status not in (EXIT_CLEAN, EXIT_VIOLATIONS) and not getattr(args, "report_written", False):
-        return status
-
-    out = Path(args.out)
-    summary_path = out / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        summary["rule_sets"] = summary_rule_sets(summary.get("events_by_mechanism", {}), summary.get("monitors", []))
-        summary["run"] = run_facts(summary.get("files", []))  # version, time, input hashes (the HTML report's)
-        if getattr(args, "tasks_retried", None) is not None:  # Spark: failed task attempts tried again (issue 35)
-            summary["run"]["tasks_retried"] = args.tasks_retried
-        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-        _atomic_write(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        if getattr(args, "html", None) or getattr(args, "junit", None):
-            render(out, args.html, args.junit, args.paths if args.html else None)
-    except Exception as exc:  # an internal error is never a verdict
-        print(f"haconform check: internal error while writing the report: {exc!r}", file=sys.stderr)
-        return EXIT_INTERNAL
-    return status
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -271,11 +211,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except (ValueError, KeyError) as exc:
         print(f"haconform report: input unusable: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
-
-
-def add_check_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report (haconform report)")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML file: one test case per rule")
 
 
 def _bool(text: str) -> bool:

@@ -31,6 +31,19 @@ class BufferedFold:
         return self.monitor.check(self.events, self.context)
 
 
+class _Strange:
+    """Counts the events of a kind not in their mechanism's vocabulary (`GroupFolds.strange`: [count, first
+    event ID]), fed as a fold is."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self, seen: list) -> None:
+        self.seen = seen
+
+    def feed(self, e: Event) -> None:
+        self.seen[0] += 1
+
+
 def start_fold(monitor: Monitor, context: Sequence[Event]) -> Fold:
     start = getattr(monitor, "start", None)
     return BufferedFold(monitor, context) if start is None else start(context)
@@ -43,7 +56,8 @@ class GroupFolds:
     whole trace, context and faults included); an entity-scope group goes only to monitors of its mechanism.
     A monitor may say which mechanisms' events its fold reads (`reads`, a set; none: every event): the others
     are not fed to it, but for context events (`traces.schema.is_context_kind`), which every fold is fed. The
-    folds to feed are listed once per mechanism met (`routes`, issue 32: no per-event test of each fold).
+    folds to feed are listed once per mechanism and kind met (`routes`, issue 32: no per-event test of each
+    fold, of the context or of the vocabulary).
 
     An event of a monitor's mechanism whose kind is not in that mechanism's vocabulary
     (`model.registry.vocabulary`: an older trace's `SERVER_DIAL`, now `AM_CONFIG`, say) is judged by no rule:
@@ -59,28 +73,36 @@ class GroupFolds:
         self.folds = [(name, monitor.mechanism, start_fold(monitor, context)) for name, monitor in runs]
         self.reads = [getattr(monitor, "reads", None) for _, monitor in runs]
         self.all = [fold for _, _, fold in self.folds]  # the folds a context event goes to
-        self.routes: dict[str, list[Fold]] = {}  # mechanism -> the folds its (not context) events go to
+        # mechanism -> kind -> what its events go to: the folds, and a `_Strange` counter for a kind not in the
+        # mechanism's vocabulary (issue 32: a table built as kinds are met, no per-event test of each fold)
+        self.routes: dict[str, dict[str, list]] = {}
         self.seen: set[str] = set()  # the mechanisms of the events fed
         self.vocab = {m: v for _, m, _ in self.folds if (v := vocabulary(m)) is not None}
         self.strange: dict[tuple[str, str], list] = {}  # (mechanism, kind) -> [count, first event ID]
 
     def feed(self, e: Event) -> None:
-        mech, kind = e.mechanism, e.kind
-        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # traces.schema.is_context_kind
-            folds = self.all
-        else:
-            folds = self.routes.get(mech) or self.route(mech)
-        self.seen.add(mech)
+        kinds = self.routes.get(e.mechanism)
+        if kinds is None:
+            kinds = self.routes[e.mechanism] = {}
+            self.seen.add(e.mechanism)
+        folds = kinds.get(e.kind)
+        if folds is None:
+            folds = kinds[e.kind] = self.route(e)
         for fold in folds:
             fold.feed(e)
+
+    def route(self, e: Event) -> list:
+        """What the events of `e`'s mechanism and kind go to: every fold for a context event
+        (`traces.schema.is_context_kind`), else the folds that read that mechanism (none may: an empty
+        list); and a `_Strange` counter when the kind is not in the mechanism's vocabulary."""
+        mech, kind = e.mechanism, e.kind
+        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:
+            folds = list(self.all)
+        else:
+            folds = [f for f, r in zip(self.all, self.reads, strict=True) if r is None or mech in r]
         vocab = self.vocab.get(mech)
         if vocab is not None and kind not in vocab:
-            seen = self.strange.setdefault((mech, kind), [0, e.event_id])
-            seen[0] += 1
-
-    def route(self, mech: str) -> list[Fold]:
-        """The folds that read the events of `mech` (none may: an empty list, listed again when met)."""
-        folds = self.routes[mech] = [f for f, r in zip(self.all, self.reads, strict=True) if r is None or mech in r]
+            folds.append(_Strange(self.strange.setdefault((mech, kind), [0, e.event_id])))
         return folds
 
     def finish(self) -> list[tuple[str, Event, MonitorResult]]:

@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from traces.columnar import canonical_value, judge_batch, plain_attrs, scanned_value
+from traces.columnar import canonical_value, judge_batch, judge_columns, plain_attrs, scanned_value
 from traces.rows import check_typed_row
 from traces.schema import Event
 
@@ -133,3 +133,28 @@ def test_rows_sharing_an_attrs_text_are_judged_each():
     got = list(judge_batch(_batch(rows)))
     assert [p is None for _, p in got] == [True, False] * 3
     assert [e.attrs for e, _ in got if e is not None] == [{"a": 1, "b": ["x"], "c": None, "d": True}] * 3
+
+
+def test_a_batch_of_valid_rows_is_built_column_wise_as_the_full_judgement_builds_it():
+    """The usual batch (every row passes `fast_mask`, every attrs text plain, canonical or not) is built without
+    a loop per row (`judge_columns`); its events are the full judgement's, in row order. Twin: one row with
+    a mixed array (canonical text: msgspec's typed decoding takes it, `_one_kind` must not) sends the batch
+    row by row, and that row alone is quarantined."""
+    texts = [GOOD["attrs"], '{"b":1,"a":[2,3]}', "{}", '{"a":"x","b":[]}', '{"a":[1,2],"b":"x","c":-5}']
+    rows = [{**GOOD, "extra": None, "seq": i, "attrs": t, "node": f"n{i % 2}"} for i, t in enumerate(texts * 3)]
+    events, problems = judge_columns(_batch(rows))
+    assert problems == []
+    assert events == [Event.from_row(check_typed_row(row)[0]) for row in rows]
+    assert events[0].attrs is events[5].attrs  # a text shared by rows is parsed once
+    mixed = [*rows, {**GOOD, "extra": None, "seq": 99, "attrs": '{"a":[1,"x"]}'}]
+    events, problems = judge_columns(_batch(mixed))
+    assert [i for i, _ in problems] == [len(rows)] and problems[0][1] == check_typed_row(mixed[-1])[1]
+    assert len(events) == len(rows)
+
+
+def test_plain_attrs_takes_utf8_bytes_as_text():
+    for v in VARIANTS:
+        text = v.get("attrs")
+        if isinstance(text, str):
+            assert plain_attrs(text.encode()) == plain_attrs(text), text
+    assert plain_attrs(b'{"a":[1,"x"]}') is None and plain_attrs(b'{"a":1.0}') is None

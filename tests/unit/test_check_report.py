@@ -110,7 +110,7 @@ def test_internal_error_without_out_goes_to_a_temporary_log(monkeypatch, capsys,
         raise KeyError("injected")
 
     parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), boom))
+    monkeypatch.setattr(cli, "build_parser", lambda command: _with_func(parser(command), boom))
     assert cli.main(["spec"]) == 3
     log = Path(capsys.readouterr().err.strip().rsplit("full trace in ", 1)[1])
     assert log.is_file() and "KeyError" in log.read_text()

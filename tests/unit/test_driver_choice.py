@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import conformance.cli as cli
+import conformance.cli.check as check_cli
 import conformance.driver_choice as ec
 from conformance.cli import main
 from conformance.cli.check import run_check
@@ -97,7 +97,7 @@ def test_cli_auto_chooses_spark_above_the_crossover(tmp_path, capsys, monkeypatc
 
     ran = []
     monkeypatch.setattr(job, "run_check", lambda args: ran.append(args.master) or run_check(args))  # no JVM here
-    monkeypatch.setattr(cli, "input_events", lambda paths: 10**8)
-    monkeypatch.setattr(cli, "cores", lambda: 2)
+    monkeypatch.setattr(check_cli, "input_events", lambda paths: 10**8)
+    monkeypatch.setattr(check_cli, "cores", lambda: 2)
     assert main(["check", ONE, "--out", str(tmp_path / "out")]) == 0
     assert ran == ["local[2]"] and "engine spark (auto): ~100,000,000 events" in capsys.readouterr().err

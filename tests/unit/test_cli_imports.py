@@ -1,0 +1,110 @@
+"""`haconform check` loads what checking needs and nothing else (issue 32, startup): no pandas (pyarrow's first
+question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page or other command's
+modules; and the command line, which loads only the module of the command it runs, lists every command as the
+whole one does (`conformance.cli.COMMANDS`). Twins: a process that loaded one of the listed modules is caught; a
+command table whose help differs from its module's is caught."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import conformance.cli as cli
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "traces" / "samples" / "clean"
+# What a check must not load: the data-frame library pyarrow would import, the property-testing library, the
+# suite's harness, the HTML page and copy-status reader (the audit commands'), other commands' modules,
+# the solver, Spark, and the standard library's HTTP client (Hypothesis loads it).
+HEAVY = (
+    "pandas",
+    "hypothesis",
+    "conformance.harness",
+    "conformance.audit.html",
+    "conformance.audit.copystatus",
+    "conformance.cli.reference",
+    "conformance.cli.suite",
+    "conformance.explore",
+    "conformance.shrink",
+    "conformance.upgrade",
+    "spec.claims",
+    "z3",
+    "pyspark",
+    "urllib.request",
+)
+_PROBE = """
+import json, sys
+{before}
+from conformance.cli import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+heavy = {heavy!r}
+print(json.dumps(sorted({{h for h in heavy for m in sys.modules if m == h or m.startswith(h + ".")}})))
+"""
+
+
+def heavy_loaded(argv: list[str], before: str = "") -> list[str]:
+    """The `HEAVY` modules a process running `haconform ARGV` loaded (`before`: code run first)."""
+    code = _PROBE.format(before=before, argv=argv, heavy=HEAVY)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_check_help_loads_nothing_heavy():
+    assert heavy_loaded(["check", "--help"]) == []
+
+
+def test_a_check_of_jsonl_and_parquet_loads_nothing_heavy(tmp_path):
+    argv = ["check", str(SAMPLES / "sr-s1.jsonl"), str(SAMPLES / "pf-s3.parquet"), "--engine", "python"]
+    assert heavy_loaded([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == []
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
+
+
+def test_twin_a_process_that_loaded_a_heavy_module_is_caught():
+    assert {"conformance.cli.suite", "hypothesis"} <= set(
+        heavy_loaded(["check", "--help"], "import conformance.cli.suite")
+    )
+    # pyarrow asked about pandas before the check could answer: pandas is loaded, and seen
+    assert "pandas" in heavy_loaded(["check", "--help"], "import pyarrow; pyarrow.array([0])")
+
+
+def listed(parser: argparse.ArgumentParser) -> list[tuple[str, str | None]]:
+    """Every command a parser lists, with its help, in order."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [(a.dest, a.help) for a in sub._choices_actions]
+
+
+def test_the_lazy_command_line_lists_every_command_as_the_whole_one():
+    whole = cli.build_parser()
+    assert listed(whole) == [c for _, commands in cli.COMMANDS for c in commands]
+    assert cli.build_parser(None).format_help() == whole.format_help()
+    sub = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    for name, _ in listed(whole):
+        lazy = cli.build_parser(name)
+        assert lazy.format_help() == whole.format_help(), name
+        lazy_sub = next(a for a in lazy._actions if isinstance(a, argparse._SubParsersAction))
+        assert lazy_sub.choices[name].format_help() == sub.choices[name].format_help(), name
+
+
+def test_twin_a_table_whose_help_differs_from_its_module_is_caught(monkeypatch):
+    module, commands = cli.COMMANDS[0]
+    changed = ((commands[0][0], commands[0][1] + " (stale)"), *commands[1:])
+    monkeypatch.setattr(cli, "COMMANDS", ((module, changed), *cli.COMMANDS[1:]))
+    assert listed(cli.build_parser()) != [c for _, commands in cli.COMMANDS for c in commands]
+    assert cli.build_parser(None).format_help() != cli.build_parser().format_help()
+
+
+def test_the_command_is_the_first_word_that_is_no_option():
+    assert cli.command_of(["check", "x", "--out", "o"]) == "check"
+    assert cli.command_of(["--version"]) is None and cli.command_of([]) is None
