@@ -233,16 +233,34 @@ class CNSet:
         return False
 
     def issubset(self, other: CNSet) -> bool:
-        if not self.parts or self == other:
+        mine, theirs = self.parts, other.parts
+        if not mine or mine is theirs or mine == theirs:
             return True
-        return not (self - other)
+        # both sorted by originator, ranges disjoint and non-adjacent: a range of `self` is covered by `other`
+        # only when one range of `other` holds it whole
+        j, n = 0, len(theirs)
+        for origin, ranges in mine:
+            while j < n and theirs[j][0] < origin:
+                j += 1
+            if j == n or theirs[j][0] != origin:
+                return False
+            t = theirs[j][1]
+            if t == ranges:
+                continue
+            k, m = 0, len(t)
+            for lo, hi in ranges:
+                while k < m and t[k][1] < lo:
+                    k += 1
+                if k == m or t[k][0] > lo or t[k][1] < hi:
+                    return False
+        return True
 
     def __le__(self, other: CNSet) -> bool:
         return self.issubset(other)
 
     def __lt__(self, other: CNSet) -> bool:
         """Strict subset (seed 001, status request messages)."""
-        return self.issubset(other) and bool(other - self)
+        return self.parts != other.parts and self.issubset(other)  # (the text forms are canonical)
 
     def __ge__(self, other: CNSet) -> bool:
         return other.issubset(self)
