@@ -57,6 +57,8 @@ MODULES: tuple[str, ...] = (
     "model.am.state",
     "model.am.bcss",
     "model.am.replay",
+    "model.am.decisions",
+    "model.am.rules",
     "model.pf.monitor",
     "model.pf.deadlines",
     "model.pf.cnset",
@@ -69,6 +71,9 @@ MODULES: tuple[str, ...] = (
     "model.pf.backfill",
     "model.pf.state",
     "model.pf.foldstate",
+    "model.pf.properties",
+    "model.pf.schedule",
+    "model.pf.convergence",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

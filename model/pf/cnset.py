@@ -72,6 +72,24 @@ def _minus(a: tuple[Range, ...], b: tuple[Range, ...]) -> tuple[Range, ...]:
     return tuple(out)
 
 
+def _meet(a: tuple[Range, ...], b: tuple[Range, ...]) -> tuple[Range, ...]:
+    """The counters in both (each side sorted, disjoint and non-adjacent: so is the result)."""
+    out: list[Range] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = a[i]
+        blo, bhi = b[j]
+        top = hi if hi < bhi else bhi
+        bottom = lo if lo > blo else blo
+        if bottom <= top:
+            out.append((bottom, top))
+        if hi < bhi:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
 def _size(ranges: tuple[Range, ...]) -> int:
     return sum(hi - lo + 1 for lo, hi in ranges)
 
@@ -84,10 +102,17 @@ class CNSet:
 
     @staticmethod
     def of(cns: Iterable[CN]) -> CNSet:
-        by: dict[str, list[Range]] = {}
+        by: dict[str, list[list[int]]] = {}  # origin -> runs of counters, each extended while they go up by one
         for cn in cns:
-            by.setdefault(cn.origin, []).append((cn.n, cn.n))
-        return CNSet._build(by)
+            n = cn.n
+            runs = by.get(cn.origin)
+            if runs is None:
+                by[cn.origin] = [[n, n]]
+            elif runs[-1][1] + 1 == n:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        return CNSet._build(by)  # type: ignore[arg-type]
 
     @staticmethod
     def _build(by: dict[str, Iterable[Range]]) -> CNSet:
@@ -174,21 +199,68 @@ class CNSet:
         return CNSet(tuple(parts)) if changed else self
 
     def __and__(self, other: CNSet) -> CNSet:
-        if not self.parts or not other.parts:
+        mine, theirs = self.parts, other.parts
+        if not mine or not theirs:
             return EMPTY
-        return self - (self - other)
+        if other is self or mine == theirs:
+            return self
+        parts = []
+        j, n = 0, len(theirs)
+        for origin, ranges in mine:  # both sorted by originator: one merge walk
+            while j < n and theirs[j][0] < origin:
+                j += 1
+            if j < n and theirs[j][0] == origin:
+                both = _meet(ranges, theirs[j][1])
+                if both:
+                    parts.append((origin, both))
+        if not parts:
+            return EMPTY
+        parts_t = tuple(parts)
+        return self if parts_t == mine else CNSet(parts_t)
+
+    def intersects(self, other: CNSet) -> bool:
+        """Whether `self & other` is not empty (without building it)."""
+        theirs = dict(other.parts) if other.parts else None
+        if theirs is None:
+            return False
+        for origin, ranges in self.parts:
+            t = theirs.get(origin)
+            if t is not None:
+                for lo, hi in ranges:
+                    for blo, bhi in t:
+                        if blo <= hi and bhi >= lo:
+                            return True
+        return False
 
     def issubset(self, other: CNSet) -> bool:
-        if not self.parts or self == other:
+        mine, theirs = self.parts, other.parts
+        if not mine or mine is theirs or mine == theirs:
             return True
-        return not (self - other)
+        # both sorted by originator, ranges disjoint and non-adjacent: a range of `self` is covered by `other`
+        # only when one range of `other` holds it whole
+        j, n = 0, len(theirs)
+        for origin, ranges in mine:
+            while j < n and theirs[j][0] < origin:
+                j += 1
+            if j == n or theirs[j][0] != origin:
+                return False
+            t = theirs[j][1]
+            if t == ranges:
+                continue
+            k, m = 0, len(t)
+            for lo, hi in ranges:
+                while k < m and t[k][1] < lo:
+                    k += 1
+                if k == m or t[k][0] > lo or t[k][1] < hi:
+                    return False
+        return True
 
     def __le__(self, other: CNSet) -> bool:
         return self.issubset(other)
 
     def __lt__(self, other: CNSet) -> bool:
         """Strict subset (seed 001, status request messages)."""
-        return self.issubset(other) and bool(other - self)
+        return self.parts != other.parts and self.issubset(other)  # (the text forms are canonical)
 
     def __ge__(self, other: CNSet) -> bool:
         return other.issubset(self)

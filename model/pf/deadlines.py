@@ -66,7 +66,10 @@ class Deadlines(FoldState):
         self.dirty_stores: set[str] = set()
         self.volatile: set[tuple[str, str]] = set()
         self.following: dict[tuple[str, str], tuple[dict, ...]] = {}  # anchors that follow the judged event
-        self.heap: list[tuple[int, tuple[str, str], int, int, Rule, Owed]] = []
+        # (deadline, replica, version, index, rule): what is owed is `indexed[replica][index]`, the latest
+        # derivation, which replaces the one indexed without a new version while its deadlines stay the same
+        self.heap: list[tuple[int, tuple[str, str], int, int, Rule]] = []
+        self.indexed: dict[tuple[str, str], list[Obligation]] = {}  # the obligations in the heap, per replica
         self.version: dict[tuple[str, str], int] = {}
         self.count: dict[tuple[str, str], int] = {}  # current heap entries per replica
         self.live = 0  # heap entries of current versions
@@ -248,11 +251,11 @@ class Deadlines(FoldState):
             late = []
         version, count = self.version, self.count
         while heap and heap[0][0] < now:
-            deadline, key, v, i, rule, what = heapq.heappop(heap)
+            deadline, key, v, i, rule = heapq.heappop(heap)
             if version.get(key) == v:
                 self.live -= 1
                 count[key] -= 1
-                late.append((key, i, (rule, deadline, what)))
+                late.append((key, i, (rule, deadline, self.indexed[key][i][2])))
         if len(late) > 1:
             order = {k: n for n, k in enumerate(self.reps)}
             late.sort(key=lambda item: (order[item[0]], item[1]))
@@ -313,28 +316,41 @@ class Deadlines(FoldState):
         deadline moved (a new configuration, a restore). The removal of a delete-now replica discharges its
         maintenance-removal obligation (BF-034); any other obligation of a replica that went away, or of a
         store that went down, is cancelled, no instance (a store that is down owes nothing)."""
+        self.following.pop(key, None)
+        up = self.up.get(key[0], True)
+        if key in self.reps and up:
+            obligations, volatile, follows = self.derive(*key, now)
+            if follows:
+                self.following[key] = follows
+            was = None if volatile else self.indexed.get(key)
+            if was is not None and len(was) == len(obligations):
+                for (rule, deadline, _), (old_rule, old_deadline, _) in zip(obligations, was, strict=True):
+                    if deadline != old_deadline or rule is not old_rule:
+                        break
+                else:  # the same deadlines: its heap entries stand, what they owe is read from `indexed`
+                    self.indexed[key] = obligations
+                    return None
         self.version[key] = v = self.version.get(key, 0) + 1
         self.live -= self.count.pop(key, 0)
         self.volatile.discard(key)
-        self.following.pop(key, None)
+        self.indexed.pop(key, None)
         before = self.owed.pop(key, None)
-        if key not in self.reps or not self.up.get(key[0], True):
-            if before and key not in self.reps and self.up.get(key[0], True):  # removed: what it owed was that
+        if key not in self.reps or not up:
+            if before and key not in self.reps and up:  # removed: what it owed was that
                 self.discharged(key, [ob for ob in before if ob[0] is R.MAINTENANCE_REMOVAL], [])
             return None
-        obligations, volatile, follows = self.derive(*key, now)
         owed = [(rule, deadline) for rule, deadline, _ in obligations]
         if before and before != owed:  # (the common case: the same obligations, nothing discharged)
             self.discharged(key, before, owed)
-        if follows:
-            self.following[key] = follows
         if volatile:
             self.volatile.add(key)
             return obligations
-        for i, (rule, deadline, what) in enumerate(obligations):
-            heapq.heappush(self.heap, (deadline, key, v, i, rule, what))
+        heap = self.heap
+        for i, (rule, deadline, _) in enumerate(obligations):
+            heapq.heappush(heap, (deadline, key, v, i, rule))
         if owed:
             self.owed[key] = owed
+        self.indexed[key] = obligations
         self.count[key] = len(obligations)
         self.live += len(obligations)
         return None

@@ -69,7 +69,7 @@ def requires_response(sender_state: str) -> bool:
 # --- backfill time-outs (BF-005, BF-008, BF-I02, BF-I09, BF-I10) -------------------------------------
 def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
     """Content is local when a store of the own routing group is known to hold some of it (BF-I09)."""
-    return any(ctx.costs.get(s) == 0 and (row.cnset & cns) for s, row in rep.rows.items() if s != rep.store)
+    return any(ctx.costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != rep.store)
 
 
 def retry_delay(requests_sent: int, local: bool, p: Params) -> int:

@@ -22,6 +22,9 @@ def test_operations_match_python_sets(a: frozenset[CN], b: frozenset[CN]) -> Non
     assert len(x) == len(a)
     assert (x <= y) == (a <= b)
     assert (x < y) == (a < b)  # strict subset, the status request rule (PF-021)
+    assert (x >= y, x > y, x.intersects(y)) == (a >= b, a > b, bool(a & b))
+    assert x <= x | y and (x < x | y) == (not b <= a)  # a subset sharing most of its ranges
+    assert CNSet.of(sorted(a)) == x  # runs of counters built in order, as from a message's changes
     assert all((c in x) == (c in a) for c in a | b)
     # canonical results (equal sets compare equal, whatever the operation that built them)
     assert (x | y, x - y, x & y) == (CNSet.of(a | b), CNSet.of(a - b), CNSet.of(a & b))
@@ -43,3 +46,17 @@ def test_ranges_are_merged_and_printed_compactly() -> None:
     assert len(x.parts[0][1]) == 3
     assert not EMPTY and x > EMPTY and not x < x
     assert CN.parse("srv01#2:17") == CN("srv01#2", 17)
+
+
+@pytest.mark.unit
+def test_a_subset_holds_each_range_whole() -> None:
+    """`<=` and `<` walk the ranges (nothing built): a range is covered only by one range holding it whole."""
+
+    def of(*ns: int) -> CNSet:
+        return CNSet.of(CN("a#0", n) for n in ns)
+
+    gappy = of(1, 2, 3, 5, 6)
+    assert of(5, 6) <= gappy and of(1, 2) < gappy and of(2, 3, 5) < gappy
+    assert not of(1, 2, 3, 4) <= gappy and not of(3, 4, 5) <= gappy and not of(6, 7) <= gappy
+    assert not of(1, 2, 3, 4, 5, 6) <= gappy and gappy < of(1, 2, 3, 4, 5, 6) and not gappy < gappy
+    assert not of(1) <= CNSet.of([CN("b#0", 1)]) and not of(1).intersects(CNSet.of([CN("b#0", 1)]))
