@@ -241,13 +241,13 @@ def test_cli_engine_spark_exit_codes_and_replay_file(spark, tmp_path: Path, caps
 
 
 # --- at scale (issue 33, "Larger pinned bounds"; session 11): slow, Spark local[2] ------------------------------
-SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] this session (benchmarks/README.md, session 11)
+SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] (benchmarks/README.md, sessions 11 and 12)
 
 
 @pytest.mark.slow
 @pytest.mark.spark
 def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
-    """About 10^5 states: 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
+    """About 10^5 states (90,003): 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
     from spark_trace_check.explore import run_spark
 
     entry = find(SCALE)
