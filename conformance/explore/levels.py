@@ -173,7 +173,7 @@ class Settled:
     new: list[NewState] = field(default_factory=list)
     degrees: list[tuple[Key, int]] = field(default_factory=list)
     violation: tuple[Key, Found] | None = None
-    bytes: int = 0  # the new states' blobs (what the next frontier holds of them)
+    bytes: int = 0  # the new states' blobs (what the next frontier holds; at the last level made, not kept)
 
 
 def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]]) -> Settled:
