@@ -4,6 +4,7 @@ scale on Spark alone, on `local[2]` or a standalone cluster of N one-core worker
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py [BOUND ...] [--master URL] [--partitions N]
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --spark-only [--slow] [--partitions 64]
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --cluster 1   # then --cluster 2
+    cd /tmp && PYTHONPATH=TREE python3 TREE/benchmarks/bench_explore_spark.py BOUND --plan-cpu [--depth D]
 
 Default: for each manifest bound (default: every default bound), in turn: the single-process explorer
 (`conformance.explore.bfs.explore`), the level plan in one process (`conformance.explore.levels.run_levels`)
@@ -18,6 +19,10 @@ and Python workers, polled from /proc: `benchmarks/proctree.py`), distinct state
 figures against the manifest's pins (`compare`: exit 1 if they differ). `--cluster N` starts a standalone master
 and N one-core workers (`spark_trace_check.cluster.Standalone`, the FIELD-NOTES recipe) and runs on it; the
 cluster's start-up is printed apart and not counted in the run's wall time, its processes are in the tree.
+
+`--plan-cpu` (session 12): no Spark; the level plan in this process (`run_levels`, 4 partitions), its CPU seconds
+(`time.process_time`) and states, optionally to `--depth D`: run from /tmp with each tree on PYTHONPATH in turn
+to compare two trees' plans side by side.
 """
 
 from __future__ import annotations
@@ -98,6 +103,21 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
     return bad
 
 
+def plan_cpu(names: list[str], entries: dict, depth: int | None) -> int:
+    """The level plan in one process: CPU seconds of this process, per bound (no Spark session)."""
+    for name in names:
+        bound = entries[name].bound
+        bound = bound.with_(depth=depth) if depth else bound
+        t = time.process_time()
+        res = run_levels(Job(bound), partitions=4)
+        print(
+            json.dumps(
+                {"bound": name, "depth": bound.depth, "states": res.states, "cpu_s": round(time.process_time() - t, 2)}
+            )
+        )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bounds", nargs="*")
@@ -110,11 +130,15 @@ def main() -> int:
     ap.add_argument("--compress", action="store_true", help="frontier blobs zlib-compressed")
     ap.add_argument("--conf", action="append", default=[], help="a further Spark setting KEY=VALUE")
     ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")
+    ap.add_argument("--plan-cpu", action="store_true", help="the level plan in this process, its CPU seconds")
+    ap.add_argument("--depth", type=int, default=0, help="--plan-cpu: explore to this depth instead")
     args = ap.parse_args()
     args.partitions = args.partitions or None
     bounds = load(args.manifest)[0]
     entries = {e.bound.name: e for e in bounds}
     names = args.bounds or [e.bound.name for e in bounds if not e.slow]
+    if args.plan_cpu:
+        return plan_cpu(names, entries, args.depth or None)
     from spark_trace_check.cluster import Standalone
     from spark_trace_check.explore import session
 

@@ -2,14 +2,16 @@
 
 The plan of `conformance.explore.levels`, one shuffle a level:
 
-    frontier ──flatMap(expand)──reduceByKey(least, P, Buckets)──┐   (the shuffle: candidates by fingerprint)
+    frontier ──mapPartitions(expand, end)──reduceByKey(least, P, Buckets)──┐   (the shuffle: candidates by fingerprint)
     visited (one set per partition, partitioned by Buckets) ────┴─union (partitioner-aware: narrow)
         ──mapPartitions(settle)──> Settled per partition ──> visited', frontier', the level's summary
 
 The visited set is kept per partition, one Python set in each, and never shuffled: the union of two RDDs with the
 one partitioner pairs partition i of each without moving a row (`PartitionerAwareUnionRDD`; checked, a plan
 whose sides are not co-partitioned is an internal error). Each level's Settled RDD is cached and its lineage cut
-(`localCheckpoint`), so a deep search does not replan every level before it. The driver collects one summary
+(`localCheckpoint`), so a deep search does not replan every level before it. A new state's fairness end is judged
+where its edge made it, before the shuffle, on its live session (session 12; `levels.expand`): the verdict crosses
+the shuffle with the candidate, and at the bound's last level the blob does not. The driver collects one summary
 per partition (counts and the least violating keys) and, only at the level where the search stops, the keys it
 needs to cut it where the single-process BFS stops (`levels.account`).
 """
@@ -32,7 +34,7 @@ from conformance.explore.levels import (
     Settled,
     Summary,
     account,
-    expand,
+    expand_all,
     least,
     settle,
     start,
@@ -61,27 +63,22 @@ def _expander(job: Job) -> Any:
     return job.expander()
 
 
-def _expand_partition(job: Job):
+def _expand_partition(job: Job, last: bool):
     def run(rows: Iterable[tuple[str, Key, Any]]) -> Iterator[tuple[str, tuple[Any, ...]]]:
-        ex = _expander(job)
-        for fp, key, node in rows:
-            yield from expand(ex, fp, key, node)
+        yield from expand_all(_expander(job), rows, job.ends, last)
 
     return run
 
 
-def _settle_partition(job: Job, last: bool):
-    def run(rows: Iterable[Any]) -> Iterator[Settled]:
-        visited: set[str] = set()
-        records = []
-        for row in rows:
-            if isinstance(row, set):
-                visited |= row
-            else:
-                records.append(row)
-        yield settle(visited, records, _expander(job), job.ends, last)
-
-    return run
+def _settle_partition(rows: Iterable[Any]) -> Iterator[Settled]:
+    visited: set[str] = set()
+    records = []
+    for row in rows:
+        if isinstance(row, set):
+            visited |= row
+        else:
+            records.append(row)
+    yield settle(visited, records)
 
 
 class SparkProbe(Probe):
@@ -124,12 +121,12 @@ def run_spark(
     while size and res.found is None and level < job.bound.depth:
         t = time.monotonic()
         buckets.next_level()
-        cands = frontier.mapPartitions(_expand_partition(job)).reduceByKey(least, n, buckets)
+        last = level + 1 >= job.bound.depth  # its new states are not expanded: not kept (`levels.expand`)
+        cands = frontier.mapPartitions(_expand_partition(job, last)).reduceByKey(least, n, buckets)
         both = visited.union(cands)
         if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
             raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
-        last = level + 1 >= job.bound.depth  # its new states are not expanded: not kept (`levels.settle`)
-        settled = both.mapPartitions(_settle_partition(job, last), preservesPartitioning=True)
+        settled = both.mapPartitions(_settle_partition, preservesPartitioning=True)
         settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
         settled.localCheckpoint()
         summary = Summary()

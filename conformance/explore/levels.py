@@ -8,10 +8,13 @@ the visited set never shuffled. A state's path key is the tuple of successor ind
 single-process BFS (`conformance.explore.bfs.Explorer.run`) meets the edges of a level in the lexicographic
 order of their keys. Keeping, per fingerprint, the smallest key keeps the shortest path that BFS keeps; among a
 level's violating edges the smallest key is the first that BFS meets; a new state's fairness end (`end_of`) is
-a violation at its discovering edge's key. The level's *cut* is the first of: the violating edge, the new
-state whose end is violated, the edge at which `max_states` is reached; everything after it in key order is
-discarded, so the counts (states, transitions, states per level, depth) are those of the single-process BFS,
-stopped where it stops.
+a violation at its discovering edge's key. The end is judged where the edge made the state, on its live session
+(session 12: after the shuffle it would be thawed again from its blob), and its verdict travels with the
+candidate; a task judges the end of each fingerprint it meets once, in key order, so the verdict kept with the
+least key is that of the path the single-process BFS keeps. The level's *cut* is the first of: the violating
+edge, the new state whose end is violated, the edge at which `max_states` is reached; everything after it in
+key order is discarded, so the counts (states, transitions, states per level, depth) are those of the
+single-process BFS, stopped where it stops.
 
 The expander is the copying explorer (`conformance.explore.bfs.Explorer`: `root()`, `successors(node)`,
 `end_of(node)`; a node travels as its pickled state, `conformance.explore.state.Node`), through `Expanding`; each
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -39,7 +42,8 @@ DEGREE = "#"  # prefix of the record key of a source's out-degree ("#" + the sou
 
 class Expanding:
     """The copying explorer (`Explorer.root`/`successors`/`end_of`) as the plan uses it: the root with its
-    fingerprint and verdict, and children without their live sessions (a node travels as its blob)."""
+    fingerprint and verdict, and children with their live sessions (each end judged on it, `expand`; a node then
+    travels as its blob)."""
 
     def __init__(self, ex: Explorer) -> None:
         self.ex = ex
@@ -51,12 +55,9 @@ class Expanding:
         return self.ex.fingerprint(s, EMPTY), root, self.ex.root_found
 
     def successors(self, node: Node) -> list[Edge]:
-        """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge."""
-        edges = self.ex.successors(node)
-        for _, _, child, _ in edges:
-            if child is not None:
-                child.live = None
-        return edges
+        """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge,
+        holding its live session (`end_of` consumes it; `expand` drops what is left)."""
+        return self.ex.successors(node)
 
     def end_of(self, node: Node) -> Found | None:
         return self.ex.end_of(node)
@@ -108,17 +109,48 @@ class Buckets:
         return bucket(key) + self.salt
 
 
-def expand(ex: Expanding, fp: str, key: Key, node: Node) -> list[tuple[str, tuple[Any, ...]]]:
+class Candidate(NamedTuple):
+    """A child crossing the shuffle: its path key, its node (None at the bound's last level: never expanded, only
+    its fingerprint, key and verdict are kept), its fairness end's violation, and its blob's bytes."""
+
+    key: Key
+    node: Node | None
+    end: Found | None
+    bytes: int
+
+
+def expand(
+    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, met: dict[str, Key]
+) -> list[tuple[str, tuple[Any, ...]]]:
     """A frontier state's records: its out-degree, its violating edge (the last it has), and each child by
-    fingerprint. The plan's path key of the i-th edge is the source's plus (i,): the order of `successors`."""
+    fingerprint as a `Candidate`, its fairness end judged here on its live session (`ends`). The plan's path key
+    of the i-th edge is the source's plus (i,): the order of `successors`. `met`: the least key a child of each
+    fingerprint had so far in this task (a later one with a greater key is dropped here: the reduction would drop
+    it, and its end would be judged for nothing)."""
     edges = ex.successors(node)
     out: list[tuple[str, tuple[Any, ...]]] = [(DEGREE + fp, (key, len(edges)))]
     for i, (child_fp, _, child, found) in enumerate(edges):
         if found is not None:
             out.append((VIOLATION, ((*key, i), found)))
         elif child is not None:
-            out.append((child_fp, ((*key, i), child)))
+            k = (*key, i)
+            if child_fp in met and met[child_fp] <= k:
+                child.live = None
+                continue
+            met[child_fp] = k
+            end = ex.end_of(child) if ends else None
+            child.live = None
+            out.append((child_fp, Candidate(k, None if last else child, end, len(child.blob or b""))))
     return out
+
+
+def expand_all(
+    ex: Expanding, rows: Iterable[tuple[str, Key, Node]], ends: bool, last: bool
+) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """One task's frontier states expanded in key order (so each fingerprint's end is judged once in the task)."""
+    met: dict[str, Key] = {}
+    for fp, key, node in sorted(rows, key=lambda r: r[1]):
+        yield from expand(ex, fp, key, node, ends, last, met)
 
 
 def least(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -141,15 +173,14 @@ class Settled:
     new: list[NewState] = field(default_factory=list)
     degrees: list[tuple[Key, int]] = field(default_factory=list)
     violation: tuple[Key, Found] | None = None
-    bytes: int = 0  # the new states' blobs (what the next frontier holds of them)
+    bytes: int = 0  # the new states' blobs (what the next frontier holds; at the last level made, not kept)
 
 
-def settle(
-    visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]], ex: Expanding, ends: bool, last: bool = False
-) -> Settled:
-    """A partition's reduced records against its visited set: the new states (fairness end judged) are added.
-    `last`: the bound's last level, whose states are never expanded: each keeps its fingerprint, key and verdict,
-    not its node (at 10^6 states the last level is most of them: issue 33, "Larger pinned bounds")."""
+def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]]) -> Settled:
+    """A partition's reduced records against its visited set: the new states (fairness end judged before the
+    shuffle, `expand`) are added. At the bound's last level a candidate carries no node: its states are never
+    expanded, each keeps its fingerprint, key and verdict (at 10^6 states the last level is most of them: issue
+    33, "Larger pinned bounds"), and no blob crosses the shuffle (session 12)."""
     out = Settled(visited)
     for k, v in reduced:
         if k == VIOLATION:
@@ -158,9 +189,8 @@ def settle(
             out.degrees.append(v)  # type: ignore[arg-type]
         elif k not in visited:
             visited.add(k)
-            node = v[1]
-            out.bytes += len(node.blob or b"")
-            out.new.append(NewState(k, v[0], None if last else node, ex.end_of(node) if ends else None))
+            out.bytes += v.bytes
+            out.new.append(NewState(k, v.key, v.node, v.end))
     return out
 
 
@@ -308,23 +338,23 @@ def run_levels(
     res, fp0, root = start(job, ex)
     visited: list[set[str]] = [set() for _ in range(partitions)]
     visited[buckets(fp0) % partitions].add(fp0)
-    frontier = [(fp0, (), root)]
+    frontier = [[(fp0, (), root)]]
     level = 0
-    while frontier and res.found is None and level < job.bound.depth:
+    while any(frontier) and res.found is None and level < job.bound.depth:
         t = time.monotonic()
         buckets.next_level()
         reduced: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(partitions)]
-        for fp, key, node in frontier:
-            for k, v in expand(ex, fp, key, node):
+        last = level + 1 >= job.bound.depth
+        for task in frontier:  # a task: the new states one partition settled (Spark's frontier partitions)
+            for k, v in expand_all(ex, task, job.ends, last):
                 part = reduced[buckets(k) % partitions]
                 part[k] = least(part[k], v) if k in part else v
-        last = level + 1 >= job.bound.depth
-        settled = [settle(visited[i], reduced[i].items(), ex, job.ends, last) for i in range(partitions)]
+        settled = [settle(visited[i], reduced[i].items()) for i in range(partitions)]
         summary = Summary()
         for p in settled:
             summary = summary.merge(summarize(p))
         going = account(res, level, summary, max_states, LocalProbe(settled))
-        frontier = [(n.fingerprint, n.key, n.node) for p in settled for n in p.new] if going and not last else []
+        frontier = [[(n.fingerprint, n.key, n.node) for n in p.new] for p in settled] if going and not last else []
         level += 1
         if progress:
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)

@@ -62,16 +62,7 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
     setup = raw.get("setup", {})
     if not isinstance(setup, dict):
         raise ManifestError(f"{where}: field 'setup' must be a table")
-    choices = raw.get("choices", True)
-    if isinstance(choices, list):
-        if mech != "sr" or not all(isinstance(x, str) for x in choices):
-            raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
-        unknown = sorted(set(choices) - set(SR_LABELS))
-        if unknown:
-            raise ManifestError(f"{where}: field 'choices' names {unknown}, not sr choice points {list(SR_LABELS)}")
-        choices = tuple(choices)
-    elif not isinstance(choices, bool):
-        raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
+    choices = _choices(raw.get("choices", True), mech, where)
     if raw.get("ranges", "ends") not in RANGE_POINTS:
         raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
     return Bound(
@@ -88,6 +79,21 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         choices,
         raw.get("ranges", "ends"),
     )
+
+
+def _choices(choices: Any, mech: str, where: str) -> bool | tuple[str, ...]:
+    """A bound's `choices`: true (choice points on), false (every choice drawn by the seed), or for sr the labels
+    branched on (`model/sr/choice_points.py`, `net.*`)."""
+    if isinstance(choices, list):
+        if mech != "sr" or not all(isinstance(x, str) for x in choices):
+            raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
+        unknown = sorted(set(choices) - set(SR_LABELS))
+        if unknown:
+            raise ManifestError(f"{where}: field 'choices' names {unknown}, not sr choice points {list(SR_LABELS)}")
+        return tuple(choices)
+    if not isinstance(choices, bool):
+        raise ManifestError(f"{where}: field 'choices' must be true or false (sr: or a list of labels)")
+    return choices
 
 
 def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
@@ -135,6 +141,8 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
         bound = bound_of({**sizes, "mechanism": mech, "name": f"{mech}-mutants"}, where)
         for name, v in setups.items():
             _check_setup_of(f"{where}.setup_of.{name}", v)
+            if "choices" in v:  # checked here, kept as the manifest says it (`MutantBound.for_mutant`)
+                _choices(v["choices"], mech, f"{where}.setup_of.{name}")
         mutants[mech] = MutantBound(bound, dict(expected), {k: dict(v) for k, v in setups.items()})
     return entries, mutants
 
@@ -165,10 +173,14 @@ class MutantBound:
 
     def for_mutant(self, name: str) -> Bound:
         """The mutant's bound: its setup over the shared one; a `waits_ms` entry adds fixed waits to its steps, a
-        `kinds` entry replaces the shared bound's kinds (a narrow bound for a deep path), `more_kinds` adds some."""
+        `kinds` entry replaces the shared bound's kinds (a narrow bound for a deep path), `more_kinds` adds some, a
+        `choices` entry replaces the shared bound's (session 12: a deep pf path with every network latency branched
+        on has too many states; the seed draws them)."""
         extra = dict(self.setup_of.get(name, {}))
         waits = tuple(extra.pop("waits_ms", ()))
         sizes = {k: extra.pop(k) for k in _INT if k in extra}
+        if "choices" in extra:
+            sizes["choices"] = _choices(extra.pop("choices"), self.bound.mechanism, name)
         kinds = tuple(extra.pop("kinds", self.bound.kinds)) + tuple(extra.pop("more_kinds", ()))
         return self.bound.with_(
             setup={**self.bound.setup, **extra}, waits_ms=self.bound.waits_ms + waits, kinds=kinds, **sizes

@@ -34,6 +34,7 @@ CHEAP = {
     ("am", "retry-failed-mount"),
     ("pf", "broadcast-when-idle"),
     ("pf", "version-before-cost"),
+    ("pf", "pending-confirms-pending"),  # session 12: its choices drawn by the seed, 132 states to depth 6
 }
 
 
@@ -61,6 +62,7 @@ def test_a_mutant_setting_replaces_kinds_and_sizes_and_adds_waits() -> None:
     b = mb.for_mutant("pending-confirms-pending")
     assert b.kinds == ("add_replica", "remove_at_once", NO_TICK) and b.servers == 2 and b.depth == 6
     assert b.waits_ms == (3_600_000,) and "kinds" not in b.setup and "waits_ms" not in b.setup
+    assert b.choices is False and mb.bound.choices is True and "choices" not in b.setup  # `choices` replaces
     assert mb.for_mutant("redirect-to-pending").kinds == (*mb.bound.kinds, "client")  # `more_kinds` adds
     stores = mb.for_mutant("version-before-cost").setup["stores"]
     assert SPACES["pf"].setup(mb.for_mutant("version-before-cost"))["stores"] == stores
@@ -75,6 +77,9 @@ def test_a_bad_mutant_setting_names_file_entry_and_field(tmp_path: Path) -> None
         load(bad)
     bad.write_text(head + "[mutants.pf.setup_of]\nx = { waits_ms = [0] }\n")
     with pytest.raises(ManifestError, match=r"mutants\.pf\.setup_of\.x: field 'waits_ms'"):
+        load(bad)
+    bad.write_text(head + '[mutants.pf.setup_of]\nx = { choices = ["net.latency"] }\n')  # labels: sr only
+    with pytest.raises(ManifestError, match=r"mutants\.pf\.setup_of\.x: field 'choices'"):
         load(bad)
 
 

@@ -78,18 +78,23 @@ def test_twin_a_partition_function_that_moves_keys_between_levels_counts_states_
 
 
 # --- at scale (issue 33, "Larger pinned bounds"): the last level keeps no states; progress says bytes -----------
-def _spy_settle(monkeypatch, force_last: bool = False) -> list[tuple[bool, list[bool]]]:
-    """Record, per call of `levels.settle`, whether it was the last level and which new states kept no node."""
+def _spy_settle(monkeypatch, force_last: bool = False) -> list[list[bool]]:
+    """Record, per call of `levels.settle`, which new states kept no node (`force_last`: every level expanded as if
+    it were the bound's last)."""
     from conformance.explore import levels
 
-    real, calls = levels.settle, []
+    real_settle, real_expand, calls = levels.settle, levels.expand_all, []
 
-    def spy(visited, reduced, ex, ends, last=False):
-        out = real(visited, reduced, ex, ends, last or force_last)
-        calls.append((last, [n.node is None for n in out.new]))
+    def expand_all(ex, rows, ends, last):
+        return real_expand(ex, rows, ends, last or force_last)
+
+    def settle(visited, reduced):
+        out = real_settle(visited, reduced)
+        calls.append([n.node is None for n in out.new])
         return out
 
-    monkeypatch.setattr(levels, "settle", spy)
+    monkeypatch.setattr(levels, "settle", settle)
+    monkeypatch.setattr(levels, "expand_all", expand_all)
     return calls
 
 
@@ -99,9 +104,9 @@ def test_the_last_level_keeps_no_state_and_loses_nothing(monkeypatch) -> None:
     entry = find(AM)
     got = run_levels(Job(entry.bound), partitions=2)
     assert figures(got) == figures(explore(entry.bound))
-    last = [nones for is_last, nones in calls if is_last]
-    assert last and all(all(n) for n in last) and sum(map(len, last)) == got.per_level[-1]
-    assert not any(any(nones) for is_last, nones in calls if not is_last)  # earlier levels keep every node
+    last, earlier = calls[-2:], calls[:-2]  # two partitions a level
+    assert all(all(n) for n in last) and sum(map(len, last)) == got.per_level[-1]
+    assert not any(any(nones) for nones in earlier)  # earlier levels keep every node
 
 
 @pytest.mark.model
@@ -109,6 +114,45 @@ def test_twin_a_level_that_drops_its_states_before_the_last_cannot_go_on(monkeyp
     _spy_settle(monkeypatch, force_last=True)
     with pytest.raises(AttributeError):  # the next level has no node to expand
         run_levels(Job(find(AM).bound), partitions=2)
+
+
+def _restores(monkeypatch, bound, thaw_for_end: bool = False) -> tuple[int, int]:
+    """States restored from a blob by the level plan and by the single-process explorer (`thaw_for_end`: the
+    plan judges each fairness end on a copy restored from the blob, as after the shuffle before session 12)."""
+    from conformance.explore import levels
+
+    monkeypatch.setattr(levels, "_EXPANDERS", {})  # a fresh expander: its copies count this run only
+    if thaw_for_end:
+        real = levels.Expanding.end_of
+
+        def thawing(self, node):
+            node.live = None
+            return real(self, node)
+
+        monkeypatch.setattr(levels.Expanding, "end_of", thawing)
+    job = Job(bound)
+    got = run_levels(job, partitions=3)
+    one = explore(bound)
+    assert figures(got) == figures(one)
+    return job.expander().ex.result.copies, one.copies
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", ["sr-2s-1m-crash", AM, "pf-2s-1f-replicas"])
+def test_the_plan_judges_each_fairness_end_on_the_live_state_restoring_no_more_than_one_process(
+    monkeypatch, name: str
+) -> None:
+    """Session 12: a new state's end is judged before the shuffle, on the session its edge made: the plan restores
+    exactly the states the single-process explorer restores (to expand them), none to judge an end."""
+    plan, one = _restores(monkeypatch, find(name).bound)
+    assert plan == one
+
+
+@pytest.mark.model
+def test_twin_ends_judged_on_a_thawed_copy_restore_once_more_per_new_state(monkeypatch) -> None:
+    entry = find("sr-2s-1m-crash")
+    plan, one = _restores(monkeypatch, entry.bound, thaw_for_end=True)
+    assert plan >= one + entry.states  # every state's end (the root's too) on a copy: the count catches it
 
 
 @pytest.mark.model
@@ -197,13 +241,13 @@ def test_cli_engine_spark_exit_codes_and_replay_file(spark, tmp_path: Path, caps
 
 
 # --- at scale (issue 33, "Larger pinned bounds"; session 11): slow, Spark local[2] ------------------------------
-SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] this session (benchmarks/README.md, session 11)
+SCALE = "sr-3s-2m-2f-d6"  # the largest bound run on Spark local[2] (benchmarks/README.md, sessions 11 and 12)
 
 
 @pytest.mark.slow
 @pytest.mark.spark
 def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
-    """About 10^5 states: 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
+    """About 10^5 states (90,003): 20-25 minutes on the shared 2-core machine (CPU seconds in benchmarks/README.md)."""
     from spark_trace_check.explore import run_spark
 
     entry = find(SCALE)
