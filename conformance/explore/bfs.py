@@ -162,6 +162,7 @@ class Explorer:
         self.root_found: Found | None = None
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
         self.trim = goal is None  # a state keeps its fold, not the events fed to it (a goal reads them)
+        self.reuse_probe = True  # the tick's successor is the session its probe ran forward (`actions`, session 12)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self) -> Session:
@@ -249,14 +250,17 @@ class Explorer:
         at `bound.depth` is not expanded."""
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
-        acts = self.space.actions(here, node.book, self.bound)  # runs `here` forward (time steps): a throwaway
+        acts, probed = self.actions(here, node)  # runs `here` forward (time steps)
         edges: list[Edge] = []
         met: set[str] = set()
         for i, act in enumerate(acts):
             script: list[int] | None = []
             while script is not None:  # each resolution of the step's choice points, in lexicographic order
-                s = self.restore(node)
-                step, made = self.apply(s, act, script)
+                if probed and i == len(acts) - 1:  # the tick's probe left `here` in the state after it
+                    s, (step, made) = here, self.probed(here, act)
+                else:
+                    s = self.restore(node)
+                    step, made = self.apply(s, act, script)
                 script = _next_script(made)
                 full = [k for _, k, _ in made]
                 steps = (*node.steps, step)
@@ -277,6 +281,37 @@ class Explorer:
                 if found is not None:
                     return edges
         return edges
+
+    def actions(self, here: Session, node: Node) -> tuple[list[Action], bool]:
+        """The bound's actions in `node`'s state, computed on `here` (a copy of it, which the tick's probe runs
+        forward), and whether `here` is then the state after the last action, the tick, as `apply` would leave it
+        (session 12: that successor is not restored and re-applied). It is when the probe drew no random choice
+        (counted on the way): the probe draws from the seed, `apply` scripts the choices, and only without a
+        choice do the two agree; with choice points off both draw from the seed, identically."""
+        host = chooser_host(here.system) if self.reuse_probe else None
+        counting = _Counting(host.choices) if host is not None else None
+        if counting is not None:
+            host.choices = counting
+        try:
+            acts = self.space.actions(here, node.book, self.bound)
+        finally:
+            if counting is not None:
+                host.choices = counting.inner
+        probed = bool(acts) and acts[-1].probed and counting is not None and (not self.choices or counting.n == 0)
+        return acts, probed
+
+    def probed(self, s: Session, act: Action) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
+        """The step `apply` records for the tick `act`, and what a session applying it does besides running it
+        (`Session.apply`: the answer, the driver's bookkeeping), on `s` already run forward by the probe."""
+        step = act.step()
+        for call in act.calls:
+            s.answers.append(None)
+            self.driver.absorb(s, call["call"], None)
+        if self.choices:  # `apply` under a script: the choices made (none), the ranges when not `ends`
+            step["choices"] = []
+            if self.ranges != "ends":
+                step["ranges"] = self.ranges
+        return step, []
 
     def apply(self, s: Session, act: Action, script: list[int]) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
         """Apply `act` to `s`, the model's random choices scripted (choice points on): `script` decides the first
@@ -364,6 +399,25 @@ class Explorer:
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started
         return res
+
+
+class _Counting:
+    """A chooser that counts the choices drawn through it (`Explorer.actions`), drawing them from `inner`."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.n = inner, 0
+
+    def randint(self, label: str, lo: int, hi: int) -> int:
+        self.n += 1
+        return self.inner.randint(label, lo, hi)  # type: ignore[no-any-return]
+
+    def chance(self, label: str, p: float) -> bool:
+        self.n += 1
+        return self.inner.chance(label, p)  # type: ignore[no-any-return]
+
+    def pick(self, label: str, options: Sequence[Any]) -> Any:
+        self.n += 1
+        return self.inner.pick(label, options)
 
 
 def _next_script(made: list[tuple[str, int, int]]) -> list[int] | None:

@@ -57,6 +57,7 @@ class Action:
     op: str
     calls: list[Call]
     book: Book
+    probed: bool = False  # a `tick` whose probe left the session it ran on in the state after it (`time_steps`)
 
     def step(self) -> dict[str, Any]:
         return {"op": self.op, "calls": self.calls}
@@ -95,8 +96,8 @@ def time_steps(system: Any, sim: Any, bound: Bound, book: Book) -> list[Action]:
         if nxt is None:
             break
         system.advance(nxt)
-    if sim.now_ms > start or len(sim.events) > seen:
-        out.append(Action("advance", [c("advance", ms=sim.now_ms - start)], book))
+    if sim.now_ms > start or len(sim.events) > seen:  # the probe's system is now in the state after the tick
+        out.append(Action("advance", [c("advance", ms=sim.now_ms - start)], book, probed=True))
     return out
 
 

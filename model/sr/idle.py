@@ -37,6 +37,7 @@ require("SR-054", "SR-055", "SR-064")
 
 NEVER = 2**62  # no run of the timer acts, whenever it comes
 _OWN = ("_tick", "_query", "_auto_discard", "_remembered", "shadows")  # the methods whose behaviour is mirrored
+_OWN_BY_TYPE: dict[type, bool] = {}  # per cluster class: none of them overridden
 
 
 def acts_from(cl: Cluster, node: str) -> int | None:
@@ -68,7 +69,10 @@ class Rearmer:
     def __init__(self, cl: Cluster) -> None:
         self.cl = cl
         self.period = max(0, int(cl.pol.heartbeat_period(cl.cfg)))  # `sim.after(period)` when it runs
-        self.own = all(getattr(type(cl), name) is getattr(Maintenance, name) for name in _OWN)
+        own = _OWN_BY_TYPE.get(type(cl))
+        if own is None:
+            own = _OWN_BY_TYPE[type(cl)] = all(getattr(type(cl), n) is getattr(Maintenance, n) for n in _OWN)
+        self.own = own
         self.acts: dict[str, int | None] = {}
 
     def __call__(self, item: _Item) -> NoOp | None:
