@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
-from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, Space, symmetric_servers
+from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
 from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
@@ -243,14 +243,15 @@ class Explorer:
         self.root_found = self.judge(s, (), False)
         return Node((), (), EMPTY, self.freeze(s), s)
 
-    def successors(self, node: Node, seen: Collection[str] = ()) -> list[Edge]:
+    def successors(self, node: Node, seen: Collection[str] = (), frozen: bool = True) -> list[Edge]:
         """Every transition out of `node`, in order (the bound's actions; per choice point each outcome, in index
         order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
         without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
-        at `bound.depth` is not expanded."""
+        at `bound.depth` is not expanded. `frozen` False: the children hold their live sessions only, no blob
+        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end)."""
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
-        acts, probed = self.actions(here, node)  # runs `here` forward (time steps)
+        acts, probed, pristine = self.actions(here, node)  # may run `here` forward (time steps)
         edges: list[Edge] = []
         met: set[str] = set()
         for i, act in enumerate(acts):
@@ -258,8 +259,8 @@ class Explorer:
             while script is not None:  # each resolution of the step's choice points, in lexicographic order
                 if probed and i == len(acts) - 1:  # the tick's probe left `here` in the state after it
                     s, (step, made) = here, self.probed(here, act)
-                else:
-                    s = self.restore(node)
+                else:  # the last action's first resolution applied to `here` when it is still the source state
+                    s = here if pristine and i == len(acts) - 1 and not script else self.restore(node)
                     step, made = self.apply(s, act, script)
                 script = _next_script(made)
                 full = [k for _, k, _ in made]
@@ -271,24 +272,29 @@ class Explorer:
                 quiet = new and self.quiet_end(s)
                 if quiet:
                     feed_folds(s)
-                blob = self.freeze(s) if quiet else None
+                blob = self.freeze(s) if quiet and frozen else None
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:
                     met.add(fp)
-                    child = Node((*node.key, (i, *full)), steps, act.book, blob if quiet else self.freeze(s), s)
+                    kept = blob if quiet or not frozen else self.freeze(s)
+                    child = Node((*node.key, (i, *full)), steps, act.book, kept, s)
                 edges.append((fp, step, child, found))
                 if found is not None:
                     return edges
         return edges
 
-    def actions(self, here: Session, node: Node) -> tuple[list[Action], bool]:
+    def actions(self, here: Session, node: Node) -> tuple[list[Action], bool, bool]:
         """The bound's actions in `node`'s state, computed on `here` (a copy of it, which the tick's probe runs
-        forward), and whether `here` is then the state after the last action, the tick, as `apply` would leave it
-        (session 12: that successor is not restored and re-applied). It is when the probe drew no random choice
-        (counted on the way): the probe draws from the seed, `apply` scripts the choices, and only without a
-        choice do the two agree; with choice points off both draw from the seed, identically."""
-        host = chooser_host(here.system) if self.reuse_probe else None
+        forward); whether `here` is then the state after the last action, the tick, as `apply` would leave it; and
+        whether it is still the source state (the space never runs it forward: am, or a `no-tick` bound). Session
+        12: such a successor is not restored (and the tick not re-applied). The probe is the tick's state when it
+        drew no random choice (counted on the way): the probe draws from the seed, `apply` scripts the choices,
+        and only without a choice do the two agree; with choice points off both draw from the seed, identically.
+        A live session whose folds were finished in place (`quiet_end`) is never a successor."""
+        reuse = self.reuse_probe and (here.incremental is not None or self.result.restore == "replay")
+        pristine = reuse and (not self.space.forward or NO_TICK in self.bound.kinds)
+        host = chooser_host(here.system) if reuse and not pristine else None
         counting = _Counting(host.choices) if host is not None else None
         if counting is not None:
             host.choices = counting
@@ -298,7 +304,7 @@ class Explorer:
             if counting is not None:
                 host.choices = counting.inner
         probed = bool(acts) and acts[-1].probed and counting is not None and (not self.choices or counting.n == 0)
-        return acts, probed
+        return acts, probed, pristine
 
     def probed(self, s: Session, act: Action) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
         """The step `apply` records for the tick `act`, and what a session applying it does besides running it
@@ -343,7 +349,7 @@ class Explorer:
         calls = self.driver.finish(s)
         if not calls and self.space.always_end_checks and node.steps:
             return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
-        if s.incremental is None and node.blob is not None:  # its folds were finished in place: judge a copy
+        if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
             s = self.restore(node)
         for call in calls:
             s.apply(call)
@@ -371,7 +377,8 @@ class Explorer:
             held -= _size(node)
             if node.depth >= self.bound.depth:
                 continue
-            for fp, _, child, found in self.successors(node, seen):
+            last = node.depth + 1 >= self.bound.depth  # its children are judged, never expanded nor copied
+            for fp, _, child, found in self.successors(node, seen, frozen=not last):
                 res.transitions += 1
                 res.found = found
                 if found is not None:
@@ -385,9 +392,10 @@ class Explorer:
                     res.per_level[child.depth] += 1
                     res.found = self.end_of(child) if ends else None
                     child.live = None
-                    frontier.append(child)
-                    held += _size(child)
-                    res.frontier_bytes = max(res.frontier_bytes, held)
+                    if not last:
+                        frontier.append(child)
+                        held += _size(child)
+                        res.frontier_bytes = max(res.frontier_bytes, held)
                     if res.found is not None:
                         break
                 if (max_states is not None and res.states >= max_states) or (

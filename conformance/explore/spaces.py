@@ -327,6 +327,7 @@ class Space:
     actions: Callable[[Session, Book, Bound], list[Action]]
     always_end_checks: bool  # the driver's end_checks are safety (am: one PAM, one mounted copy) or liveness (pf)
     invariants: Callable[[Session], list[tuple[str, str, str]]] | None = None  # state-level safety rules
+    forward: bool = True  # `actions` may run the session forward (time steps); am: no time, it only reads it
 
     def roots(self, s: Session, book: Book) -> list[Any]:
         """What the state is: the system and the driver's bookkeeping (not the recorded trace), and the book."""
@@ -336,7 +337,7 @@ class Space:
 
 SPACES: dict[str, Space] = {
     "sr": Space("sr", sr_setup, sr_actions, False),
-    "am": Space("am", am_setup, am_actions, True, am_invariants),
+    "am": Space("am", am_setup, am_actions, True, am_invariants, forward=False),
     "pf": Space("pf", pf_setup, pf_actions, False),
 }
 

@@ -1,12 +1,15 @@
-"""The tick's successor taken from its probe (session 12, `Explorer.actions`): the session the explorer runs forward
-to find how far a `tick` goes is, when the probe drew no random choice (or every choice is drawn by the seed), the
-state the tick leads to, so it is used as that successor instead of a restored copy with the tick applied again.
-Every edge (fingerprint, recorded step, verdict) must be the one restoring and re-applying gives, on every default
-bound (choice points as pinned, and off). Twin: a probe reused although it drew a choice from the seed (the guard
-dropped) gives other successors on a bound that branches on the tick's choices, and the comparison fails."""
+"""Successors without a restore (session 12, `Explorer.actions`): the session the explorer runs forward to find how
+far a `tick` goes is, when the probe drew no random choice (or every choice is drawn by the seed), the state the tick
+leads to, so it is used as that successor instead of a restored copy with the tick applied again; where the space
+never runs the session forward (am, a `no-tick` bound) the session the actions were read from is still the source
+state, and the last action is applied to it. Every edge (fingerprint, recorded step, verdict) must be the one
+restoring gives, on every default bound (choice points as pinned, and off). Twins: a probe reused although it drew a
+choice from the seed (the guard dropped), and a space said not to run the session forward although its tick does,
+give other successors, and the comparison fails."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -20,9 +23,11 @@ pytestmark = pytest.mark.unit
 BOUNDS = [e for e in load()[0] if not e.slow]
 
 
-def _edges(entry: Any, reuse: bool, choices: bool) -> list[tuple[Any, ...]]:
+def _edges(entry: Any, reuse: bool, choices: bool, forward: bool = True) -> list[tuple[Any, ...]]:
     """Every edge of the bound breadth first (fingerprint, step, violation's rule), depth-bounded, without ends."""
     ex = Explorer(entry.bound)
+    if not forward:
+        ex.space = dataclasses.replace(ex.space, forward=False)
     ex.reuse_probe, ex.choices = reuse, choices and entry.bound.choices
     frontier, seen, out = [ex.root()], set(), []
     while frontier:
@@ -33,6 +38,7 @@ def _edges(entry: Any, reuse: bool, choices: bool) -> list[tuple[Any, ...]]:
             out.append((node.key, fp, step, found.rule if found else None))
             if child is not None:
                 seen.add(fp)
+                child.live = None  # as `Explorer.run` leaves it after the child's fairness end
                 frontier.append(child)
     return out
 
@@ -64,3 +70,8 @@ def test_twin_a_probe_that_drew_a_choice_is_not_the_tick(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(bfs, "_Counting", Blind)
     assert _edges(entry, True, True) != want
+
+
+def test_twin_a_space_that_runs_forward_is_not_pristine() -> None:
+    entry = next(e for e in BOUNDS if e.bound.name == "sr-2s-1m-crash")
+    assert _edges(entry, True, False, forward=False) != _edges(entry, False, False)
