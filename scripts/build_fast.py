@@ -69,6 +69,12 @@ MODULES: tuple[str, ...] = (
     "model.pf.backfill",
     "model.pf.state",
     "model.pf.foldstate",
+    "conformance.explore.fingerprint",
+    "conformance.explore.state",
+    "model.kernel.sim",
+    "model.kernel.idle",
+    "model.kernel.recorder",
+    "model.sr.idle",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

@@ -248,7 +248,8 @@ class Explorer:
         order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
         without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
         at `bound.depth` is not expanded. `frozen` False: the children hold their live sessions only, no blob
-        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end)."""
+        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end), except
+        one frozen before its folds are finished in place (`quiet_end`), whose end, if it acts, judges a copy."""
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
         acts, probed, pristine = self.actions(here, node)  # may run `here` forward (time steps)
@@ -272,7 +273,7 @@ class Explorer:
                 quiet = new and self.quiet_end(s)
                 if quiet:
                     feed_folds(s)
-                blob = self.freeze(s) if quiet and frozen else None
+                blob = self.freeze(s) if quiet else None  # kept: an end that does act is judged on a copy
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:
