@@ -133,19 +133,13 @@ class Walker:
 
     def _compound(self, obj: Any, kind: int) -> None:
         put, walk = self.put, self.walk
-        plain = self._pattern is None
         if kind == _OBJ:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
+            scalar = self._scalar
             for x in obj:
-                cls = type(x)
-                if cls is str and plain:
-                    put("s" + x)
-                elif cls is int:
-                    put(f"int:{x!r}")
-                else:
-                    walk(x)
+                scalar(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
             scalar = self._scalar

@@ -20,6 +20,7 @@ from conformance.explore.spaces import time_steps
 from model.kernel.sim import DAY, HOUR, MINUTE
 from model.sr import idle as I
 from model.sr.sim import quiesce
+from tests.idle_compare import Stepping, diverging
 
 pytestmark = pytest.mark.unit
 
@@ -49,20 +50,13 @@ def _snapshot(system: Any) -> tuple[Any, ...]:
 
 
 def _diverging(ex: Explorer, nodes: list[Any], quiesced: bool) -> list[str]:
-    """The states at which advancing with the jump and by stepping every timer end differently."""
-    bad = []
-    for node in nodes:
-        fast, slow = ex.restore(node), ex.restore(node)
-        if quiesced:  # the fairness end's first call: every server restarted, the network healed
-            quiesce(fast.system.cluster)
-            quiesce(slow.system.cluster)
-        for ms in PIECES:
-            fast.system.advance(ms)
-            slow.system.sim.run(until_ms=slow.system.sim.now_ms + ms)
-            if _snapshot(fast.system) != _snapshot(slow.system):
-                bad.append(f"{[s['op'] for s in node.steps]} after {ms} ms")
-                break
-    return bad
+    """The states at which advancing with the jump and by stepping every timer end differently (`quiesced`: after
+    the fairness end's first call: every server restarted, the network healed)."""
+    return diverging(ex, nodes, PIECES, _snapshot, _quiesce if quiesced else None)
+
+
+def _quiesce(system: Any) -> None:
+    quiesce(system.cluster)
 
 
 @pytest.mark.parametrize(
@@ -118,23 +112,12 @@ def test_twin_an_idle_test_that_overlooks_work_diverges(
         assert bad
 
 
-class _Stepping:
-    """A cluster seen without `quiet_until`, advanced by stepping every timer (the reference)."""
-
-    def __init__(self, system: Any) -> None:
-        self.system = system
-
-    def advance(self, ms: int) -> None:
-        self.system.sim.run(until_ms=self.system.sim.now_ms + ms)
-
-
 def test_tick_steps_to_the_same_instant() -> None:
-    """The explorer's `tick` (`spaces.time_steps`) asking `quiet_until` ends where stepping timer by timer ends,
-    with the same recorded step."""
+    """The explorer's `tick` (`spaces.time_steps`) asking `quiet_until` ends where stepping timer by timer ends (the
+    system seen without it: `tests.idle_compare.Stepping`), with the same recorded step."""
     ex, nodes = _states(None, 20)
     for node in nodes:
-        fast, slow = ex.restore(node), ex.restore(node)
-        got = time_steps(fast.system, fast.system.sim, ex.bound, node.book)
-        want = time_steps(_Stepping(slow.system), slow.system.sim, ex.bound, node.book)
-        assert [a.step() for a in got] == [a.step() for a in want]
-        assert _snapshot(fast.system) == _snapshot(slow.system)
+        fast, slow = (ex.restore(node).system for _ in range(2))
+        got = time_steps(fast, fast.sim, ex.bound, node.book)
+        want = time_steps(Stepping(slow), slow.sim, ex.bound, node.book)
+        assert [a.step() for a in got] == [a.step() for a in want] and _snapshot(fast) == _snapshot(slow)
