@@ -120,32 +120,19 @@ class Walker:
             self.keep.append(obj)
         self._compound(obj, kind)
 
-    def _scalar(self, x: Any) -> None:
-        """`walk(x)` with the commonest values inlined (session 12: a str or an int without a call to `walk`; the
-        same tokens)."""
-        cls = type(x)
-        if cls is str and self._pattern is None:
-            self.put("s" + x)
-        elif cls is int:
-            self.put(f"int:{x!r}")
-        else:
-            self.walk(x)
-
     def _compound(self, obj: Any, kind: int) -> None:
         put, walk = self.put, self.walk
         if kind == _OBJ:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
-            scalar = self._scalar
             for x in obj:
-                scalar(x)
+                walk(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
-            scalar = self._scalar
             for k, v in obj.items():
-                scalar(k)
-                scalar(v)
+                walk(k)
+                walk(v)
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
@@ -204,26 +191,15 @@ class Walker:
     def _object(self, obj: Any) -> None:
         cls = type(obj)
         put, walk = self.put, self.walk
-        head = _HEAD.get(cls)
-        if head is None:
-            head = _HEAD[cls] = f"O{cls.__module__}.{cls.__qualname__}"
-        put(head)
+        put(f"O{cls.__module__}.{cls.__qualname__}")
         slots = _SLOTS.get(cls)
         if slots is None:
             slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
         fields = getattr(obj, "__dict__", None)
         if not slots and fields:  # the common case: a plain object's own attributes
-            plain = self._pattern is None
             for k in sorted(fields):
                 put(k)
-                v = fields[k]
-                vcls = type(v)
-                if vcls is str and plain:
-                    put("s" + v)
-                elif vcls is int:
-                    put(f"int:{v!r}")
-                else:
-                    walk(v)
+                walk(fields[k])
             return
         fields = dict(fields or {})
         for name in slots:
@@ -239,7 +215,6 @@ class Walker:
 
 _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
-_HEAD: dict[type, str] = {}  # per class, its object token
 
 
 def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
