@@ -34,108 +34,16 @@ import sys
 import time
 from collections import deque
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
+from conformance.explore.result import Found, Result
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
 from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
-from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
-
-
-@dataclass
-class Found:
-    """A violation and the shortest path to it."""
-
-    kind: str  # "always" (judged on the path), "end" (at the path's fairness end) or "witness" (a refuted claim)
-    rule: str
-    requirement: str
-    explanation: str
-    steps: list[dict[str, Any]]
-
-    @property
-    def depth(self) -> int:
-        return len(self.steps)
-
-
-@dataclass
-class Result:
-    mechanism: str
-    bound: str
-    setup: dict[str, Any]
-    states: int = 0
-    transitions: int = 0
-    depth: int = 0  # the deepest level with a new state
-    complete: bool = True  # False when stopped by max_states
-    found: Found | None = None
-    seconds: float = 0.0
-    replays: int = 0
-    copies: int = 0  # states restored from a blob (issue 33)
-    restore: str = "copy"  # "copy", or "replay" (with `why`): the model's state could not be copied
-    why: str = ""
-    merges: int = 0  # named states merged into another by the symmetry reduction
-    seen_bytes: int = 0  # the visited fingerprints' set
-    frontier_bytes: int = 0  # the frontier's largest size (its blobs and path steps)
-    per_level: list[int] = field(default_factory=list)
-
-    @property
-    def bytes_per_state(self) -> float:
-        return (self.seen_bytes + self.frontier_bytes) / self.states if self.states else 0.0
-
-    @property
-    def result(self) -> str:
-        return "violation" if self.found else "clean"
-
-    def replay_file(self, mutant: str | None = None) -> dict[str, Any]:
-        f = self.found
-        assert f is not None
-        return {
-            "format": REPLAY_FORMAT,
-            "mechanism": self.mechanism,
-            "sut": None,
-            "seed": self.setup.get("seed"),
-            "setup": self.setup,
-            "steps": f.steps,
-            "violations": [{"rule": f.rule, "requirement": f.requirement, "explanation": f.explanation}],
-            "problem": "" if f.kind == "always" else "found at the fairness end of the path",
-            "found_by": {"explore": self.bound, "depth": f.depth, "kind": f.kind, "mutant": mutant},
-            "seed_section": where_in_seed(f.requirement) if f.requirement else "",
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        f = self.found
-        return {
-            "mechanism": self.mechanism,
-            "bound": self.bound,
-            "states": self.states,
-            "transitions": self.transitions,
-            "depth": self.depth,
-            "complete": self.complete,
-            "result": self.result,
-            "violation": None
-            if f is None
-            else {
-                "rule": f.rule,
-                "requirement": f.requirement,
-                "kind": f.kind,
-                "depth": f.depth,
-                "explanation": f.explanation,
-            },
-            "seconds": round(self.seconds, 3),
-            "replays": self.replays,
-            "copies": self.copies,
-            "restore": self.restore,
-            "restore_why": self.why,
-            "merges": self.merges,
-            "bytes_per_state": round(self.bytes_per_state, 1),
-            "seen_bytes": self.seen_bytes,
-            "frontier_bytes": self.frontier_bytes,
-            "states_per_level": self.per_level,
-        }
-
+from model.kernel.choice import CountingChooser
 
 Edge = tuple[str, dict[str, Any], Node | None, Found | None]  # (fingerprint, step, new child, violation)
 
@@ -296,7 +204,7 @@ class Explorer:
         reuse = self.reuse_probe and (here.incremental is not None or self.result.restore == "replay")
         pristine = reuse and (not self.space.forward or NO_TICK in self.bound.kinds)
         host = chooser_host(here.system) if reuse and not pristine else None
-        counting = _Counting(host.choices) if host is not None else None
+        counting = CountingChooser(host.choices) if host is not None else None
         if counting is not None:
             host.choices = counting
         try:
@@ -408,25 +316,6 @@ class Explorer:
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started
         return res
-
-
-class _Counting:
-    """A chooser that counts the choices drawn through it (`Explorer.actions`), drawing them from `inner`."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.n = inner, 0
-
-    def randint(self, label: str, lo: int, hi: int) -> int:
-        self.n += 1
-        return self.inner.randint(label, lo, hi)  # type: ignore[no-any-return]
-
-    def chance(self, label: str, p: float) -> bool:
-        self.n += 1
-        return self.inner.chance(label, p)  # type: ignore[no-any-return]
-
-    def pick(self, label: str, options: Sequence[Any]) -> Any:
-        self.n += 1
-        return self.inner.pick(label, options)
 
 
 def _next_script(made: list[tuple[str, int, int]]) -> list[int] | None:

@@ -55,7 +55,7 @@ def test_twin_a_probe_that_drew_a_choice_is_not_the_tick(monkeypatch: pytest.Mon
     entry = next(e for e in BOUNDS if e.bound.name == "sr-2s-1m-partition")
     want = _edges(entry, False, True)
 
-    class Blind(bfs._Counting):  # the guard dropped: no draw counted
+    class Blind(bfs.CountingChooser):  # the guard dropped: no draw counted
         def randint(self, label: str, lo: int, hi: int) -> int:
             self.n -= 1
             return super().randint(label, lo, hi)
@@ -68,7 +68,7 @@ def test_twin_a_probe_that_drew_a_choice_is_not_the_tick(monkeypatch: pytest.Mon
             self.n -= 1
             return super().pick(label, options)
 
-    monkeypatch.setattr(bfs, "_Counting", Blind)
+    monkeypatch.setattr(bfs, "CountingChooser", Blind)
     assert _edges(entry, True, True) != want
 
 
