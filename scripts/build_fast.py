@@ -74,6 +74,13 @@ MODULES: tuple[str, ...] = (
     "model.pf.properties",
     "model.pf.schedule",
     "model.pf.convergence",
+
+    "conformance.explore.fingerprint",
+    "conformance.explore.state",
+    "model.kernel.sim",
+    "model.kernel.idle",
+    "model.kernel.recorder",
+    "model.sr.idle",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

@@ -34,108 +34,16 @@ import sys
 import time
 from collections import deque
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explore.fingerprint import fingerprint
-from conformance.explore.spaces import EMPTY, SPACES, Action, Book, Bound, Space, symmetric_servers
+from conformance.explore.result import Found, Result
+from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
 from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
-from conformance.harness.report import REPLAY_FORMAT, where_in_seed
 from conformance.harness.search import driver
-
-
-@dataclass
-class Found:
-    """A violation and the shortest path to it."""
-
-    kind: str  # "always" (judged on the path), "end" (at the path's fairness end) or "witness" (a refuted claim)
-    rule: str
-    requirement: str
-    explanation: str
-    steps: list[dict[str, Any]]
-
-    @property
-    def depth(self) -> int:
-        return len(self.steps)
-
-
-@dataclass
-class Result:
-    mechanism: str
-    bound: str
-    setup: dict[str, Any]
-    states: int = 0
-    transitions: int = 0
-    depth: int = 0  # the deepest level with a new state
-    complete: bool = True  # False when stopped by max_states
-    found: Found | None = None
-    seconds: float = 0.0
-    replays: int = 0
-    copies: int = 0  # states restored from a blob (issue 33)
-    restore: str = "copy"  # "copy", or "replay" (with `why`): the model's state could not be copied
-    why: str = ""
-    merges: int = 0  # named states merged into another by the symmetry reduction
-    seen_bytes: int = 0  # the visited fingerprints' set
-    frontier_bytes: int = 0  # the frontier's largest size (its blobs and path steps)
-    per_level: list[int] = field(default_factory=list)
-
-    @property
-    def bytes_per_state(self) -> float:
-        return (self.seen_bytes + self.frontier_bytes) / self.states if self.states else 0.0
-
-    @property
-    def result(self) -> str:
-        return "violation" if self.found else "clean"
-
-    def replay_file(self, mutant: str | None = None) -> dict[str, Any]:
-        f = self.found
-        assert f is not None
-        return {
-            "format": REPLAY_FORMAT,
-            "mechanism": self.mechanism,
-            "sut": None,
-            "seed": self.setup.get("seed"),
-            "setup": self.setup,
-            "steps": f.steps,
-            "violations": [{"rule": f.rule, "requirement": f.requirement, "explanation": f.explanation}],
-            "problem": "" if f.kind == "always" else "found at the fairness end of the path",
-            "found_by": {"explore": self.bound, "depth": f.depth, "kind": f.kind, "mutant": mutant},
-            "seed_section": where_in_seed(f.requirement) if f.requirement else "",
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        f = self.found
-        return {
-            "mechanism": self.mechanism,
-            "bound": self.bound,
-            "states": self.states,
-            "transitions": self.transitions,
-            "depth": self.depth,
-            "complete": self.complete,
-            "result": self.result,
-            "violation": None
-            if f is None
-            else {
-                "rule": f.rule,
-                "requirement": f.requirement,
-                "kind": f.kind,
-                "depth": f.depth,
-                "explanation": f.explanation,
-            },
-            "seconds": round(self.seconds, 3),
-            "replays": self.replays,
-            "copies": self.copies,
-            "restore": self.restore,
-            "restore_why": self.why,
-            "merges": self.merges,
-            "bytes_per_state": round(self.bytes_per_state, 1),
-            "seen_bytes": self.seen_bytes,
-            "frontier_bytes": self.frontier_bytes,
-            "states_per_level": self.per_level,
-        }
-
+from model.kernel.choice import CountingChooser
 
 Edge = tuple[str, dict[str, Any], Node | None, Found | None]  # (fingerprint, step, new child, violation)
 
@@ -162,6 +70,7 @@ class Explorer:
         self.root_found: Found | None = None
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
         self.trim = goal is None  # a state keeps its fold, not the events fed to it (a goal reads them)
+        self.reuse_probe = True  # the tick's successor is the session its probe ran forward (`actions`, session 12)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self) -> Session:
@@ -242,21 +151,26 @@ class Explorer:
         self.root_found = self.judge(s, (), False)
         return Node((), (), EMPTY, self.freeze(s), s)
 
-    def successors(self, node: Node, seen: Collection[str] = ()) -> list[Edge]:
+    def successors(self, node: Node, seen: Collection[str] = (), frozen: bool = True) -> list[Edge]:
         """Every transition out of `node`, in order (the bound's actions; per choice point each outcome, in index
         order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
         without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
-        at `bound.depth` is not expanded."""
+        at `bound.depth` is not expanded. `frozen` False: the children hold their live sessions only, no blob
+        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end), except
+        one frozen before its folds are finished in place (`quiet_end`), whose end, if it acts, judges a copy."""
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
-        acts = self.space.actions(here, node.book, self.bound)  # runs `here` forward (time steps): a throwaway
+        acts, probed, pristine = self.actions(here, node)  # may run `here` forward (time steps)
         edges: list[Edge] = []
         met: set[str] = set()
         for i, act in enumerate(acts):
             script: list[int] | None = []
             while script is not None:  # each resolution of the step's choice points, in lexicographic order
-                s = self.restore(node)
-                step, made = self.apply(s, act, script)
+                if probed and i == len(acts) - 1:  # the tick's probe left `here` in the state after it
+                    s, (step, made) = here, self.probed(here, act)
+                else:  # the last action's first resolution applied to `here` when it is still the source state
+                    s = here if pristine and i == len(acts) - 1 and not script else self.restore(node)
+                    step, made = self.apply(s, act, script)
                 script = _next_script(made)
                 full = [k for _, k, _ in made]
                 steps = (*node.steps, step)
@@ -267,16 +181,52 @@ class Explorer:
                 quiet = new and self.quiet_end(s)
                 if quiet:
                     feed_folds(s)
-                blob = self.freeze(s) if quiet else None
+                blob = self.freeze(s) if quiet else None  # kept: an end that does act is judged on a copy
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:
                     met.add(fp)
-                    child = Node((*node.key, (i, *full)), steps, act.book, blob if quiet else self.freeze(s), s)
+                    kept = blob if quiet or not frozen else self.freeze(s)
+                    child = Node((*node.key, (i, *full)), steps, act.book, kept, s)
                 edges.append((fp, step, child, found))
                 if found is not None:
                     return edges
         return edges
+
+    def actions(self, here: Session, node: Node) -> tuple[list[Action], bool, bool]:
+        """The bound's actions in `node`'s state, computed on `here` (a copy of it, which the tick's probe runs
+        forward); whether `here` is then the state after the last action, the tick, as `apply` would leave it; and
+        whether it is still the source state (the space never runs it forward: am, or a `no-tick` bound). Session
+        12: such a successor is not restored (and the tick not re-applied). The probe is the tick's state when it
+        drew no random choice (counted on the way): the probe draws from the seed, `apply` scripts the choices,
+        and only without a choice do the two agree; with choice points off both draw from the seed, identically.
+        A live session whose folds were finished in place (`quiet_end`) is never a successor."""
+        reuse = self.reuse_probe and (here.incremental is not None or self.result.restore == "replay")
+        pristine = reuse and (not self.space.forward or NO_TICK in self.bound.kinds)
+        host = chooser_host(here.system) if reuse and not pristine else None
+        counting = CountingChooser(host.choices) if host is not None else None
+        if counting is not None:
+            host.choices = counting
+        try:
+            acts = self.space.actions(here, node.book, self.bound)
+        finally:
+            if counting is not None:
+                host.choices = counting.inner
+        probed = bool(acts) and acts[-1].probed and counting is not None and (not self.choices or counting.n == 0)
+        return acts, probed, pristine
+
+    def probed(self, s: Session, act: Action) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
+        """The step `apply` records for the tick `act`, and what a session applying it does besides running it
+        (`Session.apply`: the answer, the driver's bookkeeping), on `s` already run forward by the probe."""
+        step = act.step()
+        for call in act.calls:
+            s.answers.append(None)
+            self.driver.absorb(s, call["call"], None)
+        if self.choices:  # `apply` under a script: the choices made (none), the ranges when not `ends`
+            step["choices"] = []
+            if self.ranges != "ends":
+                step["ranges"] = self.ranges
+        return step, []
 
     def apply(self, s: Session, act: Action, script: list[int]) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
         """Apply `act` to `s`, the model's random choices scripted (choice points on): `script` decides the first
@@ -308,7 +258,7 @@ class Explorer:
         calls = self.driver.finish(s)
         if not calls and self.space.always_end_checks and node.steps:
             return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
-        if s.incremental is None and node.blob is not None:  # its folds were finished in place: judge a copy
+        if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
             s = self.restore(node)
         for call in calls:
             s.apply(call)
@@ -336,7 +286,8 @@ class Explorer:
             held -= _size(node)
             if node.depth >= self.bound.depth:
                 continue
-            for fp, _, child, found in self.successors(node, seen):
+            last = node.depth + 1 >= self.bound.depth  # its children are judged, never expanded nor copied
+            for fp, _, child, found in self.successors(node, seen, frozen=not last):
                 res.transitions += 1
                 res.found = found
                 if found is not None:
@@ -350,9 +301,10 @@ class Explorer:
                     res.per_level[child.depth] += 1
                     res.found = self.end_of(child) if ends else None
                     child.live = None
-                    frontier.append(child)
-                    held += _size(child)
-                    res.frontier_bytes = max(res.frontier_bytes, held)
+                    if not last:
+                        frontier.append(child)
+                        held += _size(child)
+                        res.frontier_bytes = max(res.frontier_bytes, held)
                     if res.found is not None:
                         break
                 if (max_states is not None and res.states >= max_states) or (

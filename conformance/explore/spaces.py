@@ -57,6 +57,7 @@ class Action:
     op: str
     calls: list[Call]
     book: Book
+    probed: bool = False  # a `tick` whose probe left the session it ran on in the state after it (`time_steps`)
 
     def step(self) -> dict[str, Any]:
         return {"op": self.op, "calls": self.calls}
@@ -95,8 +96,8 @@ def time_steps(system: Any, sim: Any, bound: Bound, book: Book) -> list[Action]:
         if nxt is None:
             break
         system.advance(nxt)
-    if sim.now_ms > start or len(sim.events) > seen:
-        out.append(Action("advance", [c("advance", ms=sim.now_ms - start)], book))
+    if sim.now_ms > start or len(sim.events) > seen:  # the probe's system is now in the state after the tick
+        out.append(Action("advance", [c("advance", ms=sim.now_ms - start)], book, probed=True))
     return out
 
 
@@ -326,6 +327,7 @@ class Space:
     actions: Callable[[Session, Book, Bound], list[Action]]
     always_end_checks: bool  # the driver's end_checks are safety (am: one PAM, one mounted copy) or liveness (pf)
     invariants: Callable[[Session], list[tuple[str, str, str]]] | None = None  # state-level safety rules
+    forward: bool = True  # `actions` may run the session forward (time steps); am: no time, it only reads it
 
     def roots(self, s: Session, book: Book) -> list[Any]:
         """What the state is: the system and the driver's bookkeeping (not the recorded trace), and the book."""
@@ -335,7 +337,7 @@ class Space:
 
 SPACES: dict[str, Space] = {
     "sr": Space("sr", sr_setup, sr_actions, False),
-    "am": Space("am", am_setup, am_actions, True, am_invariants),
+    "am": Space("am", am_setup, am_actions, True, am_invariants, forward=False),
     "pf": Space("pf", pf_setup, pf_actions, False),
 }
 

@@ -125,3 +125,23 @@ class ScriptedChooser:
         if self._elsewhere(label):
             return self.fallback.pick(label, options)  # type: ignore[union-attr]
         return self._take(label, list(options))
+
+
+class CountingChooser:
+    """A chooser that counts the choices drawn through it, drawing them from `inner` (session 12: the explorer
+    asks whether its `tick` probe drew any, `conformance.explore.bfs.Explorer.actions`)."""
+
+    def __init__(self, inner: Chooser) -> None:
+        self.inner, self.n = inner, 0
+
+    def randint(self, label: str, lo: int, hi: int) -> int:
+        self.n += 1
+        return self.inner.randint(label, lo, hi)
+
+    def chance(self, label: str, p: float) -> bool:
+        self.n += 1
+        return self.inner.chance(label, p)
+
+    def pick(self, label: str, options: Sequence[T]) -> T:
+        self.n += 1
+        return self.inner.pick(label, options)

@@ -188,6 +188,28 @@ def test_verdict_digests_are_identical(mechanism: str) -> None:
     assert compiled.count("\n") > 100 and compiled == pure
 
 
+EXPLORED = ("sr-2s-1m-crash", "am-3s-1db-crash-partition", "pf-2s-1f-replicas")  # each mechanism's first bound
+
+
+@pytest.mark.fast
+@needs_build
+@pytest.mark.parametrize("bound", EXPLORED)
+def test_explore_figures_are_identical(bound: str) -> None:
+    """Session 12: the explorer's compiled modules (fingerprint, state copies, kernel, sr's idle jump) explore the
+    same states, edges, levels and verdict as the pure ones."""
+
+    def figures(env: dict[str, str]) -> dict[str, object]:
+        cmd = [sys.executable, "-m", "conformance", "explore", bound.partition("-")[0], "--bound", bound, "--json"]
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        row = json.loads(done.stdout)
+        kept = ("states", "transitions", "depth", "complete", "result", "violation", "states_per_level", "manifest")
+        return {k: row[k] for k in kept}
+
+    compiled, pure = figures(_env()), figures(_env(HACONFORM_PURE="1"))
+    assert compiled["states"] and compiled == pure
+
+
 TWIN = "conformance.engine.core_fold"
 TWIN_FROM, TWIN_TO = "seq {e.seq} is recorded after seq", "seq {e.seq} comes after seq"
 

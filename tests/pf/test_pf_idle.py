@@ -21,6 +21,7 @@ from model.kernel.sim import HOUR
 from model.pf import idle as I
 from model.pf.cnset import CNSet
 from model.pf.state import HIERARCHY, Entry
+from tests.idle_compare import Stepping, diverging
 
 pytestmark = pytest.mark.unit
 
@@ -59,20 +60,13 @@ def _snapshot(system: Any) -> tuple[Any, ...]:
 
 
 def _diverging(ex: Explorer, nodes: list[Any], quiesce: bool) -> list[str]:
-    """The states at which advancing with the jump and by stepping every timer end differently."""
-    bad = []
-    for node in nodes:
-        fast, slow = ex.restore(node), ex.restore(node)
-        if quiesce:  # the fairness end's first call: faults stop, the stores touch every replica
-            fast.system.quiesce()
-            slow.system.quiesce()
-        for ms in PIECES:
-            fast.system.advance(ms)
-            slow.system.sim.run(until_ms=slow.system.sim.now_ms + ms)
-            if _snapshot(fast.system) != _snapshot(slow.system):
-                bad.append(f"{[s['op'] for s in node.steps]} after {ms} ms")
-                break
-    return bad
+    """The states at which advancing with the jump and by stepping every timer end differently (`quiesce`: after the
+    fairness end's first call: faults stop, the stores touch every replica)."""
+    return diverging(ex, nodes, PIECES, _snapshot, _quiesce if quiesce else None)
+
+
+def _quiesce(system: Any) -> None:
+    system.quiesce()
 
 
 @pytest.mark.parametrize(
@@ -149,16 +143,6 @@ def test_twin_an_idle_test_that_overlooks_work_diverges(
         assert any("BACKFILL" in repr(e) for e in slow.system.sim.events[-5:]) or overlooked == "expiry"
 
 
-class _Stepping:
-    """A cluster seen without `quiet_until`, advanced by stepping every timer (the reference)."""
-
-    def __init__(self, system: Any) -> None:
-        self.system = system
-
-    def advance(self, ms: int) -> None:
-        self.system.sim.run(until_ms=self.system.sim.now_ms + ms)
-
-
 def test_tick_steps_to_the_same_instant() -> None:
     """The explorer's `tick` (`spaces.time_steps`) asking `quiet_until` ends where stepping timer by timer ends,
     with the same recorded step."""
@@ -168,6 +152,6 @@ def test_tick_steps_to_the_same_instant() -> None:
         fast.system.quiesce()
         slow.system.quiesce()
         got = time_steps(fast.system, fast.system.sim, ex.bound, node.book)
-        want = time_steps(_Stepping(slow.system), slow.system.sim, ex.bound, node.book)
+        want = time_steps(Stepping(slow.system), slow.system.sim, ex.bound, node.book)
         assert [a.step() for a in got] == [a.step() for a in want]
         assert _snapshot(fast.system) == _snapshot(slow.system)
