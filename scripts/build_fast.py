@@ -74,7 +74,6 @@ MODULES: tuple[str, ...] = (
     "model.pf.properties",
     "model.pf.schedule",
     "model.pf.convergence",
-
     "conformance.explore.fingerprint",
     "conformance.explore.state",
     "model.kernel.sim",
