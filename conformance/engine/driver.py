@@ -158,14 +158,8 @@ class Engine:
         mine.append(e)
         self.kept_events += 1
         if len(mine) == self.sizes.get(trace):  # type: ignore[union-attr]
-            del self.router.traces[trace]
-            self.done.add(trace)
-            del self.kept[trace]  # type: ignore[union-attr]
             self.kept_events -= len(mine)
-            rows, notes = results_of(folds, self.router.counts)
-            attach_events(rows, mine)
-            self.found.extend(rows)
-            self.unknown.extend(notes)
+            self._finish(trace, folds, mine)
         elif self.kept_events > self.keep:  # too many at once: stop keeping (see the module)
             self.kept, self.kept_events, self.complete = None, 0, False
 
@@ -184,20 +178,25 @@ class Engine:
         if 0 < need <= min(len(run), room + 1):  # finished at its last event, before keeping would stop
             if need < len(run):
                 raise InternalError(f"trace {trace!r}: more events than the trace index counted")
+            self.kept_events -= len(mine)
             mine.extend(run)
-            del self.router.traces[trace]
-            self.done.add(trace)
-            del self.kept[trace]  # type: ignore[union-attr]
-            self.kept_events -= len(mine) - len(run)
-            rows, notes = results_of(folds, self.router.counts)
-            attach_events(rows, mine)
-            self.found.extend(rows)
-            self.unknown.extend(notes)
+            self._finish(trace, folds, mine)
         elif room + 1 <= len(run):  # too many at once: stop keeping (see the module)
             self.kept, self.kept_events, self.complete = None, 0, False
         else:
             mine.extend(run)
             self.kept_events += len(run)
+
+    def _finish(self, trace: str, folds: TraceFolds, mine: list[Event]) -> None:
+        """A streamed trace's last event fed and kept: its folds finished, its violations given their events
+        (`_keep`, `_keep_run`)."""
+        del self.router.traces[trace]
+        self.done.add(trace)
+        del self.kept[trace]  # type: ignore[union-attr]
+        rows, notes = results_of(folds, self.router.counts)
+        attach_events(rows, mine)
+        self.found.extend(rows)
+        self.unknown.extend(notes)
 
     def close(
         self, trace: str, folds: TraceFolds | None, counts: RuleCounts | None, mine: list[Event] | None
