@@ -12,10 +12,11 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
+from spec.catalogue_cache import cached
 from spec.param_sources import ParamSource, load_param_sources
 from spec.parameter import DURATION_MS, OTHER_UNITS, CatalogueError, Parameter, Source
 
@@ -342,10 +343,28 @@ def seeds_dir() -> Path | None:
     return None
 
 
+CACHE_NAME = ".catalogue-cache.pickle"  # beside the TOML, git-ignored (`spec.catalogue_cache`)
+# the modules whose classes the cached catalogue holds or whose code built it: a change to one makes the cache stale
+CODE = ("catalogue.py", "parameter.py", "param_sources.py", "catalogue_cache.py")
+
+
+def cache_inputs(base: Path) -> list[Path]:
+    """Every file `load(base)` reads and every module of `CODE`: the key of `load_cached(base)`'s cache."""
+    files = sorted((base / "requirements").glob("*.toml"))
+    files += [base / "seeds.toml", base / PARAM_SOURCES_FILE, base / QUOTES_FILE]
+    return [f for f in files if f.is_file()] + [SPEC_DIR / name for name in CODE]
+
+
+def load_cached(base: Path | None = None) -> Catalogue:
+    """`load(base)`, from the parsed cache beside the TOML when its key is the files' now (issue 32, startup)."""
+    base = base or SPEC_DIR
+    return cached(base / CACHE_NAME, cache_inputs(base), partial(load, base), Catalogue)
+
+
 @lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
-    """The shipped catalogue, loaded once."""
-    return load()
+    """The shipped catalogue, loaded once (from its parsed cache when that is current)."""
+    return load_cached()
 
 
 def param_default(name: str) -> Any:

@@ -13,8 +13,6 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import networkx as nx
-
 
 @dataclass(frozen=True, slots=True)
 class Server:
@@ -43,6 +41,8 @@ class Topology:
             if s.name in self.servers:
                 raise TopologyError(f"duplicate server {s.name!r}")
             self.servers[s.name] = s
+        import networkx as nx  # imported here: a check builds no topology and need not load it (issue 32)
+
         self.graph = nx.Graph()
         for s in self.servers.values():
             self.graph.add_node(s.group)
@@ -58,6 +58,8 @@ class Topology:
             raise TopologyError(f"duplicate server {server.name!r}")
         self.servers[server.name] = server
         if server.group not in self.graph:
+            import networkx as nx
+
             self.graph.add_node(server.group)
             self._cost = dict(nx.all_pairs_dijkstra_path_length(self.graph, weight="cost"))
 

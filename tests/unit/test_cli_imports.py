@@ -1,7 +1,7 @@
 """`haconform check` loads what checking needs and nothing else (issue 32, startup): no pandas (pyarrow's first
-question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page or other command's
-modules; and the command line, which loads only the module of the command it runs, lists every command as the
-whole one does (`conformance.cli.COMMANDS`). Twins: a process that loaded one of the listed modules is caught; a
+question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page, networkx or other
+command's modules; and the command line, which loads only the module of the command it runs, lists every command as
+the whole one does (`conformance.cli.COMMANDS`). Twins: a process that loaded one of the listed modules is caught; a
 command table whose help differs from its module's is caught."""
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "traces" / "samples" / "clean"
 # What a check must not load: the data-frame library pyarrow would import, the property-testing library, the
 # suite's harness, the HTML page and copy-status reader (the audit commands'), other commands' modules,
-# the solver, Spark, and the standard library's HTTP client (Hypothesis loads it).
+# the solver, Spark, the standard library's HTTP client (Hypothesis loads it), and the graph library only the
+# simulators' topology uses (issue 32, session 13: 80 ms of every check before `model.kernel.topology` loaded it
+# lazily).
 HEAVY = (
     "pandas",
     "hypothesis",
@@ -39,6 +41,7 @@ HEAVY = (
     "z3",
     "pyspark",
     "urllib.request",
+    "networkx",
 )
 _PROBE = """
 import json, sys
@@ -77,6 +80,8 @@ def test_twin_a_process_that_loaded_a_heavy_module_is_caught():
     )
     # pyarrow asked about pandas before the check could answer: pandas is loaded, and seen
     assert "pandas" in heavy_loaded(["check", "--help"], "import pyarrow; pyarrow.array([0])")
+    # a simulator's topology built first: networkx is loaded, and seen
+    assert "networkx" in heavy_loaded(["check", "--help"], "from model.kernel.topology import Topology; Topology([])")
 
 
 def listed(parser: argparse.ArgumentParser) -> list[tuple[str, str | None]]:
