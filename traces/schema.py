@@ -111,11 +111,16 @@ def canonical_attrs(attrs: Mapping[str, Any]) -> str:
     return json.dumps(attrs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Event:
     """One trace event, treated as immutable: no field and no part of `attrs` is changed after construction
     (`dataclasses.replace` makes a changed copy). Not `frozen`: a frozen dataclass sets each field through
-    `object.__setattr__`, which made building one cost 1.1 us against 0.2 us, once per event read."""
+    `object.__setattr__`, which made building one cost 1.1 us against 0.2 us, once per event read.
+
+    A dataclass for its fields, equality, repr, pickling and `dataclasses.replace`, with `__init__` written out
+    (issue 32, session 13): the generated one is built by `exec` and stays interpreted even when this module's
+    callers are compiled, and checks a sentinel for the `attrs` factory; this one takes `attrs=None` (or
+    nothing) as an empty dict. Unhashable and unordered, as before (tests/unit/test_event.py)."""
 
     trace_id: str
     seq: int
@@ -127,6 +132,30 @@ class Event:
     kind: str
     attrs: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+
+    def __init__(
+        self,
+        trace_id: str,
+        seq: int,
+        event_id: str,
+        ts_ms: int,
+        node: str,
+        mechanism: str,
+        entity: str,
+        kind: str,
+        attrs: dict[str, Any] | None = None,
+        schema_version: int = SCHEMA_VERSION,
+    ) -> None:
+        self.trace_id = trace_id
+        self.seq = seq
+        self.event_id = event_id
+        self.ts_ms = ts_ms
+        self.node = node
+        self.mechanism = mechanism
+        self.entity = entity
+        self.kind = kind
+        self.attrs = {} if attrs is None else attrs
+        self.schema_version = schema_version
 
     def to_row(self) -> dict[str, Any]:
         """The JSON Lines row, keys in schema order."""
