@@ -71,8 +71,10 @@ def check_paths(
         return _once_outcome(found, *once, names, cap)
     index = [index_file(tf, hash_of=id_hash) for tf in found.files]
     told = array("Q")
+    told_all = True  # the index hashed every row's event ID: the units hash none again (issue 32, session 13)
     for n, entry in enumerate(index):
         told.extend(entry.ids)
+        told_all = told_all and len(entry.ids) == entry.rows
         index[n] = entry._replace(ids=array("Q"))
     predicted = repeated_hashes(told)  # sorts it in place
     del told
@@ -80,13 +82,15 @@ def check_paths(
     if progress is not None:
         progress.start(sum(u.events for u in units))
     advance = progress.advance if progress is not None else None
-    results = [judge_unit(found.files, unit, runs, id_hash, advance, predicted or None) for unit in units]
-    hashes = array("Q")
-    for r in results:
-        hashes.extend(r.hashes)
-        r.hashes = array("Q")
-    repeated = repeated_hashes(hashes)  # sorts it in place
-    del hashes
+    results = [judge_unit(found.files, u, runs, id_hash, advance, predicted or None, told_all) for u in units]
+    repeated: set[int] | None = None  # told_all: `predicted` holds every repeated hash
+    if not told_all:
+        hashes = array("Q")
+        for r in results:
+            hashes.extend(r.hashes)
+            r.hashes = array("Q")
+        repeated = repeated_hashes(hashes)  # sorts it in place
+        del hashes
     return finish_units(
         found, index, results, names, _exact(found.files, results, repeated, predicted), engine="python", cap=cap
     )
@@ -123,12 +127,13 @@ def _read_once(files: list[TraceFile], runs: list, limit: int | None) -> tuple[U
 
 
 def _exact(
-    files: list[TraceFile], results: list[UnitResult], repeated: set[int], predicted: set[int]
+    files: list[TraceFile], results: list[UnitResult], repeated: set[int] | None, predicted: set[int]
 ) -> tuple[list[dict], dict]:
     """TR-002 exactly: over the events the units kept for the hashes the index found repeated
-    (`conformance.engine.units.kept_duplicates`); by a second read of the files only when those cannot tell."""
+    (`conformance.engine.units.kept_duplicates`; `repeated` None: the units hashed nothing, the index told every
+    ID); by a second read of the files only when those cannot tell."""
     found = kept_duplicates(results, repeated, predicted)
-    return found if found is not None else duplicate_ids(files, repeated)
+    return found if found is not None else duplicate_ids(files, predicted if repeated is None else repeated)
 
 
 def _footer_rows(files: list[TraceFile]) -> int:

@@ -53,7 +53,9 @@ class Engine:
     streamed trace (None: none finished early, none kept); `limit`: `read` stops past that many rows;
     `router`: folds already begun (an incremental check's restored traces), else new ones of `runs`;
     `candidates`: ID hashes known to repeat before the read (the index's), whose events are kept; `hash_of`
-    None: no event ID hashed (a driver whose TR-002 is resolved elsewhere, the Spark trace pass)."""
+    None: no event ID hashed (a driver whose TR-002 is resolved elsewhere, the Spark trace pass); `told`: the
+    index already hashed every row's event ID (`conformance.pycheck`), so the read keeps no hash and hashes an
+    ID only to keep the events of `candidates` (none at all when there are none): each ID hashed once."""
 
     def __init__(
         self,
@@ -67,9 +69,12 @@ class Engine:
         limit: int | None = None,
         router: Router | None = None,
         candidates: set[int] | None = None,
+        told: bool = False,
     ) -> None:
         self.router = Router(runs, streamed) if router is None else router
-        self.traces, self.sizes, self.hash_of, self.limit = traces, sizes, hash_of, limit
+        self.traces, self.sizes, self.limit = traces, sizes, limit
+        self.hash_of = None if told and not candidates else hash_of
+        self.told = told
         self.keep = KEEP_EVENTS if keep is None else keep
         self.rows_read = 0
         self.rows_checked = 0
@@ -97,7 +102,8 @@ class Engine:
     ) -> bool:
         """Every part of one file (rank `rank`, named `name`) into the folds; False when `limit` was passed
         (the rest of the file is not read)."""
-        by_mech, hashes, hash_of, feed = self.by_mechanism, self.hashes, self.hash_of, self.router.feed
+        by_mech, hash_of, feed = self.by_mechanism, self.hash_of, self.router.feed
+        hashes = None if self.told else self.hashes
         traces, kept, last, wanted = self.traces, self.kept, self.last_rank, self.wanted
         by_run = self.router.runs_fed()
         for part in parts:
@@ -114,7 +120,8 @@ class Engine:
             if hash_of is not None:
                 ids = map(_EVENT_ID, events)
                 mine = [h & _MASK for h in map(hash, ids)] if hash_of is id_hash else list(map(hash_of, ids))
-                hashes.extend(mine)
+                if hashes is not None:
+                    hashes.extend(mine)
                 if wanted:
                     for e, h in zip(events, mine, strict=True):
                         if h in wanted:

@@ -170,11 +170,14 @@ def judge_unit(
     hash_of: Callable[[str], int] = id_hash,
     advance: Callable[[int], None] | None = None,
     candidates: set[int] | None = None,
+    told: bool = False,
 ) -> UnitResult:
     """Read a unit's files (or slices) once into the engine (`conformance.engine.driver.Engine`): every event
     fed to its trace's folds as it is read, the violations' events from that read, the events of the ID
-    hashes in `candidates` kept (TR-002)."""
-    engine = Engine(runs, unit.streamed, traces=unit.traces, sizes=unit.sizes, hash_of=hash_of, candidates=candidates)
+    hashes in `candidates` kept (TR-002); `told`: the index hashed every event ID, the unit returns none."""
+    engine = Engine(
+        runs, unit.streamed, traces=unit.traces, sizes=unit.sizes, hash_of=hash_of, candidates=candidates, told=told
+    )
     with engine.reading():
         for rank in unit.files:
             tf = files[rank]

@@ -131,6 +131,39 @@ def test_twin_a_second_read_for_tr002_candidates_is_counted(corpus, monkeypatch)
     assert reads["a.jsonl"] == 3 and reads["b.parquet"] == 3, reads
 
 
+def _unit_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of event-ID hashes each unit's read returned (filled as `check_paths` runs)."""
+    seen: list[int] = []
+    real = pycheck.judge_unit
+
+    def judge(*args, **kw):
+        result = real(*args, **kw)
+        seen.append(len(result.hashes))
+        return result
+
+    monkeypatch.setattr(pycheck, "judge_unit", judge)
+    return seen
+
+
+def test_units_hash_no_event_id_the_index_hashed(corpus, monkeypatch):
+    """Session 13: the index hashed every row's ID, so the units hash none again (only to keep the events of
+    the repeated hashes) and TR-002 is found from the index's hashes and those kept events."""
+    once = _check(corpus, monkeypatch, pycheck.ONCE_EVENTS)[1]
+    seen = _unit_hashes(monkeypatch)
+    reads, found = _check(corpus, monkeypatch, 0)
+    assert seen and not any(seen)
+    assert found == once and reads == dict.fromkeys(_names(corpus), 2)
+
+
+def test_twin_an_index_that_missed_an_id_has_the_units_hash_again(corpus, monkeypatch):
+    once = _check(corpus, monkeypatch, pycheck.ONCE_EVENTS)[1]
+    real = trace_index._jsonl_event_id
+    monkeypatch.setattr(trace_index, "_jsonl_event_id", lambda line: None if b'"seq":0,' in line else real(line))
+    seen = _unit_hashes(monkeypatch)
+    found = _check(corpus, monkeypatch, 0)[1]
+    assert sum(seen) > 0 and found == once
+
+
 def _incremental(corpus: Path, state: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Counter[str], dict]:
     reads = _reads(monkeypatch, incremental)
     outcome = incremental.check_incremental([str(corpus)], state, cap=pycheck.DEFAULT_CAP)
