@@ -12,7 +12,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -144,17 +144,24 @@ class Catalogue:
     def has(self, req_id: str) -> bool:
         return req_id in self.requirements
 
-    def param(self, name: str) -> Parameter:
+    @cached_property
+    def by_param(self) -> dict[str, Requirement]:
+        """Parameter name -> the first requirement that carries it (built once: the models read parameter
+        defaults while building their state, once per trace checked; issue 32, session 13)."""
+        out: dict[str, Requirement] = {}
         for req in self.requirements.values():
-            if req.parameter is not None and req.parameter.name == name:
-                return req.parameter
-        raise KeyError(f"unknown parameter {name!r}")
+            if req.parameter is not None:
+                out.setdefault(req.parameter.name, req)
+        return out
+
+    def param(self, name: str) -> Parameter:
+        return self.param_requirement(name).parameter  # type: ignore[return-value]
 
     def param_requirement(self, name: str) -> Requirement:
-        for req in self.requirements.values():
-            if req.parameter is not None and req.parameter.name == name:
-                return req
-        raise KeyError(f"unknown parameter {name!r}")
+        try:
+            return self.by_param[name]
+        except KeyError:
+            raise KeyError(f"unknown parameter {name!r}") from None
 
     def parameters(self, mechanism: str | None = None) -> list[Parameter]:
         return [
