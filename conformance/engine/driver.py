@@ -6,7 +6,8 @@ one `Engine`. `Engine.read` is the one read loop of the engine (issue 32): for e
 (`traces.io.iter_trace_file`, `traces.slices.iter_slice`) it counts the rows read, judged and per file
 (TR-005), keeps the quarantine rows (`traces.io.RowError.row`), counts events per mechanism, keeps a 64-bit
 hash of every event ID (TR-002, resolved by the sink over the whole corpus; the events of hashes the
-index already found repeated are kept, `candidates`) and feeds each event to its
+index already found repeated are kept, `candidates`; none when the index hashed every ID, `told`: each ID is
+hashed once) and feeds each event to its
 trace's folds (`conformance.engine.stream.Router`; a trace the plan did not stream, recorded out of seq
 order (TR-001), is held and judged whole). `Engine.finish` gives the violations and unknown notes.
 
