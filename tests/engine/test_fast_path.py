@@ -295,6 +295,7 @@ from traces.schema import is_context_kind
 from traces.verdict import restore_fold, save_fold
 
 mode, corpus, store = sys.argv[1:4]
+cut = int(sys.argv[4]) if len(sys.argv) > 4 else 2  # `save` feeds the first 1/cut of each group (the twin: 3)
 events = sorted(read_corpus([Path(corpus)]).events, key=lambda e: (e.trace_id, e.seq))
 contexts = trace_contexts(events)
 saved = pickle.loads(Path(store).read_bytes()) if mode == "load" else {}
@@ -313,7 +314,7 @@ for _, monitor in monitor_runs():
             rest = group[half:]
         else:
             fold = monitor.start(context)
-            rest = group if mode == "whole" else group[:half]
+            rest = group if mode == "whole" else group[: len(group) // cut]
         for e in rest:
             fold.feed(e)
         if mode == "save":
@@ -328,10 +329,9 @@ print(json.dumps({"compiled": fastpath.status()["compiled"], "verdicts": out}))
 """
 
 
-def _folds(mode: str, store: Path, env: dict[str, str], corpus: str = "traces/samples/mutants") -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", _FOLDS, mode, corpus, str(store)], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+def _folds(mode: str, store: Path, env: dict[str, str], cut: int = 2) -> dict:
+    args = [sys.executable, "-c", _FOLDS, mode, "traces/samples/mutants", str(store), str(cut)]
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -340,7 +340,8 @@ def _folds(mode: str, store: Path, env: dict[str, str], corpus: str = "traces/sa
 @needs_build
 def test_folds_saved_mid_trace_move_between_paths(tmp_path: Path) -> None:
     """Folds saved half way by the compiled path and continued by the pure one (and the other way) give the
-    verdicts of one pure pass. Control: the script's processes ran the path they were meant to."""
+    verdicts of one pure pass. Control: the script's processes ran the path they were meant to. Twin: folds saved
+    a third of the way and continued from half way (the events between never fed) do not."""
     compiled, pure = _env(), _env(HACONFORM_PURE="1")
     whole = _folds("whole", tmp_path / "none", pure)
     assert not whole["compiled"] and len(whole["verdicts"]) > 20
@@ -351,3 +352,5 @@ def test_folds_saved_mid_trace_move_between_paths(tmp_path: Path) -> None:
         loaded = _folds("load", tmp_path / name, loader)
         assert bool(loaded["compiled"]) == (loader is compiled)
         assert loaded["verdicts"] == whole["verdicts"], name
+    _folds("save", tmp_path / "twin", pure, cut=3)
+    assert _folds("load", tmp_path / "twin", pure)["verdicts"] != whole["verdicts"]
