@@ -7,9 +7,11 @@
                                              copy that differs from its source, recorded with the source's hash)
 
 The sources are compiled in Cython's pure-Python mode with `annotation_typing` off: the annotations stay
-hints, so the compiled module accepts and returns exactly what the pure one does. `traces.fastpath` loads a
-module of this build only while the sha256 of its source and of its extension are the manifest's; nothing
-here is needed to run haconform, and without a build (or with `HACONFORM_PURE=1`) the pure modules run.
+hints, so the compiled module accepts and returns exactly what the pure one does. A module may have an
+augmenting `.pxd` beside its `.py` (session 13: C types for some locals, arguments and containers); it is
+compiled with it. `traces.fastpath` loads a module of this build only while the sha256 of its source, of its
+`.pxd` (or its absence) and of its extension are the manifest's; nothing here is needed to run haconform,
+and without a build (or with `HACONFORM_PURE=1`) the pure modules run.
 Which modules pay was measured (benchmarks/README.md, "Session 11: compiled path").
 """
 
@@ -103,6 +105,11 @@ def source_of(module: str) -> Path:
     return ROOT / (module.replace(".", "/") + ".py")
 
 
+def pxd_of(source: Path) -> Path:
+    """The augmenting declarations Cython reads beside a module's source (they need not exist)."""
+    return source.with_suffix(".pxd")
+
+
 def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str, str]]:
     """Compile `modules` (name -> the file compiled) into `out`; returns the manifest's module entries."""
     from Cython.Build import cythonize
@@ -110,6 +117,7 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
 
     work = out / "tmp"
     extensions = []
+    hashes = {}  # the real source's and .pxd's hashes, taken when copied: the bytes compiled (a twin: the source's)
     for name, path in modules.items():
         # Cython names the module after the file's place in the packages: a twin's file is copied there
         place = work / "src" / (name.replace(".", "/") + ".py")
@@ -117,6 +125,10 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
         for parent in place.relative_to(work / "src").parents:
             (work / "src" / parent / "__init__.py").touch()
         shutil.copyfile(path, place)
+        pxd = pxd_of(source_of(name))
+        if pxd.is_file():
+            shutil.copyfile(pxd, pxd_of(place))
+        hashes[name] = fastpath.source_hashes(source_of(name))
         extensions.append(Extension(name, [str(place)]))
     cwd = os.getcwd()
     os.chdir(work / "src")
@@ -142,7 +154,7 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
             "file": str(binary.relative_to(out)),
             "sha256": fastpath.sha256_of(binary),
             "source": str(source_of(name).relative_to(ROOT)),
-            "source_sha256": fastpath.sha256_of(source_of(name)),
+            **hashes[name],
         }
     shutil.rmtree(work)
     return entries

@@ -3,14 +3,16 @@ modules, loaded only while each still matches its source byte for byte.
 
 `scripts/build_fast.py` compiles the modules it lists (the reader, the engine, the mechanisms' folds) with
 Cython into a directory of their own beside the packages (`.fast/`, git-ignored), with a manifest: per
-module the sha256 of the source compiled and of the extension file built, and the Python and Cython
-versions. `install()` (called by every top-level package's `__init__`, so by every process that imports the
-project: the CLI, the tests, Spark's workers) puts a finder first on `sys.meta_path` when that manifest
-exists and `HACONFORM_PURE` is not set. Asked for a listed module, the finder hashes the source the
-ordinary import would load and the extension file; it loads the extension only when both hashes are the
-manifest's, so an edited source is never shadowed by a stale build: the pure module loads instead, and
-`status()` names it stale. Pickles name classes by module and qualified name, the same on either path, so
-saved folds and Spark's tasks move between a compiled and a pure process.
+module the sha256 of the source compiled (and of its augmenting `.pxd`, when it has one: session 13) and of
+the extension file built, and the Python and Cython versions. `install()` (called by every top-level
+package's `__init__`, so by every process that imports the project: the CLI, the tests, Spark's workers)
+puts a finder first on `sys.meta_path` when that manifest exists and `HACONFORM_PURE` is not set. Asked for
+a listed module, the finder hashes the source the ordinary import would load, the `.pxd` beside it and the
+extension file; it loads the extension only when all are the manifest's (a `.pxd` added or removed since
+the build counts as edited), so an edited source is never shadowed by a stale build: the pure module loads
+instead, and `status()` names it stale. Pickles name classes by module and qualified name, the same on
+either path, so saved folds and Spark's tasks move between a compiled and a pure process
+(tests/engine/test_fast_path.py saves folds half way on one path and continues them on the other).
 
 `HACONFORM_FAST_DIR` names another build directory (the tests build twins there). The pure path is the
 definition; the compiled one must give the same bytes (tests/engine/test_fast_path.py). A pytest process
@@ -37,7 +39,7 @@ MANIFEST = "manifest.json"
 PURE_ENV = "HACONFORM_PURE"
 TESTS_ENV = "HACONFORM_FAST_IN_TESTS"
 DIR_ENV = "HACONFORM_FAST_DIR"
-FORMAT = 1  # the manifest's format
+FORMAT = 2  # the manifest's format (2: the `.pxd` hashes, session 13)
 
 
 def build_dir() -> Path:
@@ -47,6 +49,12 @@ def build_dir() -> Path:
 
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def source_hashes(source: Path) -> dict[str, str]:
+    """What the manifest records of a module's source: its sha256 and its `.pxd`'s ('' when it has none)."""
+    pxd = source.with_suffix(".pxd")
+    return {"source_sha256": sha256_of(source), "pxd_sha256": sha256_of(pxd) if pxd.is_file() else ""}
 
 
 def environment() -> dict[str, str]:
@@ -84,6 +92,9 @@ class CompiledFinder(MetaPathFinder):
             return f"no source at {source}"
         if sha256_of(source) != entry["source_sha256"]:
             return f"{source} changed since the build"
+        pxd = source.with_suffix(".pxd")
+        if (sha256_of(pxd) if pxd.is_file() else "") != entry.get("pxd_sha256", ""):
+            return f"{pxd} changed, or was added or removed, since the build"
         binary = self.directory / entry["file"]
         if not binary.is_file():
             return f"{binary} is missing"
@@ -104,7 +115,9 @@ def read_manifest(directory: Path) -> tuple[dict[str, Any] | None, str]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         return None, f"{path}: unreadable manifest ({err})"
-    if manifest.get("format") != FORMAT or manifest.get("environment") != environment():
+    if manifest.get("format") != FORMAT:
+        return None, f"{path}: manifest format {manifest.get('format')}, this haconform reads {FORMAT} (rebuild)"
+    if manifest.get("environment") != environment():
         return None, f"{path}: built for {manifest.get('environment')}, this interpreter is {environment()}"
     return manifest, ""
 

@@ -94,6 +94,65 @@ def _size(ranges: tuple[Range, ...]) -> int:
     return sum(hi - lo + 1 for lo, hi in ranges)
 
 
+# The merge walks of `CNSet`'s operators over two `parts` (each sorted by originator, its ranges sorted,
+# disjoint and non-adjacent), as module functions: the compiled build types their arguments and indices
+# (`cnset.pxd`, issue 32); the counters stay Python ints, so both paths compute the same values.
+def _minus_parts(mine: tuple, theirs: tuple) -> tuple | None:
+    """The parts of `mine` minus `theirs`, or None when nothing was taken away."""
+    parts = []
+    changed = False
+    j, n = 0, len(theirs)
+    for part in mine:
+        origin, ranges = part
+        while j < n and theirs[j][0] < origin:
+            j += 1
+        if j < n and theirs[j][0] == origin:
+            t = theirs[j][1]
+            left = () if t == ranges else _minus(ranges, t)
+            if left != ranges:
+                changed = True
+                if left:
+                    parts.append((origin, left))
+                continue
+        parts.append(part)
+    return tuple(parts) if changed else None
+
+
+def _meet_parts(mine: tuple, theirs: tuple) -> tuple:
+    """The parts of the change numbers in both."""
+    parts = []
+    j, n = 0, len(theirs)
+    for origin, ranges in mine:
+        while j < n and theirs[j][0] < origin:
+            j += 1
+        if j < n and theirs[j][0] == origin:
+            both = _meet(ranges, theirs[j][1])
+            if both:
+                parts.append((origin, both))
+    return tuple(parts)
+
+
+def _subset(mine: tuple, theirs: tuple) -> bool:
+    """Whether every change number of `mine` is in `theirs`: a range is covered only when one range of
+    `theirs` holds it whole."""
+    j, n = 0, len(theirs)
+    for origin, ranges in mine:
+        while j < n and theirs[j][0] < origin:
+            j += 1
+        if j == n or theirs[j][0] != origin:
+            return False
+        t = theirs[j][1]
+        if t == ranges:
+            continue
+        k, m = 0, len(t)
+        for lo, hi in ranges:
+            while k < m and t[k][1] < lo:
+                k += 1
+            if k == m or t[k][0] > lo or t[k][1] < hi:
+                return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class CNSet:
     """An immutable set of change numbers; `parts` is sorted by originator, ranges merged."""
@@ -179,24 +238,8 @@ class CNSet:
             return self
         if other is self or mine == theirs:
             return EMPTY
-        # both sorted by originator: one merge walk; ranges stay sorted, disjoint and non-adjacent
-        parts = []
-        changed = False
-        j, n = 0, len(theirs)
-        for part in mine:
-            origin, ranges = part
-            while j < n and theirs[j][0] < origin:
-                j += 1
-            if j < n and theirs[j][0] == origin:
-                t = theirs[j][1]
-                left = () if t == ranges else _minus(ranges, t)
-                if left != ranges:
-                    changed = True
-                    if left:
-                        parts.append((origin, left))
-                    continue
-            parts.append(part)
-        return CNSet(tuple(parts)) if changed else self
+        left = _minus_parts(mine, theirs)
+        return self if left is None else CNSet(left)
 
     def __and__(self, other: CNSet) -> CNSet:
         mine, theirs = self.parts, other.parts
@@ -204,18 +247,9 @@ class CNSet:
             return EMPTY
         if other is self or mine == theirs:
             return self
-        parts = []
-        j, n = 0, len(theirs)
-        for origin, ranges in mine:  # both sorted by originator: one merge walk
-            while j < n and theirs[j][0] < origin:
-                j += 1
-            if j < n and theirs[j][0] == origin:
-                both = _meet(ranges, theirs[j][1])
-                if both:
-                    parts.append((origin, both))
-        if not parts:
+        parts_t = _meet_parts(mine, theirs)
+        if not parts_t:
             return EMPTY
-        parts_t = tuple(parts)
         return self if parts_t == mine else CNSet(parts_t)
 
     def intersects(self, other: CNSet) -> bool:
@@ -236,24 +270,7 @@ class CNSet:
         mine, theirs = self.parts, other.parts
         if not mine or mine is theirs or mine == theirs:
             return True
-        # both sorted by originator, ranges disjoint and non-adjacent: a range of `self` is covered by `other`
-        # only when one range of `other` holds it whole
-        j, n = 0, len(theirs)
-        for origin, ranges in mine:
-            while j < n and theirs[j][0] < origin:
-                j += 1
-            if j == n or theirs[j][0] != origin:
-                return False
-            t = theirs[j][1]
-            if t == ranges:
-                continue
-            k, m = 0, len(t)
-            for lo, hi in ranges:
-                while k < m and t[k][1] < lo:
-                    k += 1
-                if k == m or t[k][0] > lo or t[k][1] < hi:
-                    return False
-        return True
+        return _subset(mine, theirs)
 
     def __le__(self, other: CNSet) -> bool:
         return self.issubset(other)

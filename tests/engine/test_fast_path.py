@@ -33,7 +33,8 @@ BUILT, WHY = fastpath.read_manifest(fastpath.build_dir())
 STALE = sorted(
     module
     for module, entry in (BUILT or {"modules": {}})["modules"].items()
-    if fastpath.sha256_of(ROOT / (module.replace(".", "/") + ".py")) != entry["source_sha256"]
+    if fastpath.source_hashes(ROOT / (module.replace(".", "/") + ".py"))
+    != {"source_sha256": entry["source_sha256"], "pxd_sha256": entry.get("pxd_sha256", "")}
 )
 if STALE:
     WHY = f"the build is older than the sources of {', '.join(STALE)}"
@@ -45,9 +46,12 @@ SAMPLES = ("clean", "mutants")
 DIGESTS = ("sr", "am", "pf")
 
 
-def _fake_build(tmp_path: Path, *, source_text: str, built_text: str, binary: bytes) -> tuple[Path, dict]:
+def _fake_build(
+    tmp_path: Path, *, source_text: str, built_text: str, binary: bytes, pxd_text: str | None = None
+) -> tuple[Path, dict]:
     """A package `fakepkg` with `mod.py` holding `source_text`, and a build whose manifest records the hash of
-    `built_text` as the source compiled and the hash of `binary` as its extension file."""
+    `built_text` as the source compiled and the hash of `binary` as its extension file; with `pxd_text`, a
+    `mod.pxd` beside the source, recorded as compiled with it."""
     pkg = tmp_path / "src" / "fakepkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -63,7 +67,11 @@ def _fake_build(tmp_path: Path, *, source_text: str, built_text: str, binary: by
         "sha256": fastpath.sha256_of(build / name),
         "source": "fakepkg/mod.py",
         "source_sha256": fastpath.sha256_of(built),
+        "pxd_sha256": "",
     }
+    if pxd_text is not None:
+        (pkg / "mod.pxd").write_text(pxd_text)
+        entry["pxd_sha256"] = fastpath.sha256_of(pkg / "mod.pxd")
     manifest = {"format": fastpath.FORMAT, "environment": fastpath.environment(), "modules": {"fakepkg.mod": entry}}
     (build / fastpath.MANIFEST).write_text(json.dumps(manifest))
     return pkg, manifest
@@ -89,6 +97,31 @@ def test_an_edited_source_is_never_shadowed(tmp_path: Path) -> None:
 
 
 @pytest.mark.unit
+def test_an_edited_pxd_makes_the_build_stale(tmp_path: Path) -> None:
+    """Session 13: a module compiled with an augmenting `.pxd` (its C types) is loaded only while that `.pxd` is
+    the one compiled. Control: as built. Twins: the `.pxd` edited, removed; a `.pxd` added to a module built
+    without one."""
+    pkg, manifest = _fake_build(
+        tmp_path, source_text="X = 1\n", built_text="X = 1\n", binary=b"\x7fELF", pxd_text="cdef int y\n"
+    )
+    finder = fastpath.CompiledFinder(tmp_path / "build", manifest)
+    assert finder.find_spec("fakepkg.mod", [str(pkg)]) is not None and not finder.stale  # control
+    for change in ("edited", "removed"):
+        if change == "edited":
+            (pkg / "mod.pxd").write_text("cdef long y\n")
+        else:
+            (pkg / "mod.pxd").unlink()
+        finder = fastpath.CompiledFinder(tmp_path / "build", manifest)
+        assert finder.find_spec("fakepkg.mod", [str(pkg)]) is None, change
+        assert "mod.pxd changed, or was added or removed" in finder.stale["fakepkg.mod"], change
+    manifest["modules"]["fakepkg.mod"]["pxd_sha256"] = ""  # built without one: control, then one added
+    assert fastpath.CompiledFinder(tmp_path / "build", manifest).find_spec("fakepkg.mod", [str(pkg)]) is not None
+    (pkg / "mod.pxd").write_text("cdef int y\n")
+    finder = fastpath.CompiledFinder(tmp_path / "build", manifest)
+    assert finder.find_spec("fakepkg.mod", [str(pkg)]) is None and "fakepkg.mod" in finder.stale
+
+
+@pytest.mark.unit
 def test_a_replaced_extension_file_is_not_loaded(tmp_path: Path) -> None:
     pkg, manifest = _fake_build(tmp_path, source_text="X = 1\n", built_text="X = 1\n", binary=b"\x7fELF")
     (tmp_path / "build" / manifest["modules"]["fakepkg.mod"]["file"]).write_bytes(b"\x7fELF other")
@@ -107,6 +140,10 @@ def test_a_build_for_another_interpreter_is_not_used(tmp_path: Path) -> None:
     path.write_text(json.dumps(manifest))
     found, why = fastpath.read_manifest(tmp_path / "build")
     assert found is None and "this interpreter is" in why
+    manifest["format"] = 1  # a build from before the `.pxd` hashes: it never recorded them
+    path.write_text(json.dumps(manifest))
+    found, why = fastpath.read_manifest(tmp_path / "build")
+    assert found is None and "manifest format 1" in why
 
 
 def _version(env: dict[str, str]) -> str:
@@ -240,3 +277,80 @@ def test_twin_a_different_compiled_module_is_caught(tmp_path: Path) -> None:
     line = _version(_env(HACONFORM_FAST_DIR=str(build)))
     assert "loaded pure because" in line and TWIN in line, line
     assert _differences(_check("mutants", tmp_path / "stale", _env(HACONFORM_FAST_DIR=str(build))), pure) == []
+
+
+# Session 13: a fold saved mid-trace by one path and continued by the other. The script runs in a process of its
+# own (a pytest process runs pure): `save` feeds every group of a corpus its first half and writes the folds
+# (`save_fold`); `load` continues them (`restore_fold`) with the second half; `whole` folds each group in one go.
+# Each mode prints every group's verdict (violations, notes, what each rule judged and skipped), one JSON line.
+_FOLDS = """
+import json, pickle, sys
+from pathlib import Path
+from conformance.check import trace_contexts
+from conformance.engine.stream import Context, groups_of
+from model.registry import monitor_runs
+from traces import fastpath
+from traces.io import read_corpus
+from traces.schema import is_context_kind
+from traces.verdict import restore_fold, save_fold
+
+mode, corpus, store = sys.argv[1:4]
+cut = int(sys.argv[4]) if len(sys.argv) > 4 else 2  # `save` feeds the first 1/cut of each group (the twin: 3)
+events = sorted(read_corpus([Path(corpus)]).events, key=lambda e: (e.trace_id, e.seq))
+contexts = trace_contexts(events)
+saved = pickle.loads(Path(store).read_bytes()) if mode == "load" else {}
+out, keep = [], {}
+for _, monitor in monitor_runs():
+    reads = getattr(monitor, "reads", None)
+    for key, group in sorted(groups_of(monitor, events).items()):
+        if reads is not None:
+            group = [e for e in group if e.mechanism in reads or is_context_kind(e.kind)]
+        context = Context()
+        context.extend(contexts.get(key[0], ()))
+        half = len(group) // 2
+        name = f"{monitor.mechanism}:{key}"
+        if mode == "load":
+            fold = restore_fold(saved[name])
+            rest = group[half:]
+        else:
+            fold = monitor.start(context)
+            rest = group if mode == "whole" else group[: len(group) // cut]
+        for e in rest:
+            fold.feed(e)
+        if mode == "save":
+            keep[name] = save_fold(fold)
+            continue
+        r = fold.finish()
+        t = r.tally
+        out.append([name, [v.to_json() for v in r.violations], list(r.notes), t.judged, t.unjudged])
+if mode == "save":
+    Path(store).write_bytes(pickle.dumps(keep))
+print(json.dumps({"compiled": fastpath.status()["compiled"], "verdicts": out}))
+"""
+
+
+def _folds(mode: str, store: Path, env: dict[str, str], cut: int = 2) -> dict:
+    args = [sys.executable, "-c", _FOLDS, mode, "traces/samples/mutants", str(store), str(cut)]
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.fast
+@needs_build
+def test_folds_saved_mid_trace_move_between_paths(tmp_path: Path) -> None:
+    """Folds saved half way by the compiled path and continued by the pure one (and the other way) give the
+    verdicts of one pure pass. Control: the script's processes ran the path they were meant to. Twin: folds saved
+    a third of the way and continued from half way (the events between never fed) do not."""
+    compiled, pure = _env(), _env(HACONFORM_PURE="1")
+    whole = _folds("whole", tmp_path / "none", pure)
+    assert not whole["compiled"] and len(whole["verdicts"]) > 20
+    assert any(v[1] for v in whole["verdicts"])  # the mutants' corpus: violations found
+    for saver, loader, name in ((compiled, pure, "c2p"), (pure, compiled, "p2c"), (compiled, compiled, "c2c")):
+        saved = _folds("save", tmp_path / name, saver)
+        assert bool(saved["compiled"]) == (saver is compiled)
+        loaded = _folds("load", tmp_path / name, loader)
+        assert bool(loaded["compiled"]) == (loader is compiled)
+        assert loaded["verdicts"] == whole["verdicts"], name
+    _folds("save", tmp_path / "twin", pure, cut=3)
+    assert _folds("load", tmp_path / "twin", pure)["verdicts"] != whole["verdicts"]
