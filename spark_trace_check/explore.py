@@ -63,9 +63,9 @@ def _expander(job: Job) -> Any:
     return job.expander()
 
 
-def _expand_partition(job: Job, last: bool):
+def _expand_partition(job: Job, last: bool, before: Any):
     def run(rows: Iterable[tuple[str, Key, Any]]) -> Iterator[tuple[str, tuple[Any, ...]]]:
-        yield from expand_all(_expander(job), rows, job.ends, last)
+        yield from expand_all(_expander(job), rows, job.ends, last, before.value)
 
     return run
 
@@ -118,11 +118,13 @@ def run_spark(
     )
     frontier = sc.parallelize([(fp0, (), root)], 1)
     size, level, old = 1, 0, None
+    known = {fp0} if job.skip_known else set()  # every state visited before the level, for its tasks (`levels.Known`)
+    before = sc.broadcast(known)
     while size and res.found is None and level < job.bound.depth:
         t = time.monotonic()
         buckets.next_level()
         last = level + 1 >= job.bound.depth  # its new states are not expanded: not kept (`levels.expand`)
-        cands = frontier.mapPartitions(_expand_partition(job, last)).reduceByKey(least, n, buckets)
+        cands = frontier.mapPartitions(_expand_partition(job, last, before)).reduceByKey(least, n, buckets)
         both = visited.union(cands)
         if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
             raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
@@ -138,6 +140,10 @@ def run_spark(
         going = account(res, level, summary, max_states, SparkProbe(settled))
         size = summary.new if going else 0
         visited = settled.map(lambda s: s.visited, preservesPartitioning=True)
+        if size and not last and job.skip_known:  # the next level's tasks skip the states visited so far
+            known.update(settled.flatMap(lambda s: [x.fingerprint for x in s.new]).collect())
+            before.unpersist()
+            before = sc.broadcast(known)
         frontier = settled.flatMap(
             lambda s: [(x.fingerprint, x.key, x.node) for x in s.new], preservesPartitioning=True
         )
@@ -146,5 +152,6 @@ def run_spark(
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)
     if old is not None:
         old.unpersist()
+    before.unpersist()
     res.seconds = time.monotonic() - began
     return res
