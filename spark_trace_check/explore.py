@@ -14,12 +14,20 @@ where its edge made it, before the shuffle, on its live session (session 12; `le
 the shuffle with the candidate, and at the bound's last level the blob does not. The driver collects one summary
 per partition (counts and the least violating keys) and, only at the level where the search stops, the keys it
 needs to cut it where the single-process BFS stops (`levels.account`).
+
+Session 13: the driver also keeps the set of every visited fingerprint (collected from each level's new states)
+and broadcasts it to the next level's tasks (`levels.Known`, `Job.skip_known`): an edge into a state visited
+before the level is judged in place, as `Explorer.run` judges it, and makes no candidate (no blob, no fairness
+end, nothing shuffled). The visited sets per partition still decide what is new; the broadcast only spares work
+(about 100 bytes a state in the driver and in each Python worker: 10^6 states fit; a cluster exploring far more
+turns it off and keeps the plan of sessions 10-12).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from pyspark import StorageLevel
@@ -81,6 +89,11 @@ def _settle_partition(rows: Iterable[Any]) -> Iterator[Settled]:
     yield settle(visited, records)
 
 
+def _summary(s: Settled, fingerprints: bool) -> tuple[Summary, list[str]]:
+    """A partition's summary, with its new states' fingerprints when the next level is told them."""
+    return summarize(s), [x.fingerprint for x in s.new] if fingerprints else []
+
+
 class SparkProbe(Probe):
     def __init__(self, settled: Any) -> None:
         self.settled = settled
@@ -131,17 +144,19 @@ def run_spark(
         settled = both.mapPartitions(_settle_partition, preservesPartitioning=True)
         settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
         settled.localCheckpoint()
-        summary = Summary()
-        for s in settled.map(summarize).collect():  # materialises the level (and its checkpoint)
+        summary, fresh = Summary(), []
+        keep = job.skip_known and not last  # the next level's tasks skip the states visited so far (`levels.Known`)
+        for s, fps in settled.map(partial(_summary, fingerprints=keep)).collect():  # materialises the level
             summary = summary.merge(s)
+            fresh.extend(fps)
         if old is not None:
             old.unpersist()
         old = settled
         going = account(res, level, summary, max_states, SparkProbe(settled))
         size = summary.new if going else 0
         visited = settled.map(lambda s: s.visited, preservesPartitioning=True)
-        if size and not last and job.skip_known:  # the next level's tasks skip the states visited so far
-            known.update(settled.flatMap(lambda s: [x.fingerprint for x in s.new]).collect())
+        if size and keep:
+            known.update(fresh)
             before.unpersist()
             before = sc.broadcast(known)
         frontier = settled.flatMap(
