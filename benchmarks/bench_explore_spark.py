@@ -77,9 +77,18 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
         entry = entries[name]
         with TreeWatch() as watch:
             t = time.monotonic()
-            res = run_spark(
-                spark, Job(entry.bound, compress=args.compress), entry.max_states, args.partitions, progress=say
-            )
+
+            def progress(level, res, new, seconds, nbytes, watch=watch, t=t):
+                say(level, res, new, seconds, nbytes)  # and the tree so far: a run stopped early still says it
+                print(
+                    f"    tree: {time.monotonic() - t:.0f} s wall, {watch.cpu_s:.1f} CPU s {watch.split()}, "
+                    f"peak {watch.peak_bytes / 2**20:.0f} MB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+            job = Job(entry.bound, compress=args.compress, skip_known=not args.no_skip_known)
+            res = run_spark(spark, job, entry.max_states, args.partitions, progress=progress)
             wall = time.monotonic() - t
         diffs = compare(entry, res) if entry.states is not None else ["not pinned"]
         bad += bool(diffs) and entry.states is not None
@@ -142,6 +151,7 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=17177, help="--cluster: the master's port")
     ap.add_argument("--worker-memory", default="4g", help="--cluster: each worker's memory (and its executor's)")
     ap.add_argument("--compress", action="store_true", help="frontier blobs zlib-compressed")
+    ap.add_argument("--no-skip-known", action="store_true", help="the plan of sessions 10-12 (Job.skip_known off)")
     ap.add_argument("--conf", action="append", default=[], help="a further Spark setting KEY=VALUE")
     ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")
     ap.add_argument("--plan-cpu", action="store_true", help="the level plan in this process, its CPU seconds")

@@ -99,7 +99,7 @@ class TreeWatch:
     @property
     def cpu_s(self) -> float:
         """CPU seconds of the tree since the watch started (the root's own before it excluded)."""
-        return sum(self._cpu.values()) - self._base
+        return sum(list(self._cpu.values())) - self._base
 
     @property
     def processes(self) -> int:
@@ -110,7 +110,7 @@ class TreeWatch:
         cluster's master, workers and executors), `python` (the Python workers and their daemons) and `driver`
         (the root); what the poll saw of each, as `cpu_s`."""
         out = {"driver": 0.0, "jvm": 0.0, "python": 0.0}
-        for pid, used in self._cpu.items():
+        for pid, used in list(self._cpu.items()):  # the poll thread may add to it meanwhile
             kind = "driver" if pid == self.root else self._kind.get(pid) or _kind(pid)
             self._kind[pid] = kind
             out[kind] += used - self._start.get(pid, 0.0)
