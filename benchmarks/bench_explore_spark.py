@@ -100,6 +100,7 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
             "per_level": res.per_level,
             "depth": res.depth,
             "result": res.result,
+            "found": None if res.found is None else f"{res.found.kind} {res.found.rule} at depth {res.found.depth}",
             "wall_s": round(wall, 1),
             "cpu_s": round(watch.cpu_s, 1),
             "cpu_split": watch.split(),
