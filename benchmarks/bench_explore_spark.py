@@ -3,7 +3,7 @@ scale on Spark alone, on `local[2]` or a standalone cluster of N one-core worker
 
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py [BOUND ...] [--master URL] [--partitions N]
     PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --spark-only [--slow] [--partitions 64]
-    PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --cluster 1   # then --cluster 2
+    PYTHONPATH=$PWD python3 benchmarks/bench_explore_spark.py BOUND --cluster 1 2  # 1 worker, then 2; the ratio
     cd /tmp && PYTHONPATH=TREE python3 TREE/benchmarks/bench_explore_spark.py BOUND --plan-cpu [--depth D]
 
 Default: for each manifest bound (default: every default bound), in turn: the single-process explorer
@@ -19,6 +19,9 @@ and Python workers, polled from /proc: `benchmarks/proctree.py`), distinct state
 figures against the manifest's pins (`compare`: exit 1 if they differ). `--cluster N` starts a standalone master
 and N one-core workers (`spark_trace_check.cluster.Standalone`, the FIELD-NOTES recipe) and runs on it; the
 cluster's start-up is printed apart and not counted in the run's wall time, its processes are in the tree.
+Several N (`--cluster 1 2`, session 13): one cluster each, in turn (each stopped by pid before the next starts),
+then the ratio of wall times (and of CPU seconds) of each against the first. `cpu_split`: the tree's CPU seconds
+of the JVMs, of the Python workers and of the driver (`proctree.TreeWatch.split`).
 
 `--plan-cpu` (session 12): no Spark; the level plan in this process (`run_levels`, 4 partitions), its CPU seconds
 (`time.process_time`) and states, optionally to `--depth D`: run from /tmp with each tree on PYTHONPATH in turn
@@ -31,6 +34,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -65,7 +69,7 @@ def side_by_side(spark, names: list[str], entries: dict, partitions: int | None)
     return bad
 
 
-def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, label: str) -> int:
+def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, label: str, rows=None) -> int:
     from spark_trace_check.explore import run_spark
 
     bad = 0
@@ -73,9 +77,18 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
         entry = entries[name]
         with TreeWatch() as watch:
             t = time.monotonic()
-            res = run_spark(
-                spark, Job(entry.bound, compress=args.compress), entry.max_states, args.partitions, progress=say
-            )
+
+            def progress(level, res, new, seconds, nbytes, watch=watch, t=t):
+                say(level, res, new, seconds, nbytes)  # and the tree so far: a run stopped early still says it
+                print(
+                    f"    tree: {time.monotonic() - t:.0f} s wall, {watch.cpu_s:.1f} CPU s {watch.split()}, "
+                    f"peak {watch.peak_bytes / 2**20:.0f} MB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+            job = Job(entry.bound, compress=args.compress, skip_known=not args.no_skip_known)
+            res = run_spark(spark, job, entry.max_states, args.partitions, progress=progress)
             wall = time.monotonic() - t
         diffs = compare(entry, res) if entry.states is not None else ["not pinned"]
         bad += bool(diffs) and entry.states is not None
@@ -87,8 +100,10 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
             "per_level": res.per_level,
             "depth": res.depth,
             "result": res.result,
+            "found": None if res.found is None else f"{res.found.kind} {res.found.rule} at depth {res.found.depth}",
             "wall_s": round(wall, 1),
             "cpu_s": round(watch.cpu_s, 1),
+            "cpu_split": watch.split(),
             "peak_rss_mb": round(watch.peak_bytes / 2**20),
             "processes": watch.processes,
             "states_per_s": round(res.states / wall, 1),
@@ -97,6 +112,8 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
             "manifest": diffs or "as pinned",
         }
         print(json.dumps(row), flush=True)
+        if rows is not None:
+            rows.append(row)
         if args.out:
             with open(args.out, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row) + "\n")
@@ -125,13 +142,21 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=0)
     ap.add_argument("--manifest", type=Path, default=MANIFEST)
     ap.add_argument("--spark-only", action="store_true", help="Spark alone, with per-level progress and memory")
-    ap.add_argument("--cluster", type=int, default=0, help="a standalone cluster of N one-core workers")
+    ap.add_argument(
+        "--cluster",
+        type=int,
+        nargs="+",
+        default=[],
+        help="a standalone cluster of N one-core workers (several N: one cluster each, in turn, and their ratio)",
+    )
+    ap.add_argument("--port", type=int, default=17177, help="--cluster: the master's port")
     ap.add_argument("--worker-memory", default="4g", help="--cluster: each worker's memory (and its executor's)")
     ap.add_argument("--compress", action="store_true", help="frontier blobs zlib-compressed")
+    ap.add_argument("--no-skip-known", action="store_true", help="the plan of sessions 10-12 (Job.skip_known off)")
     ap.add_argument("--conf", action="append", default=[], help="a further Spark setting KEY=VALUE")
     ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")
     ap.add_argument("--plan-cpu", action="store_true", help="the level plan in this process, its CPU seconds")
-    ap.add_argument("--depth", type=int, default=0, help="--plan-cpu: explore to this depth instead")
+    ap.add_argument("--depth", type=int, default=0, help="explore to this depth instead (not pinned then)")
     args = ap.parse_args()
     args.partitions = args.partitions or None
     bounds = load(args.manifest)[0]
@@ -139,24 +164,67 @@ def main() -> int:
     names = args.bounds or [e.bound.name for e in bounds if not e.slow]
     if args.plan_cpu:
         return plan_cpu(names, entries, args.depth or None)
+    if args.depth:  # a pinned bound explored to another depth: its figures are not pinned
+        for name in names:
+            e = entries[name]
+            entries[name] = replace(e, bound=e.bound.with_(depth=args.depth), states=None, depth=None)
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    if not args.cluster:
+        return run_on(args.master, conf, names, entries, args)
+    bad, rows = 0, []
+    for workers in args.cluster:  # one cluster each, in turn: the same bound on 1 worker, then on 2, ...
+        before = len(rows)
+        bad |= run_on(None, conf, names, entries, args, workers, rows)
+        if len(rows) == before:
+            break
+    if len(rows) > 1:
+        for row in rows[1:]:
+            base = next(r for r in rows if r["bound"] == row["bound"])
+            if base is row:
+                continue
+            print(
+                json.dumps(
+                    {
+                        "bound": row["bound"],
+                        "workers": f"{row['master']} against {base['master']}",
+                        "wall_ratio": round(base["wall_s"] / row["wall_s"], 2),
+                        "cpu_ratio": round(row["cpu_s"] / base["cpu_s"], 2),
+                    }
+                ),
+                flush=True,
+            )
+    return bad
+
+
+def run_on(
+    master: str | None,
+    conf: dict[str, str],
+    names: list[str],
+    entries: dict,
+    args: argparse.Namespace,
+    workers: int = 0,
+    rows: list[dict] | None = None,
+) -> int:
+    """One session on `master`, or on a standalone cluster of `workers` one-core workers started for it (stopped
+    by pid when done; `spark_trace_check.cluster.Standalone`)."""
     from spark_trace_check.cluster import Standalone
     from spark_trace_check.explore import session
 
-    conf = dict(kv.split("=", 1) for kv in args.conf)
+    conf = dict(conf)
     cluster = None
-    if args.cluster:
+    if workers:
         t = time.monotonic()
-        cluster = Standalone(workers=args.cluster, memory=args.worker_memory).start()
-        args.master = cluster.url
+        cluster = Standalone(workers=workers, port=args.port, memory=args.worker_memory).start()
+        master = cluster.url
         conf.setdefault("spark.executor.memory", args.worker_memory)
-        print(f"standalone cluster, {args.cluster} one-core workers: {time.monotonic() - t:.1f} s", flush=True)
+        print(f"standalone cluster, {workers} one-core workers: {time.monotonic() - t:.1f} s", flush=True)
     try:
         t = time.monotonic()
-        spark = session(args.master, conf)
-        print(f"spark session ({args.master}): {time.monotonic() - t:.1f} s", flush=True)
-        if args.spark_only or args.cluster:
-            label = f"standalone x{args.cluster}" if args.cluster else args.master
-            bad = at_scale(spark, names, entries, args, label)
+        spark = session(master, conf)
+        print(f"spark session ({master}): {time.monotonic() - t:.1f} s", flush=True)
+        if args.spark_only or workers:
+            label = f"standalone x{workers}" if workers else master
+            bad = at_scale(spark, names, entries, args, label, rows)
         else:
             bad = side_by_side(spark, names, entries, args.partitions)
         spark.stop()

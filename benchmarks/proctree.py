@@ -44,6 +44,15 @@ def _rss(pid: int) -> int:
     return 0
 
 
+def _kind(pid: int) -> str:
+    """`jvm` or `python` by the process's executable name (read while it lives: `poll` notes it)."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "python"
+    return "jvm" if name == "java" else "python"
+
+
 def tree(root: int) -> tuple[list[int], dict[int, float]]:
     """The pids of `root` and its descendants, and the CPU seconds of each."""
     children: dict[int, list[int]] = defaultdict(list)
@@ -71,9 +80,14 @@ class TreeWatch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._base = 0.0
+        self._start: dict[int, float] = {}
+        self._kind: dict[int, str] = {}
 
     def poll(self) -> None:
         pids, cpu = tree(self.root)
+        for pid in pids:
+            if pid not in self._kind:
+                self._kind[pid] = _kind(pid)
         self.peak_bytes = max(self.peak_bytes, sum(_rss(p) for p in pids))
         self._cpu.update(cpu)
 
@@ -85,14 +99,26 @@ class TreeWatch:
     @property
     def cpu_s(self) -> float:
         """CPU seconds of the tree since the watch started (the root's own before it excluded)."""
-        return sum(self._cpu.values()) - self._base
+        return sum(list(self._cpu.values())) - self._base
 
     @property
     def processes(self) -> int:
         return len(self._cpu)
 
+    def split(self) -> dict[str, float]:
+        """CPU seconds since the watch started per kind of process (session 13): `jvm` (the driver's JVM, a
+        cluster's master, workers and executors), `python` (the Python workers and their daemons) and `driver`
+        (the root); what the poll saw of each, as `cpu_s`."""
+        out = {"driver": 0.0, "jvm": 0.0, "python": 0.0}
+        for pid, used in list(self._cpu.items()):  # the poll thread may add to it meanwhile
+            kind = "driver" if pid == self.root else self._kind.get(pid) or _kind(pid)
+            self._kind[pid] = kind
+            out[kind] += used - self._start.get(pid, 0.0)
+        return {k: round(v, 1) for k, v in out.items()}
+
     def __enter__(self) -> TreeWatch:
-        self._base = sum(tree(self.root)[1].values())
+        self._start = tree(self.root)[1]
+        self._base = sum(self._start.values())
         self._thread.start()
         return self
 

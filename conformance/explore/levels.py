@@ -14,7 +14,11 @@ candidate; a task judges the end of each fingerprint it meets once, in key order
 least key is that of the path the single-process BFS keeps. The level's *cut* is the first of: the violating
 edge, the new state whose end is violated, the edge at which `max_states` is reached; everything after it in
 key order is discarded, so the counts (states, transitions, states per level, depth) are those of the
-single-process BFS, stopped where it stops.
+single-process BFS, stopped where it stops. Session 13: a task is told the states visited before its level
+(`Known`; on Spark the driver's set, broadcast): an edge into one is judged in place and makes no candidate, so
+a task judges the end only of the states new to the level, once per fingerprint it meets (two tasks that meet
+the same new state still both judge its end: a level's duplicates across tasks, sr-3s-2m-2f at depth 4 about a
+quarter of the new states).
 
 The expander is the copying explorer (`conformance.explore.bfs.Explorer`: `root()`, `successors(node)`,
 `end_of(node)`; a node travels as its pickled state, `conformance.explore.state.Node`), through `Expanding`; each
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -54,10 +58,11 @@ class Expanding:
         s = root.live if root.live is not None else self.ex.restore(root)
         return self.ex.fingerprint(s, EMPTY), root, self.ex.root_found
 
-    def successors(self, node: Node) -> list[Edge]:
-        """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge,
-        holding its live session (`end_of` consumes it; `expand` drops what is left)."""
-        return self.ex.successors(node)
+    def successors(self, node: Node, seen: Collection[str] = (), frozen: bool = True) -> list[Edge]:
+        """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge
+        not in `seen`, holding its live session (`end_of` consumes it; `expand` drops what is left); `frozen`
+        False: no blob (a state of the bound's last level is never expanded)."""
+        return self.ex.successors(node, seen, frozen)
 
     def end_of(self, node: Node) -> Found | None:
         return self.ex.end_of(node)
@@ -73,6 +78,10 @@ class Job:
     witness: str | None = None  # a claim of `conformance.explore.witness.WITNESSES`
     ends: bool = True
     compress: bool = False  # frontier blobs zlib-compressed (`state.freeze`): about half the bytes
+    # session 13: a level's tasks skip the children visited before it (`Known`: the driver's set of every visited
+    # fingerprint, broadcast each level, about 100 bytes a state in the driver and each worker); False: the visited
+    # sets per partition alone decide, after the shuffle (the plan of sessions 10-12)
+    skip_known: bool = True
 
     def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
@@ -119,38 +128,52 @@ class Candidate(NamedTuple):
     bytes: int
 
 
+class Known:
+    """The fingerprints a task's children are not new at (session 13): the states visited before this level (the
+    driver's set, broadcast on Spark) and the children this task met earlier, with a smaller key (its rows are
+    expanded in key order). A child there is judged in place, as `Explorer.run` judges an edge into a state seen:
+    not copied, not frozen, its fairness end not judged; the reduction would drop it after the shuffle anyway (the
+    visited set, or the least key), so no figure changes, only the work done for nothing (sr-3s-2m-2f at depth 5:
+    most edges lead to a state already visited)."""
+
+    __slots__ = ("before", "met")
+
+    def __init__(self, before: Collection[str] = ()) -> None:
+        self.before = before
+        self.met: set[str] = set()
+
+    def __contains__(self, fp: object) -> bool:
+        return fp in self.met or fp in self.before
+
+
 def expand(
-    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, met: dict[str, Key]
+    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, known: Known
 ) -> list[tuple[str, tuple[Any, ...]]]:
     """A frontier state's records: its out-degree, its violating edge (the last it has), and each child by
     fingerprint as a `Candidate`, its fairness end judged here on its live session (`ends`). The plan's path key
-    of the i-th edge is the source's plus (i,): the order of `successors`. `met`: the least key a child of each
-    fingerprint had so far in this task (a later one with a greater key is dropped here: the reduction would drop
-    it, and its end would be judged for nothing)."""
-    edges = ex.successors(node)
+    of the i-th edge is the source's plus (i,): the order of `successors`. A child already `known` is no
+    candidate (see `Known`). At the bound's last level a child is not frozen: it is never expanded."""
+    edges = ex.successors(node, known, frozen=not last)
     out: list[tuple[str, tuple[Any, ...]]] = [(DEGREE + fp, (key, len(edges)))]
     for i, (child_fp, _, child, found) in enumerate(edges):
         if found is not None:
             out.append((VIOLATION, ((*key, i), found)))
         elif child is not None:
-            k = (*key, i)
-            if child_fp in met and met[child_fp] <= k:
-                child.live = None
-                continue
-            met[child_fp] = k
+            known.met.add(child_fp)
             end = ex.end_of(child) if ends else None
             child.live = None
-            out.append((child_fp, Candidate(k, None if last else child, end, len(child.blob or b""))))
+            out.append((child_fp, Candidate((*key, i), None if last else child, end, len(child.blob or b""))))
     return out
 
 
 def expand_all(
-    ex: Expanding, rows: Iterable[tuple[str, Key, Node]], ends: bool, last: bool
+    ex: Expanding, rows: Iterable[tuple[str, Key, Node]], ends: bool, last: bool, before: Collection[str] = ()
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
-    """One task's frontier states expanded in key order (so each fingerprint's end is judged once in the task)."""
-    met: dict[str, Key] = {}
+    """One task's frontier states expanded in key order (so each fingerprint's end is judged once in the task);
+    `before`: the states visited before this level."""
+    known = Known(before)
     for fp, key, node in sorted(rows, key=lambda r: r[1]):
-        yield from expand(ex, fp, key, node, ends, last, met)
+        yield from expand(ex, fp, key, node, ends, last, known)
 
 
 def least(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -345,8 +368,9 @@ def run_levels(
         buckets.next_level()
         reduced: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(partitions)]
         last = level + 1 >= job.bound.depth
+        before = set().union(*visited) if job.skip_known else ()  # the driver's set (Spark: broadcast)
         for task in frontier:  # a task: the new states one partition settled (Spark's frontier partitions)
-            for k, v in expand_all(ex, task, job.ends, last):
+            for k, v in expand_all(ex, task, job.ends, last, before):
                 part = reduced[buckets(k) % partitions]
                 part[k] = least(part[k], v) if k in part else v
         settled = [settle(visited[i], reduced[i].items()) for i in range(partitions)]
