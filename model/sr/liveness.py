@@ -17,7 +17,7 @@ from collections.abc import Set
 
 from model.sr import events as ev
 from model.sr import rules as R
-from model.sr.maintenance import late
+from model.sr.maintenance import late, queue_due
 from model.sr.world import EXPIRED, GONE, LOST, QUEUED, RECEIVING, RELEASED, SAFETYNET, SHADOW, Inst, World
 from traces.schema import Event
 from traces.verdict import Rule, Tally, Violation
@@ -121,7 +121,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
             since = iv.shadow_ms if copy.promoted else copy.since_ms
             if copy.state == QUEUED and copy.left:
                 tally.judge(R.QUEUE_EXPIRY)
-                if e.ts_ms - since > cfg.expiration_ms:
+                if e.ts_ms > queue_due(iv, copy, cfg.expiration_ms):
                     out.append(R.QUEUE_EXPIRY.violated((e,), f"forks {sorted(copy.left)} are still queued on {node} "
                                       f"{e.ts_ms - since} ms after its queue took them, past the expiry",
                                       observed_ms=e.ts_ms - since, bound_ms=cfg.expiration_ms, bound="most",
@@ -158,10 +158,9 @@ def at_end(w: World, e: Event) -> list[Violation]:
                         "Safety Net still held it",
                     )
                 elif copy.state == QUEUED and copy.left:
-                    since = iv.shadow_ms if copy.promoted else copy.since_ms
                     rule, due, what = (
                         R.QUEUE_EXPIRY,
-                        since + cfg.expiration_ms,
+                        queue_due(iv, copy, cfg.expiration_ms),
                         f"forks {sorted(copy.left)} were still queued",
                     )
                 elif copy.state == RECEIVING and iv.inbound_open and not iv.outcome:

@@ -15,7 +15,7 @@ from model.sr import rules as R
 from model.sr.decisions import release_ready
 from model.sr.inputs import fork_kind
 from model.sr.state import CROSSES_BOUNDARY, MAILBOX_KINDS
-from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Inst, World, grown
+from model.sr.world import LOST, QUEUED, SAFETYNET, SHADOW, Copy, Inst, World, grown
 from traces.schema import Event
 from traces.verdict import Rule, Violation
 
@@ -91,13 +91,22 @@ def late(w: World, node: str, due: int, now: int) -> bool:
     return now > due and not (boot is not None and boot >= due and now == boot)
 
 
+def queue_due(iv: Inst, copy: Copy, expiration_ms: int) -> int:
+    """When a queued copy's forks must have expired (SR-067, SR-I21): MessageExpirationTimeout after the queue
+    took them, counted for a promoted shadow from when the shadow was made, but never before the copy entered the
+    queue: a copy promoted past that time may still expire at the moment of its promotion. Every judgement of
+    SR-067 (a FAIL, a use of the copy, a quiesced SNAPSHOT, the trace's last event) reads this one due time."""
+    since = iv.shadow_ms if copy.promoted else copy.since_ms
+    return max(copy.since_ms, since + expiration_ms)
+
+
 def _overdue(w: World, iv: Inst, e: Event) -> list[Violation]:
     """Upper bounds seen while the run goes on: a copy used after it should have expired (SR-065..SR-067)."""
     copy, cfg, tally = iv.copies[e.node], w.cfg, w.tally
     if copy.state == QUEUED:
         tally.judge(R.QUEUE_EXPIRY)
         age = e.ts_ms - (iv.shadow_ms if copy.promoted else copy.since_ms)
-        if age > cfg.expiration_ms:
+        if e.ts_ms > queue_due(iv, copy, cfg.expiration_ms):
             return [R.QUEUE_EXPIRY.violated((e,), f"{e.node} used its queued copy {age} ms after the queue took "
                            f"it, after MessageExpirationTimeout ({cfg.expiration_ms} ms) had expired it",
                            observed_ms=age, bound_ms=cfg.expiration_ms, bound="most",
@@ -124,7 +133,7 @@ def _fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     """Queued forks expired (SR-067): no earlier than MessageExpirationTimeout after RECEIVE."""
     copy, out, tally = iv.copies[e.node], [], w.tally
     left, exp = set(copy.left), w.cfg.expiration_ms
-    due = max(copy.since_ms, (iv.shadow_ms if copy.promoted else copy.since_ms) + exp)  # promoted: SR-I21
+    due = queue_due(iv, copy, exp)
     if late(w, e.node, due, e.ts_ms):
         out.append(R.QUEUE_EXPIRY.violated((e,), f"{e.node} let forks {sorted(left)} expire {e.ts_ms - due} ms "
                           "after MessageExpirationTimeout had run out", observed_ms=e.ts_ms, due_ms=due, bound="most",
