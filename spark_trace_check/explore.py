@@ -110,14 +110,14 @@ def run_spark(
     ship_code(spark)
     n = partitions or 2 * sc.defaultParallelism
     buckets = buckets or Buckets()
-    res, fp0, root = start(job, job.expander())
+    res, roots = start(job, job.expander())  # level 0: one root per resolution of the construction's choices
     visited = (
-        sc.parallelize([(fp0, None)], 1)
+        sc.parallelize([(fp0, None) for fp0, _, _ in roots], 1)
         .partitionBy(n, buckets)
         .mapPartitions(lambda rows: [{k for k, _ in rows}], preservesPartitioning=True)
     )
-    frontier = sc.parallelize([(fp0, (), root)], 1)
-    size, level, old = 1, 0, None
+    frontier = sc.parallelize(roots, 1)
+    size, level, old = len(roots), 0, None
     while size and res.found is None and level < job.bound.depth:
         t = time.monotonic()
         buckets.next_level()

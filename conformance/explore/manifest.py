@@ -65,6 +65,8 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
     choices = _choices(raw.get("choices", True), mech, where)
     if raw.get("ranges", "ends") not in RANGE_POINTS:
         raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
+    if not isinstance(raw.get("construction", True), bool):
+        raise ManifestError(f"{where}: field 'construction' must be true or false")
     return Bound(
         mech,
         str(raw.get("name", "cli")),
@@ -78,6 +80,7 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         bool(raw.get("symmetry", False)),
         choices,
         raw.get("ranges", "ends"),
+        raw.get("construction", True),
     )
 
 

@@ -19,6 +19,8 @@ class Found:
     requirement: str
     explanation: str
     steps: list[dict[str, Any]]
+    start: tuple[int, ...] = ()  # the construction's choices of the path's root (`roots.py`; issue 33)
+    ranges: str = "ends"  # the ranges those choices were made under
 
     @property
     def depth(self) -> int:
@@ -56,7 +58,10 @@ class Result:
     def replay_file(self, mutant: str | None = None) -> dict[str, Any]:
         f = self.found
         assert f is not None
+        # the root's construction choices (`conformance.harness.core.construction_of` re-imposes them)
+        built = {"construction": {"choices": list(f.start), "ranges": f.ranges}} if f.start else {}
         return {
+            **built,
             "format": REPLAY_FORMAT,
             "mechanism": self.mechanism,
             "sut": None,

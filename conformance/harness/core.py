@@ -11,7 +11,7 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,7 +23,7 @@ from conformance.check import verdict
 from conformance.engine.stream import Incremental, result_of
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
-from model.kernel.choice import ChoiceNeeded, ScriptedChooser
+from model.kernel.choice import ChoiceNeeded, ScriptedChooser, constructing
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -98,6 +98,7 @@ class Session:
         self.follow: Sequence[Any] | None = None  # another system's answers to the same calls (the floor's replay)
         self.diverged: list[str] = []  # where this system could not follow `follow`'s (each names the request)
         self.where = ""  # the call being applied, `steps[i].calls[j] (call)`, during a replay
+        self.start: tuple[int, ...] = ()  # the construction's choices the system was built under (issue 33)
 
     def apply(self, call: Call) -> Any:
         args = self.driver.resolve(self, call.get("args", {}))
@@ -216,6 +217,51 @@ def scripted(
         yield chooser
     finally:
         host.choices = before
+
+
+def built(
+    build: Callable[[], Any],
+    script: Sequence[int],
+    ranges: str = "ends",
+    only: Collection[str] | None = None,
+    extend: bool = False,
+) -> tuple[Any, ScriptedChooser]:
+    """`build()` (a system built, and whatever the driver does at its start) with the construction's choices made
+    by a `ScriptedChooser(script, ranges)` (issue 33, session 13: the explorer's roots, and their replay; `extend`:
+    an `ExtendingChooser`; `only`: the labels branched on, the others drawn by the seed). The host's own seeded
+    chooser is put back afterwards, so the chooser is never part of a state; returns the system and the chooser
+    (`made`: the choices taken). A system that draws no choice at construction leaves the chooser unused."""
+    chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
+    if only is not None:
+        chooser.only = frozenset(only)
+    with constructing(chooser):
+        system = build()
+    host = chooser_host(system)
+    if host is not None and host.choices is chooser and chooser.fallback is not None:
+        host.choices = chooser.fallback
+    return system, chooser
+
+
+def construction_of(build: Callable[[], Any], data: Any, only: Collection[str] | None = None) -> Any:
+    """A replay's system built under its file's `construction` (`{"choices": [...], "ranges": ...}`, the root's
+    choices the explorer took; issue 33), or as the seed builds it when the file has none. A model that makes
+    more or fewer choices than recorded is a `StepError` naming the field."""
+    if data is None:
+        return build()
+    if not isinstance(data, dict) or not isinstance(script := data.get("choices"), list):
+        raise StepError("field 'construction' must be an object with 'choices' (a list of outcome indices)")
+    if not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"field 'construction.choices' must be a list of non-negative integers, not {script!r}")
+    try:
+        system, chooser = built(build, script, data.get("ranges", "ends"), only)
+    except ChoiceNeeded as exc:
+        raise StepError(f"field 'construction.choices': the model made more choices than recorded: {exc}") from exc
+    if chooser.fallback is not None and chooser.pos != len(script):
+        raise StepError(
+            f"field 'construction.choices': {len(script)} recorded, the model made {chooser.pos} "
+            "(not this model's construction)"
+        )
+    return system
 
 
 def machine_for(
