@@ -222,7 +222,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(f"haconform replay: {args.file}: {exc}", file=sys.stderr)
         return 2
     try:
-        session, per_step = replay_steps(drv, system, data["setup"], data["steps"])
+        session, per_step = replay_steps(drv, system, data["setup"], data["steps"], end=data.get("end"))
         events = session.events()
         problems = drv.end_checks(session)
     except SutFailure as exc:

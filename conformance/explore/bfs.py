@@ -36,6 +36,7 @@ from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from conformance.explore.ends import judged_ends
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.result import Found, Result
 from conformance.explore.roots import construct, level_zero
@@ -272,6 +273,8 @@ class Explorer:
             return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
         if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
             s = self.restore(node)
+        if self.choices and self.bound.end_choices:  # its first resolutions judged (`ends.py`, session 13)
+            return judged_ends(self, node, s, calls)
         for call in calls:
             s.apply(call)
         return self.judge(s, node.steps, True, consume=True)

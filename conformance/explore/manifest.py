@@ -67,6 +67,9 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
     if not isinstance(raw.get("construction", True), bool):
         raise ManifestError(f"{where}: field 'construction' must be true or false")
+    ends = raw.get("end_choices", 2)
+    if not isinstance(ends, int) or isinstance(ends, bool) or ends < 0:
+        raise ManifestError(f"{where}: field 'end_choices' must be a non-negative integer")
     return Bound(
         mech,
         str(raw.get("name", "cli")),
@@ -81,6 +84,7 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         choices,
         raw.get("ranges", "ends"),
         raw.get("construction", True),
+        ends,
     )
 
 

@@ -20,7 +20,7 @@ in the steps).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from conformance.explore.result import Found
 from conformance.explore.spaces import EMPTY
@@ -28,18 +28,16 @@ from conformance.explore.state import Node
 from conformance.harness.core import Session, built
 from model.kernel.choice import next_resolution
 
-if TYPE_CHECKING:
-    from conformance.explore.bfs import Explorer
-
 Made = list[tuple[str, int, int]]  # the choices a chooser took: (label, outcome index, outcomes)
 
 
-def branched(ex: Explorer) -> bool:
-    """Whether the bound branches on the construction's choices (choice points on and `construction`)."""
+def branched(ex: Any) -> bool:
+    """Whether the bound branches on the construction's choices (choice points on and `construction`; `ex`: the
+    `conformance.explore.bfs.Explorer`, not imported: it imports this module)."""
     return bool(ex.choices) and ex.bound.construction
 
 
-def construct(ex: Explorer, script: Sequence[int] = ()) -> tuple[Session, Made]:
+def construct(ex: Any, script: Sequence[int] = ()) -> tuple[Session, Made]:
     """A fresh session of the bound's setup (the system built, the driver told of its start), its construction's
     choices taken by `script` and then each at its first outcome (`branched`), else drawn by the seed; and the
     choices made (their indices are the session's `start`)."""
@@ -59,7 +57,7 @@ def construct(ex: Explorer, script: Sequence[int] = ()) -> tuple[Session, Made]:
     return s, list(chooser.made)
 
 
-def level_zero(ex: Explorer, ends: bool) -> tuple[list[tuple[str, Node]], Found | None]:
+def level_zero(ex: Any, ends: bool) -> tuple[list[tuple[str, Node]], Found | None]:
     """The distinct roots in odometer order with their fingerprints, each judged as `Explorer.root` judges the one
     root (its `always` rules, then its fairness end when `ends`), up to the first with a violation (returned)."""
     out: list[tuple[str, Node]] = []

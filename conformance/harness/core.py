@@ -390,6 +390,7 @@ def replay_steps(
     setup: dict[str, Any],
     steps: Sequence[dict[str, Any]],
     follow: Sequence[Any] | None = None,
+    end: Any = None,
 ) -> tuple[Session, list[tuple[str, list[Event]]]]:
     """Apply recorded steps to a system; return the session and, per step, the events it recorded.
 
@@ -397,18 +398,20 @@ def replay_steps(
     follows that system where it can (a folder it created where this system refused is referred to by no
     later call of this one; one this system created where it refused is not numbered), and skips a call that
     names what this system never created, noting each such divergence with its request in
-    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks)."""
+    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks).
+    `end`: the fairness end's resolution an explorer found the violation under (a replay file's `"end"`,
+    `{"choices": [...], "ranges": ...}`; issue 33), re-imposed on the model's end; None: the seed draws it."""
     session = Session(driver, system, setup)
     session.follow = follow
     try:
-        return session, _replay(driver, session, steps, follow)
+        return session, _replay(driver, session, steps, follow, end)
     except SutFailure as exc:
         exc.session = session  # `haconform replay --trace-out` writes what was recorded before the bad reply
         raise
 
 
 def _replay(
-    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None
+    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None, end: Any = None
 ) -> list[tuple[str, list[Event]]]:
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
@@ -423,8 +426,11 @@ def _replay(
         per_step.append((raw["op"], session.events()[before:]))
     session.where = "(end of run)"
     before = len(session.events())
-    for call in driver.finish(session):
-        session.apply(call)
+    if end is None:
+        for call in driver.finish(session):
+            session.apply(call)
+    else:
+        _scripted_end(session, driver.finish(session), end)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
     return per_step
 
@@ -462,3 +468,16 @@ def _scripted_step(session: Session, i: int, raw: dict[str, Any], follow: Sequen
                 f"steps[{i}]: field 'choices': {len(script)} recorded, the model made {chooser.pos} "
                 "(not this model's path)"
             )
+
+
+def _scripted_end(session: Session, calls: list[Call], end: Any) -> None:
+    """The fairness end under a replay file's `"end"` resolution (the explorer's, `conformance.explore.ends`),
+    followed where it applies: a choice past the recorded ones takes its first outcome, as the explorer's did, and
+    recorded ones the model does not come to are left (a file found on a mutant is replayed on the model, whose end
+    may send fewer messages: it must be judged, not refused). A malformed field is a `StepError` naming it."""
+    script = end.get("choices") if isinstance(end, dict) else None
+    if not isinstance(script, list) or not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"field 'end.choices' must be a list of non-negative integers, not {script!r}")
+    with scripted(session.system, script, end.get("ranges", "ends"), extend=True):
+        for call in calls:
+            session.apply(call)

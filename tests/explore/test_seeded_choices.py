@@ -3,7 +3,8 @@ fairness end, pinned per mechanism.
 
 With choice points on, a step's choices are branched on (`ExtendingChooser`), and since session 13 the
 construction's too (one root per resolution, `conformance/explore/roots.py`; a bound with `construction = false`
-keeps the seeded one). Three places may still draw from the seeded generator (`conformance/explore/README.md`,
+keeps the seeded one), and the fairness end's first `end_choices` resolutions (`conformance/explore/ends.py`; 0:
+seeded). Three places may still draw from the seeded generator (`conformance/explore/README.md`,
 "Choice points"): the root's construction where a bound says so (`Explorer.fresh`),
 the fairness end (`Explorer.end_of`: the driver's `finish()` calls) and the throwaway probe that finds how far a
 `tick` goes (`spaces.time_steps`; the tick itself is then applied scripted). This test lists the labels each
@@ -31,13 +32,15 @@ NET = ("net.duplicate", "net.latency", "net.lost")
 PINNED: dict[str, dict[str, set[str]]] = {
     "sr-2s-1m-choices": {
         "build": set(),  # session 13: one root per resolution of the construction's choices (`explore/roots.py`)
-        "end": {"sr.ack-lost", "sr.heartbeat-phase", "sr.hop-latency", "sr.hop-slow"},
+        "end": set(),  # session 13: the end's first resolutions, scripted (`explore/ends.py`, `end_choices`)
         "probe": set(),
     },
     "am-3s-1db-crash-partition": {"build": set(), "end": set(), "probe": set()},
-    "pf-2s-1f-roots": {"build": set(), "end": {*PHASES, *NET}, "probe": set()},
+    "pf-2s-1f-roots": {"build": set(), "end": set(), "probe": set()},
     # `construction = false` (cost, spec/explore.toml): the seed builds it, as every bound did before session 13
-    "pf-2s-1f-replicas": {"build": {*PHASES, *NET}, "end": {*PHASES, *NET}, "probe": set()},
+    "pf-2s-1f-replicas": {"build": {*PHASES, *NET}, "end": set(), "probe": set()},
+    # `end_choices = 0`: the end drawn by the seed, as before session 13
+    "pf-2s-1f-replicas/seeded-end": {"build": {*PHASES, *NET}, "end": {*PHASES, *NET}, "probe": set()},
 }
 
 
@@ -76,7 +79,9 @@ def _watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[list[str], dict[
 
 def _inventory(name: str, monkeypatch: pytest.MonkeyPatch, extra: Callable[[Any], None] | None = None) -> dict:
     """The labels the seed decides on bound `name`: the root built, its successors (depth 1) and their ends."""
-    ex = Explorer(find(name).bound)
+    base, _, variant = name.partition("/")
+    bound = find(base).bound
+    ex = Explorer(bound.with_(end_choices=0) if variant == "seeded-end" else bound)
     if extra is not None:
         factory = ex.factory
 
