@@ -123,15 +123,15 @@ def run_spark(
     ship_code(spark)
     n = partitions or 2 * sc.defaultParallelism
     buckets = buckets or Buckets()
-    res, fp0, root = start(job, job.expander())
+    res, roots = start(job, job.expander())  # level 0: one root per resolution of the construction's choices
     visited = (
-        sc.parallelize([(fp0, None)], 1)
+        sc.parallelize([(fp0, None) for fp0, _, _ in roots], 1)
         .partitionBy(n, buckets)
         .mapPartitions(lambda rows: [{k for k, _ in rows}], preservesPartitioning=True)
     )
-    frontier = sc.parallelize([(fp0, (), root)], 1)
-    size, level, old = 1, 0, None
-    known = {fp0} if job.skip_known else set()  # every state visited before the level, for its tasks (`levels.Known`)
+    frontier = sc.parallelize(roots, 1)
+    size, level, old = len(roots), 0, None
+    known = {fp0 for fp0, _, _ in roots} if job.skip_known else set()  # visited before the level (`levels.Known`)
     before = sc.broadcast(known)
     while size and res.found is None and level < job.bound.depth:
         t = time.monotonic()

@@ -19,11 +19,12 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
+from conformance.harness.core import InternalError, StepError, SutFailure, construction_of, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
 from conformance.harness.mutants_cmd import cmd_mutants
@@ -210,13 +211,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 2
     sut = args.sut
     factory = _factory(data["mechanism"], sut, args.timeout) or drv.model_factory(args.mutant)
-    try:
-        system = factory(data["setup"])
+    try:  # the root's construction choices the explorer took, re-imposed (issue 33)
+        system = construction_of(
+            partial(factory, data["setup"]), data.get("construction"), data["setup"].get("branching")
+        )
     except SutFailure as exc:
         print(f"haconform replay: the system under test cannot be used: {exc}", file=sys.stderr)
         return 2
+    except StepError as exc:
+        print(f"haconform replay: {args.file}: {exc}", file=sys.stderr)
+        return 2
     try:
-        session, per_step = replay_steps(drv, system, data["setup"], data["steps"])
+        session, per_step = replay_steps(drv, system, data["setup"], data["steps"], end=data.get("end"))
         events = session.events()
         problems = drv.end_checks(session)
     except SutFailure as exc:

@@ -36,14 +36,17 @@ from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from conformance.explore.ends import judged_ends
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.result import Found, Result
+from conformance.explore.roots import construct, level_zero
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
 from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.search import driver
 from model.kernel.choice import CountingChooser
+from model.kernel.choice import next_resolution as _next_script
 
 Edge = tuple[str, dict[str, Any], Node | None, Found | None]  # (fingerprint, step, new child, violation)
 
@@ -73,15 +76,15 @@ class Explorer:
         self.reuse_probe = True  # the tick's successor is the session its probe ran forward (`actions`, session 12)
 
     # --- states ------------------------------------------------------------------------------------------
-    def fresh(self) -> Session:
-        s = Session(self.driver, self.factory(dict(self.setup)), dict(self.setup))
-        self.driver.absorb(s, "__init__", None)
-        return s
+    def fresh(self, start: Sequence[int] = ()) -> Session:
+        """A root: the system built, its construction's choices taken by `start` (first outcomes after it) where the
+        bound branches on them (`conformance.explore.roots`), else drawn by the seed."""
+        return construct(self, start)[0]
 
-    def replay(self, steps: Sequence[dict[str, Any]]) -> Session:
-        """The state after `steps` rebuilt from the setup (each step's recorded choices re-imposed)."""
+    def replay(self, steps: Sequence[dict[str, Any]], start: Sequence[int] = ()) -> Session:
+        """The state after `steps` rebuilt from the setup (the root's and each step's recorded choices re-imposed)."""
         self.result.replays += 1
-        s = self.fresh()
+        s = self.fresh(start)
         for raw in steps:
             s.steps.append(Step(raw["op"], raw["calls"]))
             if "choices" in raw:
@@ -96,9 +99,11 @@ class Explorer:
     def restore(self, node: Node) -> Session:
         """An independent session in `node`'s state: a copy of its blob (or, without one, a replay)."""
         if node.blob is None:
-            return self.replay(node.steps)
+            return self.replay(node.steps, node.start)
         self.result.copies += 1
-        return thaw(node.blob, self.driver, self.setup)
+        s = thaw(node.blob, self.driver, self.setup)
+        s.start = node.start
+        return s
 
     def freeze(self, s: Session) -> bytes | None:
         if self.result.restore == "replay":
@@ -120,7 +125,14 @@ class Explorer:
         return min(prints)
 
     def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool = False) -> Found | None:
-        """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
+        """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place), with the
+        construction's choices of its root (`s.start`, for the replay file)."""
+        found = self._violation(s, steps, end, consume)
+        if found is not None:
+            found.start, found.ranges = s.start, self.ranges
+        return found
+
+    def _violation(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool) -> Found | None:
         inc = s.incremental
         violations, _ = s.judge(final=True, consume=consume)
         if self.trim:
@@ -146,10 +158,11 @@ class Explorer:
 
     # --- the interface of a search (issue 33) -------------------------------------------------------------
     def root(self) -> Node:
-        """The initial state, its `always` rules judged (`root_found`), as a node holding its live session."""
+        """The initial state (the first root: `roots.level_zero` gives them all), its `always` rules judged
+        (`root_found`), as a node holding its live session."""
         s = self.fresh()
         self.root_found = self.judge(s, (), False)
-        return Node((), (), EMPTY, self.freeze(s), s)
+        return Node((), (), EMPTY, self.freeze(s), s, s.start)
 
     def successors(self, node: Node, seen: Collection[str] = (), frozen: bool = True) -> list[Edge]:
         """Every transition out of `node`, in order (the bound's actions; per choice point each outcome, in index
@@ -187,7 +200,7 @@ class Explorer:
                 if found is None and new:
                     met.add(fp)
                     kept = blob if quiet or not frozen else self.freeze(s)
-                    child = Node((*node.key, (i, *full)), steps, act.book, kept, s)
+                    child = Node((*node.key, (i, *full)), steps, act.book, kept, s, node.start)
                 edges.append((fp, step, child, found))
                 if found is not None:
                     return edges
@@ -260,6 +273,8 @@ class Explorer:
             return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
         if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
             s = self.restore(node)
+        if self.choices and self.bound.end_choices:  # its first resolutions judged (`ends.py`, session 13)
+            return judged_ends(self, node, s, calls)
         for call in calls:
             s.apply(call)
         return self.judge(s, node.steps, True, consume=True)
@@ -275,12 +290,11 @@ class Explorer:
         """Explore; stop (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic())."""
         started = time.monotonic()
         res = self.result
-        root = self.root()
-        seen = {self.fingerprint(root.live, EMPTY)} if root.live is not None else set()
-        res.states, res.per_level = 1, [1]
-        res.found = self.root_found or (self.end_of(root) if ends else None)
-        frontier: deque[Node] = deque([root])
-        held = res.frontier_bytes = _size(root)
+        roots, res.found = level_zero(self, ends)  # one root per resolution of the construction's choices
+        seen = {fp for fp, _ in roots}
+        res.states, res.per_level = len(roots), [len(roots)]
+        frontier: deque[Node] = deque(node for _, node in roots)
+        held = res.frontier_bytes = sum(map(_size, frontier))
         while frontier and res.found is None and res.complete:
             node = frontier.popleft()
             held -= _size(node)
@@ -316,15 +330,6 @@ class Explorer:
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started
         return res
-
-
-def _next_script(made: list[tuple[str, int, int]]) -> list[int] | None:
-    """The next resolution after `made` in lexicographic order (an odometer: the last choice that has a further
-    outcome moves on, the later ones are made afresh), None after the last: each resolution is applied once."""
-    for k in range(len(made) - 1, -1, -1):
-        if made[k][1] + 1 < made[k][2]:
-            return [i for _, i, _ in made[:k]] + [made[k][1] + 1]
-    return None
 
 
 def _size(node: Node) -> int:

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
-from conformance.explore.spaces import EMPTY, Bound
+from conformance.explore.roots import level_zero
+from conformance.explore.spaces import Bound
 from conformance.explore.state import Node
 from conformance.explore.witness import WITNESSES
 
@@ -53,10 +54,10 @@ class Expanding:
         self.ex = ex
         self.setup = ex.setup
 
-    def begin(self) -> tuple[str, Node, Found | None]:
-        root = self.ex.root()
-        s = root.live if root.live is not None else self.ex.restore(root)
-        return self.ex.fingerprint(s, EMPTY), root, self.ex.root_found
+    def begin(self, ends: bool) -> tuple[list[tuple[str, Node]], Found | None]:
+        """Level 0: the roots (one per resolution of the construction's choices, `roots.level_zero`), each judged
+        with its fairness end (`ends`), up to the first with a violation."""
+        return level_zero(self.ex, ends)
 
     def successors(self, node: Node, seen: Collection[str] = (), frozen: bool = True) -> list[Edge]:
         """Every edge out of `node` in order, up to its first violation; a child for each fingerprint's first edge
@@ -320,14 +321,13 @@ class LocalProbe(Probe):
         return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
-def start(job: Job, ex: Expanding) -> tuple[Result, str, Node]:
-    """The root: counted, judged (and its fairness end) as `Explorer.run` does."""
+def start(job: Job, ex: Expanding) -> tuple[Result, list[tuple[str, Key, Node]]]:
+    """Level 0: the roots counted, judged (and their fairness ends) as `Explorer.run` does; root j's path key is
+    (j,), so the plan's key order is the single-process BFS's (roots in order, then each one's successors)."""
     res = Result(job.bound.mechanism, job.bound.name, ex.setup)
-    res.states, res.per_level = 1, [1]
-    fp, root, found = ex.begin()
-    res.found = found or (ex.end_of(root) if job.ends else None)
-    root.live = None
-    return res, fp, root
+    roots, res.found = ex.begin(job.ends)
+    res.states, res.per_level = len(roots), [len(roots)]
+    return res, [(fp, (j,), node) for j, (fp, node) in enumerate(roots)]
 
 
 Progress = Callable[[int, Result, int, float, int], None]  # (level, result so far, new states, seconds, their bytes)
@@ -358,10 +358,11 @@ def run_levels(
     began = time.monotonic()
     buckets = buckets or Buckets()
     ex = job.expander()
-    res, fp0, root = start(job, ex)
+    res, roots = start(job, ex)
     visited: list[set[str]] = [set() for _ in range(partitions)]
-    visited[buckets(fp0) % partitions].add(fp0)
-    frontier = [[(fp0, (), root)]]
+    for fp0, _, _ in roots:
+        visited[buckets(fp0) % partitions].add(fp0)
+    frontier = [roots]
     level = 0
     while any(frontier) and res.found is None and level < job.bound.depth:
         t = time.monotonic()

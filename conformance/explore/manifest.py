@@ -65,6 +65,11 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
     choices = _choices(raw.get("choices", True), mech, where)
     if raw.get("ranges", "ends") not in RANGE_POINTS:
         raise ManifestError(f"{where}: field 'ranges' must be one of {', '.join(RANGE_POINTS)}")
+    if not isinstance(raw.get("construction", True), bool):
+        raise ManifestError(f"{where}: field 'construction' must be true or false")
+    ends = raw.get("end_choices", 2)
+    if not isinstance(ends, int) or isinstance(ends, bool) or ends < 0:
+        raise ManifestError(f"{where}: field 'end_choices' must be a non-negative integer")
     return Bound(
         mech,
         str(raw.get("name", "cli")),
@@ -78,6 +83,8 @@ def bound_of(raw: dict[str, Any], where: str) -> Bound:
         bool(raw.get("symmetry", False)),
         choices,
         raw.get("ranges", "ends"),
+        raw.get("construction", True),
+        ends,
     )
 
 

@@ -19,6 +19,9 @@ class Found:
     requirement: str
     explanation: str
     steps: list[dict[str, Any]]
+    start: tuple[int, ...] = ()  # the construction's choices of the path's root (`roots.py`; issue 33)
+    ranges: str = "ends"  # the ranges those choices were made under
+    end: tuple[int, ...] | None = None  # the fairness end's resolution it was found under (`ends.py`; None: seeded)
 
     @property
     def depth(self) -> int:
@@ -38,6 +41,7 @@ class Result:
     seconds: float = 0.0
     replays: int = 0
     copies: int = 0  # states restored from a blob (issue 33)
+    end_copies: int = 0  # copies made to judge a fairness end's later resolutions (`ends.py`, session 13)
     restore: str = "copy"  # "copy", or "replay" (with `why`): the model's state could not be copied
     why: str = ""
     merges: int = 0  # named states merged into another by the symmetry reduction
@@ -56,7 +60,12 @@ class Result:
     def replay_file(self, mutant: str | None = None) -> dict[str, Any]:
         f = self.found
         assert f is not None
+        # the root's construction choices (`conformance.harness.core.construction_of` re-imposes them)
+        built = {"construction": {"choices": list(f.start), "ranges": f.ranges}} if f.start else {}
+        if f.end is not None:  # the end's resolution (`conformance.harness.core.replay_steps(..., end=...)`)
+            built["end"] = {"choices": list(f.end), "ranges": f.ranges}
         return {
+            **built,
             "format": REPLAY_FORMAT,
             "mechanism": self.mechanism,
             "sut": None,
@@ -91,6 +100,7 @@ class Result:
             "seconds": round(self.seconds, 3),
             "replays": self.replays,
             "copies": self.copies,
+            "end_copies": self.end_copies,
             "restore": self.restore,
             "restore_why": self.why,
             "merges": self.merges,

@@ -47,6 +47,12 @@ class Bound:
     # branched on (the others drawn by the seed: `Simulator.branching`)
     choices: bool | tuple[str, ...] = True
     ranges: str = "ends"  # the values of a range explored (`model.kernel.choice.RANGE_POINTS`)
+    # the construction's choices branched on too, one root per resolution (with `choices` on; session 13), or
+    # drawn by the seed (`construction = false`)
+    construction: bool = True
+    # the fairness end's choices: its first `end_choices` resolutions judged (`conformance.explore.ends`, session
+    # 13; odometer order), 0: drawn by the seed
+    end_choices: int = 2
 
     def with_(self, **changes: Any) -> Bound:
         return replace(self, **changes)

@@ -56,14 +56,16 @@ class NotCopyable(TypeError):
 @dataclass
 class Node:
     """One state of the search: its path key (per step, the action's index and the choices' indices, so BFS order
-    is the lexicographic order of keys), its path as replay steps, its book and depth, and the state as a blob
-    (`None`: restored by replaying `steps`). `live` is the session itself while it is at hand (not pickled)."""
+    is the lexicographic order of keys, after the order of the roots), its path as replay steps, its book and
+    depth, and the state as a blob (`None`: restored by replaying `steps`, from its root's construction choices
+    `start`). `live` is the session itself while it is at hand (not pickled)."""
 
     key: tuple[tuple[int, ...], ...]
     steps: tuple[dict[str, Any], ...]
     book: Book
     blob: bytes | None
     live: Session | None = field(default=None, repr=False, compare=False)
+    start: tuple[int, ...] = ()  # its root's construction choices (`conformance.explore.roots`, session 13)
 
     @property
     def depth(self) -> int:

@@ -11,7 +11,7 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,7 +23,7 @@ from conformance.check import verdict
 from conformance.engine.stream import Incremental, result_of
 from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
-from model.kernel.choice import ChoiceNeeded, ScriptedChooser
+from model.kernel.choice import ChoiceNeeded, ScriptedChooser, constructing
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -98,6 +98,7 @@ class Session:
         self.follow: Sequence[Any] | None = None  # another system's answers to the same calls (the floor's replay)
         self.diverged: list[str] = []  # where this system could not follow `follow`'s (each names the request)
         self.where = ""  # the call being applied, `steps[i].calls[j] (call)`, during a replay
+        self.start: tuple[int, ...] = ()  # the construction's choices the system was built under (issue 33)
 
     def apply(self, call: Call) -> Any:
         args = self.driver.resolve(self, call.get("args", {}))
@@ -216,6 +217,51 @@ def scripted(
         yield chooser
     finally:
         host.choices = before
+
+
+def built(
+    build: Callable[[], Any],
+    script: Sequence[int],
+    ranges: str = "ends",
+    only: Collection[str] | None = None,
+    extend: bool = False,
+) -> tuple[Any, ScriptedChooser]:
+    """`build()` (a system built, and whatever the driver does at its start) with the construction's choices made
+    by a `ScriptedChooser(script, ranges)` (issue 33, session 13: the explorer's roots, and their replay; `extend`:
+    an `ExtendingChooser`; `only`: the labels branched on, the others drawn by the seed). The host's own seeded
+    chooser is put back afterwards, so the chooser is never part of a state; returns the system and the chooser
+    (`made`: the choices taken). A system that draws no choice at construction leaves the chooser unused."""
+    chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
+    if only is not None:
+        chooser.only = frozenset(only)
+    with constructing(chooser):
+        system = build()
+    host = chooser_host(system)
+    if host is not None and host.choices is chooser and chooser.fallback is not None:
+        host.choices = chooser.fallback
+    return system, chooser
+
+
+def construction_of(build: Callable[[], Any], data: Any, only: Collection[str] | None = None) -> Any:
+    """A replay's system built under its file's `construction` (`{"choices": [...], "ranges": ...}`, the root's
+    choices the explorer took; issue 33), or as the seed builds it when the file has none. A model that makes
+    more or fewer choices than recorded is a `StepError` naming the field."""
+    if data is None:
+        return build()
+    if not isinstance(data, dict) or not isinstance(script := data.get("choices"), list):
+        raise StepError("field 'construction' must be an object with 'choices' (a list of outcome indices)")
+    if not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"field 'construction.choices' must be a list of non-negative integers, not {script!r}")
+    try:
+        system, chooser = built(build, script, data.get("ranges", "ends"), only)
+    except ChoiceNeeded as exc:
+        raise StepError(f"field 'construction.choices': the model made more choices than recorded: {exc}") from exc
+    if chooser.fallback is not None and chooser.pos != len(script):
+        raise StepError(
+            f"field 'construction.choices': {len(script)} recorded, the model made {chooser.pos} "
+            "(not this model's construction)"
+        )
+    return system
 
 
 def machine_for(
@@ -344,6 +390,7 @@ def replay_steps(
     setup: dict[str, Any],
     steps: Sequence[dict[str, Any]],
     follow: Sequence[Any] | None = None,
+    end: Any = None,
 ) -> tuple[Session, list[tuple[str, list[Event]]]]:
     """Apply recorded steps to a system; return the session and, per step, the events it recorded.
 
@@ -351,18 +398,20 @@ def replay_steps(
     follows that system where it can (a folder it created where this system refused is referred to by no
     later call of this one; one this system created where it refused is not numbered), and skips a call that
     names what this system never created, noting each such divergence with its request in
-    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks)."""
+    `session.diverged`. Without it, such a call is a `StepError` (a replay file naming what the setup lacks).
+    `end`: the fairness end's resolution an explorer found the violation under (a replay file's `"end"`,
+    `{"choices": [...], "ranges": ...}`; issue 33), re-imposed on the model's end; None: the seed draws it."""
     session = Session(driver, system, setup)
     session.follow = follow
     try:
-        return session, _replay(driver, session, steps, follow)
+        return session, _replay(driver, session, steps, follow, end)
     except SutFailure as exc:
         exc.session = session  # `haconform replay --trace-out` writes what was recorded before the bad reply
         raise
 
 
 def _replay(
-    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None
+    driver: Driver, session: Session, steps: Sequence[dict[str, Any]], follow: Sequence[Any] | None, end: Any = None
 ) -> list[tuple[str, list[Event]]]:
     driver.absorb(session, "__init__", None)
     per_step: list[tuple[str, list[Event]]] = []
@@ -377,8 +426,11 @@ def _replay(
         per_step.append((raw["op"], session.events()[before:]))
     session.where = "(end of run)"
     before = len(session.events())
-    for call in driver.finish(session):
-        session.apply(call)
+    if end is None:
+        for call in driver.finish(session):
+            session.apply(call)
+    else:
+        _scripted_end(session, driver.finish(session), end)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
     return per_step
 
@@ -416,3 +468,16 @@ def _scripted_step(session: Session, i: int, raw: dict[str, Any], follow: Sequen
                 f"steps[{i}]: field 'choices': {len(script)} recorded, the model made {chooser.pos} "
                 "(not this model's path)"
             )
+
+
+def _scripted_end(session: Session, calls: list[Call], end: Any) -> None:
+    """The fairness end under a replay file's `"end"` resolution (the explorer's, `conformance.explore.ends`),
+    followed where it applies: a choice past the recorded ones takes its first outcome, as the explorer's did, and
+    recorded ones the model does not come to are left (a file found on a mutant is replayed on the model, whose end
+    may send fewer messages: it must be judged, not refused). A malformed field is a `StepError` naming it."""
+    script = end.get("choices") if isinstance(end, dict) else None
+    if not isinstance(script, list) or not all(isinstance(k, int) and k >= 0 for k in script):
+        raise StepError(f"field 'end.choices' must be a list of non-negative integers, not {script!r}")
+    with scripted(session.system, script, end.get("ranges", "ends"), extend=True):
+        for call in calls:
+            session.apply(call)

@@ -46,6 +46,12 @@ FORMAT_DOC = """\
 | `steps` | array of step | the steps of the run, in order |
 | `violations` | array | what the monitors reported (rule, requirement, events, explanation, seed section) |
 | `problem` | string | an adapter or end-of-run problem, when the failure is not a monitor violation |
+| `construction` | object | optional (`haconform explore`): the model's construction choices, re-imposed |
+| `end` | object | optional (`haconform explore`): the fairness end's choices, followed where they apply |
+
+`construction` and `end` are `{"choices": [outcome indices], "ranges": "ends"}`: the resolution of the model's
+random choices the explorer took while the system was built and in the fairness end (a construction with a choice
+too few or too many is refused, exit 2).
 
 For `am`, `setup.bcss` holds every BCSS option and the dial thresholds in force, and `setup.default_dial`
 every server's dial at start. `violations` is informational: the replay judges the steps afresh.

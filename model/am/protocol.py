@@ -21,7 +21,7 @@ from model.am import events as ev
 from model.am.bcss import Options, select
 from model.am.decisions import Out, Tx, _mount, copy_attrs
 from model.am.state import COMPONENTS, CopyState, Snapshot, Trigger, World, empty_world
-from model.kernel.choice import Chooser, SeededChooser
+from model.kernel.choice import Chooser, seeded
 from spec.catalogue import param_default, require
 
 require("AM-002", "AM-003", "AM-005", "AM-008", "AM-009", "AM-011", "AM-021")
@@ -91,7 +91,7 @@ class RngEnv:
 
     def __post_init__(self) -> None:
         if self.choices is None:
-            self.choices = SeededChooser(self.rng)
+            self.choices = seeded(self.rng)
 
     @property
     def chooser(self) -> Chooser:

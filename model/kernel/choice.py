@@ -16,12 +16,21 @@ bound naming the labels it branches on, `spec/explore.toml` `choices = [...]`).
 The outcomes a scripted range explores are a parameter (`ranges`): the seeds allow any value of a latency
 range, and exploring every millisecond is not a bound anyone could finish; "ends" (the default) explores the
 least and the greatest value, which gives both orders of two racing timers, "ends+mid" adds the midpoint.
+
+The choices made while a system is built (a server's first heartbeat, the first PAM's holder, a store's first
+timers) are choice points too (issue 33, session 13): a host (`Simulator`, am's `RngEnv`) takes its first chooser
+from `seeded(rng)`, which is the `SeededChooser` over `rng` except inside `constructing(chooser)`, where it is
+that scripted chooser (its `fallback` the host's own seeded one). The explorer builds each root under one
+resolution of the construction's choices and then puts the host's seeded chooser back
+(`conformance.harness.core.built`), so no scripted chooser is ever part of a state.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -145,3 +154,40 @@ class CountingChooser:
     def pick(self, label: str, options: Sequence[T]) -> T:
         self.n += 1
         return self.inner.pick(label, options)
+
+
+def next_resolution(made: Sequence[tuple[str, int, int]]) -> list[int] | None:
+    """The next resolution after `made` (the `(label, index, count)` a chooser took) in lexicographic order (an
+    odometer: the last choice that has a further outcome moves on, the later ones are made afresh), None after
+    the last: each resolution of a step, a construction or a fairness end is applied once (issue 33)."""
+    for k in range(len(made) - 1, -1, -1):
+        if made[k][1] + 1 < made[k][2]:
+            return [i for _, i, _ in made[:k]] + [made[k][1] + 1]
+    return None
+
+
+_BUILDING: ContextVar[ScriptedChooser | None] = ContextVar("haconform_constructing", default=None)
+
+
+def seeded(rng: random.Random) -> Chooser:
+    """The chooser a host (`Simulator`, am's `RngEnv`) starts with: `SeededChooser(rng)`, or, while a system is
+    built inside `constructing(chooser)`, that chooser, with the host's seeded chooser as its `fallback` (the
+    labels it does not branch on, and the chooser put back once the system is built)."""
+    own = SeededChooser(rng)
+    chooser = _BUILDING.get()
+    if chooser is None:
+        return own
+    if chooser.fallback is not None:
+        raise ValueError("one system built under `constructing` made two choosers: which one scripts is ambiguous")
+    chooser.fallback = own
+    return chooser
+
+
+@contextmanager
+def constructing(chooser: ScriptedChooser) -> Iterator[ScriptedChooser]:
+    """Build a system with its construction's choices made by `chooser` (see `seeded`; this context only)."""
+    token = _BUILDING.set(chooser)
+    try:
+        yield chooser
+    finally:
+        _BUILDING.reset(token)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from model.kernel.choice import Chooser, SeededChooser
+from model.kernel.choice import Chooser, seeded
 from model.kernel.recorder import Recorder
 from traces.schema import Event
 
@@ -130,7 +130,7 @@ class Simulator:
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
-        self.choices: Chooser = SeededChooser(self.rng)
+        self.choices: Chooser = seeded(self.rng)  # a `SeededChooser`; scripted while a root is built (issue 33)
         # the labels exploration branches on (None: every one); the others stay drawn by `rng` (issue 33: an
         # exploration bound's `choices = [...]`, read by `conformance.harness.core.scripted`)
         self.branching: frozenset[str] | None = None

@@ -1,8 +1,11 @@
 """What exploration still leaves to the seed (issue 33): the choices drawn while a system is built and in its
 fairness end, pinned per mechanism.
 
-With choice points on, a step's choices are branched on (`ExtendingChooser`). Three places still draw from the
-seeded generator (`conformance/explore/README.md`, "Choice points"): the root's construction (`Explorer.fresh`),
+With choice points on, a step's choices are branched on (`ExtendingChooser`), and since session 13 the
+construction's too (one root per resolution, `conformance/explore/roots.py`; a bound with `construction = false`
+keeps the seeded one), and the fairness end's first `end_choices` resolutions (`conformance/explore/ends.py`; 0:
+seeded). Three places may still draw from the seeded generator (`conformance/explore/README.md`,
+"Choice points"): the root's construction where a bound says so (`Explorer.fresh`),
 the fairness end (`Explorer.end_of`: the driver's `finish()` calls) and the throwaway probe that finds how far a
 `tick` goes (`spaces.time_steps`; the tick itself is then applied scripted). This test lists the labels each
 draws on the default bounds and pins them, so that a new seeded choice cannot slip in unnoticed: it fails naming
@@ -28,12 +31,16 @@ NET = ("net.duplicate", "net.latency", "net.lost")
 # bound -> phase -> the labels the seed decides there (README "Choice points": why each is not branched on)
 PINNED: dict[str, dict[str, set[str]]] = {
     "sr-2s-1m-choices": {
-        "build": {"sr.heartbeat-phase"},
-        "end": {"sr.ack-lost", "sr.heartbeat-phase", "sr.hop-latency", "sr.hop-slow"},
+        "build": set(),  # session 13: one root per resolution of the construction's choices (`explore/roots.py`)
+        "end": set(),  # session 13: the end's first resolutions, scripted (`explore/ends.py`, `end_choices`)
         "probe": set(),
     },
-    "am-3s-1db-crash-partition": {"build": {"am.pam-holder"}, "end": set(), "probe": set()},
-    "pf-2s-1f-replicas": {"build": {*PHASES, *NET}, "end": {*PHASES, *NET}, "probe": set()},
+    "am-3s-1db-crash-partition": {"build": set(), "end": set(), "probe": set()},
+    "pf-2s-1f-roots": {"build": set(), "end": set(), "probe": set()},
+    # `construction = false` (cost, spec/explore.toml): the seed builds it, as every bound did before session 13
+    "pf-2s-1f-replicas": {"build": {*PHASES, *NET}, "end": set(), "probe": set()},
+    # `end_choices = 0`: the end drawn by the seed, as before session 13
+    "pf-2s-1f-replicas/seeded-end": {"build": {*PHASES, *NET}, "end": {*PHASES, *NET}, "probe": set()},
 }
 
 
@@ -72,7 +79,9 @@ def _watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[list[str], dict[
 
 def _inventory(name: str, monkeypatch: pytest.MonkeyPatch, extra: Callable[[Any], None] | None = None) -> dict:
     """The labels the seed decides on bound `name`: the root built, its successors (depth 1) and their ends."""
-    ex = Explorer(find(name).bound)
+    base, _, variant = name.partition("/")
+    bound = find(base).bound
+    ex = Explorer(bound.with_(end_choices=0) if variant == "seeded-end" else bound)
     if extra is not None:
         factory = ex.factory
 
@@ -103,8 +112,8 @@ def test_what_the_seed_still_decides_is_pinned(name: str, monkeypatch: pytest.Mo
 @pytest.mark.model
 def test_twin_a_new_seeded_choice_at_construction_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     def one_more(system: Any) -> None:
-        chooser_host(system).choices.chance("am.test-only", 0.5)
+        chooser_host(system).choices.chance("test.only", 0.5)
 
-    got = _inventory("am-3s-1db-crash-partition", monkeypatch, one_more)
-    assert got["build"] != PINNED["am-3s-1db-crash-partition"]["build"]
-    assert "am.test-only" in got["build"]
+    got = _inventory("pf-2s-1f-replicas", monkeypatch, one_more)
+    assert got["build"] != PINNED["pf-2s-1f-replicas"]["build"]
+    assert "test.only" in got["build"]
