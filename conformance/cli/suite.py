@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.check import verdict
-from conformance.harness.core import InternalError, StepError, SutFailure, construction_of, replay_steps
+from conformance.harness.choosing import construction_of
+from conformance.harness.core import InternalError, StepError, SutFailure, replay_steps
 from conformance.harness.failure import describe_failure, where_in_seed
 from conformance.harness.floor import shortfall
 from conformance.harness.mutants_cmd import cmd_mutants

@@ -43,7 +43,8 @@ from conformance.explore.roots import construct, level_zero
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
 from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
 from conformance.explore.witness import Witness
-from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
+from conformance.harness.choosing import chooser_host, scripted
+from conformance.harness.core import Session, Step, SystemFactory
 from conformance.harness.search import driver
 from model.kernel.choice import CountingChooser
 from model.kernel.choice import next_resolution as _next_script

@@ -22,7 +22,8 @@ from typing import Any
 
 from conformance.explore.result import Found
 from conformance.explore.state import Node, thaw
-from conformance.harness.core import Session, scripted
+from conformance.harness.choosing import scripted
+from conformance.harness.core import Session
 from conformance.harness.failure import Call
 from model.kernel.choice import next_resolution
 

@@ -60,7 +60,7 @@ class Result:
     def replay_file(self, mutant: str | None = None) -> dict[str, Any]:
         f = self.found
         assert f is not None
-        # the root's construction choices (`conformance.harness.core.construction_of` re-imposes them)
+        # the root's construction choices (`conformance.harness.choosing.construction_of` re-imposes them)
         built = {"construction": {"choices": list(f.start), "ranges": f.ranges}} if f.start else {}
         if f.end is not None:  # the end's resolution (`conformance.harness.core.replay_steps(..., end=...)`)
             built["end"] = {"choices": list(f.end), "ranges": f.ranges}

@@ -5,11 +5,11 @@ holder, `am.pam-holder`; pf: each store's first replication timers, `pf.phase.*`
 `net.*`). With choice points on (`Bound.choices`) and `Bound.construction` (the default), the explorer builds the
 system once per resolution of those choices, in the lexicographic order of an odometer over them
 (`model.kernel.choice.next_resolution`), each under a scripted chooser that takes the first outcome of every choice
-its script leaves open (`conformance.harness.core.built`); every distinct state so built is a root, and the roots
+its script leaves open (`conformance.harness.choosing.built`); every distinct state so built is a root, and the roots
 form level 0, each with its own fingerprint (with symmetry, equivalent roots are one state). A root's choices are
 its `Node.start` and its session's `start`; every state reached from it inherits them, a violation found there
 carries them (`Found.start`) and its replay file records them as `construction` (`{"choices": [...], "ranges":
-...}`), which `haconform replay` re-imposes (`conformance.harness.core.construction_of`: a model that makes more or
+...}`), which `haconform replay` re-imposes (`conformance.harness.choosing.construction_of`: a model that makes more or
 fewer choices than recorded fails naming the field).
 
 With `choices = false`, or `construction = false`, the construction is drawn by the seed: one root, as before.
@@ -25,7 +25,8 @@ from typing import Any
 from conformance.explore.result import Found
 from conformance.explore.spaces import EMPTY
 from conformance.explore.state import Node
-from conformance.harness.core import Session, built
+from conformance.harness.choosing import built
+from conformance.harness.core import Session
 from model.kernel.choice import next_resolution
 
 Made = list[tuple[str, int, int]]  # the choices a chooser took: (label, outcome index, outcomes)

@@ -24,7 +24,7 @@ The pickle is protocol 5 with one reducer per frozen slotted dataclass of the pr
 and field values, instead of `dataclasses`' state functions that call `fields()` for every object (measured: am's
 copies 8% faster to load, 16% to dump); a class with a `__reduce__` of its own (a `Rule`: a reference) keeps it.
 
-Choice points are imposed on a step by `conformance.harness.core.scripted` (the replay of a path does the same).
+Choice points are imposed on a step by `conformance.harness.choosing.scripted` (the replay of a path does the same).
 """
 
 from __future__ import annotations

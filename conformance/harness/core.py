@@ -11,8 +11,7 @@ protocol calls they made), so a failure can be written to a replay file and reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,9 +20,19 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.check import verdict
 from conformance.engine.stream import Incremental, result_of
-from conformance.harness.failure import Call, EndProblem, Failure, InternalError, Step, describe_failure, judging
+from conformance.harness.choosing import scripted, scripted_end
+from conformance.harness.failure import (
+    Call,
+    EndProblem,
+    Failure,
+    InternalError,
+    Step,
+    StepError,
+    describe_failure,
+    judging,
+)
 from conformance.harness.log import FailureLog, OutOfBudget, features  # noqa: F401 (re-exported: search, tests)
-from model.kernel.choice import ChoiceNeeded, ScriptedChooser, constructing
+from model.kernel.choice import ChoiceNeeded
 from traces.schema import Event
 from traces.verdict import Violation
 
@@ -37,10 +46,6 @@ class SutFailure(AssertionError):
         super().__init__(message)
         self.field = field
         self.session: Session | None = None  # the replay it stopped (`replay_steps`): its events so far
-
-
-class StepError(Exception):
-    """A recorded step that an in-process system cannot apply (a replay file naming what the setup lacks)."""
 
 
 class Divergence(StepError):
@@ -173,95 +178,6 @@ class Session:
             traces = inc.router.traces
             return result_of(traces[trace].finish() for trace in sorted(traces))
         return inc.verdict()
-
-
-def chooser_host(system: Any) -> Any:
-    """The object whose `choices` (`model.kernel.choice.Chooser`) a model draws its random decisions from (issue
-    33): `system.sim`, `system.env` or `system` itself, the first that has one; None for a system that has none
-    (a system under test, which cannot be scripted: a replay file's `choices` say what the model took)."""
-    for host in (getattr(system, "sim", None), getattr(system, "env", None), system):
-        if host is not None and hasattr(host, "choices"):
-            return host
-    return None
-
-
-class ExtendingChooser(ScriptedChooser):
-    """A `ScriptedChooser` that takes the first outcome at a choice its script has not decided (noting it in
-    `made`) instead of raising `ChoiceNeeded`: the explorer applies each resolution of a step once."""
-
-    def _take(self, label: str, outcomes: Sequence[Any]) -> Any:
-        if len(outcomes) > 1 and self.pos >= len(self.script):
-            self.script.append(0)
-        return super()._take(label, outcomes)
-
-
-@contextmanager
-def scripted(
-    system: Any, script: Sequence[int], ranges: str = "ends", extend: bool = False
-) -> Iterator[ScriptedChooser | None]:
-    """One step applied under a `ScriptedChooser(script, ranges)` (issue 33: the explorer's choice points, and
-    their replay; `extend`: an `ExtendingChooser`); the system's own chooser is put back after it, so the
-    chooser is never part of a state. A host whose `branching` names labels branches on those only, the others
-    decided by its own chooser (the seed)."""
-    host = chooser_host(system)
-    if host is None:
-        yield None
-        return
-    before = host.choices
-    chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
-    only = getattr(host, "branching", None)  # the labels branched on (`Simulator.branching`); the rest: `before`
-    if only is not None:
-        chooser.only, chooser.fallback = frozenset(only), before
-    host.choices = chooser
-    try:
-        yield chooser
-    finally:
-        host.choices = before
-
-
-def built(
-    build: Callable[[], Any],
-    script: Sequence[int],
-    ranges: str = "ends",
-    only: Collection[str] | None = None,
-    extend: bool = False,
-) -> tuple[Any, ScriptedChooser]:
-    """`build()` (a system built, and whatever the driver does at its start) with the construction's choices made
-    by a `ScriptedChooser(script, ranges)` (issue 33, session 13: the explorer's roots, and their replay; `extend`:
-    an `ExtendingChooser`; `only`: the labels branched on, the others drawn by the seed). The host's own seeded
-    chooser is put back afterwards, so the chooser is never part of a state; returns the system and the chooser
-    (`made`: the choices taken). A system that draws no choice at construction leaves the chooser unused."""
-    chooser = (ExtendingChooser if extend else ScriptedChooser)(list(script), ranges)
-    if only is not None:
-        chooser.only = frozenset(only)
-    with constructing(chooser):
-        system = build()
-    host = chooser_host(system)
-    if host is not None and host.choices is chooser and chooser.fallback is not None:
-        host.choices = chooser.fallback
-    return system, chooser
-
-
-def construction_of(build: Callable[[], Any], data: Any, only: Collection[str] | None = None) -> Any:
-    """A replay's system built under its file's `construction` (`{"choices": [...], "ranges": ...}`, the root's
-    choices the explorer took; issue 33), or as the seed builds it when the file has none. A model that makes
-    more or fewer choices than recorded is a `StepError` naming the field."""
-    if data is None:
-        return build()
-    if not isinstance(data, dict) or not isinstance(script := data.get("choices"), list):
-        raise StepError("field 'construction' must be an object with 'choices' (a list of outcome indices)")
-    if not all(isinstance(k, int) and k >= 0 for k in script):
-        raise StepError(f"field 'construction.choices' must be a list of non-negative integers, not {script!r}")
-    try:
-        system, chooser = built(build, script, data.get("ranges", "ends"), only)
-    except ChoiceNeeded as exc:
-        raise StepError(f"field 'construction.choices': the model made more choices than recorded: {exc}") from exc
-    if chooser.fallback is not None and chooser.pos != len(script):
-        raise StepError(
-            f"field 'construction.choices': {len(script)} recorded, the model made {chooser.pos} "
-            "(not this model's construction)"
-        )
-    return system
 
 
 def machine_for(
@@ -430,7 +346,7 @@ def _replay(
         for call in driver.finish(session):
             session.apply(call)
     else:
-        _scripted_end(session, driver.finish(session), end)
+        scripted_end(session, driver.finish(session), end)
     per_step.append(("(end of run: fairness)", session.events()[before:]))
     return per_step
 
@@ -468,16 +384,3 @@ def _scripted_step(session: Session, i: int, raw: dict[str, Any], follow: Sequen
                 f"steps[{i}]: field 'choices': {len(script)} recorded, the model made {chooser.pos} "
                 "(not this model's path)"
             )
-
-
-def _scripted_end(session: Session, calls: list[Call], end: Any) -> None:
-    """The fairness end under a replay file's `"end"` resolution (the explorer's, `conformance.explore.ends`),
-    followed where it applies: a choice past the recorded ones takes its first outcome, as the explorer's did, and
-    recorded ones the model does not come to are left (a file found on a mutant is replayed on the model, whose end
-    may send fewer messages: it must be judged, not refused). A malformed field is a `StepError` naming it."""
-    script = end.get("choices") if isinstance(end, dict) else None
-    if not isinstance(script, list) or not all(isinstance(k, int) and k >= 0 for k in script):
-        raise StepError(f"field 'end.choices' must be a list of non-negative integers, not {script!r}")
-    with scripted(session.system, script, end.get("ranges", "ends"), extend=True):
-        for call in calls:
-            session.apply(call)

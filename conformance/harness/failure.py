@@ -21,6 +21,10 @@ from traces.verdict import Rule, Violation
 Call = dict[str, Any]  # {"call": protocol method, "args": {...}} (args may hold {"$server": i} / {"$folder": i})
 
 
+class StepError(Exception):
+    """A recorded step that an in-process system cannot apply (a replay file naming what the setup lacks)."""
+
+
 @dataclass
 class Step:
     op: str

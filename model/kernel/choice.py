@@ -22,7 +22,7 @@ timers) are choice points too (issue 33, session 13): a host (`Simulator`, am's 
 from `seeded(rng)`, which is the `SeededChooser` over `rng` except inside `constructing(chooser)`, where it is
 that scripted chooser (its `fallback` the host's own seeded one). The explorer builds each root under one
 resolution of the construction's choices and then puts the host's seeded chooser back
-(`conformance.harness.core.built`), so no scripted chooser is ever part of a state.
+(`conformance.harness.choosing.built`), so no scripted chooser is ever part of a state.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class Simulator:
         self.rng = random.Random(seed)
         self.choices: Chooser = seeded(self.rng)  # a `SeededChooser`; scripted while a root is built (issue 33)
         # the labels exploration branches on (None: every one); the others stay drawn by `rng` (issue 33: an
-        # exploration bound's `choices = [...]`, read by `conformance.harness.core.scripted`)
+        # exploration bound's `choices = [...]`, read by `conformance.harness.choosing.scripted`)
         self.branching: frozenset[str] | None = None
         self.now_ms = start_ms
         self.start_ms = start_ms

@@ -1,7 +1,7 @@
 """An sr bound may name the choice points it branches on (issue 33): `choices = [labels]` in `spec/explore.toml`.
 
 The named labels are branched on (each outcome a successor, recorded in the step's `choices`), every other choice
-is drawn by the seed (`Simulator.branching`, `conformance.harness.core.scripted`), so a bound pays for the
+is drawn by the seed (`Simulator.branching`, `conformance.harness.choosing.scripted`), so a bound pays for the
 choices it means to explore. A replay of a step re-imposes the recorded choices under the same labels and reaches
 the same state. Twins: the same bound with every label on branches on labels outside the list; a list naming no
 choice point of sr is refused naming the file, the bound and the field.

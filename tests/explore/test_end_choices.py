@@ -26,7 +26,8 @@ from conformance.explore.bfs import Explorer
 from conformance.explore.manifest import find
 from conformance.explore.result import Found, Result
 from conformance.explore.state import Node
-from conformance.harness.core import StepError, construction_of, replay_steps
+from conformance.harness.choosing import construction_of
+from conformance.harness.core import StepError, replay_steps
 
 NAME = "sr-2s-1m-choices"
 

@@ -26,7 +26,8 @@ import conformance.explore.roots as roots
 from conformance.cli import main
 from conformance.explore.bfs import Explorer, explore
 from conformance.explore.manifest import find
-from conformance.harness.core import StepError, construction_of
+from conformance.harness.choosing import construction_of
+from conformance.harness.core import StepError
 from model.kernel.choice import ScriptedChooser, constructing, next_resolution, range_outcomes
 
 

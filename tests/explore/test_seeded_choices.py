@@ -23,7 +23,7 @@ import pytest
 import conformance.explore.spaces as spaces
 from conformance.explore.bfs import Explorer
 from conformance.explore.manifest import find
-from conformance.harness.core import chooser_host
+from conformance.harness.choosing import chooser_host
 from model.kernel.choice import SeededChooser
 
 PHASES = ("pf.phase.backfill", "pf.phase.content", "pf.phase.hierarchy")
