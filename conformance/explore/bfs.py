@@ -39,7 +39,16 @@ from typing import Any
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.result import Found, Result
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
-from conformance.explore.state import Node, NotCopyable, check_fold, feed_folds, forget_fed, freeze, thaw
+from conformance.explore.state import (
+    Node,
+    NotCopyable,
+    check_fold,
+    edge_verdict,
+    feed_folds,
+    forget_fed,
+    freeze,
+    thaw,
+)
 from conformance.explore.witness import Witness
 from conformance.harness.core import Session, Step, SystemFactory, chooser_host, scripted
 from conformance.harness.search import driver
@@ -122,7 +131,7 @@ class Explorer:
     def judge(self, s: Session, steps: Sequence[dict[str, Any]], end: bool, consume: bool = False) -> Found | None:
         """The first violation in `s` (`consume`: `s` is not judged again, its folds are finished in place)."""
         inc = s.incremental
-        violations, _ = s.judge(final=True, consume=consume)
+        violations, _ = s.judge(final=True, consume=True) if consume else edge_verdict(s)
         if self.trim:
             check_fold(inc, self.bound.name)
         if self.watch is not None:
