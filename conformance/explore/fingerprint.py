@@ -80,6 +80,9 @@ class Walker:
         self.put = self.tokens.append
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
+        # session 13: an object value (a frozen dataclass: a configuration, met once per holder) whose encoding
+        # holds no mutable object, by id -> its tokens, put again where it occurs again in this walk
+        self.values: dict[int, list[str]] = {}
         self.rename = dict(rename or {})
         if pattern is None and rename:
             pattern = re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True)))
@@ -118,7 +121,24 @@ class Walker:
                 return
             seen[id(obj)] = len(seen)
             self.keep.append(obj)
+        elif kind == _OBJ:  # the same tokens as encoding it again, when no back reference can differ
+            tokens = self.tokens
+            again = self.values.get(id(obj))
+            if again is not None:
+                tokens.extend(again)
+                return
+            start, mutable = len(tokens), len(self.seen)
+            self._object(obj)
+            if self._pure(mutable):
+                self.values[id(obj)] = tokens[start:]
+                self.keep.append(obj)
+            return
         self._compound(obj, kind)
+
+    def _pure(self, mutable: int) -> bool:
+        """No mutable object was first met since `len(self.seen)` was `mutable`: an encoding that put one in full
+        (its later occurrences are back references) must not be put again as it was."""
+        return len(self.seen) == mutable
 
     def _compound(self, obj: Any, kind: int) -> None:
         put, walk = self.put, self.walk
@@ -126,13 +146,30 @@ class Walker:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
-            for x in obj:
-                walk(x)
+            plain = self._pattern is None
+            for x in obj:  # a str, int, bool or None put here, as `walk` puts it (session 13: no call per scalar)
+                t = type(x)
+                if t is str and plain:
+                    put("s" + x)
+                elif t is int or t is bool or x is None:
+                    put(f"{t.__name__}:{x!r}")
+                else:
+                    walk(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
+            plain = self._pattern is None
             for k, v in obj.items():
-                walk(k)
-                walk(v)
+                if type(k) is str and plain:
+                    put("s" + k)
+                else:
+                    walk(k)
+                t = type(v)
+                if t is str and plain:
+                    put("s" + v)
+                elif t is int or t is bool or v is None:
+                    put(f"{t.__name__}:{v!r}")
+                else:
+                    walk(v)
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
@@ -197,9 +234,21 @@ class Walker:
             slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
         fields = getattr(obj, "__dict__", None)
         if not slots and fields:  # the common case: a plain object's own attributes
-            for k in sorted(fields):
+            names = tuple(fields)
+            order = _SORTED.get(names)
+            if order is None:
+                order = _SORTED[names] = sorted(names)
+            plain = self._pattern is None
+            for k in order:
                 put(k)
-                walk(fields[k])
+                v = fields[k]
+                t = type(v)
+                if t is str and plain:
+                    put("s" + v)
+                elif t is int or t is bool or v is None:
+                    put(f"{t.__name__}:{v!r}")
+                else:
+                    walk(v)
             return
         fields = dict(fields or {})
         for name in slots:
@@ -215,6 +264,7 @@ class Walker:
 
 _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+_SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
 
 
 def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
