@@ -195,7 +195,17 @@ class Walker:
             self._item(obj.item)
 
     def _alone(self, x: Any) -> str:
-        """A set element encoded on its own (elements are hashable values: no shared structure to keep)."""
+        """A set element encoded on its own (elements are hashable values: no shared structure to keep). A str
+        without a renaming (the common element) by its digest remembered (session 13: a walker per element)."""
+        if type(x) is str and self._pattern is None:
+            found = _ALONE.get(x)
+            if found is None:
+                if len(_ALONE) >= _ALONE_MAX:
+                    _ALONE.clear()
+                found = _ALONE[x] = hashlib.blake2b(
+                    f"s{x}\x00".encode("utf-8", "surrogatepass"), digest_size=16
+                ).hexdigest()
+            return found
         sub = Walker(self.rename, self._pattern)
         sub.walk(x)
         return sub.digest()
@@ -264,6 +274,8 @@ class Walker:
 
 _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+_ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
+_ALONE_MAX = 1 << 16
 _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
 
 
