@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from model.kernel.recorder import Recorder
-from model.kernel.sim import Simulator, TimerHandle
+from model.kernel.sim import COMPILED_FUNCTION, Simulator, TimerHandle
 from traces.verdict import Tally
 
 _SIM_SKIP = frozenset({"recorder", "steps", "_order", "_queue"})
@@ -68,6 +68,8 @@ _ORDER: tuple[tuple[Any, int], ...] = (  # the first base a class derives from d
 
 def _kind_of(cls: type) -> tuple[int, bool]:
     kind = next((k for bases, k in _ORDER if issubclass(cls, bases)), _OBJ)
+    if kind == _OBJ and cls.__name__ == COMPILED_FUNCTION:  # a compiled module's function: as its source's
+        kind = _FUNC
     _KINDS[cls] = found = (kind, kind > _TYPE and _immutable(cls))
     return found
 
