@@ -29,7 +29,6 @@ Choice points are imposed on a step by `conformance.harness.core.scripted` (the 
 
 from __future__ import annotations
 
-import copy
 import copyreg
 import dataclasses
 import io
@@ -43,6 +42,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from conformance.engine.stream import result_of
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
 from conformance.harness.failure import judging
@@ -287,19 +287,15 @@ def copy_folds(traces: Any) -> Any:
 
 def edge_verdict(s: Session) -> tuple[list[Any], list[str]]:
     """`s.judge(final=True)`, the folds going on, without `Incremental.verdict`'s copy: the folds fed the events
-    recorded since (`feed_folds`), a copy of them (`copy_folds`) finished in place (`judge(consume=True)`), then
-    the session given back its own folds and how far they were fed. A session whose folds `Session.judge` would
-    rebuild or judge by the slow path (none, out of seq order) is judged by it as it is."""
+    recorded since (`feed_folds`), and a copy of them (`copy_folds`) finished, as `Session.judge` finishes
+    `Incremental.verdict`'s (rule code's errors raised as internal ones). A session whose folds `Session.judge`
+    would rebuild or judge by the slow path (none yet, out of seq order) is judged by it as it is."""
     feed_folds(s)
-    inc, fed = s.incremental, s.fed
+    inc, (n, last) = s.incremental, s.fed
     events = s.events()
-    if inc is None or not inc.exact() or fed[0] != len(events) or (events and events[-1] is not fed[1]):
+    if inc is None or not inc.exact() or n != len(events) or (events and events[-1] is not last):
         return s.judge(final=True)
-    twin = copy.copy(inc)
-    twin.router = copy.copy(inc.router)
-    twin.router.traces = copy_folds(inc.router.traces)
-    s.incremental = twin
-    try:
-        return s.judge(final=True, consume=True)
-    finally:
-        s.incremental, s.fed = inc, fed
+    traces = copy_folds(inc.router.traces)
+    result = judging(f"the {s.driver.name} monitor", lambda: result_of(traces[t].finish() for t in sorted(traces)))
+    s.judged = len(events)
+    return list(result.violations), list(result.notes)
