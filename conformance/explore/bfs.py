@@ -29,6 +29,7 @@ The first violation found is at the smallest depth (BFS); its path is a replay f
 
 from __future__ import annotations
 
+import gc
 import itertools
 import sys
 import time
@@ -281,7 +282,23 @@ class Explorer:
         self.renames = [{k: v for m in combo for k, v in m.items()} for combo in itertools.product(*per_group)]
 
     def run(self, max_states: int | None = None, ends: bool = True, deadline: float | None = None) -> Result:
-        """Explore; stop (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic())."""
+        """Explore; stop (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic()).
+
+        Session 13: the objects alive when the search starts (the interpreter's modules, the setup: about 120,000
+        objects) are kept out of the cyclic collector's scans while it runs (`gc.freeze`, undone at the end unless
+        a caller had frozen some itself). Each copy of a state is a graph with cycles (a simulator and the model's
+        bound methods), so the collector runs often, and its older generations scanned them all each time
+        (measured: 9% of exploring sr and pf)."""
+        froze = gc.get_freeze_count() == 0
+        if froze:
+            gc.freeze()
+        try:
+            return self._run(max_states, ends, deadline)
+        finally:
+            if froze:
+                gc.unfreeze()
+
+    def _run(self, max_states: int | None, ends: bool, deadline: float | None) -> Result:
         started = time.monotonic()
         res = self.result
         root = self.root()
