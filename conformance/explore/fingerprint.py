@@ -148,30 +148,13 @@ class Walker:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
-            plain = self._pattern is None
-            for x in obj:  # a str, int, bool or None put here, as `walk` puts it (session 13: no call per scalar)
-                t = type(x)
-                if t is str and plain:
-                    put("s" + x)
-                elif t is int or t is bool or x is None:
-                    put(f"{t.__name__}:{x!r}")
-                else:
-                    walk(x)
+            for x in obj:
+                walk(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
-            plain = self._pattern is None
             for k, v in obj.items():
-                if type(k) is str and plain:
-                    put("s" + k)
-                else:
-                    walk(k)
-                t = type(v)
-                if t is str and plain:
-                    put("s" + v)
-                elif t is int or t is bool or v is None:
-                    put(f"{t.__name__}:{v!r}")
-                else:
-                    walk(v)
+                walk(k)
+                walk(v)
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
@@ -250,17 +233,9 @@ class Walker:
             order = _SORTED.get(names)
             if order is None:
                 order = _SORTED[names] = sorted(names)
-            plain = self._pattern is None
             for k in order:
                 put(k)
-                v = fields[k]
-                t = type(v)
-                if t is str and plain:
-                    put("s" + v)
-                elif t is int or t is bool or v is None:
-                    put(f"{t.__name__}:{v!r}")
-                else:
-                    walk(v)
+                walk(fields[k])
             return
         fields = dict(fields or {})
         for name in slots:
