@@ -15,7 +15,8 @@ own), so a tree before issue 33 is measured by the same loop (it reports no rest
 
 `--unit-costs` (session 11): per mechanism's first default bound, the CPU milliseconds of one copy's parts on
 the states of a depth-3 path (the middle new successor each time): `freeze` (pickling a new state), `thaw`
-(unpickling a source per edge), the fingerprint, and the blob's bytes; the same on any tree since issue 33.
+(unpickling a source per edge), the fingerprint, the edge verdict (session 13: the folds copied and finished, the
+session's own folds going on), and the blob's bytes; the same on any tree since issue 33.
 
     python benchmarks/bench_explore.py --budget 600 [--mechanism sr]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
 from conformance.explore.bfs import Explorer
 from conformance.explore.spaces import Bound
@@ -116,6 +118,13 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
     from conformance.explore.manifest import load
     from conformance.explore.state import freeze, thaw
 
+    try:  # session 13: the edge verdict's copy of the folds (before: `Session.judge`, `Incremental.verdict`'s copy)
+        from conformance.explore.state import edge_verdict
+    except ImportError:
+
+        def edge_verdict(s: Any) -> Any:
+            return s.judge(final=True)
+
     entry = next(e for e in load()[0] if e.bound.mechanism == mechanism and not e.slow)
     ex = Explorer(entry.bound)
     ex.choices = False
@@ -139,6 +148,7 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
         "freeze_ms": ms(lambda s, n: freeze(s)),
         "thaw_ms": ms(lambda s, n: thaw(n.blob, ex.driver, ex.setup)),
         "fingerprint_ms": ms(lambda s, n: ex.fingerprint(s, n.book)),
+        "edge_verdict_ms": ms(lambda s, n: edge_verdict(s)),
         "blob_bytes": sum(len(n.blob) for n in nodes) // len(nodes),
     }
     print(json.dumps(row), flush=True)

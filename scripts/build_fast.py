@@ -82,6 +82,13 @@ MODULES: tuple[str, ...] = (
     "model.kernel.idle",
     "model.kernel.recorder",
     "model.sr.idle",
+    "model.sr.cluster",
+    "model.sr.cluster_maintenance",
+    "model.pf.node",
+    "model.pf.idle",
+    "model.kernel.network",
+    "model.kernel.choice",
+    "conformance.explore.bfs",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from model.kernel.recorder import Recorder
-from model.kernel.sim import Simulator, TimerHandle
+from model.kernel.sim import COMPILED_FUNCTION, Simulator, TimerHandle
 from traces.verdict import Tally
 
 _SIM_SKIP = frozenset({"recorder", "steps", "_order", "_queue"})
@@ -68,6 +68,8 @@ _ORDER: tuple[tuple[Any, int], ...] = (  # the first base a class derives from d
 
 def _kind_of(cls: type) -> tuple[int, bool]:
     kind = next((k for bases, k in _ORDER if issubclass(cls, bases)), _OBJ)
+    if kind == _OBJ and cls.__name__ == COMPILED_FUNCTION:  # a compiled module's function: as its source's
+        kind = _FUNC
     _KINDS[cls] = found = (kind, kind > _TYPE and _immutable(cls))
     return found
 
@@ -80,6 +82,9 @@ class Walker:
         self.put = self.tokens.append
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
+        # session 13: an object value (a frozen dataclass: a configuration, met once per holder) whose encoding
+        # holds no mutable object, by id -> its tokens, put again where it occurs again in this walk
+        self.values: dict[int, list[str]] = {}
         self.rename = dict(rename or {})
         if pattern is None and rename:
             pattern = re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True)))
@@ -118,7 +123,24 @@ class Walker:
                 return
             seen[id(obj)] = len(seen)
             self.keep.append(obj)
+        elif kind == _OBJ:  # the same tokens as encoding it again, when no back reference can differ
+            tokens = self.tokens
+            again = self.values.get(id(obj))
+            if again is not None:
+                tokens.extend(again)
+                return
+            start, mutable = len(tokens), len(self.seen)
+            self._object(obj)
+            if self._pure(mutable):
+                self.values[id(obj)] = tokens[start:]
+                self.keep.append(obj)
+            return
         self._compound(obj, kind)
+
+    def _pure(self, mutable: int) -> bool:
+        """No mutable object was first met since `len(self.seen)` was `mutable`: an encoding that put one in full
+        (its later occurrences are back references) must not be put again as it was."""
+        return len(self.seen) == mutable
 
     def _compound(self, obj: Any, kind: int) -> None:
         put, walk = self.put, self.walk
@@ -158,7 +180,17 @@ class Walker:
             self._item(obj.item)
 
     def _alone(self, x: Any) -> str:
-        """A set element encoded on its own (elements are hashable values: no shared structure to keep)."""
+        """A set element encoded on its own (elements are hashable values: no shared structure to keep). A str
+        without a renaming (the common element) by its digest remembered (session 13: a walker per element)."""
+        if type(x) is str and self._pattern is None:
+            found = _ALONE.get(x)
+            if found is None:
+                if len(_ALONE) >= _ALONE_MAX:
+                    _ALONE.clear()
+                found = _ALONE[x] = hashlib.blake2b(
+                    f"s{x}\x00".encode("utf-8", "surrogatepass"), digest_size=16
+                ).hexdigest()
+            return found
         sub = Walker(self.rename, self._pattern)
         sub.walk(x)
         return sub.digest()
@@ -197,7 +229,11 @@ class Walker:
             slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
         fields = getattr(obj, "__dict__", None)
         if not slots and fields:  # the common case: a plain object's own attributes
-            for k in sorted(fields):
+            names = tuple(fields)
+            order = _SORTED.get(names)
+            if order is None:
+                order = _SORTED[names] = sorted(names)
+            for k in order:
                 put(k)
                 walk(fields[k])
             return
@@ -215,6 +251,9 @@ class Walker:
 
 _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+_ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
+_ALONE_MAX = 1 << 16
+_SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
 
 
 def _names(slots: str | Iterable[str]) -> tuple[str, ...]:

@@ -37,6 +37,10 @@ class SimulationError(RuntimeError):
     """Misuse of the kernel (time going backwards, unknown node)."""
 
 
+# A function of a module compiled by the optional build (`scripts/build_fast.py`, Cython with `binding`): a named
+# function like a Python one, with its `__code__`, `__closure__` and `__qualname__` (session 13: the generators'
+# modules whose methods are timers are compiled).
+COMPILED_FUNCTION = "cython_function_or_method"
 _RECORDS: set[Any] = set()  # functions `closure_in` found to be records (module-level and methods: they live on)
 
 
@@ -56,13 +60,14 @@ def closure_in(fn: Callable[..., Any]) -> str:
     function called with its arguments, never a lambda or nested function (whose captured cells a copy of the
     state would share with the original)."""
     f = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    captured = f.__code__.co_freevars if isinstance(f, types.FunctionType) else ()
-    if isinstance(f, types.FunctionType) and (
+    python = isinstance(f, types.FunctionType) or type(f).__name__ == COMPILED_FUNCTION
+    captured = f.__code__.co_freevars if python else ()
+    if python and (
         # a method calling super() holds only its class in `__class__`: a constant, not live state
         (f.__closure__ and captured != ("__class__",)) or "<lambda>" in f.__qualname__ or "<locals>" in f.__qualname__
     ):
         return f"{f.__module__}.{f.__qualname__} is a closure"
-    if not isinstance(f, (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType)):
+    if not python and not isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         return f"{type(fn).__name__} is not a named function or method"
     return ""
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.explore.fingerprint import fingerprint
+from conformance.explore.fingerprint import Walker, fingerprint
 from model.kernel.sim import Simulator
 
 SWAP = {"MBX01": "MBX02", "MBX02": "MBX01"}
@@ -81,3 +81,48 @@ def test_the_walker_gives_session_10s_digests() -> None:
 def test_twin_a_changed_state_is_another_digest(change: str) -> None:
     changed = {"slot": {"slot": 2}, "seq": {"seq": tuple}, "timer": {"timer": False}}[change]
     assert fingerprint([sample(**changed)]) != PINNED
+
+
+@dataclass(frozen=True)
+class Holder:
+    parts: list[int]
+    name: str
+
+
+Holder.__module__ = "pinned"
+
+
+class _Uncached(dict):  # type: ignore[type-arg]
+    def __setitem__(self, key: object, value: object) -> None:  # the walker as before session 13: no value put again
+        pass
+
+
+def _tokens(roots: list[object], walker: type[Walker] = Walker, cached: bool = True) -> list[str]:
+    w = walker()
+    if not cached:
+        w.values = _Uncached()
+    for root in roots:
+        w.walk(root)
+    return w.tokens
+
+
+def _values() -> list[object]:
+    """Frozen values met twice: one a value through and through, one holding a list first met inside it."""
+    shared = [1, 2]
+    cfg, holder = Point(4, "MBX02"), Holder(shared, "h")
+    return [Plain(a=cfg, b=holder), Plain(a=cfg, b=holder), shared, (holder, cfg)]
+
+
+@pytest.mark.unit
+def test_a_value_met_again_is_put_as_encoding_it_again_would() -> None:
+    """Session 13: a frozen value's tokens are put again where it occurs again in one walk, unless its encoding
+    first met a mutable object (then its second encoding differs: a back reference). Twin: without that guard, the
+    holder's list is put in full twice and the encoding differs from the uncached walker's."""
+    assert _tokens(_values()) == _tokens(_values(), cached=False)
+    assert _tokens(sample()) == _tokens(sample(), cached=False)
+
+    class Unguarded(Walker):
+        def _pure(self, mutable: int) -> bool:
+            return True
+
+    assert _tokens(_values(), Unguarded) != _tokens(_values(), cached=False)
