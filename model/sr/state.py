@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from spec.catalogue import param_default, param_ms
@@ -45,24 +44,11 @@ def fork_kind(fork: str) -> str:
 
 
 def _d(name: str) -> Any:
-    return field(default_factory=lambda: _default(name))
+    return field(default_factory=lambda: param_default(name))
 
 
 def _ms(name: str) -> Any:
-    return field(default_factory=lambda: _default_ms(name))
-
-
-# A parameter's catalogue default, looked up once per name: every fold of a trace starts from `SrConfig()`, whose
-# 17 lookups in the catalogue cost about 0.3 ms (issue 32, session 13: 1% of a compiled check at 10^6). The
-# catalogue itself is loaded once (`spec.catalogue.catalogue`), so its defaults never change in a process.
-@cache
-def _default(name: str) -> Any:
-    return param_default(name)
-
-
-@cache
-def _default_ms(name: str) -> int:
-    return param_ms(name)
+    return field(default_factory=lambda: param_ms(name))
 
 
 class ConfigError(ValueError):
