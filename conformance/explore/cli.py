@@ -9,6 +9,9 @@ mutant bound and prints the depth at which each is found (the kill report's `exp
 `haconform mutants --explore-report FILE`). Exit 0 clean (and, with --check, as pinned), 1 a violation
 (or a figure that differs from the manifest, or a mutant not found at its pinned depth), 2 usage, 3 internal.
 
+`--choices`, `--ranges`, `--construction` and `--end-choices` set the bound's choice fields for one run (issue 33;
+conformance/explore/README.md, "On the command line"); the output says which choices were explored.
+
 `--engine spark [--master URL]` explores one bound (or `--all`) level by level on Spark (`spark_trace_check.explore`:
 the same counts, verdict and shortest path), printing each level's figures; `--engine auto` (the default) chooses
 as `check` does: Spark with `--master`, or when the bound's pinned size is past the point where Spark finishes
@@ -32,14 +35,47 @@ from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES
 from conformance.harness.report import write_json_atomic
 from conformance.harness.search import MECHANISMS, driver
+from model.kernel.choice import RANGE_POINTS
+
+
+def choice_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The choice options given on the command line, as the manifest fields they set (`choices`, `ranges`,
+    `construction`, `end_choices`; issue 33, session 13's choice points at construction and at the end)."""
+    out: dict[str, Any] = {}
+    if args.choices is not None:
+        words = [w for w in args.choices.split(",") if w]
+        out["choices"] = {"on": True, "off": False}.get(args.choices, words)
+    if args.ranges is not None:
+        out["ranges"] = args.ranges
+    if args.construction is not None:
+        out["construction"] = args.construction == "branch"
+    if args.end_choices is not None:
+        out["end_choices"] = args.end_choices
+    return out
+
+
+def _fields(bound: Bound) -> dict[str, Any]:
+    """A bound as the manifest table it came from (so the command line's changes are checked as the manifest's)."""
+    raw = {k: getattr(bound, k) for k in ("mechanism", "name", "servers", "messages", "faults", "depth", "symmetry")}
+    choices = list(bound.choices) if isinstance(bound.choices, tuple) else bound.choices
+    raw.update(kinds=list(bound.kinds), waits_ms=list(bound.waits_ms), setup=dict(bound.setup), choices=choices)
+    raw.update(ranges=bound.ranges, construction=bound.construction, end_choices=bound.end_choices)
+    return raw
 
 
 def _bound(args: argparse.Namespace) -> tuple[Bound, Any]:
+    """The bound to explore, and its manifest entry (None: a bound of the command line's, or a manifest bound whose
+    choice options the command line changed: its pinned figures are not this bound's)."""
+    changes = choice_options(args)
     if args.bound:
         entry = find(args.bound, Path(args.manifest))
         if entry.bound.mechanism != args.mechanism:
             raise ManifestError(f"bound {args.bound!r} is a {entry.bound.mechanism} bound, not {args.mechanism}")
-        return entry.bound, entry
+        if not changes:
+            return entry.bound, entry
+        if args.check:
+            raise BoundError(f"--check compares with bound {args.bound!r} as pinned: not with {_flags(changes)}")
+        return bound_of({**_fields(entry.bound), **changes}, f"bound {args.bound!r} with {_flags(changes)}"), None
     raw = {
         "mechanism": args.mechanism,
         "name": "cli",
@@ -49,8 +85,32 @@ def _bound(args: argparse.Namespace) -> tuple[Bound, Any]:
         "kinds": [k for k in (args.kinds or "").split(",") if k],
         "depth": args.depth,
         "symmetry": args.symmetry,
+        **changes,
     }
     return bound_of(raw, "command line"), None
+
+
+def _explored(bound: Bound) -> dict[str, Any]:
+    """Which of the model's random choices the bound explored (all four off when `choices` is)."""
+    on = bound.choices is not False
+    return {
+        "choices": list(bound.choices) if isinstance(bound.choices, tuple) else on,
+        "ranges": bound.ranges if on else None,
+        "construction": "branch" if on and bound.construction else "seed",
+        "end_choices": bound.end_choices if on else 0,
+    }
+
+
+def _said(e: dict[str, Any]) -> str:
+    if e["choices"] is False:
+        return "off (every choice drawn by the seed)"
+    what = "on" if e["choices"] is True else "on for " + ", ".join(e["choices"])
+    ends = f"its first {e['end_choices']} resolutions" if e["end_choices"] else "drawn by the seed"
+    return f"{what}; ranges {e['ranges']}; construction: {e['construction']}; each fairness end: {ends}"
+
+
+def _flags(changes: dict[str, Any]) -> str:
+    return ", ".join(f"--{k.replace('_', '-')}" for k in changes)
 
 
 def _print(res: Result, replay: Path | None) -> None:
@@ -140,9 +200,11 @@ def _cmd_one(args: argparse.Namespace) -> int:
         write_json_atomic(replay, res.replay_file(args.mutant))
     diffs = compare(entry, res) if args.check and entry is not None else []
     if args.json:
-        print(json.dumps({**res.to_json(), "replay_file": str(replay) if replay else None, "manifest": diffs}))
+        extra = {"replay_file": str(replay) if replay else None, "manifest": diffs, "choice_points": _explored(bound)}
+        print(json.dumps({**res.to_json(), **extra}))
     else:
         _print(res, replay)
+        print(f"  choice points: {_said(_explored(bound))}")
         for d in diffs:
             print(f"  MANIFEST: {d}")
     return 1 if res.found is not None or diffs else 0
@@ -222,6 +284,10 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 
 def _cmd_explore(args: argparse.Namespace) -> int:
     try:
+        if (args.mutants or args.all) and choice_options(args):
+            raise BoundError(
+                f"{_flags(choice_options(args))}: not with --mutants or --all (they run the manifest's bounds)"
+            )
         if args.mutants:
             return _cmd_mutants(args)
         if args.all:
@@ -235,6 +301,12 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     except BoundError as exc:  # ManifestError too
         print(f"haconform explore: {exc}", file=sys.stderr)
         return 2
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, not {text!r}")
+    return int(text)
 
 
 def register(sub: Any) -> None:
@@ -258,6 +330,23 @@ def register(sub: Any) -> None:
         metavar="CLAIM",
         help="search for the shortest behaviour of the model showing a claim z3 refuted as stated "
         "(pf.replica_add.step1_before_step2)",
+    )
+    p.add_argument(
+        "--choices",
+        help="the model's random choices: on (each allowed outcome explored), off (drawn by the seed), or for sr the "
+        "comma-separated choice-point labels branched on (default: the bound's, on for a command-line bound)",
+    )
+    p.add_argument("--ranges", choices=RANGE_POINTS, help="the values of a range explored (default: the bound's, ends)")
+    p.add_argument(
+        "--construction",
+        choices=("branch", "seed"),
+        help="the construction's choices: one root per resolution, or drawn by the seed (default: the bound's, branch)",
+    )
+    p.add_argument(
+        "--end-choices",
+        type=_count,
+        metavar="N",
+        help="each fairness end judged under its first N resolutions (0: drawn by the seed; default: the bound's, 2)",
     )
     p.add_argument("--mutants", action="store_true", help="explore every mutant in the manifest's mutant bound")
     p.add_argument("--only", action="append", help="with --mutants: only this mutant (repeatable)")
