@@ -16,6 +16,8 @@ its saved hash: a mismatch is a broken invariant (`InternalError`, exit 3), neve
 
 from __future__ import annotations
 
+import gzip
+from array import array
 from collections.abc import Iterator
 
 import numpy as np
@@ -77,25 +79,97 @@ class Reading:
     def resolve(self, repeated: set[int]) -> list[Located] | None:
         """Every repeated hash's events, (file name, event) in recording order; None when the state cannot
         tell (its repeated hashes' events, or a needed mark, not known)."""
-        known = repeated_before(self.state)
-        if known is None:
-            return None
-        hashes = np.frombuffer(self.state.hashes, dtype=np.uint64)
-        first_time = np.array(sorted(repeated - known), dtype=np.uint64)
-        old = np.flatnonzero(np.isin(hashes[: self.base], first_time))
+        return resolve_repeats(self.state, self.paths, self.order, self.base, self.kept, repeated, True)
+
+
+def resolve_repeats(
+    state: State,
+    paths: dict[str, TraceFile],
+    order: dict[str, int],
+    base: int,
+    kept: list[tuple[str, int, Event]],
+    repeated: set[int],
+    kept_saved: bool,
+) -> list[Located] | None:
+    """Every repeated hash's events, (file name, event) in recording order (`conformance.engine.resume.Resolve`),
+    from the saved ones (`State.repeats`), the new ones the read kept (`kept`: (file name, hash index, event))
+    and, for a hash repeated for the first time, its events read from their marks' rows: the saved events only
+    when the read kept every new event whose hash a saved event has (`kept_saved`: the single-process read), else
+    (the Spark pass, which keeps only the hashes repeated before) every one of its events. `base`: the saved
+    events' hashes are the indices below it. None when the state cannot tell (its repeated hashes' events, or a
+    needed mark, not known)."""
+    known = repeated_before(state)
+    if known is None:
+        return None
+    hashes = np.frombuffer(state.hashes, dtype=np.uint64)
+    first_time = np.array(sorted(repeated - known), dtype=np.uint64)
+    if kept_saved:
+        old = np.flatnonzero(np.isin(hashes[:base], first_time))
         with_old = np.unique(hashes[old])  # their new events were kept by the read (`kept`)
         new_only = np.setdiff1d(first_time, with_old)
-        new = self.base + np.flatnonzero(np.isin(hashes[self.base :], new_only))
-        wanted = {int(i): int(hashes[i]) for i in (*old.tolist(), *new.tolist())}
-        del hashes, old, new  # no view of `state.hashes` outlives this call
-        located = locate(self.state.marks, self.paths, wanted)
-        if located is None:
-            return None
-        ranked = [(self.order[name], 0, n, name, e) for n, (name, e) in enumerate(self.state.repeats or [])]
-        ranked += [(self.order[name], 1, i, name, e) for name, i, e in self.kept]
-        ranked += [(self.order[name], int(i >= self.base), i, name, e) for i, (name, e) in located.items()]
-        ranked.sort(key=lambda r: r[:3])  # a file's saved events before its appended ones, each in row order
-        return [(name, e) for *_, name, e in ranked]
+        indices = [*old.tolist(), *(base + np.flatnonzero(np.isin(hashes[base:], new_only))).tolist()]
+    else:
+        indices = np.flatnonzero(np.isin(hashes, first_time)).tolist()
+    wanted = {int(i): int(hashes[i]) for i in indices}
+    del hashes  # no view of `state.hashes` outlives this call
+    located = locate(state.marks, paths, wanted)
+    if located is None:
+        return None
+    ranked = [(order[name], 0, n, name, e) for n, (name, e) in enumerate(state.repeats or [])]
+    ranked += [(order[name], 1, i, name, e) for name, i, e in kept]
+    ranked += [(order[name], int(i >= base), i, name, e) for i, (name, e) in located.items()]
+    ranked.sort(key=lambda r: r[:3])  # a file's saved events before its appended ones, each in row order
+    return [(name, e) for *_, name, e in ranked]
+
+
+# --- the Spark pass's hashes (session 14): where each event was read, so the state marks them too ---------------
+def pack_located(hashes: array, ranks: array, lines: array) -> bytes:
+    """A Spark task's event-ID hashes with where each event was read (file rank, line or row): the three
+    columns' bytes one after another, 20 bytes an event (`unpack_located`)."""
+    if not len(hashes) == len(ranks) == len(lines):
+        raise InternalError(f"trace pass: {len(hashes)} hashes kept for {len(lines)} events read")
+    return hashes.tobytes() + ranks.tobytes() + lines.tobytes()
+
+
+def unpack_located(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hashes, file ranks, lines) of a `pack_located` blob."""
+    n, rest = divmod(len(blob), 20)
+    if rest:
+        raise InternalError(f"trace pass: a hashes blob of {len(blob)} bytes is not 20 bytes an event")
+    raw = np.frombuffer(blob, dtype=np.uint8)
+    return raw[: 8 * n].view(np.uint64), raw[8 * n : 12 * n].view(np.int32), raw[12 * n :].view(np.int64)
+
+
+class Placed:
+    """The Spark tasks' hashes added to `state.hashes` in file order (file rank, then line or row), each part of
+    at most `Marks.chunk` rows of one file marked where it begins: a JSON Lines mark's byte is not known
+    (`statedir.LINE_ONLY`: found again by counting lines), a Parquet mark's row is. `index(rank, line)`: the
+    hash index of the event read there."""
+
+    def __init__(self, state: State, blobs: list[bytes], files: list[TraceFile]) -> None:
+        cols = [unpack_located(b) for b in blobs]
+        hashes = np.concatenate([c[0] for c in cols]) if cols else np.zeros(0, np.uint64)
+        ranks = np.concatenate([c[1] for c in cols]).astype(np.int64) if cols else np.zeros(0, np.int64)
+        lines = np.concatenate([c[2] for c in cols]) if cols else np.zeros(0, np.int64)
+        self.keys = (ranks << 40) | lines  # a line or row below 2^40
+        how = np.argsort(self.keys, kind="stable")
+        self.keys = self.keys[how]
+        if len(self.keys) > 1 and not (np.diff(self.keys) > 0).all():
+            raise InternalError("trace pass: two events hashed at one file rank and line")
+        self.base = len(state.hashes)
+        state.hashes.frombytes(hashes[how].tobytes())
+        marks, chunk = state.marks, state.marks.chunk
+        ranks, lines = ranks[how], lines[how]
+        at = 0
+        while at < len(lines):  # one iteration a mark: a part of at most `chunk` rows of one file
+            rank, line = int(ranks[at]), int(lines[at])
+            end = int(np.searchsorted(self.keys, (rank << 40) | (line + chunk)))
+            tf = files[rank]
+            marks.add(self.base + at, tf.name, 0 if tf.kind == "parquet" else statedir.LINE_ONLY, line)
+            at = end
+
+    def index(self, rank: int, line: int) -> int:
+        return self.base + int(np.searchsorted(self.keys, (rank << 40) | line))
 
 
 def locate(marks: statedir.Marks, paths: dict[str, TraceFile], wanted: dict[int, int]) -> dict | None:
@@ -126,6 +200,8 @@ def _events_at(tf: TraceFile, byte: int, row: int, chunk: int) -> list[Event]:
     """The events of the `chunk` rows of `tf` beginning at `byte`, line `row` (JSON Lines) or row `row`
     (Parquet: only the row groups holding them are read)."""
     if tf.kind != "parquet":
+        if byte == statedir.LINE_ONLY:
+            byte = _byte_of_line(tf, row)
         return next(iter(iter_jsonl(tf, chunk, byte, row))).events
     import pyarrow.parquet as pq
 
@@ -141,3 +217,12 @@ def _events_at(tf: TraceFile, byte: int, row: int, chunk: int) -> list[Event]:
         at += size
     table = handle.read_row_groups(groups).slice(skip, chunk)
     return [e for batch in table.to_batches() for e, _ in judge_batch(batch) if e is not None]
+
+
+def _byte_of_line(tf: TraceFile, row: int) -> int:
+    """Where line `row` of a JSON Lines file begins (gzip: in the decompressed stream), its lines counted."""
+    with gzip.open(tf.path, "rb") if tf.kind == "jsonl.gz" else open(tf.path, "rb") as handle:
+        for _ in range(row - 1):
+            if not handle.readline():
+                raise InternalError(f"{tf.name}: a mark at line {row}, past the file's end")
+        return handle.tell()

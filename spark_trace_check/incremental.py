@@ -16,11 +16,12 @@ The new rows always go through the shuffle plan's trace pass (`spark_trace_check
 `spark_trace_check.units`, keeps none yet).
 
 TR-002: the pass sends back the new events of the ID hashes the state saw repeated (`Keep.repeated`,
-`CANDIDATE_KIND`), so a check whose new rows repeat no ID for the first time reads no file again; a hash
-repeated for the first time has every file read for it by the driver (`conformance.engine.resume.duplicates`):
-the tasks hash in no file order, so the state marks the events this driver read as not located
-(`statedir.Marks`), and only the single-process driver reads an earlier event from its mark's rows
-(`conformance.locations`).
+`CANDIDATE_KIND`), so a check whose new rows repeat no ID for the first time reads no file again. Each task also
+sends where it read each event it hashed (file rank, line or row; `conformance.locations.pack_located`): the
+driver puts the hashes in file order and marks where each part of at most `Marks.chunk` rows was read
+(`locations.Placed`; session 14), so a hash repeated for the first time has only its marks' rows read again
+(`locations.resolve_repeats`), by this driver or the single-process one, never every file. A state whose
+hashes a Spark run saved before session 14 (marks not known) still has every file read for such a hash.
 
 Refusals are the single-process driver's: a state of another key exits 2 (`statedir.load`); a file changed
 otherwise than by appends, a saved trace judged whole or whose new events go back in seq is set aside with
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -53,6 +53,7 @@ from conformance.engine.resume import (
 )
 from conformance.engine.statedir import FileFacts, State
 from conformance.engine.tally import RuleCounts
+from conformance.locations import Placed, resolve_repeats
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.job import (
     VIOLATION_COLUMNS,
@@ -113,22 +114,31 @@ def _check(
     state.previous = dict(state.results)  # the report rows as saved (their attached events are reused)
     found = discover(paths)
     todo = segments(found.files, state)
+    resolve = None
     if todo:  # nothing new: no Spark job at all
         raw = read_segments(spark, found, todo, stage_dir)
-        new = _judge(spark, raw, state, todo, found, partitions, skew_ms)
+        kept, placed = _judge(spark, raw, state, todo, found, partitions, skew_ms)
+        new = None
+        if kept is not None:  # the pass sent back the new events of the hashes repeated before
+            by_name, order = {tf.name: tf for tf in found.files}, {tf.name: i for i, tf in enumerate(found.files)}
+            new = [(name, e) for name, _, e in kept]
+            indexed = [(name, placed.index(order[name], line), e) for name, line, e in kept]
+
+            def resolve(repeated: set[int]) -> list[tuple[str, object]] | None:
+                return resolve_repeats(state, by_name, order, placed.base, indexed, repeated, False)
     else:
         new = []
     for tf, _, _ in todo:
         state.files[tf.name] = FileFacts.of(tf.path, tf.kind)
-    return outcome(found, state, names, cap, state_dir, "spark", new)
+    return outcome(found, state, names, cap, state_dir, "spark", new, resolve=resolve)
 
 
 def _judge(
     spark: SparkSession, raw: Raw, state: State, todo: list[Segment], found, partitions, skew_ms
-) -> list[tuple[str, object]] | None:
+) -> tuple[list[tuple[str, int, object]] | None, Placed]:
     """The new rows through the trace pass (touched saved traces continued), the state brought up to date;
-    the new events of the ID hashes the state saw repeated, (file name, event) in recording order, sent
-    back by the pass (None: the state does not know its repeated hashes)."""
+    the new events of the ID hashes the state saw repeated, (file name, line, event) in recording order, sent
+    back by the pass (None: the state does not know its repeated hashes), and where the new hashes were put."""
     restored: dict[str, bytes] = {}
     if state.folds:  # the saved traces the new rows touch: their folds alone go to the workers
         order = {tf.name: i for i, tf in enumerate(found.files)}
@@ -191,13 +201,12 @@ def _judge(
     counts.update(by_mech)
     state.by_mechanism = dict(counts)
     state.quarantine.extend(quarantine)
-    state.marks.add(len(state.hashes), None)  # the tasks' hashes come in no file order: not located
-    for r in by_kind.get(HASHES_KIND, ()):
-        state.hashes.extend(array("Q", r["blob"]))
+    # the tasks' hashes, put in file order and marked where they were read (`conformance.locations.Placed`)
+    placed = Placed(state, [r["blob"] for r in by_kind.get(HASHES_KIND, ())], found.files)
     if repeated is None:
-        return None
+        return None, placed
     kept = sorted(by_kind.get(CANDIDATE_KIND, ()), key=lambda r: (r["file_rank"], r["line"]))
-    return [(raw.files[r["file_rank"]], pickle.loads(r["blob"])) for r in kept]
+    return [(raw.files[r["file_rank"]], r["line"], pickle.loads(r["blob"])) for r in kept], placed
 
 
 def _events(raw: Raw, missing: set[tuple[str, str]]) -> dict[tuple[str, str], list[dict]]:

@@ -17,8 +17,10 @@ per-mechanism counts (`OUT_DDL`, told apart by `kind`), and the events of the ro
 `wanted` (TR-002's candidates, `CANDIDATE_KIND`), found per batch.
 
 Incremental checking (`keep`, a `Keep`): the pass also emits each streamed trace's pickled folds before
-they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read (`HASHES_KIND`,
-packed in `blob`), the two parts of the state `conformance.engine.statedir` saves; a trace whose folds
+they finish (`FOLDS_KIND`) and, once per task, the stable hashes of the event IDs it read with where each
+event was read (`HASHES_KIND`, packed in `blob` by `conformance.locations.pack_located`: the driver puts them
+in file order and marks where they were read), the two parts of the state `conformance.engine.statedir`
+saves; a trace whose folds
 were saved (`Keep.restored`, only the traces the new rows touch) continues them, and one whose new events
 do not go on in seq is named in a `HELD_KIND` row with the reason (the driver refuses to continue it).
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
@@ -51,6 +54,7 @@ from conformance.engine.driver import Engine, attach_events
 from conformance.engine.statedir import stable_hash
 from conformance.engine.stream import Router, Runs, judge_whole
 from conformance.engine.tally import RuleCounts
+from conformance.locations import pack_located
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
 from spark_trace_check.raw import RAW_COLUMNS
@@ -187,6 +191,7 @@ class _Pass:
         self.restored = keep.folds() if keep is not None else None  # None: keep nothing
         self.repeated = keep.repeated if keep is not None else frozenset()
         self.router = _KeyedRouter(self.runs, self.restored)
+        self.ranks, self.lines = array("i"), array("q")  # incremental: where each hashed event was read
         hash_of = stable_hash if self.restored is not None else None
         self.engine = Engine([], None, router=self.router, hash_of=hash_of)
         self.events: list[Event] | None = []  # the key's trace's events, kept a run at a time (`close_trace`)
@@ -236,8 +241,12 @@ class _Pass:
             else:
                 part.errors.append(RowError("", line, problem.field, problem.reason))  # type: ignore[union-attr]
         self.engine.read(rank, "", (part,))
-        if self.repeated and part.events:
-            self._repeated(rank, [line for line, (e, _) in zip(lines, judged, strict=True) if e is not None], part)
+        if self.restored is not None and part.events:  # every event is hashed: its place kept beside its hash
+            at = [line for line, (e, _) in zip(lines, judged, strict=True) if e is not None]
+            self.ranks.extend([rank] * len(at))
+            self.lines.extend(at)
+            if self.repeated:
+                self._repeated(rank, at, part)
         if self.events is not None:  # kept per run, not per event; another trace's (misread) left out
             mine = part.events if not self.router.misread else [e for e in part.events if e.trace_id == self.router.key]
             self.events.extend(mine)
@@ -307,7 +316,8 @@ class _Pass:
         by_mech = self.engine.by_mechanism
         self.out.extend({"kind": COUNT_KIND, "mechanism": m, "count": n} for m, n in sorted(by_mech.items()))
         if self.restored is not None:
-            self.out.append({"kind": HASHES_KIND, "blob": self.engine.hashes.tobytes()})
+            blob = pack_located(self.engine.hashes, self.ranks, self.lines)
+            self.out.append({"kind": HASHES_KIND, "blob": blob})
 
     def drain(self) -> pa.RecordBatch:
         out, self.out = self.out, []

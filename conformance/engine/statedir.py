@@ -47,6 +47,7 @@ from traces.schema import SCHEMA_VERSION
 FORMAT = 4  # 2: last_file; 3: each trace's results hold what its rules judged (`tally.RuleCounts`); 4: locations
 CHUNK = 1024  # rows between two marks of `Marks`: what is read to show one saved event again
 UNKNOWN = -1  # a mark's file when where its events were read is not known
+LINE_ONLY = -1  # a JSON Lines mark's byte when only its line is known (the Spark pass: found by counting lines)
 _CODE = ("model", "conformance/engine", "conformance/audit", "traces")  # what decides a fold's state and results
 
 
@@ -119,8 +120,9 @@ class Marks:
     on (up to the next mark's) are the events of the rows read from file `names[file[m]]` beginning at byte
     `byte[m]` (JSON Lines; 0 for Parquet) and line or row `row[m]`, `chunk` rows at most (TR-002 across
     checks, issue 32). About 32 bytes a mark, a mark per `chunk` rows: 31 KB per 10^6 events beside the 8 MB
-    of their hashes. A mark of file `UNKNOWN` covers events read where no mark was kept (a Spark run, a
-    state saved before marks): those are found by reading every file."""
+    of their hashes. A mark of file `UNKNOWN` covers events read where no mark was kept (a Spark run before
+    session 14, a state saved before marks): those are found by reading every file. A Spark run's JSON Lines
+    marks know the line, not the byte (`LINE_ONLY`: the line is found by counting lines)."""
 
     chunk: int = field(default_factory=lambda: CHUNK)  # read when a state begins
     names: list[str] = field(default_factory=list)

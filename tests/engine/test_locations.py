@@ -165,3 +165,55 @@ def test_marks_across_row_groups_and_gzip(tmp_path, monkeypatch, tmp_path_factor
     assert outcome.summary() == full.summary() and outcome.violations == full.violations
     dup = [v for v in outcome.violations if v["rule"] == "event-id-unique"]
     assert len(dup) == len(again) and all(len(v["events"]) == 2 for v in dup)
+
+
+def test_spark_hashes_placed_in_file_order_and_found_again(tmp_path):
+    """The Spark pass's hashes (session 14): sent in no file order with where each event was read, put in file
+    order and marked (`locations.Placed`; JSON Lines marks by line, counted again past blank lines and in gzip);
+    every event is found again from its mark. Twin: a file's lines off by one are an internal error."""
+    import gzip
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sr = read_events(SAMPLES_DIR / "clean" / "sr-s1.jsonl").events[:60]
+    table = pa.Table.from_pylist(list(trace_io._rows(sr)), schema=trace_io.arrow_schema())
+    pq.write_table(table, tmp_path / "b.parquet", row_group_size=25)
+    lines = (SAMPLES_DIR / "clean" / "am-s1.jsonl").read_text().splitlines()
+    (tmp_path / "a.jsonl").write_text("".join(f"\n{line}\n\n" for line in lines))
+    with gzip.open(tmp_path / "c.jsonl.gz", "wt") as out:
+        out.write("".join(f"{line}\n" for line in (SAMPLES_DIR / "clean" / "net-s1.jsonl").read_text().splitlines()))
+    files = trace_io.discover([str(tmp_path)]).files
+    placed_at: list[tuple[int, int, str]] = []  # (rank, line, event ID) of every event
+    for rank, tf in enumerate(files):
+        if tf.kind == "parquet":
+            placed_at += [(rank, row, e.event_id) for row, e in enumerate(read_events(tf.path).events, start=1)]
+        else:
+            placed_at += [(rank, n, json.loads(raw)["event_id"]) for n, raw in trace_io.jsonl_lines(tf)]
+
+    def state_of(at: list[tuple[int, int, str]]) -> tuple[statedir.State, locations.Placed]:
+        shuffled = random.Random(7).sample(at, len(at))
+        blobs = []
+        for part in (shuffled[:50], shuffled[50:51], shuffled[51:]):  # three tasks
+            hashes = array("Q", [statedir.stable_hash(i) for _, _, i in part])
+            blobs.append(
+                locations.pack_located(hashes, array("i", [r for r, _, _ in part]), array("q", [n for _, n, _ in part]))
+            )
+        state = statedir.State(key={})
+        state.marks.chunk = 4
+        return state, locations.Placed(state, blobs, files)
+
+    state, placed = state_of(placed_at)
+    ordered = sorted(placed_at)
+    assert list(state.hashes) == [statedir.stable_hash(i) for _, _, i in ordered]
+    assert placed.index(*ordered[9][:2]) == 9
+    assert len(state.marks.first) > len(files) and statedir.LINE_ONLY in list(state.marks.byte)
+    paths = {tf.name: tf for tf in files}
+    got = locations.locate(state.marks, paths, dict(enumerate(state.hashes)))
+    assert [e.event_id for _, e in (got[i] for i in range(len(ordered)))] == [i for _, _, i in ordered]
+    state, _ = state_of([(r, n + 1 if r == 0 else n, i) for r, n, i in ordered])  # a file's lines off by one
+    with pytest.raises(driver.InternalError, match=r"not the saved one|past"):
+        locations.locate(state.marks, paths, dict(enumerate(state.hashes)))
+    with pytest.raises(driver.InternalError, match="not 20 bytes an event"):
+        locations.unpack_located(b"x" * 21)
