@@ -1,17 +1,15 @@
 """Where a level of the level-synchronous plan stops (issue 33, "On Spark"; `conformance.explore.levels`): the
 level's figures merged over partitions (`Summary`), and the cut, the first of the violating edge, the new state
 whose fairness end is violated and the edge at which `max_states` is reached, so that the counts are those of the
-single-process BFS, stopped where it stops (`account`). Split from `levels.py` in session 14 (its size)."""
+single-process BFS, stopped where it stops (`account`). Split from `levels.py` in session 14 (its size), with the
+partition after a level (`Settled`) that it reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from conformance.explore.result import Found, Result
-
-if TYPE_CHECKING:
-    from conformance.explore.levels import Settled
 
 Key = tuple[int, ...]
 
@@ -19,6 +17,24 @@ Key = tuple[int, ...]
 def least(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
     """The record with the smaller path key (the reduction of each record key)."""
     return a if a[0] <= b[0] else b
+
+
+class NewState(NamedTuple):
+    fingerprint: str
+    key: Key
+    node: Any
+    end: Found | None  # its fairness end's violation
+
+
+@dataclass
+class Settled:
+    """One partition after a level: its visited set, its new states, the out-degrees and the violating edge there."""
+
+    visited: set[str]
+    new: list[NewState] = field(default_factory=list)
+    degrees: list[tuple[Key, int]] = field(default_factory=list)
+    violation: tuple[Key, Found] | None = None
+    bytes: int = 0  # the new states' blobs (what the next frontier holds; at the last level made, not kept)
 
 
 @dataclass

@@ -29,11 +29,11 @@ from __future__ import annotations
 import pickle
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
-from conformance.explore.cut import Key, LocalProbe, Summary, account, least, summarize
+from conformance.explore.cut import Key, LocalProbe, NewState, Settled, Summary, account, least, summarize
 from conformance.explore.roots import level_zero
 from conformance.explore.spaces import SPACES, Bound
 from conformance.explore.state import Node
@@ -195,24 +195,6 @@ def expand_all(
     known = Known(before)
     for fp, key, node in sorted(rows, key=lambda r: r[1]):
         yield from expand(ex, fp, key, node, ends, last, known, pending)
-
-
-class NewState(NamedTuple):
-    fingerprint: str
-    key: Key
-    node: Any
-    end: Found | None  # its fairness end's violation
-
-
-@dataclass
-class Settled:
-    """One partition after a level: its visited set, its new states, the out-degrees and the violating edge there."""
-
-    visited: set[str]
-    new: list[NewState] = field(default_factory=list)
-    degrees: list[tuple[Key, int]] = field(default_factory=list)
-    violation: tuple[Key, Found] | None = None
-    bytes: int = 0  # the new states' blobs (what the next frontier holds; at the last level made, not kept)
 
 
 def settle(
