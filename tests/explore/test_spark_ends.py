@@ -14,7 +14,8 @@ import pytest
 from conformance.explore import levels
 from conformance.explore.bfs import Result, explore
 from conformance.explore.levels import Job, run_levels
-from conformance.explore.manifest import find
+from conformance.explore.manifest import find, load
+from conformance.harness.search import driver
 
 
 def figures(res: Result) -> tuple[Any, ...]:
@@ -85,6 +86,24 @@ def test_twin_a_partition_that_drops_its_pending_ends_misses_the_mutant(monkeypa
     b = find("sr-2s-1m-crash").bound
     got, _ = _counted(monkeypatch, Job(b, "no-duplicate-detection", ends_after_shuffle=True))
     assert got.found is None  # found at depth 3 when the pending ends are judged (above)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["sr", "pf"])
+def test_every_mutant_is_found_by_the_plan_with_ends_after_the_shuffle_as_by_one_process(mechanism: str) -> None:
+    """Each mutant in its mutant bound (its own rules armed, as the kill report): the level plan with its ends after
+    the shuffle (pf: auto, its choices branched; sr: forced, `choices = false`) finds it at the same depth, by the
+    same path and end resolution, as the single-process explorer (session 14: both about 5 min, shared)."""
+    mb = load()[1][mechanism]
+    differ = []
+    for name, rules in sorted(driver(mechanism).mutants().items()):
+        b, watch = mb.for_mutant(name), frozenset(rules)
+        levels._EXPANDERS.clear()
+        got = run_levels(Job(b, name, watch, ends_after_shuffle=True if mechanism == "sr" else None), partitions=3)
+        if figures(got) != figures(explore(b, name, watch=watch)):
+            differ.append(name)
+    levels._EXPANDERS.clear()
+    assert differ == []
 
 
 @pytest.mark.unit
