@@ -11,9 +11,11 @@ one partitioner pairs partition i of each without moving a row (`PartitionerAwar
 whose sides are not co-partitioned is an internal error). Each level's Settled RDD is cached and its lineage cut
 (`localCheckpoint`), so a deep search does not replan every level before it. A new state's fairness end is judged
 where its edge made it, before the shuffle, on its live session (session 12; `levels.expand`): the verdict crosses
-the shuffle with the candidate, and at the bound's last level the blob does not. The driver collects one summary
+the shuffle with the candidate, and at the bound's last level the blob does not. Session 14: where an end costs
+more than a copy (`Job.settles_ends`), it is judged after the shuffle instead, once per new state, where the state
+settles (`levels.settle`): its blob crosses the shuffle, also at the last level. The driver collects one summary
 per partition (counts and the least violating keys) and, only at the level where the search stops, the keys it
-needs to cut it where the single-process BFS stops (`levels.account`).
+needs to cut it where the single-process BFS stops (`cut.account`).
 
 Session 13: the driver also keeps the set of every visited fingerprint (collected from each level's new states)
 and broadcasts it to the next level's tasks (`levels.Known`, `Job.skip_known`): an edge into a state visited
@@ -33,22 +35,8 @@ from typing import Any
 from pyspark import StorageLevel
 
 from conformance.explore.bfs import Result
-from conformance.explore.levels import (
-    Buckets,
-    Job,
-    Key,
-    Probe,
-    Progress,
-    Settled,
-    Summary,
-    account,
-    expand_all,
-    least,
-    settle,
-    start,
-    summarize,
-    upto,
-)
+from conformance.explore.cut import Key, Probe, Summary, account, least, summarize, upto
+from conformance.explore.levels import Buckets, Job, Progress, Settled, expand_all, settle, start
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.session import build_session
 
@@ -73,20 +61,26 @@ def _expander(job: Job) -> Any:
 
 def _expand_partition(job: Job, last: bool, before: Any):
     def run(rows: Iterable[tuple[str, Key, Any]]) -> Iterator[tuple[str, tuple[Any, ...]]]:
-        yield from expand_all(_expander(job), rows, job.ends, last, before.value)
+        yield from expand_all(_expander(job), rows, job.ends, last, before.value, job.settles_ends())
 
     return run
 
 
-def _settle_partition(rows: Iterable[Any]) -> Iterator[Settled]:
-    visited: set[str] = set()
-    records = []
-    for row in rows:
-        if isinstance(row, set):
-            visited |= row
-        else:
-            records.append(row)
-    yield settle(visited, records)
+def _settle_partition(job: Job, last: bool):
+    """A partition's visited set and reduced candidates settled; the pending fairness ends (session 14,
+    `Job.settles_ends`) judged there, once per new state, by this worker's expander."""
+
+    def run(rows: Iterable[Any]) -> Iterator[Settled]:
+        visited: set[str] = set()
+        records = []
+        for row in rows:
+            if isinstance(row, set):
+                visited |= row
+            else:
+                records.append(row)
+        yield settle(visited, records, _expander(job).end_of if job.settles_ends() else None, last)
+
+    return run
 
 
 def _summary(s: Settled, fingerprints: bool) -> tuple[Summary, list[str]]:
@@ -141,7 +135,7 @@ def run_spark(
         both = visited.union(cands)
         if both.getNumPartitions() != n or both.partitioner != cands.partitioner:
             raise CoPartitionError(f"level {level + 1}: visited sets and candidates are not co-partitioned")
-        settled = both.mapPartitions(_settle_partition, preservesPartitioning=True)
+        settled = both.mapPartitions(_settle_partition(job, last), preservesPartitioning=True)
         settled.persist(StorageLevel.MEMORY_AND_DISK)  # cached: pyspark would otherwise pipeline into its children
         settled.localCheckpoint()
         summary, fresh = Summary(), []

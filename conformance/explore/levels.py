@@ -5,20 +5,18 @@ one-process run of the same plan (`run_levels`) beside it.
 A level expands every frontier state; each candidate is keyed by its child's fingerprint and sent to the
 partition `bucket(fingerprint)`, where it meets that partition's share of the visited set: one shuffle a level,
 the visited set never shuffled. A state's path key is the tuple of successor indices from the root, so the
-single-process BFS (`conformance.explore.bfs.Explorer.run`) meets the edges of a level in the lexicographic
-order of their keys. Keeping, per fingerprint, the smallest key keeps the shortest path that BFS keeps; among a
-level's violating edges the smallest key is the first that BFS meets; a new state's fairness end (`end_of`) is
-a violation at its discovering edge's key. The end is judged where the edge made the state, on its live session
-(session 12: after the shuffle it would be thawed again from its blob), and its verdict travels with the
-candidate; a task judges the end of each fingerprint it meets once, in key order, so the verdict kept with the
-least key is that of the path the single-process BFS keeps. The level's *cut* is the first of: the violating
-edge, the new state whose end is violated, the edge at which `max_states` is reached; everything after it in
-key order is discarded, so the counts (states, transitions, states per level, depth) are those of the
+single-process BFS (`Explorer.run`) meets a level's edges in their keys' order: keeping, per fingerprint, the
+smallest key keeps BFS's shortest path, and the smallest violating key is the first violation BFS meets. A new
+state's fairness end (`end_of`) is a violation at its discovering edge's key. It is judged where the edge made
+the state, on its live session (session 12), its verdict travelling with the candidate; a task judges the end of
+each fingerprint it meets once, in key order, so the verdict kept with the least key is the one BFS keeps.
+Session 14: where an end costs more than a copy (`Job.settles_ends`) the candidate crosses the shuffle with its
+blob, the end pending, and the partition that settles it judges each new state's end once, the least key's (a
+task-side end judged the same state once per task that met it: sr-2s-1m-choices, 4 partitions, 599 ends for 394
+states). The level's *cut* is the first of: the violating edge, the new state whose end is violated, the edge at
+which `max_states` is reached; everything after it in key order is discarded, so the counts are those of the
 single-process BFS, stopped where it stops. Session 13: a task is told the states visited before its level
-(`Known`; on Spark the driver's set, broadcast): an edge into one is judged in place and makes no candidate, so
-a task judges the end only of the states new to the level, once per fingerprint it meets (two tasks that meet
-the same new state still both judge its end: a level's duplicates across tasks, sr-3s-2m-2f at depth 4 about a
-quarter of the new states).
+(`Known`; on Spark the driver's set, broadcast): an edge into one is judged in place and makes no candidate.
 
 The expander is the copying explorer (`conformance.explore.bfs.Explorer`: `root()`, `successors(node)`,
 `end_of(node)`; a node travels as its pickled state, `conformance.explore.state.Node`), through `Expanding`; each
@@ -31,16 +29,16 @@ from __future__ import annotations
 import pickle
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
+from conformance.explore.cut import Key, LocalProbe, NewState, Settled, Summary, account, least, summarize
 from conformance.explore.roots import level_zero
-from conformance.explore.spaces import Bound
+from conformance.explore.spaces import SPACES, Bound
 from conformance.explore.state import Node
 from conformance.explore.witness import WITNESSES
 
-Key = tuple[int, ...]
 VIOLATION = "!"  # the record key of a level's violating edges (reduced to the least)
 DEGREE = "#"  # prefix of the record key of a source's out-degree ("#" + the source's fingerprint)
 
@@ -83,6 +81,17 @@ class Job:
     # fingerprint, broadcast each level, about 100 bytes a state in the driver and each worker); False: the visited
     # sets per partition alone decide, after the shuffle (the plan of sessions 10-12)
     skip_known: bool = True
+    # session 14: a new state's fairness end judged after the shuffle, once per state (`settle`), not before it once
+    # per task that meets the state; None: where the end costs more than the copy this needs (`settles_ends`)
+    ends_after_shuffle: bool | None = None
+
+    def settles_ends(self) -> bool:
+        """Ends judged after the shuffle. Auto: where the end's choices branch (`end_choices` > 1: its state frozen
+        anyway) and the end acts (not am's). Measured: benchmarks/README.md, "Session 14: ends"."""
+        if self.ends_after_shuffle is not None:
+            return self.ends and self.ends_after_shuffle
+        b = self.bound
+        return self.ends and bool(b.choices) and b.end_choices > 1 and not SPACES[b.mechanism].always_end_checks
 
     def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
@@ -121,12 +130,15 @@ class Buckets:
 
 class Candidate(NamedTuple):
     """A child crossing the shuffle: its path key, its node (None at the bound's last level: never expanded, only
-    its fingerprint, key and verdict are kept), its fairness end's violation, and its blob's bytes."""
+    its fingerprint, key and verdict are kept), its fairness end's violation, and its blob's bytes. `pending`
+    (session 14, `Job.settles_ends`): the end is judged after the shuffle, on the node's blob (kept at the last
+    level too, until then)."""
 
     key: Key
     node: Node | None
     end: Found | None
     bytes: int
+    pending: bool = False
 
 
 class Known:
@@ -148,63 +160,55 @@ class Known:
 
 
 def expand(
-    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, known: Known
+    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, known: Known, pending: bool = False
 ) -> list[tuple[str, tuple[Any, ...]]]:
     """A frontier state's records: its out-degree, its violating edge (the last it has), and each child by
-    fingerprint as a `Candidate`, its fairness end judged here on its live session (`ends`). The plan's path key
-    of the i-th edge is the source's plus (i,): the order of `successors`. A child already `known` is no
-    candidate (see `Known`). At the bound's last level a child is not frozen: it is never expanded."""
-    edges = ex.successors(node, known, frozen=not last)
+    fingerprint as a `Candidate`, its fairness end judged here on its live session (`ends`), or (`pending`,
+    `Job.settles_ends`) after the shuffle, on its blob. The plan's path key of the i-th edge is the source's plus
+    (i,): the order of `successors`. A child already `known` is no candidate (see `Known`). At the bound's last
+    level a child is not frozen (it is never expanded), unless its end is pending."""
+    pending = pending and ends
+    edges = ex.successors(node, known, frozen=pending or not last)
     out: list[tuple[str, tuple[Any, ...]]] = [(DEGREE + fp, (key, len(edges)))]
     for i, (child_fp, _, child, found) in enumerate(edges):
         if found is not None:
             out.append((VIOLATION, ((*key, i), found)))
         elif child is not None:
             known.met.add(child_fp)
-            end = ex.end_of(child) if ends else None
+            end = ex.end_of(child) if ends and not pending else None
             child.live = None
-            out.append((child_fp, Candidate((*key, i), None if last else child, end, len(child.blob or b""))))
+            kept = child if pending or not last else None
+            out.append((child_fp, Candidate((*key, i), kept, end, len(child.blob or b""), pending)))
     return out
 
 
 def expand_all(
-    ex: Expanding, rows: Iterable[tuple[str, Key, Node]], ends: bool, last: bool, before: Collection[str] = ()
+    ex: Expanding,
+    rows: Iterable[tuple[str, Key, Node]],
+    ends: bool,
+    last: bool,
+    before: Collection[str] = (),
+    pending: bool = False,
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
     """One task's frontier states expanded in key order (so each fingerprint's end is judged once in the task);
-    `before`: the states visited before this level."""
+    `before`: the states visited before this level; `pending`: ends judged after the shuffle (`settle`)."""
     known = Known(before)
     for fp, key, node in sorted(rows, key=lambda r: r[1]):
-        yield from expand(ex, fp, key, node, ends, last, known)
+        yield from expand(ex, fp, key, node, ends, last, known, pending)
 
 
-def least(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The record with the smaller path key (the reduction of each record key)."""
-    return a if a[0] <= b[0] else b
-
-
-class NewState(NamedTuple):
-    fingerprint: str
-    key: Key
-    node: Any
-    end: Found | None  # its fairness end's violation
-
-
-@dataclass
-class Settled:
-    """One partition after a level: its visited set, its new states, the out-degrees and the violating edge there."""
-
-    visited: set[str]
-    new: list[NewState] = field(default_factory=list)
-    degrees: list[tuple[Key, int]] = field(default_factory=list)
-    violation: tuple[Key, Found] | None = None
-    bytes: int = 0  # the new states' blobs (what the next frontier holds; at the last level made, not kept)
-
-
-def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]]) -> Settled:
+def settle(
+    visited: set[str],
+    reduced: Iterable[tuple[str, tuple[Any, ...]]],
+    judge: Callable[[Node], Found | None] | None = None,
+    last: bool = False,
+) -> Settled:
     """A partition's reduced records against its visited set: the new states (fairness end judged before the
     shuffle, `expand`) are added. At the bound's last level a candidate carries no node: its states are never
     expanded, each keeps its fingerprint, key and verdict (at 10^6 states the last level is most of them: issue
-    33, "Larger pinned bounds"), and no blob crosses the shuffle (session 12)."""
+    33, "Larger pinned bounds"), and no blob crosses the shuffle (session 12). Session 14: a candidate whose end is
+    `pending` is judged here by `judge` (`Explorer.end_of`), once per new state, the least key's; at the `last`
+    level its node is then dropped."""
     out = Settled(visited)
     for k, v in reduced:
         if k == VIOLATION:
@@ -214,111 +218,13 @@ def settle(visited: set[str], reduced: Iterable[tuple[str, tuple[Any, ...]]]) ->
         elif k not in visited:
             visited.add(k)
             out.bytes += v.bytes
-            out.new.append(NewState(k, v.key, v.node, v.end))
+            if v.pending:
+                if judge is None:
+                    raise ValueError(f"{k}: a candidate's fairness end is pending and the partition has no judge")
+                out.new.append(NewState(k, v.key, None if last else v.node, judge(v.node)))
+            else:
+                out.new.append(NewState(k, v.key, v.node, v.end))
     return out
-
-
-@dataclass
-class Summary:
-    """A level's figures before its cut, merged over partitions."""
-
-    new: int = 0
-    transitions: int = 0
-    violation: tuple[Key, Found] | None = None
-    end: tuple[Key, Found] | None = None
-    bytes: int = 0  # the new states' blobs
-
-    def merge(self, other: Summary) -> Summary:
-        def lesser(a: Any, b: Any) -> Any:
-            return b if a is None else a if b is None else least(a, b)
-
-        return Summary(
-            self.new + other.new,
-            self.transitions + other.transitions,
-            lesser(self.violation, other.violation),
-            lesser(self.end, other.end),
-            self.bytes + other.bytes,
-        )
-
-
-def summarize(s: Settled) -> Summary:
-    ends = [(n.key, n.end) for n in s.new if n.end is not None]
-    first_end = min(ends, key=lambda e: e[0], default=None)
-    return Summary(len(s.new), sum(d for _, d in s.degrees), s.violation, first_end, s.bytes)
-
-
-def upto(s: Settled, cut: Key) -> tuple[int, int]:
-    """A partition's new states and transitions up to and including the edge `cut` (all keys of a level have
-    one length; an edge's key is its source's plus its index)."""
-    src, last = cut[:-1], cut[-1]
-    trans = sum(n if k < src else (last + 1 if k == src else 0) for k, n in s.degrees)
-    return sum(1 for n in s.new if n.key <= cut), trans
-
-
-class Probe:
-    """What the cut needs beyond the summary, asked only at a level that is cut (local lists or a Spark RDD)."""
-
-    def nth_new_key(self, n: int) -> Key:  # the n-th smallest key of the level's new states (1-based)
-        raise NotImplementedError
-
-    def first_edge(self) -> Key:  # the level's first edge
-        raise NotImplementedError
-
-    def upto(self, cut: Key) -> tuple[int, int]:  # new states and transitions up to the cut
-        raise NotImplementedError
-
-
-def cut_of(
-    summary: Summary, states_before: int, max_states: int | None, probe: Probe
-) -> tuple[Key, Found | None] | None:
-    """Where the single-process BFS stops in this level: (the edge, its violation or None for max_states)."""
-    stops: list[tuple[Key, int, Found | None]] = []
-    if summary.violation is not None:
-        stops.append((summary.violation[0], 0, summary.violation[1]))
-    if summary.end is not None:  # a tie with max_states: the end is judged before the count is looked at
-        stops.append((summary.end[0], 1, summary.end[1]))
-    if max_states is not None and summary.transitions:
-        need = max_states - states_before
-        if need <= 0:
-            stops.append((probe.first_edge(), 2, None))
-        elif summary.new >= need:
-            stops.append((probe.nth_new_key(need), 2, None))
-    if not stops:
-        return None
-    key, _, found = min(stops, key=lambda s: (s[0], s[1]))
-    return key, found
-
-
-def account(res: Result, level: int, summary: Summary, max_states: int | None, probe: Probe) -> bool:
-    """Add level `level + 1` to `res` as the single-process BFS would count it; False when the search stops here."""
-    cut = cut_of(summary, res.states, max_states, probe)
-    new, trans = (summary.new, summary.transitions) if cut is None else probe.upto(cut[0])
-    res.transitions += trans
-    if new:
-        res.states += new
-        res.depth = level + 1
-        res.per_level.append(new)
-    if cut is None:
-        return True
-    if cut[1] is None:
-        res.complete = False
-    res.found = cut[1]
-    return False
-
-
-class LocalProbe(Probe):
-    def __init__(self, parts: list[Settled]) -> None:
-        self.parts = parts
-
-    def nth_new_key(self, n: int) -> Key:
-        return sorted(s.key for p in self.parts for s in p.new)[n - 1]
-
-    def first_edge(self) -> Key:
-        return (*min(k for p in self.parts for k, d in p.degrees if d), 0)
-
-    def upto(self, cut: Key) -> tuple[int, int]:
-        counts = [upto(p, cut) for p in self.parts]
-        return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 def start(job: Job, ex: Expanding) -> tuple[Result, list[tuple[str, Key, Node]]]:
@@ -370,11 +276,13 @@ def run_levels(
         reduced: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(partitions)]
         last = level + 1 >= job.bound.depth
         before = set().union(*visited) if job.skip_known else ()  # the driver's set (Spark: broadcast)
+        pending = job.settles_ends()
         for task in frontier:  # a task: the new states one partition settled (Spark's frontier partitions)
-            for k, v in expand_all(ex, task, job.ends, last, before):
+            for k, v in expand_all(ex, task, job.ends, last, before, pending):
                 part = reduced[buckets(k) % partitions]
                 part[k] = least(part[k], v) if k in part else v
-        settled = [settle(visited[i], reduced[i].items()) for i in range(partitions)]
+        judge = ex.end_of if pending else None
+        settled = [settle(visited[i], reduced[i].items(), judge, last) for i in range(partitions)]
         summary = Summary()
         for p in settled:
             summary = summary.merge(summarize(p))

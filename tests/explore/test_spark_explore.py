@@ -86,11 +86,11 @@ def _spy_settle(monkeypatch, force_last: bool = False) -> list[list[bool]]:
 
     real_settle, real_expand, calls = levels.settle, levels.expand_all, []
 
-    def expand_all(ex, rows, ends, last, before=()):
-        return real_expand(ex, rows, ends, last or force_last, before)
+    def expand_all(ex, rows, ends, last, before=(), pending=False):
+        return real_expand(ex, rows, ends, last or force_last, before, pending)
 
-    def settle(visited, reduced):
-        out = real_settle(visited, reduced)
+    def settle(visited, reduced, judge=None, last=False):
+        out = real_settle(visited, reduced, judge, last)
         calls.append([n.node is None for n in out.new])
         return out
 
@@ -131,7 +131,7 @@ def _restores(monkeypatch, bound, thaw_for_end: bool = False) -> tuple[int, int]
             return real(self, node)
 
         monkeypatch.setattr(levels.Expanding, "end_of", thawing)
-    job = Job(bound)
+    job = Job(bound, ends_after_shuffle=False)  # session 14: the plan that judges ends before the shuffle
     got = run_levels(job, partitions=3)
     one = explore(bound)
     assert figures(got) == figures(one)
@@ -172,7 +172,8 @@ def _ends(monkeypatch, bound, skip_known: bool, before: set[str] | None = None) 
     monkeypatch.setattr(levels.Expanding, "end_of", end_of)
     if before is not None:
         monkeypatch.setattr(levels, "Known", lambda _: real_known(before))
-    return run_levels(Job(bound, skip_known=skip_known), partitions=3), count[0]
+    job = Job(bound, skip_known=skip_known, ends_after_shuffle=False)  # ends per task, before the shuffle
+    return run_levels(job, partitions=3), count[0]
 
 
 @pytest.mark.model
@@ -198,8 +199,8 @@ def test_twin_a_filter_that_claims_states_not_yet_visited_loses_them(monkeypatch
 
     real_settle = levels.settle
 
-    def settle(visited, reduced):
-        out = real_settle(visited, reduced)
+    def settle(visited, reduced, judge=None, last=False):
+        out = real_settle(visited, reduced, judge, last)
         every.update(visited)
         return out
 
