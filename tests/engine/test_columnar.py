@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from traces.columnar import canonical_value, judge_batch, judge_columns, plain_attrs, scanned_value
+from traces.io import TraceFile, iter_parquet
 from traces.rows import check_typed_row
-from traces.schema import Event
+from traces.schema import Event, arrow_schema
 
 pytestmark = pytest.mark.unit
 
@@ -49,6 +51,13 @@ VARIANTS = [
     {"attrs": '{"a":1} x'},
     {"attrs": '{"a":' + "[" * 40 + "]" * 40 + "}"},
     {"attrs": '{"a":"\\ud800"}'},
+    # escapes on the canonical path (session 14: no pre-check of `\u` there): a control character's escape is
+    # canonical and valid, a lone surrogate in a key or an array is not decoded by msgspec, a pair is not canonical
+    {"attrs": '{"a":"\\u001f"}'},
+    {"attrs": '{"a":["x\\u0000",""]}'},
+    {"attrs": '{"\\ud800":1}'},
+    {"attrs": '{"a":["\\udc00"]}'},
+    {"attrs": '{"a":"\\ud83d\\ude00"}'},
     {"attrs": '{"a":"\\u00e9"}'},
     {"attrs": '{"a":99999999999999999999}'},
     {"attrs": '{"a":[]}'},
@@ -158,3 +167,51 @@ def test_plain_attrs_takes_utf8_bytes_as_text():
         if isinstance(text, str):
             assert plain_attrs(text.encode()) == plain_attrs(text), text
     assert plain_attrs(b'{"a":[1,"x"]}') is None and plain_attrs(b'{"a":1.0}') is None
+
+
+def _write(path, texts: list[str]) -> None:
+    rows = [{**GOOD, "seq": i, "event_id": f"e{i}", "attrs": t} for i, t in enumerate(texts)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema()), path)
+
+
+def test_a_bad_text_among_thousands_of_good_ones_is_reported_at_its_row(tmp_path):
+    """Texts are parsed once per distinct text of a batch, and a file's batch reuses the texts its batch before
+    parsed (`judge_columns`'s memo, session 14): a non-canonical, invalid text (a repeated key) in one row among
+    thousands holding one good text is still reported at its row, by file, row and field, in every batch that
+    holds it; the good rows give the events of the full judgement. Twin: the next test's memo that holds a wrong
+    value is taken as it is (the memo is read, so this test sees its use)."""
+    texts = [GOOD["attrs"]] * 6000
+    bad = '{"a":1,"a":1}'
+    rows = (1234, 3500, 4321, 4322)  # batch 2 of 6; batch 4, and twice in batch 5 (from batch 4's memo)
+    for row in rows:
+        texts[row] = bad
+    path = tmp_path / "t.parquet"
+    _write(path, texts)
+    tf = TraceFile("t.parquet", str(path), "parquet")
+    parts = list(iter_parquet(tf, batch_size=1000))
+    errors = [e for p in parts for e in p.errors]
+    want = check_typed_row({**GOOD, "attrs": bad})[1]
+    assert [(e.file, e.line, e.field, e.reason) for e in errors] == [
+        ("t.parquet", row + 1, want.field, want.reason) for row in rows
+    ]
+    assert want.field == "attrs" and sum(len(p.events) for p in parts) == 5996
+    assert all(p.reconciles() for p in parts)
+    events = [e for p in parts for e in p.events]
+    assert events[0] == Event.from_row(check_typed_row({**GOOD, "event_id": "e0"})[0])
+
+
+def test_the_memo_of_the_batch_before_is_only_a_shortcut():
+    """A memo given by the caller changes no judgement (`judge_columns`): the same batches judged with one memo
+    across them and with none give the same events and problems, the good text shared; twin: a memo holding a
+    wrong value for a text is used as it is (so the memo is really read)."""
+    texts = [GOOD["attrs"], '{"a":1,"a":1}', "{}", '{"b":1,"a":2}']
+    batches = [
+        _batch([{**GOOD, "extra": None, "seq": i, "attrs": texts[(i + k) % 4]} for i in range(8)]) for k in (0, 1)
+    ]
+    memo: dict = {}
+    with_memo = [judge_columns(b, memo) for b in batches]
+    assert with_memo == [judge_columns(b) for b in batches]
+    assert GOOD["attrs"].encode() in memo and with_memo[0][0][0].attrs is with_memo[1][0][2].attrs  # row 3 of 2
+    wrong = {t.encode(): {"z": 1} for t in texts}
+    events, problems = judge_columns(batches[0], wrong)
+    assert problems == [] and {tuple(e.attrs) for e in events} == {("z",)}
