@@ -8,15 +8,58 @@ registry; `tests/unit/test_layering.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from traces.schema import Event
 from traces.verdict import Monitor
 
 Simulate = Callable[..., list[Event]]
 SkewUse = Literal["none", "optional", "required"]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A simulate function whose module is loaded on its first call (issue 32, session 14: a check, which runs
+    monitors only, loads no simulator). `load` is a module-level function of the mechanism's `mechanism` module
+    returning the function, by `importlib.import_module("model.<name>.sim")` with a constant name, so the
+    layering test sees the import (tests/unit/test_layering.py). Pickles by reference, as the function did;
+    `inspect.signature` reads the loaded function's (`__wrapped__`)."""
+
+    load: Callable[[], Simulate]
+
+    def __call__(self, *args: Any, **options: Any) -> list[Event]:
+        return self.load()(*args, **options)
+
+    @property
+    def __wrapped__(self) -> Simulate:
+        return self.load()
+
+
+class DeferredTable(Mapping[str, Simulate]):
+    """A mechanism's mutants, by name, built by `load` on first use (`Deferred`'s reason and rule)."""
+
+    def __init__(self, load: Callable[[], Mapping[str, Simulate]]) -> None:
+        self._load = load
+        self._table: Mapping[str, Simulate] | None = None
+
+    def _loaded(self) -> Mapping[str, Simulate]:
+        if self._table is None:
+            self._table = self._load()
+        return self._table
+
+    def __getitem__(self, name: str) -> Simulate:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __repr__(self) -> str:
+        return f"DeferredTable({self._load.__module__}.{self._load.__qualname__})"
 
 
 @dataclass(frozen=True)

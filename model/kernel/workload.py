@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from model.kernel.mechanism import MechanismSpec
 from model.kernel.network import Envelope, NetConfig, Network
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import random_topology
@@ -132,12 +131,3 @@ MUTANTS = {
         "no-trace-start": _no_start,
     }.items()
 }
-
-NET = MechanismSpec(
-    name="net",
-    title="Kernel network workload (mechanism-independent rules only)",
-    simulate=simulate,
-    monitor=None,
-    mutants=MUTANTS,
-    trace_mechanism="core",
-)

@@ -273,17 +273,23 @@ def test_twin_the_layers_are_in_order():
     assert [layer_of(m) for m in order] == list(range(len(LAYERS)))
 
 
-def _loaded(*modules: str) -> set[str]:
-    """The `model.*` modules a fresh interpreter holds after importing `modules`."""
-    code = f"import sys, {', '.join(modules)}; print(' '.join(m for m in sys.modules if m.startswith('model.')))"
+def _loaded(*modules: str, then: str = "") -> set[str]:
+    """The `model.*` modules a fresh interpreter holds after importing `modules` (and running `then`)."""
+    code = f"import sys, {', '.join(modules)}; {then or 'pass'}; "
+    code += "print(' '.join(m for m in sys.modules if m.startswith('model.')))"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     return set(run.stdout.split())
 
 
 def test_a_mechanism_submodule_loads_no_monitor_simulator_or_mutants():
-    """Package `__init__`s that import nothing: each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
-    (the registry's entry), loads all three, so the probe does see them when they are there."""
+    """Package `__init__`s that import nothing: each `model.<m>.state` alone; each `model.<m>.mechanism` (the
+    registry's entry) loads the monitor only, its generator and mutants on first use (session 14); the twin,
+    the entries' generators and mutants used, loads all three, so the probe does see them when they are there."""
     mechanisms = ("sr", "am", "pf")
     parts = {f"model.{m}.{part}" for m in mechanisms for part in ("monitor", "sim", "mutants")}
+    monitors = {f"model.{m}.monitor" for m in mechanisms}
+    entries = [f"model.{m}.mechanism" for m in mechanisms]
     assert not _loaded(*(f"model.{m}.state" for m in mechanisms)) & parts
-    assert parts <= _loaded(*(f"model.{m}.mechanism" for m in mechanisms))
+    assert _loaded(*entries) & parts == monitors
+    used = "; ".join(f"{e}.MECHANISM.simulate.__wrapped__, len({e}.MECHANISM.mutants)" for e in entries)
+    assert parts <= _loaded(*entries, then=used)
