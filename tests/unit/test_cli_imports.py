@@ -54,6 +54,8 @@ HEAVY = (
     "model.kernel.workload",
     "model.kernel.sim",
     "numpy.ma",
+    "conformance.incremental",  # `--state` only (`conformance.cli.check.run_incremental`), with its reader:
+    "conformance.locations",
 )
 _PROBE = """
 import json, sys
@@ -83,6 +85,13 @@ def test_check_help_loads_nothing_heavy():
 def test_a_check_of_jsonl_and_parquet_loads_nothing_heavy(tmp_path):
     argv = ["check", str(SAMPLES / "sr-s1.jsonl"), str(SAMPLES / "pf-s3.parquet"), "--engine", "python"]
     assert heavy_loaded([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == []
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
+
+
+def test_twin_an_incremental_check_loads_incremental_and_is_seen(tmp_path):
+    argv = ["check", str(SAMPLES / "sr-s1.jsonl"), "--engine", "python", "--state", str(tmp_path / "state")]
+    loaded = heavy_loaded([*argv, "--out", str(tmp_path / "out"), "--quiet"])
+    assert {"conformance.incremental", "conformance.locations"} <= set(loaded)
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
 
 
