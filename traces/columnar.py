@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Annotated, Any
 
 import msgspec
@@ -192,30 +191,17 @@ def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _parsed(texts: list[bytes | None], memo: dict[bytes | None, Any] | None) -> list[Any]:
-    """`plain_attrs` of each distinct text of a batch; `memo`: the previous batch's of the same file, looked up
-    first and then replaced by this batch's (bounded by one batch: a file's batches share texts, 12% of the
-    batches' distinct texts in benchmarks/README.md's 10^6 corpus; session 14)."""
-    if memo is None:
-        return list(map(plain_attrs, texts))
-    parsed = list(map(memo.get, texts, repeat(_UNPARSED)))
-    for j, value in enumerate(parsed):
-        if value is _UNPARSED:
-            parsed[j] = plain_attrs(texts[j])  # type: ignore[arg-type]
-    memo.clear()
-    memo.update(zip(texts, parsed, strict=True))
-    return parsed
-
-
-def judge_columns(batch: pa.RecordBatch, memo: dict[bytes | None, Any] | None = None) -> Judged:
+def judge_columns(batch: pa.RecordBatch) -> Judged:
     """The events of a batch's valid rows, in row order, and (row index from 0, problem) for each other row.
 
     A batch whose rows all pass `fast_mask` and whose distinct attrs texts are all plain (the usual batch) is
     built column-wise: every distinct text parsed once, its dict shared by the rows that hold it (an Event's
     attrs are never changed, `traces.schema.Event`; in the corpus of benchmarks/README.md, session 10, 63% of
     the rows repeat a text of their batch), then one `Event` per row from the columns, no Python loop of ours
-    per row (benchmarks/README.md, session 12). Any other batch is judged row by row (`_row_by_row`). `memo`:
-    texts parsed by the batch before, kept by the caller between the batches of one file (`_parsed`)."""
+    per row (benchmarks/README.md, session 12). Any other batch is judged row by row (`_row_by_row`).
+
+    Texts are parsed once per batch, not per file: a file's batches share 12% of their distinct texts in the
+    10^6 corpus, and looking each text up in the batch before's parsed texts cost what it saved (session 14)."""
     raw = {n for n in batch.schema.names if _is_text(batch.schema.field(n).type) and not _utf8_ok(batch.column(n))}
     if raw:  # invalid UTF-8 in a column: every row judged in full, the judgement says where
         return _row_by_row(batch, [False] * batch.num_rows, [], [], [], [], raw)
@@ -223,7 +209,7 @@ def judge_columns(batch: pa.RecordBatch, memo: dict[bytes | None, Any] | None = 
     texts, which = _distinct(batch.column("attrs"))
     cols = [_values(batch.column(n), n) for n in FIELD_NAMES[1:-1]]  # trace_id .. kind, Event's order
     if pc.all(mask).as_py() is not False:
-        parsed = _parsed(texts, memo)
+        parsed = list(map(plain_attrs, texts))
         if all(p is not None for p in parsed):  # schema_version is the current one (`fast_mask`): Event's default
             return list(map(Event, *cols, map(parsed.__getitem__, which))), []
         return _row_by_row(batch, [True] * batch.num_rows, cols, texts, parsed, which, raw)

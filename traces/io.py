@@ -187,10 +187,9 @@ def iter_parquet(tf: TraceFile, batch_size: int = 65_536) -> Iterator[ReadResult
     """A Parquet file batch by batch, each judged column-wise (`traces.columnar`); rows numbered from 1."""
     check_parquet_schema(tf.path, tf.name)
     rows = 0
-    memo: dict[bytes | None, Any] = {}  # the attrs texts of the batch before, parsed (`judge_columns`)
     try:
         for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
-            events, problems = judge_columns(batch, memo)
+            events, problems = judge_columns(batch)
             errors = [RowError(tf.name, rows + i + 1, p.field, p.reason) for i, p in problems]
             rows += batch.num_rows
             yield ReadResult(events, errors, batch.num_rows)

@@ -175,14 +175,13 @@ def _write(path, texts: list[str]) -> None:
 
 
 def test_a_bad_text_among_thousands_of_good_ones_is_reported_at_its_row(tmp_path):
-    """Texts are parsed once per distinct text of a batch, and a file's batch reuses the texts its batch before
-    parsed (`judge_columns`'s memo, session 14): a non-canonical, invalid text (a repeated key) in one row among
-    thousands holding one good text is still reported at its row, by file, row and field, in every batch that
-    holds it; the good rows give the events of the full judgement. Twin: the next test's memo that holds a wrong
-    value is taken as it is (the memo is read, so this test sees its use)."""
+    """Texts are parsed once per distinct text of a batch (`judge_columns`): a non-canonical, invalid text (a
+    repeated key) in one row among thousands holding one good text is still reported at its row, by file, row
+    and field, in every batch that holds it (twice in one batch too); the good rows give the events of the full
+    judgement. Twin: the same file with the good text alone gives no error and every event."""
     texts = [GOOD["attrs"]] * 6000
     bad = '{"a":1,"a":1}'
-    rows = (1234, 3500, 4321, 4322)  # batch 2 of 6; batch 4, and twice in batch 5 (from batch 4's memo)
+    rows = (1234, 3500, 4321, 4322)  # batches 2 and 4 of 6, and twice in batch 5
     for row in rows:
         texts[row] = bad
     path = tmp_path / "t.parquet"
@@ -198,20 +197,6 @@ def test_a_bad_text_among_thousands_of_good_ones_is_reported_at_its_row(tmp_path
     assert all(p.reconciles() for p in parts)
     events = [e for p in parts for e in p.events]
     assert events[0] == Event.from_row(check_typed_row({**GOOD, "event_id": "e0"})[0])
-
-
-def test_the_memo_of_the_batch_before_is_only_a_shortcut():
-    """A memo given by the caller changes no judgement (`judge_columns`): the same batches judged with one memo
-    across them and with none give the same events and problems, the good text shared; twin: a memo holding a
-    wrong value for a text is used as it is (so the memo is really read)."""
-    texts = [GOOD["attrs"], '{"a":1,"a":1}', "{}", '{"b":1,"a":2}']
-    batches = [
-        _batch([{**GOOD, "extra": None, "seq": i, "attrs": texts[(i + k) % 4]} for i in range(8)]) for k in (0, 1)
-    ]
-    memo: dict = {}
-    with_memo = [judge_columns(b, memo) for b in batches]
-    assert with_memo == [judge_columns(b) for b in batches]
-    assert GOOD["attrs"].encode() in memo and with_memo[0][0][0].attrs is with_memo[1][0][2].attrs  # row 3 of 2
-    wrong = {t.encode(): {"z": 1} for t in texts}
-    events, problems = judge_columns(batches[0], wrong)
-    assert problems == [] and {tuple(e.attrs) for e in events} == {("z",)}
+    _write(path, [GOOD["attrs"]] * 6000)
+    parts = list(iter_parquet(tf, batch_size=1000))
+    assert [e for p in parts for e in p.errors] == [] and sum(len(p.events) for p in parts) == 6000
