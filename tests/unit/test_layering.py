@@ -8,9 +8,10 @@ from a lower layer to a higher one, `importlib.import_module("...")` calls inclu
 f-string's fixed part); (c) no project import inside a function, unless the module imported
 loads one of `LAZY_ALLOWED` (an optional heavy dependency, each with its reason) at import: an import
 hidden in a function to dodge a cycle fails here even where the cycle is gone; (d) mechanisms do not import
-each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants. The
-twins feed the same checker a made-up graph with a cycle, an upward import and a hidden import, and it must
-report each; (e)'s twin is the `mechanism` module, which loads all three.
+each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants, its
+`mechanism` module the monitor only (session 14). The twins feed the same checker a made-up graph with a
+cycle, an upward import and a hidden import, and it must report each; (e)'s twin is the `mechanism` module
+with its generator and mutants used, which loads all three.
 """
 
 from __future__ import annotations
