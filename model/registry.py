@@ -36,21 +36,13 @@ KNOWN = ("sr", "am", "pf")
 ENTRIES: tuple[MonitorEntry, ...] = (MSGTRK, SKEW)  # monitors without a generator, after the mechanisms'
 
 
-def _net_simulate() -> Simulate:
-    return importlib.import_module("model.kernel.workload").simulate
-
-
-def _net_mutants() -> dict[str, Simulate]:
-    return importlib.import_module("model.kernel.workload").MUTANTS
-
-
 # the kernel's workload (`model.kernel.workload`), loaded on first use: a check loads no simulator (session 14)
 NET = MechanismSpec(
     name="net",
     title="Kernel network workload (mechanism-independent rules only)",
-    simulate=Deferred(_net_simulate),
+    simulate=Deferred("model.kernel.workload", "simulate"),
     monitor=None,
-    mutants=DeferredTable(_net_mutants),
+    mutants=DeferredTable("model.kernel.workload", "MUTANTS"),
     trace_mechanism="core",
 )
 

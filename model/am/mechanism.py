@@ -7,27 +7,15 @@ Importing it loads the monitor and the event kinds; the generator and the mutant
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-
 from model.am.events import KINDS
 from model.am.monitor import AmMonitor
-from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec, Simulate
-
-
-def _simulate() -> Simulate:
-    return importlib.import_module("model.am.sim").simulate
-
-
-def _mutants() -> Mapping[str, Simulate]:
-    return importlib.import_module("model.am.mutants").SIMULATORS
-
+from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec
 
 MECHANISM = MechanismSpec(
     name="am",
     title="Active Manager and best copy and server selection",
-    simulate=Deferred(_simulate),
+    simulate=Deferred("model.am.sim", "simulate"),
     monitor=AmMonitor,
-    mutants=DeferredTable(_mutants),
+    mutants=DeferredTable("model.am.mutants", "SIMULATORS"),
     kinds=KINDS,
 )

@@ -8,6 +8,7 @@ registry; `tests/unit/test_layering.py`).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,34 +20,40 @@ Simulate = Callable[..., list[Event]]
 SkewUse = Literal["none", "optional", "required"]
 
 
+def _attribute(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(module), name)
+
+
 @dataclass(frozen=True)
 class Deferred:
-    """A simulate function whose module is loaded on its first call (issue 32, session 14: a check, which runs
-    monitors only, loads no simulator). `load` is a module-level function of the mechanism's `mechanism` module
-    returning the function, by `importlib.import_module("model.<name>.sim")` with a constant name, so the
-    layering test sees the import (tests/unit/test_layering.py). Pickles by reference, as the function did;
-    `inspect.signature` reads the loaded function's (`__wrapped__`)."""
+    """A simulate function named by module and attribute, its module loaded on the first call (issue 32,
+    session 14: a check, which runs monitors only, loads no simulator). The layering test reads the module
+    named here as an import (tests/unit/test_layering.py), as it reads `importlib.import_module("...")`.
+    Pickles as the two names; `inspect.signature` reads the loaded function's (`__wrapped__`)."""
 
-    load: Callable[[], Simulate]
+    module: str
+    name: str
 
     def __call__(self, *args: Any, **options: Any) -> list[Event]:
-        return self.load()(*args, **options)
+        return _attribute(self.module, self.name)(*args, **options)
 
     @property
     def __wrapped__(self) -> Simulate:
-        return self.load()
+        return _attribute(self.module, self.name)
 
 
 class DeferredTable(Mapping[str, Simulate]):
-    """A mechanism's mutants, by name, built by `load` on first use (`Deferred`'s reason and rule)."""
+    """A mechanism's mutants, by name: attribute `name` of `module`, a mapping or a function that returns one,
+    loaded on first use (`Deferred`'s reason and rule)."""
 
-    def __init__(self, load: Callable[[], Mapping[str, Simulate]]) -> None:
-        self._load = load
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
         self._table: Mapping[str, Simulate] | None = None
 
     def _loaded(self) -> Mapping[str, Simulate]:
         if self._table is None:
-            self._table = self._load()
+            found = _attribute(self.module, self.name)
+            self._table = found if isinstance(found, Mapping) else found()
         return self._table
 
     def __getitem__(self, name: str) -> Simulate:
@@ -59,7 +66,7 @@ class DeferredTable(Mapping[str, Simulate]):
         return len(self._loaded())
 
     def __repr__(self) -> str:
-        return f"DeferredTable({self._load.__module__}.{self._load.__qualname__})"
+        return f"DeferredTable({self.module!r}, {self.name!r})"
 
 
 @dataclass(frozen=True)

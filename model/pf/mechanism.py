@@ -7,27 +7,15 @@ Importing it loads the monitor and the event kinds; the generator and the mutant
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-
-from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec, Simulate
+from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec
 from model.pf.events import ALL_KINDS
 from model.pf.monitor import monitor
-
-
-def _simulate() -> Simulate:
-    return importlib.import_module("model.pf.sim").simulate
-
-
-def _mutants() -> Mapping[str, Simulate]:
-    return importlib.import_module("model.pf.mutants").MUTANTS
-
 
 MECHANISM = MechanismSpec(
     name="pf",
     title="Public folder replication, backfill, adding and deleting replicas (Exchange 2003)",
-    simulate=Deferred(_simulate),
+    simulate=Deferred("model.pf.sim", "simulate"),
     monitor=monitor,
-    mutants=DeferredTable(_mutants),
+    mutants=DeferredTable("model.pf.mutants", "MUTANTS"),
     kinds=ALL_KINDS,
 )

@@ -7,27 +7,15 @@ Importing it loads the monitor and the event kinds; the generator and the mutant
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-
-from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec, Simulate
+from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec
 from model.sr.events import ALL_KINDS
 from model.sr.monitor import monitor
-
-
-def _simulate() -> Simulate:
-    return importlib.import_module("model.sr.sim").simulate
-
-
-def _mutants() -> Mapping[str, Simulate]:
-    return importlib.import_module("model.sr.mutants").simulators()
-
 
 MECHANISM = MechanismSpec(
     name="sr",
     title="Shadow redundancy (Exchange 2013 transport)",
-    simulate=Deferred(_simulate),
+    simulate=Deferred("model.sr.sim", "simulate"),
     monitor=monitor,
-    mutants=DeferredTable(_mutants),
+    mutants=DeferredTable("model.sr.mutants", "simulators"),
     kinds=frozenset(ALL_KINDS),
 )

@@ -1,7 +1,8 @@
 """A mechanism's generator and mutants load on first use (issue 32, session 14: a check runs monitors only):
 `model.kernel.mechanism.Deferred` and `DeferredTable` in every registry entry stand for the functions they
 load: the same function (`__wrapped__`), signature (read by `haconform simulate` for its options), mutants by
-name, and a pickle that loads it again. Twin: a table built from another mechanism's mutants differs."""
+name, and a pickle that loads it again; a misspelt name fails here, as every entry is loaded. Twin: a table
+naming another mechanism's mutants differs."""
 
 from __future__ import annotations
 
@@ -45,5 +46,6 @@ def test_a_deferred_call_is_the_loaded_function_s_call():
 
 
 def test_twin_a_table_of_another_mechanism_s_mutants_differs():
-    other = DeferredTable(lambda: importlib.import_module("model.pf.mutants").MUTANTS)
+    other = DeferredTable("model.pf.mutants", "MUTANTS")
     assert set(other) != set(mechanisms()["sr"].mutants)
+    assert Deferred("model.pf.sim", "simulate") != mechanisms()["sr"].simulate
