@@ -2,7 +2,8 @@
 
 It exists to exercise the kernel (scheduler, network faults, crashes, restarts, partitions) and the
 mechanism-independent trace rules TR-001..TR-006 on every corpus, before and beside the mechanism
-models. Its mutants plant one recording bug each, giving traces with a known violation.
+models. Its mutants plant one recording bug each, giving traces with a known violation. Its registry entry
+(`model.registry.NET`) names `simulate` and `MUTANTS` here, loaded on first use (session 14).
 """
 
 from __future__ import annotations
