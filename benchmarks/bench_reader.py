@@ -9,7 +9,8 @@ cyclic collector paused as the engine pauses it (`conformance.engine.collector`)
 judged into events (`iter_parquet`: the batch's column checks, attrs parsed once per distinct text of a batch,
 one `Event` per row). `attrs`: the distinct attrs texts of every batch (what the reader parses), each decoded
 by msgspec alone (`decode`), and decoded, encoded back and compared (`round trip`, `traces.columnar`'s
-canonical check): their difference is the check's own cost. Figures, never a test.
+canonical check): their difference is the check's own cost; `plain_attrs`: the whole judgement of a text as the
+reader makes it (session 14: the canonical path without the scan's pre-checks). Figures, never a test.
 """
 
 from __future__ import annotations
@@ -59,12 +60,14 @@ def main() -> int:
     alone, _ = best(args.repeat, lambda: [decode(t) for t in distinct])
     values = [decode(t) for t in distinct]
     both, _ = best(args.repeat, lambda: [encode(v) == t for v, t in zip(values, distinct, strict=True)])
+    whole, _ = best(args.repeat, lambda: list(map(columnar.plain_attrs, distinct)))
     per = len(distinct) / events
     print(f"attrs: {len(distinct)} distinct texts of the batches ({per:.3f} per event)")
     print(
         f"  decode: {alone / len(distinct) * 1e9:.0f} ns/text; round trip's own (encode, compare): "
         f"{both / len(distinct) * 1e9:.0f} ns/text = {both / events * 1e6:.3f} us/event"
     )
+    print(f"  plain_attrs (the reader's whole judgement of a text): {whole / len(distinct) * 1e9:.0f} ns/text")
     return 0
 
 

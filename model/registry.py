@@ -15,8 +15,7 @@ from collections.abc import Callable
 from functools import cache, lru_cache, partial
 from typing import Any
 
-from model.kernel.mechanism import MechanismSpec, MonitorEntry, Simulate
-from model.kernel.workload import NET
+from model.kernel.mechanism import Deferred, DeferredTable, MechanismSpec, MonitorEntry, Simulate
 from model.msgtrk.mechanism import ENTRY as MSGTRK
 from model.skew.mechanism import ENTRY as SKEW
 from traces.schema import Event
@@ -35,6 +34,17 @@ __all__ = [
 ]
 KNOWN = ("sr", "am", "pf")
 ENTRIES: tuple[MonitorEntry, ...] = (MSGTRK, SKEW)  # monitors without a generator, after the mechanisms'
+
+
+# the kernel's workload (`model.kernel.workload`), loaded on first use: a check loads no simulator (session 14)
+NET = MechanismSpec(
+    name="net",
+    title="Kernel network workload (mechanism-independent rules only)",
+    simulate=Deferred("model.kernel.workload", "simulate"),
+    monitor=None,
+    mutants=DeferredTable("model.kernel.workload", "MUTANTS"),
+    trace_mechanism="core",
+)
 
 
 def _load(name: str) -> MechanismSpec | None:

@@ -5,8 +5,8 @@ post-step (summary.json's rule sets and run facts, then --html/--junit).
 and incremental (`--state DIR`, `conformance.incremental`), each under a progress line, and write the report
 (`conformance.report.run_and_report`; exit statuses there). The Spark engine's frames are
 `spark_trace_check.job.run_check` and `spark_trace_check.incremental`, loaded only for that engine. This
-module loads what checking needs and no other command's modules (the HTML page's only with --html/--junit;
-tests/unit/test_cli_imports.py lists what a check must not load).
+module loads what checking needs and no other command's modules (the HTML page's only with --html/--junit,
+incremental's only with --state; tests/unit/test_cli_imports.py lists what a check must not load).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from conformance.audit.sniff import import_hint
 from conformance.driver_choice import choose, cores, input_events, state_events
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome
 from conformance.engine.rulesets import summary_rule_sets
-from conformance.incremental import check_incremental
 from conformance.progress import Progress
 from conformance.pycheck import check_paths
 from conformance.report import (
@@ -52,7 +51,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_incremental(args: argparse.Namespace) -> int:
-    """`haconform check PATHS --state DIR --engine python`."""
+    """`haconform check PATHS --state DIR --engine python` (`conformance.incremental`, loaded only here: a check
+    without `--state` does not load it or the saved locations' reader; session 14)."""
+    check_incremental = importlib.import_module("conformance.incremental").check_incremental
 
     def compute() -> CheckOutcome:
         with Progress.for_args(args) as progress:

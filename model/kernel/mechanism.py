@@ -8,15 +8,65 @@ registry; `tests/unit/test_layering.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from traces.schema import Event
 from traces.verdict import Monitor
 
 Simulate = Callable[..., list[Event]]
 SkewUse = Literal["none", "optional", "required"]
+
+
+def _attribute(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A simulate function named by module and attribute, its module loaded on the first call (issue 32,
+    session 14: a check, which runs monitors only, loads no simulator). The layering test reads the module
+    named here as an import (tests/unit/test_layering.py), as it reads `importlib.import_module("...")`.
+    Pickles as the two names; `inspect.signature` reads the loaded function's (`__wrapped__`)."""
+
+    module: str
+    name: str
+
+    def __call__(self, *args: Any, **options: Any) -> list[Event]:
+        return _attribute(self.module, self.name)(*args, **options)
+
+    @property
+    def __wrapped__(self) -> Simulate:
+        return _attribute(self.module, self.name)
+
+
+class DeferredTable(Mapping[str, Simulate]):
+    """A mechanism's mutants, by name: attribute `name` of `module`, a mapping or a function that returns one,
+    loaded on first use (`Deferred`'s reason and rule)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+        self._table: Mapping[str, Simulate] | None = None
+
+    def _loaded(self) -> Mapping[str, Simulate]:
+        if self._table is None:
+            found = _attribute(self.module, self.name)
+            self._table = found if isinstance(found, Mapping) else found()
+        return self._table
+
+    def __getitem__(self, name: str) -> Simulate:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __repr__(self) -> str:
+        return f"DeferredTable({self.module!r}, {self.name!r})"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 It exists to exercise the kernel (scheduler, network faults, crashes, restarts, partitions) and the
 mechanism-independent trace rules TR-001..TR-006 on every corpus, before and beside the mechanism
-models. Its mutants plant one recording bug each, giving traces with a known violation.
+models. Its mutants plant one recording bug each, giving traces with a known violation. Its registry entry
+(`model.registry.NET`) names `simulate` and `MUTANTS` here, loaded on first use (session 14).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from model.kernel.mechanism import MechanismSpec
 from model.kernel.network import Envelope, NetConfig, Network
 from model.kernel.sim import MINUTE, SECOND, Simulator
 from model.kernel.topology import random_topology
@@ -132,12 +132,3 @@ MUTANTS = {
         "no-trace-start": _no_start,
     }.items()
 }
-
-NET = MechanismSpec(
-    name="net",
-    title="Kernel network workload (mechanism-independent rules only)",
-    simulate=simulate,
-    monitor=None,
-    mutants=MUTANTS,
-    trace_mechanism="core",
-)

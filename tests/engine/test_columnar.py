@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from traces.columnar import canonical_value, judge_batch, judge_columns, plain_attrs, scanned_value
+from traces.io import TraceFile, iter_parquet
 from traces.rows import check_typed_row
-from traces.schema import Event
+from traces.schema import Event, arrow_schema
 
 pytestmark = pytest.mark.unit
 
@@ -49,6 +51,13 @@ VARIANTS = [
     {"attrs": '{"a":1} x'},
     {"attrs": '{"a":' + "[" * 40 + "]" * 40 + "}"},
     {"attrs": '{"a":"\\ud800"}'},
+    # escapes on the canonical path (session 14: no pre-check of `\u` there): a control character's escape is
+    # canonical and valid, a lone surrogate in a key or an array is not decoded by msgspec, a pair is not canonical
+    {"attrs": '{"a":"\\u001f"}'},
+    {"attrs": '{"a":["x\\u0000",""]}'},
+    {"attrs": '{"\\ud800":1}'},
+    {"attrs": '{"a":["\\udc00"]}'},
+    {"attrs": '{"a":"\\ud83d\\ude00"}'},
     {"attrs": '{"a":"\\u00e9"}'},
     {"attrs": '{"a":99999999999999999999}'},
     {"attrs": '{"a":[]}'},
@@ -158,3 +167,36 @@ def test_plain_attrs_takes_utf8_bytes_as_text():
         if isinstance(text, str):
             assert plain_attrs(text.encode()) == plain_attrs(text), text
     assert plain_attrs(b'{"a":[1,"x"]}') is None and plain_attrs(b'{"a":1.0}') is None
+
+
+def _write(path, texts: list[str]) -> None:
+    rows = [{**GOOD, "seq": i, "event_id": f"e{i}", "attrs": t} for i, t in enumerate(texts)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema()), path)
+
+
+def test_a_bad_text_among_thousands_of_good_ones_is_reported_at_its_row(tmp_path):
+    """Texts are parsed once per distinct text of a batch (`judge_columns`): a non-canonical, invalid text (a
+    repeated key) in one row among thousands holding one good text is still reported at its row, by file, row
+    and field, in every batch that holds it (twice in one batch too); the good rows give the events of the full
+    judgement. Twin: the same file with the good text alone gives no error and every event."""
+    texts = [GOOD["attrs"]] * 6000
+    bad = '{"a":1,"a":1}'
+    rows = (1234, 3500, 4321, 4322)  # batches 2 and 4 of 6, and twice in batch 5
+    for row in rows:
+        texts[row] = bad
+    path = tmp_path / "t.parquet"
+    _write(path, texts)
+    tf = TraceFile("t.parquet", str(path), "parquet")
+    parts = list(iter_parquet(tf, batch_size=1000))
+    errors = [e for p in parts for e in p.errors]
+    want = check_typed_row({**GOOD, "attrs": bad})[1]
+    assert [(e.file, e.line, e.field, e.reason) for e in errors] == [
+        ("t.parquet", row + 1, want.field, want.reason) for row in rows
+    ]
+    assert want.field == "attrs" and sum(len(p.events) for p in parts) == 5996
+    assert all(p.reconciles() for p in parts)
+    events = [e for p in parts for e in p.events]
+    assert events[0] == Event.from_row(check_typed_row({**GOOD, "event_id": "e0"})[0])
+    _write(path, [GOOD["attrs"]] * 6000)
+    parts = list(iter_parquet(tf, batch_size=1000))
+    assert [e for p in parts for e in p.errors] == [] and sum(len(p.events) for p in parts) == 6000

@@ -1,8 +1,8 @@
 """`haconform check` loads what checking needs and nothing else (issue 32, startup): no pandas (pyarrow's first
 question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page, networkx or other
-command's modules; and the command line, which loads only the module of the command it runs, lists every command as
-the whole one does (`conformance.cli.COMMANDS`). Twins: a process that loaded one of the listed modules is caught; a
-command table whose help differs from its module's is caught."""
+command's modules, no simulator or mutant (session 14); and the command line, which loads only the module of the
+command it runs, lists every command as the whole one does (`conformance.cli.COMMANDS`). Twins: a process that
+loaded one of the listed modules is caught; a command table whose help differs from its module's is caught."""
 
 from __future__ import annotations
 
@@ -42,6 +42,20 @@ HEAVY = (
     "pyspark",
     "urllib.request",
     "networkx",
+    # the simulators, their kernel and the mutants: `model/*/mechanism.py` and the registry's `net` load them on
+    # first use (`model.kernel.mechanism.Deferred`; session 14: 26 modules, a sixth of the project's start);
+    # numpy's masked arrays, which `np.unique` of no repeated hash loaded (`traces.dataset.repeated_hashes`)
+    "model.sr.sim",
+    "model.sr.mutants",
+    "model.am.sim",
+    "model.am.mutants",
+    "model.pf.sim",
+    "model.pf.mutants",
+    "model.kernel.workload",
+    "model.kernel.sim",
+    "numpy.ma",
+    "conformance.incremental",  # `--state` only (`conformance.cli.check.run_incremental`), with its reader:
+    "conformance.locations",
 )
 _PROBE = """
 import json, sys
@@ -74,6 +88,13 @@ def test_a_check_of_jsonl_and_parquet_loads_nothing_heavy(tmp_path):
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
 
 
+def test_twin_an_incremental_check_loads_incremental_and_is_seen(tmp_path):
+    argv = ["check", str(SAMPLES / "sr-s1.jsonl"), "--engine", "python", "--state", str(tmp_path / "state")]
+    loaded = heavy_loaded([*argv, "--out", str(tmp_path / "out"), "--quiet"])
+    assert {"conformance.incremental", "conformance.locations"} <= set(loaded)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
+
+
 def test_twin_a_process_that_loaded_a_heavy_module_is_caught():
     assert {"conformance.cli.suite", "hypothesis"} <= set(
         heavy_loaded(["check", "--help"], "import conformance.cli.suite")
@@ -82,6 +103,10 @@ def test_twin_a_process_that_loaded_a_heavy_module_is_caught():
     assert "pandas" in heavy_loaded(["check", "--help"], "import pyarrow; pyarrow.array([0])")
     # a simulator's topology built first: networkx is loaded, and seen
     assert "networkx" in heavy_loaded(["check", "--help"], "from model.kernel.topology import Topology; Topology([])")
+    # a mechanism's generator and mutants asked for (the deferred entries load them), and seen
+    first = "from model.registry import get; get('sr').simulate.__wrapped__; len(get('pf').mutants); get('net').mutants"
+    assert {"model.sr.sim", "model.pf.mutants"} <= set(heavy_loaded(["check", "--help"], first))
+    assert "model.kernel.sim" in heavy_loaded(["check", "--help"], first + "['seq-repeat']")
 
 
 def listed(parser: argparse.ArgumentParser) -> list[tuple[str, str | None]]:

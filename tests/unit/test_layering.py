@@ -8,9 +8,10 @@ from a lower layer to a higher one, `importlib.import_module("...")` calls inclu
 f-string's fixed part); (c) no project import inside a function, unless the module imported
 loads one of `LAZY_ALLOWED` (an optional heavy dependency, each with its reason) at import: an import
 hidden in a function to dodge a cycle fails here even where the cycle is gone; (d) mechanisms do not import
-each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants. The
-twins feed the same checker a made-up graph with a cycle, an upward import and a hidden import, and it must
-report each; (e)'s twin is the `mechanism` module, which loads all three.
+each other; (e) a mechanism package is lazy: its `state` module loads no monitor, simulator or mutants, its
+`mechanism` module the monitor only (session 14). The twins feed the same checker a made-up graph with a
+cycle, an upward import and a hidden import, and it must report each; (e)'s twin is the `mechanism` module
+with its generator and mutants used, which loads all three.
 """
 
 from __future__ import annotations
@@ -96,12 +97,17 @@ def _resolve(name: str, modules: dict[str, Path]) -> str:
     return probe or name.split(".")[0]
 
 
+# calls whose first argument names a module loaded later by name: importlib's, and the registry entries'
+# generators and mutants loaded on first use (`model.kernel.mechanism.Deferred`, session 14)
+LOADERS = ("import_module", "Deferred", "DeferredTable")
+
+
 def _dynamic_name(call: ast.Call) -> str | None:
-    """The module an `importlib.import_module(...)` call names: a string constant whole, an f-string up to
-    its first replacement field (`f"model.{m}.rules"` -> `model`: at least that package is loaded)."""
+    """The module an `importlib.import_module(...)` call (or a `LOADERS` one) names: a string constant whole,
+    an f-string up to its first replacement field (`f"model.{m}.rules"` -> `model`: at least that package)."""
     func = call.func
-    named = isinstance(func, ast.Attribute) and func.attr == "import_module"
-    named = named or (isinstance(func, ast.Name) and func.id == "import_module")
+    named = isinstance(func, ast.Attribute) and func.attr in LOADERS
+    named = named or (isinstance(func, ast.Name) and func.id in LOADERS)
     if not named or not call.args:
         return None
     arg = call.args[0]
@@ -245,25 +251,33 @@ def test_importlib_imports_are_seen():
     dynamic = {(i.source, i.target) for i in imports if i.dynamic}
     assert ("model.registry", "model") in dynamic  # f"model.{name}.mechanism": at least the package
     assert ("conformance.harness.search", "conformance.harness") in dynamic
+    # the registry entries' generators and mutants, named for `model.kernel.mechanism.Deferred` (session 14)
+    assert {("model.sr.mechanism", "model.sr.sim"), ("model.pf.mechanism", "model.pf.mutants")} <= dynamic
+    assert ("model.registry", "model.kernel.workload") in dynamic
 
 
 def test_twin_an_upward_importlib_import_fails(tmp_path):
     """A planted `importlib.import_module` of a higher layer (a constant name, and an f-string whose fixed
-    part names a higher package) is reported as upward, not hidden (a dynamic import is lazy by nature)."""
+    part names a higher package), and a `Deferred` entry naming one, are reported as upward, not hidden (a
+    dynamic import is lazy by nature)."""
     planted = tmp_path / "workload.py"
     planted.write_text(
         "import importlib\n\n\ndef load(m):\n"
         "    importlib.import_module('conformance.cli')\n"
         "    return importlib.import_module(f'spark_trace_check.{m}')\n"
+        "\n\nNET = Deferred('conformance.pycheck', 'check_paths')\n"
     )
-    modules = {"model.kernel.workload": planted, "conformance.cli": planted, "spark_trace_check": planted}
+    modules = {n: planted for n in ("model.kernel.workload", "conformance.cli", "spark_trace_check")}
+    modules["conformance.pycheck"] = planted
     imports = imports_of("model.kernel.workload", planted, modules)
     want = [("importlib", False), ("conformance.cli", True), ("spark_trace_check", True)]
-    assert [(i.target, i.dynamic) for i in imports] == want
+    assert [(i.target, i.dynamic) for i in imports] == [*want, ("conformance.pycheck", True)]
     found = problems(set(modules), imports)
     assert found == [
         "upward: model.kernel.workload:5 imports conformance.cli by importlib (inside a function) (kernel -> cli)",
         "upward: model.kernel.workload:6 imports spark_trace_check by importlib (inside a function) (kernel -> spark)",
+        "upward: model.kernel.workload:9 imports conformance.pycheck by importlib (at module level) "
+        "(kernel -> conformance)",
     ]
 
 
@@ -273,17 +287,23 @@ def test_twin_the_layers_are_in_order():
     assert [layer_of(m) for m in order] == list(range(len(LAYERS)))
 
 
-def _loaded(*modules: str) -> set[str]:
-    """The `model.*` modules a fresh interpreter holds after importing `modules`."""
-    code = f"import sys, {', '.join(modules)}; print(' '.join(m for m in sys.modules if m.startswith('model.')))"
+def _loaded(*modules: str, then: str = "") -> set[str]:
+    """The `model.*` modules a fresh interpreter holds after importing `modules` (and running `then`)."""
+    code = f"import sys, {', '.join(modules)}; {then or 'pass'}; "
+    code += "print(' '.join(m for m in sys.modules if m.startswith('model.')))"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     return set(run.stdout.split())
 
 
 def test_a_mechanism_submodule_loads_no_monitor_simulator_or_mutants():
-    """Package `__init__`s that import nothing: each `model.<m>.state` alone; the twin, each `model.<m>.mechanism`
-    (the registry's entry), loads all three, so the probe does see them when they are there."""
+    """Package `__init__`s that import nothing: each `model.<m>.state` alone; each `model.<m>.mechanism` (the
+    registry's entry) loads the monitor only, its generator and mutants on first use (session 14); the twin,
+    the entries' generators and mutants used, loads all three, so the probe does see them when they are there."""
     mechanisms = ("sr", "am", "pf")
     parts = {f"model.{m}.{part}" for m in mechanisms for part in ("monitor", "sim", "mutants")}
+    monitors = {f"model.{m}.monitor" for m in mechanisms}
+    entries = [f"model.{m}.mechanism" for m in mechanisms]
     assert not _loaded(*(f"model.{m}.state" for m in mechanisms)) & parts
-    assert parts <= _loaded(*(f"model.{m}.mechanism" for m in mechanisms))
+    assert _loaded(*entries) & parts == monitors
+    used = "; ".join(f"{e}.MECHANISM.simulate.__wrapped__, len({e}.MECHANISM.mutants)" for e in entries)
+    assert parts <= _loaded(*entries, then=used)
