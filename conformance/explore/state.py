@@ -43,6 +43,7 @@ from operator import attrgetter
 from typing import Any
 
 from conformance.engine.stream import result_of
+from conformance.explore.fixed import FixedTable
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
 from conformance.harness.failure import judging
@@ -212,20 +213,38 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
     return _table
 
 
-def freeze(s: Session, compress: bool = False) -> bytes:
+def parts_of(s: Session) -> tuple[Any, ...]:
+    """What a blob holds of the session (see the module docstring)."""
+    return (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
+
+
+def fixed_table(s: Session) -> FixedTable | None:
+    """The fixed table of the state `s` holds, registered in this process (`conformance.explore.fixed`); None when
+    the state cannot be copied (`freeze` says why)."""
+    if closures(s.system):
+        return None
+    try:
+        return FixedTable.of(parts_of(s), _dispatch())
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
+def freeze(s: Session, compress: bool = False, fixed: FixedTable | None = None) -> bytes:
     """The session's state as one blob (see the module docstring for what it holds); `compress`: zlib level 1
-    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte)."""
+    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte);
+    `fixed`: the exploration's fixed table, whose objects the blob refers to (`conformance.explore.fixed`)."""
     bad = closures(s.system)
     if bad:
         raise NotCopyable(
             f"the {s.driver.name} model's state cannot be copied: its kernel queue holds a closure "
             f"({bad[0]}; {len(bad)} such timers): a copy would share the closure's objects with the original"
         )
-    parts = (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
+    parts = parts_of(s)
     try:
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, PROTOCOL)
-        pickler.dispatch_table = _dispatch()
+        table = _dispatch()
+        pickler.dispatch_table = table if fixed is None else fixed.dispatch(table, _scanned)
         pickler.dump(parts)
         blob = buf.getvalue()
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
