@@ -123,8 +123,7 @@ class Explorer:
         """An independent session in `node`'s state: a copy of its blob (or, without one, a replay)."""
         if node.blob is None:
             return self.replay(node.steps, node.start)
-        if self.fixed is None:
-            self.prime()
+        self.prime() if self.fixed is None else self.fixed.ensure()
         self.result.copies += 1
         s = thaw(node.blob, self.driver, self.setup)
         s.start = node.start

@@ -86,9 +86,15 @@ class FixedTable:
         while len(_TABLES) > _KEEP:
             del _TABLES[next(iter(_TABLES))]
 
+    def ensure(self) -> None:
+        """Registered again if it was dropped (a process that met more than `_KEEP` tables since)."""
+        if self.tag not in _TABLES:
+            self.register()
+
     def dispatch(self, base: dict[Any, Callable[[Any], Any]], scanned: int) -> dict[Any, Callable[[Any], Any]]:
         """`base` with each table class's reducer referring to the table's objects (rebuilt when `scanned`, the
-        count of modules `base` was made from, changes)."""
+        count of modules `base` was made from, changes); the table registered again if it was dropped."""
+        self.ensure()
         if self._dispatch is not None and self._dispatch[0] == scanned:
             return self._dispatch[1]
         table = dict(base)

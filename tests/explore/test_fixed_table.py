@@ -130,7 +130,7 @@ def test_the_kernel_topology_is_declared_fixed() -> None:
 def test_twin_a_blob_thawed_without_its_table_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process (a Spark task) holds no table until it builds one from the same first root (`prime`): a blob
     thawed before fails naming the table; the primed explorer's table has the same tag, and the thawed state the
-    same fingerprint."""
+    same fingerprint. An explorer whose table was dropped registers it again."""
     ex = Explorer(find(PF).bound)
     node = ex.root()
     assert ex.fixed is not None and node.blob is not None
@@ -138,6 +138,8 @@ def test_twin_a_blob_thawed_without_its_table_fails_naming_it(monkeypatch: pytes
     monkeypatch.setattr(fixed, "_TABLES", {})
     with pytest.raises(RuntimeError, match=f"fixed table {tag}, which this process has not built"):
         thaw(node.blob, ex.driver, ex.setup)
+    ex.restore(node)  # the explorer registers its table again (dropped: more than `_KEEP` tables met since)
+    monkeypatch.setattr(fixed, "_TABLES", {})
     other = Explorer(find(PF).bound)
     other.prime()
     assert other.fixed is not None and other.fixed.tag == tag
