@@ -135,7 +135,7 @@ class Explorer:
         if self.trim:
             forget_fed(s)
         if self.fixed is None and self.share_fixed:
-            self.fixed = fixed_table(s)  # None: the state cannot be copied (`freeze` says why)
+            self.fixed = fixed_table(s, f"{self.bound.mechanism}|{self.mutant}|{self.bound.name}")  # None: no copy
             self.share_fixed = self.fixed is not None
         try:
             return freeze(s, self.compress, self.fixed)

@@ -48,19 +48,21 @@ _KEEP = 8
 class FixedTable:
     """The objects every state of one exploration shares (see the module docstring), by index."""
 
-    def __init__(self, objects: list[Any]) -> None:
+    def __init__(self, objects: list[Any], salt: str = "") -> None:
         self.objects = objects
         self.ids = {id(o): i for i, o in enumerate(objects)}
         self.digests = [_encoding(o) for o in objects]
-        self.tag = hashlib.blake2b("\x00".join(self.digests).encode(), digest_size=8).hexdigest()
+        text = "\x00".join([salt, *self.digests])  # salt: the model (two mutants' lambdas may encode alike)
+        self.tag = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         self._tokens: dict[tuple[tuple[str, str], ...], dict[int, list[str]]] = {}  # per renaming
         self._dispatch: tuple[int, dict[Any, Any]] | None = None
         self._seeds: tuple[Any, list[dict[int, list[str]]]] = (None, [])
 
     @classmethod
-    def of(cls, parts: Any, base: Mapping[Any, Callable[[Any], Any]]) -> FixedTable:
+    def of(cls, parts: Any, base: Mapping[Any, Callable[[Any], Any]], salt: str = "") -> FixedTable:
         """The table of the state `parts` (what `state.freeze` pickles), registered in this process: its candidates
-        in the order a pickle of it meets them (`base`: the pickler's dispatch table, `state._dispatch()`)."""
+        in the order a pickle of it meets them (`base`: the pickler's dispatch table, `state._dispatch()`; `salt`
+        names the model, mutant included, in the tag)."""
         found: list[Any] = []
         ids: set[int] = set()
 
@@ -76,7 +78,7 @@ class FixedTable:
         pickler = Collecting(_Sink(), PROTOCOL)
         pickler.dispatch_table = dict(base)
         pickler.dump(parts)
-        made = cls(found)
+        made = cls(found, salt)
         made.register()
         return made
 

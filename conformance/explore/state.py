@@ -218,13 +218,13 @@ def parts_of(s: Session) -> tuple[Any, ...]:
     return (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
 
 
-def fixed_table(s: Session) -> FixedTable | None:
-    """The fixed table of the state `s` holds, registered in this process (`conformance.explore.fixed`); None when
-    the state cannot be copied (`freeze` says why)."""
+def fixed_table(s: Session, model: str) -> FixedTable | None:
+    """The fixed table of the state `s` holds, registered in this process (`conformance.explore.fixed`; `model`:
+    the mechanism, mutant and bound, in its tag); None when the state cannot be copied (`freeze` says why)."""
     if closures(s.system):
         return None
     try:
-        return FixedTable.of(parts_of(s), _dispatch())
+        return FixedTable.of(parts_of(s), _dispatch(), model)
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
 

@@ -145,3 +145,17 @@ def test_twin_a_blob_thawed_without_its_table_fails_naming_it(monkeypatch: pytes
     assert other.fixed is not None and other.fixed.tag == tag
     s = other.restore(node)
     assert other.fingerprint(s, node.book) == ex.fingerprint(ex.restore(node), node.book)
+
+
+@pytest.mark.model
+def test_a_mutant_s_table_is_its_own() -> None:
+    """pf's mutants differ from the model by a lambda in the frozen `Decisions` (two lambdas of one module may
+    encode alike): a mutant's table has its own tag, so its blobs thaw with its own decisions in a process that
+    explored the model as well. Its states are copied, not replayed: the lambda is shared by reference."""
+    model, mutant = Explorer(find(PF).bound), Explorer(find(PF).bound, "delete-without-status")
+    node = mutant.root()
+    model.root()
+    assert model.fixed is not None and mutant.fixed is not None and model.fixed.tag != mutant.fixed.tag
+    s = mutant.restore(node)
+    assert mutant.result.restore == "copy"
+    assert any(o is s.system.rules for o in mutant.fixed.objects)
