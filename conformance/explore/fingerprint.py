@@ -165,9 +165,18 @@ class Walker:
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
-        elif kind == _RANDOM:
-            version, words, gauss = obj.getstate()  # 625 32-bit words: hashed as bytes, not as their repr
-            digest = hashlib.blake2b(array("I", words).tobytes(), digest_size=16).hexdigest()
+        elif kind == _RANDOM:  # 625 32-bit words: hashed as bytes, not as their repr
+            kept = getattr(obj, "words", None)  # a `KernelRandom`'s, while nothing drew (session 14)
+            if kept is not None:
+                version, raw, gauss = kept
+            else:
+                version, words, gauss = obj.getstate()
+                raw = array("I", words).tobytes()
+            digest = _WORDS.get(raw)
+            if digest is None:
+                if len(_WORDS) >= _WORDS_MAX:
+                    _WORDS.clear()
+                digest = _WORDS[raw] = hashlib.blake2b(raw, digest_size=16).hexdigest()
             put(f"R{version}:{gauss!r}:{digest}")
         elif kind == _FUNC:
             self._function(obj)
@@ -260,6 +269,8 @@ _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
+_WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
+_WORDS_MAX = 1 << 10
 _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
 
 

@@ -47,7 +47,7 @@ from conformance.explore.fixed import FixedTable
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
 from conformance.harness.failure import judging
-from model.kernel.sim import Simulator, closure_in
+from model.kernel.sim import KernelRandom, Simulator, closure_in
 from traces.schema import Event
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -186,12 +186,20 @@ def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
 
 def _reduce_random(rng: random.Random) -> tuple[Callable[..., random.Random], tuple[Any, ...]]:
     """A `random.Random` as its state's 625 words in one `bytes` (session 13): its own `__reduce__` gives them as
-    625 ints, and rebuilds it through `__init__`, which first seeds it from the OS before `setstate`."""
-    version, words, gauss = rng.getstate()
-    return _rebuild_random, (type(rng), version, array("I", words).tobytes(), gauss)
+    625 ints, and rebuilds it through `__init__`, which first seeds it from the OS before `setstate`. The kernel's
+    `KernelRandom` (session 14) as the words it keeps while nothing drew (none: made here, and kept)."""
+    words = getattr(rng, "words", None)
+    if words is None:
+        version, state, gauss = rng.getstate()
+        words = (version, array("I", state).tobytes(), gauss)
+        if type(rng) is KernelRandom:
+            rng.words = words
+    return _rebuild_random, (type(rng), *words)
 
 
 def _rebuild_random(cls: type[random.Random], version: int, words: bytes, gauss: float | None) -> random.Random:
+    if cls is KernelRandom:  # its words set at its first draw, if any
+        return KernelRandom.thawed(version, words, gauss)
     rng = cls.__new__(cls)
     rng.setstate((version, tuple(array("I", words)), gauss))
     return rng
@@ -204,7 +212,7 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
         _scanned = len(sys.modules)
         if not _table:
             _table.update(copyreg.dispatch_table)
-            _table[random.Random] = _reduce_random
+            _table[random.Random] = _table[KernelRandom] = _reduce_random
         for name, mod in list(sys.modules.items()):
             if name.startswith(_PACKAGES) and mod is not None:
                 for cls in list(vars(mod).values()):
