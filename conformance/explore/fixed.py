@@ -23,6 +23,12 @@ pay here). `tag` is the digest of the table's canonical encoding: the same bound
 process (a Spark task builds its own from the same first root, `Explorer.prime`), so a blob thaws in any process
 holding a table of that tag, and fails, naming the tag, in one that holds none.
 
+What a table object holds must not be reachable from the rest of the state too: a copy would refer to the table's
+object and hold its own copy of the inner one, two objects where the original had one (the fingerprint sees the
+difference, and a change through one would not show through the other). `tests/explore/test_fixed_table.py`
+compares every edge's fingerprint with and without the table on three default bounds; it refused am's boot facts
+(`ModelSystem.initial`, whose attribute dicts other parts of the state come to hold), tried in session 14.
+
 The fingerprint puts a value of the table (a frozen dataclass whose encoding holds nothing mutable, so no back
 reference) as its tokens remembered per renaming: the same tokens as walking it, so every fingerprint is
 unchanged, and a replayed state, which holds its own equal objects, has the fingerprint of its copy. `verify`

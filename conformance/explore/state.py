@@ -9,11 +9,12 @@ round trip was measured against `copy.deepcopy` on the default bounds' states (a
 2.0 ms; benchmarks/README.md, "Session 10: exploration"): the blob is also what the frontier holds, so one
 `dumps` per new state serves both.
 
-What is not in the blob: the mechanism's driver and the setup (shared by every state of one exploration), the
-steps (the `Node` keeps them: the counterexample must be a complete replay file), the answers, and (session 11,
-`forget_fed`) the events already fed to the monitor's fold: the rules need only the fold, so the state keeps the
-events recorded since (none, once its edge is judged) and the recorder numbers on from its `base`. A search
-that reads the whole trace (a witness goal) keeps them.
+What is not in the blob: the exploration's fixed table (session 14, `conformance.explore.fixed`: configurations,
+the topology, the first events, referred to by index), the mechanism's driver and the setup (shared by every
+state of one exploration), the steps (the `Node` keeps them: the counterexample must be a complete replay file),
+the answers, and (session 11, `forget_fed`) the events already fed to the monitor's fold: the rules need only the
+fold, so the state keeps the events recorded since (none, once its edge is judged) and the recorder numbers on
+from its `base`. A search that reads the whole trace (a witness goal) keeps them.
 
 A state whose kernel queue holds a closure (a model whose timers are not yet records: `model.kernel.sim`,
 `closure_in`) cannot be copied: a copy would share the closure's captured objects with the original. `freeze`
