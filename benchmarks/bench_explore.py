@@ -20,6 +20,7 @@ session's own folds going on), and the blob's bytes; the same on any tree since 
 
     python benchmarks/bench_explore.py --budget 600 [--mechanism sr]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
+        [--no-fixed]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --unit-costs [--repeat 200]
 """
 
@@ -73,9 +74,12 @@ def run(mechanism: str, budget_s: float) -> list[dict[str, object]]:
     return rows
 
 
-def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool = False) -> list[dict[str, object]]:
+def defaults(
+    mechanism: str, repeat: int, choices: bool = True, compress: bool = False, fixed: bool = True
+) -> list[dict[str, object]]:
     """The explore loop's speed on the mechanism's default (non-slow) manifest bounds (`choices` False: every
-    random choice drawn by the seed, the state space explored before issue 33)."""
+    random choice drawn by the seed, the state space explored before issue 33; `fixed` False: every state copies
+    its configuration, session 14's fixed table off)."""
     from conformance.explore.manifest import load
 
     rows = []
@@ -87,6 +91,8 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
             ex = Explorer(entry.bound)
             knows = hasattr(ex, "choices")  # a tree before issue 33 has no choice points (and no compression)
             ex.choices, ex.compress = choices and entry.bound.choices, compress  # sr's bounds: `choices = false`
+            if hasattr(ex, "share_fixed"):  # session 14
+                ex.share_fixed = fixed
             cpu = time.process_time()
             res = ex.run(max_states=entry.max_states)
             cpu_rates.append(res.states / max(time.process_time() - cpu, 1e-9))
@@ -98,6 +104,7 @@ def defaults(mechanism: str, repeat: int, choices: bool = True, compress: bool =
             "bound": entry.bound.name,
             "choice_points": (choices and entry.bound.choices) if knows else None,
             "compressed": compress if knows else None,
+            "fixed_table": fixed if hasattr(ex, "share_fixed") else None,
             "states": res.states,
             "transitions": res.transitions,
             "loop_seconds_best": round(res.states / rates[-1], 3),
@@ -162,6 +169,7 @@ def main() -> None:
     ap.add_argument("--defaults", action="store_true", help="the explore loop's speed on the default bounds")
     ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
     ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
+    ap.add_argument("--no-fixed", action="store_true", help="with --defaults: the fixed table off (session 14)")
     ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs zlib-compressed")
     ap.add_argument("--unit-costs", action="store_true", help="ms per freeze, thaw and fingerprint per mechanism")
     args = ap.parse_args()
@@ -169,7 +177,7 @@ def main() -> None:
         if args.unit_costs:
             unit_costs(m, args.repeat)
         elif args.defaults:
-            defaults(m, args.repeat, not args.no_choices, args.compress)
+            defaults(m, args.repeat, not args.no_choices, args.compress, not args.no_fixed)
         else:
             run(m, args.budget)
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from conformance.explore.ends import judged_ends
 from conformance.explore.fingerprint import fingerprint
+from conformance.explore.fixed import FixedTable
 from conformance.explore.result import Found, Result
 from conformance.explore.roots import construct, level_zero
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
@@ -48,6 +49,7 @@ from conformance.explore.state import (
     check_fold,
     edge_verdict,
     feed_folds,
+    fixed_table,
     forget_fed,
     freeze,
     thaw,
@@ -85,6 +87,9 @@ class Explorer:
         self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
         self.trim = goal is None  # a state keeps its fold, not the events fed to it (a goal reads them)
         self.reuse_probe = True  # the tick's successor is the session its probe ran forward (`actions`, session 12)
+        # session 14: what every state shares, from the first root frozen (`conformance.explore.fixed`; False: not)
+        self.fixed: FixedTable | None = None
+        self.share_fixed = True
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self, start: Sequence[int] = ()) -> Session:
@@ -107,10 +112,18 @@ class Explorer:
                     s.apply(call)
         return s
 
+    def prime(self) -> None:
+        """The fixed table as the first root's freeze builds it: for a process thawing blobs (a Spark task)."""
+        if self.fixed is None and self.share_fixed:
+            s = self.fresh()
+            self.judge(s, (), False)
+            self.freeze(s)
+
     def restore(self, node: Node) -> Session:
         """An independent session in `node`'s state: a copy of its blob (or, without one, a replay)."""
         if node.blob is None:
             return self.replay(node.steps, node.start)
+        self.prime() if self.fixed is None else self.fixed.ensure()
         self.result.copies += 1
         s = thaw(node.blob, self.driver, self.setup)
         s.start = node.start
@@ -121,17 +134,21 @@ class Explorer:
             return None
         if self.trim:
             forget_fed(s)
+        if self.fixed is None and self.share_fixed:
+            self.fixed = fixed_table(s, f"{self.bound.mechanism}|{self.mutant}|{self.bound.name}")  # None: no copy
+            self.share_fixed = self.fixed is not None
         try:
-            return freeze(s, self.compress)
+            return freeze(s, self.compress, self.fixed)
         except NotCopyable as exc:  # closure timers (strict timers turned off): replay, the reference path
             self.result.restore, self.result.why = "replay", str(exc)
             return None
 
     def fingerprint(self, s: Session, book: Book) -> str:
         roots = self.space.roots(s, book)
+        seeds = self.fixed.seeds(self.renames) if self.fixed is not None else [None] * max(1, len(self.renames))
         if not self.renames:
-            return fingerprint(roots)
-        prints = [fingerprint(roots, r) for r in self.renames]  # the first renaming is the identity
+            return fingerprint(roots, None, seeds[0])
+        prints = [fingerprint(roots, r, k) for r, k in zip(self.renames, seeds, strict=True)]
         self.identities.add(prints[0])
         return min(prints)
 
@@ -353,6 +370,8 @@ class Explorer:
                 ):
                     res.complete = False
                     break
+        if self.fixed is not None:  # a step that changed a shared object changed every state holding it
+            self.fixed.verify(self.bound.name)
         res.seen_bytes = sys.getsizeof(seen) + sum(map(sys.getsizeof, seen))
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started

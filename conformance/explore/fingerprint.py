@@ -77,14 +77,21 @@ def _kind_of(cls: type) -> tuple[int, bool]:
 class Walker:
     """One canonical encoding: `walk(obj)` appends tokens; `digest()` hashes them (blake2b-128)."""
 
-    def __init__(self, rename: Mapping[str, str] | None = None, pattern: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self,
+        rename: Mapping[str, str] | None = None,
+        pattern: re.Pattern[str] | None = None,
+        known: Mapping[int, list[str]] | None = None,
+    ) -> None:
         self.tokens: list[str] = []  # hashed at the end, each followed by a NUL (`digest`)
         self.put = self.tokens.append
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive, so ids stay unique during one walk
         # session 13: an object value (a frozen dataclass: a configuration, met once per holder) whose encoding
         # holds no mutable object, by id -> its tokens, put again where it occurs again in this walk
-        self.values: dict[int, list[str]] = {}
+        # session 14: seeded with the tokens of the exploration's fixed values (`conformance.explore.fixed`), the
+        # same tokens as walking them (their objects are kept alive by their table, so their ids stay theirs)
+        self.values: dict[int, list[str]] = dict(known) if known else {}
         self.rename = dict(rename or {})
         if pattern is None and rename:
             pattern = re.compile("|".join(sorted(map(re.escape, self.rename), key=len, reverse=True)))
@@ -158,9 +165,18 @@ class Walker:
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
-        elif kind == _RANDOM:
-            version, words, gauss = obj.getstate()  # 625 32-bit words: hashed as bytes, not as their repr
-            digest = hashlib.blake2b(array("I", words).tobytes(), digest_size=16).hexdigest()
+        elif kind == _RANDOM:  # 625 32-bit words: hashed as bytes, not as their repr
+            kept = getattr(obj, "words", None)  # a `KernelRandom`'s, while nothing drew (session 14)
+            if kept is not None:
+                version, raw, gauss = kept
+            else:
+                version, words, gauss = obj.getstate()
+                raw = array("I", words).tobytes()
+            digest = _WORDS.get(raw)
+            if digest is None:
+                if len(_WORDS) >= _WORDS_MAX:
+                    _WORDS.clear()
+                digest = _WORDS[raw] = hashlib.blake2b(raw, digest_size=16).hexdigest()
             put(f"R{version}:{gauss!r}:{digest}")
         elif kind == _FUNC:
             self._function(obj)
@@ -253,6 +269,8 @@ _FROZEN: dict[type, bool] = {}
 _SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
+_WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
+_WORDS_MAX = 1 << 10
 _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
 
 
@@ -270,9 +288,12 @@ def _immutable(cls: type) -> bool:
     return frozen
 
 
-def fingerprint(roots: Iterable[Any], rename: Mapping[str, str] | None = None) -> str:
-    """The state's fingerprint: a 128-bit hex digest of the canonical encoding of `roots`."""
-    w = Walker(rename)
+def fingerprint(
+    roots: Iterable[Any], rename: Mapping[str, str] | None = None, known: Mapping[int, list[str]] | None = None
+) -> str:
+    """The state's fingerprint: a 128-bit hex digest of the canonical encoding of `roots` (`known`: the tokens of
+    immutable values by id, `Walker.values`' seeds, as walking them with `rename` puts them)."""
+    w = Walker(rename, known=known)
     for root in roots:
         w.walk(root)
     return w.digest()

@@ -9,11 +9,12 @@ round trip was measured against `copy.deepcopy` on the default bounds' states (a
 2.0 ms; benchmarks/README.md, "Session 10: exploration"): the blob is also what the frontier holds, so one
 `dumps` per new state serves both.
 
-What is not in the blob: the mechanism's driver and the setup (shared by every state of one exploration), the
-steps (the `Node` keeps them: the counterexample must be a complete replay file), the answers, and (session 11,
-`forget_fed`) the events already fed to the monitor's fold: the rules need only the fold, so the state keeps the
-events recorded since (none, once its edge is judged) and the recorder numbers on from its `base`. A search
-that reads the whole trace (a witness goal) keeps them.
+What is not in the blob: the exploration's fixed table (session 14, `conformance.explore.fixed`: configurations,
+the topology, the first events, referred to by index), the mechanism's driver and the setup (shared by every
+state of one exploration), the steps (the `Node` keeps them: the counterexample must be a complete replay file),
+the answers, and (session 11, `forget_fed`) the events already fed to the monitor's fold: the rules need only the
+fold, so the state keeps the events recorded since (none, once its edge is judged) and the recorder numbers on
+from its `base`. A search that reads the whole trace (a witness goal) keeps them.
 
 A state whose kernel queue holds a closure (a model whose timers are not yet records: `model.kernel.sim`,
 `closure_in`) cannot be copied: a copy would share the closure's captured objects with the original. `freeze`
@@ -43,10 +44,11 @@ from operator import attrgetter
 from typing import Any
 
 from conformance.engine.stream import result_of
+from conformance.explore.fixed import FixedTable
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
 from conformance.harness.failure import judging
-from model.kernel.sim import Simulator, closure_in
+from model.kernel.sim import KernelRandom, Simulator, closure_in
 from traces.schema import Event
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -185,12 +187,20 @@ def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
 
 def _reduce_random(rng: random.Random) -> tuple[Callable[..., random.Random], tuple[Any, ...]]:
     """A `random.Random` as its state's 625 words in one `bytes` (session 13): its own `__reduce__` gives them as
-    625 ints, and rebuilds it through `__init__`, which first seeds it from the OS before `setstate`."""
-    version, words, gauss = rng.getstate()
-    return _rebuild_random, (type(rng), version, array("I", words).tobytes(), gauss)
+    625 ints, and rebuilds it through `__init__`, which first seeds it from the OS before `setstate`. The kernel's
+    `KernelRandom` (session 14) as the words it keeps while nothing drew (none: made here, and kept)."""
+    words = getattr(rng, "words", None)
+    if words is None:
+        version, state, gauss = rng.getstate()
+        words = (version, array("I", state).tobytes(), gauss)
+        if type(rng) is KernelRandom:
+            rng.words = words
+    return _rebuild_random, (type(rng), *words)
 
 
 def _rebuild_random(cls: type[random.Random], version: int, words: bytes, gauss: float | None) -> random.Random:
+    if cls is KernelRandom:  # its words set at its first draw, if any
+        return KernelRandom.thawed(version, words, gauss)
     rng = cls.__new__(cls)
     rng.setstate((version, tuple(array("I", words)), gauss))
     return rng
@@ -203,7 +213,7 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
         _scanned = len(sys.modules)
         if not _table:
             _table.update(copyreg.dispatch_table)
-            _table[random.Random] = _reduce_random
+            _table[random.Random] = _table[KernelRandom] = _reduce_random
         for name, mod in list(sys.modules.items()):
             if name.startswith(_PACKAGES) and mod is not None:
                 for cls in list(vars(mod).values()):
@@ -212,20 +222,38 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
     return _table
 
 
-def freeze(s: Session, compress: bool = False) -> bytes:
+def parts_of(s: Session) -> tuple[Any, ...]:
+    """What a blob holds of the session (see the module docstring)."""
+    return (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
+
+
+def fixed_table(s: Session, model: str) -> FixedTable | None:
+    """The fixed table of the state `s` holds, registered in this process (`conformance.explore.fixed`; `model`:
+    the mechanism, mutant and bound, in its tag); None when the state cannot be copied (`freeze` says why)."""
+    if closures(s.system):
+        return None
+    try:
+        return FixedTable.of(parts_of(s), _dispatch(), model)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
+def freeze(s: Session, compress: bool = False, fixed: FixedTable | None = None) -> bytes:
     """The session's state as one blob (see the module docstring for what it holds); `compress`: zlib level 1
-    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte)."""
+    (about half the bytes for about 0.2 ms more per state; `thaw` tells the two apart by their first byte);
+    `fixed`: the exploration's fixed table, whose objects the blob refers to (`conformance.explore.fixed`)."""
     bad = closures(s.system)
     if bad:
         raise NotCopyable(
             f"the {s.driver.name} model's state cannot be copied: its kernel queue holds a closure "
             f"({bad[0]}; {len(bad)} such timers): a copy would share the closure's objects with the original"
         )
-    parts = (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
+    parts = parts_of(s)
     try:
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, PROTOCOL)
-        pickler.dispatch_table = _dispatch()
+        table = _dispatch()
+        pickler.dispatch_table = table if fixed is None else fixed.dispatch(table, _scanned)
         pickler.dump(parts)
         blob = buf.getvalue()
     except (pickle.PicklingError, AttributeError, TypeError) as exc:

@@ -4,7 +4,7 @@ Virtual time is an integer number of milliseconds since the Unix epoch, UTC (so 
 such as the public folder status thread at 00:15 and 12:15 GMT have a meaning); a run starts at
 `DEFAULT_START_MS` (2026-01-01T00:00:00Z) unless told otherwise. Events scheduled for the same
 millisecond run in the order they were scheduled: the queue key is (time, insertion number), a total and
-stable order. All randomness comes from the one `random.Random(seed)` held in `Simulator.rng`; nothing
+stable order. All randomness comes from the one `KernelRandom(seed)` (a `random.Random`) in `Simulator.rng`; nothing
 here reads a clock, sleeps or touches the global `random`, so the same seed gives the same trace.
 """
 
@@ -14,6 +14,7 @@ import heapq
 import json
 import random
 import types
+from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
@@ -116,6 +117,66 @@ class NodeState:
     storage_epoch: int = 0  # bumps when the node comes back with new, empty storage
 
 
+class KernelRandom(random.Random):
+    """The kernel's generator: `random.Random` (the same Mersenne Twister, the same draws for a seed), which keeps
+    its state words while nothing drew from it (issue 33, session 14). A copy of a model state is rebuilt from
+    them (`conformance.explore.state`) without setting them: they are set at the first draw, so a state whose
+    generator does not draw (exploration's choices are scripted, not drawn) is thawed, copied and fingerprinted
+    from the words it was thawed from, not from 625 ints that `getstate` makes each time.
+
+    `words` is the state as `getstate` gives it (version, the words as `array("I").tobytes()`, gauss_next) or None
+    once something drew; `pending`: the generator's own state is not yet set to it. Every draw goes through
+    `random` or `getrandbits` (`random.Random`'s two primitives; its other methods call them), and `gauss`, which
+    also keeps a value of the state (`gauss_next`), is one."""
+
+    words: tuple[int, bytes, float | None] | None = None
+    pending = False
+
+    def _drawn(self) -> None:
+        if self.pending:
+            version, words, gauss = self.words  # type: ignore[misc]
+            super().setstate((version, tuple(array("I", words)), gauss))
+            self.pending = False
+        self.words = None
+
+    def random(self) -> float:
+        if self.words is not None:
+            self._drawn()
+        return super().random()
+
+    def getrandbits(self, k: int) -> int:
+        if self.words is not None:
+            self._drawn()
+        return super().getrandbits(k)
+
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
+        if self.words is not None:  # it reads and sets `gauss_next`, part of the state, without always drawing
+            self._drawn()
+        return super().gauss(mu, sigma)
+
+    def getstate(self) -> tuple[Any, ...]:
+        if self.pending:
+            version, words, gauss = self.words  # type: ignore[misc]
+            return (version, tuple(array("I", words)), gauss)
+        return super().getstate()
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        super().setstate(state)
+        self.words, self.pending = None, False
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        super().seed(a, version)
+        self.words, self.pending = None, False
+
+    @classmethod
+    def thawed(cls, version: int, words: bytes, gauss: float | None) -> KernelRandom:
+        """A generator in the state `words` (as `KernelRandom.words` holds it), set at its first draw."""
+        rng = cls.__new__(cls)
+        rng.gauss_next = gauss
+        rng.words, rng.pending = (version, words, gauss), True
+        return rng
+
+
 class Simulator:
     """The event loop every mechanism model runs on.
 
@@ -134,7 +195,7 @@ class Simulator:
         start_ms: int = DEFAULT_START_MS,
     ) -> None:
         self.seed = seed
-        self.rng = random.Random(seed)
+        self.rng: random.Random = KernelRandom(seed)
         self.choices: Chooser = seeded(self.rng)  # a `SeededChooser`; scripted while a root is built (issue 33)
         # the labels exploration branches on (None: every one); the others stay drawn by `rng` (issue 33: an
         # exploration bound's `choices = [...]`, read by `conformance.harness.choosing.scripted`)

@@ -33,7 +33,13 @@ class TopologyError(ValueError):
 
 
 class Topology:
-    """Servers and the weighted graph of the sites/routing groups that connect them."""
+    """Servers and the weighted graph of the sites/routing groups that connect them.
+
+    `__fixed__` (issue 33, session 14): built once with the system and never changed by a step (`add_server` is
+    a provisioning call no model step makes), so every explored state shares it (`conformance.explore.fixed`,
+    which checks it at the end of a search)."""
+
+    __fixed__ = True
 
     def __init__(self, servers: Iterable[Server], links: Iterable[tuple[str, str, int]] = ()) -> None:
         self.servers: dict[str, Server] = {}
