@@ -21,6 +21,7 @@ from conformance.explore.manifest import find
 from conformance.explore.spaces import time_steps
 from model.kernel.idle import fast_forward
 from model.sr.idle import Rearmer
+from model.sr.protocol import ModelSystem
 from tests.idle_compare import Stepping
 
 pytestmark = pytest.mark.unit
@@ -111,3 +112,25 @@ def test_twin_the_probe_over_session_12s_advance_fails_instead_of_spinning(explo
     twin = _restarted(explored)
     with pytest.raises(RuntimeError, match=r"advance\(0\) left a timer due"):
         time_steps(_Session12(twin), twin.sim, ex.bound, (1, 1, frozenset(), frozenset()))
+
+
+def _mark(marks: list[str], name: str) -> None:
+    """A timer's action (a module-level function: the kernel's timers are records)."""
+    marks.append(name)
+
+
+@pytest.mark.parametrize("advance", ["model", "twin"])
+def test_every_timer_due_at_until_runs_not_only_the_first(advance: str) -> None:
+    """Two timers due at the end of an `advance`: both run, as stepping runs them (the twin, session 12's `advance`,
+    stops once the first has brought the clock to `until` and leaves the second pending)."""
+    system = ModelSystem(1, n_servers=3)
+    marks: list[str] = []
+    until = system.sim.now_ms + 1_000
+    system.sim.at(until, _mark, marks, "first")
+    system.sim.at(until, _mark, marks, "second")
+    if advance == "model":
+        system.advance(1_000)
+        assert marks == ["first", "second"]
+    else:
+        _stops_at_the_clock(system, 1_000)
+        assert marks == ["first"]
