@@ -101,7 +101,10 @@ def time_steps(system: Any, sim: Any, bound: Bound, book: Book) -> list[Action]:
         nxt = next_timer_ms(sim)
         if nxt is None:
             break
+        ran = sim.steps
         system.advance(nxt)
+        if sim.steps == ran and nxt == 0:  # a live timer due now that `advance(0)` does not run: it never would
+            raise RuntimeError(f"{bound.name}: the model's advance(0) left a timer due at {sim.now_ms} unrun")
     if sim.now_ms > start or len(sim.events) > seen:  # the probe's system is now in the state after the tick
         out.append(Action("advance", [c("advance", ms=sim.now_ms - start)], book, probed=True))
     return out

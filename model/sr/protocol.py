@@ -91,11 +91,14 @@ class ModelSystem:
 
     def advance(self, ms: int) -> None:
         """Run the timers for `ms`, jumping exactly over idle heartbeats (`model/sr/idle.py`, issue 33): the state
-        left is the one `sim.run(until_ms=...)` leaves."""
+        left is the one `sim.run(until_ms=...)` leaves, every timer due by `until` run, those due at `until` itself
+        included (session 14: `advance(0)` runs the timers due now, e.g. a queue expiry a restart scheduled for an
+        overdue message, SR-067; stopping once the clock reached `until` left them pending, and the explorer's tick
+        asked for `advance(0)` forever)."""
         sim, until = self.sim, self.sim.now_ms + ms
         while True:
             fast_forward(sim, until, Rearmer(self.cluster))
-            if sim.now_ms >= until or not sim.run(until_ms=until, max_steps=1):
+            if not sim.run(until_ms=until, max_steps=1):  # nothing due by `until` is left: the clock is at `until`
                 return
 
     def quiet_until(self, until_ms: int) -> int:
