@@ -101,6 +101,12 @@ _COMPILED = type(_probe).__name__ == COMPILED_FUNCTION
 _set = object.__setattr__
 
 
+def _fill(record: Any, values: tuple) -> None:
+    """A frozen record's fields set in the pure path (as a frozen dataclass's `__init__` sets them)."""
+    for name, value in zip(type(record).__fields__, values, strict=True):
+        _set(record, name, value)
+
+
 def _frozen(self: object, name: str) -> None:
     """A frozen record's `__setattr__`/`__delattr__` (a frozen dataclass's error)."""
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -129,13 +135,7 @@ class Change:
             self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp = (
                 cn, op, mid, size_kb, target, detail, stamp)  # fmt: skip
         else:
-            _set(self, "cn", cn)
-            _set(self, "op", op)
-            _set(self, "mid", mid)
-            _set(self, "size_kb", size_kb)
-            _set(self, "target", target)
-            _set(self, "detail", detail)
-            _set(self, "stamp", stamp)
+            _fill(self, (cn, op, mid, size_kb, target, detail, stamp))
 
     def _values(self) -> tuple:
         return (self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp)
@@ -189,17 +189,10 @@ class Msg:
             self.changes, self.request, self.requires_response, self.reply_to, self.reason = (
                 changes, request, requires_response, reply_to, reason)  # fmt: skip
         else:
-            _set(self, "msg_id", msg_id)
-            _set(self, "code", code)
-            _set(self, "fid", fid)
-            _set(self, "sender", sender)
-            _set(self, "recipients", recipients)
-            _set(self, "cnset", cnset)
-            _set(self, "changes", changes)
-            _set(self, "request", request)
-            _set(self, "requires_response", requires_response)
-            _set(self, "reply_to", reply_to)
-            _set(self, "reason", reason)
+            _fill(
+                self,
+                (msg_id, code, fid, sender, recipients, cnset, changes, request, requires_response, reply_to, reason),
+            )
 
     def _values(self) -> tuple:
         return (self.msg_id, self.code, self.fid, self.sender, self.recipients, self.cnset, self.changes,
@@ -289,14 +282,7 @@ class Entry:
             self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause = (
                 cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause)  # fmt: skip
         else:
-            _set(self, "cns", cns)
-            _set(self, "due_ms", due_ms)
-            _set(self, "attempt", attempt)
-            _set(self, "local", local)
-            _set(self, "asked", asked)
-            _set(self, "asked_ms", asked_ms)
-            _set(self, "base_ms", base_ms)
-            _set(self, "cause", cause)
+            _fill(self, (cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause))
 
     def _values(self) -> tuple:
         return (self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause)
