@@ -89,10 +89,9 @@ def _params_of(text: str) -> Params:
 # The records below are plain classes, not dataclasses (issue 32, session 14): the compiled build declares them
 # `cdef class`es in `state.pxd` (C fields; `__init__`, `__eq__` and `_values` compiled), which Cython refuses for
 # a slotted dataclass. Each lists its fields in order in `__fields__` (its `__slots__` in the pure path). Their
-# `__init__`, `__eq__`, `__hash__` and `__repr__` are a dataclass's: frozen ones hash by their fields and refuse
-# assignment, mutable ones do not hash. `__reduce__` gives the class and its fields, so a pickle made by one
-# path loads in the other. A frozen one sets its fields in the pure path by `object.__setattr__` (as a frozen
-# dataclass does), in the compiled build directly (`_COMPILED`).
+# `__init__`, `__eq__`, `__hash__` and `__repr__` are a dataclass's (`_Record`, `_Value`); `__reduce__` gives the
+# class and its fields, so a pickle made by one path loads in the other. A frozen one sets its fields in the pure
+# path by `object.__setattr__` (as a frozen dataclass does), in the compiled build directly (`_COMPILED`).
 def _probe() -> None:
     """Says which path this module runs: its type is Cython's when compiled."""
 
@@ -107,18 +106,51 @@ def _fill(record: Any, values: tuple) -> None:
         _set(record, name, value)
 
 
-def _frozen(self: object, name: str) -> None:
-    """A frozen record's `__setattr__`/`__delattr__` (a frozen dataclass's error)."""
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+class _Record:
+    """What the records share, a dataclass's methods: equal when of one class with equal fields, `repr`
+    `Class(field=value, ...)`, pickled as the class and its fields (`_values`, in `__fields__`'s order).
+    Mutable, so not hashable."""
+
+    __slots__ = ()
+    __fields__ = ()  # each record's fields, in order
+
+    def _values(self) -> tuple:
+        raise NotImplementedError  # each record gives its fields
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if type(other) is type(self) else NotImplemented  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return type(self), self._values()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__fields__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def but(self, **changes: Any) -> Any:
+        """This record with `changes`, its other fields shared, not copied (what `dataclasses.replace` did)."""
+        return type(self)(**{**dict(zip(self.__fields__, self._values(), strict=True)), **changes})
 
 
-def _repr(record: Any) -> str:
-    """A dataclass's repr: `Class(field=value, ...)`."""
-    cls = type(record)
-    return f"{cls.__qualname__}(" + ", ".join(f"{n}={getattr(record, n)!r}" for n in cls.__fields__) + ")"
+class _Value(_Record):
+    """A frozen record: hashes by its fields; assigning or deleting a field is a frozen dataclass's error."""
+
+    __slots__ = ()
+    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
-class Change:
+class Change(_Value):
     """One update with its change number (PF-012). For folder 1-1 `target` is the folder changed and
     `detail` what changed (`replica=<server>:<state>`, `create=<name>`, `delete`, `modify`). `op`: post | edit |
     delete (items); create | replica | delete | modify (hierarchy). `stamp`: ts_ms when made, orders concurrent
@@ -126,7 +158,6 @@ class Change:
 
     __fields__ = ("cn", "op", "mid", "size_kb", "target", "detail", "stamp")
     __slots__ = __fields__
-    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
 
     def __init__(
         self, cn: CN, op: str, mid: str = "", size_kb: int = 1, target: str = "", detail: str = "", stamp: int = 0
@@ -140,26 +171,8 @@ class Change:
     def _values(self) -> tuple:
         return (self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp)
 
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is Change else NotImplemented  # type: ignore[attr-defined]
 
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple:
-        return Change, self._values()
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        _frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        _frozen(self, name)
-
-
-class Msg:
+class Msg(_Value):
     """One replication message, addressed to one or more stores (PF-008); `cnset` is the sender's CNSet
     of the folder at sending (PF-013). `request`: a backfill request's change numbers asked for;
     `requires_response`: a status request from a delete-pending replica (PF-I05)."""
@@ -167,7 +180,6 @@ class Msg:
     __fields__ = ("msg_id", "code", "fid", "sender", "recipients", "cnset", "changes", "request",
                   "requires_response", "reply_to", "reason")  # fmt: skip
     __slots__ = __fields__
-    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
 
     def __init__(
         self,
@@ -198,30 +210,12 @@ class Msg:
         return (self.msg_id, self.code, self.fid, self.sender, self.recipients, self.cnset, self.changes,
                 self.request, self.requires_response, self.reply_to, self.reason)  # fmt: skip
 
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is Msg else NotImplemented  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple:
-        return Msg, self._values()
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        _frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        _frozen(self, name)
-
     @property
     def carried(self) -> CNSet:
         return CNSet.of(c.cn for c in self.changes)
 
 
-class Row:
+class Row(_Record):
     """A remote row of the replication state table (PF-032); `avg_transit_ms` is the average transmission
     time of replication mail from this replica. Mutable (updated in place), so not hashable."""
 
@@ -245,19 +239,8 @@ class Row:
     def _values(self) -> tuple:
         return (self.cnset, self.down, self.last_heard_ms, self.last_backfill_ms, self.avg_transit_ms)
 
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is Row else NotImplemented  # type: ignore[attr-defined]
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple:
-        return Row, self._values()
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-
-class Entry:
+class Entry(_Value):
     """A backfill array entry (BF-003): missing change numbers, when the next request is due, how many
     requests were sent, whether the content is in the local routing group, and whom the last asked;
     `base_ms` is when the current wait started (filing, or the last request), `cause` which initial delay
@@ -265,7 +248,6 @@ class Entry:
 
     __fields__ = ("cns", "due_ms", "attempt", "local", "asked", "asked_ms", "base_ms", "cause")
     __slots__ = __fields__
-    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
 
     def __init__(
         self,
@@ -286,28 +268,6 @@ class Entry:
 
     def _values(self) -> tuple:
         return (self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause)
-
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is Entry else NotImplemented  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple:
-        return Entry, self._values()
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        _frozen(self, name)
-
-    def __delattr__(self, name: str) -> None:
-        _frozen(self, name)
-
-    def but(self, **changes: Any) -> Entry:
-        """This entry with `changes` (what `dataclasses.replace` did)."""
-        return Entry(**{**dict(zip(Entry.__fields__, self._values(), strict=True)), **changes})
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +294,7 @@ class Ctx:
         return Ctx(store, table(costs), table(versions), tuple(preferred), Params.from_json(params))
 
 
-class Replica:
+class Replica(_Record):
     """One store's replica of one folder: the local row plus the remote rows (PF-032). `unsent`: local changes
     not yet broadcast ("change number last broadcast"); `statuses`: received while delete pending; `view`: this
     store's copy of the replica list. Mutable (updated in place), so not hashable."""
@@ -374,21 +334,6 @@ class Replica:
     def _values(self) -> tuple:
         return (self.fid, self.store, self.origin, self.cnset, self.unsent, self.state, self.expiry_ms, self.rows,
                 self.backfill, self.statuses, self.new_replica, self.view)  # fmt: skip
-
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is Replica else NotImplemented  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple:
-        return Replica, self._values()
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-    def but(self, **changes: Any) -> Replica:
-        """A new replica with this one's fields (shared, not copied) and `changes` (`dataclasses.replace`)."""
-        return Replica(**{**dict(zip(Replica.__fields__, self._values(), strict=True)), **changes})
 
     def row(self, server: str) -> Row:
         """The remote row of `server` (a fresh empty one, not stored, when none is held)."""
