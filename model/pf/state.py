@@ -140,6 +140,9 @@ class _Value(_Record):
     __slots__ = ()
     __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
 
+    def __eq__(self, other: object) -> bool:  # restated: a compiled subclass defining `__hash__` loses it
+        return _Record.__eq__(self, other)
+
     def __hash__(self) -> int:
         return hash(self._values())
 
