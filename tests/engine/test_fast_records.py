@@ -63,7 +63,7 @@ if mode.startswith("dump"):
     got, same = records(), True
 else:
     got = pickle.loads(Path(store).read_bytes())
-    same = got == records()
+    same = got == records() and not got != records() and [hash(r) for r in got[:6]] == [hash(r) for r in records()[:6]]
 print(json.dumps({"compiled": fastpath.status()["compiled"], "same": same, "fingerprint": fingerprint([got]),
                   "repr": repr(got)}))
 """
