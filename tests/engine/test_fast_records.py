@@ -7,19 +7,25 @@ explorer's fingerprint (`conformance.explore.fingerprint`) of the same records i
 equal to the one the dataclasses gave (pinned below). Each path runs in a process of its own (a pytest process
 runs pure). The pure round trip and its twin (`unit`, no build): a record class whose `__reduce__` drops a field
 gives a pickle that loads as a different record, and the comparison catches it. The crossings between the paths
-are `fast` (they need a build, `python3 scripts/build_fast.py`).
+are `fast` (they need a build, `python3 scripts/build_fast.py`). Also `unit`: every record lists its fields in one
+order (`__init__`, `__fields__`, `__slots__`, `_values`); twin: a `_values` that swaps two fields.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from model.pf import state
+from model.pf.cnset import CNSet
+from model.pf.state import Change, Entry, Msg, Replica, Row
 from traces import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +47,10 @@ import json, pickle, sys
 from pathlib import Path
 from conformance.explore.fingerprint import fingerprint
 from model.pf.cnset import EMPTY, CN, CNSet
+from model.pf import state
+from model.pf.state import Change, Entry, Msg, Replica, Row
+from model.pf.cnset import CNSet
+from model.pf import state
 from model.pf.state import Change, Entry, Msg, Replica, Row
 from traces import fastpath
 
@@ -109,3 +119,35 @@ def test_records_cross_between_compiled_and_pure(tmp_path: Path) -> None:
         assert loaded["same"], name
         assert loaded["fingerprint"] == dumped["fingerprint"] == BEFORE, name
         assert loaded["repr"] == dumped["repr"], name
+
+
+def _misordered(cls: type) -> list[str]:
+    """What is out of step in a record class: `__init__`'s parameters, `__fields__`, `__slots__` (pure) and
+    `_values()` (a record built from distinct values gives them back in `__fields__`'s order)."""
+    params = list(inspect.signature(cls.__init__).parameters)[1:]
+    wrong = [] if params == list(cls.__fields__) else [f"__init__ {params}"]
+    if tuple(cls.__slots__) != cls.__fields__:
+        wrong.append(f"__slots__ {cls.__slots__}")
+    args: list[Any] = [f"v{i}" for i in range(len(params))]
+    record = cls(*args)
+    if list(record._values()) != args or [getattr(record, n) for n in cls.__fields__] != args:
+        wrong.append(f"_values {record._values()}")
+    return wrong
+
+
+@pytest.mark.unit
+@pytest.mark.skipif(state._COMPILED, reason="reads the pure classes (a compiled one is final and has no signature)")
+def test_every_record_lists_its_fields_in_one_order() -> None:
+    """`__reduce__` and the compiled `__init__` rely on one field order; twin: a `_values` that swaps two fields."""
+    for cls in (Change, Msg, Row, Entry, Replica):
+        assert _misordered(cls) == [], cls
+    assert CNSet.__fields__ == CNSet.__slots__ == ("parts",)
+
+    class Swapped(Entry):
+        __slots__ = ()
+
+        def _values(self) -> tuple:
+            v = super()._values()
+            return (v[1], v[0], *v[2:])
+
+    assert any(w.startswith("_values") for w in _misordered(Swapped))
