@@ -279,12 +279,14 @@ def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def _immutable(cls: type) -> bool:
-    """A tuple, a frozenset or a frozen dataclass: encoded by value wherever it occurs, never as a back reference
-    (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
+    """A tuple, a frozenset, a frozen dataclass or a class declaring `__frozen__ = True` (a record that is a
+    `cdef class` in the compiled build, `model/pf/state.py`): encoded by value wherever it occurs, never as a back
+    reference (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
     frozen = _FROZEN.get(cls)
     if frozen is None:
         params = getattr(cls, "__dataclass_params__", None)
-        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or bool(params is not None and params.frozen)
+        frozen = bool(params is not None and params.frozen) or getattr(cls, "__frozen__", False) is True
+        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or frozen
     return frozen
 
 

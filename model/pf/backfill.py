@@ -13,8 +13,6 @@ allow (BF-I17, issue 30): a store's entries must fit one reading throughout the 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from model.pf import decisions as D
 from model.pf import faults as F
 from model.pf import rules as R
@@ -68,7 +66,7 @@ def readings_entries(
         if cause != "delete_pending":
             cause = "new_replica" if is_new(reading, rep, created_sole) else "gap"
         due = filed.base_ms + D.entry_delay(0, filed.local, cause, p)
-        out[reading] = filed if (cause, due) == (filed.cause, filed.due_ms) else replace(filed, cause=cause, due_ms=due)
+        out[reading] = filed if (cause, due) == (filed.cause, filed.due_ms) else filed.but(cause=cause, due_ms=due)
     return out
 
 

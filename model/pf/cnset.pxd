@@ -17,3 +17,9 @@ cpdef tuple _meet_parts(tuple mine, tuple theirs)
 
 @cython.locals(j=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, ranges=tuple, t=tuple)
 cpdef bint _subset(tuple mine, tuple theirs) except -1
+
+# The set itself (session 14): a C struct holding `parts` (a tuple, as every constructor gives), `__init__` and
+# `__eq__` compiled; final (no subclass).
+@cython.final
+cdef class CNSet:
+    cdef readonly tuple parts

@@ -11,7 +11,7 @@ Its text form `srv01#0:1-5,7` is what the trace records.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 
 Range = tuple[int, int]
 
@@ -153,11 +153,50 @@ def _subset(mine: tuple, theirs: tuple) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class CNSet:
-    """An immutable set of change numbers; `parts` is sorted by originator, ranges merged."""
+def _probe() -> None:
+    """Says which path this module runs: its type is Cython's when compiled."""
 
-    parts: tuple[tuple[str, tuple[Range, ...]], ...] = ()
+
+_COMPILED = type(_probe).__name__ == "cython_function_or_method"  # (`model.kernel.sim.COMPILED_FUNCTION`)
+
+
+class CNSet:
+    """An immutable set of change numbers; `parts` is sorted by originator, ranges merged.
+
+    A plain class, not a dataclass (issue 32, session 14): the compiled build declares it a `cdef class`
+    (`cnset.pxd`), as `model.pf.state`'s records; `__init__`, `__eq__`, `__hash__`, `__repr__` are a frozen
+    dataclass's, `__reduce__` gives the class and `parts` (a pickle of one path loads in the other)."""
+
+    __fields__ = ("parts",)
+    __slots__ = __fields__
+    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
+
+    def __init__(self, parts: tuple[tuple[str, tuple[Range, ...]], ...] = ()) -> None:
+        if _COMPILED:
+            self.parts = parts
+        else:
+            object.__setattr__(self, "parts", parts)
+
+    def __eq__(self, other: object) -> bool:
+        return self.parts == other.parts if type(other) is CNSet else NotImplemented  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return self.parts != other.parts if type(other) is CNSet else NotImplemented  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.parts,))
+
+    def __reduce__(self) -> tuple:
+        return CNSet, (self.parts,)
+
+    def __repr__(self) -> str:
+        return f"CNSet(parts={self.parts!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     @staticmethod
     def of(cns: Iterable[CN]) -> CNSet:

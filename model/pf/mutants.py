@@ -40,7 +40,7 @@ def _version_first(missing: CNSet, cands: Any) -> list[tuple[str, CNSet]]:
 def _file_held(rep: Any, missing: CNSet, sender: str, now: int, ctx: Any) -> Entry:
     """BF-002 twin: the entry also lists change numbers the store already holds."""
     e = R.file_entry(rep, missing, sender, now, ctx)
-    return replace(e, cns=e.cns | rep.cnset)
+    return e.but(cns=e.cns | rep.cnset)
 
 
 def _never_backfill(rep: Any, missing: CNSet, sender: str, now: int, ctx: Any) -> Entry:
@@ -131,7 +131,7 @@ class _EarlyStatus(Store):
     def tick_status(self) -> None:
         for fid, rep in list(self.replicas.items()):
             if rep.expiry_ms is not None and rep.state == ACTIVE:
-                self.replicas[fid] = replace(rep, expiry_ms=self.sim.now_ms)
+                self.replicas[fid] = rep.but(expiry_ms=self.sim.now_ms)
         Store.tick_status(self)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
+from model.kernel.sim import COMPILED_FUNCTION
 from model.pf.cnset import CN, EMPTY, CNSet
 from spec.catalogue import param_default, param_ms, require
 
@@ -85,66 +86,191 @@ def _params_of(text: str) -> Params:
     return replace(default_params(), **json.loads(text))
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+# The records below are plain classes, not dataclasses (issue 32, session 14): the compiled build declares them
+# `cdef class`es in `state.pxd` (C fields; `__init__`, `__eq__` and `_values` compiled), which Cython refuses for
+# a slotted dataclass. Each lists its fields in order in `__fields__` (its `__slots__` in the pure path). Their
+# `__init__`, `__eq__`, `__hash__` and `__repr__` are a dataclass's (`_Record`, `_Value`); `__reduce__` gives the
+# class and its fields, so a pickle made by one path loads in the other. A frozen one sets its fields in the pure
+# path by `object.__setattr__` (as a frozen dataclass does), in the compiled build directly (`_COMPILED`).
+def _probe() -> None:
+    """Says which path this module runs: its type is Cython's when compiled."""
+
+
+_COMPILED = type(_probe).__name__ == COMPILED_FUNCTION
+_set = object.__setattr__
+
+
+def _fill(record: Any, values: tuple) -> None:
+    """A frozen record's fields set in the pure path (as a frozen dataclass's `__init__` sets them)."""
+    for name, value in zip(type(record).__fields__, values, strict=True):
+        _set(record, name, value)
+
+
+class _Record:
+    """What the records share, a dataclass's methods: equal when of one class with equal fields, `repr`
+    `Class(field=value, ...)`, pickled as the class and its fields (`_values`, in `__fields__`'s order).
+    Mutable, so not hashable."""
+
+    __slots__ = ()
+    __fields__ = ()  # each record's fields, in order
+
+    def _values(self) -> tuple:
+        raise NotImplementedError  # each record gives its fields
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if type(other) is type(self) else NotImplemented  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return type(self), self._values()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__fields__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def but(self, **changes: Any) -> Any:
+        """This record with `changes`, its other fields shared, not copied (what `dataclasses.replace` did)."""
+        return type(self)(**{**dict(zip(self.__fields__, self._values(), strict=True)), **changes})
+
+
+class _Value(_Record):
+    """A frozen record: hashes by its fields; assigning or deleting a field is a frozen dataclass's error."""
+
+    __slots__ = ()
+    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
+
+    def __eq__(self, other: object) -> bool:  # restated: a compiled subclass defining `__hash__` loses it
+        return _Record.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+class Change(_Value):
     """One update with its change number (PF-012). For folder 1-1 `target` is the folder changed and
-    `detail` what changed (`replica=<server>:<state>`, `create=<name>`, `delete`, `modify`)."""
+    `detail` what changed (`replica=<server>:<state>`, `create=<name>`, `delete`, `modify`). `op`: post | edit |
+    delete (items); create | replica | delete | modify (hierarchy). `stamp`: ts_ms when made, orders concurrent
+    hierarchy changes (last writer wins)."""
 
-    cn: CN
-    op: str  # post | edit | delete (items); create | replica | delete | modify (hierarchy)
-    mid: str = ""
-    size_kb: int = 1
-    target: str = ""
-    detail: str = ""
-    stamp: int = 0  # ts_ms when made: orders concurrent hierarchy changes (last writer wins)
+    __fields__ = ("cn", "op", "mid", "size_kb", "target", "detail", "stamp")
+    __slots__ = __fields__
+
+    def __init__(
+        self, cn: CN, op: str, mid: str = "", size_kb: int = 1, target: str = "", detail: str = "", stamp: int = 0
+    ) -> None:
+        if _COMPILED:
+            self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp = (
+                cn, op, mid, size_kb, target, detail, stamp)  # fmt: skip
+        else:
+            _fill(self, (cn, op, mid, size_kb, target, detail, stamp))
+
+    def _values(self) -> tuple:
+        return (self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp)
 
 
-@dataclass(frozen=True, slots=True)
-class Msg:
+class Msg(_Value):
     """One replication message, addressed to one or more stores (PF-008); `cnset` is the sender's CNSet
-    of the folder at sending (PF-013)."""
+    of the folder at sending (PF-013). `request`: a backfill request's change numbers asked for;
+    `requires_response`: a status request from a delete-pending replica (PF-I05)."""
 
-    msg_id: str
-    code: int
-    fid: str
-    sender: str
-    recipients: tuple[str, ...]
-    cnset: CNSet
-    changes: tuple[Change, ...] = ()
-    request: CNSet = EMPTY  # backfill request: the change numbers asked for
-    requires_response: bool = False  # status request from a delete-pending replica (PF-I05)
-    reply_to: str = ""
-    reason: str = ""
+    __fields__ = ("msg_id", "code", "fid", "sender", "recipients", "cnset", "changes", "request",
+                  "requires_response", "reply_to", "reason")  # fmt: skip
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        msg_id: str,
+        code: int,
+        fid: str,
+        sender: str,
+        recipients: tuple[str, ...],
+        cnset: CNSet,
+        changes: tuple[Change, ...] = (),
+        request: CNSet = EMPTY,
+        requires_response: bool = False,
+        reply_to: str = "",
+        reason: str = "",
+    ) -> None:
+        if _COMPILED:
+            self.msg_id, self.code, self.fid, self.sender, self.recipients, self.cnset = (
+                msg_id, code, fid, sender, recipients, cnset)  # fmt: skip
+            self.changes, self.request, self.requires_response, self.reply_to, self.reason = (
+                changes, request, requires_response, reply_to, reason)  # fmt: skip
+        else:
+            _fill(
+                self,
+                (msg_id, code, fid, sender, recipients, cnset, changes, request, requires_response, reply_to, reason),
+            )
+
+    def _values(self) -> tuple:
+        return (self.msg_id, self.code, self.fid, self.sender, self.recipients, self.cnset, self.changes,
+                self.request, self.requires_response, self.reply_to, self.reason)  # fmt: skip
 
     @property
     def carried(self) -> CNSet:
         return CNSet.of(c.cn for c in self.changes)
 
 
-@dataclass(slots=True)
-class Row:
-    """A remote row of the replication state table (PF-032)."""
+class Row(_Record):
+    """A remote row of the replication state table (PF-032); `avg_transit_ms` is the average transmission
+    time of replication mail from this replica. Mutable (updated in place), so not hashable."""
 
-    cnset: CNSet = EMPTY
-    down: bool = False
-    last_heard_ms: int = -1
-    last_backfill_ms: int = -1
-    avg_transit_ms: int = -1  # average transmission time of replication mail from this replica
+    __fields__ = ("cnset", "down", "last_heard_ms", "last_backfill_ms", "avg_transit_ms")
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        cnset: CNSet = EMPTY,
+        down: bool = False,
+        last_heard_ms: int = -1,
+        last_backfill_ms: int = -1,
+        avg_transit_ms: int = -1,
+    ) -> None:
+        self.cnset = cnset
+        self.down = down
+        self.last_heard_ms = last_heard_ms
+        self.last_backfill_ms = last_backfill_ms
+        self.avg_transit_ms = avg_transit_ms
+
+    def _values(self) -> tuple:
+        return (self.cnset, self.down, self.last_heard_ms, self.last_backfill_ms, self.avg_transit_ms)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(_Value):
     """A backfill array entry (BF-003): missing change numbers, when the next request is due, how many
-    requests were sent, whether the content is in the local routing group, and whom the last asked."""
+    requests were sent, whether the content is in the local routing group, and whom the last asked;
+    `base_ms` is when the current wait started (filing, or the last request), `cause` which initial delay
+    applies (gap | new_replica | delete_pending)."""
 
-    cns: CNSet
-    due_ms: int
-    attempt: int = 0
-    local: bool = True
-    asked: tuple[str, ...] = ()
-    asked_ms: int = -1
-    base_ms: int = 0  # when the current wait started (filing, or the last request)
-    cause: str = "gap"  # gap | new_replica | delete_pending: which initial delay applies
+    __fields__ = ("cns", "due_ms", "attempt", "local", "asked", "asked_ms", "base_ms", "cause")
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        cns: CNSet,
+        due_ms: int,
+        attempt: int = 0,
+        local: bool = True,
+        asked: tuple[str, ...] = (),
+        asked_ms: int = -1,
+        base_ms: int = 0,
+        cause: str = "gap",
+    ) -> None:
+        if _COMPILED:
+            self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause = (
+                cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause)  # fmt: skip
+        else:
+            _fill(self, (cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause))
+
+    def _values(self) -> tuple:
+        return (self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,22 +297,46 @@ class Ctx:
         return Ctx(store, table(costs), table(versions), tuple(preferred), Params.from_json(params))
 
 
-@dataclass(slots=True)
-class Replica:
-    """One store's replica of one folder: the local row plus the remote rows (PF-032)."""
+class Replica(_Record):
+    """One store's replica of one folder: the local row plus the remote rows (PF-032). `unsent`: local changes
+    not yet broadcast ("change number last broadcast"); `statuses`: received while delete pending; `view`: this
+    store's copy of the replica list. Mutable (updated in place), so not hashable."""
 
-    fid: str
-    store: str
-    origin: str
-    cnset: CNSet = EMPTY
-    unsent: CNSet = EMPTY  # local changes not yet broadcast ("change number last broadcast")
-    state: str = ACTIVE
-    expiry_ms: int | None = None
-    rows: dict[str, Row] = field(default_factory=dict)
-    backfill: tuple[Entry, ...] = ()
-    statuses: dict[str, CNSet] = field(default_factory=dict)  # received while delete pending
-    new_replica: bool = False
-    view: dict[str, str] = field(default_factory=dict)  # this store's copy of the replica list
+    __fields__ = ("fid", "store", "origin", "cnset", "unsent", "state", "expiry_ms", "rows", "backfill",
+                  "statuses", "new_replica", "view")  # fmt: skip
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        fid: str,
+        store: str,
+        origin: str,
+        cnset: CNSet = EMPTY,
+        unsent: CNSet = EMPTY,
+        state: str = ACTIVE,
+        expiry_ms: int | None = None,
+        rows: dict[str, Row] | None = None,
+        backfill: tuple[Entry, ...] = (),
+        statuses: dict[str, CNSet] | None = None,
+        new_replica: bool = False,
+        view: dict[str, str] | None = None,
+    ) -> None:
+        self.fid = fid
+        self.store = store
+        self.origin = origin
+        self.cnset = cnset
+        self.unsent = unsent
+        self.state = state
+        self.expiry_ms = expiry_ms
+        self.rows = {} if rows is None else rows
+        self.backfill = backfill
+        self.statuses = {} if statuses is None else statuses
+        self.new_replica = new_replica
+        self.view = {} if view is None else view
+
+    def _values(self) -> tuple:
+        return (self.fid, self.store, self.origin, self.cnset, self.unsent, self.state, self.expiry_ms, self.rows,
+                self.backfill, self.statuses, self.new_replica, self.view)  # fmt: skip
 
     def row(self, server: str) -> Row:
         """The remote row of `server` (a fresh empty one, not stored, when none is held)."""

@@ -139,7 +139,7 @@ def receive(
             if left is not e.cns:
                 pruned = True
                 if left:
-                    entries.append(replace(e, cns=left))
+                    entries.append(e.but(cns=left))
             else:
                 entries.append(e)
         if pruned:
@@ -180,7 +180,7 @@ def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     for e in rep.backfill:
         if not e.local and D.is_local(rep, e.cns, ctx):
             due = min(e.due_ms, e.base_ms + D.entry_delay(e.attempt, True, e.cause, ctx.params))
-            e = replace(e, local=True, due_ms=due)
+            e = e.but(local=True, due_ms=due)
             changed = True
         entries.append(e)
     if changed:
@@ -226,7 +226,7 @@ def backfill_tick(
             rep.row_for(s).last_backfill_ms = now
         wait = D.entry_delay(max(sent, 1), local, e.cause, ctx.params)
         asked = tuple(s for s, _ in picked)
-        entries.append(replace(e, due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
+        entries.append(e.but(due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
         requests.extend(picked)
     rep.backfill = tuple(entries)
     rep.new_replica = rep.new_replica and not requests

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from model.kernel.sim import DEFAULT_START_MS, HOUR, MINUTE
@@ -133,7 +131,7 @@ def test_backfill_tick_waits_for_time_out_and_marks_silent_servers_down() -> Non
     assert R.backfill_tick(rep, 6 * HOUR - 1, ctx)[1] == []
     rep, req = R.backfill_tick(rep, 6 * HOUR, ctx)
     assert req == [("x", _set(1, 2))] and rep.backfill[0].due_ms == 18 * HOUR
-    rep = replace(rep, rows={**rep.rows, "y": Row(_set(1, 2))})
+    rep = rep.but(rows={**rep.rows, "y": Row(_set(1, 2))})
     rep, req = R.backfill_tick(rep, 18 * HOUR, ctx)
     assert rep.rows["x"].down and req == [("y", _set(1, 2))]
 

@@ -1,0 +1,153 @@
+"""The pf fold's records across the compiled and pure paths (issue 32, session 14: `model/pf/state.py`'s
+`Change`, `Msg`, `Row`, `Entry`, `Replica` and `model/pf/cnset.py`'s `CNSet` are `cdef class`es in the compiled
+build, declared in their `.pxd`).
+
+A pickle of the records made by one path loads in the other as equal records, with the same `repr`, and the
+explorer's fingerprint (`conformance.explore.fingerprint`) of the same records is the same on both paths and
+equal to the one the dataclasses gave (pinned below). Each path runs in a process of its own (a pytest process
+runs pure). The pure round trip and its twin (`unit`, no build): a record class whose `__reduce__` drops a field
+gives a pickle that loads as a different record, and the comparison catches it. The crossings between the paths
+are `fast` (they need a build, `python3 scripts/build_fast.py`). Also `unit`: every record lists its fields in one
+order (`__init__`, `__fields__`, `__slots__`, `_values`); twin: a `_values` that swaps two fields.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model.pf import state
+from model.pf.cnset import CNSet
+from model.pf.state import Change, Entry, Msg, Replica, Row
+from traces import fastpath
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT, WHY = fastpath.read_manifest(fastpath.build_dir())
+RECORDS = ("model.pf.state", "model.pf.cnset")
+FRESH = BUILT is not None and all(
+    fastpath.source_hashes(ROOT / (m.replace(".", "/") + ".py"))
+    == {k: BUILT["modules"].get(m, {}).get(k, "") for k in ("source_sha256", "pxd_sha256")}
+    for m in RECORDS
+)
+needs_build = pytest.mark.skipif(not FRESH, reason=f"no fresh compiled build of {', '.join(RECORDS)} ({WHY})")
+# The fingerprint of `records()` (below) when these classes were dataclasses (main fac1839, pure): unchanged.
+BEFORE = "fcf6b92b191e848e81feaa0d077c924f"
+
+# `dump` pickles `records()` to a file; `load` reads one and says whether it equals `records()`; both print the
+# path run, the fingerprint and the repr. `dump-twin` (pure only) pickles with `Entry.__reduce__` dropping a field.
+_SCRIPT = """
+import json, pickle, sys
+from pathlib import Path
+from conformance.explore.fingerprint import fingerprint
+from model.pf.cnset import EMPTY, CN, CNSet
+from model.pf import state
+from model.pf.state import Change, Entry, Msg, Replica, Row
+from model.pf.cnset import CNSet
+from model.pf import state
+from model.pf.state import Change, Entry, Msg, Replica, Row
+from traces import fastpath
+
+def records():
+    a = CNSet.decode(["srv01#0:1-5,7", "srv02#1:3"])
+    b = CNSet.of([CN("srv02#1", 4), CN("srv03#0", 1)])
+    change = Change(CN("srv01#0", 7), "post", "m1", 3, "t", "d", 1500)
+    msg = Msg("srv01/1", 2, "1-2", "srv01", ("srv02", "srv03"), a, (change,), b, True, "srv02/9", "why")
+    entry = Entry(b, 9000, 2, False, ("srv02",), 8000, 7000, "new_replica")
+    row = Row(b, True, 100, 200, 30)
+    rep = Replica("1-2", "srv01", "srv01#0", a, b, "delete_pending", 5000, {"srv02": row}, (entry,),
+                  {"srv03": b}, True, {"srv02": "active"})
+    return [a, b, EMPTY, change, msg, entry, row, rep, [entry, entry, row, row]]
+
+mode, store = sys.argv[1:3]
+if mode == "dump-twin":
+    Entry.__reduce__ = lambda self: (Entry, self._values()[:-1])  # drops `cause`
+if mode.startswith("dump"):
+    Path(store).write_bytes(pickle.dumps(records()))
+    got, same = records(), True
+else:
+    got = pickle.loads(Path(store).read_bytes())
+    same = got == records() and not got != records() and [hash(r) for r in got[:6]] == [hash(r) for r in records()[:6]]
+print(json.dumps({"compiled": fastpath.status()["compiled"], "same": same, "fingerprint": fingerprint([got]),
+                  "repr": repr(got)}))
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (fastpath.PURE_ENV, fastpath.DIR_ENV, fastpath.TESTS_ENV)}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def _run(mode: str, store: Path, env: dict[str, str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, mode, str(store)], cwd=ROOT, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+@pytest.mark.unit
+def test_records_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) -> None:
+    pure = _env(HACONFORM_PURE="1")
+    dumped = _run("dump", tmp_path / "p", pure)
+    loaded = _run("load", tmp_path / "p", pure)
+    assert not dumped["compiled"] and loaded["same"]
+    assert loaded["fingerprint"] == dumped["fingerprint"] == BEFORE
+    assert loaded["repr"] == dumped["repr"]
+    assert "Entry(cns=CNSet(parts=" in dumped["repr"] and "cause='new_replica')" in dumped["repr"]
+    # twin: a `__reduce__` that drops a field loads as another record, with another fingerprint
+    _run("dump-twin", tmp_path / "twin", pure)
+    twin = _run("load", tmp_path / "twin", pure)
+    assert not twin["same"] and twin["fingerprint"] != BEFORE
+
+
+@pytest.mark.fast
+@needs_build
+def test_records_cross_between_compiled_and_pure(tmp_path: Path) -> None:
+    compiled, pure = _env(), _env(HACONFORM_PURE="1")
+    for saver, loader, name in ((compiled, pure, "c2p"), (pure, compiled, "p2c"), (compiled, compiled, "c2c")):
+        dumped = _run("dump", tmp_path / name, saver)
+        loaded = _run("load", tmp_path / name, loader)
+        assert set(RECORDS) <= set(dumped["compiled"]) if saver is compiled else not dumped["compiled"], name
+        assert set(RECORDS) <= set(loaded["compiled"]) if loader is compiled else not loaded["compiled"], name
+        assert loaded["same"], name
+        assert loaded["fingerprint"] == dumped["fingerprint"] == BEFORE, name
+        assert loaded["repr"] == dumped["repr"], name
+
+
+def _misordered(cls: type) -> list[str]:
+    """What is out of step in a record class: `__init__`'s parameters, `__fields__`, `__slots__` (pure) and
+    `_values()` (a record built from distinct values gives them back in `__fields__`'s order)."""
+    params = list(inspect.signature(cls.__init__).parameters)[1:]
+    wrong = [] if params == list(cls.__fields__) else [f"__init__ {params}"]
+    if tuple(cls.__slots__) != cls.__fields__:
+        wrong.append(f"__slots__ {cls.__slots__}")
+    args: list[Any] = [f"v{i}" for i in range(len(params))]
+    record = cls(*args)
+    if list(record._values()) != args or [getattr(record, n) for n in cls.__fields__] != args:
+        wrong.append(f"_values {record._values()}")
+    return wrong
+
+
+@pytest.mark.unit
+@pytest.mark.skipif(state._COMPILED, reason="reads the pure classes (a compiled one is final and has no signature)")
+def test_every_record_lists_its_fields_in_one_order() -> None:
+    """`__reduce__` and the compiled `__init__` rely on one field order; twin: a `_values` that swaps two fields."""
+    for cls in (Change, Msg, Row, Entry, Replica):
+        assert _misordered(cls) == [], cls
+    assert CNSet.__fields__ == CNSet.__slots__ == ("parts",)
+
+    class Swapped(Entry):
+        __slots__ = ()
+
+        def _values(self) -> tuple:
+            v = super()._values()
+            return (v[1], v[0], *v[2:])
+
+    assert any(w.startswith("_values") for w in _misordered(Swapped))
