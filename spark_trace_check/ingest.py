@@ -2,7 +2,7 @@
 
 The rows are read as `haconform check --engine spark` reads them (`spark_trace_check.raw.read_raw`: raw,
 nothing parsed in the JVM) and judged once, in one Python pass, by the trace pass's own function
-(`spark_trace_check.trace_pass.judge_rows`, the single-process engine's row definition, TR-005); the valid
+(`spark_trace_check.raw.judge_rows`, the single-process engine's row definition, TR-005); the valid
 ones become rows of the dataset's schema by the Python ingest's own `traces.ingest.events_table` and get
 their bucket by `traces.dataset.bucket_of`. The judged rows are kept (persisted), then
 `repartition(N, bucket) + sortWithinPartitions(bucket, trace_id, file, line)` and each task writes its
@@ -30,9 +30,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_trace_check.cluster import ship_code
-from spark_trace_check.raw import RAW_COLUMNS, read_raw
+from spark_trace_check.raw import RAW_COLUMNS, judge_rows, read_raw
 from spark_trace_check.session import build_session
-from spark_trace_check.trace_pass import judge_rows
 from traces import dataset as fmt
 from traces import ingest as ingestion
 from traces.io import RowError, TraceFileError

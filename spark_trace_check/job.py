@@ -13,7 +13,7 @@ by the single-process engine's own `conformance.pycheck.finish_outcome`, so the 
 (summary.json, violations.jsonl with the events involved, quarantine.jsonl) are the same on any corpus.
 Progress: a bar (`spark_trace_check.progress`) or one line per phase on stderr; Spark's own logging is kept
 to errors (see `session`). `haconform ingest --engine spark` (`spark_trace_check.ingest`) reads the same
-raw rows and judges them with the same function as the trace pass (`trace_pass.judge_rows`); no row is
+raw rows and judges them with the same function as the trace pass (`raw.judge_rows`); no row is
 parsed or screened in the JVM by either job.
 """
 
@@ -44,13 +44,12 @@ from spark_trace_check import units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
-from spark_trace_check.raw import Raw, read_raw
+from spark_trace_check.raw import Raw, judge_rows, read_raw
 from spark_trace_check.session import build_session
 from spark_trace_check.trace_pass import (
     CANDIDATE_KIND,
     HELD_KIND,
     TALLY_KIND,
-    judge_rows,
     keyed,
     rule_counts,
     trace_pass,

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -40,8 +41,10 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from conformance.engine.resume import Segment
+from traces.columnar import judge_batch
 from traces.io import Discovery, TraceFile, TraceFileError, check_parquet_schema, discover
-from traces.schema import FIELD_NAMES
+from traces.rows import Problem, check_line
+from traces.schema import FIELD_NAMES, Event
 
 INT_FIELDS = ("schema_version", "seq", "ts_ms")
 RAW_DDL = (
@@ -220,3 +223,47 @@ def _read(
     for frame in frames[1:]:
         out = out.unionByName(frame)
     return Raw(out, [tf.name for tf in found.files], found.skipped, rows_read)
+
+
+# --- each raw row judged once, in the Python pass (the same for the trace pass, events fetched and ingest) ---
+Judgement = tuple[Event | None, Problem | None]
+
+
+def _parquet_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The schema's columns, and one column per name outside the schema that holds a value (True there)."""
+    cols = [batch.column(n) for n in FIELD_NAMES]
+    names = list(FIELD_NAMES)
+    extra = batch.column("extra_field")
+    if extra.null_count < len(extra):
+        for name in sorted(set(extra.drop_null().to_pylist())):
+            cols.append(pc.if_else(pc.equal(extra, name), True, None))
+            names.append(name)
+    return pa.RecordBatch.from_arrays(cols, names=names)
+
+
+def judge_rows(batch: pa.RecordBatch) -> list[Judgement]:
+    """(event, None) or (None, problem) per row of a batch of raw rows (`RAW_COLUMNS`), in row order: Parquet
+    rows column-wise (`traces.columnar.judge_batch`), JSONL lines by `traces.rows.check_line`."""
+    jsonl = pc.is_valid(batch.column("raw"))
+    n_jsonl = pc.sum(jsonl).as_py() or 0
+    if n_jsonl == 0:
+        return list(judge_batch(_parquet_batch(batch)))
+    if n_jsonl == batch.num_rows:
+        return [_judge_line(raw, line) for raw, line in zip(*_raw_lines(batch), strict=True)]
+    out: list[Judgement | None] = [None] * batch.num_rows
+    where = pc.indices_nonzero(jsonl).to_pylist()
+    for i, raw, line in zip(where, *_raw_lines(batch.take(where)), strict=True):
+        out[i] = _judge_line(raw, line)
+    others = pc.indices_nonzero(pc.invert(jsonl)).to_pylist()
+    for i, judged in zip(others, judge_batch(_parquet_batch(batch.take(others))), strict=True):
+        out[i] = judged
+    return out  # type: ignore[return-value]
+
+
+def _raw_lines(batch: pa.RecordBatch) -> tuple[list, list]:
+    return batch.column("raw").to_pylist(), batch.column("line").to_pylist()
+
+
+def _judge_line(raw: bytes, line: int) -> Judgement:
+    row, problem = check_line(raw, first_line=line == 1)
+    return (None, problem) if problem is not None else (Event.from_row(row), None)  # type: ignore[arg-type]

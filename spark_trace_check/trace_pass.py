@@ -57,11 +57,9 @@ from conformance.engine.tally import RuleCounts
 from conformance.locations import pack_located
 from model.registry import monitor_runs
 from spark_trace_check.faults import die_once, kill_marker
-from spark_trace_check.raw import RAW_COLUMNS
-from traces.columnar import judge_batch
+from spark_trace_check.raw import RAW_COLUMNS, Judgement, judge_rows
 from traces.io import ReadResult, RowError
-from traces.rows import Problem, check_line
-from traces.schema import FIELD_NAMES, Event
+from traces.schema import Event
 from traces.verdict import Monitor
 
 __all__ = [
@@ -94,7 +92,6 @@ VIOLATION_KIND, UNKNOWN_KIND, QUARANTINE_KIND, COUNT_KIND, HELD_KIND = "v", "u",
 FOLDS_KIND, HASHES_KIND, TALLY_KIND = "f", "x", "t"
 CANDIDATE_KIND = "c"  # a raw row marked `wanted` (TR-002's candidates): its event pickled in `blob` (None: invalid)
 
-Judgement = tuple[Event | None, Problem | None]
 Factory = Callable[[], Monitor]
 
 
@@ -111,46 +108,6 @@ class Keep:
     def folds(self) -> dict[str, bytes]:
         value = self.restored
         return value if isinstance(value, dict) else value.value
-
-
-def _parquet_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """The schema's columns, and one column per name outside the schema that holds a value (True there)."""
-    cols = [batch.column(n) for n in FIELD_NAMES]
-    names = list(FIELD_NAMES)
-    extra = batch.column("extra_field")
-    if extra.null_count < len(extra):
-        for name in sorted(set(extra.drop_null().to_pylist())):
-            cols.append(pc.if_else(pc.equal(extra, name), True, None))
-            names.append(name)
-    return pa.RecordBatch.from_arrays(cols, names=names)
-
-
-def judge_rows(batch: pa.RecordBatch) -> list[Judgement]:
-    """(event, None) or (None, problem) per row of a batch of raw rows (`RAW_COLUMNS`), in row order: Parquet
-    rows column-wise (`traces.columnar.judge_batch`), JSONL lines by `traces.rows.check_line`."""
-    jsonl = pc.is_valid(batch.column("raw"))
-    n_jsonl = pc.sum(jsonl).as_py() or 0
-    if n_jsonl == 0:
-        return list(judge_batch(_parquet_batch(batch)))
-    if n_jsonl == batch.num_rows:
-        return [_judge_line(raw, line) for raw, line in zip(*_raw_lines(batch), strict=True)]
-    out: list[Judgement | None] = [None] * batch.num_rows
-    where = pc.indices_nonzero(jsonl).to_pylist()
-    for i, raw, line in zip(where, *_raw_lines(batch.take(where)), strict=True):
-        out[i] = _judge_line(raw, line)
-    others = pc.indices_nonzero(pc.invert(jsonl)).to_pylist()
-    for i, judged in zip(others, judge_batch(_parquet_batch(batch.take(others))), strict=True):
-        out[i] = judged
-    return out  # type: ignore[return-value]
-
-
-def _raw_lines(batch: pa.RecordBatch) -> tuple[list, list]:
-    return batch.column("raw").to_pylist(), batch.column("line").to_pylist()
-
-
-def _judge_line(raw: bytes, line: int) -> Judgement:
-    row, problem = check_line(raw, first_line=line == 1)
-    return (None, problem) if problem is not None else (Event.from_row(row), None)  # type: ignore[arg-type]
 
 
 class _KeyedRouter(Router):

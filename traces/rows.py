@@ -3,7 +3,7 @@
 The pure-Python reader (`traces.io`) calls `check_line` on every JSON Lines line and `check_typed_row` on
 every Parquet row (column-wise first, `traces.columnar`). The Spark jobs (`haconform check` and `haconform
 ingest --engine spark`) parse and judge no row in the JVM: they read the raw rows (`spark_trace_check.raw`)
-and judge each once in Python with these same functions (`spark_trace_check.trace_pass.judge_rows`), so that
+and judge each once in Python with these same functions (`spark_trace_check.raw.judge_rows`), so that
 both engines quarantine the same rows with the same field and the same reason.
 
 A valid JSON Lines row is, beyond `traces/event.schema.json`:

@@ -15,8 +15,8 @@ import pytest
 from conformance.engine import driver
 from conformance.pycheck import check_paths
 from model.kernel.workload import MUTANTS
-from spark_trace_check.raw import RAW_COLUMNS, RAW_DDL
-from spark_trace_check.trace_pass import HELD_KIND, judge_rows, make_runner
+from spark_trace_check.raw import RAW_COLUMNS, RAW_DDL, judge_rows
+from spark_trace_check.trace_pass import HELD_KIND, make_runner
 from traces.io import write_events
 from traces.schema import FIELD_NAMES
 
