@@ -17,7 +17,6 @@ from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
-from model.kernel.sim import COMPILED_FUNCTION
 from model.pf.cnset import CN, EMPTY, CNSet
 from spec.catalogue import param_default, param_ms, require
 
@@ -96,7 +95,9 @@ def _probe() -> None:
     """Says which path this module runs: its type is Cython's when compiled."""
 
 
-_COMPILED = type(_probe).__name__ == COMPILED_FUNCTION
+_COMPILED = (
+    type(_probe).__name__ == "cython_function_or_method"
+)  # (`model.kernel.sim.COMPILED_FUNCTION`: not imported, a check loads no simulator)
 _set = object.__setattr__
 
 

@@ -77,6 +77,7 @@ EXPECTED = {  # the README command (as written, comment dropped) -> its exit sta
     "haconform explore sr --bound sr-2s-1m-crash": 0,
     "haconform explore am --servers 3 --messages 1 --faults 2 --kinds crash,partition --depth 4": 0,
     "haconform explore pf --all": 0,
+    "haconform explore am --bound am-3s-1db-crash-partition --construction seed --end-choices 0": 0,
     "haconform explore am --mutant second-pam-after-partition --bound am-3s-1db-crash-partition": 1,  # found
     "haconform explore pf --servers 2 --messages 1 --faults 0 --kinds add_replica --depth 5 --no-ends "
     "--witness pf.replica_add.step1_before_step2": 1,  # the refuted claim's behaviour is found
