@@ -39,7 +39,7 @@ from typing import Any
 
 from conformance.explore.ends import judged_ends
 from conformance.explore.fingerprint import fingerprint
-from conformance.explore.fixed import FixedTable
+from conformance.explore.fixed import FixedTable, end_of_search
 from conformance.explore.result import Found, Result
 from conformance.explore.roots import construct, level_zero
 from conformance.explore.spaces import EMPTY, NO_TICK, SPACES, Action, Book, Bound, Space, symmetric_servers
@@ -370,8 +370,7 @@ class Explorer:
                 ):
                     res.complete = False
                     break
-        if self.fixed is not None:  # a step that changed a shared object changed every state holding it
-            self.fixed.verify(self.bound.name)
+        end_of_search(self.fixed, self.bound.name)  # a step that changed a shared object changed every state
         res.seen_bytes = sys.getsizeof(seen) + sum(map(sys.getsizeof, seen))
         res.merges = max(0, len(self.identities) - len(seen)) if self.renames else 0
         res.seconds = time.monotonic() - started

@@ -284,10 +284,15 @@ def _immutable(cls: type) -> bool:
     reference (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
     frozen = _FROZEN.get(cls)
     if frozen is None:
-        params = getattr(cls, "__dataclass_params__", None)
-        frozen = bool(params is not None and params.frozen) or getattr(cls, "__frozen__", False) is True
-        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or frozen
+        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or frozen_record(cls)
     return frozen
+
+
+def frozen_record(cls: type) -> bool:
+    """A frozen dataclass or a class declaring `__frozen__ = True` (a record whose fields are never assigned; what
+    they hold is trusted, and checked where it is shared: `conformance.explore.fixed.check_frozen`)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return bool(params is not None and params.frozen) or getattr(cls, "__frozen__", False) is True
 
 
 def fingerprint(

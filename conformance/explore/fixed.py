@@ -10,8 +10,10 @@ The table is built from the first root of an exploration, as frozen (`Explorer.f
 root, and of every state copied from it, are the table's own. It holds, in the order a pickle of the state meets
 them:
 
-- every frozen dataclass (a configuration, a value): its fields never change; what a field holds (a dict of
-  SrConfig's) is trusted not to change, and checked;
+- every frozen dataclass (a configuration, a value) and (session 15) every object of a class declaring
+  `__frozen__ = True` (pf's records, `model/pf/state.py`; its class must refuse an assignment,
+  `sharing.check_frozen`): its fields never change; what a field holds (a dict of SrConfig's) is trusted not to
+  change, and checked;
 - every `traces.schema.Event`: immutable by contract (its docstring), already shared by the edge verdict's copy
   of the folds (session 13);
 - every object of a class that declares itself fixed (`__fixed__ = True`: the kernel's `Topology`, sr's
@@ -27,13 +29,17 @@ What a table object holds must not be reachable from the rest of the state too: 
 object and hold its own copy of the inner one, two objects where the original had one (the fingerprint sees the
 difference, and a change through one would not show through the other). `tests/explore/test_fixed_table.py`
 compares every edge's fingerprint with and without the table on three default bounds; it refused am's boot facts
-(`ModelSystem.initial`, whose attribute dicts other parts of the state come to hold), tried in session 14.
+(`ModelSystem.initial`, whose attribute dicts other parts of the state come to hold), tried in session 14. Since
+session 15 the build checks it (`sharing.apart`): a candidate holding a mutable object the rest of the state
+reaches too is left out (`left_out`), and so is a candidate holding one left out. It left out three of am's first
+events, whose attribute lists `ModelSystem` keeps.
 
-The fingerprint puts a value of the table (a frozen dataclass whose encoding holds nothing mutable, so no back
+The fingerprint puts a value of the table (a frozen record whose encoding holds nothing mutable, so no back
 reference) as its tokens remembered per renaming: the same tokens as walking it, so every fingerprint is
 unchanged, and a replayed state, which holds its own equal objects, has the fingerprint of its copy. `verify`
 re-encodes the table at the end of a search: an object a step changed (one wrongly declared fixed) is an
-internal error naming it.
+internal error naming it; `end_of_search` is that check for any process that explored against the table (a
+Spark worker too).
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.explore.fingerprint import Walker
+from conformance.explore.fingerprint import Walker, frozen_record
+from conformance.explore.sharing import apart, check_frozen
 from traces.schema import Event
 
 _TABLES: dict[str, FixedTable] = {}  # this process's tables by tag (the last few: see `FixedTable.register`)
@@ -63,6 +70,7 @@ class FixedTable:
         self._tokens: dict[tuple[tuple[str, str], ...], dict[int, list[str]]] = {}  # per renaming
         self._dispatch: tuple[int, dict[Any, Any]] | None = None
         self._seeds: tuple[Any, list[dict[int, list[str]]]] = (None, [])
+        self.left_out: list[Any] = []  # candidates holding a mutable object the rest of the state holds (`of`)
 
     @classmethod
     def of(cls, parts: Any, base: Mapping[Any, Callable[[Any], Any]], salt: str = "") -> FixedTable:
@@ -84,7 +92,11 @@ class FixedTable:
         pickler = Collecting(_Sink(), PROTOCOL)
         pickler.dispatch_table = dict(base)
         pickler.dump(parts)
-        made = cls(found, salt)
+        for o in found:  # session 15: a class wrongly declared frozen is an internal error naming it
+            check_frozen(o)
+        kept, left = apart(found, [parts])  # nor one holding what the rest of the state holds too (session 15)
+        made = cls(kept, salt)
+        made.left_out = left
         made.register()
         return made
 
@@ -157,6 +169,13 @@ class FixedTable:
 PROTOCOL = 5
 
 
+def end_of_search(table: FixedTable | None, where: str) -> None:
+    """The check at the end of a search, in every process that explored against `table` (the single-process
+    explorer's `run`; a Spark worker after its tasks): an object of it a step changed is an internal error."""
+    if table is not None:
+        table.verify(where)
+
+
 class _Sink:
     """A pickle's output thrown away (the collecting pickle only walks the state)."""
 
@@ -176,18 +195,17 @@ def _fixed(tag: str, i: int) -> Any:
 
 
 def fixed_candidate(obj: Any) -> bool:
-    """An object every state may share: an `Event`, an object of a class declaring `__fixed__`, or a frozen
-    dataclass (a configuration: what it holds is trusted not to change, and checked by `verify`)."""
+    """An object every state may share: an `Event`, an object of a class declaring `__fixed__`, or a frozen record
+    (a frozen dataclass, a configuration, or a class declaring `__frozen__`, pf's records: session 15; what it holds
+    is trusted not to change, and checked by `verify`)."""
     cls = type(obj)
     if cls is Event or getattr(cls, "__fixed__", False) is True:
         return True
-    params = getattr(cls, "__dataclass_params__", None)
-    return params is not None and bool(params.frozen)
+    return frozen_record(cls)
 
 
 def _pure_value(obj: Any) -> bool:
-    params = getattr(type(obj), "__dataclass_params__", None)
-    if params is None or not params.frozen:
+    if not frozen_record(type(obj)):
         return False
     w = Walker()
     w.walk(obj)

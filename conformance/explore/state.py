@@ -44,7 +44,9 @@ from operator import attrgetter
 from typing import Any
 
 from conformance.engine.stream import result_of
+from conformance.explore.fingerprint import frozen_record
 from conformance.explore.fixed import FixedTable
+from conformance.explore.sharing import check_frozen
 from conformance.explore.spaces import Book
 from conformance.harness.core import Driver, Session
 from conformance.harness.failure import judging
@@ -149,6 +151,7 @@ def forget_fed(s: Session) -> int:
 # their class and field values, rebuilt by `_rebuild` (the same fields, set the way their `__setstate__` does).
 _PACKAGES = ("model.", "traces.", "conformance.", "spec.")
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_RECORDS: set[type] = set()  # classes declaring `__frozen__` that pickle by their own `__reduce__` (pf's records)
 _table: dict[Any, Callable[[Any], Any]] = {}
 _scanned = 0  # how many modules `_dispatch` looked at
 
@@ -217,8 +220,11 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
         for name, mod in list(sys.modules.items()):
             if name.startswith(_PACKAGES) and mod is not None:
                 for cls in list(vars(mod).values()):
-                    if isinstance(cls, type) and cls not in _table and _frozen_slotted(cls):
-                        _table[cls] = _reducer(cls)
+                    if isinstance(cls, type) and cls not in _table:
+                        if _frozen_slotted(cls):
+                            _table[cls] = _reducer(cls)
+                        elif frozen_record(cls):  # a record with its own `__reduce__` (pf's: session 15)
+                            _RECORDS.add(cls)
     return _table
 
 
@@ -275,6 +281,7 @@ def thaw(blob: bytes, driver: Driver, setup: dict[str, Any]) -> Session:
 # makes by a plain pickle round trip, its events by value through `dataclasses`' state functions (measured on sr:
 # 15% of exploring). An edge's copy pickles them instead with the reducers above, and each `Event` (immutable by
 # contract, `traces.schema.Event`) as a reference to the original: a fold's finish reads events, never changes one.
+# Session 15: so are the records declaring `__frozen__` (pf's fold records, `_share_record`), as frozen dataclasses.
 _EVENTS: list[Event] = []  # the events one fold copy shares with its original (only during `copy_folds`)
 _COPY_TABLE: list[Any] = [0, {}]  # (`_scanned` when built, the table)
 
@@ -294,6 +301,21 @@ def _share_value(obj: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     return _share(obj)
 
 
+def _share_record(obj: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """A record declaring `__frozen__` (pf's, session 15) shared as a frozen dataclass is (`_share_value`): when its
+    class refuses an assignment (`sharing.check_frozen`, else an internal error) and it hashes by value (nothing
+    mutable in it); else copied by its own `__reduce__`."""
+    check_frozen(obj)
+    if type(obj).__hash__ is not object.__hash__:
+        try:
+            hash(obj)
+        except TypeError:
+            pass
+        else:
+            return _share(obj)
+    return obj.__reduce_ex__(PROTOCOL)  # type: ignore[no-any-return]
+
+
 def _shared(i: int) -> Event:
     """The event a fold copy refers to (a module-level function: the pickle names it, not a copy of the list)."""
     return _EVENTS[i]
@@ -304,7 +326,8 @@ def copy_folds(traces: Any) -> Any:
     table = _dispatch()
     if _COPY_TABLE[0] != _scanned or not _COPY_TABLE[1]:
         frozen = {cls: _share_value for cls in table if cls in _FIELDS}
-        _COPY_TABLE[:] = [_scanned, {**table, **frozen, Event: _share, frozenset: _share}]
+        records = dict.fromkeys(_RECORDS, _share_record)
+        _COPY_TABLE[:] = [_scanned, {**table, **frozen, **records, Event: _share, frozenset: _share}]
     buf = io.BytesIO()
     pickler = pickle.Pickler(buf, PROTOCOL)
     pickler.dispatch_table = _COPY_TABLE[1]
