@@ -58,14 +58,19 @@ def clean_caches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(state, "_scanned", 0)
 
 
-@pytest.mark.model
-def test_pf_records_declared_frozen_are_table_entries() -> None:
-    ex = Explorer(find(PF).bound)
+def _table(name: str) -> fixed.FixedTable:
+    """The fixed table of the bound `name`'s exploration (built by its first root's freeze)."""
+    ex = Explorer(find(name).bound)
     ex.root()
     assert ex.fixed is not None
-    kinds = {type(o).__name__ for o in ex.fixed.objects}
-    assert {"CNSet", "Msg"} <= kinds
-    assert ex.fixed.left_out == []
+    return ex.fixed
+
+
+@pytest.mark.model
+def test_pf_records_declared_frozen_are_table_entries() -> None:
+    table = _table(PF)
+    assert {"CNSet", "Msg"} <= {type(o).__name__ for o in table.objects}
+    assert table.left_out == []
 
 
 @pytest.mark.unit
@@ -125,10 +130,7 @@ def test_twin_a_table_without_the_guard_splits_one_object_in_two(monkeypatch: py
 @pytest.mark.model
 def test_am_boot_events_holding_the_models_lists_are_left_out() -> None:
     """Found by the guard (session 15): am's first events' attribute lists are lists `ModelSystem` keeps."""
-    ex = Explorer(find(AM).bound)
-    ex.root()
-    assert ex.fixed is not None
-    assert sorted(e.kind for e in ex.fixed.left_out) == ["AM_DAG_CONFIG", "DAG_VIEW", "DB_CREATE"]
+    assert sorted(e.kind for e in _table(AM).left_out) == ["AM_DAG_CONFIG", "DAG_VIEW", "DB_CREATE"]
 
 
 @pytest.mark.model
@@ -136,15 +138,13 @@ def test_the_end_of_search_check_names_a_changed_table_object() -> None:
     """`end_of_search` (what a Spark worker calls after its tasks, as `run` does): nothing without a table; a table
     object changed (a frozen configuration's dict) named."""
     fixed.end_of_search(None, "no table")
-    ex = Explorer(find(PF).bound)
-    ex.root()
-    assert ex.fixed is not None
-    fixed.end_of_search(ex.fixed, "unchanged")
-    cnset = next(o for o in ex.fixed.objects if type(o) is CNSet)  # may be one the module shares (`EMPTY`)
+    table = _table(PF)
+    fixed.end_of_search(table, "unchanged")
+    cnset = next(o for o in table.objects if type(o) is CNSet)  # may be one the module shares (`EMPTY`)
     was = cnset.parts
     object.__setattr__(cnset, "parts", (("changed", ((1, 1),)),))
     try:
         with pytest.raises(RuntimeError, match=r"changed: the fixed table's object \d+ \(a model\.pf\.cnset\.CNSet"):
-            fixed.end_of_search(ex.fixed, "changed")
+            fixed.end_of_search(table, "changed")
     finally:
         object.__setattr__(cnset, "parts", was)
