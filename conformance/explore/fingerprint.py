@@ -290,7 +290,7 @@ def _immutable(cls: type) -> bool:
 
 def frozen_record(cls: type) -> bool:
     """A frozen dataclass or a class declaring `__frozen__ = True` (a record whose fields are never assigned; what
-    they hold is trusted, and checked where it is shared: `conformance.explore.fixed.check_frozen`)."""
+    they hold is trusted, and checked where it is shared: `conformance.explore.sharing.check_frozen`)."""
     params = getattr(cls, "__dataclass_params__", None)
     return bool(params is not None and params.frozen) or getattr(cls, "__frozen__", False) is True
 

@@ -77,9 +77,11 @@ def test_pf_records_declared_frozen_are_table_entries() -> None:
 def test_the_edge_copy_shares_frozen_records_and_copies_mutable_ones() -> None:
     one = CNSet((("a", ((1, 2),)),))
     row = Row(one, False, 0, 0, 0)
-    copy = state.copy_folds({"t": [one, row]})
+    holding = CNSet([("a", [(1, 2)])])  # twin: a list inside (not hashable), which a finish could change
+    copy = state.copy_folds({"t": [one, row, holding]})
     assert copy["t"][0] is one
     assert copy["t"][1] is not row and copy["t"][1] == row
+    assert copy["t"][2] is not holding and copy["t"][2] == holding
 
 
 @pytest.mark.unit
