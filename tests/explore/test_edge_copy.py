@@ -59,6 +59,16 @@ def test_each_edge_is_the_reference_and_leaves_the_folds(entry: Any, monkeypatch
     assert counts["fast"] == res.states - res.per_level[0]  # every new state's edge but the roots' (no fold yet)
 
 
+def test_pf_edges_take_the_pickle_copy_and_are_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pf's fold has no `finish_copy` (its finish re-derives obligations through nested containers): every edge
+    goes through `state.copy_folds`, with the reference's verdict and the folds left as they were."""
+    entry = next(e for e in load()[0] if e.bound.name == "pf-2s-1f-replicas")
+    counts = {"fast": 0, "due": 0}
+    monkeypatch.setattr(bfs, "edge_verdict", _checked(counts))
+    res = Explorer(entry.bound).run(max_states=entry.max_states)
+    assert res.states == entry.states and counts["fast"] == 0
+
+
 def test_the_unchecked_search_gives_the_pinned_figures() -> None:
     entry = next(e for e in BOUNDS if e.bound.name == "sr-2s-1m-crash")
     res = Explorer(entry.bound).run(max_states=entry.max_states)
