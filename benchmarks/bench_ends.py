@@ -8,12 +8,19 @@ resolution's copy when the end's choices branch), `--repeat` runs, medians.
 system after its finish calls (first resolution) and of its folds before them: a memo keyed on them hits only
 where two states share both (measured: none, virtual time is part of both).
 
+`--relative` (session 15): whether a memo keyed on the state with virtual time made relative (timers as offsets
+from now, the clock dropped) could hit. Any such key determines the end's own output with its times relative to
+the end's start (each recorded event's kind, node, entity, attributes and `ts_ms - now`), so the distinct outputs
+are a lower bound on the distinct keys, and `1 - outputs/ends` an upper bound on the memo's hits. `rng_words`:
+the same with the kernel generator's state at the end's start added (a seeded end draws from it, so a key must
+hold it where the end's choices are not scripted). Measured ends: those of states with a blob.
+
 `--plan`: the level-synchronous plan in one process (`levels.run_levels`, 4 partitions), its ends judged before
 the shuffle (once per task meeting a state) and after it (once per state, `Job.settles_ends`), side by side
 (alternated, `--repeat` pairs): CPU seconds (medians) and their ratio, the ends judged, and whether both give
 the single-process explorer's figures.
 
-    PYTHONPATH=$PWD python benchmarks/bench_ends.py [--share | --memo | --plan] [--repeat 3] [BOUND ...]
+    PYTHONPATH=$PWD python benchmarks/bench_ends.py [--share | --memo | --relative | --plan] [--repeat 3] [BOUND ...]
 """
 
 from __future__ import annotations
@@ -102,6 +109,50 @@ def memo(entry: Any) -> dict[str, object]:
     return {"bound": entry.bound.name, "ends_measured": measured[0], "distinct_keys": len(keys)}
 
 
+def _sim(system: Any) -> Any:
+    """The kernel simulator a model system runs on (sr: `system.sim`, pf: `system.cluster.sim`), or None (am)."""
+    sim = getattr(system, "sim", None)
+    return sim if sim is not None else getattr(getattr(system, "cluster", None), "sim", None)
+
+
+def relative(entry: Any) -> dict[str, object]:
+    ex = Explorer(entry.bound)
+    outputs: set[tuple[Any, ...]] = set()
+    with_rng: set[tuple[Any, ...]] = set()
+    measured = [0]
+    real = ex.end_of
+
+    def end_of(node: Any) -> Any:
+        if node.blob is not None:
+            s = ex.restore(node)
+            sim = _sim(s.system)
+            if sim is not None:
+                start, now, words = len(s.events()), sim.now_ms, repr(sim.rng.getstate())
+                with scripted(s.system, [], ex.ranges, extend=True):
+                    for call in ex.driver.finish(s):
+                        s.apply(call)
+                out = tuple(
+                    (e.kind, e.node, e.entity, e.ts_ms - now, json.dumps(e.attrs, sort_keys=True, default=str))
+                    for e in s.events()[start:]
+                )
+                outputs.add(out)
+                with_rng.add((out, words))
+                measured[0] += 1
+        return real(node)
+
+    ex.end_of = end_of  # type: ignore[method-assign]
+    ex.run(max_states=entry.max_states)
+    n = measured[0]
+    return {
+        "bound": entry.bound.name,
+        "ends_measured": n,
+        "distinct_relative_outputs": len(outputs),
+        "hits_at_most": round(1 - len(outputs) / n, 3) if n else None,
+        "distinct_with_rng_words": len(with_rng),
+        "hits_at_most_seeded": round(1 - len(with_rng) / n, 3) if n else None,
+    }
+
+
 def _figures(res: Result) -> tuple[Any, ...]:
     f = res.found
     verdict = None if f is None else (f.rule, f.steps, f.start, f.end)
@@ -142,11 +193,15 @@ def main() -> None:
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--share", action="store_true", help="the ends' share of the explore loop (default)")
     mode.add_argument("--memo", action="store_true", help="distinct keys a memo of the end's verdict would have")
+    mode.add_argument("--relative", action="store_true", help="bounds on a time-relative memo's hits")
     mode.add_argument("--plan", action="store_true", help="the level plan, ends before and after the shuffle")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     for entry in _entries(args.bounds):
-        row = memo(entry) if args.memo else plan(entry, args.repeat) if args.plan else share(entry, args.repeat)
+        if args.memo or args.relative:
+            row = memo(entry) if args.memo else relative(entry)
+        else:
+            row = plan(entry, args.repeat) if args.plan else share(entry, args.repeat)
         print(json.dumps(row), flush=True)
 
 

@@ -125,12 +125,15 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
     from conformance.explore.manifest import load
     from conformance.explore.state import freeze, thaw
 
-    try:  # session 13: the edge verdict's copy of the folds (before: `Session.judge`, `Incremental.verdict`'s copy)
-        from conformance.explore.state import edge_verdict
+    try:  # session 15: each fold copied as deep as its finish writes (`conformance.explore.edges`)
+        from conformance.explore.edges import edge_verdict
     except ImportError:
+        try:  # session 13: the edge verdict's copy of the folds (before: `Incremental.verdict`'s copy)
+            from conformance.explore.state import edge_verdict
+        except ImportError:
 
-        def edge_verdict(s: Any) -> Any:
-            return s.judge(final=True)
+            def edge_verdict(s: Any) -> Any:
+                return s.judge(final=True)
 
     entry = next(e for e in load()[0] if e.bound.mechanism == mechanism and not e.slow)
     ex = Explorer(entry.bound)

@@ -172,6 +172,21 @@ class Tally:
             else:
                 entry[0] += n
 
+    def copy(self) -> Tally:
+        """An independent copy, of this class (issue 33, session 15: a fold's `finish_copy` finishes one, the
+        original going on): every count its own, the reasons shared (strings). A subclass's further slots must
+        hold dicts of counts (`model.sr.world.SrTally.moves`), copied as dicts; anything else is refused."""
+        new = object.__new__(type(self))
+        new.judged = dict(self.judged)
+        new.unjudged = {name: list(entry) for name, entry in self.unjudged.items()}
+        for cls in type(self).__mro__[:-2]:  # the subclasses' own slots (Tally's and object's are done)
+            for name in cls.__dict__.get("__slots__", ()):
+                value = getattr(self, name)
+                if type(value) is not dict or any(type(n) is not int for n in value.values()):
+                    raise TypeError(f"Tally.copy: {cls.__name__}.{name} is not a dict of counts")
+                setattr(new, name, dict(value))
+        return new
+
     def __bool__(self) -> bool:
         return bool(self.judged or self.unjudged)
 

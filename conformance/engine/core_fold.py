@@ -116,6 +116,16 @@ class TraceRulesFold:
                 data = {"wire": wire, "observed": src, "expected": send[0]}
                 self.out.append(core_violation(C.RECV_AFTER_SEND, self.trace, e.entity, ids, why, **data))
 
+    def finish_copy(self) -> TraceRulesFold:
+        """A copy whose `finish()` gives what this fold's would, this fold left as it is (issue 33, session 15: the
+        explorer's edge verdict, `conformance.explore.edges`). `finish` changes only `tally` and the three counts
+        it moves into it; everything else, read only, is shared."""
+        new = object.__new__(type(self))
+        for name in TraceRulesFold.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.tally = self.tally.copy()
+        return new
+
     def finish(self) -> list[Violation]:
         """The violations; `tally` then holds what each rule judged (the counts move into it, once)."""
         tally = self.tally

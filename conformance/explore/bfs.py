@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from conformance.explore.edges import edge_verdict
 from conformance.explore.ends import judged_ends
 from conformance.explore.fingerprint import fingerprint
 from conformance.explore.fixed import FixedTable, end_of_search
@@ -47,7 +48,6 @@ from conformance.explore.state import (
     Node,
     NotCopyable,
     check_fold,
-    edge_verdict,
     feed_folds,
     fixed_table,
     forget_fed,

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import pickle
 import zlib
+from collections import deque
 from collections.abc import Sequence
+from copy import copy as shallow
 from typing import Any, Literal
 
 from model.sr import events as ev
@@ -184,6 +186,25 @@ class SrFold:
             self._retire_if_settled(name)
         for msg in touched:
             self._retire_if_settled(msg)
+
+    def finish_copy(self) -> SrFold | None:
+        """A copy whose `finish()` gives what this fold's would, this fold left as it is (issue 33, session 15: the
+        explorer judges every edge by finishing a copy of the source state's fold fed the step's events,
+        `conformance.explore.edges`), sharing what `finish` only reads. `finish` changes: `violations` (extended),
+        the world's deferred checks (`due`, `db_due`, `db_pending`, `db_late`: `liveness.flush_due`) and its
+        `tally`; `at_end`, `tally_of` and `notes` read. None while context events not yet taken are left for
+        `finish` to feed (`cursor.rest`: they could change anything; the caller copies the whole fold then)."""
+        cursor = self.cursor
+        if any(c.seq > cursor.last for c in cursor.events[cursor.index :]):  # those already taken are skipped
+            return None
+        new = shallow(self)
+        new.cursor = shallow(cursor)
+        new.violations = list(self.violations)
+        w = new.world = shallow(self.world)
+        w.due, w.db_due = deque(w.due), list(w.db_due)
+        w.db_pending, w.db_late = set(w.db_pending), set(w.db_late)
+        w.tally = w.tally.copy()
+        return new
 
     def finish(self) -> MonitorResult:
         """The context events still to come, then the deferred checks at the last event's time (SR-058)."""

@@ -4,7 +4,10 @@ the original, every other object copied) and gives the session back its own fold
 bound of sr and pf (choice points as pinned) its verdict must be the reference's (`Session.judge(final=True)` on
 an independent copy of the session) and the session's folds must be as they were (their pickle unchanged, fed as
 far). Twin: a "copy" that is the folds themselves (finished in place: a finish changes the folds) fails the
-check; and one that shares a frozen value holding a dict (which a finish may change through it) is refused."""
+check; and one that shares a frozen value holding a dict (which a finish may change through it) is refused.
+Session 15: the explorer's own edge verdict is `conformance.explore.edges.edge_verdict` (each fold copied as deep as
+its finish writes; `copy_folds` its fallback), tested the same way by test_edge_copy.py; this file keeps testing
+`state.edge_verdict` and `copy_folds` by putting them in its place."""
 
 from __future__ import annotations
 
