@@ -1,8 +1,8 @@
 # Types for the compiled build of model/pf/state.py (issue 32, session 14, "half the cost per event";
 # scripts/build_fast.py): the fold's records as C structs. Every field stays a Python object (no conversion a
 # pure run would not make); `readonly` for the frozen records (`Value`), `public` for the mutable ones. The
-# records are final (no subclass); their bases are `model.kernel.records`' (cimported; session 15). (`_values` declared `cpdef` is refused by Cython 3.3 as overriding a final
-# method, so it stays a Python method.)
+# records are final (no subclass); their bases are `model.kernel.records`' (cimported; session 15). (`_values`
+# declared `cpdef` is refused by Cython 3.3 as overriding a final method, so it stays a Python method.)
 cimport cython
 from model.kernel.records cimport Record, Value
 
