@@ -26,10 +26,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
 from conformance.engine.driver import Engine, InternalError
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, attach_events, duplicates_among, finish_outcome
 from conformance.engine.tally import RuleCounts
@@ -40,6 +36,8 @@ from traces.io import ReadResult, TraceFileError
 from traces.schema import Event
 
 BATCH_ROWS = 65_536
+# pyarrow loads where a dataset is read, not at import (`conformance.pycheck` asks `dataset_of` of every input): a
+# check of JSON Lines needs neither pyarrow nor numpy (issue 32, session 15: about 0.25 s of its start).
 
 
 def dataset_of(paths: list[str]) -> str | None:
@@ -80,6 +78,8 @@ def judge_file(path: str, skew_ms: int | None, runs: list | None = None, hashes:
 
 def _parts(path: str) -> Iterator[ReadResult]:
     """A data file's batches as the engine's parts (its rows were validated at ingest)."""
+    import pyarrow.parquet as pq
+
     for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS):
         events = table_events(batch)
         yield ReadResult(events=events, rows_read=len(events))
@@ -88,6 +88,9 @@ def _parts(path: str) -> Iterator[ReadResult]:
 def trace_order(path: str) -> tuple[Counter[str], set[str]]:
     """(the rows of every trace of a data file, the traces whose rows break seq order, TR-001), from the
     `trace_id` and `seq` columns only: the file holds each trace's rows together, in recording order."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     sizes: Counter[str] = Counter()
     broken: set[str] = set()
     last: tuple[str, int] | None = None
@@ -107,6 +110,10 @@ def trace_order(path: str) -> tuple[Counter[str], set[str]]:
 
 def _attach(path: str, violations: list[dict]) -> None:
     """Each violation's events, from a second read of the file keeping only the rows they name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     if not violations:
         return
     wanted = pa.array(sorted({i for v in violations for i in v["event_ids"]}), pa.string())
@@ -176,6 +183,8 @@ def check_dataset(
     path: str, *, skew_ms: int | None = None, cap: int = DEFAULT_CAP, progress: Progress | None = None
 ) -> CheckOutcome:
     """The single-process engine over a dataset: one file in memory at a time."""
+    import pyarrow.parquet as pq
+
     ds = open_dataset(path)
     runs = monitor_runs(skew_ms)
     if progress is not None:

@@ -29,8 +29,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from conformance.engine.resume import NotContinued, segments
 from conformance.engine.statedir import State, saved_files
 from traces.io import TraceFile, discover
@@ -70,10 +68,13 @@ def input_events(paths: list[str]) -> int | None:
 
 
 def _events(parts: Iterable[tuple[TraceFile, int]]) -> int:
-    """Events in each file from byte `start` on (a Parquet file counts whole: it takes no appends)."""
+    """Events in each file from byte `start` on (a Parquet file counts whole: it takes no appends). pyarrow loads
+    only for a Parquet file (issue 32, session 15: a check of JSON Lines needs neither pyarrow nor numpy)."""
     total = 0
     for tf, start in parts:
         if tf.kind == "parquet":
+            import pyarrow.parquet as pq
+
             total += pq.ParquetFile(tf.path).metadata.num_rows
         else:
             size = (os.path.getsize(tf.path) - start) * (GZIP_RATIO if tf.kind == "jsonl.gz" else 1)

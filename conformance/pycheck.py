@@ -27,9 +27,6 @@ from array import array
 from collections import Counter
 from contextlib import suppress
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
@@ -139,10 +136,14 @@ def _exact(
 def _footer_rows(files: list[TraceFile]) -> int:
     """The rows the corpus's Parquet files hold, from their footers alone (no data read): a corpus known to
     be larger than the read-once limit is indexed at once, not read in part and then again. A footer that
-    cannot be read counts nothing here: the read says what is wrong with the file."""
+    cannot be read counts nothing here: the read says what is wrong with the file. pyarrow loads only for a
+    Parquet file (issue 32, session 15: a check of JSON Lines needs neither pyarrow nor numpy)."""
     rows = 0
     for tf in files:
         if tf.kind == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
             with suppress(OSError, pa.ArrowException):
                 rows += pq.read_metadata(tf.path).num_rows
     return rows

@@ -88,6 +88,7 @@ MODULES: tuple[str, ...] = (
     "model.pf.idle",
     "model.kernel.network",
     "model.kernel.choice",
+    "model.kernel.records",
     "conformance.explore.bfs",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}

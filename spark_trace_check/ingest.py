@@ -156,7 +156,7 @@ def ingest(spark: SparkSession, paths: list[str], out: Path, *, files: int) -> d
             tmp,
             buckets=files,
             written=sorted((r["bucket"], r["path"], r["rows"]) for r in written),
-            quarantine=pa.Table.from_pylist(quarantine, schema=fmt.QUARANTINE_SCHEMA),
+            quarantine=pa.Table.from_pylist(quarantine, schema=fmt.quarantine_schema()),
             duplicates=dups,
             input_files=raw.files,
             skipped=raw.skipped,

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import zlib
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from traces.io import TraceFileError
 from traces.schema import FIELD_NAMES, SCHEMA_VERSION, Event, arrow_schema
@@ -36,9 +34,17 @@ QUARANTINE = "_quarantine.arrow"
 DUPLICATES = "_duplicates.arrow"
 FORMAT = "haconform-dataset"
 FORMAT_VERSION = 1
-QUARANTINE_SCHEMA = pa.schema(
-    [("file", pa.string()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())]
-)
+if TYPE_CHECKING:
+    import pyarrow as pa
+# pyarrow loads where Parquet (or a dataset) is read or written, not at import: a check of JSON Lines needs
+# neither pyarrow nor numpy (issue 32, session 15: about 0.25 s of its start).
+
+
+def quarantine_schema() -> pa.Schema:
+    """The Arrow schema of the dataset's quarantine file (`QUARANTINE`)."""
+    import pyarrow as pa
+
+    return pa.schema([("file", pa.string()), ("line", pa.int64()), ("field", pa.string()), ("reason", pa.string())])
 
 
 class DatasetError(TraceFileError):
@@ -94,17 +100,42 @@ def file_facts(path: Path) -> dict[str, Any]:
 
 
 def write_ipc(path: Path, table: pa.Table) -> None:
+    import pyarrow as pa
+
     with pa.ipc.new_file(str(path), table.schema) as writer:
         writer.write_table(table)
 
 
+_FEW = 1 << 16  # up to this many hashes, `repeated_hashes` finds the repeated ones in a set when numpy is not loaded
+
+
 def repeated_hashes(hashes: array) -> set[int]:
-    """The hashes that occur more than once. Sorts `hashes` in place (callers drop it afterwards): the
+    """The hashes that occur more than once. Up to `_FEW` hashes with numpy not loaded (a check of a few JSON
+    Lines files), in a set. Otherwise sorts `hashes` in place (callers drop it afterwards): the
     array's own memory is viewed, not copied, so the corpus-wide check costs its 8 bytes per event and a
     byte per event for the comparison, not a Python int per event (`pa.array` of an `array` builds one:
     4.8 GB for 2*10^7 hashes, 18.5 GB peak for a 10^8-event check)."""
     if not hashes:
         return set()
+    if len(hashes) <= _FEW and "numpy" not in sys.modules:  # a small check: a set, not numpy's 0.1 s import
+        return repeated_in_set(hashes)
+    return repeated_sorted(hashes)
+
+
+def repeated_in_set(hashes: array) -> set[int]:
+    """`repeated_hashes` of a few hashes, one pass over a set."""
+    seen: set[int] = set()
+    repeated: set[int] = set()
+    for h in hashes:
+        if h in seen:
+            repeated.add(h)
+        else:
+            seen.add(h)
+    return repeated
+
+
+def repeated_sorted(hashes: array) -> set[int]:
+    """`repeated_hashes` by numpy: `hashes` sorted in place, equal neighbours compared."""
     import numpy as np  # pyarrow's and pandas' own dependency
 
     view = np.frombuffer(hashes, dtype=np.uint64)
@@ -141,6 +172,8 @@ class Dataset:
 
 
 def read_ipc(path: Path) -> pa.Table:
+    import pyarrow as pa
+
     with pa.memory_map(str(path)) as source:
         return pa.ipc.open_file(source).read_all()
 
@@ -148,6 +181,9 @@ def read_ipc(path: Path) -> pa.Table:
 def open_dataset(path: Path | str, *, verify_hashes: bool = True) -> Dataset:
     """Read the manifest and verify the dataset against it: format and schema, every file present with its
     size, row count and SHA-256. Raises DatasetError naming the first file that does not match."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     root = Path(path)
     name = root / MANIFEST
     try:

@@ -31,11 +31,11 @@ from traces.dataset import (
     FORMAT_VERSION,
     MANIFEST,
     QUARANTINE,
-    QUARANTINE_SCHEMA,
     bucket_of,
     file_facts,
     id_hash,
     is_dataset,
+    quarantine_schema,
     read_ipc,
     repeated_hashes,
     schema_description,
@@ -138,7 +138,8 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
     writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
     bucket_cache: dict[str, int] = {}
     hashes = array("Q")
-    q_writer = pa.ipc.new_file(str(tmp / QUARANTINE), QUARANTINE_SCHEMA)
+    q_schema = quarantine_schema()
+    q_writer = pa.ipc.new_file(str(tmp / QUARANTINE), q_schema)
     rows_read = rows_checked = 0
     for tf in found.files:
         for part in iter_trace_file(tf):
@@ -147,7 +148,7 @@ def _write(found: Any, tmp: Path, buckets: int, progress: Callable[[int], None] 
                 q_writer.write_table(
                     pa.Table.from_pylist(
                         [e.row() for e in part.errors],
-                        schema=QUARANTINE_SCHEMA,
+                        schema=q_schema,
                     )
                 )
             if not part.events:

@@ -14,12 +14,8 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from traces.columnar import judge_columns
 from traces.discovery import (
     TRACE_SUFFIXES,
     Discovery,
@@ -33,6 +29,12 @@ from traces.discovery import (
 from traces.rows import check_line, is_blank
 from traces.schema import FIELD_NAMES, Event, arrow_schema, canonical_attrs
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow (with numpy) and the column-wise reader load where Parquet is read or written, not at import: a check of
+# JSON Lines needs neither (issue 32, session 15: about 0.25 s of its start).
+
 # the discovery names, also importable from here (`traces.discovery`)
 __all__ = [
     "TRACE_SUFFIXES",
@@ -45,8 +47,8 @@ __all__ = [
     "trace_kind",
 ]
 
-_INT_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32())
-_STRING_TYPES = (pa.string(), pa.large_string())
+_INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")  # pyarrow's factories
+_STRING_TYPES = ("string", "large_string")
 
 
 class QuarantineRow(TypedDict):
@@ -165,6 +167,9 @@ def read_jsonl(path: Path | str | TraceFile) -> ReadResult:
 
 def check_parquet_schema(path: Path | str, name: str | None = None) -> pa.Schema:
     """From the footer alone: the file is Parquet, has every column, each of a usable type."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     name = name or str(path)
     try:
         schema = pq.read_schema(path)
@@ -178,13 +183,18 @@ def check_parquet_schema(path: Path | str, name: str | None = None) -> pa.Schema
             raise TraceFileError(f"{name}: column {want.name!r} appears more than once")
         got = schema.field(want.name).type
         allowed = _INT_TYPES if pa.types.is_integer(want.type) else _STRING_TYPES
-        if got not in allowed:
+        if got not in [getattr(pa, t)() for t in allowed]:
             raise TraceFileError(f"{name}: column {want.name!r} has type {got}, expected {want.type}")
     return schema
 
 
 def iter_parquet(tf: TraceFile, batch_size: int = 65_536) -> Iterator[ReadResult]:
     """A Parquet file batch by batch, each judged column-wise (`traces.columnar`); rows numbered from 1."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from traces.columnar import judge_columns
+
     check_parquet_schema(tf.path, tf.name)
     rows = 0
     try:
@@ -252,6 +262,9 @@ def write_jsonl(path: Path | str, events: Iterable[Event]) -> None:
 
 
 def write_parquet(path: Path | str, events: Iterable[Event]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pylist(list(_rows(events)), schema=arrow_schema())
     pq.write_table(table, Path(path), compression="zstd", write_statistics=True)
 

@@ -11,9 +11,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SCHEMA_VERSION = 2
 # Versions this checker recognises but does not judge: what changed since, and how to produce a current trace.
@@ -49,15 +50,17 @@ class FieldSpec:
     name: str
     json_type: str  # "integer" | "string" | "object"
     description: str
-    arrow_type: pa.DataType = field(default_factory=pa.string)
+    # the Arrow type of the Parquet form, by its pyarrow factory's name: pyarrow loads only where Parquet is read or
+    # written (`arrow_schema`; issue 32, session 15: a check of JSON Lines loads neither pyarrow nor numpy)
+    arrow_type: str = "string"
 
 
 FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("schema_version", "integer", "Event schema version; this document describes version 2.", pa.int32()),
+    FieldSpec("schema_version", "integer", "Event schema version; this document describes version 2.", "int32"),
     FieldSpec("trace_id", "string", "Identifies one trace (one run or one recorded log)."),
-    FieldSpec("seq", "integer", "Per-trace sequence number, strictly increasing in recording order.", pa.int64()),
+    FieldSpec("seq", "integer", "Per-trace sequence number, strictly increasing in recording order.", "int64"),
     FieldSpec("event_id", "string", "Corpus-wide unique event identifier."),
-    FieldSpec("ts_ms", "integer", "Milliseconds since the Unix epoch, UTC, by the node's clock.", pa.int64()),
+    FieldSpec("ts_ms", "integer", "Milliseconds since the Unix epoch, UTC, by the node's clock.", "int64"),
     FieldSpec("node", "string", "The server that recorded the event."),
     FieldSpec("mechanism", "string", "core | sr | am | pf | msgtrk: the mechanism whose rules govern the event."),
     FieldSpec("entity", "string", "The entity the event concerns: message, database, folder, node or wire."),
@@ -103,7 +106,9 @@ def json_schema() -> dict[str, Any]:
 
 def arrow_schema() -> pa.Schema:
     """The Arrow schema of the Parquet form (attrs as canonical JSON text)."""
-    return pa.schema([pa.field(f.name, f.arrow_type, nullable=False) for f in FIELDS])
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, getattr(pa, f.arrow_type)(), nullable=False) for f in FIELDS])
 
 
 def canonical_attrs(attrs: Mapping[str, Any]) -> str:

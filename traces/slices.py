@@ -16,14 +16,15 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
-from traces.columnar import judge_columns
 from traces.io import ReadResult, RowError, TraceFile, TraceFileError, check_parquet_schema, iter_jsonl
 from traces.rows import parse_json
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+# pyarrow loads where Parquet is read, not at import: a check of JSON Lines needs neither pyarrow nor numpy
+# (issue 32, session 15: about 0.25 s of its start).
 
 _KEY = re.compile(rb'"trace_id"\s*:')
 _VALUE = re.compile(rb'"trace_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -79,6 +80,9 @@ def _jsonl_slice(tf: TraceFile, part_of: Slice, chunk: int) -> Iterator[ReadResu
 def _kept(column: pa.Array, part_of: Slice) -> pa.Array:
     """The rows of a batch's `trace_id` column the slice keeps (a column that is not valid UTF-8 is read as
     bytes, as the index reads it: its rows match no trace name)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
         values = column.cast(pa.string()) if not pa.types.is_string(column.type) else column
         values.validate(full=True)
@@ -94,6 +98,12 @@ def _kept(column: pa.Array, part_of: Slice) -> pa.Array:
 
 
 def _parquet_slice(tf: TraceFile, part_of: Slice, batch_size: int) -> Iterator[ReadResult]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from traces.columnar import judge_columns
+
     check_parquet_schema(tf.path, tf.name)
     start = 0
     try:

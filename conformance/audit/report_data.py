@@ -28,10 +28,10 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import conformance
 from conformance.engine.core_fold import CORE_RULES
 from conformance.engine.rulesets import SIMULATED_ONLY
 from conformance.engine.tally import STATES, by_state
@@ -208,10 +208,8 @@ def shown_events(rows: list[dict[str, Any]], involved: set[str]) -> list[dict[st
 
 
 def tool_version() -> str:
-    try:
-        return metadata.version("haconform")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
+    """The project's version (`conformance.__version__`, pyproject.toml's)."""
+    return conformance.__version__
 
 
 def run_facts(files: list[str]) -> dict[str, Any]:

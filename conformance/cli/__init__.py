@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import re
 import sys
 import tempfile
@@ -149,22 +150,61 @@ class _NoPandas(MetaPathFinder):
             raise ModuleNotFoundError("pandas is not needed by haconform check", name=name)
 
 
-def arrow_without_pandas() -> None:
-    """pyarrow imports pandas (0.3 CPU s and 40 MiB) the first time it converts Python values (`pa.array`,
-    reading a Parquet file), to ask whether they are pandas objects; a check converts none. That first question
-    is answered "no pandas" (pandas hidden for one conversion), and pyarrow does not ask again; a conversion to
-    or from pandas (`to_pandas`, `from_pandas`) still imports it then, pyarrow retrying the import there. For
-    `check` only, in its own process (Spark's workers are not touched); tests/unit/test_cli_imports.py."""
-    if "pandas" in sys.modules or "pyarrow.lib" in sys.modules:  # too late to ask first: nothing to save
-        return
-    import pyarrow  # third party, here only for `check`
-
+def _first_conversion(pyarrow: Any) -> None:
+    """pyarrow's first conversion, with pandas hidden (`arrow_without_pandas`)."""
     hide = _NoPandas()
     sys.meta_path.insert(0, hide)
     try:
         pyarrow.array([0])
     finally:
         sys.meta_path.remove(hide)
+
+
+class _ArrowLoader:
+    """pyarrow's own loader, then its first conversion (`_first_conversion`); given back its loader after."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        module.__loader__ = module.__spec__.loader = self.loader
+        _first_conversion(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+class _WhenArrowLoads(MetaPathFinder):
+    """Finds pyarrow as the other finders do, with `_ArrowLoader` around its loader; once (it removes itself)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "pyarrow":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ArrowLoader(spec.loader)
+        return spec
+
+
+def arrow_without_pandas() -> MetaPathFinder | None:
+    """pyarrow imports pandas (0.3 CPU s and 40 MiB) the first time it converts Python values (`pa.array`,
+    reading a Parquet file), to ask whether they are pandas objects; a check converts none. That first question
+    is answered "no pandas" (pandas hidden for one conversion), and pyarrow does not ask again; a conversion to
+    or from pandas (`to_pandas`, `from_pandas`) still imports it then, pyarrow retrying the import there. For
+    `check` only, in its own process (Spark's workers are not touched); tests/unit/test_cli_imports.py.
+
+    Asked when pyarrow loads (session 15), not at the start: a check of JSON Lines loads neither pyarrow nor numpy
+    (about 0.25 s of its start). The finder that asks is returned (`main` removes it if pyarrow never loaded)."""
+    if "pandas" in sys.modules or "pyarrow" in sys.modules:  # too late to ask first: nothing to save
+        return None
+    hook = _WhenArrowLoads()
+    sys.meta_path.insert(0, hook)
+    return hook
 
 
 _ABORTED = re.compile(
@@ -252,8 +292,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     any unexpected exception becomes one line on stderr and the full trace (Java stack included) in a log."""
     words = sys.argv[1:] if argv is None else list(argv)
     command = command_of(words)
-    if command == "check":
-        arrow_without_pandas()
+    hook = arrow_without_pandas() if command == "check" else None
+    try:
+        return _run(command, words)
+    finally:
+        if hook in sys.meta_path:
+            sys.meta_path.remove(hook)  # type: ignore[arg-type]
+
+
+def _run(command: str | None, words: list[str]) -> int:
+    """`main`'s command run, its errors turned into exit statuses."""
     parser = build_parser(command)
     args = parser.parse_args(words)
     try:

@@ -26,6 +26,7 @@ from model.am.state import (
     Snapshot,
     Trigger,
 )
+from model.kernel.records import Value, compiled, fill
 from spec.catalogue import param_default, require
 from traces.verdict import InputFault, Rule
 
@@ -114,17 +115,42 @@ class Options:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
-    """One entry of the ordered list: the copy, and why it is where it is."""
+def _probe() -> None:
+    """Says which path this module runs: its type is Cython's when compiled."""
 
-    server: str
-    criteria_set: int
-    tier: int
-    copy_queue: int
-    replay_queue: int
-    preference: int
-    key: tuple[int, ...] = ()  # (tier, set) in the configured order, then the seed's sort keys (no server)
+
+_COMPILED = compiled(_probe)
+
+
+# `Choice` and `Selection` are plain classes, not dataclasses (issue 32, session 15): one `select` per BCSS run
+# makes one per copy; the compiled build declares them `cdef class`es in `bcss.pxd` on the bases of
+# `model.kernel.records` (a frozen dataclass's methods; see there).
+class Choice(Value):
+    """One entry of the ordered list: the copy, and why it is where it is. `key`: (tier, set) in the configured
+    order, then the seed's sort keys (no server)."""
+
+    __fields__ = ("server", "criteria_set", "tier", "copy_queue", "replay_queue", "preference", "key")
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        server: str,
+        criteria_set: int,
+        tier: int,
+        copy_queue: int,
+        replay_queue: int,
+        preference: int,
+        key: tuple[int, ...] = (),
+    ) -> None:
+        if _COMPILED:
+            self.server, self.criteria_set, self.tier, self.copy_queue, self.replay_queue, self.preference, self.key = (
+                server, criteria_set, tier, copy_queue, replay_queue, preference, key)  # fmt: skip
+        else:
+            fill(self, (server, criteria_set, tier, copy_queue, replay_queue, preference, key))
+
+    def _values(self) -> tuple:
+        return (self.server, self.criteria_set, self.tier, self.copy_queue, self.replay_queue, self.preference,
+                self.key)  # fmt: skip
 
     def why(self) -> str:
         tier = TIERS.get(self.tier, ("below source (fallback)", "AM-027"))[0]
@@ -135,12 +161,24 @@ class Choice:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
-    order: tuple[Choice, ...]
-    excluded: tuple[tuple[str, str], ...]  # (server, reason), AM-034 and the responder constraint
-    sort: str  # "CopyQueue" (AM-035) or "ActivationPreference" (AM-036, AM-037)
-    sort_rule: Rule  # the sort statement that applies (`sort_rule`): the rule a wrong sort breaks
+class Selection(Value):
+    """BCSS's ordered list (`order`), the copies excluded with why, `(server, reason)` (AM-034 and the responder
+    constraint), the sort used (`sort`: "CopyQueue", AM-035, or "ActivationPreference", AM-036, AM-037) and the
+    sort statement that applies (`sort_rule`, as the function `sort_rule` gives it: the rule a wrong sort breaks)."""
+
+    __fields__ = ("order", "excluded", "sort", "sort_rule")
+    __slots__ = __fields__
+
+    def __init__(
+        self, order: tuple[Choice, ...], excluded: tuple[tuple[str, str], ...], sort: str, sort_rule: Rule
+    ) -> None:
+        if _COMPILED:
+            self.order, self.excluded, self.sort, self.sort_rule = order, excluded, sort, sort_rule
+        else:
+            fill(self, (order, excluded, sort, sort_rule))
+
+    def _values(self) -> tuple:
+        return (self.order, self.excluded, self.sort, self.sort_rule)
 
     @property
     def servers(self) -> tuple[str, ...]:

@@ -8,7 +8,6 @@ content_index, preference, blocked, suspended, reachable}], "dials": {server: di
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from model.am.bcss import Options, Selection, select
@@ -23,7 +22,7 @@ def snapshot_to_json(snap: Snapshot) -> dict[str, Any]:
         "database": snap.database,
         "source": snap.source,
         "last_log_generated": snap.last_log_generated,
-        "copies": [asdict(c) for c in snap.copies],
+        "copies": [dict(zip(c.__fields__, c._values(), strict=True)) for c in snap.copies],
         "dials": dict(snap.dials),
         "health": {s: {c: list(v) for c, v in h.components.items()} for s, h in snap.health.items()},
     }

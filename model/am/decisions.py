@@ -12,7 +12,6 @@ through `step.apply` on the event recorded (`Tx.emit`): these functions decide, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 from model.am import events as ev
@@ -148,13 +147,13 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     source = d.active or ""
     snap = snapshot(tx.w, db, by)
     if "ignore_blocked" in tx.flaws:
-        snap = replace(snap, copies=tuple(c.with_(blocked=False, suspended=False) for c in snap.copies))
+        snap = snap.but(copies=tuple(c.with_(blocked=False, suspended=False) for c in snap.copies))
     used = Trigger("failure") if "ignore_responder" in tx.flaws else trigger  # mutant: no AM-032 filter
     seen = snap
     if "lossless_ignored" in tx.flaws:  # mutant: sorts as if no server were Lossless (AM-036)
-        seen = replace(snap, dials={s: "GoodAvailability" for s in snap.dials})
+        seen = snap.but(dials={s: "GoodAvailability" for s in snap.dials})
     if "preference_sort" in tx.flaws:  # mutant: always sorts by activation preference (breaks AM-035)
-        seen = replace(snap, dials={s: "Lossless" for s in snap.dials})
+        seen = snap.but(dials={s: "Lossless" for s in snap.dials})
     if "lossless_switchover_ignored" in tx.flaws and used.lossless:  # mutant: sorts by copy queue (AM-037)
         used = Trigger(used.kind, used.component, False)
     sel = select(seen, used, tx.opts)

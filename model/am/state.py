@@ -16,11 +16,12 @@ AM-016, AM-026, AM-034, AM-038; interpretations AM-I02 (copy queue from LastLogI
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from model.am.events import encode_group
+from model.kernel.records import Record, Value, compiled, fill
 from spec.catalogue import param_default, require
 
 require("AM-005", "AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
@@ -82,24 +83,53 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(slots=True, unsafe_hash=True)
-class CopyState:
+# The records below that the fold makes per event are plain classes, not dataclasses (issue 32, session 15): the
+# compiled build declares them `cdef class`es in `state.pxd` (C fields; `__init__`, `__eq__` and `_values`
+# compiled) on the bases of `model.kernel.records` (a dataclass's methods; see there), as pf's records.
+def _probe() -> None:
+    """Says which path this module runs: its type is Cython's when compiled."""
+
+
+_COMPILED = compiled(_probe)
+
+
+class CopyState(Record):
     """One database copy as Active Manager sees it. `lli` is LastLogInspected (AM-I02).
 
     A value: never changed once made, replaced by a new one (`with_`, `reach`, `step.copy_state`), so a
-    snapshot or a BCSS run may hold it while the world moves on. Not `frozen` only because a frozen
-    instance costs four times as much to build and the fold builds one per COPY_STATE (issue 19);
-    hashable as before."""
+    snapshot or a BCSS run may hold it while the world moves on. Not frozen only because a frozen
+    instance costs more to build and the fold builds one per COPY_STATE (issue 19); hashable by its fields
+    (a dataclass's `unsafe_hash`), but encoded as a mutable object by the explorer's fingerprint, as before."""
 
-    server: str
-    status: str = HEALTHY
-    lli: int = 0
-    replay_queue: int = 0
-    content_index: str = CI_HEALTHY
-    preference: int = 1
-    blocked: bool = False  # AutoActivationPolicy Blocked on the server (administrative block)
-    suspended: bool = False  # ActivationSuspended on the copy (administrative block)
-    reachable: bool = True
+    __fields__ = ("server", "status", "lli", "replay_queue", "content_index", "preference", "blocked", "suspended",
+                  "reachable")  # fmt: skip
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        server: str,
+        status: str = HEALTHY,
+        lli: int = 0,
+        replay_queue: int = 0,
+        content_index: str = CI_HEALTHY,
+        preference: int = 1,
+        blocked: bool = False,  # AutoActivationPolicy Blocked on the server (administrative block)
+        suspended: bool = False,  # ActivationSuspended on the copy (administrative block)
+        reachable: bool = True,
+    ) -> None:
+        self.server, self.status, self.lli, self.replay_queue, self.content_index = (
+            server, status, lli, replay_queue, content_index)  # fmt: skip
+        self.preference, self.blocked, self.suspended, self.reachable = preference, blocked, suspended, reachable
+
+    def _values(self) -> tuple:
+        return (self.server, self.status, self.lli, self.replay_queue, self.content_index, self.preference,
+                self.blocked, self.suspended, self.reachable)  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:  # restated: a compiled subclass defining `__hash__` loses it
+        return Record.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self._values())
 
     def copy_queue(self, last_log_generated: int) -> int:
         """Copy queue length derived from LastLogInspected (AM-I02), never below zero."""
@@ -110,7 +140,7 @@ class CopyState:
         return self.blocked or self.suspended
 
     def with_(self, **changes: object) -> CopyState:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return self.but(**changes)
 
     def reach(self, reachable: bool) -> CopyState:
         """This copy as seen from a side of the cluster that does or does not reach it (`decisions.snapshot`)."""
@@ -120,11 +150,22 @@ class CopyState:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Health:
+class Health(Value):
     """Managed-availability state of one server: component -> (priority, state)."""
 
-    components: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    __fields__ = ("components",)
+    __slots__ = __fields__
+
+    def __init__(self, components: Mapping[str, tuple[str, str]] | None = None) -> None:
+        if components is None:
+            components = {}
+        if _COMPILED:
+            self.components = components
+        else:
+            fill(self, (components,))
+
+    def _values(self) -> tuple:
+        return (self.components,)
 
     def state(self, component: str) -> str:
         entry = self.components.get(component)
@@ -144,20 +185,37 @@ class Health:
         return Health(new)
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(Value):
     """Everything BCSS reads about one database at the moment it runs.
 
     `source` is the server hosting the affected (active) copy; `copies` includes it. `dials` maps every
     server hosting a copy to its AutoDatabaseMountDial; `health` maps servers to their components.
     """
 
-    database: str
-    source: str
-    last_log_generated: int
-    copies: tuple[CopyState, ...]
-    dials: Mapping[str, str] = field(default_factory=dict)
-    health: Mapping[str, Health] = field(default_factory=dict)
+    __fields__ = ("database", "source", "last_log_generated", "copies", "dials", "health")
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        database: str,
+        source: str,
+        last_log_generated: int,
+        copies: tuple[CopyState, ...],
+        dials: Mapping[str, str] | None = None,
+        health: Mapping[str, Health] | None = None,
+    ) -> None:
+        if dials is None:
+            dials = {}
+        if health is None:
+            health = {}
+        if _COMPILED:
+            self.database, self.source, self.last_log_generated, self.copies, self.dials, self.health = (
+                database, source, last_log_generated, copies, dials, health)  # fmt: skip
+        else:
+            fill(self, (database, source, last_log_generated, copies, dials, health))
+
+    def _values(self) -> tuple:
+        return (self.database, self.source, self.last_log_generated, self.copies, self.dials, self.health)
 
     def copy(self, server: str) -> CopyState:
         for c in self.copies:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
+from model.kernel.records import Record, Value, compiled, fill
 from model.pf.cnset import CN, EMPTY, CNSet
 from spec.catalogue import param_default, param_ms, require
 
@@ -86,75 +87,15 @@ def _params_of(text: str) -> Params:
 
 
 # The records below are plain classes, not dataclasses (issue 32, session 14): the compiled build declares them
-# `cdef class`es in `state.pxd` (C fields; `__init__`, `__eq__` and `_values` compiled), which Cython refuses for
-# a slotted dataclass. Each lists its fields in order in `__fields__` (its `__slots__` in the pure path). Their
-# `__init__`, `__eq__`, `__hash__` and `__repr__` are a dataclass's (`_Record`, `_Value`); `__reduce__` gives the
-# class and its fields, so a pickle made by one path loads in the other. A frozen one sets its fields in the pure
-# path by `object.__setattr__` (as a frozen dataclass does), in the compiled build directly (`_COMPILED`).
+# `cdef class`es in `state.pxd` on the bases of `model.kernel.records` (session 15 moved them there; see there).
 def _probe() -> None:
     """Says which path this module runs: its type is Cython's when compiled."""
 
 
-_COMPILED = (
-    type(_probe).__name__ == "cython_function_or_method"
-)  # (`model.kernel.sim.COMPILED_FUNCTION`: not imported, a check loads no simulator)
-_set = object.__setattr__
+_COMPILED = compiled(_probe)
 
 
-def _fill(record: Any, values: tuple) -> None:
-    """A frozen record's fields set in the pure path (as a frozen dataclass's `__init__` sets them)."""
-    for name, value in zip(type(record).__fields__, values, strict=True):
-        _set(record, name, value)
-
-
-class _Record:
-    """What the records share, a dataclass's methods: equal when of one class with equal fields, `repr`
-    `Class(field=value, ...)`, pickled as the class and its fields (`_values`, in `__fields__`'s order).
-    Mutable, so not hashable."""
-
-    __slots__ = ()
-    __fields__ = ()  # each record's fields, in order
-
-    def _values(self) -> tuple:
-        raise NotImplementedError  # each record gives its fields
-
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is type(self) else NotImplemented  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self) -> tuple:
-        return type(self), self._values()
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__fields__)
-        return f"{type(self).__qualname__}({fields})"
-
-    def but(self, **changes: Any) -> Any:
-        """This record with `changes`, its other fields shared, not copied (what `dataclasses.replace` did)."""
-        return type(self)(**{**dict(zip(self.__fields__, self._values(), strict=True)), **changes})
-
-
-class _Value(_Record):
-    """A frozen record: hashes by its fields; assigning or deleting a field is a frozen dataclass's error."""
-
-    __slots__ = ()
-    __frozen__ = True  # immutable: encoded by value (`conformance.explore.fingerprint`)
-
-    def __eq__(self, other: object) -> bool:  # restated: a compiled subclass defining `__hash__` loses it
-        return _Record.__eq__(self, other)
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
-class Change(_Value):
+class Change(Value):
     """One update with its change number (PF-012). For folder 1-1 `target` is the folder changed and
     `detail` what changed (`replica=<server>:<state>`, `create=<name>`, `delete`, `modify`). `op`: post | edit |
     delete (items); create | replica | delete | modify (hierarchy). `stamp`: ts_ms when made, orders concurrent
@@ -170,13 +111,13 @@ class Change(_Value):
             self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp = (
                 cn, op, mid, size_kb, target, detail, stamp)  # fmt: skip
         else:
-            _fill(self, (cn, op, mid, size_kb, target, detail, stamp))
+            fill(self, (cn, op, mid, size_kb, target, detail, stamp))
 
     def _values(self) -> tuple:
         return (self.cn, self.op, self.mid, self.size_kb, self.target, self.detail, self.stamp)
 
 
-class Msg(_Value):
+class Msg(Value):
     """One replication message, addressed to one or more stores (PF-008); `cnset` is the sender's CNSet
     of the folder at sending (PF-013). `request`: a backfill request's change numbers asked for;
     `requires_response`: a status request from a delete-pending replica (PF-I05)."""
@@ -205,7 +146,7 @@ class Msg(_Value):
             self.changes, self.request, self.requires_response, self.reply_to, self.reason = (
                 changes, request, requires_response, reply_to, reason)  # fmt: skip
         else:
-            _fill(
+            fill(
                 self,
                 (msg_id, code, fid, sender, recipients, cnset, changes, request, requires_response, reply_to, reason),
             )
@@ -219,7 +160,7 @@ class Msg(_Value):
         return CNSet.of(c.cn for c in self.changes)
 
 
-class Row(_Record):
+class Row(Record):
     """A remote row of the replication state table (PF-032); `avg_transit_ms` is the average transmission
     time of replication mail from this replica. Mutable (updated in place), so not hashable."""
 
@@ -244,7 +185,7 @@ class Row(_Record):
         return (self.cnset, self.down, self.last_heard_ms, self.last_backfill_ms, self.avg_transit_ms)
 
 
-class Entry(_Value):
+class Entry(Value):
     """A backfill array entry (BF-003): missing change numbers, when the next request is due, how many
     requests were sent, whether the content is in the local routing group, and whom the last asked;
     `base_ms` is when the current wait started (filing, or the last request), `cause` which initial delay
@@ -268,7 +209,7 @@ class Entry(_Value):
             self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause = (
                 cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause)  # fmt: skip
         else:
-            _fill(self, (cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause))
+            fill(self, (cns, due_ms, attempt, local, asked, asked_ms, base_ms, cause))
 
     def _values(self) -> tuple:
         return (self.cns, self.due_ms, self.attempt, self.local, self.asked, self.asked_ms, self.base_ms, self.cause)
@@ -298,7 +239,7 @@ class Ctx:
         return Ctx(store, table(costs), table(versions), tuple(preferred), Params.from_json(params))
 
 
-class Replica(_Record):
+class Replica(Record):
     """One store's replica of one folder: the local row plus the remote rows (PF-032). `unsent`: local changes
     not yet broadcast ("change number last broadcast"); `statuses`: received while delete pending; `view`: this
     store's copy of the replica list. Mutable (updated in place), so not hashable."""

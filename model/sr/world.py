@@ -123,7 +123,7 @@ class World:
     """The fold's state for one trace; see the module docstring."""
 
     def __init__(self, cfg: SrConfig | None = None) -> None:
-        self.cfg = cfg or SrConfig()
+        self.cfg = cfg or _DEFAULTS  # one frozen value for every fold (issue 32: 1% of the check, built per trace)
         self.topo: dict[str, tuple[str, str | None, str]] | None = None  # server -> (site, dag, version)
         self.notes: list[str] = []
         self.up: dict[str, bool] = {}

@@ -1,14 +1,17 @@
-"""The pf fold's records across the compiled and pure paths (issue 32, session 14: `model/pf/state.py`'s
-`Change`, `Msg`, `Row`, `Entry`, `Replica` and `model/pf/cnset.py`'s `CNSet` are `cdef class`es in the compiled
-build, declared in their `.pxd`).
+"""The folds' records across the compiled and pure paths (issue 32). Session 14: `model/pf/state.py`'s
+`Change`, `Msg`, `Row`, `Entry`, `Replica` and `model/pf/cnset.py`'s `CNSet`; session 15: `model/am/state.py`'s
+`CopyState`, `Health`, `Snapshot` and `model/am/bcss.py`'s `Choice`, `Selection`, on the bases moved to
+`model/kernel/records.py`. All are `cdef class`es in the compiled build, declared in their `.pxd`.
 
 A pickle of the records made by one path loads in the other as equal records, with the same `repr`, and the
 explorer's fingerprint (`conformance.explore.fingerprint`) of the same records is the same on both paths and
 equal to the one the dataclasses gave (pinned below). Each path runs in a process of its own (a pytest process
 runs pure). The pure round trip and its twin (`unit`, no build): a record class whose `__reduce__` drops a field
 gives a pickle that loads as a different record, and the comparison catches it. The crossings between the paths
-are `fast` (they need a build, `python3 scripts/build_fast.py`). Also `unit`: every record lists its fields in one
-order (`__init__`, `__fields__`, `__slots__`, `_values`); twin: a `_values` that swaps two fields.
+are `fast` (they need a build, `python3 scripts/build_fast.py`). am's records are pickled and fingerprinted the
+same way, beside pf's, against their own pin (the dataclasses' fingerprint, main e0f662d); their twin: a
+`CopyState.__reduce__` that drops a field. Also `unit`: every record lists its fields in one order (`__init__`,
+`__fields__`, `__slots__`, `_values`); twin: a `_values` that swaps two fields.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from typing import Any
 
 import pytest
 
+from model.am import state as am_state
+from model.am.bcss import Choice, Selection
+from model.am.state import CopyState, Health, Snapshot
 from model.pf import state
 from model.pf.cnset import CNSet
 from model.pf.state import Change, Entry, Msg, Replica, Row
@@ -30,7 +36,7 @@ from traces import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT, WHY = fastpath.read_manifest(fastpath.build_dir())
-RECORDS = ("model.pf.state", "model.pf.cnset")
+RECORDS = ("model.pf.state", "model.pf.cnset", "model.am.state", "model.am.bcss", "model.kernel.records")
 FRESH = BUILT is not None and all(
     fastpath.source_hashes(ROOT / (m.replace(".", "/") + ".py"))
     == {k: BUILT["modules"].get(m, {}).get(k, "") for k in ("source_sha256", "pxd_sha256")}
@@ -39,6 +45,8 @@ FRESH = BUILT is not None and all(
 needs_build = pytest.mark.skipif(not FRESH, reason=f"no fresh compiled build of {', '.join(RECORDS)} ({WHY})")
 # The fingerprint of `records()` (below) when these classes were dataclasses (main fac1839, pure): unchanged.
 BEFORE = "fcf6b92b191e848e81feaa0d077c924f"
+# The fingerprint of `am_records()` when those classes were dataclasses (main e0f662d, pure): unchanged.
+BEFORE_AM = "8077aa3fad95657fe23136686967bd63"
 
 # `dump` pickles `records()` to a file; `load` reads one and says whether it equals `records()`; both print the
 # path run, the fingerprint and the repr. `dump-twin` (pure only) pickles with `Entry.__reduce__` dropping a field.
@@ -49,9 +57,9 @@ from conformance.explore.fingerprint import fingerprint
 from model.pf.cnset import EMPTY, CN, CNSet
 from model.pf import state
 from model.pf.state import Change, Entry, Msg, Replica, Row
-from model.pf.cnset import CNSet
-from model.pf import state
-from model.pf.state import Change, Entry, Msg, Replica, Row
+from model.am import rules as AR
+from model.am.bcss import Choice, Selection
+from model.am.state import CopyState, Health, Snapshot
 from traces import fastpath
 
 def records():
@@ -65,17 +73,30 @@ def records():
                   {"srv03": b}, True, {"srv02": "active"})
     return [a, b, EMPTY, change, msg, entry, row, rep, [entry, entry, row, row]]
 
+def am_records():
+    c1 = CopyState("MBX01", "Healthy", 40, 2, "Healthy", 1, False, True, True)
+    c2 = CopyState("MBX02", "Failed", 38, 0, "Crawling", 2, True, False, False)
+    h = Health({"OutlookWeb": ("High", "Healthy"), "Search": ("Low", "Degraded")})
+    snap = Snapshot("DB1", "MBX01", 42, (c1, c2), {"MBX01": "Lossless"}, {"MBX01": h})
+    ch = Choice("MBX02", 3, 2, 4, 0, 2, (2, 3, 4, 0, 2))
+    sel = Selection((ch,), (("MBX01", "source"),), "CopyQueue", AR.SORT_COPY_QUEUE)
+    return [c1, c2, ch, sel, h, snap, Health(), [c1, c1, h, h, snap, c2.with_(lli=39)]]
+
 mode, store = sys.argv[1:3]
 if mode == "dump-twin":
     Entry.__reduce__ = lambda self: (Entry, self._values()[:-1])  # drops `cause`
+if mode == "dump-twin-am":
+    CopyState.__reduce__ = lambda self: (CopyState, self._values()[:-1])  # drops `reachable`
 if mode.startswith("dump"):
-    Path(store).write_bytes(pickle.dumps(records()))
-    got, same = records(), True
+    Path(store).write_bytes(pickle.dumps([records(), am_records()]))
+    got, am, same = records(), am_records(), True
 else:
-    got = pickle.loads(Path(store).read_bytes())
+    got, am = pickle.loads(Path(store).read_bytes())
     same = got == records() and not got != records() and [hash(r) for r in got[:6]] == [hash(r) for r in records()[:6]]
+    same = same and am == am_records() and not am != am_records()
+    same = same and [hash(r) for r in am[:4]] == [hash(r) for r in am_records()[:4]]
 print(json.dumps({"compiled": fastpath.status()["compiled"], "same": same, "fingerprint": fingerprint([got]),
-                  "repr": repr(got)}))
+                  "repr": repr(got), "fingerprint_am": fingerprint([am]), "repr_am": repr(am)}))
 """
 
 
@@ -105,6 +126,16 @@ def test_records_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) -
     _run("dump-twin", tmp_path / "twin", pure)
     twin = _run("load", tmp_path / "twin", pure)
     assert not twin["same"] and twin["fingerprint"] != BEFORE
+    assert loaded["fingerprint_am"] == dumped["fingerprint_am"] == BEFORE_AM
+    assert loaded["repr_am"] == dumped["repr_am"]
+    assert "CopyState(server='MBX01', status='Healthy', lli=40," in dumped["repr_am"]
+    assert (
+        "Choice(server='MBX02', criteria_set=3," in dumped["repr_am"] and "Health(components={})" in dumped["repr_am"]
+    )
+    # twin: am's `CopyState.__reduce__` dropping a field is caught the same way
+    _run("dump-twin-am", tmp_path / "twin-am", pure)
+    twin = _run("load", tmp_path / "twin-am", pure)
+    assert not twin["same"] and twin["fingerprint_am"] != BEFORE_AM and twin["fingerprint"] == BEFORE
 
 
 @pytest.mark.fast
@@ -119,6 +150,8 @@ def test_records_cross_between_compiled_and_pure(tmp_path: Path) -> None:
         assert loaded["same"], name
         assert loaded["fingerprint"] == dumped["fingerprint"] == BEFORE, name
         assert loaded["repr"] == dumped["repr"], name
+        assert loaded["fingerprint_am"] == dumped["fingerprint_am"] == BEFORE_AM, name
+        assert loaded["repr_am"] == dumped["repr_am"], name
 
 
 def _misordered(cls: type) -> list[str]:
@@ -136,10 +169,13 @@ def _misordered(cls: type) -> list[str]:
 
 
 @pytest.mark.unit
-@pytest.mark.skipif(state._COMPILED, reason="reads the pure classes (a compiled one is final and has no signature)")
+@pytest.mark.skipif(
+    state._COMPILED or am_state._COMPILED,
+    reason="reads the pure classes (a compiled one is final and has no signature)",
+)
 def test_every_record_lists_its_fields_in_one_order() -> None:
     """`__reduce__` and the compiled `__init__` rely on one field order; twin: a `_values` that swaps two fields."""
-    for cls in (Change, Msg, Row, Entry, Replica):
+    for cls in (Change, Msg, Row, Entry, Replica, CopyState, Health, Snapshot, Choice, Selection):
         assert _misordered(cls) == [], cls
     assert CNSet.__fields__ == CNSet.__slots__ == ("parts",)
 

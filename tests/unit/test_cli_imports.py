@@ -1,8 +1,11 @@
 """`haconform check` loads what checking needs and nothing else (issue 32, startup): no pandas (pyarrow's first
 question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page, networkx or other
-command's modules, no simulator or mutant (session 14); and the command line, which loads only the module of the
-command it runs, lists every command as the whole one does (`conformance.cli.COMMANDS`). Twins: a process that
-loaded one of the listed modules is caught; a command table whose help differs from its module's is caught."""
+command's modules, no simulator or mutant (session 14); a check of JSON Lines loads neither pyarrow nor numpy, and
+no check looks its version up in `importlib.metadata` (session 15); and the command line, which loads only the
+module of the command it runs, lists every command as the whole one does (`conformance.cli.COMMANDS`). Twins: a
+process that loaded one of the listed modules is caught; a command table whose help differs from its module's is
+caught; a check that reads Parquet loads pyarrow and numpy (still no pandas); a version other than
+pyproject.toml's is caught."""
 
 from __future__ import annotations
 
@@ -11,10 +14,12 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+import conformance
 import conformance.cli as cli
 
 pytestmark = pytest.mark.unit
@@ -70,9 +75,16 @@ print(json.dumps(sorted({{h for h in heavy for m in sys.modules if m == h or m.s
 """
 
 
-def heavy_loaded(argv: list[str], before: str = "") -> list[str]:
-    """The `HEAVY` modules a process running `haconform ARGV` loaded (`before`: code run first)."""
-    code = _PROBE.format(before=before, argv=argv, heavy=HEAVY)
+# What a check of JSON Lines alone must not load (issue 32, session 15): pyarrow and numpy (about 0.25 s of its
+# start) load only where Parquet or a dataset is read (`traces.io.iter_parquet`, `conformance.engine.trace_index`,
+# `conformance.dataset_check`, ...), and the version a summary records is `conformance.__version__`, not
+# `importlib.metadata`'s lookup (16 ms).
+PARQUET_ONLY = ("pyarrow", "numpy", "importlib.metadata")
+
+
+def heavy_loaded(argv: list[str], before: str = "", heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The `heavy` modules a process running `haconform ARGV` loaded (`before`: code run first)."""
+    code = _PROBE.format(before=before, argv=argv, heavy=heavy)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -86,6 +98,30 @@ def test_a_check_of_jsonl_and_parquet_loads_nothing_heavy(tmp_path):
     argv = ["check", str(SAMPLES / "sr-s1.jsonl"), str(SAMPLES / "pf-s3.parquet"), "--engine", "python"]
     assert heavy_loaded([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == []
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["verdict"] == "valid"
+
+
+def test_a_check_of_json_lines_loads_no_pyarrow_numpy_or_metadata(tmp_path):
+    argv = ["check", str(SAMPLES / "sr-s1.jsonl"), "--engine", "python", "--out", str(tmp_path / "out"), "--quiet"]
+    assert heavy_loaded(argv, heavy=PARQUET_ONLY) == []
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["verdict"] == "valid" and summary["run"]["version"] == conformance.__version__
+
+
+def test_twin_a_check_that_reads_parquet_loads_pyarrow_and_numpy_and_is_seen(tmp_path):
+    argv = ["check", str(SAMPLES / "sr-s1.jsonl"), str(SAMPLES / "pf-s3.parquet"), "--engine", "python"]
+    argv += ["--out", str(tmp_path / "out"), "--quiet"]
+    assert heavy_loaded(argv, heavy=(*PARQUET_ONLY, "pandas")) == ["numpy", "pyarrow"]  # pandas still not asked
+
+
+def _version_of(pyproject: str) -> str:
+    return tomllib.loads(pyproject)["project"]["version"]
+
+
+def test_the_version_a_check_records_is_pyprojects_and_a_stale_one_is_caught():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert conformance.__version__ == _version_of(text)
+    bumped = text.replace(f'version = "{conformance.__version__}"', 'version = "9.9.9"', 1)
+    assert _version_of(bumped) == "9.9.9" != conformance.__version__  # twin: a release that forgot the constant
 
 
 def test_twin_an_incremental_check_loads_incremental_and_is_seen(tmp_path):
