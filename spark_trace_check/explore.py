@@ -51,6 +51,9 @@ def session(master: str, conf: dict[str, str] | None = None) -> Any:
     return build_session(master, app_name="haconform-explore", conf={**CONF, **(conf or {})})
 
 
+FRONTIER_CHUNK = 64 << 20  # bytes of packed nodes per pickled piece of a settled partition's frontier
+
+
 class CoPartitionError(RuntimeError):
     """The visited sets and a level's candidates are not co-partitioned (a bug of ours: exit 3)."""
 
@@ -66,12 +69,12 @@ def _expand_partition(job: Job, last: bool, before: Any):
     return run
 
 
-def _settle_partition(job: Job, last: bool):
+def _settle_partition(job: Job, last: bool, piece: int = FRONTIER_CHUNK):
     """A partition's visited set and candidates settled; the pending fairness ends (session 14,
     `Job.settles_ends`) judged there, once per new state, by this worker's expander. It reads the level before's
     cached partition as it is (its `Settled` for the visited set, its frontier's bytes passed over) beside the
-    shuffled candidates, and yields its own: the `Settled` with no node in it, then the new states' rows as one
-    pickle (`_frontier`), so a reader of the one does not load the other (session 15)."""
+    shuffled candidates, and yields its own: the `Settled` with no node in it, then the new states' rows pickled
+    in pieces (`_frontier`), so a reader of the one does not load the other (session 15)."""
 
     def run(rows: Iterable[Any]) -> Iterator[Any]:
         visited: set[str] = set()
@@ -84,10 +87,18 @@ def _settle_partition(job: Job, last: bool):
             elif not isinstance(row, bytes):  # bytes: the level before's frontier
                 records.append(row)
         s = settle(visited, records, _expander(job).end_of if job.settles_ends() else None, last)
-        rows_out = [(n.fingerprint, n.key, n.node) for n in s.new if n.node is not None]
+        rows = [(n.fingerprint, n.key, n.node) for n in s.new if n.node is not None]
         s.new = [n._replace(node=None) for n in s.new]
         yield s
-        yield pickle.dumps(rows_out, pickle.HIGHEST_PROTOCOL)
+        chunk, size = [], 0
+        for row in rows:  # pieces of about `piece` bytes: a JVM array holds at most 2 GB
+            chunk.append(row)
+            size += len(row[2])
+            if size >= piece:
+                yield pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+                chunk, size = [], 0
+        if chunk:
+            yield pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
 
     return run
 
