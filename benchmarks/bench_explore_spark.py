@@ -90,8 +90,8 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
             job = Job(entry.bound, compress=args.compress, skip_known=not args.no_skip_known)
             res = run_spark(spark, job, entry.max_states, args.partitions, progress=progress)
             wall = time.monotonic() - t
-        diffs = compare(entry, res) if entry.states is not None else ["not pinned"]
-        bad += bool(diffs) and entry.states is not None
+        diffs = compare(entry, res) if entry.pinned else ["not pinned: not judged"]
+        bad += bool(diffs) and entry.pinned
         row = {
             "bound": name,
             "master": label,
@@ -167,7 +167,7 @@ def main() -> int:
     if args.depth:  # a pinned bound explored to another depth: its figures are not pinned
         for name in names:
             e = entries[name]
-            entries[name] = replace(e, bound=e.bound.with_(depth=args.depth), states=None, depth=None)
+            entries[name] = replace(e, bound=e.bound.with_(depth=args.depth), states=None, depth=None, pinned=False)
     conf = dict(kv.split("=", 1) for kv in args.conf)
     if not args.cluster:
         return run_on(args.master, conf, names, entries, args)

@@ -2,7 +2,7 @@
 
 Session 14.
 
-    PYTHONPATH=$PWD python3 benchmarks/bench_level_sample.py BOUND --depth 7 [--full 5] [--every 10]
+    PYTHONPATH=$PWD python3 benchmarks/bench_level_sample.py BOUND --depth 7 [--full 5] [--every 10] [--manifest M]
 
 Breadth first as `Explorer.run` explores (one visited set, every new state's fairness end judged), levels 1 to
 `--full` in full, then only every `--every`-th state of level `--full` expanded, and the subtrees below them to
@@ -64,7 +64,7 @@ class Probe:
 def main() -> int:
     import conformance.explore.spaces as spaces
     from conformance.explore.bfs import Explorer
-    from conformance.explore.manifest import find
+    from conformance.explore.manifest import MANIFEST, find
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bound")
@@ -72,9 +72,11 @@ def main() -> int:
     ap.add_argument("--full", type=int, default=5, help="the levels explored in full")
     ap.add_argument("--every", type=int, default=10, help="every N-th state of level --full expanded")
     ap.add_argument("--stuck", type=int, default=100_000, help="a probe's timer steps that stop the run")
+    ap.add_argument("--manifest", type=Path, default=MANIFEST, help="the manifest the bound is in (a candidate's)")
     args = ap.parse_args()
     probe = Probe(spaces, args.stuck)
-    ex = Explorer(find(args.bound).bound.with_(depth=max(args.depth, find(args.bound).bound.depth)))
+    entry = find(args.bound, args.manifest)
+    ex = Explorer(entry.bound.with_(depth=max(args.depth, entry.bound.depth)))
     gc.freeze()
     root = ex.root()
     seen, frontier, began = {ex.fingerprint(ex.restore(root), root.book)}, [root], time.process_time()

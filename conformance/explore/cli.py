@@ -30,7 +30,7 @@ from conformance.cli.suite import _guard
 from conformance.driver_choice import Choice, cores
 from conformance.explore.bfs import Result, explore
 from conformance.explore.levels import Job, say
-from conformance.explore.manifest import MANIFEST, ManifestError, bound_of, compare, find, load
+from conformance.explore.manifest import MANIFEST, ManifestError, Unpinned, bound_of, compare, find, load
 from conformance.explore.spaces import Bound, BoundError
 from conformance.explore.witness import WITNESSES
 from conformance.harness.report import write_json_atomic
@@ -191,6 +191,8 @@ class Engine:
 
 def _cmd_one(args: argparse.Namespace) -> int:
     bound, entry = _bound(args)
+    if args.check and entry is not None and not entry.pinned:  # refused before exploring: nothing to judge against
+        raise Unpinned(f"--check: bound {entry.bound.name!r} is not pinned (pinned = false): nothing to compare with")
     if args.witness and args.witness not in WITNESSES:
         raise BoundError(f"--witness: no witness for claim {args.witness!r} (known: {', '.join(WITNESSES)})")
     res = Engine(args).run(bound, entry, args.max_states, args.mutant, args.witness)
@@ -216,6 +218,9 @@ def _cmd_all(args: argparse.Namespace) -> int:
     engine = Engine(args)
     for e in entries:
         if e.bound.mechanism != args.mechanism or (e.slow and not args.slow):
+            continue
+        if not e.pinned:  # session 15: listed for a quiet machine to pin; not run, not judged
+            print(f"{e.bound.name:<28} not pinned (pinned = false): not explored, not judged", flush=True)
             continue
         res = engine.run(e.bound, e, e.max_states)
         diffs = compare(e, res)

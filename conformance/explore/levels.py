@@ -135,7 +135,7 @@ class Candidate(NamedTuple):
     level too, until then)."""
 
     key: Key
-    node: Node | None
+    node: bytes | None  # `packed` (session 15)
     end: Found | None
     bytes: int
     pending: bool = False
@@ -160,15 +160,16 @@ class Known:
 
 
 def expand(
-    ex: Expanding, fp: str, key: Key, node: Node, ends: bool, last: bool, known: Known, pending: bool = False
+    ex: Expanding, fp: str, key: Key, node: Node | bytes, ends: bool, last: bool, known: Known, pending: bool = False
 ) -> list[tuple[str, tuple[Any, ...]]]:
     """A frontier state's records: its out-degree, its violating edge (the last it has), and each child by
     fingerprint as a `Candidate`, its fairness end judged here on its live session (`ends`), or (`pending`,
     `Job.settles_ends`) after the shuffle, on its blob. The plan's path key of the i-th edge is the source's plus
     (i,): the order of `successors`. A child already `known` is no candidate (see `Known`). At the bound's last
-    level a child is not frozen (it is never expanded), unless its end is pending."""
+    level a child is not frozen (it is never expanded), unless its end is pending. Session 15: a child's node
+    crosses the plan as its pickle (`packed`), loaded once, where it is expanded or its pending end judged."""
     pending = pending and ends
-    edges = ex.successors(node, known, frozen=pending or not last)
+    edges = ex.successors(unpacked(node), known, frozen=pending or not last)
     out: list[tuple[str, tuple[Any, ...]]] = [(DEGREE + fp, (key, len(edges)))]
     for i, (child_fp, _, child, found) in enumerate(edges):
         if found is not None:
@@ -177,14 +178,26 @@ def expand(
             known.met.add(child_fp)
             end = ex.end_of(child) if ends and not pending else None
             child.live = None
-            kept = child if pending or not last else None
+            kept = packed(child) if pending or not last else None
             out.append((child_fp, Candidate((*key, i), kept, end, len(child.blob or b""), pending)))
     return out
 
 
+def packed(node: Node) -> bytes:
+    """A node as the plan carries it between its expansions (session 15): one pickle (its blob, steps, book and
+    key), so the shuffle, the reduction, the cached level and the next level's read copy bytes, never re-pickle
+    the node's objects (measured: benchmarks/README.md, "Session 15: Spark's cost per state")."""
+    return pickle.dumps(node, pickle.HIGHEST_PROTOCOL)
+
+
+def unpacked(node: Node | bytes | None) -> Any:
+    """The node `packed` made (a root, or a node in one process before session 15, is already one)."""
+    return pickle.loads(node) if isinstance(node, bytes) else node
+
+
 def expand_all(
     ex: Expanding,
-    rows: Iterable[tuple[str, Key, Node]],
+    rows: Iterable[tuple[str, Key, Node | bytes]],
     ends: bool,
     last: bool,
     before: Collection[str] = (),
@@ -199,20 +212,24 @@ def expand_all(
 
 def settle(
     visited: set[str],
-    reduced: Iterable[tuple[str, tuple[Any, ...]]],
+    records: Iterable[tuple[str, tuple[Any, ...]]],
     judge: Callable[[Node], Found | None] | None = None,
     last: bool = False,
 ) -> Settled:
-    """A partition's reduced records against its visited set: the new states (fairness end judged before the
+    """A partition's candidates against its visited set: the new states (fairness end judged before the
     shuffle, `expand`) are added. At the bound's last level a candidate carries no node: its states are never
     expanded, each keeps its fingerprint, key and verdict (at 10^6 states the last level is most of them: issue
     33, "Larger pinned bounds"), and no blob crosses the shuffle (session 12). Session 14: a candidate whose end is
     `pending` is judged here by `judge` (`Explorer.end_of`), once per new state, the least key's; at the `last`
-    level its node is then dropped."""
+    level its node is then dropped. Session 15: the records are reduced here, the least key of each record key
+    kept (`least`), not before the shuffle (a task makes each child once, `Known.met`: a merge there only cost)."""
+    reduced: dict[str, tuple[Any, ...]] = {}
+    for k, v in records:
+        reduced[k] = least(reduced[k], v) if k in reduced else v
     out = Settled(visited)
-    for k, v in reduced:
+    for k, v in reduced.items():
         if k == VIOLATION:
-            out.violation = v if out.violation is None else least(out.violation, v)  # type: ignore[assignment]
+            out.violation = v  # type: ignore[assignment]
         elif k[0] == DEGREE:
             out.degrees.append(v)  # type: ignore[arg-type]
         elif k not in visited:
@@ -221,7 +238,7 @@ def settle(
             if v.pending:
                 if judge is None:
                     raise ValueError(f"{k}: a candidate's fairness end is pending and the partition has no judge")
-                out.new.append(NewState(k, v.key, None if last else v.node, judge(v.node)))
+                out.new.append(NewState(k, v.key, None if last else v.node, judge(unpacked(v.node))))
             else:
                 out.new.append(NewState(k, v.key, v.node, v.end))
     return out
@@ -273,16 +290,15 @@ def run_levels(
     while any(frontier) and res.found is None and level < job.bound.depth:
         t = time.monotonic()
         buckets.next_level()
-        reduced: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(partitions)]
+        records: list[list[tuple[str, tuple[Any, ...]]]] = [[] for _ in range(partitions)]  # reduced by `settle`
         last = level + 1 >= job.bound.depth
         before = set().union(*visited) if job.skip_known else ()  # the driver's set (Spark: broadcast)
         pending = job.settles_ends()
         for task in frontier:  # a task: the new states one partition settled (Spark's frontier partitions)
             for k, v in expand_all(ex, task, job.ends, last, before, pending):
-                part = reduced[buckets(k) % partitions]
-                part[k] = least(part[k], v) if k in part else v
+                records[buckets(k) % partitions].append((k, v))
         judge = ex.end_of if pending else None
-        settled = [settle(visited[i], reduced[i].items(), judge, last) for i in range(partitions)]
+        settled = [settle(visited[i], records[i], judge, last) for i in range(partitions)]
         summary = Summary()
         for p in settled:
             summary = summary.merge(summarize(p))

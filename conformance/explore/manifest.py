@@ -7,6 +7,12 @@ change to the model that changes a count fails with both numbers (`compare`). Ea
 table names the bound a mechanism's mutants are explored in (`haconform explore --mutants`), per mutant the
 depth at which exploration finds it (`found_at`; 0: at the fairness end of the initial state) and the mutants
 it does not find within that bound (`not_found`).
+
+Session 15: a bound may be listed before it is pinned (`pinned = false`: a shape projected to reach 10^6 states,
+for a run on a quiet machine to pin). Such an entry holds no figures (`states`, `depth_reached`, `result` and
+`rule` are refused), and is never judged: `compare` refuses it (`Unpinned`), `explore --check` refuses it before
+exploring and `explore --all` leaves it out, saying so. An entry without `states` must say `pinned = false`: a
+bound with no count is not judged, never taken as pinned.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ class ManifestError(BoundError):
     """An unusable manifest entry: names the file, the entry and the field."""
 
 
+class Unpinned(ManifestError):
+    """A bound the manifest lists without figures (`pinned = false`): nothing to judge an exploration against."""
+
+
 @dataclass(frozen=True)
 class Entry:
     bound: Bound
@@ -40,6 +50,7 @@ class Entry:
     rule: str
     slow: bool
     max_states: int | None = None
+    pinned: bool = True  # False: listed, not yet pinned (no figures: never judged, session 15)
 
 
 _INT = ("servers", "messages", "faults", "depth")
@@ -120,6 +131,7 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
         result = raw.get("result", "unchecked")
         if result not in ("clean", "violation", "unchecked"):
             raise ManifestError(f"{where}: field 'result' must be clean, violation or unchecked")
+        pinned = _pinned(raw, where)
         entries.append(
             Entry(
                 b,
@@ -129,6 +141,7 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
                 raw.get("rule", ""),
                 bool(raw.get("slow")),
                 raw.get("max_states"),
+                pinned,
             )
         )
     mutants = {}
@@ -152,6 +165,23 @@ def load(path: Path = MANIFEST) -> tuple[list[Entry], dict[str, MutantBound]]:
                 _choices(v["choices"], mech, f"{where}.setup_of.{name}")
         mutants[mech] = MutantBound(bound, dict(expected), {k: dict(v) for k, v in setups.items()})
     return entries, mutants
+
+
+def _pinned(raw: dict[str, Any], where: str) -> bool:
+    """A bound's `pinned` (session 15): true (the default) needs its distinct states pinned; false forbids figures."""
+    pinned = raw.get("pinned", True)
+    if not isinstance(pinned, bool):
+        raise ManifestError(f"{where}: field 'pinned' must be true or false")
+    if pinned and not isinstance(raw.get("states"), int):
+        raise ManifestError(f"{where}: field 'states' must pin the distinct states (or say pinned = false)")
+    claimed = [k for k in ("states", "depth_reached", "rule") if k in raw] + (
+        ["result"] if raw.get("result", "unchecked") != "unchecked" else []
+    )
+    if not pinned and claimed:
+        raise ManifestError(f"{where}: field {claimed[0]!r} pins a figure of a bound that says pinned = false")
+    if not pinned and not raw.get("slow"):
+        raise ManifestError(f"{where}: field 'slow' must be true for a bound not yet pinned (it is not run by default)")
+    return pinned
 
 
 def _check_setup_of(where: str, v: dict[str, Any]) -> None:
@@ -203,7 +233,10 @@ def find(name: str, path: Path = MANIFEST) -> Entry:
 
 
 def compare(entry: Entry, got: Result) -> list[str]:
-    """What differs between the manifest's pinned figures and an exploration, each with both numbers."""
+    """What differs between the manifest's pinned figures and an exploration, each with both numbers. A bound not
+    yet pinned has none to differ from: `Unpinned` (not judged, never "as pinned")."""
+    if not entry.pinned:
+        raise Unpinned(f"bound {entry.bound.name!r} is not pinned (pinned = false): its figures are not judged")
     out = []
     name = entry.bound.name
     if entry.states is not None and got.states != entry.states:
