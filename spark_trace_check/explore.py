@@ -93,7 +93,10 @@ def _settle_partition(job: Job, last: bool, piece: int = FRONTIER_CHUNK):
                 visited |= row
             elif not isinstance(row, bytes):  # bytes: the level before's frontier
                 records.append(row)
-        s = settle(visited, records, _expander(job).end_of if job.settles_ends() else None, last)
+        ex = _expander(job)
+        s = settle(visited, records, ex.end_of if job.settles_ends() else None, last)
+        if job.settles_ends():
+            ex.check_fixed()
         rows = [(n.fingerprint, n.key, n.node) for n in s.new if n.node is not None]
         s.new = [n._replace(node=None) for n in s.new]
         yield s

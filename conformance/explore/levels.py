@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
 from conformance.explore.cut import Key, LocalProbe, NewState, Settled, Summary, account, least, summarize
+from conformance.explore.fixed import end_of_search
 from conformance.explore.roots import level_zero
 from conformance.explore.spaces import SPACES, Bound
 from conformance.explore.state import Node
@@ -65,6 +66,11 @@ class Expanding:
 
     def end_of(self, node: Node) -> Found | None:
         return self.ex.end_of(node)
+
+    def check_fixed(self) -> None:
+        """The end-of-search check of this process's fixed table (`fixed.end_of_search`), after each of its tasks
+        (a Spark worker's, or the plan's in one process): an object of it a step changed is an internal error."""
+        end_of_search(self.ex.fixed, self.ex.bound.name)
 
 
 @dataclass(frozen=True)
@@ -208,6 +214,7 @@ def expand_all(
     known = Known(before)
     for fp, key, node in sorted(rows, key=lambda r: r[1]):
         yield from expand(ex, fp, key, node, ends, last, known, pending)
+    ex.check_fixed()
 
 
 def settle(
@@ -299,6 +306,8 @@ def run_levels(
                 records[buckets(k) % partitions].append((k, v))
         judge = ex.end_of if pending else None
         settled = [settle(visited[i], records[i], judge, last) for i in range(partitions)]
+        if pending:
+            ex.check_fixed()  # as a Spark worker does after settling (`_settle_partition`)
         summary = Summary()
         for p in settled:
             summary = summary.merge(summarize(p))

@@ -159,3 +159,38 @@ def test_a_mutant_s_table_is_its_own() -> None:
     s = mutant.restore(node)
     assert mutant.result.restore == "copy"
     assert any(o is s.system.rules for o in mutant.fixed.objects)
+
+
+@pytest.mark.model
+def test_twin_the_level_plan_checks_the_fixed_table_after_each_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The level plan (Spark's, here in one process) runs the end-of-search check after each task's expansion, as
+    `Explorer.run` does at its end (session 15): a step that changes a table object (planted: the first expansion
+    adds a key to sr's shared `SrConfig`'s dict) is named. Controls: the plan unplanted gives the single process's
+    count, and the planted plan with the check switched off completes (the check is what catches it)."""
+    from conformance.explore import levels
+
+    bound = find(SR).bound.with_(depth=2)
+    monkeypatch.setattr(levels, "_EXPANDERS", {})
+    assert levels.run_levels(levels.Job(bound), partitions=2).states == Explorer(bound).run().states
+    real = levels.Expanding.successors
+
+    def changing(self: levels.Expanding, *args: object, **kw: object) -> object:
+        assert self.ex.fixed is not None
+        cfg = next(o for o in self.ex.fixed.objects if type(o).__name__ == "SrConfig")
+        holder = next(v for f in dataclasses.fields(cfg) if isinstance(v := getattr(cfg, f.name), dict))
+        holder.setdefault("changed by a step", cfg.preference)
+        planted.append(holder)
+        return real(self, *args, **kw)
+
+    planted: list[dict] = []
+    monkeypatch.setattr(levels.Expanding, "successors", changing)
+    try:
+        monkeypatch.setattr(levels, "_EXPANDERS", {})
+        with pytest.raises(RuntimeError, match=r"fixed table's object \d+ \(a model\.sr\.state\.SrConfig\)"):
+            levels.run_levels(levels.Job(bound), partitions=2)
+        monkeypatch.setattr(levels, "_EXPANDERS", {})
+        monkeypatch.setattr(levels.Expanding, "check_fixed", lambda self: None)
+        levels.run_levels(levels.Job(bound), partitions=2)
+    finally:
+        for holder in planted:
+            holder.pop("changed by a step", None)
