@@ -10,11 +10,18 @@ the seeds allow (`choice_allowed` for ties among backfill sources).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' locals as C structs (the `.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from model.pf.cnset import CN, CNSet
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, Change, Ctx, Entry, Params, Replica
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, Change, Ctx, Entry, Params, Replica, Row
 from spec.catalogue import require
 
 require("PF-010", "PF-011", "PF-021", "PF-025", "BF-005", "BF-008", "BF-011", "BF-012", "BF-013", "BF-032")
@@ -91,6 +98,7 @@ def entry_delay(requests_sent: int, local: bool, cause: str, p: Params) -> int:
     return retry_delay(requests_sent, local, p)
 
 
+@cython.locals(rep=Replica)
 def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) -> Entry:
     """The backfill array entry for changes found missing on a message from `sender` (BF-003)."""
     local = is_local(rep, missing, ctx)
@@ -100,6 +108,7 @@ def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) ->
     return Entry(missing, now + entry_delay(0, local, cause, ctx.params), 0, local, base_ms=now, cause=cause)
 
 
+@cython.locals(e=Entry)
 def entry_due(e: Entry, now: int) -> bool:
     return e.due_ms <= now
 
@@ -124,6 +133,7 @@ class Candidate:
         return (*self.seed_key(), self.server)
 
 
+@cython.locals(rep=Replica, row=Row)
 def candidates(rep: Replica, missing: CNSet, ctx: Ctx) -> list[Candidate]:
     """Every other replica of the folder (a delete-pending one counts, BF-010) with its sort keys."""
     out = []
@@ -233,6 +243,7 @@ def others(rep: Replica) -> tuple[str, ...]:
     return tuple(s for s, st in sorted(rep.view.items()) if s != rep.store and st in (ACTIVE, DELETE_PENDING))
 
 
+@cython.locals(rep=Replica)
 def has_others(rep: Replica) -> bool:
     """Whether `others(rep)` names anyone (a replica with nobody to send to owes no broadcast yet, PF-I13)."""
     store = rep.store
@@ -248,6 +259,7 @@ def has_others(rep: Replica) -> bool:
 ViewAcc = dict[str, tuple[tuple[int, CN], str]] | None
 
 
+@cython.locals(c=Change)
 def view_step(acc: ViewAcc, c: Change) -> ViewAcc:
     """One hierarchy change about a folder folded into its accumulator (updated in place, and returned):
     each (folder, server) entry takes the state of its latest change by (time made, change number)
