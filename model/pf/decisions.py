@@ -74,9 +74,11 @@ def requires_response(sender_state: str) -> bool:
 
 
 # --- backfill time-outs (BF-005, BF-008, BF-I02, BF-I09, BF-I10) -------------------------------------
+@cython.locals(rep=Replica)
 def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
     """Content is local when a store of the own routing group is known to hold some of it (BF-I09)."""
-    return any(ctx.costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != rep.store)
+    store, costs = rep.store, ctx.costs  # (read before the generator: Cython types no local a generator reads)
+    return any(costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != store)
 
 
 def retry_delay(requests_sent: int, local: bool, p: Params) -> int:
@@ -228,19 +230,23 @@ def _show(chosen: Iterable[tuple[str, CNSet]]) -> list[tuple[str, str]]:
 
 
 # --- deleting a replica (BF-032, BF-I06) ------------------------------------------------------------
+@cython.locals(rep=Replica)
 def delete_ready(rep: Replica, p: Params) -> bool:
     """Delete now only once status from the other active replicas (all of them by default, BF-I06; one
     if so configured) shows a CNSet containing everything this replica holds (BF-032)."""
-    others = [s for s, st in sorted(rep.view.items()) if st == ACTIVE and s != rep.store]
-    ok = [s for s in others if s in rep.statuses and rep.statuses[s] >= rep.cnset]
+    store, statuses, cnset = rep.store, rep.statuses, rep.cnset  # (read before the comprehensions, as above)
+    others = [s for s, st in sorted(rep.view.items()) if st == ACTIVE and s != store]
+    ok = [s for s in others if s in statuses and statuses[s] >= cnset]
     if p.delete_requires_all:
         return bool(others) and len(ok) == len(others)
     return bool(ok)
 
 
+@cython.locals(rep=Replica)
 def others(rep: Replica) -> tuple[str, ...]:
     """The other replicas a message about this folder goes to (PF-008, PF-016)."""
-    return tuple(s for s, st in sorted(rep.view.items()) if s != rep.store and st in (ACTIVE, DELETE_PENDING))
+    store = rep.store  # (read before the generator, as above)
+    return tuple(s for s, st in sorted(rep.view.items()) if s != store and st in (ACTIVE, DELETE_PENDING))
 
 
 @cython.locals(rep=Replica)
