@@ -12,6 +12,10 @@ augmenting `.pxd` beside its `.py` (session 13: C types for some locals, argumen
 compiled with it. `traces.fastpath` loads a module of this build only while the sha256 of its source, of its
 `.pxd` (or its absence) and of its extension are the manifest's; nothing here is needed to run haconform,
 and without a build (or with `HACONFORM_PURE=1`) the pure modules run.
+Session 15: a module whose `.pxd` cimports another project module's declarations (C types of pf's records in
+their users) is compiled against that module's struct layout; the manifest lists those modules per module
+(`cimports`, read from the `.pxd` and the source's `cython.cimports`), each must be in the same build, and the
+finder loads the module only with all of them compiled (`traces.fastpath.CompiledFinder._partners`).
 Which modules pay was measured (benchmarks/README.md, "Session 11: compiled path").
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -118,12 +123,43 @@ def pxd_of(source: Path) -> Path:
     return source.with_suffix(".pxd")
 
 
+# `from a.b cimport X`, `cimport a.b [as c]` (a `.pxd`), `from cython.cimports.a.b import X` (a source)
+_CIMPORT = re.compile(
+    r"^\s*(?:from\s+(?P<from>[\w.]+)\s+cimport\b|cimport\s+(?P<plain>[\w.]+)"
+    r"|from\s+cython\.cimports\.(?P<pure>[\w.]+)\s+import\b|import\s+cython\.cimports\.(?P<pureplain>[\w.]+))",
+    re.MULTILINE,
+)
+
+
+def cimports_of(name: str, compiled: Path) -> list[str]:
+    """The project modules whose declarations module `name` cimports, read from its `.pxd` and from `compiled`
+    (the source compiled): a project module is one with a `.pxd` in this tree (`cython`, `libc` and the like
+    are not). Relative cimports are refused (none is written; the finder could not place them)."""
+    texts = [compiled.read_text(encoding="utf-8")]
+    pxd = pxd_of(source_of(name))
+    if pxd.is_file():
+        texts.append(pxd.read_text(encoding="utf-8"))
+    found = set()
+    for text in texts:
+        for match in _CIMPORT.finditer(text):
+            target = next(g for g in match.groups() if g)
+            if target.startswith("."):
+                raise SystemExit(f"build_fast: {name}: a relative cimport ({target}) is not supported")
+            if pxd_of(source_of(target)).is_file() and target != name:
+                found.add(target)
+    return sorted(found)
+
+
 def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str, str]]:
     """Compile `modules` (name -> the file compiled) into `out`; returns the manifest's module entries."""
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
 
     work = out / "tmp"
+    cimports = {name: cimports_of(name, path) for name, path in modules.items()}
+    outside = {f"{name} cimports {p}" for name, partners in cimports.items() for p in partners if p not in modules}
+    if outside:  # it would load against a pure partner: the finder would never load it
+        raise SystemExit(f"build_fast: not in this build: {'; '.join(sorted(outside))} (add them with --module)")
     extensions = []
     hashes = {}  # the real source's and .pxd's hashes, taken when copied: the bytes compiled (a twin: the source's)
     for name, path in modules.items():
@@ -163,6 +199,7 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
             "sha256": fastpath.sha256_of(binary),
             "source": str(source_of(name).relative_to(ROOT)),
             **hashes[name],
+            "cimports": cimports[name],
         }
     shutil.rmtree(work)
     return entries

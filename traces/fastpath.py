@@ -20,6 +20,14 @@ itself runs the pure path unless `HACONFORM_FAST_IN_TESTS=1`: tests patch module
 (a compiled module binds builtins such as `open` when it is imported, so a test counting a module's opens
 through `builtins.open` sees none); the processes a test starts (the CLI, Spark's workers) and
 `python3 -m pytest -m fast` run the compiled one.
+
+Session 15 (format 3): a compiled module that `cimport`s another module's C types (pf's handlers typed with the
+`cdef class` records of `model/pf/state.pxd`) reads that module's objects as C structs, so it is loaded only
+together with it: the manifest lists, per module, the project modules it cimports (`cimports`), and the finder
+loads it only when each of them loads compiled from this build too (in `sys.modules` already, loaded by this
+finder; or not yet imported, listed and as built, its own partners likewise). Otherwise it loads pure, and
+`status()` names the partner. The typed locals themselves are written in the pure-Python source
+(`@cython.locals`), with `shadow` below standing in for the `cython` module when the source runs pure.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ MANIFEST = "manifest.json"
 PURE_ENV = "HACONFORM_PURE"
 TESTS_ENV = "HACONFORM_FAST_IN_TESTS"
 DIR_ENV = "HACONFORM_FAST_DIR"
-FORMAT = 2  # the manifest's format (2: the `.pxd` hashes, session 13)
+FORMAT = 3  # the manifest's format (2: the `.pxd` hashes, session 13; 3: the cimports, session 15)
 
 
 def build_dir() -> Path:
@@ -70,13 +78,14 @@ class CompiledFinder(MetaPathFinder):
         self.modules: dict[str, dict[str, str]] = manifest["modules"]
         self.loaded: list[str] = []  # modules loaded compiled, in import order
         self.stale: dict[str, str] = {}  # module -> why its pure source was loaded instead
+        self.checked: dict[Path, str] = {}  # source -> why its compiled copy must not load ('' when it may)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
         entry = self.modules.get(fullname)
         if entry is None or not path:
             return None
         source = Path(next(iter(path))) / (fullname.rpartition(".")[2] + ".py")
-        why = self._mismatch(source, entry)
+        why = self._mismatch(source, entry) or self._partners(fullname, source, {fullname})
         if why:
             self.stale[fullname] = why
             return None
@@ -87,7 +96,13 @@ class CompiledFinder(MetaPathFinder):
         return spec
 
     def _mismatch(self, source: Path, entry: dict[str, str]) -> str:
-        """Why the compiled copy must not load ('' when it may)."""
+        """Why the compiled copy must not load ('' when it may); a file's hashes taken once per finder."""
+        why = self.checked.get(source)
+        if why is None:
+            why = self.checked[source] = self._hashes_differ(source, entry)
+        return why
+
+    def _hashes_differ(self, source: Path, entry: dict[str, str]) -> str:
         if not source.is_file():
             return f"no source at {source}"
         if sha256_of(source) != entry["source_sha256"]:
@@ -102,6 +117,51 @@ class CompiledFinder(MetaPathFinder):
             return f"{binary} is not the file built"
         return ""
 
+    def _partners(self, fullname: str, source: Path, seen: set[str]) -> str:
+        """Why `fullname` must not load compiled for a module it cimports ('' when each of them loads compiled
+        from this build: imported by this finder, or not yet imported and loadable, their partners likewise)."""
+        root = source.parents[fullname.count(".")]  # the directory holding the top-level package
+        for partner in self.modules[fullname].get("cimports", ()):
+            if partner in seen:
+                continue
+            seen.add(partner)
+            if partner in sys.modules:
+                if partner not in self.loaded:
+                    return f"it cimports {partner}, which was loaded pure"
+                continue
+            entry = self.modules.get(partner)
+            if entry is None:
+                return f"it cimports {partner}, which is not in this build"
+            partner_source = root / (partner.replace(".", "/") + ".py")
+            why = self._mismatch(partner_source, entry) or self._partners(partner, partner_source, seen)
+            if why:
+                return f"it cimports {partner}, which would load pure ({why})"
+        return ""
+
+
+class _Shadow:
+    """What the pure path sees as `cython` in a module typed for the compiled build (session 15): the source
+    says `if TYPE_CHECKING: import cython` (which Cython compiles as its own directives) `else: from
+    traces.fastpath import shadow as cython`, so a pure run needs no Cython and the decorators change nothing."""
+
+    compiled = False
+
+    @staticmethod
+    def locals(**types: Any) -> Any:
+        """`@cython.locals(name=Type, ...)`: the C types of a function's locals (compiled); the function itself."""
+        return _unchanged
+
+    @staticmethod
+    def cast(kind: Any, value: Any) -> Any:
+        """`cython.cast(Type, value)`: `value` read as a `Type` struct (compiled); `value` itself."""
+        return value
+
+
+def _unchanged(function: Any) -> Any:
+    return function
+
+
+shadow = _Shadow()
 
 _state: dict[str, Any] = {"finder": None, "why": "not installed"}
 
@@ -164,5 +224,6 @@ def describe() -> str:
         return f"pure Python ({state['pure']})"
     line = f"compiled path: {len(state['compiled'])} module(s) loaded compiled"
     if state.get("stale"):
-        line += f"; loaded pure because their source changed or the build differs: {', '.join(state['stale'])}"
+        line += "; loaded pure because their source changed, the build differs or a module they cimport loads pure: "
+        line += ", ".join(state["stale"])
     return line

@@ -14,13 +14,20 @@ Mixed into `monitor.PfFold`; the convergence check (PF-035) is in `convergence.p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' locals as C structs (the `.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 import heapq
 
 from model.pf import decisions as D
 from model.pf import rules as R
 from model.pf import step as S
 from model.pf.foldstate import FoldState
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Params, Replica
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Entry, Params, Replica
 from spec.catalogue import require
 from traces.schema import Event
 from traces.verdict import Rule
@@ -92,6 +99,7 @@ class Deadlines(FoldState):
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
 
+    @cython.locals(rep=Replica, e=Entry)
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
         BF-I09) are acted on at the next backfill check after now, not after their nominal due time."""
@@ -139,6 +147,7 @@ class Deadlines(FoldState):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
+    @cython.locals(rep=Replica, e=Entry)
     def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
         """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
         judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send

@@ -10,11 +10,18 @@ the seeds allow (`choice_allowed` for ties among backfill sources).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' locals as C structs (the `.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from model.pf.cnset import CN, CNSet
-from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, Change, Ctx, Entry, Params, Replica
+from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, Change, Ctx, Entry, Params, Replica, Row
 from spec.catalogue import require
 
 require("PF-010", "PF-011", "PF-021", "PF-025", "BF-005", "BF-008", "BF-011", "BF-012", "BF-013", "BF-032")
@@ -67,9 +74,11 @@ def requires_response(sender_state: str) -> bool:
 
 
 # --- backfill time-outs (BF-005, BF-008, BF-I02, BF-I09, BF-I10) -------------------------------------
+@cython.locals(rep=Replica)
 def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
     """Content is local when a store of the own routing group is known to hold some of it (BF-I09)."""
-    return any(ctx.costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != rep.store)
+    store, costs = rep.store, ctx.costs  # (read before the generator: Cython types no local a generator reads)
+    return any(costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != store)
 
 
 def retry_delay(requests_sent: int, local: bool, p: Params) -> int:
@@ -91,6 +100,7 @@ def entry_delay(requests_sent: int, local: bool, cause: str, p: Params) -> int:
     return retry_delay(requests_sent, local, p)
 
 
+@cython.locals(rep=Replica)
 def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) -> Entry:
     """The backfill array entry for changes found missing on a message from `sender` (BF-003)."""
     local = is_local(rep, missing, ctx)
@@ -100,6 +110,7 @@ def file_entry(rep: Replica, missing: CNSet, sender: str, now: int, ctx: Ctx) ->
     return Entry(missing, now + entry_delay(0, local, cause, ctx.params), 0, local, base_ms=now, cause=cause)
 
 
+@cython.locals(e=Entry)
 def entry_due(e: Entry, now: int) -> bool:
     return e.due_ms <= now
 
@@ -124,6 +135,7 @@ class Candidate:
         return (*self.seed_key(), self.server)
 
 
+@cython.locals(rep=Replica, row=Row)
 def candidates(rep: Replica, missing: CNSet, ctx: Ctx) -> list[Candidate]:
     """Every other replica of the folder (a delete-pending one counts, BF-010) with its sort keys."""
     out = []
@@ -218,21 +230,26 @@ def _show(chosen: Iterable[tuple[str, CNSet]]) -> list[tuple[str, str]]:
 
 
 # --- deleting a replica (BF-032, BF-I06) ------------------------------------------------------------
+@cython.locals(rep=Replica)
 def delete_ready(rep: Replica, p: Params) -> bool:
     """Delete now only once status from the other active replicas (all of them by default, BF-I06; one
     if so configured) shows a CNSet containing everything this replica holds (BF-032)."""
-    others = [s for s, st in sorted(rep.view.items()) if st == ACTIVE and s != rep.store]
-    ok = [s for s in others if s in rep.statuses and rep.statuses[s] >= rep.cnset]
+    store, statuses, cnset = rep.store, rep.statuses, rep.cnset  # (read before the comprehensions, as above)
+    others = [s for s, st in sorted(rep.view.items()) if st == ACTIVE and s != store]
+    ok = [s for s in others if s in statuses and statuses[s] >= cnset]
     if p.delete_requires_all:
         return bool(others) and len(ok) == len(others)
     return bool(ok)
 
 
+@cython.locals(rep=Replica)
 def others(rep: Replica) -> tuple[str, ...]:
     """The other replicas a message about this folder goes to (PF-008, PF-016)."""
-    return tuple(s for s, st in sorted(rep.view.items()) if s != rep.store and st in (ACTIVE, DELETE_PENDING))
+    store = rep.store  # (read before the generator, as above)
+    return tuple(s for s, st in sorted(rep.view.items()) if s != store and st in (ACTIVE, DELETE_PENDING))
 
 
+@cython.locals(rep=Replica)
 def has_others(rep: Replica) -> bool:
     """Whether `others(rep)` names anyone (a replica with nobody to send to owes no broadcast yet, PF-I13)."""
     store = rep.store
@@ -248,6 +265,7 @@ def has_others(rep: Replica) -> bool:
 ViewAcc = dict[str, tuple[tuple[int, CN], str]] | None
 
 
+@cython.locals(c=Change)
 def view_step(acc: ViewAcc, c: Change) -> ViewAcc:
     """One hierarchy change about a folder folded into its accumulator (updated in place, and returned):
     each (folder, server) entry takes the state of its latest change by (time made, change number)

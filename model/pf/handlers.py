@@ -7,6 +7,13 @@ write to a replica goes through `put`/`drop` (so its deadlines are re-derived, `
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' locals as C structs (the `.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.pf import decisions as D
 from model.pf import faults as F
 from model.pf import properties as P
@@ -50,6 +57,7 @@ class Handlers(FoldState):
         self.notes.append(f"{ev.event_id}: {ev.node} records {what} {ev.entity} ({ev.kind}) without a replica of it "
                           "in the trace (no REPLICA_CREATE there): not judged")  # fmt: skip
 
+    @cython.locals(c=Change, rep=Replica)
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(F.cn(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
@@ -72,6 +80,7 @@ class Handlers(FoldState):
         if fid == HIERARCHY and rep is not None:
             self.hold_hierarchy(store, [str(c.cn)])
 
+    @cython.locals(c=Change, own=Replica)
     def removal_announced(self, ev: Event, c: Change) -> None:
         """A 1-1 change removing a replica from a folder's list: made only by that replica's store, once the replica
         is delete now, before or after the maintenance cycle removed it (seed 001 "Deleting a Replica" step 5, seed
@@ -100,6 +109,7 @@ class Handlers(FoldState):
         )
 
     # --- messages ------------------------------------------------------------------------------------
+    @cython.locals(msg=Msg, rep=Replica)
     def on_repl_send(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
@@ -188,6 +198,7 @@ class Handlers(FoldState):
         elif msg.reply_to:
             self.reply(ev, msg, rep, cset)
 
+    @cython.locals(msg=Msg, rep=Replica)
     def route(self, ev: Event, msg: Msg, rep: Replica) -> str:
         """The route the seeds allow for this message (message-route), derived from its code, what it
         answers and the sender's state; flags a message with none."""
@@ -256,6 +267,7 @@ class Handlers(FoldState):
         )
         return "push"
 
+    @cython.locals(msg=Msg, rep=Replica, req=Msg)
     def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
         sent = self.sends.get(msg.reply_to)
         if sent is None:  # message-route judged it (a reply to nothing the trace shows sent)
@@ -292,6 +304,7 @@ class Handlers(FoldState):
                 },
             )
 
+    @cython.locals(m=Msg, rep=Replica)
     def on_repl_recv(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         sent = self.sends.get(a["msg"])
@@ -345,6 +358,7 @@ class Handlers(FoldState):
             self.hold_hierarchy(store, [str(cn) for cn in react.applied])
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
+    @cython.locals(rep=Replica)
     def on_status_expired(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))

@@ -11,6 +11,13 @@ monitor rejects any other change of a replica's state.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' locals as C structs (the `.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -46,6 +53,7 @@ def transition(before: str, kind: str) -> str | None:
 
 
 # --- local changes and broadcasts (PF-012, PF-023, PF-029) ------------------------------------------
+@cython.locals(rep=Replica)
 def local_change(rep: Replica, cn: CN, now: int, p: Params) -> Replica:
     """A local update: the change number joins the CNSet and the unsent set; the status expiry is
     (re)set when it is anchored on local changes (PF-029, PF-I02)."""
@@ -64,6 +72,7 @@ def take_unsent(rep: Replica, now: int, p: Params) -> tuple[Replica, CNSet]:
     return broadcast_sent(rep, unsent, now, p), unsent
 
 
+@cython.locals(rep=Replica)
 def broadcast_sent(rep: Replica, carried: CNSet, now: int, p: Params) -> Replica:
     """A regular broadcast carried `carried`: they are no longer unsent; the status expiry restarts when it
     is anchored on broadcasts (PF-I02). The generator applies it to all unsent at once (`take_unsent`), the
@@ -85,10 +94,12 @@ def next_thread_time(now: int, p: Params) -> int:
     return p.status_offset_ms + k * p.status_period_ms
 
 
+@cython.locals(rep=Replica)
 def status_due(rep: Replica, now: int) -> bool:
     return rep.expiry_ms is not None and rep.expiry_ms <= now and rep.state == ACTIVE
 
 
+@cython.locals(rep=Replica)
 def status_sent(rep: Replica) -> Replica:
     rep.expiry_ms = None
     return rep
@@ -105,6 +116,7 @@ class Reaction:
     delete_ready: bool = False
 
 
+@cython.locals(rep=Replica, row=Row, e=Entry)
 def receive(
     rep: Replica,
     msg_code: int,
@@ -167,6 +179,7 @@ def receive(
 
 
 # --- backfill array (BF-003..BF-009, BF-I02, BF-I04, BF-I09, BF-I10) -------------------------------
+@cython.locals(rep=Replica, e=Entry)
 def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     """An entry filed as remote becomes local once a store of the own routing group is known to hold
     some of its changes; its wait shortens to the local value from the same start (BF-I09)."""
@@ -188,6 +201,7 @@ def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     return rep
 
 
+@cython.locals(rep=Replica, e=Entry)
 def backfill_tick(
     rep: Replica,
     now: int,

@@ -1,0 +1,5 @@
+# C types for the compiled build of model/pf/step.py (issue 32, session 15, "half the cost per event";
+# scripts/build_fast.py): the records its transitions read and update are `model/pf/state.pxd`'s structs, so the
+# locals typed with them (`@cython.locals` in the source) reach fields without an attribute lookup. The build
+# lists model.pf.state as this module's partner; it loads compiled only with it (traces/fastpath.py).
+from model.pf.state cimport Entry, Replica, Row
