@@ -89,7 +89,7 @@ def finish_copies(traces: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def edge_verdict(s: Session) -> tuple[list[Any], list[str]]:
-    """`s.judge(final=True)`, the folds going on (`state.edge_verdict`'s contract): the folds fed the events
+    """`s.judge(final=True)`, the folds going on, without `Incremental.verdict`'s copy: the folds fed the events
     recorded since, and copies of them (`finish_copies`, else `copy_folds`) finished (rule code's errors raised as
     internal ones). A session whose folds `Session.judge` would rebuild or judge by the slow path (none yet, out of
     seq order) is judged by it as it is."""

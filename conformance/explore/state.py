@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from conformance.engine.stream import result_of
 from conformance.explore.fingerprint import frozen_record
 from conformance.explore.fixed import FixedTable
 from conformance.explore.sharing import check_frozen
@@ -336,19 +335,3 @@ def copy_folds(traces: Any) -> Any:
         return pickle.loads(buf.getbuffer())
     finally:
         _EVENTS.clear()
-
-
-def edge_verdict(s: Session) -> tuple[list[Any], list[str]]:
-    """`s.judge(final=True)`, the folds going on, without `Incremental.verdict`'s copy: the folds fed the events
-    recorded since (`feed_folds`), and a copy of them (`copy_folds`) finished, as `Session.judge` finishes
-    `Incremental.verdict`'s (rule code's errors raised as internal ones). A session whose folds `Session.judge`
-    would rebuild or judge by the slow path (none yet, out of seq order) is judged by it as it is."""
-    feed_folds(s)
-    inc, (n, last) = s.incremental, s.fed
-    events = s.events()
-    if inc is None or not inc.exact() or n != len(events) or (events and events[-1] is not last):
-        return s.judge(final=True)
-    traces = copy_folds(inc.router.traces)
-    result = judging(f"the {s.driver.name} monitor", lambda: result_of(traces[t].finish() for t in sorted(traces)))
-    s.judged = len(events)
-    return list(result.violations), list(result.notes)

@@ -6,8 +6,8 @@ an independent copy of the session) and the session's folds must be as they were
 far). Twin: a "copy" that is the folds themselves (finished in place: a finish changes the folds) fails the
 check; and one that shares a frozen value holding a dict (which a finish may change through it) is refused.
 Session 15: the explorer's own edge verdict is `conformance.explore.edges.edge_verdict` (each fold copied as deep as
-its finish writes; `copy_folds` its fallback), tested the same way by test_edge_copy.py; this file keeps testing
-`state.edge_verdict` and `copy_folds` by putting them in its place."""
+its finish writes; `copy_folds` its fallback, which replaced session 13's `state.edge_verdict`), tested per fold
+by test_edge_copy.py; this file tests it on the fallback too (pf's edges take it; the twin forces it on sr)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.explore import bfs, state
+from conformance.explore import bfs, edges, state
 from conformance.explore.bfs import Explorer
 from conformance.explore.manifest import load
 
@@ -30,7 +30,7 @@ BOUNDS = [e for e in load()[0] if e.bound.name in NAMES]
 
 def _checked(calls: list[int]) -> Any:
     """`edge_verdict` checked against the reference on a copy, and for folds left as they were."""
-    real = state.edge_verdict
+    real = edges.edge_verdict
 
     def check(s: Any) -> Any:
         state.feed_folds(s)
@@ -65,7 +65,8 @@ def test_the_edge_verdict_is_the_reference_and_leaves_the_folds(entry: Any, monk
 def test_twin_folds_finished_in_place_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     entry = next(e for e in BOUNDS if e.bound.name == "sr-2s-1m-crash")
     monkeypatch.setattr(bfs, "edge_verdict", _checked([]))
-    monkeypatch.setattr(state, "copy_folds", lambda traces: traces)  # no copy: the folds themselves
+    monkeypatch.setattr(edges, "finish_copies", lambda traces: None)  # the whole tree's copy (`copy_folds`)
+    monkeypatch.setattr(edges, "copy_folds", lambda traces: traces)  # no copy: the folds themselves
     with pytest.raises(AssertionError, match="changed the folds"):
         _explore(entry)
 
