@@ -53,6 +53,9 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
+    if argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     t0 = time.monotonic()
     child = subprocess.Popen(argv)
     peak, cpu = 0, {}
