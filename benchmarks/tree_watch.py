@@ -4,7 +4,7 @@
 
 Every 0.5 s the RSS of the command and of every descendant (the Spark JVM, the Python worker daemon and its
 workers) is summed from /proc; the peak of that sum is printed, with each process's CPU seconds (utime +
-stime, the last value seen) added up by process name. `/usr/bin/time` and `farm-bench` give the largest
+stime, the last value seen) added up by process name. `/usr/bin/time` and `benchmarks/pair_runs.py` give the largest
 single process, not the tree's sum, which is what a 10^8-event Spark check needs to be judged by (issue 20).
 Linux only. The command's exit status is this script's.
 """
