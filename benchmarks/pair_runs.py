@@ -7,7 +7,7 @@
 
 The figures the project's benchmark notes quote as "whole-process, paired" (benchmarks/README.md): each run is
 a child process reaped with `os.wait4`, whose resource usage covers the child and every descendant it waited
-for (a Spark check's JVM and Python workers included); CPU = user + system seconds; peak = the largest single
+for; CPU = user + system seconds; peak = the largest single
 process's resident set (`ru_maxrss`), not the tree's sum (`benchmarks/tree_watch.py` sums the tree). A
 descendant its parent leaves unreaped is not counted: a Spark check's JVM and Python workers are not (measured:
 0.7 CPU s for a check whose process tree spent over 20), so for Spark use `bench_check.py` (its `tree_cpu`) or
