@@ -35,7 +35,8 @@ from conformance.engine.units import UnitResult, finish_units, judge_unit, kept_
 from conformance.progress import Progress
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
-from traces.io import TraceFile, discover, iter_trace_file
+from traces.discovery import TraceFile, discover
+from traces.io import iter_trace_file
 from traces.schema import Event
 
 __all__ = ["DEFAULT_CAP", "check_held", "check_paths"]
