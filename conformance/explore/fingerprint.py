@@ -8,9 +8,11 @@ a copied state and the same state replayed:
 - scalars by type and value; lists and tuples in order; dicts in insertion order (a model iterates them, so
   the order is behaviour); sets by their sorted encodings (no model may depend on set order: hash
   randomisation would make it nondeterministic);
-- objects by class and fields (`__dict__` and `__slots__`); a function or lambda by its qualified name and the
-  values its closure captured (so a pending timer `lambda: self._expire(node, key)` is the timer, not an
-  address); a bound method by its function and its object; a `random.Random` by its state;
+- objects by class and fields (`__dict__` and `__slots__`), without the fields the class declares are not state
+  (`__not_state__`, session 16: a cache derived from other fields, or history nothing reads: `not_state`); a
+  function or lambda by its qualified name and the values its closure captured (so a pending timer
+  `lambda: self._expire(node, key)` is the timer, not an address); a bound method by its function and its
+  object; a `random.Random` by its state;
 - a shared or cyclic mutable object once, later as a back reference by first-visit number (deterministic
   order); an immutable value (a tuple, a frozenset, a frozen dataclass) by value wherever it occurs, never as a
   back reference: whether two equal values are one object is the interpreter's business (the empty tuple is
@@ -155,13 +157,31 @@ class Walker:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
-            for x in obj:
-                walk(x)
+            if self._pattern is not None:
+                for x in obj:
+                    walk(x)
+                return
+            for x in obj:  # session 16: a str inline, the tokens `walk` puts (most elements are names)
+                if type(x) is str:
+                    put("s" + x)
+                else:
+                    walk(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
+            if self._pattern is not None:
+                for k, v in obj.items():
+                    walk(k)
+                    walk(v)
+                return
             for k, v in obj.items():
-                walk(k)
-                walk(v)
+                if type(k) is str:
+                    put("s" + k)
+                else:
+                    walk(k)
+                if type(v) is str:
+                    put("s" + v)
+                else:
+                    walk(v)
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
@@ -239,24 +259,38 @@ class Walker:
     def _object(self, obj: Any) -> None:
         cls = type(obj)
         put, walk = self.put, self.walk
-        put(f"O{cls.__module__}.{cls.__qualname__}")
-        slots = _SLOTS.get(cls)
-        if slots is None:
-            slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            shape = _shape(cls)
+        head, slots, skip = shape
+        put(head)
         fields = getattr(obj, "__dict__", None)
         if not slots and fields:  # the common case: a plain object's own attributes
             names = tuple(fields)
             order = _SORTED.get(names)
             if order is None:
                 order = _SORTED[names] = sorted(names)
+            if skip:
+                order = [k for k in order if k not in skip]
+            if self._pattern is not None:
+                for k in order:
+                    put(k)
+                    walk(fields[k])
+                return
             for k in order:
                 put(k)
-                walk(fields[k])
+                v = fields[k]
+                if type(v) is str:
+                    put("s" + v)
+                else:
+                    walk(v)
             return
         fields = dict(fields or {})
         for name in slots:
             if name not in fields and hasattr(obj, name):
                 fields[name] = getattr(obj, name)
+        for name in skip:
+            fields.pop(name, None)
         if not fields and hasattr(obj, "__reduce_ex__") and not hasattr(obj, "__dict__"):
             put(repr(obj))
             return
@@ -266,7 +300,8 @@ class Walker:
 
 
 _FROZEN: dict[type, bool] = {}
-_SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+# per class: its header token, the slot names of its MRO (most derived first), the fields it says are not state
+_SHAPES: dict[type, tuple[str, tuple[str, ...], frozenset[str]]] = {}
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
 _WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
@@ -276,6 +311,27 @@ _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in
 
 def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
     return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _shape(cls: type) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """How `Walker._object` encodes an object of `cls`: its header token, its slots, and the fields left out
+    (`not_state`)."""
+    slots = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+    found = _SHAPES[cls] = (f"O{cls.__module__}.{cls.__qualname__}", slots, not_state(cls))
+    return found
+
+
+def not_state(cls: type) -> frozenset[str]:
+    """The fields a class declares are not state (`__not_state__`, a tuple of names; session 16): left out of the
+    fingerprint. Sound only for a field the model's behaviour does not depend on: a cache derived from the other
+    fields (am's `World.cached_quorum`), or history that nothing reads after the state was built (am's
+    `ModelSystem.initial`, the boot's recorded facts, a function of the root: its space fingerprints the root's
+    construction choices, `conformance.explore.spaces.Space.roots`). Each such declaration has its twins in
+    `tests/explore/test_not_state.py`."""
+    names = getattr(cls, "__not_state__", ())
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__}.__not_state__ must be a tuple of field names")
+    return frozenset(names)
 
 
 def _immutable(cls: type) -> bool:
