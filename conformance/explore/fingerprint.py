@@ -34,7 +34,8 @@ import random
 import re
 import types
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from model.kernel.recorder import Recorder
@@ -262,9 +263,27 @@ class Walker:
         shape = _SHAPES.get(cls)
         if shape is None:
             shape = _shape(cls)
-        head, slots, skip = shape
+        head, slots, skip, getter, order = shape
         put(head)
         fields = getattr(obj, "__dict__", None)
+        if fields is None and getter is not None:  # session 16: a slotted record's fields in one call
+            try:
+                values = getter(obj)
+            except AttributeError:  # a slot not set: as below
+                pass
+            else:
+                if self._pattern is not None:
+                    for k, v in zip(order, values, strict=True):
+                        put(k)
+                        walk(v)
+                    return
+                for k, v in zip(order, values, strict=True):
+                    put(k)
+                    if type(v) is str:
+                        put("s" + v)
+                    else:
+                        walk(v)
+                return
         if not slots and fields:  # the common case: a plain object's own attributes
             names = tuple(fields)
             order = _SORTED.get(names)
@@ -300,8 +319,10 @@ class Walker:
 
 
 _FROZEN: dict[type, bool] = {}
-# per class: its header token, the slot names of its MRO (most derived first), the fields it says are not state
-_SHAPES: dict[type, tuple[str, tuple[str, ...], frozenset[str]]] = {}
+# per class: its header token, the slot names of its MRO (most derived first), the fields it says are not state,
+# and for a class with slots a getter of the others' values in sorted order, with their names
+_Shape = tuple[str, tuple[str, ...], frozenset[str], Callable[[Any], tuple[Any, ...]] | None, tuple[str, ...]]
+_SHAPES: dict[type, _Shape] = {}
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
 _WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
@@ -313,11 +334,20 @@ def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
     return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
-def _shape(cls: type) -> tuple[str, tuple[str, ...], frozenset[str]]:
-    """How `Walker._object` encodes an object of `cls`: its header token, its slots, and the fields left out
-    (`not_state`)."""
+def _shape(cls: type) -> _Shape:
+    """How `Walker._object` encodes an object of `cls`: its header token, its slots, the fields left out
+    (`not_state`), and for a slotted class the getter of its other slots' values in sorted order (the order the
+    generic path puts them in when every slot is set and there is no `__dict__`) with their names."""
     slots = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
-    found = _SHAPES[cls] = (f"O{cls.__module__}.{cls.__qualname__}", slots, not_state(cls))
+    skip = not_state(cls)
+    order = tuple(sorted(set(slots) - skip - {"__dict__", "__weakref__"}))
+    getter: Callable[[Any], tuple[Any, ...]] | None = None
+    if len(order) > 1:
+        getter = attrgetter(*order)
+    elif order:
+        one = attrgetter(order[0])
+        getter = lambda obj: (one(obj),)  # noqa: E731
+    found = _SHAPES[cls] = (f"O{cls.__module__}.{cls.__qualname__}", slots, skip, getter, order)
     return found
 
 
