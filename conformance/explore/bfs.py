@@ -125,7 +125,9 @@ class Explorer:
             return self.replay(node.steps, node.start)
         self.prime() if self.fixed is None else self.fixed.ensure()
         self.result.copies += 1
-        return thaw(node.blob, self.driver, self.setup)  # its `start` too (session 16)
+        s = thaw(node.blob, self.driver, self.setup)
+        s.start = node.start
+        return s
 
     def freeze(self, s: Session) -> bytes | None:
         if self.result.restore == "replay":

@@ -9,7 +9,7 @@ a copied state and the same state replayed:
   the order is behaviour); sets by their sorted encodings (no model may depend on set order: hash
   randomisation would make it nondeterministic);
 - objects by class and fields (`__dict__` and `__slots__`), without the fields the class declares are not state
-  (`__not_state__`, session 16: a cache derived from other fields, or history nothing reads: `not_state`); a
+  (`__not_state__`, session 16: a cache derived from other fields: `not_state`); a
   function or lambda by its qualified name and the values its closure captured (so a pending timer
   `lambda: self._expire(node, key)` is the timer, not an address); a bound method by its function and its
   object; a `random.Random` by its state;
@@ -353,10 +353,8 @@ def _shape(cls: type) -> _Shape:
 
 def not_state(cls: type) -> frozenset[str]:
     """The fields a class declares are not state (`__not_state__`, a tuple of names; session 16): left out of the
-    fingerprint. Sound only for a field the model's behaviour does not depend on: a cache derived from the other
-    fields (am's `World.cached_quorum`), or history that nothing reads after the state was built (am's
-    `ModelSystem.initial`, the boot's recorded facts, a function of the root: its space fingerprints the root's
-    construction choices, `conformance.explore.spaces.Space.roots`). Each such declaration has its twins in
+    fingerprint. Sound only for a field the model's behaviour does not depend on, such as a cache derived from the
+    other fields (am's `World.cached_quorum` and `cached_view`). Each such declaration has its twins in
     `tests/explore/test_not_state.py`."""
     names = getattr(cls, "__not_state__", ())
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):

@@ -337,20 +337,16 @@ class Space:
     always_end_checks: bool  # the driver's end_checks are safety (am: one PAM, one mounted copy) or liveness (pf)
     invariants: Callable[[Session], list[tuple[str, str, str]]] | None = None  # state-level safety rules
     forward: bool = True  # `actions` may run the session forward (time steps); am: no time, it only reads it
-    start: bool = False  # the root's construction choices are state (am: they decide `ModelSystem.initial`)
 
     def roots(self, s: Session, book: Book) -> list[Any]:
-        """What the state is: the system and the driver's bookkeeping (not the recorded trace), and the book;
-        with `start` (session 16), first the root's construction choices, which decide what a system leaves out
-        of its state as history built at construction (am's boot facts: `fingerprint.not_state`), so states of
-        two roots stay apart as they did while those facts were walked."""
+        """What the state is: the system and the driver's bookkeeping (not the recorded trace), and the book."""
         state = {k: v for k, v in s.state.items() if k not in ("seq", "trace", "trace_id", "scratching")}
-        return [s.start, s.system, state, book] if self.start else [s.system, state, book]
+        return [s.system, state, book]
 
 
 SPACES: dict[str, Space] = {
     "sr": Space("sr", sr_setup, sr_actions, False),
-    "am": Space("am", am_setup, am_actions, True, am_invariants, forward=False, start=True),
+    "am": Space("am", am_setup, am_actions, True, am_invariants, forward=False),
     "pf": Space("pf", pf_setup, pf_actions, False),
 }
 

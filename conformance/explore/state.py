@@ -2,10 +2,9 @@
 copying").
 
 A state is the harness `Session` after a path (the model system with its kernel queue of timer records and its
-recorder, the driver's bookkeeping, the monitor's incremental fold and how far it was fed, and since session 16
-its root's construction choices, `Session.start`, which am's fingerprint reads) plus the explorer's `Book`.
-`freeze` turns it into a compact blob (one `pickle.dumps`), `thaw` into a fresh, independent session (one
-`pickle.loads`): time proportional to the state's size, the same cost whatever the path's length. A pickle
+recorder, the driver's bookkeeping, the monitor's incremental fold and how far it was fed) plus the explorer's
+`Book`. `freeze` turns it into a compact blob (one `pickle.dumps`), `thaw` into a fresh, independent session
+(one `pickle.loads`): time proportional to the state's size, the same cost whatever the path's length. A pickle
 round trip was measured against `copy.deepcopy` on the default bounds' states (am, depth 2: 0.77 ms against
 2.0 ms; benchmarks/README.md, "Session 10: exploration"): the blob is also what the frontier holds, so one
 `dumps` per new state serves both.
@@ -230,7 +229,7 @@ def _dispatch() -> dict[Any, Callable[[Any], Any]]:
 
 def parts_of(s: Session) -> tuple[Any, ...]:
     """What a blob holds of the session (see the module docstring)."""
-    return (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes, s.start)
+    return (s.system, s.state, s.outs, s.incremental, s.fed, s.judged, s.notes)
 
 
 def fixed_table(s: Session, model: str) -> FixedTable | None:
@@ -271,10 +270,9 @@ def thaw(blob: bytes, driver: Driver, setup: dict[str, Any]) -> Session:
     """A fresh session holding an independent copy of the state `freeze` made `blob` of."""
     if blob[:1] == _ZLIB:
         blob = zlib.decompress(blob[1:])
-    system, state, outs, incremental, fed, judged, notes, start = pickle.loads(blob)
+    system, state, outs, incremental, fed, judged, notes = pickle.loads(blob)
     s = Session(driver, system, setup)
     s.state, s.outs, s.incremental, s.fed, s.judged, s.notes = state, outs, incremental, fed, judged, notes
-    s.start = start  # its root's construction choices: part of am's fingerprint (session 16, `Space.start`)
     return s
 
 

@@ -135,10 +135,6 @@ class Layout:
 class ModelSystem:
     """The reference implementation of `ActiveManagerSystem` (optionally with planted flaws)."""
 
-    # the boot's recorded facts: history, read once when the harness records them, never changed after (issue 33,
-    # session 16: left out of the explorer's fingerprint, which puts the root's construction choices instead)
-    __not_state__ = ("initial",)
-
     def __init__(
         self,
         layout: Layout,
