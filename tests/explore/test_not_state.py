@@ -21,22 +21,17 @@ import pytest
 
 from conformance.explore import fingerprint as fp_module
 from conformance.explore.bfs import Explorer
-from conformance.explore.manifest import find
 from conformance.explore.state import Node, freeze
 from conformance.harness.core import Session
 from model.am.state import _UNSET
+from tests.explore.test_fingerprint_canonical import _state as first_path
 
 AM = "am-3s-1db-crash-partition"
 
 
 def _state(depth: int) -> tuple[Explorer, Node]:
     """An explorer of `AM` and a node at `depth` along the first new successors."""
-    ex = Explorer(find(AM).bound)
-    node = ex.root()
-    for _ in range(depth):
-        node = next(e[2] for e in ex.successors(node) if e[2] is not None)
-        node.live = None
-    return ex, node
+    return first_path(AM, depth)
 
 
 def _successors(ex: Explorer, node: Node, s: Session) -> list[tuple[str, Any]]:
