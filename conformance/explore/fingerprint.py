@@ -8,9 +8,11 @@ a copied state and the same state replayed:
 - scalars by type and value; lists and tuples in order; dicts in insertion order (a model iterates them, so
   the order is behaviour); sets by their sorted encodings (no model may depend on set order: hash
   randomisation would make it nondeterministic);
-- objects by class and fields (`__dict__` and `__slots__`); a function or lambda by its qualified name and the
-  values its closure captured (so a pending timer `lambda: self._expire(node, key)` is the timer, not an
-  address); a bound method by its function and its object; a `random.Random` by its state;
+- objects by class and fields (`__dict__` and `__slots__`), without the fields the class declares are not state
+  (`__not_state__`, session 16: a cache derived from other fields: `not_state`); a
+  function or lambda by its qualified name and the values its closure captured (so a pending timer
+  `lambda: self._expire(node, key)` is the timer, not an address); a bound method by its function and its
+  object; a `random.Random` by its state;
 - a shared or cyclic mutable object once, later as a back reference by first-visit number (deterministic
   order); an immutable value (a tuple, a frozenset, a frozen dataclass) by value wherever it occurs, never as a
   back reference: whether two equal values are one object is the interpreter's business (the empty tuple is
@@ -32,7 +34,8 @@ import random
 import re
 import types
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from model.kernel.recorder import Recorder
@@ -155,13 +158,31 @@ class Walker:
             self._object(obj)
         elif kind == _SEQ:
             put(f"{'L' if isinstance(obj, list) else 'U'}{len(obj)}")
-            for x in obj:
-                walk(x)
+            if self._pattern is not None:
+                for x in obj:
+                    walk(x)
+                return
+            for x in obj:  # session 16: a str inline, the tokens `walk` puts (most elements are names)
+                if type(x) is str:
+                    put("s" + x)
+                else:
+                    walk(x)
         elif kind == _DICT:
             put(f"D{len(obj)}")
+            if self._pattern is not None:
+                for k, v in obj.items():
+                    walk(k)
+                    walk(v)
+                return
             for k, v in obj.items():
-                walk(k)
-                walk(v)
+                if type(k) is str:
+                    put("s" + k)
+                else:
+                    walk(k)
+                if type(v) is str:
+                    put("s" + v)
+                else:
+                    walk(v)
         elif kind == _SET:
             parts = sorted(self._alone(x) for x in obj)
             put(f"S{len(parts)}:" + ",".join(parts))
@@ -239,24 +260,56 @@ class Walker:
     def _object(self, obj: Any) -> None:
         cls = type(obj)
         put, walk = self.put, self.walk
-        put(f"O{cls.__module__}.{cls.__qualname__}")
-        slots = _SLOTS.get(cls)
-        if slots is None:
-            slots = _SLOTS[cls] = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            shape = _shape(cls)
+        head, slots, skip, getter, order = shape
+        put(head)
         fields = getattr(obj, "__dict__", None)
+        if fields is None and getter is not None:  # session 16: a slotted record's fields in one call
+            try:
+                values = getter(obj)
+            except AttributeError:  # a slot not set: as below
+                pass
+            else:
+                if self._pattern is not None:
+                    for k, v in zip(order, values, strict=True):
+                        put(k)
+                        walk(v)
+                    return
+                for k, v in zip(order, values, strict=True):
+                    put(k)
+                    if type(v) is str:
+                        put("s" + v)
+                    else:
+                        walk(v)
+                return
         if not slots and fields:  # the common case: a plain object's own attributes
             names = tuple(fields)
             order = _SORTED.get(names)
             if order is None:
                 order = _SORTED[names] = sorted(names)
+            if skip:
+                order = [k for k in order if k not in skip]
+            if self._pattern is not None:
+                for k in order:
+                    put(k)
+                    walk(fields[k])
+                return
             for k in order:
                 put(k)
-                walk(fields[k])
+                v = fields[k]
+                if type(v) is str:
+                    put("s" + v)
+                else:
+                    walk(v)
             return
         fields = dict(fields or {})
         for name in slots:
             if name not in fields and hasattr(obj, name):
                 fields[name] = getattr(obj, name)
+        for name in skip:
+            fields.pop(name, None)
         if not fields and hasattr(obj, "__reduce_ex__") and not hasattr(obj, "__dict__"):
             put(repr(obj))
             return
@@ -266,7 +319,10 @@ class Walker:
 
 
 _FROZEN: dict[type, bool] = {}
-_SLOTS: dict[type, tuple[str, ...]] = {}  # per class, the slot names of its MRO (most derived first)
+# per class: its header token, the slot names of its MRO (most derived first), the fields it says are not state,
+# and for a class with slots a getter of the others' values in sorted order, with their names
+_Shape = tuple[str, tuple[str, ...], frozenset[str], Callable[[Any], tuple[Any, ...]] | None, tuple[str, ...]]
+_SHAPES: dict[type, _Shape] = {}
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
 _WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
@@ -276,6 +332,34 @@ _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in
 
 def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
     return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _shape(cls: type) -> _Shape:
+    """How `Walker._object` encodes an object of `cls`: its header token, its slots, the fields left out
+    (`not_state`), and for a slotted class the getter of its other slots' values in sorted order (the order the
+    generic path puts them in when every slot is set and there is no `__dict__`) with their names."""
+    slots = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
+    skip = not_state(cls)
+    order = tuple(sorted(set(slots) - skip - {"__dict__", "__weakref__"}))
+    getter: Callable[[Any], tuple[Any, ...]] | None = None
+    if len(order) > 1:
+        getter = attrgetter(*order)
+    elif order:
+        one = attrgetter(order[0])
+        getter = lambda obj: (one(obj),)  # noqa: E731
+    found = _SHAPES[cls] = (f"O{cls.__module__}.{cls.__qualname__}", slots, skip, getter, order)
+    return found
+
+
+def not_state(cls: type) -> frozenset[str]:
+    """The fields a class declares are not state (`__not_state__`, a tuple of names; session 16): left out of the
+    fingerprint. Sound only for a field the model's behaviour does not depend on, such as a cache derived from the
+    other fields (am's `World.cached_quorum` and `cached_view`). Each such declaration has its twins in
+    `tests/explore/test_not_state.py`."""
+    names = getattr(cls, "__not_state__", ())
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__}.__not_state__ must be a tuple of field names")
+    return frozenset(names)
 
 
 def _immutable(cls: type) -> bool:

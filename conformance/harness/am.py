@@ -32,6 +32,7 @@ from model.am.mutants import ALSO, MUTANTS
 from model.am.protocol import Layout, ModelSystem, RngEnv
 from model.am.rules import RULES
 from model.am.state import COMPONENTS
+from model.kernel.sim import KernelRandom
 from model.registry import get
 from traces.schema import SCHEMA_VERSION, Event
 
@@ -190,7 +191,9 @@ class AmDriver:
                 {db: tuple(s) for db, s in setup["copies"].items()},
             )
             opts = Options().with_(**_options(setup["bcss"]))
-            env = RngEnv(random.Random(setup["seed"]), mount_fail=setup.get("mount_fail", 0.2))
+            # issue 33 (session 16): the kernel's generator, the same draws as `random.Random` for a seed, which the
+            # explorer's copies thaw, copy and fingerprint from its kept words while nothing draws (choices scripted)
+            env = RngEnv(KernelRandom(setup["seed"]), mount_fail=setup.get("mount_fail", 0.2))
             dials = dict.fromkeys((*layout.members, *layout.standalone), setup.get("default_dial", _default_dial()))
             return ModelSystem(layout, env, flaws, dials=dials, opts=opts)
 
