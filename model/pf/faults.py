@@ -84,7 +84,7 @@ _ABSENT = object()
 
 # kind -> (the attributes it requires, the (attribute, type) pairs to check when present): from `ATTRS`
 _COMPILED = {
-    kind: (frozenset(n for n, _, req in need if req), tuple((n, t) for n, t, _ in need if t is not ANY))
+    kind: (tuple(n for n, _, req in need if req), tuple((n, t) for n, t, _ in need if t is not ANY))
     for kind, need in ATTRS.items()
 }
 
@@ -96,9 +96,10 @@ def check_attrs(ev: Event) -> None:
         return
     required, typed = spec
     a = ev.attrs
-    if not a.keys() >= required:
-        missing = next(n for n, _, req in ATTRS[ev.kind] if req and n not in a)
-        raise input_fault(f"attribute {missing!r} missing")
+    for name in required:  # (a tuple: no keys view per event)
+        if name not in a:
+            missing = next(n for n, _, req in ATTRS[ev.kind] if req and n not in a)
+            raise input_fault(f"attribute {missing!r} missing")
     for name, kind in typed:  # a list of strings: a list or tuple of exact `str`s
         value = a.get(name, _ABSENT)
         if value is _ABSENT:
