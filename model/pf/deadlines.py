@@ -263,7 +263,7 @@ class Deadlines(FoldState):
             if judged is None:
                 judged = {}
             for key in self.volatile - judged.keys():
-                judged[key] = self.derive(*key, now)[0]
+                judged[key] = self.derive(key[0], key[1], now)[0]
         heap = self.heap
         if judged:
             late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
@@ -347,13 +347,14 @@ class Deadlines(FoldState):
         self.following.pop(key, None)
         up = self.up.get(key[0], True)
         if key in self.reps and up:
-            obligations, volatile, follows = self.derive(*key, now)
+            obligations, volatile, follows = self.derive(key[0], key[1], now)
             if follows:
                 self.following[key] = follows
             was = None if volatile else self.indexed.get(key)
             if was is not None and len(was) == len(obligations):
-                for (rule, deadline, _), (old_rule, old_deadline, _) in zip(obligations, was, strict=True):
-                    if deadline != old_deadline or rule is not old_rule:
+                for i in range(len(obligations)):  # (indices: no zip object per re-derivation)
+                    ob, old = obligations[i], was[i]
+                    if ob[1] != old[1] or ob[0] is not old[0]:
                         break
                 else:  # the same deadlines: its heap entries stand, what they owe is read from `indexed`
                     self.indexed[key] = obligations

@@ -30,6 +30,13 @@ class Mark(NamedTuple):
     ts_ms: int
 
 
+def mark(event_id: str, ts_ms: int) -> Mark:
+    """A `Mark` made as the tuple it is (a named tuple's own `__new__` is interpreted code: one per REPL_SEND)."""
+    return _new_tuple(Mark, (event_id, ts_ms))
+
+
+_new_tuple = tuple.__new__
+
 Sent = tuple[Msg, Mark, str, CNSet]  # a message, its REPL_SEND, its sender's replica state then, what it carried
 
 

@@ -27,7 +27,7 @@ from model.pf.events import (
     STATUS,
     STATUS_REQ,
 )
-from model.pf.foldstate import FoldState, Mark
+from model.pf.foldstate import FoldState, mark
 from model.pf.properties import cnset_carried, content_to_replicas, packing_data, packing_limits, status_answer
 from model.pf.rules import (
     BACKFILL_RESPONSE_ADDRESSING,
@@ -130,14 +130,12 @@ class Handlers(FoldState):
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if fid != HIERARCHY:
-            self.flag(
-                NON_REPLICATING_FOLDER,
-                ev,
+            why = (
                 fid not in self.hier_targets
                 and f"sent a {a.get('type')} message for {fid}, which has no "
-                "hierarchy entry (a folder that never replicates)",
-                data={"folder": fid, "code": a.get("code")},
+                "hierarchy entry (a folder that never replicates)"
             )
+            self.flag(NON_REPLICATING_FOLDER, ev, why, data=why and {"folder": fid, "code": a.get("code")})
         change_fid = self.change_fid
         carried, foreign = [], []
         for c in a["cns"]:
@@ -150,7 +148,7 @@ class Handlers(FoldState):
         )
         msg = F.message(store, fid, a, self.changes, carried)
         cset = msg.carried
-        self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
+        self.sends[msg.msg_id] = (msg, mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         self.flag(
             PACKING_SEPARATION,
@@ -201,12 +199,8 @@ class Handlers(FoldState):
                 hier = fid == HIERARCHY
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
-            self.flag(
-                NO_EMPTY_BROADCAST,
-                ev,
-                not msg.changes and f"a regular {a.get('type')} broadcast carries no update",
-                data={"observed": len(msg.changes), "code": msg.code},
-            )
+            why = not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+            self.flag(NO_EMPTY_BROADCAST, ev, why, data=why and {"observed": len(msg.changes), "code": msg.code})
             rep = broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
@@ -371,7 +365,7 @@ class Handlers(FoldState):
         if react.filed is not None:
             self.file_readings((store, fid), rep, react.filed, ev)
         if fid == HIERARCHY and react.applied:
-            self.hold_hierarchy(store, [str(cn) for cn in react.applied])
+            self.hold_hierarchy(store, react.applied.texts())
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
     @cython.locals(self=FoldState, rep=Replica)

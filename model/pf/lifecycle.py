@@ -37,7 +37,11 @@ require("BF-021", "BF-028", "BF-029", "BF-032", "BF-033", "BF-034", "BF-035", "P
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
-    return {k: v for k, _, v in (i.partition("=") for i in items)}
+    out = {}
+    for i in items:  # (a loop, not a generator: one per REPLICA_VIEW)
+        k, _, v = i.partition("=")
+        out[k] = v
+    return out
 
 
 def _state(rep: Replica | None) -> str:

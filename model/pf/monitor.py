@@ -38,7 +38,7 @@ from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
 from model.pf.step import HeldHierarchy, set_view
 from spec.catalogue import require
-from traces.schema import CONTEXT_START, Event
+from traces.schema import Event, is_context_kind
 from traces.verdict import InputFault, MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
@@ -48,6 +48,9 @@ CONFIGS = (PF_CONFIG, "NET_CONFIG")
 
 # fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
+# event kind -> whether it is a context kind (`traces.schema.is_context_kind`, per kind once: no string method per
+# event); a cache of a pure function, bounded by the kinds a corpus names
+_CONTEXT_KINDS: dict[str, bool] = {}
 
 
 class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
@@ -74,13 +77,17 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
                 if not self.take_context(c):
                     return
         kind = ev.kind
-        if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
+        context_kind = _CONTEXT_KINDS.get(kind)
+        if context_kind is None:
+            context_kind = _CONTEXT_KINDS[kind] = is_context_kind(kind)
+        if context_kind:
             if not cursor.taken(ev) and not self.take_context(ev):
                 return
             if kind in CONFIGS:
                 return
-        if ev.mechanism != MECH:
-            if ev.mechanism == "core" and kind in FAULTS:
+        mechanism = ev.mechanism
+        if mechanism != MECH:
+            if mechanism == "core" and kind in FAULTS:
                 if kind == "CRASH" and self.cfg is not None:
                     self.due(ev)  # what the store owed before it went down was late by then (issue 30, family 1)
                 self.note_fault(ev)
