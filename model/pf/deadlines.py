@@ -67,7 +67,6 @@ def owed_text(what: Owed) -> str:
 
 
 class Deadlines(FoldState):
-    @cython.locals(self=FoldState)
     def init_deadlines(self) -> None:
         # The obligations of a replica change only when its inputs do: the replica, its store's up state,
         # the wait anchors below, or the configuration. `dirty` holds the replicas whose inputs changed
@@ -232,7 +231,6 @@ class Deadlines(FoldState):
             del self.announce_owed[store]
         self.dirty.add((store, HIERARCHY))
 
-    @cython.locals(self=FoldState)
     def announcements(self, store: str, since: int, p: Params) -> list[Obligation]:
         """The removals `store` still owes announcing, each by the next maintenance cycle after its delete now (the
         hierarchy interval, BF-I13); one is discharged once the store's own replica list no longer names it (its
@@ -288,7 +286,6 @@ class Deadlines(FoldState):
                 self.flagged.add((rule, store, fid, deadline))
                 self.late(ev, rule, store, fid, deadline, what)
 
-    @cython.locals(self=FoldState)
     def late(self, ev: Event, rule: Rule, store: str, fid: str, deadline: int, what: Owed) -> None:
         """An obligation still owed after its deadline, at `ev` (judged, violated)."""
         now = ev.ts_ms
@@ -393,7 +390,6 @@ class Deadlines(FoldState):
             if (rule, deadline) not in still and (rule, store, fid, deadline) not in self.flagged:
                 self.tally.judge(rule)
 
-    @cython.locals(self=FoldState)
     def owed_at_end(self) -> None:
         """At the end of the trace: the replicas changed by the last events re-derived (what they discharged is
         judged), and every obligation still owed, not yet due, is an instance the trace ends too soon to judge."""

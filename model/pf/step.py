@@ -108,26 +108,14 @@ def status_sent(rep: Replica) -> Replica:
 
 # --- receiving (PF-014, PF-028, BF-001, BF-004) -----------------------------------------------------
 class Reaction:
-    """What receiving one message did, for the caller to act on. A plain slotted class (issue 32, session 16): a
-    dataclass's generated `__init__` is interpreted even in the compiled build, and one is made per message."""
+    """What receiving one message did, for the caller to act on (`receive` makes one per message). A plain slotted
+    class (issue 32, session 16): a dataclass's generated `__init__` is interpreted even in the compiled build.
+    `push`: content a delete-pending replica sends the status sender (BF-031)."""
 
     __slots__ = ("answer_status", "applied", "backfill_reply", "delete_ready", "filed", "push")
 
-    def __init__(
-        self,
-        applied: CNSet = EMPTY,
-        filed: Entry | None = None,
-        answer_status: bool = False,
-        backfill_reply: CNSet | None = None,
-        push: CNSet = EMPTY,  # content a delete-pending replica sends the status sender (BF-031)
-        delete_ready: bool = False,
-    ) -> None:
-        self.applied = applied
-        self.filed = filed
-        self.answer_status = answer_status
-        self.backfill_reply = backfill_reply
-        self.push = push
-        self.delete_ready = delete_ready
+    def __init__(self, *values: object) -> None:  # applied, filed, answer_status, backfill_reply, push, delete_ready
+        self.applied, self.filed, self.answer_status, self.backfill_reply, self.push, self.delete_ready = values
 
 
 @cython.locals(rep=Replica, row=Row, e=Entry)

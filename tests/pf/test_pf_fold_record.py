@@ -14,7 +14,6 @@ compiled build, `foldstate.pxd`, which the parts' methods typed `@cython.locals(
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from model.pf.foldstate import FIELDS, FoldState
 from model.pf.monitor import PfFold, PFMonitor
 from model.pf.mutants import MUTANTS
 from model.pf.sim import simulate
+from tests.engine.test_fast_records import _env
 from traces import fastpath
 from traces.schema import Event
 from traces.verdict import in_seq_order, restore_fold, save_fold
@@ -166,14 +166,6 @@ print(json.dumps({"compiled": fastpath.status()["compiled"], "type": type(fold).
 """
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (fastpath.PURE_ENV, fastpath.DIR_ENV, fastpath.TESTS_ENV)}
-    env["PYTHONPATH"] = str(ROOT)
-    env["PYTHONHASHSEED"] = "0"  # the fingerprint walks sets in their order: one order in every process
-    env.update(extra)
-    return env
-
-
 def _run(mode: str, store: Path, env: dict[str, str]) -> dict:
     done = subprocess.run([sys.executable, "-c", _SCRIPT, mode, str(store)], cwd=ROOT, env=env, capture_output=True)
     assert done.returncode == 0, done.stderr.decode()
@@ -183,7 +175,8 @@ def _run(mode: str, store: Path, env: dict[str, str]) -> dict:
 @pytest.mark.fast
 @needs_build
 def test_a_fold_pickled_by_one_path_continues_in_the_other(tmp_path: Path) -> None:
-    compiled, pure = _env(), _env(HACONFORM_PURE="1")
+    # (one hash seed in every process: the fingerprint walks sets in their order)
+    compiled, pure = _env(PYTHONHASHSEED="0"), _env(PYTHONHASHSEED="0", HACONFORM_PURE="1")
     whole = _run("dump", tmp_path / "whole", pure)
     for saver, loader, name in ((compiled, pure, "c2p"), (pure, compiled, "p2c"), (compiled, compiled, "c2c")):
         dumped = _run("dump", tmp_path / name, saver)
