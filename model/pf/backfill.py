@@ -13,13 +13,20 @@ allow (BF-I17, issue 30): a store's entries must fit one reading throughout the 
 
 from __future__ import annotations
 
-from model.pf import decisions as D
-from model.pf import faults as F
-from model.pf import rules as R
-from model.pf import step as S
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the fold's and records' locals as C structs (`.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.pf.cnset import CNSet
+from model.pf.decisions import choice_allowed, entry_delay
+from model.pf.faults import as_int, cnset
 from model.pf.foldstate import FoldState
+from model.pf.rules import BACKFILL_BEFORE_TIMEOUT, BACKFILL_ENTRY_DERIVED, BACKFILL_SOURCE_ORDER, BACKFILL_WITHOUT_GAP
 from model.pf.state import HIERARCHY, Entry, Params, Replica
+from model.pf.step import backfill_tick, due_entries
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -65,13 +72,14 @@ def readings_entries(
         cause = filed.cause
         if cause != "delete_pending":
             cause = "new_replica" if is_new(reading, rep, created_sole) else "gap"
-        due = filed.base_ms + D.entry_delay(0, filed.local, cause, p)
+        due = filed.base_ms + entry_delay(0, filed.local, cause, p)
         out[reading] = filed if (cause, due) == (filed.cause, filed.due_ms) else filed.but(cause=cause, due_ms=due)
     return out
 
 
 class Backfill(FoldState):
     # --- server status, key 1 of the source order (BF-011, BF-014, BF-I07, BF-I16) -------------------------
+    @cython.locals(self=FoldState)
     def note_reach(self, ev: Event) -> None:
         """A recorded PARTITION (its groups) or HEAL: which stores can reach which from now on."""
         if ev.kind == "PARTITION":
@@ -79,6 +87,7 @@ class Backfill(FoldState):
         elif ev.kind == "HEAL":
             self.groups = {}
 
+    @cython.locals(self=FoldState)
     def unavailable(self, requester: str, server: str) -> str | None:
         """Why `server` is down or unavailable to `requester` by the record (None if it is not): crashed and not
         restarted, or across a partition in force."""
@@ -90,32 +99,34 @@ class Backfill(FoldState):
         return None
 
     # --- backfill (BF-002, BF-005..BF-007, BF-011..BF-014) -----------------------------------------------
+    @cython.locals(self=FoldState)
     def file_not_recorded(self, ev: Event) -> None:
         key = (ev.node, ev.entity)
         if ev.kind != "BACKFILL_FILE" and key in self.expect_file:
             entry, recv = self.expect_file.pop(key)
             self.new_alts.pop(key, None)  # the entry stays as the first reading still open files it
             self.flag(
-                R.BACKFILL_ENTRY_DERIVED,
+                BACKFILL_ENTRY_DERIVED,
                 recv,
                 f"the message revealed missing changes {entry.cns} "
                 "(a backfill entry) but no BACKFILL_FILE was recorded",
                 data={"observed": None, "expected": str(entry.cns)},
             )
 
+    @cython.locals(self=FoldState)
     def on_backfill_file(self, ev: Event) -> None:
         got = self.expect_file.pop((ev.node, ev.entity), None)
         a = ev.attrs
         if got is None:
             self.flag(
-                R.BACKFILL_ENTRY_DERIVED,
+                BACKFILL_ENTRY_DERIVED,
                 ev,
                 f"filed {a['cns']} although no message revealed a gap",
                 data={"observed": a["cns"], "expected": None},
             )
             return
         e, recv = got
-        recorded = (F.cnset(a["cns"]), F.as_int(a["due_ms"], "due_ms"), bool(a["local"]))
+        recorded = (cnset(a["cns"]), as_int(a["due_ms"], "due_ms"), bool(a["local"]))
         open_ = self.new_readings.get(ev.node, NEW_READINGS)
         alts = self.new_alts.pop((ev.node, ev.entity), None) or dict.fromkeys(open_, e)
         fits = tuple(r for r in open_ if (alts[r].cns, alts[r].due_ms, alts[r].local) == recorded)
@@ -127,7 +138,7 @@ class Backfill(FoldState):
         for r in open_:
             dues.setdefault(alts[r].due_ms, []).append(r)
         self.flag(
-            R.BACKFILL_ENTRY_DERIVED,
+            BACKFILL_ENTRY_DERIVED,
             ev,
             bad
             and f"filed {a['cns']} due {a['due_ms']} local={a['local']}; the recorded "
@@ -140,10 +151,11 @@ class Backfill(FoldState):
                 "observed": {"cns": str(recorded[0]), "due_ms": recorded[1], "local": recorded[2]},
                 "expected": {"cns": str(e.cns), "due_ms": sorted(dues), "local": e.local},
                 "readings": {str(d): rs for d, rs in sorted(dues.items())},
-                "parameters": list(R.BACKFILL_ENTRY_DERIVED.params),
+                "parameters": list(BACKFILL_ENTRY_DERIVED.params),
             },
         )
 
+    @cython.locals(self=FoldState)
     def file_readings(self, key: tuple[str, str], rep: Replica, filed: Entry, recv: Event) -> None:
         """An entry just filed by `recv` (`step.receive`, the model's reading): as each reading still open for the
         store files it, for the BACKFILL_FILE to come to choose among; until then, as the first (BF-008, BF-I17)."""
@@ -154,6 +166,7 @@ class Backfill(FoldState):
         self.adopt(key, filed, alts[open_[0]])
         self.expect_file[key] = (alts[open_[0]], recv)
 
+    @cython.locals(self=FoldState)
     def adopt(self, key: tuple[str, str], old: Entry, new: Entry) -> None:
         """The replica's entry `old` is `new` (the same gap, filed under another reading): deadlines re-derived."""
         rep = self.reps.get(key)
@@ -162,29 +175,30 @@ class Backfill(FoldState):
         rep.backfill = tuple(new if x is old else x for x in rep.backfill)
         self.dirty.add(key)
 
+    @cython.locals(self=FoldState)
     def on_backfill(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if rep is None:
             self.unseen(ev, "a backfill check of")
-            for rule in (R.BACKFILL_WITHOUT_GAP, R.BACKFILL_BEFORE_TIMEOUT, R.BACKFILL_SOURCE_ORDER):
+            for rule in (BACKFILL_WITHOUT_GAP, BACKFILL_BEFORE_TIMEOUT, BACKFILL_SOURCE_ORDER):
                 self.tally.skip(rule, "a backfill check of a replica whose creation the trace does not show")
             return
         recorded = [
-            (s, F.cnset(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
+            (s, cnset(c.split("|") if c else [])) for s, _, c in (r.partition("=") for r in ev.attrs["requests"])
         ]
         asked = CNSet()
         for _, cns in recorded:
             asked = asked | cns
         held = asked & rep.cnset
         self.flag(
-            R.BACKFILL_WITHOUT_GAP,
+            BACKFILL_WITHOUT_GAP,
             ev,
             held and f"requests {held}, already held",
             data=held and {"observed": str(asked), "held": str(rep.cnset)},
         )
         self.schedule_run(ev, "backfill", self.ctx(store).params.backfill_check_ms)
-        due = S.due_entries(rep, ev.ts_ms)
+        due = due_entries(rep, ev.ts_ms)
         chosen: dict[int, list[tuple[str, CNSet]]] = {i: [] for i, _ in due}
         early = CNSet()
         for s, cns in recorded:
@@ -196,7 +210,7 @@ class Backfill(FoldState):
         if recorded:  # the requests of this check, each judged against its entry's time-out
             pending = early and [(e.due_ms, str(e.cns)) for e in rep.backfill]
             self.flag(
-                R.BACKFILL_BEFORE_TIMEOUT,
+                BACKFILL_BEFORE_TIMEOUT,
                 ev,
                 early
                 and f"requests {early}, which no entry due at this check holds (each request answers one backfill "
@@ -206,17 +220,17 @@ class Backfill(FoldState):
                     "observed": str(early),
                     "observed_ms": ev.ts_ms,
                     "entries": [{"due_ms": d, "cns": c} for d, c in pending],
-                    "parameters": list(R.BACKFILL_BEFORE_TIMEOUT.params),
+                    "parameters": list(BACKFILL_BEFORE_TIMEOUT.params),
                 },
             )
         log: list = []
         gone = {s: why for s in rep.view if (why := self.unavailable(store, s))}
-        new_rep, _ = S.backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log, unavailable=gone)
+        new_rep, _ = backfill_tick(rep, ev.ts_ms, self.ctx(store), chosen=chosen, log=log, unavailable=gone)
         for i, e, cands in log:
-            why = D.choice_allowed(e.cns, cands, chosen.get(i, []))
+            why = choice_allowed(e.cns, cands, chosen.get(i, []))
             down = {c.server: gone.get(c.server, "marked down (BF-I07)") for c in cands if c.down}
             self.flag(
-                R.BACKFILL_SOURCE_ORDER,
+                BACKFILL_SOURCE_ORDER,
                 ev,
                 why and f"for {e.cns}: {why}" + (f" (down or unavailable: {down})" if down else ""),
                 data=why

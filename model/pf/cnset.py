@@ -236,6 +236,16 @@ class CNSet:
                 for n in range(lo, hi + 1):
                     yield CN(origin, n)
 
+    def texts(self) -> list[str]:
+        """`[str(cn) for cn in self]`, in that order, without making the `CN`s (one list per hierarchy message
+        received: issue 32, session 16)."""
+        out = []
+        for origin, ranges in self.parts:
+            for lo, hi in ranges:
+                for n in range(lo, hi + 1):
+                    out.append(f"{origin}:{n}")
+        return out
+
     def __contains__(self, cn: object) -> bool:
         if not isinstance(cn, CN):
             return False

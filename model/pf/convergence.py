@@ -13,10 +13,18 @@ not was not converged at the bound (`late_convergence`). Mixed into `monitor.PfF
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the fold's and records' locals as C structs (`.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.pf import properties as P
-from model.pf import rules as R
 from model.pf.cnset import CNSet
 from model.pf.foldstate import FoldState
+from model.pf.properties import convergence_bound_ms
+from model.pf.rules import CONVERGENCE, RESTATED_STATE
 from model.pf.state import ACTIVE
 from spec.catalogue import require
 from traces.schema import Event
@@ -25,6 +33,7 @@ require("PF-035", "PF-032")
 
 
 class Convergence(FoldState):
+    @cython.locals(self=FoldState)
     def init_faults(self) -> None:
         # what the record says broke the fairness assumption of PF-035: faults still in force (a store down,
         # a partition, mail loss) by key, and the ones that ended, with their end
@@ -36,6 +45,7 @@ class Convergence(FoldState):
         self.cnset_changed_ms: dict[tuple[str, str], int] = {}
 
     # --- the fairness assumption of PF-035, from the record -------------------------------------------
+    @cython.locals(self=FoldState)
     def note_fault(self, ev: Event) -> Event:
         """Follow the recorded faults: a crash (until the store's restart), a partition (until HEAL), mail
         loss (a NET_CONFIG with `loss_ppm` above 0, until one with 0). Returns `ev`."""
@@ -58,6 +68,7 @@ class Convergence(FoldState):
             self.open_faults[key] = what
         return ev
 
+    @cython.locals(self=FoldState)
     def fairness_broken(self, quiesce_ms: int) -> str | None:
         """Why the record contradicts a quiescent phase from `quiesce_ms` (a fault in force at or after it)."""
         late = sorted(what for end, what in self.ended_faults if end > quiesce_ms)
@@ -69,6 +80,7 @@ class Convergence(FoldState):
         )
 
     # --- convergence (PF-035) -------------------------------------------------------------------------
+    @cython.locals(self=FoldState)
     def convergence(self) -> None:
         """PF-035 at the end-of-run snapshot: one instance per folder with END events; a folder with replicas
         and no END is an instance the trace does not let the rule judge."""
@@ -76,62 +88,63 @@ class Convergence(FoldState):
             self.converged(fid, ends)
         unseen = len({f for _, f in self.reps} - self.ends.keys())
         if unseen:
-            self.tally.skip(R.CONVERGENCE, "no END snapshot of the folder in the trace", unseen)
+            self.tally.skip(CONVERGENCE, "no END snapshot of the folder in the trace", unseen)
 
+    @cython.locals(self=FoldState)
     def converged(self, fid: str, ends: list[Event]) -> None:
         assert self.cfg is not None
         last = ends[-1]
         for e in ends:
             rep = self.reps.get((e.node, fid))
             if rep is None:
-                self.flag(R.RESTATED_STATE, e, f"END for {fid}, which it holds no replica of", data={"observed": fid})
+                self.flag(RESTATED_STATE, e, f"END for {fid}, which it holds no replica of", data={"observed": fid})
                 continue
             stated = (CNSet.decode(e.attrs["cnset"]), e.attrs.get("state", rep.state))
             bad = stated != (rep.cnset, rep.state)
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 e,
                 bad and f"END states {stated[0]} {stated[1]}; the replayed replica holds {rep.cnset} {rep.state}",
                 data=bad and {"observed": [str(stated[0]), stated[1]], "expected": [str(rep.cnset), rep.state]},
             )
         if self.cfg.latency_max_ms is None:
             self.notes.append(f"{last.event_id}: no mail latency bound recorded: convergence cannot be judged")
-            self.tally.skip(R.CONVERGENCE, "no mail latency bound recorded (NET_CONFIG)")
+            self.tally.skip(CONVERGENCE, "no mail latency bound recorded (NET_CONFIG)")
             return
-        bound = P.convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
+        bound = convergence_bound_ms(self.cfg.params, self.cfg.latency_max_ms)
         if "bound_ms" in last.attrs:  # the END restates the bound
             stated_bound = int(last.attrs["bound_ms"])
             bad = stated_bound != bound
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 last,
                 bad and f"END states bound {stated_bound}; the recorded configuration gives {bound}",
-                data=bad and {"observed": stated_bound, "expected": bound, "parameters": list(R.CONVERGENCE.params)},
+                data=bad and {"observed": stated_bound, "expected": bound, "parameters": list(CONVERGENCE.params)},
             )
         quiesce = last.attrs.get("quiesce_ms")
         if type(quiesce) is not int:
             self.notes.append(f"{last.event_id}: END states no quiescent phase (quiesce_ms): convergence not judged")
-            self.tally.skip(R.CONVERGENCE, "the END states no quiescent phase (quiesce_ms)")
+            self.tally.skip(CONVERGENCE, "the END states no quiescent phase (quiesce_ms)")
             return
         # the stated start of the quiescent phase is taken only where the record bears it out: no fault in
         # force at or after it (else the END restates a phase that did not happen), and a trace that ends
         # before the bound leaves convergence unjudged, which the report shows, rather than passed
         broken = self.fairness_broken(quiesce)
         self.flag(
-            R.RESTATED_STATE,
+            RESTATED_STATE,
             last,
             broken and f"END states a quiescent phase from {quiesce}, but {broken}",
             data=broken and {"observed": quiesce, "fault": broken},
         )
         if broken:
-            self.tally.skip(R.CONVERGENCE, "a recorded fault in force during the quiescent phase the END states")
+            self.tally.skip(CONVERGENCE, "a recorded fault in force during the quiescent phase the END states")
             return
         if last.ts_ms - quiesce < bound:
             self.notes.append(
                 f"{last.event_id}: convergence of {fid} not judged: the trace ends {last.ts_ms - quiesce} ms "
                 f"after the quiescent phase its END states, before the bound of {bound} ms"
             )
-            self.tally.skip(R.CONVERGENCE, "the trace ends before the convergence bound")
+            self.tally.skip(CONVERGENCE, "the trace ends before the convergence bound")
             return
         active = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and r.state == ACTIVE}
         why = P.converged(active)
@@ -142,7 +155,7 @@ class Convergence(FoldState):
         if not why:
             why, behind = self.late_convergence(fid, active, quiesce + bound)
         self.flag(
-            R.CONVERGENCE,
+            CONVERGENCE,
             last,
             why,
             *ends[:-1],
@@ -153,10 +166,11 @@ class Convergence(FoldState):
                 "quiesce_ms": quiesce,
                 "bound_ms": bound,
                 "observed_ms": last.ts_ms,
-                "parameters": list(R.CONVERGENCE.params),
+                "parameters": list(CONVERGENCE.params),
             },
         )
 
+    @cython.locals(self=FoldState)
     def late_convergence(self, fid: str, active: dict[str, CNSet], bound_at: int) -> tuple[str | None, str]:
         """Converged at the END, but not by `bound_at` (an END recorded after the bound, PF-035): an active replica
         of before the bound whose CNSet changed after it, while another's did not (that one held the final CNSet
@@ -176,6 +190,7 @@ class Convergence(FoldState):
             f"({t - bound_at} ms after it), while {still[0]} held the final {active[still[0]]} by the bound"
         ), s
 
+    @cython.locals(self=FoldState)
     def cnset_changed(self, key: tuple[str, str], at: int, *, created: bool = False) -> None:
         """A replica's CNSet changed (or it was created or restored) at `at`."""
         self.cnset_changed_ms[key] = at

@@ -23,11 +23,17 @@ else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
 
 import heapq
 
-from model.pf import decisions as D
-from model.pf import rules as R
-from model.pf import step as S
+from model.pf.decisions import has_others
 from model.pf.foldstate import FoldState
+from model.pf.rules import (
+    BACKFILL_CHECK_LATE,
+    BROADCAST_INTERVAL,
+    DELETE_PENDING_REQUESTS,
+    MAINTENANCE_REMOVAL,
+    STATUS_THREAD_LATE,
+)
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Entry, Params, Replica
+from model.pf.step import is_thread_time, next_thread_time
 from spec.catalogue import require
 from traces.schema import Event
 from traces.verdict import Rule
@@ -36,7 +42,7 @@ require("PF-023", "PF-030", "BF-007", "BF-029", "BF-034")
 
 
 def first_thread_run(at_or_after: int, p: Params) -> int:
-    return at_or_after if S.is_thread_time(at_or_after, p) else S.next_thread_time(at_or_after, p)
+    return at_or_after if is_thread_time(at_or_after, p) else next_thread_time(at_or_after, p)
 
 
 # What an obligation owes, as data (formatted only when flagged, so the fold stays picklable): a kind and
@@ -99,7 +105,7 @@ class Deadlines(FoldState):
         # when an entry was first seen due
         self.due_seen: dict[tuple[str, str, int, int], int] = {}
 
-    @cython.locals(rep=Replica, e=Entry)
+    @cython.locals(self=FoldState, rep=Replica, e=Entry)
     def note_due(self, ev: Event) -> None:
         """After an event changed a replica: entries that became due (a time-out shortened into the past,
         BF-I09) are acted on at the next backfill check after now, not after their nominal due time."""
@@ -114,16 +120,19 @@ class Deadlines(FoldState):
                     self.due_seen[seen] = now
                     self.dirty.add((ev.node, ev.entity))
 
+    @cython.locals(self=FoldState)
     def put(self, key: tuple[str, str], rep: Replica) -> None:
         """A replica's new state: its obligations are re-derived at the next event."""
         self.reps[key] = rep
         self.dirty.add(key)
 
+    @cython.locals(self=FoldState)
     def drop(self, key: tuple[str, str]) -> None:
         """A replica gone (removed, or absent from the backup restored)."""
         self.reps.pop(key, None)
         self.dirty.add(key)
 
+    @cython.locals(self=FoldState)
     def anchor(self, anchors: dict[tuple[str, str], int], key: tuple[str, str], at: int | None) -> None:
         """Set (or, with None, clear) a wait anchor of one replica: its obligations are re-derived."""
         if at is None:
@@ -132,11 +141,13 @@ class Deadlines(FoldState):
             anchors[key] = at
         self.dirty.add(key)
 
+    @cython.locals(self=FoldState)
     def mount(self, ev: Event) -> None:
         self.dirty_stores.add(ev.node)
         self.up[ev.node] = True
         self.up_since.setdefault(ev.node, ev.ts_ms)
 
+    @cython.locals(self=FoldState)
     def lifecycle(self, ev: Event) -> None:
         self.dirty_stores.add(ev.node)
         if ev.kind == "CRASH":
@@ -147,7 +158,7 @@ class Deadlines(FoldState):
             if ev.attrs.get("storage") == "new":
                 self.restoring.pop(ev.node, None)
 
-    @cython.locals(rep=Replica, e=Entry)
+    @cython.locals(self=FoldState, rep=Replica, e=Entry)
     def derive(self, store: str, fid: str, now: int) -> tuple[list[Obligation], bool, tuple[dict, ...]]:
         """The obligations of one replica at `now`; whether they depend on `now` (a wait that starts at the
         judged event: no anchor recorded yet); the anchors that follow `now` while nobody is there to send
@@ -160,7 +171,7 @@ class Deadlines(FoldState):
         key = (store, fid)
         follows: tuple[dict, ...] = ()
         if rep.state == ACTIVE and rep.unsent:
-            if not D.has_others(rep):
+            if not has_others(rep):
                 # nobody to send to yet (PF-I13): the wait starts when someone is. Not marked dirty: the
                 # anchor changes no obligation until the replica changes (which re-derives it).
                 self.owed_from[key] = now
@@ -169,11 +180,11 @@ class Deadlines(FoldState):
                 interval = p.hierarchy_interval_ms if fid == HIERARCHY else p.content_interval_ms
                 volatile = volatile or key not in self.owed_from
                 start = max(self.owed_from.get(key, now), since)
-                out.append((R.BROADCAST_INTERVAL, start + interval, ("broadcast", rep.unsent, None)))
+                out.append((BROADCAST_INTERVAL, start + interval, ("broadcast", rep.unsent, None)))
         if rep.state == ACTIVE and rep.expiry_ms is not None:
             out.append(
                 (
-                    R.STATUS_THREAD_LATE,
+                    STATUS_THREAD_LATE,
                     first_thread_run(max(rep.expiry_ms, since + 1), p),
                     ("status", rep.expiry_ms, None),
                 )
@@ -182,31 +193,32 @@ class Deadlines(FoldState):
             became = self.due_seen.get((store, fid, e.base_ms, e.attempt), e.due_ms)
             out.append(
                 (
-                    R.BACKFILL_CHECK_LATE,
+                    BACKFILL_CHECK_LATE,
                     max(e.due_ms, became, since) + p.backfill_check_ms,
                     ("backfill", e.cns, e.due_ms),
                 )
             )
         if rep.state == DELETE_PENDING and fid != HIERARCHY:
-            if not D.has_others(rep):
+            if not has_others(rep):
                 self.last_request[key] = now
                 follows = (*follows, self.last_request)
             else:
                 volatile = volatile or key not in self.last_request
                 start = max(self.last_request.get(key, now), since)
-                out.append((R.DELETE_PENDING_REQUESTS, start + p.content_interval_ms, ("requests", None, None)))
+                out.append((DELETE_PENDING_REQUESTS, start + p.content_interval_ms, ("requests", None, None)))
         if fid == HIERARCHY and store in self.announce_owed:
             out.extend(self.announcements(store, since, p))
         if rep.state == DELETE_NOW and key in self.dead_since:
             out.append(
                 (
-                    R.MAINTENANCE_REMOVAL,
+                    MAINTENANCE_REMOVAL,
                     max(self.dead_since[key], since) + p.hierarchy_interval_ms,
                     ("removal", None, None),
                 )
             )
         return out, volatile, follows
 
+    @cython.locals(self=FoldState)
     def owe_announcement(self, store: str, fid: str, at: int | None) -> None:
         """From its delete now at `at` (None: no longer, a restore undid it) the store owes the 1-1 change
         announcing its replica of `fid` removed (seed 003 "Example Replication Cycles" steps 8 and 9, BF-034)."""
@@ -230,9 +242,10 @@ class Deadlines(FoldState):
             del self.announce_owed[store]
         out: list[Obligation] = []
         for fid, at in sorted(owed.items()):
-            out.append((R.MAINTENANCE_REMOVAL, max(at, since) + p.hierarchy_interval_ms, ("announce", fid, None)))
+            out.append((MAINTENANCE_REMOVAL, max(at, since) + p.hierarchy_interval_ms, ("announce", fid, None)))
         return out
 
+    @cython.locals(self=FoldState)
     def due(self, ev: Event) -> None:
         """Before judging `ev`: every obligation whose deadline passed before `ev` happened is a violation.
 
@@ -248,7 +261,7 @@ class Deadlines(FoldState):
             if judged is None:
                 judged = {}
             for key in self.volatile - judged.keys():
-                judged[key] = self.derive(*key, now)[0]
+                judged[key] = self.derive(key[0], key[1], now)[0]
         heap = self.heap
         if judged:
             late = [(key, i, ob) for key, obs in judged.items() for i, ob in enumerate(obs) if now > ob[1]]
@@ -294,6 +307,7 @@ class Deadlines(FoldState):
             },
         )
 
+    @cython.locals(self=FoldState)
     def rederive(self, now: int) -> dict[tuple[str, str], list[Obligation]]:
         """Index the obligations of the replicas whose inputs changed; return those of the ones found
         volatile (derived at `now`, to be judged by the caller)."""
@@ -301,7 +315,8 @@ class Deadlines(FoldState):
             self.cfg_seen = self.cfg
             self.dirty.update(self.reps)
         if self.dirty_stores:
-            self.dirty.update(k for k in self.reps if k[0] in self.dirty_stores)
+            stores = self.dirty_stores  # (a local: a generator cannot close over the typed `self`)
+            self.dirty.update(k for k in self.reps if k[0] in stores)
             self.dirty_stores.clear()
         judged: dict[tuple[str, str], list[Obligation]] = {}
         if not self.dirty:
@@ -317,6 +332,7 @@ class Deadlines(FoldState):
             heapq.heapify(self.heap)
         return judged
 
+    @cython.locals(self=FoldState)
     def index(self, key: tuple[str, str], now: int) -> list[Obligation] | None:
         """Re-derive one replica: a new version of its heap entries, or its obligations when volatile.
 
@@ -328,13 +344,14 @@ class Deadlines(FoldState):
         self.following.pop(key, None)
         up = self.up.get(key[0], True)
         if key in self.reps and up:
-            obligations, volatile, follows = self.derive(*key, now)
+            obligations, volatile, follows = self.derive(key[0], key[1], now)
             if follows:
                 self.following[key] = follows
             was = None if volatile else self.indexed.get(key)
             if was is not None and len(was) == len(obligations):
-                for (rule, deadline, _), (old_rule, old_deadline, _) in zip(obligations, was, strict=True):
-                    if deadline != old_deadline or rule is not old_rule:
+                for i in range(len(obligations)):  # (indices: no zip object per re-derivation)
+                    ob, old = obligations[i], was[i]
+                    if ob[1] != old[1] or ob[0] is not old[0]:
                         break
                 else:  # the same deadlines: its heap entries stand, what they owe is read from `indexed`
                     self.indexed[key] = obligations
@@ -346,7 +363,7 @@ class Deadlines(FoldState):
         before = self.owed.pop(key, None)
         if key not in self.reps or not up:
             if before and key not in self.reps and up:  # removed: what it owed was that
-                self.discharged(key, [ob for ob in before if ob[0] is R.MAINTENANCE_REMOVAL], [])
+                self.discharged(key, [ob for ob in before if ob[0] is MAINTENANCE_REMOVAL], [])
             return None
         owed = [(rule, deadline) for rule, deadline, _ in obligations]
         if before and before != owed:  # (the common case: the same obligations, nothing discharged)
@@ -364,6 +381,7 @@ class Deadlines(FoldState):
         self.live += len(obligations)
         return None
 
+    @cython.locals(self=FoldState)
     def discharged(self, key: tuple[str, str], before: list[tuple[Rule, int]], now: list[tuple[Rule, int]]) -> None:
         """Judge the obligations of `before` that `now` no longer holds and were not found late."""
         still = set(now)

@@ -28,16 +28,25 @@ require("PF-010", "PF-011", "PF-021", "PF-025", "BF-005", "BF-008", "BF-011", "B
 
 
 # --- packing (PF-010, PF-011, PF-I09) -------------------------------------------------------------
+@cython.locals(c=Change)
 def fits(batch: Sequence[Change], hierarchy: bool, p: Params) -> bool:
     """Whether a batch respects the limits; a single change always fits (an oversized post goes alone)."""
     if len(batch) <= 1:
         return True
-    if sum(c.size_kb for c in batch) > p.message_size_limit_kb:
+    size = 0
+    for c in batch:  # (loops, not generators: one call per message the monitor judges)
+        size += c.size_kb
+    if size > p.message_size_limit_kb:
         return False
     if not hierarchy:
         return len(batch) <= p.message_count_limit
-    deletes = sum(1 for c in batch if c.op == "delete")
-    folders = {c.target for c in batch if c.op != "delete"}
+    deletes = 0
+    folders = set()
+    for c in batch:
+        if c.op == "delete":
+            deletes += 1
+        else:
+            folders.add(c.target)
     return deletes <= p.deleted_folder_limit and len(folders) <= p.folder_count_limit
 
 
@@ -77,8 +86,11 @@ def requires_response(sender_state: str) -> bool:
 @cython.locals(rep=Replica)
 def is_local(rep: Replica, cns: CNSet, ctx: Ctx) -> bool:
     """Content is local when a store of the own routing group is known to hold some of it (BF-I09)."""
-    store, costs = rep.store, ctx.costs  # (read before the generator: Cython types no local a generator reads)
-    return any(costs.get(s) == 0 and row.cnset.intersects(cns) for s, row in rep.rows.items() if s != store)
+    store, costs = rep.store, ctx.costs
+    for s, row in rep.rows.items():  # noqa: SIM110 (a loop: no generator per call on the monitor's hot path)
+        if s != store and costs.get(s) == 0 and row.cnset.intersects(cns):
+            return True
+    return False
 
 
 def retry_delay(requests_sent: int, local: bool, p: Params) -> int:
@@ -216,8 +228,11 @@ def _tie_order(mine: list[Candidate], picked: Mapping[str, CNSet], left: CNSet) 
     order: list[Candidate] = []
     remaining = list(mine)
     while remaining:
-        nxt = next((c for c in remaining if picked[c.server] == (c.cnset & left) and picked[c.server]), None)
-        if nxt is None:
+        for c in remaining:  # (a loop, not `next` over a generator: one per backfill request judged)
+            if picked[c.server] == (c.cnset & left) and picked[c.server]:
+                nxt = c
+                break
+        else:
             return None
         order.append(nxt)
         remaining.remove(nxt)
@@ -245,8 +260,8 @@ def delete_ready(rep: Replica, p: Params) -> bool:
 @cython.locals(rep=Replica)
 def others(rep: Replica) -> tuple[str, ...]:
     """The other replicas a message about this folder goes to (PF-008, PF-016)."""
-    store = rep.store  # (read before the generator, as above)
-    return tuple(s for s, st in sorted(rep.view.items()) if s != store and st in (ACTIVE, DELETE_PENDING))
+    store = rep.store  # (a list, not a generator: one per message sent)
+    return tuple([s for s, st in sorted(rep.view.items()) if s != store and st in (ACTIVE, DELETE_PENDING)])
 
 
 @cython.locals(rep=Replica)

@@ -95,18 +95,19 @@ def send_attrs(m: Msg) -> dict[str, object]:
 def msg_from_attrs(sender: str, fid: str, attrs: dict, changes: dict, cns: list[str] | None = None) -> Msg:
     """Rebuild a message from its REPL_SEND attributes and the folder's known changes (by CN text); `cns`
     (when given) replaces the recorded `cns` (the monitor keeps only the folder's own)."""
-    return Msg(
-        msg_id=attrs["msg"],
-        code=int(attrs["code"]),
-        fid=fid,
-        sender=sender,
-        recipients=tuple(attrs["recipients"]),
-        cnset=CNSet.decode(attrs["cnset"]),
-        changes=tuple(changes[c] for c in (attrs["cns"] if cns is None else cns)),
-        request=CNSet.decode(attrs["request"]),
-        requires_response=bool(attrs["requires_response"]),
-        reply_to=attrs["reply_to"],
-        reason=attrs["reason"],
+    return Msg(  # its fields in order (msg_id, code, fid, sender, recipients, cnset, changes, request,
+        # requires_response, reply_to, reason), positional: one call per REPL_SEND (issue 32)
+        attrs["msg"],
+        int(attrs["code"]),
+        fid,
+        sender,
+        tuple(attrs["recipients"]),
+        CNSet.decode(attrs["cnset"]),
+        tuple([changes[c] for c in (attrs["cns"] if cns is None else cns)]),
+        CNSet.decode(attrs["request"]),
+        bool(attrs["requires_response"]),
+        attrs["reply_to"],
+        attrs["reason"],
     )
 
 

@@ -3,3 +3,5 @@
 # with them (`@cython.locals` in the source) read fields without an attribute lookup. The build lists
 # model.pf.state as this module's partner; it loads compiled only with it (traces/fastpath.py).
 from model.pf.state cimport Change, Msg, Replica
+# Session 16: the fold itself (`foldstate.pxd`), its methods typed `@cython.locals(self=FoldState)`.
+from model.pf.foldstate cimport FoldState

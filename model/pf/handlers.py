@@ -14,12 +14,9 @@ if TYPE_CHECKING:  # the compiled build: Cython's decorators type the records' l
 else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
     from traces.fastpath import shadow as cython
 
-from model.pf import decisions as D
 from model.pf import faults as F
-from model.pf import properties as P
-from model.pf import rules as R
-from model.pf import step as S
 from model.pf.cnset import CNSet
+from model.pf.decisions import others, requires_response
 from model.pf.events import (
     BACKFILL_REQ,
     BACKFILL_RESP_CONTENT,
@@ -30,8 +27,25 @@ from model.pf.events import (
     STATUS,
     STATUS_REQ,
 )
-from model.pf.foldstate import FoldState, Mark
+from model.pf.foldstate import FoldState, mark
+from model.pf.properties import cnset_carried, content_to_replicas, packing_data, packing_limits, status_answer
+from model.pf.rules import (
+    BACKFILL_RESPONSE_ADDRESSING,
+    CNSET_CARRIED,
+    CONTENT_TO_REPLICAS_ONLY,
+    MESSAGE_ROUTE,
+    NO_EMPTY_BROADCAST,
+    NON_REPLICATING_FOLDER,
+    PACKING_LIMITS,
+    PACKING_SEPARATION,
+    REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
+    REQUIRES_RESPONSE_DERIVED,
+    RESTATED_STATE,
+    STATUS_EXPIRY,
+    STATUS_STRICT_SUBSET,
+)
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Msg, Replica
+from model.pf.step import broadcast_sent, is_thread_time, local_change, receive, status_due, status_sent
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -43,11 +57,13 @@ RESPONSE_CODES = (BACKFILL_RESP_HIER, BACKFILL_RESP_CONTENT)
 
 
 class Handlers(FoldState):
+    @cython.locals(self=FoldState)
     def sent_state(self, msg_id: str) -> str:
         """The sender's replica state when it sent `msg_id` (active when unknown)."""
         sent = self.sends.get(msg_id)
         return ACTIVE if sent is None else sent[2]
 
+    @cython.locals(self=FoldState)
     def unseen(self, ev: Event, what: str) -> None:
         """An event of a replica whose beginning the trace does not show (no REPLICA_CREATE of the folder at that
         store, or one removed): no rule can judge it, so it is noted as unjudgeable with the reason (issue 18). A
@@ -57,7 +73,7 @@ class Handlers(FoldState):
         self.notes.append(f"{ev.event_id}: {ev.node} records {what} {ev.entity} ({ev.kind}) without a replica of it "
                           "in the trace (no REPLICA_CREATE there): not judged")  # fmt: skip
 
-    @cython.locals(c=Change, rep=Replica)
+    @cython.locals(self=FoldState, c=Change, rep=Replica)
     def on_change(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         c = Change(F.cn(a["cn"]), a["op"], a["mid"], a["size_kb"], a["target"], a["detail"], a["stamp"])
@@ -73,14 +89,14 @@ class Handlers(FoldState):
             self.unseen(ev, "a change to")
         if rep is not None:
             was = bool(rep.unsent)
-            self.put((store, fid), S.local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
+            self.put((store, fid), local_change(rep, c.cn, ev.ts_ms, self.ctx(store).params))
             self.cnset_changed((store, fid), ev.ts_ms)
             if not was:
                 self.anchor(self.owed_from, (store, fid), ev.ts_ms)
         if fid == HIERARCHY and rep is not None:
             self.hold_hierarchy(store, [str(c.cn)])
 
-    @cython.locals(c=Change, own=Replica)
+    @cython.locals(self=FoldState, c=Change, own=Replica)
     def removal_announced(self, ev: Event, c: Change) -> None:
         """A 1-1 change removing a replica from a folder's list: made only by that replica's store, once the replica
         is delete now, before or after the maintenance cycle removed it (seed 001 "Deleting a Replica" step 5, seed
@@ -102,76 +118,74 @@ class Handlers(FoldState):
             why = f"announced its replica of {c.target} removed while it {now}: a removal is announced only once the "
             why += "replica is delete now"
         self.flag(
-            R.REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
+            REMOVAL_ANNOUNCED_AFTER_DELETE_NOW,
             ev,
             why,
             data=why and {"removed": server, "folder": c.target, "announced_by": store, "state": state},
         )
 
     # --- messages ------------------------------------------------------------------------------------
-    @cython.locals(msg=Msg, rep=Replica)
+    @cython.locals(self=FoldState, msg=Msg, rep=Replica)
     def on_repl_send(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if fid != HIERARCHY:
-            self.flag(
-                R.NON_REPLICATING_FOLDER,
-                ev,
+            why = (
                 fid not in self.hier_targets
                 and f"sent a {a.get('type')} message for {fid}, which has no "
-                "hierarchy entry (a folder that never replicates)",
-                data={"folder": fid, "code": a.get("code")},
+                "hierarchy entry (a folder that never replicates)"
             )
+            self.flag(NON_REPLICATING_FOLDER, ev, why, data=why and {"folder": fid, "code": a.get("code")})
         change_fid = self.change_fid
         carried, foreign = [], []
         for c in a["cns"]:
             (carried if change_fid.get(c) == fid else foreign).append(c)
         self.flag(
-            R.PACKING_SEPARATION,
+            PACKING_SEPARATION,
             ev,
             foreign and f"the message carries updates {foreign} of another folder",
             data=foreign and {"foreign": foreign, "folder": fid},
         )
         msg = F.message(store, fid, a, self.changes, carried)
         cset = msg.carried
-        self.sends[msg.msg_id] = (msg, Mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
+        self.sends[msg.msg_id] = (msg, mark(ev.event_id, ev.ts_ms), rep.state if rep is not None else ACTIVE, cset)
         wrong_kind = (msg.code in HIER_CODES) != (fid == HIERARCHY) and msg.code in (*HIER_CODES, *CONTENT_CODES)
         self.flag(
-            R.PACKING_SEPARATION,
+            PACKING_SEPARATION,
             ev,
             wrong_kind and f"a {a.get('type')} message of code {msg.code:#x} for {fid}",
             data=wrong_kind and {"code": msg.code, "folder": fid},
         )
         if rep is None:
             self.notes.append(f"{ev.event_id}: {store} sends for {fid} without a replica in the trace")
-            for rule in (R.CNSET_CARRIED, R.MESSAGE_ROUTE):
+            for rule in (CNSET_CARRIED, MESSAGE_ROUTE):
                 self.tally.skip(rule, "a message sent for a folder the sender has no replica of in the trace")
             return
         p = self.ctx(store).params
         # each check's sentence is built only when it fails (the flags in the order they always came)
         if msg.code in DATA_CODES:
-            why = P.packing_limits(msg.changes, fid == HIERARCHY, p)
-            self.flag(R.PACKING_LIMITS, ev, why, data=why and P.packing_data(msg.changes, fid == HIERARCHY, p))
-        why = msg.cnset != rep.cnset and P.cnset_carried(msg.cnset, rep.cnset)
-        self.flag(R.CNSET_CARRIED, ev, why, data=why and {"observed": str(msg.cnset), "expected": str(rep.cnset)})
+            why = packing_limits(msg.changes, fid == HIERARCHY, p)
+            self.flag(PACKING_LIMITS, ev, why, data=why and packing_data(msg.changes, fid == HIERARCHY, p))
+        why = msg.cnset != rep.cnset and cnset_carried(msg.cnset, rep.cnset)
+        self.flag(CNSET_CARRIED, ev, why, data=why and {"observed": str(msg.cnset), "expected": str(rep.cnset)})
         route = self.route(ev, msg, rep)
         if "reason" in a:  # the message restates its route
             why = a["reason"] != route and f"reason {a.get('reason')!r}, but the message's route is {route!r}"
-            self.flag(R.RESTATED_STATE, ev, why, data=why and {"observed": a["reason"], "expected": route})
+            self.flag(RESTATED_STATE, ev, why, data=why and {"observed": a["reason"], "expected": route})
         if route in ("broadcast", "expiry", "status_request", "push"):
-            allowed = D.others(rep)
-            why = not set(msg.recipients).issubset(allowed) and P.content_to_replicas(msg.recipients, allowed)
+            allowed = others(rep)
+            why = not set(msg.recipients).issubset(allowed) and content_to_replicas(msg.recipients, allowed)
             self.flag(
-                R.CONTENT_TO_REPLICAS_ONLY,
+                CONTENT_TO_REPLICAS_ONLY,
                 ev,
                 why,
                 data=why and {"observed": list(msg.recipients), "allowed": list(allowed)},
             )
         if route == "status_request":
-            need = D.requires_response(rep.state)
+            need = requires_response(rep.state)
             bad = msg.requires_response != need
             self.flag(
-                R.REQUIRES_RESPONSE_DERIVED,
+                REQUIRES_RESPONSE_DERIVED,
                 ev,
                 bad and f"status request says requires_response={msg.requires_response}; its replica is {rep.state}",
                 data=bad and {"observed": msg.requires_response, "expected": need, "state": rep.state},
@@ -185,37 +199,33 @@ class Handlers(FoldState):
                 hier = fid == HIERARCHY
                 self.schedule_run(ev, "hierarchy" if hier else "content",
                                   p.hierarchy_interval_ms if hier else p.content_interval_ms)  # fmt: skip
-            self.flag(
-                R.NO_EMPTY_BROADCAST,
-                ev,
-                not msg.changes and f"a regular {a.get('type')} broadcast carries no update",
-                data={"observed": len(msg.changes), "code": msg.code},
-            )
-            rep = S.broadcast_sent(rep, cset, ev.ts_ms, p)
+            why = not msg.changes and f"a regular {a.get('type')} broadcast carries no update"
+            self.flag(NO_EMPTY_BROADCAST, ev, why, data=why and {"observed": len(msg.changes), "code": msg.code})
+            rep = broadcast_sent(rep, cset, ev.ts_ms, p)
             self.put((store, fid), rep)
             if not rep.unsent:
                 self.anchor(self.owed_from, (store, fid), None)
         elif msg.reply_to:
             self.reply(ev, msg, rep, cset)
 
-    @cython.locals(msg=Msg, rep=Replica)
+    @cython.locals(self=FoldState, msg=Msg, rep=Replica)
     def route(self, ev: Event, msg: Msg, rep: Replica) -> str:
         """The route the seeds allow for this message (message-route), derived from its code, what it
         answers and the sender's state; flags a message with none."""
         key = (ev.node, ev.entity)
         if msg.code == STATUS_REQ:
-            self.tally.judge(R.MESSAGE_ROUTE)  # a status request needs no cause (seed 001, "Status Messages")
+            self.tally.judge(MESSAGE_ROUTE)  # a status request needs no cause (seed 001, "Status Messages")
             return "status_request"
         if msg.code == BACKFILL_REQ:
             owed = self.expect_requests.get(key, [])
             if (msg.recipients[:1], msg.request) in [((s,), c) for s, c in owed] and len(msg.recipients) == 1:
-                self.tally.judge(R.MESSAGE_ROUTE)
+                self.tally.judge(MESSAGE_ROUTE)
                 owed.remove((msg.recipients[0], msg.request))
                 if not owed:  # retired: a missing entry reads as no request owed, as an empty one did
                     del self.expect_requests[key]
             else:
                 self.flag(
-                    R.MESSAGE_ROUTE,
+                    MESSAGE_ROUTE,
                     ev,
                     f"a backfill request to {list(msg.recipients)} for {msg.request} that no backfill check decided",
                     data={
@@ -230,7 +240,7 @@ class Handlers(FoldState):
                 req = self.sends.get(msg.reply_to)
                 ok = req is not None and req[0].code == STATUS_REQ and (ev.node, msg.reply_to) in self.received
                 self.flag(
-                    R.MESSAGE_ROUTE,
+                    MESSAGE_ROUTE,
                     ev,
                     not ok and f"a status reply to {msg.reply_to}, which is no status request this store received",
                     data={"code": msg.code, "reply_to": msg.reply_to},
@@ -238,7 +248,7 @@ class Handlers(FoldState):
                 return "status_reply"
             ok = self.expired_now.pop(key, None) == ev.ts_ms
             self.flag(
-                R.MESSAGE_ROUTE,
+                MESSAGE_ROUTE,
                 ev,
                 not ok and "a status message that answers nothing and follows no STATUS_EXPIRED of this folder",
                 data={"code": msg.code, "observed_ms": ev.ts_ms},
@@ -248,7 +258,7 @@ class Handlers(FoldState):
             req = self.sends.get(msg.reply_to)
             ok = req is not None and req[0].code == BACKFILL_REQ and ev.node in req[0].recipients
             self.flag(
-                R.MESSAGE_ROUTE,
+                MESSAGE_ROUTE,
                 ev,
                 not ok
                 and f"a backfill response to {msg.reply_to or 'nothing'}, "
@@ -257,30 +267,30 @@ class Handlers(FoldState):
             )
             return "backfill_response"
         if rep.state == ACTIVE:
-            self.tally.judge(R.MESSAGE_ROUTE)  # an active replica's data message: a regular broadcast
+            self.tally.judge(MESSAGE_ROUTE)  # an active replica's data message: a regular broadcast
             return "broadcast"
         self.flag(
-            R.MESSAGE_ROUTE,
+            MESSAGE_ROUTE,
             ev,
             rep.state != DELETE_PENDING and f"replication data sent by a {rep.state} replica",
             data={"code": msg.code, "state": rep.state, "allowed": [ACTIVE, DELETE_PENDING]},
         )
         return "push"
 
-    @cython.locals(msg=Msg, rep=Replica, req=Msg)
+    @cython.locals(self=FoldState, msg=Msg, rep=Replica, req=Msg)
     def reply(self, ev: Event, msg: Msg, rep: Replica, carried: CNSet) -> None:
         sent = self.sends.get(msg.reply_to)
         if sent is None:  # message-route judged it (a reply to nothing the trace shows sent)
-            rule = R.STATUS_STRICT_SUBSET if msg.code == STATUS else R.BACKFILL_RESPONSE_ADDRESSING
+            rule = STATUS_STRICT_SUBSET if msg.code == STATUS else BACKFILL_RESPONSE_ADDRESSING
             self.tally.skip(rule, "a reply to a request the trace does not show sent")
             return
         req, req_ev, _, _ = sent
         if msg.code == STATUS:
             sender_state = self.sent_state(req.msg_id)
-            need = D.requires_response(sender_state)
-            why = P.status_answer(req.cnset, rep.cnset, need)
+            need = requires_response(sender_state)
+            why = status_answer(req.cnset, rep.cnset, need)
             self.flag(
-                R.STATUS_STRICT_SUBSET,
+                STATUS_STRICT_SUBSET,
                 ev,
                 why,
                 req_ev,
@@ -289,7 +299,7 @@ class Handlers(FoldState):
         if msg.code in RESPONSE_CODES:
             wrong = msg.recipients != (req.sender,) or not carried <= req.request
             self.flag(
-                R.BACKFILL_RESPONSE_ADDRESSING,
+                BACKFILL_RESPONSE_ADDRESSING,
                 ev,
                 wrong
                 and f"response to {list(msg.recipients)} carrying {carried} for a request by "
@@ -304,27 +314,27 @@ class Handlers(FoldState):
                 },
             )
 
-    @cython.locals(m=Msg, rep=Replica)
+    @cython.locals(self=FoldState, m=Msg, rep=Replica)
     def on_repl_recv(self, ev: Event) -> None:
         a, store, fid = ev.attrs, ev.node, ev.entity
         sent = self.sends.get(a["msg"])
         if sent is None:
             self.notes.append(f"{ev.event_id}: received message {a['msg']} was never recorded as sent")
-            self.tally.skip(R.MESSAGE_ROUTE, "a message received that the trace does not show sent")
+            self.tally.skip(MESSAGE_ROUTE, "a message received that the trace does not show sent")
             return
         m, send_ev, state, carried = sent
         self.received.add((store, m.msg_id))
         if "src" in a or "code" in a:  # the delivery restates its message
             bad = [k for k, v in (("src", m.sender), ("code", m.code)) if k in a and a[k] != v]
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 ev,
                 bad and f"REPL_RECV restates {bad} unlike the message sent",
                 send_ev,
                 data=bad and {"observed": {k: a[k] for k in bad}, "expected": {"src": m.sender, "code": m.code}},
             )
         self.flag(
-            R.MESSAGE_ROUTE,
+            MESSAGE_ROUTE,
             ev,
             store not in m.recipients and f"received {m.msg_id}, not addressed to it",
             send_ev,
@@ -334,14 +344,14 @@ class Handlers(FoldState):
         if rep is None:
             return
         entries = rep.backfill
-        _, react = S.receive(
+        _, react = receive(
             rep,
             m.code,
             m.sender,
             m.cnset,
             carried,
             m.request,
-            D.requires_response(state),
+            requires_response(state),
             ev.ts_ms,
             self.ctx(store),
             sent_ms=send_ev.ts_ms,
@@ -355,36 +365,36 @@ class Handlers(FoldState):
         if react.filed is not None:
             self.file_readings((store, fid), rep, react.filed, ev)
         if fid == HIERARCHY and react.applied:
-            self.hold_hierarchy(store, [str(cn) for cn in react.applied])
+            self.hold_hierarchy(store, react.applied.texts())
 
     # --- status, delete, clients, backup ------------------------------------------------------------------
-    @cython.locals(rep=Replica)
+    @cython.locals(self=FoldState, rep=Replica)
     def on_status_expired(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if rep is None:
             self.unseen(ev, "a status expiry of")
-            self.tally.skip(R.STATUS_EXPIRY, "a status expiry of a replica whose creation the trace does not show")
+            self.tally.skip(STATUS_EXPIRY, "a status expiry of a replica whose creation the trace does not show")
             return
         p = self.ctx(store).params
-        bad = not (S.status_due(rep, ev.ts_ms) and S.is_thread_time(ev.ts_ms, p))
+        bad = not (status_due(rep, ev.ts_ms) and is_thread_time(ev.ts_ms, p))
         self.flag(
-            R.STATUS_EXPIRY,
+            STATUS_EXPIRY,
             ev,
             bad
             and f"status broadcast at {ev.ts_ms} with derived expiry {rep.expiry_ms} "
             "(not due, or not a status thread run)",
             data=bad
-            and {"observed_ms": ev.ts_ms, "expected_ms": rep.expiry_ms, "parameters": list(R.STATUS_EXPIRY.params)},
+            and {"observed_ms": ev.ts_ms, "expected_ms": rep.expiry_ms, "parameters": list(STATUS_EXPIRY.params)},
         )
         if "expiry_ms" in ev.attrs:  # the event restates the derived expiry
             stated = ev.attrs["expiry_ms"]
             bad = stated != rep.expiry_ms
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 ev,
                 bad and f"STATUS_EXPIRED states expiry {stated}; the local changes give {rep.expiry_ms}",
                 data=bad and {"observed": stated, "expected": rep.expiry_ms},
             )
         self.expired_now[(store, fid)] = ev.ts_ms
-        self.put((store, fid), S.status_sent(rep))
+        self.put((store, fid), status_sent(rep))

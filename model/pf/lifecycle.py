@@ -6,13 +6,30 @@ Replication"; seed 003 "Example Replication Cycles"). Mixed into `monitor.PfFold
 
 from __future__ import annotations
 
-from model.pf import decisions as D
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the fold's and records' locals as C structs (`.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.pf import faults as F
-from model.pf import properties as P
-from model.pf import rules as R
-from model.pf import step as S
+from model.pf.decisions import has_others
+from model.pf.faults import as_int
 from model.pf.foldstate import FoldState
+from model.pf.properties import delete_after_status, no_content_loss
+from model.pf.rules import (
+    DELETE_NOW_AFTER_STATUS,
+    NO_CONTENT_LOSS,
+    REDIRECT_TO_ACTIVE_REPLICA,
+    REPLICA_CREATED_BY_HIERARCHY,
+    REPLICA_LIST_DERIVED,
+    REPLICA_STATE_TRANSITION,
+    RESTATED_STATE,
+    SERVED_BY_ACTIVE_REPLICA,
+)
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Replica
+from model.pf.step import ABSENT, HeldHierarchy, delete_now, enter_delete_pending, new_replica, set_view, transition
 from spec.catalogue import require
 from traces.schema import Event
 
@@ -20,11 +37,15 @@ require("BF-021", "BF-028", "BF-029", "BF-032", "BF-033", "BF-034", "BF-035", "P
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
-    return {k: v for k, _, v in (i.partition("=") for i in items)}
+    out = {}
+    for i in items:  # (a loop, not a generator: one per REPLICA_VIEW)
+        k, _, v = i.partition("=")
+        out[k] = v
+    return out
 
 
 def _state(rep: Replica | None) -> str:
-    return S.ABSENT if rep is None else rep.state
+    return ABSENT if rep is None else rep.state
 
 
 def _new_why(fid: str, store: str, rep: Replica) -> str:
@@ -35,31 +56,35 @@ def _new_why(fid: str, store: str, rep: Replica) -> str:
 
 class Lifecycle(FoldState):
     # --- the replica lifecycle (family 3: step.REPLICA_TRANSITIONS) ----------------------------------
+    @cython.locals(self=FoldState)
     def move(self, ev: Event, rep: Replica | None, condition: str | None) -> bool:
         """Check one replica-state change against the table and its route's condition."""
         before = _state(rep)
-        after = S.transition(before, ev.kind)
+        after = transition(before, ev.kind)
         if after is None:
             why: str | None = f"{ev.kind} from state {before}: no such route in the protocol"
         elif condition:
             why = f"{ev.kind} from {before}: {condition}"
         else:
             why = None
-        self.flag(R.REPLICA_STATE_TRANSITION, ev, why, data=why and {"observed": ev.kind, "state": before})
+        self.flag(REPLICA_STATE_TRANSITION, ev, why, data=why and {"observed": ev.kind, "state": before})
         return why is None
 
+    @cython.locals(self=FoldState)
     def on_folder_create(self, ev: Event) -> None:
         """Whether a folder replicates is derived from the hierarchy (PF-004), not from here; a store creating
         a local folder (Restrictions, Views) is only noted as the home of its one copy (PF-I16)."""
         if ev.attrs.get("replicating") is False and ev.entity != HIERARCHY:
             self.local_home.setdefault(ev.entity, ev.node)
 
+    @cython.locals(self=FoldState)
     def local_copy(self, store: str, fid: str) -> bool:
         """Whether `store` holds the one copy of a local folder (PF-I16): it recorded creating the folder as a
         local one, and no hierarchy change of the trace names the folder (one that does makes it a replicated
         folder, judged by its replicas)."""
         return self.local_home.get(fid) == store and fid not in self.hier_targets
 
+    @cython.locals(self=FoldState)
     def on_replica_create(self, ev: Event) -> None:
         store, fid, a = ev.node, ev.entity, ev.attrs
         self.check_restated_config(ev)
@@ -73,15 +98,15 @@ class Lifecycle(FoldState):
         else:
             bad = self.view(store, fid).get(store) != ACTIVE
             self.flag(
-                R.REPLICA_CREATED_BY_HIERARCHY,
+                REPLICA_CREATED_BY_HIERARCHY,
                 ev,
                 bad
                 and f"created a replica of {fid}, but its replica list (from the hierarchy changes it holds) is "
                 f"{self.view(store, fid)}",
                 data=bad and {"observed": dict(self.view(store, fid)), "expected": {store: ACTIVE}},
             )
-        rep = S.new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
-        sole = fid != HIERARCHY and not D.has_others(rep)
+        rep = new_replica(fid, store, a["origin"], self.view(store, fid), new=True)
+        sole = fid != HIERARCHY and not has_others(rep)
         if sole:  # the folder's first replica (its creator's): not "added" to an existing folder (BF-I17)
             self.created_sole.add((store, fid))
         self.cnset_changed((store, fid), ev.ts_ms, created=True)
@@ -90,13 +115,14 @@ class Lifecycle(FoldState):
             allowed = [False] if fid == HIERARCHY else [True, False] if sole else [True]
             bad = new not in allowed
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 ev,
                 bad and f"REPLICA_CREATE says new={new}; " + _new_why(fid, store, rep),
                 data=bad and {"observed": new, "allowed": allowed},
             )
         self.put((store, fid), rep)
 
+    @cython.locals(self=FoldState)
     def on_replica_view(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         recorded = _pairs(ev.attrs["replicas"])
@@ -104,14 +130,14 @@ class Lifecycle(FoldState):
             self.notes.append(
                 f"{ev.event_id}: {store} records a hierarchy replica list before mounting (partial trace)"
             )
-            self.tally.skip(R.REPLICA_LIST_DERIVED, "a hierarchy replica list recorded before its store mounted")
+            self.tally.skip(REPLICA_LIST_DERIVED, "a hierarchy replica list recorded before its store mounted")
             return
         if fid == HIERARCHY:
             wrong = {s for s, st in recorded.items() if st != ACTIVE or s not in self.mounted} | (
                 {store} - set(recorded)
             )
             self.flag(
-                R.REPLICA_LIST_DERIVED,
+                REPLICA_LIST_DERIVED,
                 ev,
                 wrong
                 and f"hierarchy replica list {recorded} names {sorted(wrong)} wrongly (mounted: "
@@ -120,17 +146,18 @@ class Lifecycle(FoldState):
             )
             rep = self.reps.get((store, fid))
             if rep is not None:
-                self.put((store, fid), S.set_view(rep, recorded))
+                self.put((store, fid), set_view(rep, recorded))
             return
         derived = self.view(store, fid)
         bad = recorded != derived
         self.flag(
-            R.REPLICA_LIST_DERIVED,
+            REPLICA_LIST_DERIVED,
             ev,
             bad and f"records replica list {recorded} for {fid}; its hierarchy changes give {derived}",
             data=bad and {"observed": recorded, "expected": dict(derived)},
         )
 
+    @cython.locals(self=FoldState)
     def on_delete_pending(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
@@ -139,17 +166,18 @@ class Lifecycle(FoldState):
         if self.move(ev, rep, cond or None) and rep is not None:
             self.pending_since[(store, fid)] = ev.seq
             self.anchor(self.last_request, (store, fid), ev.ts_ms)
-            self.put((store, fid), S.enter_delete_pending(rep))
+            self.put((store, fid), enter_delete_pending(rep))
 
+    @cython.locals(self=FoldState)
     def on_delete_now(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
         if not self.move(ev, rep, None) or rep is None:
             return
         p = self.ctx(store).params
-        why = P.delete_after_status(rep.statuses, rep.view, rep.cnset, store, p)
+        why = delete_after_status(rep.statuses, rep.view, rep.cnset, store, p)
         self.flag(
-            R.DELETE_NOW_AFTER_STATUS,
+            DELETE_NOW_AFTER_STATUS,
             ev,
             why,
             data=why
@@ -157,15 +185,15 @@ class Lifecycle(FoldState):
                 "holds": str(rep.cnset),
                 "statuses": {s: str(c) for s, c in sorted(rep.statuses.items())},
                 "requires_all": p.delete_requires_all,
-                "parameters": list(R.DELETE_NOW_AFTER_STATUS.params),
+                "parameters": list(DELETE_NOW_AFTER_STATUS.params),
             },
         )
         others = {s: r.cnset for (s, f), r in self.reps.items() if f == fid and s != store and r.state == ACTIVE}
         since = self.pending_since.get((store, fid), -1)
         confirmed_then_restored = {s: c for s, c in rep.statuses.items() if self.restored.get(s, -1) > since}
-        why = P.no_content_loss(rep.cnset, others, confirmed_then_restored)
+        why = no_content_loss(rep.cnset, others, confirmed_then_restored)
         self.flag(
-            R.NO_CONTENT_LOSS,
+            NO_CONTENT_LOSS,
             ev,
             why,
             data=why and {"holds": str(rep.cnset), "others": {s: str(c) for s, c in sorted(others.items())}},
@@ -174,15 +202,16 @@ class Lifecycle(FoldState):
         if stated is not None:  # the event restates what the replica holds
             bad = F.cnset(stated) != rep.cnset
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 ev,
                 bad and f"DELETE_NOW states {stated}; the replica holds {rep.cnset}",
                 data=bad and {"observed": stated, "expected": str(rep.cnset)},
             )
-        self.put((store, fid), S.delete_now(rep))
+        self.put((store, fid), delete_now(rep))
         self.anchor(self.dead_since, (store, fid), ev.ts_ms)
         self.owe_announcement(store, fid, ev.ts_ms)
 
+    @cython.locals(self=FoldState)
     def on_replica_removed(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         rep = self.reps.get((store, fid))
@@ -196,16 +225,18 @@ class Lifecycle(FoldState):
             self.drop((store, fid))
             self.anchor(self.dead_since, (store, fid), None)
 
+    @cython.locals(self=FoldState)
     def on_backup(self, ev: Event) -> None:
         store = ev.node
         key = (store, ev.attrs["backup"])
         if key not in self.backups:
             held = self.held.get(store)
-            self.backups[key] = ({}, held.copy() if held is not None else S.HeldHierarchy())
+            self.backups[key] = ({}, held.copy() if held is not None else HeldHierarchy())
         reps = self.backups[key][0]
         if (store, ev.entity) in self.reps:  # a copy: the live replica changes in place
             reps[ev.entity] = self.reps[(store, ev.entity)].copy()
 
+    @cython.locals(self=FoldState)
     def on_restore(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         self.restored[store] = ev.seq
@@ -228,7 +259,7 @@ class Lifecycle(FoldState):
             has = "holds" if present else "lacks"
             bad = stated != present
             self.flag(
-                R.RESTATED_STATE,
+                RESTATED_STATE,
                 ev,
                 bad and f"RESTORE says present={stated}; the backup {has} it",
                 data=bad and {"observed": stated, "expected": present},
@@ -245,6 +276,7 @@ class Lifecycle(FoldState):
         if rep.unsent:
             self.anchor(self.owed_from, (store, fid), ev.ts_ms)
 
+    @cython.locals(self=FoldState)
     def on_client_access(self, ev: Event) -> None:
         store, fid = ev.node, ev.entity
         outcome, target = ev.attrs["outcome"], ev.attrs["target"]
@@ -256,7 +288,7 @@ class Lifecycle(FoldState):
             home = self.local_home.get(fid)
             local = f" (a local folder whose one copy is on {home})" if home and fid not in self.hier_targets else ""
             self.flag(
-                R.SERVED_BY_ACTIVE_REPLICA,
+                SERVED_BY_ACTIVE_REPLICA,
                 ev,
                 not ok and f"served a client of {fid}{local} {where}",
                 data=None if ok else {"observed": target or store, "state": _state(rep)},
@@ -265,7 +297,7 @@ class Lifecycle(FoldState):
             shown = self.view(store, fid).get(target)
             bad = shown != ACTIVE
             self.flag(
-                R.REDIRECT_TO_ACTIVE_REPLICA,
+                REDIRECT_TO_ACTIVE_REPLICA,
                 ev,
                 bad
                 and f"redirected a client to {target}, which its replica list (from the hierarchy changes it holds) "
@@ -273,9 +305,10 @@ class Lifecycle(FoldState):
                 data=bad and {"observed": target, "state": shown, "expected": ACTIVE},
             )
 
+    @cython.locals(self=FoldState)
     def on_end(self, ev: Event) -> None:
         """The end-of-run snapshot, judged at `finish` (convergence.py): what it states must parse now."""
         F.cnset(ev.attrs["cnset"])
         if "bound_ms" in ev.attrs:
-            F.as_int(ev.attrs["bound_ms"], "bound_ms")
+            as_int(ev.attrs["bound_ms"], "bound_ms")
         self.ends.setdefault(ev.entity, []).append(ev)

@@ -13,25 +13,32 @@ issue 9). Seeds 001 and 003. The state is mutable, updated in place, and picklab
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the fold's and records' locals as C structs (`.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from model.pf import faults as F
-from model.pf import rules as R
-from model.pf import step as S
 from model.pf.backfill import Backfill
 from model.pf.config import PF_CONFIG, RESTATED_CONTEXT, restated_config, restated_data
 from model.pf.convergence import Convergence
 from model.pf.deadlines import Deadlines
 from model.pf.events import MECH
 from model.pf.faults import check_attrs
-from model.pf.foldstate import Mark
+from model.pf.foldstate import FoldState, Mark
 from model.pf.handlers import Handlers
 from model.pf.lifecycle import Lifecycle
+from model.pf.rules import RECORDED_CONFIG
 from model.pf.schedule import Schedule
 from model.pf.state import HIERARCHY, Ctx
+from model.pf.step import HeldHierarchy, set_view
 from spec.catalogue import require
-from traces.schema import CONTEXT_START, Event
+from traces.schema import Event, is_context_kind
 from traces.verdict import InputFault, MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
@@ -41,11 +48,15 @@ CONFIGS = (PF_CONFIG, "NET_CONFIG")
 
 # fold class -> event kind -> its handler (None: none); a cache of class attributes, never fold state
 _HANDLERS: dict[type, dict[str, Callable[..., None] | None]] = {}
+# event kind -> whether it is a context kind (`traces.schema.is_context_kind`, per kind once: no string method per
+# event); a cache of a pure function, bounded by the kinds a corpus names
+_CONTEXT_KINDS: dict[str, bool] = {}
 
 
 class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
     """One trace's judgement in progress: the state of every replica, message and obligation."""
 
+    @cython.locals(self=FoldState)
     def __init__(self, context: Sequence[Event] = ()) -> None:
         super().__init__(context)
         self.init_deadlines()
@@ -53,24 +64,30 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         self.init_schedule()
 
     # --- the fold ---------------------------------------------------------------------------------------
+    @cython.locals(self=FoldState)
     def feed(self, ev: Event) -> None:
         """Judge one event (in sequence order): the context due before it first, then its handler after
         the deadlines it may have passed (`Deadlines.due`). Seed 001 "Replication Process", seed 003."""
         if self.stopped is not None:
             return
         cursor = self.cursor
-        if cursor.index < len(cursor.events):
+        context, at = cursor.events, cursor.index
+        if at < len(context) and context[at].seq < ev.seq:  # one due (`ContextCursor.due`'s test, before its generator)
             for c in cursor.due(ev.seq):
                 if not self.take_context(c):
                     return
         kind = ev.kind
-        if kind.endswith("_CONFIG") or kind == CONTEXT_START:  # traces.schema.is_context_kind
+        context_kind = _CONTEXT_KINDS.get(kind)
+        if context_kind is None:
+            context_kind = _CONTEXT_KINDS[kind] = is_context_kind(kind)
+        if context_kind:
             if not cursor.taken(ev) and not self.take_context(ev):
                 return
             if kind in CONFIGS:
                 return
-        if ev.mechanism != MECH:
-            if ev.mechanism == "core" and kind in FAULTS:
+        mechanism = ev.mechanism
+        if mechanism != MECH:
+            if mechanism == "core" and kind in FAULTS:
                 if kind == "CRASH" and self.cfg is not None:
                     self.due(ev)  # what the store owed before it went down was late by then (issue 30, family 1)
                 self.note_fault(ev)
@@ -108,6 +125,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
             self.notes.append(f"{ev.event_id}: cannot replay {kind} ({exc})")
             self.stop(MonitorResult.of(self.violations, self.notes, tally=self.tally))
 
+    @cython.locals(self=FoldState)
     def take_context(self, c: Event) -> bool:
         """A context event, in sequence order: the recorded configuration in force from it (config.py). False
         when it does not parse (`faults.config`): judging stops, with a note."""
@@ -122,11 +140,13 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
                 return False
         return True
 
+    @cython.locals(self=FoldState)
     def stop(self, result: MonitorResult) -> None:
         """Judging ends with `result`: no later event can change it, so every other state is dropped."""
-        self.__dict__.clear()
+        self.clear()
         self.stopped = result
 
+    @cython.locals(self=FoldState)
     def finish(self) -> MonitorResult:
         """The verdict: the context left (its faults), then convergence at the END of each folder (PF-035)."""
         if self.stopped is None:
@@ -139,6 +159,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         assert self.stopped is not None
         return self.stopped
 
+    @cython.locals(self=FoldState)
     def flag(
         self,
         rule: Rule,
@@ -155,12 +176,14 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         `party` (a store that owes what it did not do, the stores a folder did not converge on), else the
         store of `ev` (issue 34)."""
         judged = self.tally.judged  # Tally.judge, inlined: the hot path
-        judged[rule.name] = judged.get(rule.name, 0) + 1
+        name = rule.name
+        judged[name] = judged.get(name, 0) + 1
         if why:
             evs: Any = (*more, ev)  # a Mark stands for its REPL_SEND: it has the event's ID
             text = f"{party or ev.node}: {why}"
             self.violations.append(rule.violated(evs, text, at=ev, entity=entity, **(data or {})))
 
+    @cython.locals(self=FoldState)
     def describe(self, entity: str | None = None) -> dict[str, Any]:
         """A compact, JSON-able summary of the fold's state now, for the report (`conformance.audit`): the
         mounted stores, and for `entity` (a folder) each store's replica of it: its state, the change numbers
@@ -180,6 +203,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         return out
 
     # --- helpers the handlers share --------------------------------------------------------------------
+    @cython.locals(self=FoldState)
     def ctx(self, store: str) -> Ctx:
         """The store's context under the configuration in force (built once per configuration and store)."""
         assert self.cfg is not None
@@ -190,12 +214,14 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
             found = self.ctx_of[1][store] = self.cfg.ctx(store)
         return found
 
+    @cython.locals(self=FoldState)
     def view(self, store: str, fid: str) -> dict[str, str]:
         if fid == HIERARCHY:
             rep = self.reps.get((store, fid))
             return dict(rep.view) if rep is not None else {}
         return self.views.get((store, fid), {})
 
+    @cython.locals(self=FoldState)
     def refresh_views(self, store: str, targets: Sequence[str]) -> None:
         """Re-read the replica lists of `targets` (in name order, never 1-1) from the store's fold (PF-I14)."""
         held = self.held.get(store)
@@ -206,16 +232,18 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
             self.views[(store, t)] = view
             rep = self.reps.get((store, t))
             if rep is not None and rep.view != view:  # an equal list changes no deadline: not re-derived
-                self.put((store, t), S.set_view(rep, view))
+                self.put((store, t), set_view(rep, view))
 
+    @cython.locals(self=FoldState)
     def hold_hierarchy(self, store: str, cns: Sequence[str]) -> None:
         """The store now holds the hierarchy changes `cns` (CN texts): fold them into its replica lists."""
         found = [c for c in map(self.changes.get, cns) if c is not None]
         held = self.held.get(store)
         if held is None:
-            held = self.held[store] = S.HeldHierarchy()
+            held = self.held[store] = HeldHierarchy()
         self.refresh_views(store, held.hold(found))
 
+    @cython.locals(self=FoldState)
     def check_restated_config(self, ev: Event) -> None:
         assert self.cfg is not None
         if "params" in ev.attrs:
@@ -223,7 +251,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         if any(k in ev.attrs for k in RESTATED_CONTEXT):  # the event restates the store's context
             why = restated_config(self.cfg, ev.node, ev.attrs)
             self.flag(
-                R.RECORDED_CONFIG,
+                RECORDED_CONFIG,
                 ev,
                 why,
                 data=why and restated_data(self.cfg, ev.node, ev.attrs),

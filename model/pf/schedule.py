@@ -15,14 +15,21 @@ request and are not runs. A crash or restart of the store starts its schedule af
 
 from __future__ import annotations
 
-from model.pf import rules as R
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the fold's and records' locals as C structs (`.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.pf.foldstate import FoldState
+from model.pf.rules import BACKFILL_CHECK_NOT_EARLY, BROADCAST_NOT_EARLY
 from spec.catalogue import require
 from traces.schema import Event
 
 require("PF-038", "BF-036")
 
-RULE_OF = {"hierarchy": R.BROADCAST_NOT_EARLY, "content": R.BROADCAST_NOT_EARLY, "backfill": R.BACKFILL_CHECK_NOT_EARLY}
+RULE_OF = {"hierarchy": BROADCAST_NOT_EARLY, "content": BROADCAST_NOT_EARLY, "backfill": BACKFILL_CHECK_NOT_EARLY}
 PARAMETER = {"hierarchy": "PF-P01", "content": "PF-P02", "backfill": "PF-P07"}  # the interval's catalogue ID
 NAMES = {
     "hierarchy": "hierarchy broadcast (ReplicationSendFolderTree)",
@@ -32,19 +39,23 @@ NAMES = {
 
 
 class Schedule(FoldState):
+    @cython.locals(self=FoldState)
     def init_schedule(self) -> None:
         self.runs: dict[tuple[str, str], tuple[int, int]] = {}  # (store, activity) -> (last run, interval then)
         self.changed_at: dict[str, int] = {}  # store -> when it last recorded a local CHANGE
 
+    @cython.locals(self=FoldState)
     def schedule_reset(self, store: str) -> None:
         """A CRASH or RESTART of the store: its timers start afresh."""
         for activity in RULE_OF:
             self.runs.pop((store, activity), None)
 
+    @cython.locals(self=FoldState)
     def triggered_by_change(self, ev: Event) -> bool:
         """The store recorded a local change at this instant: an allowed immediate broadcast (PF-I17)."""
         return self.changed_at.get(ev.node) == ev.ts_ms
 
+    @cython.locals(self=FoldState)
     def schedule_run(self, ev: Event, activity: str, interval_ms: int) -> None:
         """One run of `activity` at the store of `ev`: flagged when sooner than the interval after the last."""
         key = (ev.node, activity)

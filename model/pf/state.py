@@ -157,7 +157,7 @@ class Msg(Value):
 
     @property
     def carried(self) -> CNSet:
-        return CNSet.of(c.cn for c in self.changes)
+        return CNSet.of([c.cn for c in self.changes])  # (a list: no generator object per message)
 
 
 class Row(Record):

@@ -19,10 +19,11 @@ else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
     from traces.fastpath import shadow as cython
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from model.pf import decisions as D
 from model.pf.cnset import CN, EMPTY, CNSet
+from model.pf.decisions import DECISIONS, Candidate, ViewAcc, entry_delay, is_local, view_of, view_step
 from model.pf.events import BACKFILL_REQ, DATA_CODES, STATUS, STATUS_REQ
 from model.pf.state import ACTIVE, DELETE_NOW, DELETE_PENDING, HIERARCHY, Change, Ctx, Entry, Params, Replica, Row
 from spec.catalogue import require
@@ -106,14 +107,15 @@ def status_sent(rep: Replica) -> Replica:
 
 
 # --- receiving (PF-014, PF-028, BF-001, BF-004) -----------------------------------------------------
-@dataclass(slots=True)
 class Reaction:
-    applied: CNSet = EMPTY
-    filed: Entry | None = None
-    answer_status: bool = False
-    backfill_reply: CNSet | None = None
-    push: CNSet = EMPTY  # content a delete-pending replica sends the status sender (BF-031)
-    delete_ready: bool = False
+    """What receiving one message did, for the caller to act on (`receive` makes one per message). A plain slotted
+    class (issue 32, session 16): a dataclass's generated `__init__` is interpreted even in the compiled build.
+    `push`: content a delete-pending replica sends the status sender (BF-031)."""
+
+    __slots__ = ("answer_status", "applied", "backfill_reply", "delete_ready", "filed", "push")
+
+    def __init__(self, *values: object) -> None:  # applied, filed, answer_status, backfill_reply, push, delete_ready
+        self.applied, self.filed, self.answer_status, self.backfill_reply, self.push, self.delete_ready = values
 
 
 @cython.locals(rep=Replica, row=Row, e=Entry)
@@ -132,7 +134,7 @@ def receive(
 ) -> tuple[Replica, Reaction]:
     """Apply one received replication message to the receiver's replica of the folder: new changes, the
     sender's row of the state table (its CNSet, average transmission time), backfill entries."""
-    r = rules or D.DECISIONS
+    r = rules or DECISIONS
     applied = carried - rep.cnset if msg_code in DATA_CODES and carried else EMPTY
     if applied:
         rep.cnset = cnset = rep.cnset | applied
@@ -191,8 +193,8 @@ def relocalise(rep: Replica, ctx: Ctx) -> Replica:
     entries = []
     changed = False
     for e in rep.backfill:
-        if not e.local and D.is_local(rep, e.cns, ctx):
-            due = min(e.due_ms, e.base_ms + D.entry_delay(e.attempt, True, e.cause, ctx.params))
+        if not e.local and is_local(rep, e.cns, ctx):
+            due = min(e.due_ms, e.base_ms + entry_delay(e.attempt, True, e.cause, ctx.params))
             e = e.but(local=True, due_ms=due)
             changed = True
         entries.append(e)
@@ -208,7 +210,7 @@ def backfill_tick(
     ctx: Ctx,
     rules: D.Decisions | None = None,
     chosen: Mapping[int, list[tuple[str, CNSet]]] | None = None,
-    log: list[tuple[int, Entry, list[D.Candidate]]] | None = None,
+    log: list[tuple[int, Entry, list[Candidate]]] | None = None,
     unavailable: Collection[str] = (),
 ) -> tuple[Replica, list[tuple[str, CNSet]]]:
     """A backfill check (every ReplicationTimeout): each entry whose time-out expired sends requests to
@@ -217,7 +219,7 @@ def backfill_tick(
     one) instead of the decision's own; `log` receives each due entry with the candidates it was chosen from.
     `unavailable` names the servers down or unavailable to this store other than by the BF-I07 mark (crashed,
     or across a partition: BF-I16); they sort with the marked ones, last (seed 003, key 1)."""
-    r = rules or D.DECISIONS
+    r = rules or DECISIONS
     rows = rep.rows
     entries: list[Entry] = []
     requests: list[tuple[str, CNSet]] = []
@@ -234,11 +236,11 @@ def backfill_tick(
         if log is not None:
             log.append((i, e, cands))
         picked = list(chosen.get(i, [])) if chosen is not None else r.select_sources(e.cns, cands)
-        local = D.is_local(rep, e.cns, ctx)
+        local = is_local(rep, e.cns, ctx)
         sent = e.attempt + (1 if picked else 0)
         for s, _ in picked:
             rep.row_for(s).last_backfill_ms = now
-        wait = D.entry_delay(max(sent, 1), local, e.cause, ctx.params)
+        wait = entry_delay(max(sent, 1), local, e.cause, ctx.params)
         asked = tuple(s for s, _ in picked)
         entries.append(e.but(due_ms=now + wait, attempt=sent, local=local, asked=asked, asked_ms=now, base_ms=now))
         requests.extend(picked)
@@ -249,7 +251,7 @@ def backfill_tick(
 
 def due_entries(rep: Replica, now: int, rules: D.Decisions | None = None) -> list[tuple[int, Entry]]:
     """The entries a backfill check at `now` acts on, with their index."""
-    r = rules or D.DECISIONS
+    r = rules or DECISIONS
     return [(i, e) for i, e in enumerate(rep.backfill) if r.entry_due(e, now)]
 
 
@@ -284,8 +286,8 @@ class HeldHierarchy:
 
     __slots__ = ("acc",)
 
-    def __init__(self, acc: dict[str, D.ViewAcc] | None = None) -> None:
-        self.acc: dict[str, D.ViewAcc] = {} if acc is None else acc
+    def __init__(self, acc: dict[str, ViewAcc] | None = None) -> None:
+        self.acc: dict[str, ViewAcc] = {} if acc is None else acc
 
     def hold(self, changes: Iterable[Change]) -> list[str]:
         """Fold `changes` in; the folders (never 1-1 itself) whose changes they were, in name order."""
@@ -293,14 +295,14 @@ class HeldHierarchy:
         targets = set()
         for c in changes:
             t = c.target
-            acc[t] = D.view_step(acc.get(t, {}), c)
+            acc[t] = view_step(acc.get(t, {}), c)
             targets.add(t)
         targets.discard(HIERARCHY)
         return sorted(targets)
 
     def view(self, target: str) -> dict[str, str]:
         """The replica list of `target` (empty when no change about it is held, or it was deleted)."""
-        return D.view_of(self.acc.get(target, {}))
+        return view_of(self.acc.get(target, {}))
 
     def targets(self) -> list[str]:
         return list(self.acc)

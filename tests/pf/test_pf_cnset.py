@@ -60,3 +60,14 @@ def test_a_subset_holds_each_range_whole() -> None:
     assert not of(1, 2, 3, 4) <= gappy and not of(3, 4, 5) <= gappy and not of(6, 7) <= gappy
     assert not of(1, 2, 3, 4, 5, 6) <= gappy and gappy < of(1, 2, 3, 4, 5, 6) and not gappy < gappy
     assert not of(1) <= CNSet.of([CN("b#0", 1)]) and not of(1).intersects(CNSet.of([CN("b#0", 1)]))
+
+
+@pytest.mark.unit
+def test_texts_are_the_change_numbers_as_text() -> None:
+    """`CNSet.texts` (issue 32, session 16) gives what `str` gives of each CN the set holds, in order; twin: a
+    set with one more change number gives one more text."""
+    s = CNSet.decode(["srv01#0:1-3,7", "srv02#1:5"])
+    assert s.texts() == [str(cn) for cn in s] == ["srv01#0:1", "srv01#0:2", "srv01#0:3", "srv01#0:7", "srv02#1:5"]
+    assert CNSet().texts() == []
+    more = s | CNSet.decode(["srv02#1:9"])
+    assert more.texts() != s.texts() and more.texts()[-1] == "srv02#1:9"

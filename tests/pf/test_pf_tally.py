@@ -24,8 +24,7 @@ from typing import Any
 import pytest
 
 from conformance.check import run_monitor, trace_contexts, verdict
-from model.pf import decisions as D
-from model.pf import properties as P
+from model.pf import handlers as H
 from model.pf import rules as R
 from model.pf.monitor import PfFold, PFMonitor
 from model.pf.mutants import EXPECTED_RULE, MUTANTS
@@ -121,13 +120,13 @@ def test_a_rule_that_raises_key_error_is_an_internal_error(monkeypatch: pytest.M
     def broken(*args: object) -> None:
         raise KeyError("misspelt")
 
-    monkeypatch.setattr(P, "packing_limits", broken)
+    monkeypatch.setattr(H, "packing_limits", broken)  # where the handler reads it
     with pytest.raises(KeyError, match="misspelt"):
         verdict(_trace("model", 1))
 
 
 def test_a_rule_that_dereferences_none_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(D, "others", lambda rep: None)
+    monkeypatch.setattr(H, "others", lambda rep: None)
     with pytest.raises(TypeError):
         verdict(_trace("model", 1))
 
