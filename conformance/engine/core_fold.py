@@ -22,11 +22,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`core_fold.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from conformance.engine import core_rules as C
 from conformance.engine import rulesets
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Tally, Violation
 
 CORE_RULES: dict[str, str] = {r.name: r.requirement for r in C.RULES.values() if r is not C.SCHEMA_CONFORMANCE}
@@ -55,6 +60,7 @@ class TraceRulesFold:
         self.clocked = 0  # events judged for TR-004 (an earlier event on the same node), not yet in `tally`
         self.received = 0  # NET_RECV judged for TR-003, not yet in `tally`
 
+    @cython.locals(e=Event, prev=Event, last=Event)
     def feed(self, e: Event) -> None:
         prev = self.prev
         if prev is None:
@@ -84,6 +90,7 @@ class TraceRulesFold:
             self.tally.skip(C.TRACE_START, NOT_APPLIED)
             self.tally.skip(C.RECV_AFTER_SEND, NOT_APPLIED)
 
+    @cython.locals(e=Event, last=Event)
     def _clock(self, e: Event) -> None:
         """TR-004: the node's clock never goes back (`last`: its previous event)."""
         last = self.clock.get(e.node)
@@ -100,6 +107,7 @@ class TraceRulesFold:
         ids = (last.event_id, e.event_id)
         self.out.append(core_violation(C.NODE_CLOCK_MONOTONIC, self.trace, e.entity, ids, why, **data))
 
+    @cython.locals(e=Event)
     def _wire(self, e: Event) -> None:
         if e.kind == "NET_SEND":
             self.sends.setdefault(e.attrs.get("wire"), (e.node, e.event_id))

@@ -20,11 +20,18 @@ import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`stream.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from conformance.engine.tally import RuleCounts
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
+from traces.event import Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
@@ -61,6 +68,7 @@ class TraceFolds:
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
+    @cython.locals(e=Event)
     def feed(self, e: Event) -> None:
         kind = e.kind
         if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # is_context_kind, inline: once per event
@@ -176,6 +184,7 @@ class Router:
         self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
         self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
+    @cython.locals(e=Event)
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
             self.held.append(e)
@@ -208,6 +217,7 @@ class Router:
                 return
         deque(map(folds.feed, run), maxlen=0)
 
+    @cython.locals(e=Event)
     def watched(self, e: Event) -> None:
         """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
         nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""
