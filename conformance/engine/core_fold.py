@@ -44,9 +44,14 @@ def core_violation(rule: Rule, trace: str, entity: str, ids: tuple[str, ...], wh
 
 
 class TraceRulesFold:
-    """TR-001/TR-003/TR-004/TR-006 over one trace fed in recording order (= sequence order, see above)."""
+    """TR-001/TR-003/TR-004/TR-006 over one trace fed in recording order (= sequence order, see above).
 
-    __slots__ = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally", "trace")
+    A `cdef class` in the compiled build (`core_fold.pxd`; issue 32, session 16): its fields are C struct members,
+    so `feed` reads them without an attribute lookup. Pickled as its class and fields (`__reduce__`), so saved folds
+    move between the compiled and pure paths; a pickle of the plain slotted class it was loads too."""
+
+    __slots__ = _SLOTS = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally",
+                          "trace")  # fmt: skip
 
     def __init__(self, trace: str) -> None:
         self.trace = trace
@@ -128,11 +133,15 @@ class TraceRulesFold:
         """A copy whose `finish()` gives what this fold's would, this fold left as it is (issue 33, session 15: the
         explorer's edge verdict, `conformance.explore.edges`). `finish` changes only `tally` and the three counts
         it moves into it; everything else, read only, is shared."""
-        new = object.__new__(type(self))
-        for name in TraceRulesFold.__slots__:
-            setattr(new, name, getattr(self, name))
+        new = _restore(type(self), self._values())
         new.tally = self.tally.copy()
         return new
+
+    def _values(self) -> tuple:
+        return tuple([getattr(self, name) for name in _FOLD_SLOTS])
+
+    def __reduce__(self) -> tuple:
+        return _restore, (type(self), self._values())
 
     def finish(self) -> list[Violation]:
         """The violations; `tally` then holds what each rule judged (the counts move into it, once)."""
@@ -144,6 +153,17 @@ class TraceRulesFold:
             tally.judge(C.RECV_AFTER_SEND, self.received)
         self.ordered = self.clocked = self.received = 0
         return self.out
+
+
+_FOLD_SLOTS = TraceRulesFold._SLOTS
+
+
+def _restore(cls: type, values: tuple) -> TraceRulesFold:
+    """A fold of class `cls` with its fields `values` (`TraceRulesFold.__reduce__`), `__init__` not run."""
+    new = cls.__new__(cls)
+    for name, value in zip(_FOLD_SLOTS, values, strict=True):
+        setattr(new, name, value)
+    return new
 
 
 class HeldRulesFold(TraceRulesFold):

@@ -243,6 +243,10 @@ def _long_runs(trace_ids: list[str]) -> bool:
 def attach_events(violations: list[dict], events: list[Event]) -> None:
     """Each violation's events (report rows, in the order it names them) from `events`."""
     wanted = {i for v in violations for i in v["event_ids"]}
+    if not wanted:  # no event to look for (a clean trace): no pass over its events (issue 32, session 16)
+        for v in violations:
+            v["events"] = []
+        return
     rows: dict[str, list[dict]] = {}
     for e in events:
         if e.event_id in wanted:

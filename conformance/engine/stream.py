@@ -31,7 +31,7 @@ from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from conformance.engine.tally import RuleCounts
 from traces.event import Event
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX
+from traces.schema import is_context_kind
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
@@ -40,6 +40,10 @@ _SEQ = attrgetter("seq")
 # An event's group within its trace for the entity-scope monitors of its mechanism: the key of
 # `TraceFolds.entities`, and of every tool that looks at one group (`groups_of`).
 ENTITY_OF = attrgetter("mechanism", "entity")
+# The kinds met, by whether they are context kinds (`traces.schema.is_context_kind`, asked once per kind): set
+# membership per event instead of a method call and a comparison (issue 32, session 16)
+_CONTEXT_KINDS: set[str] = set()
+_PLAIN_KINDS: set[str] = set()
 
 
 class Context(list):
@@ -71,7 +75,11 @@ class TraceFolds:
     @cython.locals(e=Event)
     def feed(self, e: Event) -> None:
         kind = e.kind
-        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # is_context_kind, inline: once per event
+        context = kind in _CONTEXT_KINDS
+        if not context and kind not in _PLAIN_KINDS:  # a kind met for the first time
+            context = is_context_kind(kind)
+            (_CONTEXT_KINDS if context else _PLAIN_KINDS).add(kind)
+        if context:
             self.context.append(e)
         self.core.feed(e)
         if self.trace is not None:
