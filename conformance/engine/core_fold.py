@@ -50,8 +50,8 @@ class TraceRulesFold:
     so `feed` reads them without an attribute lookup. Pickled as its class and fields (`__reduce__`), so saved folds
     move between the compiled and pure paths; a pickle of the plain slotted class it was loads too."""
 
-    __slots__ = _SLOTS = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally",
-                          "trace")  # fmt: skip
+    __fields__ = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally", "trace")
+    __slots__ = __fields__
 
     def __init__(self, trace: str) -> None:
         self.trace = trace
@@ -133,15 +133,15 @@ class TraceRulesFold:
         """A copy whose `finish()` gives what this fold's would, this fold left as it is (issue 33, session 15: the
         explorer's edge verdict, `conformance.explore.edges`). `finish` changes only `tally` and the three counts
         it moves into it; everything else, read only, is shared."""
-        new = _restore(type(self), self._values())
+        new = restored(type(self), self._values())
         new.tally = self.tally.copy()
         return new
 
     def _values(self) -> tuple:
-        return tuple([getattr(self, name) for name in _FOLD_SLOTS])
+        return tuple([getattr(self, name) for name in self.__fields__])
 
     def __reduce__(self) -> tuple:
-        return _restore, (type(self), self._values())
+        return restored, (type(self), self._values())
 
     def finish(self) -> list[Violation]:
         """The violations; `tally` then holds what each rule judged (the counts move into it, once)."""
@@ -155,13 +155,12 @@ class TraceRulesFold:
         return self.out
 
 
-_FOLD_SLOTS = TraceRulesFold._SLOTS
-
-
-def _restore(cls: type, values: tuple) -> TraceRulesFold:
-    """A fold of class `cls` with its fields `values` (`TraceRulesFold.__reduce__`), `__init__` not run."""
+def restored(cls: type, values: tuple) -> Any:
+    """An object of class `cls` with its fields (`cls.__fields__`) set to `values`, `__init__` not run: how the
+    engine's classes that are `cdef class`es in the compiled build unpickle (`TraceRulesFold.__reduce__`), the same
+    on either path (session 16)."""
     new = cls.__new__(cls)
-    for name, value in zip(_FOLD_SLOTS, values, strict=True):
+    for name, value in zip(cls.__fields__, values, strict=True):  # type: ignore[attr-defined]
         setattr(new, name, value)
     return new
 

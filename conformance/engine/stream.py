@@ -72,7 +72,7 @@ class TraceFolds:
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, runs_of=dict, entities=dict)  # the dicts' `get` a C call (session 16)
     def feed(self, e: Event) -> None:
         kind = e.kind
         context = kind in _CONTEXT_KINDS
@@ -84,12 +84,14 @@ class TraceFolds:
         self.core.feed(e)
         if self.trace is not None:
             self.trace.feed(e)
-        runs = self.entity_runs.get(e.mechanism)
+        runs_of = self.entity_runs
+        runs = runs_of.get(e.mechanism)
         if runs:
-            key = ENTITY_OF(e)
-            group = self.entities.get(key)
+            key = (e.mechanism, e.entity)  # `ENTITY_OF(e)`, inline
+            entities = self.entities
+            group = entities.get(key)
             if group is None:
-                group = self.entities[key] = GroupFolds("entity", runs, e, self.context)
+                group = entities[key] = GroupFolds("entity", runs, e, self.context)
             group.feed(e)
 
     def finish(self) -> tuple[list, list[Judged]]:

@@ -12,13 +12,13 @@ crossings are `fast` (they need a build, `python3 scripts/build_fast.py`).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.engine.test_fast_records import _env  # a process environment on one path
 from traces import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,13 +66,6 @@ print(json.dumps({"compiled": "traces.event" in fastpath.status()["compiled"], "
                   "old": before == [events()[0]] * 2 and before[0] is before[1], "hashable": hashable,
                   "fields": [f.name for f in dataclasses.fields(Event)]}))
 """
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (fastpath.PURE_ENV, fastpath.DIR_ENV, fastpath.TESTS_ENV)}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(extra)
-    return env
 
 
 def _run(mode: str, store: Path, env: dict[str, str]) -> dict:
