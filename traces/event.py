@@ -11,7 +11,8 @@ keyword, `attrs=None` or nothing as an empty dict), equality (same class, equal 
 order, the `repr` `Event(trace_id=..., ...)`, `dataclasses.replace`, `dataclasses.fields` and `asdict` (through
 `__dataclass_fields__`, the fields of `_Shape`, a dataclass of the same fields). It pickles as its class and its
 fields (`__reduce__`), so a pickle made by one path loads in the other (Spark ships events); a pickle of the
-dataclass (`copyreg.__newobj__` and `__setstate__` with the field values) still loads.
+slotted dataclass (saved folds made before session 16: `copyreg.__newobj__`, then `(None, {field: value})`) still
+loads (`__setstate__`; tests/engine/test_fast_event.py).
 """
 
 from __future__ import annotations
