@@ -6,7 +6,9 @@ and `dataclasses.fields` work on both; an event is unhashable on both. A pickle 
 was a slotted dataclass (`OLD`, made by main a36e72d), loads on both (saved folds hold events). Each path runs in a
 process of its own (a pytest process runs pure). The pure round trip and its twin are `unit` (no build): an `Event`
 whose `__reduce__` drops a field gives a pickle that loads as another event, and the comparison catches it. The
-crossings are `fast` (they need a build, `python3 scripts/build_fast.py`).
+crossings are `fast` (they need a build, `python3 scripts/build_fast.py`). The core rules' folds
+(`conformance.engine.core_fold.TraceRulesFold` and `HeldRulesFold`, also `cdef class`es when compiled) are pickled
+beside the events and must finish as the unpickled ones do; twin: a fold's `__reduce__` that drops its tally.
 """
 
 from __future__ import annotations
@@ -34,35 +36,55 @@ OLD = (
     "lSRUNUlIwFYXR0cnOUfZQojAFhlF2UKEsBSwJljAFilIwBeJR1jA5zY2hlbWFfdmVyc2lvbpRLAnWGlGJoBGUu"
 )
 
-# `dump` pickles `events()` to a file; `load` reads one and says whether it equals `events()`; both print whether
-# traces.event runs compiled and the repr. `dump-twin` pickles with `Event.__reduce__` dropping `attrs`.
+# `dump` pickles `events()` and `folds()` (the core rules' folds, `cdef class`es when compiled, fed some of them) to
+# a file; `load` reads one and says whether the events equal `events()` and the folds finish as `folds()` do; both
+# print whether traces.event and the core fold run compiled and the repr. `dump-twin` pickles with
+# `Event.__reduce__` dropping `attrs`, `dump-twin-fold` with the core fold's dropping its tally.
 _SCRIPT = """
 import base64, dataclasses, json, pickle, sys
 from pathlib import Path
 from traces import fastpath
 from traces.schema import Event
+from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 
 def events():
     e = Event("t-1", 7, "e-7", 1_700_000_000_000, "EX1", "sr", "msg-1", "HAREDIRECT", {"a": [1, 2], "b": "x"})
     f = Event(trace_id="t-1", seq=8, event_id="e-8", ts_ms=5, node="EX2", mechanism="core", entity="n", kind="CRASH")
     return [e, f, e, dataclasses.replace(f, seq=9, attrs={"k": None})]
 
+def folds():
+    plain = TraceRulesFold("t-1")
+    for e in events()[:2]:
+        plain.feed(e)
+    return [plain, HeldRulesFold("t-1", events()[::-1])]  # out of seq order: TR-001 judged on the recording order
+
+def outcome(fold):  # what finishing a fold gives: its violations and what each rule judged or skipped
+    found = [repr(v) for v in fold.finish()]
+    return [type(fold).__name__, found, sorted(fold.tally.judged.items()), sorted(fold.tally.unjudged.items())]
+
 mode, store, old = sys.argv[1:4]
 if mode == "dump-twin":
     Event.__reduce__ = lambda self: (Event, self._values()[:-2])  # drops `attrs` (and the version: its default)
+if mode == "dump-twin-fold":  # the tally (what the rules judged so far) not pickled: a new one
+    from conformance.engine.core_fold import restored
+    from traces.verdict import Tally
+    TraceRulesFold.__reduce__ = lambda self: (restored, (type(self), (*self._values()[:8], Tally(), self.trace)))
 if mode.startswith("dump"):
-    Path(store).write_bytes(pickle.dumps(events()))
-    got = events()
+    Path(store).write_bytes(pickle.dumps([events(), folds()]))
+    got, fed = events(), folds()
 else:
-    got = pickle.loads(Path(store).read_bytes())
+    got, fed = pickle.loads(Path(store).read_bytes())
 same = got == events() and not got != events() and got[0] is got[2]
+same_folds = [outcome(f) for f in fed] == [outcome(f) for f in folds()]
 before = pickle.loads(base64.b64decode(old))
 try:
     hash(got[0])
     hashable = True
 except TypeError:
     hashable = False
-print(json.dumps({"compiled": "traces.event" in fastpath.status()["compiled"], "same": same, "repr": repr(got),
+compiled = fastpath.status()["compiled"]
+print(json.dumps({"compiled": "traces.event" in compiled, "core": "conformance.engine.core_fold" in compiled,
+                  "same": same, "same_folds": same_folds, "repr": repr(got),
                   "old": before == [events()[0]] * 2 and before[0] is before[1], "hashable": hashable,
                   "fields": [f.name for f in dataclasses.fields(Event)]}))
 """
@@ -85,12 +107,17 @@ def test_events_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) ->
     dumped = _run("dump", tmp_path / "p", pure)
     loaded = _run("load", tmp_path / "p", pure)
     assert not dumped["compiled"] and loaded["same"] and loaded["old"] and not loaded["hashable"]
+    assert loaded["same_folds"] and not dumped["core"]
     assert loaded["repr"] == dumped["repr"] and loaded["fields"] == FIELDS
     assert "Event(trace_id='t-1', seq=7, event_id='e-7', ts_ms=1700000000000, node='EX1'" in dumped["repr"]
     # twin: a `__reduce__` that drops a field loads as another event
     _run("dump-twin", tmp_path / "twin", pure)
     twin = _run("load", tmp_path / "twin", pure)
     assert not twin["same"] and twin["repr"] != dumped["repr"]
+    # twin: the core fold's `__reduce__` dropping what its rules judged so far is caught by finishing the folds
+    _run("dump-twin-fold", tmp_path / "twin-fold", pure)
+    twin = _run("load", tmp_path / "twin-fold", pure)
+    assert twin["same"] and not twin["same_folds"]
 
 
 @pytest.mark.fast
@@ -101,5 +128,6 @@ def test_events_cross_between_compiled_and_pure(tmp_path: Path) -> None:
         dumped = _run("dump", tmp_path / name, saver)
         loaded = _run("load", tmp_path / name, loader)
         assert dumped["compiled"] is (saver is compiled) and loaded["compiled"] is (loader is compiled), name
-        assert loaded["same"] and loaded["old"] and not loaded["hashable"], name
+        assert dumped["core"] is (saver is compiled) and loaded["core"] is (loader is compiled), name
+        assert loaded["same"] and loaded["old"] and not loaded["hashable"] and loaded["same_folds"], name
         assert loaded["repr"] == dumped["repr"] and loaded["fields"] == FIELDS, name
