@@ -39,6 +39,7 @@ from traces import fastpath  # noqa: E402
 # The modules compiled: the reader, the engine's per-event path and the folds with the modules they call per
 # event.
 MODULES: tuple[str, ...] = (
+    "traces.event",
     "traces.columnar",
     "traces.io",
     "traces.dataset",

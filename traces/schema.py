@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from traces.event import SCHEMA_VERSION, Event  # noqa: F401  (Event re-exported; its own module: issue 32, session 16)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 2
 # Versions this checker recognises but does not judge: what changed since, and how to produce a current trace.
 OLDER_VERSIONS = {
     1: "version 2 records the configuration as context events (SR_CONFIG for sr, PF_CONFIG for pf, "
@@ -114,91 +115,6 @@ def arrow_schema() -> pa.Schema:
 def canonical_attrs(attrs: Mapping[str, Any]) -> str:
     """Attributes as canonical JSON: sorted keys, no spaces; byte-identical for equal attributes."""
     return json.dumps(attrs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(slots=True, init=False)
-class Event:
-    """One trace event, treated as immutable: no field and no part of `attrs` is changed after construction
-    (`dataclasses.replace` makes a changed copy). Not `frozen`: a frozen dataclass sets each field through
-    `object.__setattr__`, which made building one cost 1.1 us against 0.2 us, once per event read.
-
-    A dataclass for its fields, equality, repr, pickling and `dataclasses.replace`, with `__init__` written out
-    (issue 32, session 13): the generated one is built by `exec` and stays interpreted even when this module's
-    callers are compiled, and checks a sentinel for the `attrs` factory; this one takes `attrs=None` (or
-    nothing) as an empty dict. Unhashable and unordered, as before (tests/unit/test_event.py)."""
-
-    trace_id: str
-    seq: int
-    event_id: str
-    ts_ms: int
-    node: str
-    mechanism: str
-    entity: str
-    kind: str
-    attrs: dict[str, Any] = field(default_factory=dict)
-    schema_version: int = SCHEMA_VERSION
-
-    def __init__(
-        self,
-        trace_id: str,
-        seq: int,
-        event_id: str,
-        ts_ms: int,
-        node: str,
-        mechanism: str,
-        entity: str,
-        kind: str,
-        attrs: dict[str, Any] | None = None,
-        schema_version: int = SCHEMA_VERSION,
-    ) -> None:
-        self.trace_id = trace_id
-        self.seq = seq
-        self.event_id = event_id
-        self.ts_ms = ts_ms
-        self.node = node
-        self.mechanism = mechanism
-        self.entity = entity
-        self.kind = kind
-        self.attrs = {} if attrs is None else attrs
-        self.schema_version = schema_version
-
-    def to_row(self) -> dict[str, Any]:
-        """The JSON Lines row, keys in schema order."""
-        return {
-            "schema_version": self.schema_version,
-            "trace_id": self.trace_id,
-            "seq": self.seq,
-            "event_id": self.event_id,
-            "ts_ms": self.ts_ms,
-            "node": self.node,
-            "mechanism": self.mechanism,
-            "entity": self.entity,
-            "kind": self.kind,
-            "attrs": self.attrs,
-        }
-
-    def to_json(self) -> str:
-        row = self.to_row()
-        row["attrs"] = dict(sorted(self.attrs.items()))
-        return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Event:
-        attrs = row["attrs"]
-        if isinstance(attrs, str):
-            attrs = json.loads(attrs)
-        return cls(
-            trace_id=row["trace_id"],
-            seq=int(row["seq"]),
-            event_id=row["event_id"],
-            ts_ms=int(row["ts_ms"]),
-            node=row["node"],
-            mechanism=row["mechanism"],
-            entity=row["entity"],
-            kind=row["kind"],
-            attrs=dict(attrs),
-            schema_version=int(row["schema_version"]),
-        )
 
 
 def write_json_schema(path: Path = SCHEMA_PATH) -> None:

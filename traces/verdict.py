@@ -24,7 +24,12 @@ import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type locals as C types
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
 
@@ -150,6 +155,7 @@ class Tally:
         self.judged: dict[str, int] = {}
         self.unjudged: dict[str, list] = {}  # name -> [count, first reason]
 
+    @cython.locals(judged=dict)  # its `get` a C call (issue 32, session 16): once per instance judged
     def judge(self, rule: Rule, n: int = 1) -> None:
         judged = self.judged
         name = rule.name

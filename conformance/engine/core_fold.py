@@ -22,11 +22,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`core_fold.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from conformance.engine import core_rules as C
 from conformance.engine import rulesets
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Tally, Violation
 
 CORE_RULES: dict[str, str] = {r.name: r.requirement for r in C.RULES.values() if r is not C.SCHEMA_CONFORMANCE}
@@ -39,9 +44,14 @@ def core_violation(rule: Rule, trace: str, entity: str, ids: tuple[str, ...], wh
 
 
 class TraceRulesFold:
-    """TR-001/TR-003/TR-004/TR-006 over one trace fed in recording order (= sequence order, see above)."""
+    """TR-001/TR-003/TR-004/TR-006 over one trace fed in recording order (= sequence order, see above).
 
-    __slots__ = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally", "trace")
+    A `cdef class` in the compiled build (`core_fold.pxd`; issue 32, session 16): its fields are C struct members,
+    so `feed` reads them without an attribute lookup. Pickled as its class and fields (`__reduce__`), so saved folds
+    move between the compiled and pure paths; a pickle of the plain slotted class it was loads too."""
+
+    __fields__ = ("clock", "clocked", "ordered", "out", "prev", "received", "sends", "simulated", "tally", "trace")
+    __slots__ = __fields__
 
     def __init__(self, trace: str) -> None:
         self.trace = trace
@@ -55,6 +65,7 @@ class TraceRulesFold:
         self.clocked = 0  # events judged for TR-004 (an earlier event on the same node), not yet in `tally`
         self.received = 0  # NET_RECV judged for TR-003, not yet in `tally`
 
+    @cython.locals(e=Event, prev=Event, last=Event)
     def feed(self, e: Event) -> None:
         prev = self.prev
         if prev is None:
@@ -84,6 +95,7 @@ class TraceRulesFold:
             self.tally.skip(C.TRACE_START, NOT_APPLIED)
             self.tally.skip(C.RECV_AFTER_SEND, NOT_APPLIED)
 
+    @cython.locals(e=Event, last=Event)
     def _clock(self, e: Event) -> None:
         """TR-004: the node's clock never goes back (`last`: its previous event)."""
         last = self.clock.get(e.node)
@@ -100,6 +112,7 @@ class TraceRulesFold:
         ids = (last.event_id, e.event_id)
         self.out.append(core_violation(C.NODE_CLOCK_MONOTONIC, self.trace, e.entity, ids, why, **data))
 
+    @cython.locals(e=Event)
     def _wire(self, e: Event) -> None:
         if e.kind == "NET_SEND":
             self.sends.setdefault(e.attrs.get("wire"), (e.node, e.event_id))
@@ -120,11 +133,15 @@ class TraceRulesFold:
         """A copy whose `finish()` gives what this fold's would, this fold left as it is (issue 33, session 15: the
         explorer's edge verdict, `conformance.explore.edges`). `finish` changes only `tally` and the three counts
         it moves into it; everything else, read only, is shared."""
-        new = object.__new__(type(self))
-        for name in TraceRulesFold.__slots__:
-            setattr(new, name, getattr(self, name))
+        new = restored(type(self), self._values())
         new.tally = self.tally.copy()
         return new
+
+    def _values(self) -> tuple:
+        return tuple([getattr(self, name) for name in self.__fields__])
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
 
     def finish(self) -> list[Violation]:
         """The violations; `tally` then holds what each rule judged (the counts move into it, once)."""
@@ -136,6 +153,16 @@ class TraceRulesFold:
             tally.judge(C.RECV_AFTER_SEND, self.received)
         self.ordered = self.clocked = self.received = 0
         return self.out
+
+
+def restored(cls: type, values: tuple) -> Any:
+    """An object of class `cls` with its fields (`cls.__fields__`) set to `values`, `__init__` not run: how the
+    engine's classes that are `cdef class`es in the compiled build unpickle (`TraceRulesFold.__reduce__`), the same
+    on either path (session 16)."""
+    new = cls.__new__(cls)
+    for name, value in zip(cls.__fields__, values, strict=True):  # type: ignore[attr-defined]
+        setattr(new, name, value)
+    return new
 
 
 class HeldRulesFold(TraceRulesFold):

@@ -29,16 +29,22 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from itertools import groupby, islice
 from operator import attrgetter, ne
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`driver.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from conformance.engine.collector import PausedCollector
 from conformance.engine.core_fold import duplicate_id_violations
 from conformance.engine.stream import Router, Runs, TraceFolds, results_of
 from conformance.engine.tally import RuleCounts
 from traces.dataset import id_hash
+from traces.event import Event
 from traces.io import QuarantineRow, ReadResult
-from traces.schema import Event
 
-_TRACE_ID, _MECHANISM, _EVENT_ID = attrgetter("trace_id"), attrgetter("mechanism"), attrgetter("event_id")
+_TRACE_ID = attrgetter("trace_id")
 _MASK = 0xFFFF_FFFF_FFFF_FFFF  # `traces.dataset.id_hash`, inlined over a part's event IDs
 KEEP_EVENTS = 200_000  # events kept at once for the violations' rows (about 1 KB each as `Event` objects)
 
@@ -98,6 +104,7 @@ class Engine:
         """`with engine.reading(): engine.read(...)`: the cyclic collector paused, run every group's worth."""
         return self.collector
 
+    @cython.locals(ev=Event)  # the comprehensions below read the fields as struct members (session 16)
     def read(
         self, rank: int, name: str, parts: Iterable[ReadResult], advance: Callable[[int], None] | None = None
     ) -> bool:
@@ -113,13 +120,13 @@ class Engine:
             self.quarantine.extend(e.row() for e in part.errors)
             events = part.events
             # what is counted of a part's events, column by column (C loops: no per-event Python call)
-            trace_ids = list(map(_TRACE_ID, events))
+            trace_ids = [ev.trace_id for ev in events]
             if traces is not None and not traces.issuperset(trace_ids):
                 missed = next(t for t in trace_ids if t not in traces)
                 raise InternalError(f"{name}: trace {missed!r} was missed by the trace index")
-            by_mech.update(map(_MECHANISM, events))
+            by_mech.update([ev.mechanism for ev in events])
             if hash_of is not None:
-                ids = map(_EVENT_ID, events)
+                ids = [ev.event_id for ev in events]
                 mine = [h & _MASK for h in map(hash, ids)] if hash_of is id_hash else list(map(hash_of, ids))
                 if hashes is not None:
                     hashes.extend(mine)
@@ -243,6 +250,10 @@ def _long_runs(trace_ids: list[str]) -> bool:
 def attach_events(violations: list[dict], events: list[Event]) -> None:
     """Each violation's events (report rows, in the order it names them) from `events`."""
     wanted = {i for v in violations for i in v["event_ids"]}
+    if not wanted:  # no event to look for (a clean trace): no pass over its events (issue 32, session 16)
+        for v in violations:
+            v["events"] = []
+        return
     rows: dict[str, list[dict]] = {}
     for e in events:
         if e.event_id in wanted:

@@ -10,9 +10,16 @@ by name (`start_fold` gives one to a monitor without `start`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`folds.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.registry import vocabulary
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
+from traces.event import Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX
 from traces.verdict import Fold, Monitor, MonitorResult, Tally
 
 
@@ -80,10 +87,12 @@ class GroupFolds:
         self.vocab = {m: v for _, m, _ in self.folds if (v := vocabulary(m)) is not None}
         self.strange: dict[tuple[str, str], list] = {}  # (mechanism, kind) -> [count, first event ID]
 
+    @cython.locals(e=Event, routes=dict, kinds=dict)  # the dicts' `get` a C call (session 16)
     def feed(self, e: Event) -> None:
-        kinds = self.routes.get(e.mechanism)
+        routes = self.routes
+        kinds = routes.get(e.mechanism)
         if kinds is None:
-            kinds = self.routes[e.mechanism] = {}
+            kinds = routes[e.mechanism] = {}
             self.seen.add(e.mechanism)
         folds = kinds.get(e.kind)
         if folds is None:

@@ -20,11 +20,18 @@ import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`stream.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
 from conformance.engine.folds import GroupFolds
 from conformance.engine.tally import RuleCounts
-from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, Event
+from traces.event import Event
+from traces.schema import is_context_kind
 from traces.verdict import Monitor, MonitorResult, Verdict, Violation
 
 Judged = tuple[str, Event, MonitorResult]  # (monitor name, the group's first event, result)
@@ -33,6 +40,10 @@ _SEQ = attrgetter("seq")
 # An event's group within its trace for the entity-scope monitors of its mechanism: the key of
 # `TraceFolds.entities`, and of every tool that looks at one group (`groups_of`).
 ENTITY_OF = attrgetter("mechanism", "entity")
+# The kinds met, by whether they are context kinds (`traces.schema.is_context_kind`, asked once per kind): set
+# membership per event instead of a method call and a comparison (issue 32, session 16)
+_CONTEXT_KINDS: set[str] = set()
+_PLAIN_KINDS: set[str] = set()
 
 
 class Context(list):
@@ -61,19 +72,26 @@ class TraceFolds:
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
+    @cython.locals(e=Event, runs_of=dict, entities=dict)  # the dicts' `get` a C call (session 16)
     def feed(self, e: Event) -> None:
         kind = e.kind
-        if kind.endswith(CONTEXT_SUFFIX) or kind == CONTEXT_START:  # is_context_kind, inline: once per event
+        context = kind in _CONTEXT_KINDS
+        if not context and kind not in _PLAIN_KINDS:  # a kind met for the first time
+            context = is_context_kind(kind)
+            (_CONTEXT_KINDS if context else _PLAIN_KINDS).add(kind)
+        if context:
             self.context.append(e)
         self.core.feed(e)
         if self.trace is not None:
             self.trace.feed(e)
-        runs = self.entity_runs.get(e.mechanism)
+        runs_of = self.entity_runs
+        runs = runs_of.get(e.mechanism)
         if runs:
-            key = ENTITY_OF(e)
-            group = self.entities.get(key)
+            key = (e.mechanism, e.entity)  # `ENTITY_OF(e)`, inline
+            entities = self.entities
+            group = entities.get(key)
             if group is None:
-                group = self.entities[key] = GroupFolds("entity", runs, e, self.context)
+                group = entities[key] = GroupFolds("entity", runs, e, self.context)
             group.feed(e)
 
     def finish(self) -> tuple[list, list[Judged]]:
@@ -176,6 +194,7 @@ class Router:
         self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
         self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
+    @cython.locals(e=Event)
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
             self.held.append(e)
@@ -208,6 +227,7 @@ class Router:
                 return
         deque(map(folds.feed, run), maxlen=0)
 
+    @cython.locals(e=Event)
     def watched(self, e: Event) -> None:
         """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
         nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""

@@ -22,13 +22,19 @@ show (`monitor.AmFold._unseen`), and a database group with no DAG facts in its c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`faults.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.am import events as ev
 from model.am.state import PRIORITY_RANK, STATE_RANK, CopyState, DbState
 from model.am.vocabulary import VOCABULARY
 from spec.catalogue import cite
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import InputFault
 
 cite("AM-016", "AM-024", "AM-034")
@@ -111,6 +117,7 @@ def _spec(kind: str) -> tuple[tuple[str, Any, frozenset[type]], ...]:
 _SPECS = {kind: _spec(kind) for kind in {*REQUIRED, *OPTIONAL}}
 
 
+@cython.locals(e=Event)
 def check_attrs(e: Event) -> None:
     """Faults 1 and 2: the attributes `e`'s kind is judged on are there, in the types the rules need. On the
     path of every event: one lookup and one set membership per attribute; the items of a list are checked
@@ -119,7 +126,7 @@ def check_attrs(e: Event) -> None:
     for key, absent, admitted in _SPECS.get(kind, ()):
         if type(a.get(key, absent)) not in admitted:
             _which(kind, a)
-    if kind == ev.SERVER_HEALTH:
+    if kind == _SERVER_HEALTH:
         health(a["priority"], a["state"])
 
 
@@ -137,9 +144,11 @@ def _which(kind: str, a: Any) -> None:
     raise AssertionError(f"check_attrs found a fault in {kind} that _which does not name")  # a bug of ours
 
 
+_SERVER_HEALTH = ev.SERVER_HEALTH  # bound once: `check_attrs` compares every event with it (issue 32)
 DAG_FACTS: Need = REQUIRED[ev.AM_DAG_CONFIG]  # what the DAG's own group compares an AM_DAG_CONFIG with
 
 
+@cython.locals(e=Event)
 def check_present(e: Event, need: Need) -> None:
     """Fault 1 for the attributes a rule reads with a default: those present (and not null) are of the type it
     needs (the DAG's group compares AM_DAG_CONFIG's lists, an absent one as empty)."""
@@ -176,6 +185,7 @@ def health(priority: Any, state: Any) -> None:
         raise InputFault(f"health {priority!r}/{state!r} is not a priority and a state of the vocabulary")
 
 
+@cython.locals(e=Event)
 def copy_of(d: DbState, server: str, e: Event) -> CopyState:
     """Fault 3: the copy of `d` on `server`, which the trace must have introduced before `e` names it."""
     c = d.copies.get(server)

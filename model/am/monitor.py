@@ -29,7 +29,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`monitor.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.am import events as ev
 from model.am import partial
@@ -38,7 +44,8 @@ from model.am.faults import check_attrs
 from model.am.monitor_dag import DagFacts
 from model.am.replay import Replay
 from model.am.rules import RULES
-from traces.schema import Event, is_context_kind
+from traces.event import Event
+from traces.schema import is_context_kind
 from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order
 
 __all__ = ["AmFold", "AmMonitor", "Config", "Replay"]
@@ -60,6 +67,7 @@ class Config:
         return Config(default_options(), False)
 
     @staticmethod
+    @cython.locals(e=Event)
     def from_start(e: Event) -> Config:
         """The configuration TRACE_START records; an unusable one is an input fault (`model.am.faults`, 5):
         `config` that is not a JSON object, `bcss` that is not one, an option `Options` does not have, or a
@@ -124,6 +132,7 @@ _NOTHING = (None, None)
 _WATCHED = ev.DAG_STATE_KINDS | {ev.AM_DAG_CONFIG, ev.DB_CREATE}
 # kinds whose database may be one the trace never began (`AmFold._unseen`): every database kind but its creation
 _UNSEEN_CHECKED = ev.KINDS - ev.DAG_KINDS - {ev.DB_CREATE, ev.AM_CONFIG, ev.AM_DAG_CONFIG}
+_AM_DAG_CONFIG = ev.AM_DAG_CONFIG  # bound once: the fold compares each am event with it (issue 32)
 _CONTEXT_KIND: dict[str, bool] = {}  # kind -> is_context_kind(kind), asked once per kind
 _FACTS = "am: DAG facts"  # the key of the trace's `DagFacts` among what its folds derive from the context
 
@@ -186,6 +195,7 @@ class AmFold:
         self.unseen: dict[str, list] = {}  # what no rule can judge -> [count, first event ID, its kind]: notes
         self.partial_mounted: dict[str, set[str]] = {}  # a database without DB_CREATE -> where seen mounted
 
+    @cython.locals(e=Event)
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
         kind = e.kind
@@ -211,7 +221,7 @@ class AmFold:
                 return
             self.last = e
             try:
-                if kind == ev.AM_DAG_CONFIG:
+                if kind == _AM_DAG_CONFIG:
                     if r.fold_dag is None:
                         r.fold_dag = self.dag_state
                     if r.fold_dag:
@@ -235,6 +245,7 @@ class AmFold:
         return self.result
 
     # --- the parts ------------------------------------------------------------------------------------
+    @cython.locals(e=Event)
     def _unseen(self, r: Replay, e: Event) -> bool:
         """An event of a database whose beginning the trace does not show (issue 18, family 2): recorded before
         the database's DB_CREATE (a trace cut at the front, or a database of another system). No rule can judge
@@ -248,6 +259,7 @@ class AmFold:
         partial.judge(r, self.partial_mounted, e)  # issue 30, TR-I01: what it shows by itself is judged
         return True
 
+    @cython.locals(e=Event)
     def _watch(self, e: Event) -> None:
         kind = e.kind
         if kind in ev.DAG_STATE_KINDS:
@@ -255,7 +267,7 @@ class AmFold:
             if self.replay.fold_dag is False:
                 self.replay.fold_dag = True
             self.watched = frozenset()  # fold_dag is true from here, and the group has DAG facts
-        elif kind == ev.AM_DAG_CONFIG:
+        elif kind == _AM_DAG_CONFIG:
             self.dag_config = True
             if not self.dag_state:
                 self.watched = ev.DAG_STATE_KINDS  # the group has DAG facts; fold_dag still waits
@@ -268,15 +280,17 @@ class AmFold:
         for c in cursor.due(seq):
             self._take(c)
 
+    @cython.locals(c=Event)
     def _take(self, c: Event) -> None:
         """A context event from the list given at start: only the `am` ones matter (as they always did)."""
         if c.mechanism != "am":
             return
-        if c.kind == ev.AM_DAG_CONFIG and not self.dag_config:
+        if c.kind == _AM_DAG_CONFIG and not self.dag_config:
             self._watch(c)
         if self.live:
             self._step(c)
 
+    @cython.locals(e=Event)
     def _configure(self, e: Event) -> None:
         self.configured = True
         try:
@@ -289,19 +303,21 @@ class AmFold:
         r.opts = r.w.opts = cfg.opts
         r.thresholds_recorded = cfg.thresholds_recorded
 
+    @cython.locals(e=Event)
     def _step(self, e: Event) -> None:
         r = self.replay
-        if r.fold_dag is None and e.kind == ev.AM_DAG_CONFIG:
+        if r.fold_dag is None and e.kind == _AM_DAG_CONFIG:
             r.fold_dag = self.dag_state
         self.last = e
         try:
-            if r.fold_dag is False and e.kind == ev.AM_DAG_CONFIG:
+            if r.fold_dag is False and e.kind == _AM_DAG_CONFIG:
                 self._facts(r, e)
             else:
                 r.step(e)
         except InputFault as exc:  # a foreign or truncated trace (`model.am.faults`): cannot judge on
             self._stop(exc)
 
+    @cython.locals(e=Event)
     def _facts(self, r: Replay, e: Event) -> None:
         """An AM_DAG_CONFIG of a database's group (`fold_dag` false): `Replay.step`'s checks and transition
         (`DagChecks.on_am_dag_config`, `step.dag_config`), the DAG facts taken from the trace's `DagFacts`.

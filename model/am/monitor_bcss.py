@@ -10,7 +10,13 @@ compared with the recorded thresholds and dials only, and what the run's events 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`monitor_bcss.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.am import rules as R
 from model.am.bcss import (
@@ -26,7 +32,7 @@ from model.am.diagnose import context, deviation, sort_reason
 from model.am.faults import copy_of
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Tally, Violation
 
 cite("AM-022", "AM-024", "AM-025", "AM-034", "AM-039", "AM-051", "AM-I09", "AM-I12", "AM-I16", "AM-I17")
@@ -48,16 +54,19 @@ class BcssChecks(RunRecords):
     out: list[Violation]
     tally: Tally
 
+    @cython.locals(e=Event)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None: ...
     def note(self, text: str) -> None: ...
     def db(self, name: str) -> DbState: ...
     def _is_pam(self, server: str | None) -> bool: ...
+    @cython.locals(e=Event)
     def check_minority(self, db: str, e: Event, when: str) -> None: ...
 
     # --- BCSS runs (AM-022..AM-025, AM-032, AM-034, AM-039, AM-051) ---------------------------------
     def _dials_unrecorded(self, snap: Snapshot) -> list[str]:
         return sorted(c.server for c in snap.copies if c.server not in self.w.dials)
 
+    @cython.locals(e=Event)
     def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         tally.judge(R.STANDALONE_NO_FAILOVER)
@@ -162,6 +171,7 @@ class BcssChecks(RunRecords):
         # from here every mount of this database is inside this run until its BCSS_END replaces the record.
         self.last_run.pop(e.entity, None)
 
+    @cython.locals(e=Event)
     def _order_broken(self, run: Run, e: Event, why: str, rule: Rule = R.SELECTION_ORDER, **data: Any) -> None:
         self.lead(run, rule, e, why, run.start, **data)
         run.broken = True  # one report per run
@@ -183,6 +193,7 @@ class BcssChecks(RunRecords):
             tally.skip(R.SELECTION_ORDER, why)
             tally.skip(run.sort, why)
 
+    @cython.locals(e=Event)
     def on_acll_start(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.get(e.entity)
         if run is None:
@@ -221,6 +232,7 @@ class BcssChecks(RunRecords):
         run.tried.append(s)
         run.lli_before[s] = copy_of(self.db(e.entity), s, e).lli
 
+    @cython.locals(e=Event)
     def on_acll_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.get(e.entity)
         if run is None:
@@ -281,6 +293,7 @@ class BcssChecks(RunRecords):
             why = f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}"
             self.record(run, R.ACLL_RECORD, e, why, observed=True, expected=False, missing=missing, **limit)
 
+    @cython.locals(e=Event)
     def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
         tally = self.tally
         tally.judge(R.NEVER_BLOCKED)
@@ -326,12 +339,14 @@ class BcssChecks(RunRecords):
                     **bound(run.snap, s, self.opts, threshold),
                 )
 
+    @cython.locals(e=Event)
     def mount_failed(self, e: Event, s: str) -> None:
         run = self.runs.get(e.entity)
         if run is not None:
             run.failed.add(s)
             run.refused[s] = "did not mount"
 
+    @cython.locals(e=Event)
     def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.pop(e.entity, None)
         if run is None:

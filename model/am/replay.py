@@ -12,7 +12,13 @@ group; `feed` here is the whole-list form kept for scripted scenarios and `expla
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`replay.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.am import events as ev
 from model.am import rules as R
@@ -22,7 +28,7 @@ from model.am.faults import check_attrs
 from model.am.monitor_bcss import FAILURE, BcssChecks, Run
 from model.am.monitor_dag import DagChecks
 from model.am.state import DbState, Trigger, empty_world
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Tally, Violation, input_fault
 
 Handler = Callable[[Any, Event, dict[str, Any]], None]
@@ -57,6 +63,7 @@ class Replay(DagChecks, BcssChecks):
         self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
         self.tally = Tally()  # what each rule judged (issue 29)
 
+    @cython.locals(e=Event)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None:
         """A violation of `rule` judged at `e` (the events involved: `others`, then `e`), with the values compared."""
         self.out.append(rule.violated((*others, e), why, at=e, entity=entity, **data))
@@ -65,6 +72,7 @@ class Replay(DagChecks, BcssChecks):
         if text not in self.notes:
             self.notes.append(text)
 
+    @cython.locals(e=Event)
     def step(self, e: Event) -> None:
         """Judge one event against the state so far, then fold it in (in place)."""
         kind = e.kind
@@ -91,6 +99,7 @@ class Replay(DagChecks, BcssChecks):
             self.end(last)
         return self.out
 
+    @cython.locals(last=Event)
     def end(self, last: Event) -> None:
         """The checks at the end of the trace, against its last event; a run still open reports what its
         record restated wrongly (no behaviour rule fired to carry it)."""
@@ -108,6 +117,7 @@ class Replay(DagChecks, BcssChecks):
     def db(self, name: str) -> DbState:
         return self.w.dbs[name]
 
+    @cython.locals(e=Event)
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
         d, s, tally = self.w.dbs[e.entity], a["server"], self.tally
         tally.judge(R.COPY_STATUS_TRANSITION)
@@ -137,6 +147,7 @@ class Replay(DagChecks, BcssChecks):
     def _is_pam(self, server: str | None) -> bool:
         return server is not None and server == self.w.pam and self.w.claims == {server}
 
+    @cython.locals(e=Event)
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
         if responder and not a["component"]:  # fault 2 of `faults`: the trigger is read as a structure
@@ -156,6 +167,7 @@ class Replay(DagChecks, BcssChecks):
         if role == "SAM":
             self.unasked[e.entity] = e
 
+    @cython.locals(e=Event)
     def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
         self.tally.judge(R.ROLE_RECORD)
         if a["pam"] != self.w.pam:
@@ -169,9 +181,11 @@ class Replay(DagChecks, BcssChecks):
         if self._is_pam(a["pam"]) and self.unasked.pop(e.entity, None) is not None:
             self.tally.judge(R.SAM_ASKS_PAM)  # a SAM's failure report that reached the PAM: held
 
+    @cython.locals(e=Event)
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
+    @cython.locals(e=Event)
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         if d.dag is not None:
@@ -196,12 +210,14 @@ class Replay(DagChecks, BcssChecks):
             )
 
     # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
+    @cython.locals(e=Event)
     def _mount_table(self, e: Event, s: str) -> None:
         self.tally.judge(R.MOUNT_TRANSITION)
         why = step.mount_fault(self.db(e.entity), e.kind, s)
         if why:
             self.v(R.MOUNT_TRANSITION, e, why)
 
+    @cython.locals(e=Event)
     def _outside_quorum(self, e: Event, s: str, what: str) -> None:
         if self.db(e.entity).dag is None:
             return
@@ -216,6 +232,7 @@ class Replay(DagChecks, BcssChecks):
                 quorum=sorted(self.w.quorum() or ()),
             )
 
+    @cython.locals(e=Event)
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
         s, d, run, tally = a["server"], self.db(e.entity), self.runs.get(e.entity), self.tally
         self._mount_table(e, s)
@@ -259,10 +276,12 @@ class Replay(DagChecks, BcssChecks):
                     "the source's remount after a switchover or responder run that mounted nothing",
                 )
 
+    @cython.locals(e=Event)
     def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])
         self.mount_failed(e, a["server"])
 
+    @cython.locals(e=Event)
     def on_mounted(self, e: Event, a: dict[str, Any]) -> None:
         s, d = a["server"], self.db(e.entity)
         self._mount_table(e, s)
@@ -290,6 +309,7 @@ class Replay(DagChecks, BcssChecks):
                     parameter="AM-P11",
                 )
 
+    @cython.locals(e=Event)
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
         s, reason = a["server"], a.get("reason")
         self._mount_table(e, s)
@@ -308,6 +328,7 @@ class Replay(DagChecks, BcssChecks):
                 quorum=sorted(q),
             )
 
+    @cython.locals(e=Event)
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted
         self.tally.judge(R.LOCATION_ANSWER)

@@ -10,13 +10,19 @@ come from the recorded connector settings. Attributes that restate these are che
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`creation.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.inputs import attempt_number
 from model.sr.world import Inst, World, grown
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Violation
 
 # RECEIVE attributes that restate the configuration: attribute -> how to read the configured value
@@ -39,6 +45,7 @@ _PARAMETER = {
 }
 
 
+@cython.locals(e=Event)
 def receive(w: World, e: Event) -> Inst:
     """The instance a RECEIVE opens (an existing one is returned, so that the transition table refuses it)."""
     a, m = e.attrs, w.msg(e.entity)
@@ -62,6 +69,7 @@ def receive(w: World, e: Event) -> Inst:
     return inst
 
 
+@cython.locals(e=Event)
 def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     for attr, read in _RESTATED.items():
@@ -87,6 +95,7 @@ def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _topology(w: World, e: Event, server: str, boundary: Any, site: Any) -> list[Violation]:
     """A record naming a server, its boundary or its site against the recorded topology (SR-006)."""
     if w.topo is None:
@@ -109,6 +118,7 @@ def _topology(w: World, e: Event, server: str, boundary: Any, site: Any) -> list
                                             server=server, **data)]  # fmt: skip
 
 
+@cython.locals(e=Event)
 def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, shadow = a["try"], a["shadow"]
@@ -148,6 +158,7 @@ def _no_plan(w: World) -> str:
     return "a server the recorded topology does not name"
 
 
+@cython.locals(e=Event)
 def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, s, tally = e.attrs, [], e.node, w.tally
     if iv.attempt_open != s:
@@ -178,6 +189,7 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
     if iv.shadow != e.attrs["shadow"] or iv.attempt_open != iv.shadow:
@@ -188,6 +200,7 @@ def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, reason = attempt_number(e), a.get("reason", "")
@@ -230,6 +243,7 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
     """SR-039, SR-I22: a shadow session times out no earlier than the first inactivity time-out after it opened;
     the sender's session at any moment after its data arrived (ConnectionTimeout counts from the connection's
@@ -264,6 +278,7 @@ def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
     """An answer in the sender's session later than ConnectionTimeout after its data (SR-039, SR-I22)."""
     if not (e.attrs.get("acked") or e.kind == ev.REJECT) or not iv.inbound_open:
@@ -278,6 +293,7 @@ def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
                    bound_ms=most, bound="most", parameter="SR-P09")]  # fmt: skip
 
 
+@cython.locals(e=Event)
 def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
@@ -298,6 +314,7 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(e=Event)
 def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
     out, text = _open_too_long(w, iv, e), e.attrs["response"]
     variant = w.cfg.accept_variant and isinstance(text, str) and text.startswith(ev.REJECTION_VARIANT)

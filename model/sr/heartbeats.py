@@ -10,16 +10,23 @@ and the recorded faults (`world.World`), every interval from the recorded config
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`heartbeats.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.sr import rules as R
 from model.sr.liveness import stale
 from model.sr.maintenance import NEVER
 from model.sr.partial import HELD_UNSEEN
 from model.sr.world import SHADOW, World
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Violation
 
 
+@cython.locals(e=Event)
 def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> list[Violation]:
     """SR-078, SR-I30: a heartbeat is early only when every allowed schedule forbids it: it comes sooner than
     ShadowHeartbeatFrequency after the pair's previous heartbeat in this run of the shadow server (a periodic
@@ -42,6 +49,7 @@ def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> 
                    bound="least", parameter="SR-P13")]  # fmt: skip
 
 
+@cython.locals(e=Event)
 def query(w: World, e: Event) -> list[Violation]:
     """One XQUERYDISCARD of a shadow server to a primary (entity `hb:<shadow>><primary>`; SR-053..SR-056)."""
     a, out, s, tally = e.attrs, [], e.node, w.tally

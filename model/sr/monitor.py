@@ -26,14 +26,21 @@ import zlib
 from collections import deque
 from collections.abc import Sequence
 from copy import copy as shallow
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`monitor.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 
 from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.liveness import at_end, flush_due, liveness_findings, liveness_judged, skip_liveness
 from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
-from traces.schema import Event, is_context_kind
+from traces.event import Event
+from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, is_context_kind
 from traces.verdict import ContextCursor, InputFault, MonitorResult, Rule, Tally, Violation, fold_all, in_seq_order
 
 _FAULTS = frozenset({"CRASH", "RESTART"})
@@ -129,6 +136,7 @@ class SrFold:
         self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
+    @cython.locals(e=Event)
     def feed(self, e: Event, _context: bool = False) -> None:
         """One event of the trace, in sequence order; the context events due before it are taken first
         (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the
@@ -140,7 +148,7 @@ class SrFold:
             if cursor.index < len(cursor.events):
                 for c in cursor.due(e.seq):
                     self.feed(c, True)
-            if kind not in _PLAIN and is_context_kind(kind) and cursor.taken(e):
+            if kind not in _PLAIN and (kind == CONTEXT_START or kind.endswith(CONTEXT_SUFFIX)) and cursor.taken(e):
                 return  # a context event already taken (`ContextCursor.taken`)
         w, name = self.world, e.entity
         if e.mechanism not in _READ and kind not in _CONFIGURING:  # another mechanism's event (issue 32): `step`
@@ -228,6 +236,7 @@ class SrFold:
         return tally_of(self.world)
 
     # --- the fold ----------------------------------------------------------------------------------------
+    @cython.locals(e=Event)
     def _foreign(self, topo: dict[str, tuple[str, str | None, str]], e: Event) -> bool:
         """An sr event recorded by, or a heartbeat to, a server of the recorded topology whose version takes no
         part in 2013 shadow redundancy (an Exchange 2010 Hub: seed 000, "Shadow redundancy with Exchange 2010
@@ -246,6 +255,7 @@ class SrFold:
         seen[0] += 1
         return True
 
+    @cython.locals(e=Event)
     def _shadows_for_foreign(self, e: Event, primary: str, version: str) -> None:
         """A 2013 server that says it holds shadows (`held` above 0) for a primary of another version: seed 000
         (SR-015, the Exchange 2010 section) forbids such a shadow whatever came before (TR-I01, issue 30)."""
@@ -261,6 +271,7 @@ class SrFold:
             rule = R.SHADOW_IN_BOUNDARY
             self.violations.append(rule.violated((e,), why, observed=held, primary=primary, version=version))
 
+    @cython.locals(e=Event)
     def _on_node(self, e: Event) -> list[str]:
         """The messages with a copy on the node of a CRASH or RESTART (the fault may settle them)."""
         return sorted({inst.msg for inst in (self.world.at.get(e.node) or {}).values()})

@@ -12,6 +12,12 @@ recorded configuration and every fact from earlier events. No I/O, no clock, no 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`step.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.sr import creation, heartbeats, maintenance, partial
 from model.sr import events as ev
@@ -36,7 +42,7 @@ from model.sr.world import (
     Inst,
     World,
 )
-from traces.schema import Event
+from traces.event import Event
 from traces.verdict import Rule, Tally, Violation
 
 # event kind -> (states of the event node's copy it may start from, state it leaves, rule when forbidden);
@@ -102,6 +108,7 @@ _MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYD
 _RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
 
 
+@cython.locals(e=Event)
 def step(w: World, e: Event) -> Sequence[Violation]:
     """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
     due, db_due = w.due, w.db_due
@@ -146,6 +153,7 @@ def step(w: World, e: Event) -> Sequence[Violation]:
     return [*out, *found]
 
 
+@cython.locals(e=Event)
 def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, Rule]) -> list[Violation]:
     """The copy on the event's node (the primary's, for DISCARD_EXPIRE) moves as `TRANSITIONS` allows."""
     allowed, target, rule = move

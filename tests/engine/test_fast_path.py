@@ -262,10 +262,12 @@ def test_twin_a_different_compiled_module_is_caught(tmp_path: Path) -> None:
     altered = tmp_path / "core_fold.py"
     altered.write_text(source.replace(TWIN_FROM, TWIN_TO))
     build = tmp_path / "build"
-    cmd = [sys.executable, "scripts/build_fast.py", "--out", str(build), "--module", TWIN, "--jobs", "1"]
+    # session 16: with its cimport partner, the compiled `Event` (`core_fold.pxd`), or the build refuses it
+    cmd = [sys.executable, "scripts/build_fast.py", "--out", str(build), "--jobs", "1"]
+    cmd += ["--module", TWIN, "--module", "traces.event"]
     done = subprocess.run([*cmd, "--source", f"{TWIN}={altered}"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and (build / fastpath.MANIFEST).is_file(), done.stderr
-    assert "compiled path: 1 module(s)" in _version(_env(HACONFORM_FAST_DIR=str(build)))
+    assert "compiled path: 2 module(s)" in _version(_env(HACONFORM_FAST_DIR=str(build)))
     twin = _check("mutants", tmp_path / "twin", _env(HACONFORM_FAST_DIR=str(build)))
     pure = _check("mutants", tmp_path / "pure", _env(HACONFORM_PURE="1"))
     assert "violations.jsonl" in _differences(twin, pure)

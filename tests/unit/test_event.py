@@ -72,7 +72,11 @@ def test_equality_hash_order_pickle_and_replace_are_the_dataclass_ones():
     with pytest.raises(TypeError):
         _ = e < e  # type: ignore[operator]
     assert pickle.loads(pickle.dumps(e)) == e
-    assert e.__reduce_ex__(5)[2] == Generated(*POSITIONAL, {"a": [1, 2]}).__reduce_ex__(5)[2]  # the pickled state
+    # session 16: pickled as its class and fields (`traces/event.py`), the dataclass's state in its order
+    assert e.__reduce_ex__(5) == (Event, tuple(_state(Generated(*POSITIONAL, {"a": [1, 2]}))))
+    old = Event.__new__(Event)  # a pickle of the dataclass: `copyreg.__newobj__`, then its state
+    old.__setstate__(Generated(*POSITIONAL, {"a": [1, 2]}).__reduce_ex__(5)[2])
+    assert old == e
     assert copy.deepcopy(e) == e
     changed = dataclasses.replace(e, seq=8)
     assert changed.seq == 8 and changed.attrs is e.attrs and type(changed) is Event
