@@ -67,5 +67,6 @@ def test_objects_frozen_before_the_run_stay_frozen(nothing_frozen: None, collect
     before = gc.get_freeze_count()
     assert before >= 1000
     _run(collector(every=2))
-    assert (gc.get_freeze_count() >= before) is keeps
+    # frozen objects the run frees by reference counting leave the count: half of it is plenty (the twin: 0)
+    assert (gc.get_freeze_count() > before // 2) is keeps
     del preloaded
