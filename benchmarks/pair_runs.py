@@ -10,11 +10,12 @@ child process reaped with `os.wait4`, whose resource usage covers the child and 
 = user + system seconds; peak = the largest single process's resident set (`ru_maxrss`), not the tree's sum
 (`benchmarks/tree_watch.py` sums the tree). A descendant its parent leaves unreaped is not counted: a Spark check's
 JVM and Python workers are not (measured: 0.7 CPU s for a check whose process tree spent over 20), so for Spark use
-`bench_check.py` (its `tree_cpu`) or `tree_watch.py`, which read every descendant from /proc. With `--vs`, A is the
-command after `--` and B the `--vs` string (split as a shell splits words, run without a shell); A and B alternate,
-so a machine whose speed drifts moves both sides of each pair, and the ratio A/B is taken pair by pair. Prints min,
-median and max of each figure; the commands' exit statuses are printed, not acted on. Wall time here is the
-benchmark's own measurement: the model never reads a clock.
+`bench_check.py` (its `tree_cpu`) or `tree_watch.py`, which read every descendant from /proc. Run it as its own
+process: a child started by a large process can report that process's high-water mark as its own peak. With `--vs`,
+A is the command after `--` and B the `--vs` string (split as a shell splits words, run without a shell); A and B
+alternate, so a machine whose speed drifts moves both sides of each pair, and the ratio A/B is taken pair by pair.
+Prints min, median and max of each figure; the commands' exit statuses are printed, not acted on. Wall time here is
+the benchmark's own measurement: the model never reads a clock.
 """
 
 from __future__ import annotations
