@@ -30,9 +30,28 @@ def compiled(probe: Any) -> bool:
 
 
 def fill(record: Any, values: tuple) -> None:
-    """A frozen record's fields set in the pure path (as a frozen dataclass's `__init__` sets them)."""
-    for name, value in zip(type(record).__fields__, values, strict=True):
-        _set(record, name, value)
+    """A frozen record's fields set in the pure path (as a frozen dataclass's `__init__` sets them). A pure record
+    over the compiled `Value` (its module edited since the build, so loaded pure, beside compiled bases:
+    `traces.fastpath`) refuses `object.__setattr__` (the base has a setter of its own): its fields are then set
+    through their slots' descriptors, which is what `object.__setattr__` does for a slotted class."""
+    names = type(record).__fields__
+    try:
+        for name, value in zip(names, values, strict=True):
+            _set(record, name, value)
+    except TypeError:  # "can't apply this __setattr__": a pure subclass of the compiled base
+        slots = _slots(type(record))
+        for name, value in zip(names, values, strict=True):
+            slots[name].__set__(record, value)
+
+
+def _slots(cls: type) -> dict[str, Any]:
+    """Each slot's descriptor of `cls` by name, from its class and bases (the nearest first)."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        for name in getattr(klass, "__slots__", ()):
+            if name in klass.__dict__:
+                found[name] = klass.__dict__[name]
+    return found
 
 
 class Record:
