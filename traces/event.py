@@ -49,8 +49,7 @@ class Event:
     dict; `None` or nothing: an empty one), `schema_version` (`traces/README.md` documents each).
     Unhashable and unordered, as the dataclass (tests/unit/test_event.py)."""
 
-    __fields__ = ("trace_id", "seq", "event_id", "ts_ms", "node", "mechanism", "entity", "kind", "attrs",
-                  "schema_version")  # fmt: skip
+    __fields__ = tuple(_Shape.__dataclass_fields__)  # the fields in order, declared once (`_Shape`)
     __slots__ = __fields__
     __match_args__ = __fields__
     __dataclass_fields__ = _Shape.__dataclass_fields__  # `dataclasses.replace`, `fields` and `asdict` read it
