@@ -45,7 +45,7 @@ from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
 from spark_trace_check.raw import Raw, judge_rows, read_raw
-from spark_trace_check.session import build_session
+from spark_trace_check.session import build_session, client_compiler_only
 from spark_trace_check.trace_pass import (
     CANDIDATE_KIND,
     HELD_KIND,
@@ -165,7 +165,8 @@ def check(
     """`plan`: "units" (Spark schedules the engine's units of whole traces, `spark_trace_check.units`),
     "shuffle" (every row shuffled by trace, `spark_trace_check.trace_pass`), or "auto": units unless the
     corpus's traces are spread so that its units would read it more than `units.MAX_AMPLIFICATION` times.
-    `announce`: say on stderr which plan was chosen and why. None: `PLAN` (the tests run both plans)."""
+    `announce`: say on stderr which plan was chosen and why. None: `PLAN` (the tests run both plans). The
+    units plan runs with the driver JVM's server compiler off (`session.client_compiler_only`)."""
     plan = plan or PLAN
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
@@ -177,9 +178,10 @@ def check(
                 why = "" if chosen else f" > {units.MAX_AMPLIFICATION}: one shuffle of the rows by trace instead"
                 print(f"haconform check: spark: {planned.describe()}{why}", file=sys.stderr, flush=True)
             if chosen:
-                return units.check_units(
-                    spark, planned, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
-                )
+                with client_compiler_only(spark):
+                    return units.check_units(
+                        spark, planned, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
+                    )
         return _shuffled(spark, paths, partitions=partitions, cap=cap, progress=progress, skew_ms=skew_ms)
 
 

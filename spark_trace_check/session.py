@@ -20,7 +20,11 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from py4j.protocol import Py4JError
 
 from spark_trace_check.jvm_archive import java_options
 
@@ -175,3 +179,67 @@ def build_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+# HotSpot's compiler directive (`jcmd PID Compiler.directives_add FILE`): no method compiled by the server
+# compiler from now on; the client compiler's code stays, and so does what the server compiler already built
+_NO_SERVER_COMPILER = '[{ match: "*.*", c2: { Exclude: true } }]\n'
+_DCMD = "com.sun.management:type=DiagnosticCommand"
+
+
+def _diagnostic_command(spark, operation: str, *words: str) -> str:
+    """Run one of the driver JVM's diagnostic commands (the `jcmd` commands, through its platform MBean server;
+    the call goes through the `MBeanServerConnection` interface, as the server's own class is not exported)."""
+    gateway, jvm = spark.sparkContext._gateway, spark.sparkContext._jvm
+    lang = jvm.java.lang
+    types = gateway.new_array(lang.Class, 4)
+    names = ("javax.management.ObjectName", "java.lang.String", "[Ljava.lang.Object;", "[Ljava.lang.String;")
+    for i, name in enumerate(names):
+        types[i] = lang.Class.forName(name)
+    invoke = lang.Class.forName("javax.management.MBeanServerConnection").getMethod("invoke", types)
+    args = gateway.new_array(lang.String, len(words))
+    for i, word in enumerate(words):
+        args[i] = word
+    params = gateway.new_array(lang.Object, 1)
+    params[0] = args
+    signature = gateway.new_array(lang.String, 1)
+    signature[0] = "[Ljava.lang.String;"
+    call = gateway.new_array(lang.Object, 4)
+    call[0], call[1], call[2], call[3] = jvm.javax.management.ObjectName(_DCMD), operation, params, signature
+    server = jvm.java.lang.management.ManagementFactory.getPlatformMBeanServer()
+    return str(invoke.invoke(server, call))
+
+
+def directives(spark) -> str:
+    """The driver JVM's compiler directives as HotSpot prints them (`Compiler.directives_print`)."""
+    return _diagnostic_command(spark, "compilerDirectivesPrint")
+
+
+@contextmanager
+def client_compiler_only(spark) -> Iterator[bool]:
+    """The driver JVM compiles with its client compiler only while inside (yields whether that took effect).
+
+    For the units plan (`spark_trace_check.units`), where the JVM moves task results and 8 bytes of hash per
+    event but no rows: at 10^7 events the server compiler spent 3.0 of the JVM's 4.8 CPU s there, compiling
+    code it then barely ran (benchmarks/README.md, "Session 17"). The JIT tier cannot be chosen when the
+    session starts, as the plan is known only after the index job, and the shuffle plan needs the server
+    compiler (its JVM took 79.6 CPU s with the client compiler only, 55.9 with both). So the directive is added
+    once the units plan is chosen and removed after. A method it kept from the server compiler stays so for
+    the life of the JVM (HotSpot marks it), which a session that goes on with other jobs should know. In
+    local mode the driver JVM is the executor; on a cluster the executors' JVMs are not changed. A JVM
+    without the command (not HotSpot) is left as it is."""
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / "haconform-no-server-compiler.json"
+    try:
+        if not path.exists() or path.read_text() != _NO_SERVER_COMPILER:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(_NO_SERVER_COMPILER)
+            tmp.replace(path)
+        added = _diagnostic_command(spark, "compilerDirectivesAdd", str(path)).startswith("1 compiler directive")
+    except (Py4JError, OSError):  # JMX or py4j refused it (not HotSpot), or no temporary file: as before
+        added = False
+    try:
+        yield added
+    finally:
+        if added:
+            with suppress(Py4JError):  # a JVM that died in the body: its own error is the one to see
+                _diagnostic_command(spark, "compilerDirectivesRemove")
