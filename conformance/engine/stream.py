@@ -357,22 +357,35 @@ class Incremental:
     """A growing trace judged as it grows (the implementer harness): each new event is fed once; a verdict
     finishes a copy of the folds (`pickle`), so the run's folds go on. The verdict of a prefix is that of
     `conformance.check.verdict` over the same events: an event out of seq order or a repeated event ID
-    makes `exact()` false, and the caller judges the whole prefix instead."""
+    makes `exact()` false, and the caller judges the whole prefix instead.
+
+    A repeated ID is found without a set of every ID fed (issue 33, session 17: that set was history, not state,
+    and grew with every explored state's depth). An ID that names its own event (`<trace_id>:<seq>`, the kernel's
+    recorder, or `<trace_id>-<seq>`, the harnesses': `own_id`) is repeated only by an event of the same trace and
+    seq, which the seq order check already refuses (`own_id`'s docstring gives the proof). Only the other IDs are
+    kept (`ids`, empty for the model's traces), and one of them that could spell an own ID already fed
+    (`spells_own`) breaks the fold too: the caller's slow path then judges the prefix whole, the same verdict."""
 
     def __init__(self, runs: Sequence[tuple[str, Monitor]]) -> None:
         self.router = Router(runs, None)
         self.last: dict[str, int] = {}
-        self.ids: set[str] = set()
+        self.ids: set[str] = set()  # the IDs fed that do not name their own event (`own_id`)
         self.broken = False
 
     def feed(self, e: Event) -> None:
         if self.broken:
             return
-        if e.seq <= self.last.get(e.trace_id, -1) or e.event_id in self.ids:
+        trace, seq, eid = e.trace_id, e.seq, e.event_id
+        last = self.last
+        if seq <= last.get(trace, -1) or eid in self.ids:
             self.broken = True
             return
-        self.last[e.trace_id] = e.seq
-        self.ids.add(e.event_id)
+        if not own_id(eid, trace, seq):
+            if spells_own(eid, last):
+                self.broken = True
+                return
+            self.ids.add(eid)
+        last[trace] = seq
         self.router.feed(e)
 
     def exact(self) -> bool:
@@ -381,3 +394,30 @@ class Incremental:
     def verdict(self) -> MonitorResult:
         copy: dict[str, TraceFolds] = pickle.loads(pickle.dumps(self.router.traces, pickle.HIGHEST_PROTOCOL))
         return result_of(copy[trace].finish() for trace in sorted(copy))
+
+
+_SEPARATORS = frozenset(":-")
+
+
+def own_id(eid: str, trace: str, seq: int) -> bool:
+    """Whether `eid` is `<trace>:<seq>` or `<trace>-<seq>` (the kernel's recorder and the harnesses' IDs), for a
+    seq the order check let through (an int above -1). Two such IDs are equal only for the same trace and seq:
+    `str(seq)` of an int of at least 0 holds neither separator (digits; a bool's `True`/`False` neither), so the
+    ID's last ':' or '-' splits it into that trace and that seq, whichever event it names. A repeated own ID is
+    then an event of a trace fed at a seq it already passed: `Incremental.feed`'s order check breaks the fold."""
+    n = len(trace)
+    return type(seq) is int and eid[n + 1 :] == str(seq) and eid[n : n + 1] in _SEPARATORS and eid.startswith(trace)
+
+
+def spells_own(eid: str, last: dict[str, int]) -> bool:
+    """Whether `eid` (an ID that does not name its own event) might be the own ID of an event already fed: its
+    last ':' or '-' splits it into a trace fed and a seq (digits, as `str` writes an int) no later than that
+    trace's last. It may not be (the trace's seqs need not be consecutive): then the slow path judges the prefix
+    whole, the same verdict (`Incremental`)."""
+    cut = max(eid.rfind(":"), eid.rfind("-"))
+    if cut < 0:
+        return False
+    tail, trace = eid[cut + 1 :], eid[:cut]
+    if not (tail.isascii() and tail.isdigit()) or str(int(tail)) != tail or trace not in last:
+        return False
+    return int(tail) <= last[trace]
