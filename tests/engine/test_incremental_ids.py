@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.engine import stream
-from conformance.engine.stream import Incremental, own_id, spells_own
+from conformance.engine.event_ids import own_id, spells_own
+from conformance.engine.stream import Incremental
 from conformance.explore.bfs import Explorer
 from conformance.explore.manifest import load
 from conformance.explore.result import Result
