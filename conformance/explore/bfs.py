@@ -51,6 +51,7 @@ from conformance.explore.state import (
     feed_folds,
     fixed_table,
     forget_fed,
+    forget_globals,
     freeze,
     thaw,
 )
@@ -90,6 +91,7 @@ class Explorer:
         # session 14: what every state shares, from the first root frozen (`conformance.explore.fixed`; False: not)
         self.fixed: FixedTable | None = None
         self.share_fixed = True
+        forget_globals()  # session 17: its blobs' globals resolved afresh (`state.thaw`)
 
     # --- states ------------------------------------------------------------------------------------------
     def fresh(self, start: Sequence[int] = ()) -> Session:

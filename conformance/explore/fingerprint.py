@@ -34,16 +34,22 @@ import random
 import re
 import types
 from array import array
-from collections.abc import Callable, Iterable, Mapping
-from operator import attrgetter
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from conformance.explore.shapes import _SHAPES, _immutable, _shape
+from conformance.explore.shapes import frozen_record as frozen_record  # re-exported (state, fixed, sharing)
+from conformance.explore.shapes import not_state as not_state  # re-exported
 from model.kernel.recorder import Recorder
 from model.kernel.sim import COMPILED_FUNCTION, Simulator, TimerHandle
 from traces.verdict import Tally
 
 _SIM_SKIP = frozenset({"recorder", "steps", "_order", "_queue"})
 _ATOMS = (type(None), bool, int, float, complex, bytes)
+# An atom's token put inline in a sequence, a dict or an object (session 17; session 16 put a str so): the token
+# `walk` puts, `f"{cls.__name__}:{obj!r}"` (an int's `f"int:{x}"`, its repr): test_fingerprint_inline.py
+_BOOL = {False: "bool:False", True: "bool:True"}
+_NONE = "NoneType:None"
 
 # How a class is encoded, decided once per class (session 11: one dict lookup per object instead of a chain of
 # isinstance tests; the tokens are those of the chain, so every fingerprint is unchanged).
@@ -163,8 +169,15 @@ class Walker:
                     walk(x)
                 return
             for x in obj:  # session 16: a str inline, the tokens `walk` puts (most elements are names)
-                if type(x) is str:
+                t = type(x)  # session 17: an int, a bool and None too (`_BOOL`, `_NONE`)
+                if t is str:
                     put("s" + x)
+                elif t is int:
+                    put(f"int:{x}")
+                elif t is bool:
+                    put(_BOOL[x])
+                elif x is None:
+                    put(_NONE)
                 else:
                     walk(x)
         elif kind == _DICT:
@@ -175,12 +188,22 @@ class Walker:
                     walk(v)
                 return
             for k, v in obj.items():
-                if type(k) is str:
+                t = type(k)
+                if t is str:
                     put("s" + k)
+                elif t is int:
+                    put(f"int:{k}")
                 else:
                     walk(k)
-                if type(v) is str:
+                t = type(v)
+                if t is str:
                     put("s" + v)
+                elif t is int:
+                    put(f"int:{v}")
+                elif t is bool:
+                    put(_BOOL[v])
+                elif v is None:
+                    put(_NONE)
                 else:
                     walk(v)
         elif kind == _SET:
@@ -279,8 +302,15 @@ class Walker:
                     return
                 for k, v in zip(order, values, strict=True):
                     put(k)
-                    if type(v) is str:
+                    t = type(v)
+                    if t is str:
                         put("s" + v)
+                    elif t is int:
+                        put(f"int:{v}")
+                    elif t is bool:
+                        put(_BOOL[v])
+                    elif v is None:
+                        put(_NONE)
                     else:
                         walk(v)
                 return
@@ -299,8 +329,15 @@ class Walker:
             for k in order:
                 put(k)
                 v = fields[k]
-                if type(v) is str:
+                t = type(v)
+                if t is str:
                     put("s" + v)
+                elif t is int:
+                    put(f"int:{v}")
+                elif t is bool:
+                    put(_BOOL[v])
+                elif v is None:
+                    put(_NONE)
                 else:
                     walk(v)
             return
@@ -318,65 +355,11 @@ class Walker:
             walk(fields[k])
 
 
-_FROZEN: dict[type, bool] = {}
-# per class: its header token, the slot names of its MRO (most derived first), the fields it says are not state,
-# and for a class with slots a getter of the others' values in sorted order, with their names
-_Shape = tuple[str, tuple[str, ...], frozenset[str], Callable[[Any], tuple[Any, ...]] | None, tuple[str, ...]]
-_SHAPES: dict[type, _Shape] = {}
 _ALONE: dict[str, str] = {}  # a str set element -> its digest as `Walker._alone` encodes it on its own
 _ALONE_MAX = 1 << 16
 _WORDS: dict[bytes, str] = {}  # a generator's state words -> their digest (a state's copies share their words)
 _WORDS_MAX = 1 << 10
 _SORTED: dict[tuple[str, ...], list[str]] = {}  # an object's attribute names in insertion order -> sorted
-
-
-def _names(slots: str | Iterable[str]) -> tuple[str, ...]:
-    return (slots,) if isinstance(slots, str) else tuple(slots)
-
-
-def _shape(cls: type) -> _Shape:
-    """How `Walker._object` encodes an object of `cls`: its header token, its slots, the fields left out
-    (`not_state`), and for a slotted class the getter of its other slots' values in sorted order (the order the
-    generic path puts them in when every slot is set and there is no `__dict__`) with their names."""
-    slots = tuple(n for klass in cls.__mro__ for n in _names(getattr(klass, "__slots__", ())))
-    skip = not_state(cls)
-    order = tuple(sorted(set(slots) - skip - {"__dict__", "__weakref__"}))
-    getter: Callable[[Any], tuple[Any, ...]] | None = None
-    if len(order) > 1:
-        getter = attrgetter(*order)
-    elif order:
-        one = attrgetter(order[0])
-        getter = lambda obj: (one(obj),)  # noqa: E731
-    found = _SHAPES[cls] = (f"O{cls.__module__}.{cls.__qualname__}", slots, skip, getter, order)
-    return found
-
-
-def not_state(cls: type) -> frozenset[str]:
-    """The fields a class declares are not state (`__not_state__`, a tuple of names; session 16): left out of the
-    fingerprint. Sound only for a field the model's behaviour does not depend on, such as a cache derived from the
-    other fields (am's `World.cached_quorum` and `cached_view`). Each such declaration has its twins in
-    `tests/explore/test_not_state.py`."""
-    names = getattr(cls, "__not_state__", ())
-    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{cls.__module__}.{cls.__qualname__}.__not_state__ must be a tuple of field names")
-    return frozenset(names)
-
-
-def _immutable(cls: type) -> bool:
-    """A tuple, a frozenset, a frozen dataclass or a class declaring `__frozen__ = True` (a record that is a
-    `cdef class` in the compiled build, `model/pf/state.py`): encoded by value wherever it occurs, never as a back
-    reference (one value may be one object or several, by the interpreter's interning or a copy's: issue 33)."""
-    frozen = _FROZEN.get(cls)
-    if frozen is None:
-        frozen = _FROZEN[cls] = issubclass(cls, tuple | frozenset) or frozen_record(cls)
-    return frozen
-
-
-def frozen_record(cls: type) -> bool:
-    """A frozen dataclass or a class declaring `__frozen__ = True` (a record whose fields are never assigned; what
-    they hold is trusted, and checked where it is shared: `conformance.explore.sharing.check_frozen`)."""
-    params = getattr(cls, "__dataclass_params__", None)
-    return bool(params is not None and params.frozen) or getattr(cls, "__frozen__", False) is True
 
 
 def fingerprint(

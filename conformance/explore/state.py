@@ -112,11 +112,12 @@ def feed_folds(s: Session) -> None:
 
 def check_fold(inc: Any, where: str) -> None:
     """A fold that judged a state without its fed events must have stayed exact (`forget_fed`): one that did not
-    judged a trace without its prefix, an internal error (the model recorded an event out of seq order)."""
+    judged a trace without its prefix, an internal error (the model recorded an event out of seq order, or repeated
+    an event ID: `conformance.engine.stream.Incremental`)."""
     if inc is not None and not inc.exact():
         raise RuntimeError(
-            f"{where}: the model recorded an event out of seq order: a state keeps only the fold of the events "
-            "before it (state.forget_fed), which must then be exact"
+            f"{where}: the model recorded an event out of seq order or with a repeated event ID: a state keeps only "
+            "the fold of the events before it (state.forget_fed), which must then be exact"
         )
 
 
@@ -266,11 +267,33 @@ def freeze(s: Session, compress: bool = False, fixed: FixedTable | None = None) 
     return _ZLIB + zlib.compress(blob, 1) if compress else blob
 
 
+# What a blob's globals (its classes and reducers) resolve to, for one exploration (session 17): a copy of am's
+# state names about 30, and the unpickler's own `find_class` (a module lookup and a split of the name for each) was
+# 12-15% of `pickle.loads`. Forgotten when an explorer starts (`forget_globals`, `bfs.Explorer`): an exploration
+# never rebinds a class or a function of a module, a test between two explorations may.
+_GLOBALS: dict[tuple[str, str], Any] = {}
+
+
+class _Thawer(pickle.Unpickler):
+    """`pickle.loads` with its globals remembered (`_GLOBALS`)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = _GLOBALS.get((module, name))
+        if found is None:
+            found = _GLOBALS[(module, name)] = super().find_class(module, name)
+        return found
+
+
+def forget_globals() -> None:
+    """A new exploration resolves its blobs' globals afresh (`_GLOBALS`)."""
+    _GLOBALS.clear()
+
+
 def thaw(blob: bytes, driver: Driver, setup: dict[str, Any]) -> Session:
     """A fresh session holding an independent copy of the state `freeze` made `blob` of."""
     if blob[:1] == _ZLIB:
         blob = zlib.decompress(blob[1:])
-    system, state, outs, incremental, fed, judged, notes = pickle.loads(blob)
+    system, state, outs, incremental, fed, judged, notes = _Thawer(io.BytesIO(blob)).load()
     s = Session(driver, system, setup)
     s.state, s.outs, s.incremental, s.fed, s.judged, s.notes = state, outs, incremental, fed, judged, notes
     return s
@@ -332,6 +355,7 @@ def copy_folds(traces: Any) -> Any:
     pickler.dispatch_table = _COPY_TABLE[1]
     try:
         pickler.dump(traces)
-        return pickle.loads(buf.getbuffer())
+        buf.seek(0)
+        return _Thawer(buf).load()
     finally:
         _EVENTS.clear()
