@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as 
 else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
     from traces.fastpath import shadow as cython
 
-from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
-from conformance.engine.folds import GroupFolds
+from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold, restored
+from conformance.engine.folds import GroupFolds, fold_finish_copy
 from conformance.engine.tally import RuleCounts
 from traces.event import Event
 from traces.schema import is_context_kind
@@ -60,9 +60,15 @@ class Context(list):
 
 
 class TraceFolds:
-    """Every fold of one streamed trace."""
+    """Every fold of one streamed trace.
 
-    __slots__ = ("context", "core", "entities", "entity_runs", "trace")
+    A `cdef class` in the compiled build (`stream.pxd`; issue 32, session 17): its fields are C struct members. So it
+    is pickled as its class and fields (`__reduce__`, through `core_fold.restored`), which moves saved folds between
+    the compiled and pure paths (a pickle of the plain slotted class it was loads too), and copied by `finish_copy`,
+    never by `object.__new__` and `setattr` (tests/engine/test_fast_folds.py)."""
+
+    __fields__ = ("context", "core", "entities", "entity_runs", "trace")
+    __slots__ = __fields__
 
     def __init__(self, first: Event, trace_runs: Runs, entity_runs, recorded: Sequence[Event] | None = None) -> None:
         """`first`: the first event fed; `recorded`: a held trace's events in recording order (`whole_trace`)."""
@@ -93,6 +99,33 @@ class TraceFolds:
             if group is None:
                 group = entities[key] = GroupFolds("entity", runs, e, self.context)
             group.feed(e)
+
+    def _values(self) -> tuple:
+        return (self.context, self.core, self.entities, self.entity_runs, self.trace)
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
+
+    def finish_copy(self) -> TraceFolds | None:
+        """A copy whose `finish()` gives what this one's would, this one left as it is (issue 33, session 15: the
+        explorer's edge verdict, `conformance.explore.edges`): the core fold and every group copied by their own
+        `finish_copy` (None when one of them has none: the caller copies everything); the context list and the
+        entity runs shared (only `feed` changes them)."""
+        core = fold_finish_copy(self.core)
+        if core is None:
+            return None
+        trace = None
+        if self.trace is not None:
+            trace = self.trace.finish_copy()
+            if trace is None:
+                return None
+        entities = {}
+        for key, group in self.entities.items():
+            copied = group.finish_copy()
+            if copied is None:
+                return None
+            entities[key] = copied
+        return restored(type(self), (self.context, core, entities, self.entity_runs, trace))
 
     def finish(self) -> tuple[list, list[Judged]]:
         judged: list[Judged] = []
