@@ -3,13 +3,17 @@ the versions are the same (`spark_trace_check.worker_path`, issue 32, session 17
 
 `spark`: a task of the check's session reports the files its worker's pyspark, `pyspark.worker` and py4j were
 loaded from: none is in a zip (it fails while the daemon imports them from Spark's `pyspark.zip`), and the worker
-runs the version the driver does. `unit`: `prefer_installed` on a made-up path (archives and installed copies in a
-temporary directory) moves the archives behind the installed copies of the same version; the twins keep the
-archive first: another version installed, none installed, an archive or installed copy without a readable version.
+runs the version the driver does. Its twin (a session of its own in a subprocess): with pyspark's own daemon
+(`spark.python.daemon.module` = `pyspark.daemon`, which keeps Spark's path) the same report names the zip. `unit`:
+`prefer_installed` on a made-up path (archives and installed copies in a temporary directory) moves the archives
+behind the installed copies of the same version; the twins keep the archive first: another version installed,
+none installed, an archive or installed copy without a readable version.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -40,6 +44,25 @@ def test_the_workers_import_the_installed_pyspark(spark) -> None:
     assert seen["version"] == pyspark.__version__
     for name in ("pyspark", "worker", "py4j"):
         assert ".zip" not in seen[name], f"the worker's {name} came from Spark's archive: {seen[name]}"
+
+
+_TWIN = """
+import json
+from spark_trace_check.session import build_session
+from tests.spark.test_worker_path import _where
+spark = build_session("local[1]", for_tests=True, conf={"spark.python.daemon.module": "pyspark.daemon"})
+print(json.dumps(spark.sparkContext.parallelize([0], 1).map(lambda _: _where()).collect()[0]))
+spark.stop()
+"""
+
+
+@pytest.mark.spark
+def test_twin_pysparks_own_daemon_imports_the_zip() -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _TWIN], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["pyspark"].endswith("pyspark.zip/pyspark/__init__.py") and ".zip" in seen["worker"]
 
 
 def _archive(where: Path, name: str, package: str, version: str | None) -> str:
