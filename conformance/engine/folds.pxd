@@ -8,3 +8,5 @@ from traces.event cimport Event
 # Python objects all, as in the pure class; pickled and copied through `__reduce__` and `finish_copy`.
 cdef class GroupFolds:
     cdef public object all, first, folds, reads, routes, scope, seen, strange, vocab
+    # `feed` a C call from a caller that holds the group typed (`stream.pxd`'s `TraceFolds`; session 17)
+    cpdef feed(self, Event e)

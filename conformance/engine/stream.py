@@ -78,7 +78,7 @@ class TraceFolds:
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
-    @cython.locals(e=Event, runs_of=dict, entities=dict)  # the dicts' `get` a C call (session 16)
+    @cython.locals(e=Event, runs_of=dict, entities=dict, group=GroupFolds)  # `get` a C call (session 16)
     def feed(self, e: Event) -> None:
         kind = e.kind
         context = kind in _CONTEXT_KINDS
@@ -227,7 +227,7 @@ class Router:
         self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
         self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, folds=TraceFolds)  # `folds.feed` a C call (`cpdef`, session 17)
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
             self.held.append(e)
@@ -245,6 +245,7 @@ class Router:
         those with the events it kept, event by event)."""
         return getattr(self.feed, "__func__", None) is Router.feed and not self.hold_dropped
 
+    @cython.locals(e=Event, folds=TraceFolds)
     def feed_run(self, trace: str, run: list[Event]) -> None:
         """`feed` of each event of `run`, a run of one trace's events in recording order, the trace's folds
         looked up once (only where `runs_fed`): the same folds fed the same events in the same order."""
@@ -258,9 +259,13 @@ class Router:
                 for e in run[1:]:
                     self.feed(e)
                 return
-        deque(map(folds.feed, run), maxlen=0)
+        if cython.compiled:  # a C call per event (`TraceFolds.feed` is `cpdef`, session 17)
+            for e in run:
+                folds.feed(e)
+        else:
+            deque(map(folds.feed, run), maxlen=0)
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, folds=TraceFolds)
     def watched(self, e: Event) -> None:
         """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
         nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""
