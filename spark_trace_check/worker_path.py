@@ -9,10 +9,11 @@ the path of every Spark check's first task.
 
 `prefer_installed` moves such an archive to the end of `sys.path` when the same package is installed on a
 directory of the path with the same `__version__` (read from each copy's `version.py` as text, neither imported):
-pip's pyspark carries Spark's own `pyspark.zip`, whose modules the installed package holds byte for byte (but for
-its tests). A different version (a `SPARK_HOME` of another Spark), an archive or an installed copy without a
-readable version, or no installed copy at all: the archive stays where Spark put it, as before. Tests:
-tests/spark/test_worker_path.py (a worker's pyspark not from a zip; the twins keep the archive).
+pip's pyspark carries Spark's own `pyspark.zip`, whose modules the installed package holds byte for byte (4.3.0:
+all but the zip's tests and a streaming benchmark). A different version (a `SPARK_HOME` of another Spark), an
+archive or an installed copy without a readable version, or no installed copy at all: the archive stays where
+Spark put it, as before. Tests: tests/spark/test_worker_path.py (a worker's pyspark not from a zip; the twins
+keep the archive).
 """
 
 from __future__ import annotations

@@ -112,19 +112,10 @@ class TraceFolds:
         `finish_copy` (None when one of them has none: the caller copies everything); the context list and the
         entity runs shared (only `feed` changes them)."""
         core = fold_finish_copy(self.core)
-        if core is None:
+        trace = None if self.trace is None else self.trace.finish_copy()
+        entities = {key: group.finish_copy() for key, group in self.entities.items()}
+        if core is None or (trace is None and self.trace is not None) or any(g is None for g in entities.values()):
             return None
-        trace = None
-        if self.trace is not None:
-            trace = self.trace.finish_copy()
-            if trace is None:
-                return None
-        entities = {}
-        for key, group in self.entities.items():
-            copied = group.finish_copy()
-            if copied is None:
-                return None
-            entities[key] = copied
         return restored(type(self), (self.context, core, entities, self.entity_runs, trace))
 
     def finish(self) -> tuple[list, list[Judged]]:
