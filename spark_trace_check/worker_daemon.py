@@ -11,19 +11,27 @@ The preloaded objects are then frozen (`gc.freeze`, as Python's documentation ad
 forks without exec, issue 32): a worker's collections (pyspark's daemon runs a full one after every task a
 reused worker finishes, 9 % of the workers' samples of a 10^6-event check in session 10's profile) do not
 walk them, and do not write to their pages, which stay shared instead of being copied into every worker.
+
+pyspark and py4j are imported from their installed packages when those are the versions of the archives Spark put
+first on the path (`spark_trace_check.worker_path`, issue 32, session 17): compiled bytecode, not the zips' sources.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 
-import pyspark.worker  # noqa: F401 (preloaded for the forked workers)
-from pyspark import daemon
+from spark_trace_check.worker_path import prefer_installed
 
-import conformance.engine.units  # noqa: F401 (preloaded for the forked workers)
-import model.registry
-import spark_trace_check.trace_pass
-import spark_trace_check.units  # noqa: F401
+prefer_installed(sys.path)  # before pyspark is imported
+
+import pyspark.worker  # noqa: E402, F401 (preloaded for the forked workers)
+from pyspark import daemon  # noqa: E402
+
+import conformance.engine.units  # noqa: E402, F401 (preloaded for the forked workers)
+import model.registry  # noqa: E402
+import spark_trace_check.trace_pass  # noqa: E402
+import spark_trace_check.units  # noqa: E402, F401
 
 if __name__ == "__main__":
     model.registry.monitor_runs(None)  # the mechanisms' monitor modules, loaded lazily otherwise

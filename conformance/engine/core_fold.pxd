@@ -8,3 +8,6 @@ from traces.event cimport Event
 # final: `HeldRulesFold` derives from it. Python objects all, as in the pure class.
 cdef class TraceRulesFold:
     cdef public object clock, clocked, ordered, out, prev, received, sends, simulated, tally, trace
+    # `feed` a C call from a caller that holds the fold typed (`stream.pxd`'s `TraceFolds.core`; session 17);
+    # `HeldRulesFold`, a Python subclass, overrides it as a `cpdef` method allows.
+    cpdef feed(self, Event e)

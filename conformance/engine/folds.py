@@ -10,13 +10,14 @@ by name (`start_fold` gives one to a monitor without `start`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as C structs (`folds.pxd`)
     import cython
 else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
     from traces.fastpath import shadow as cython
 
+from conformance.engine.core_fold import restored
 from model.registry import vocabulary
 from traces.event import Event
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX
@@ -56,6 +57,13 @@ def start_fold(monitor: Monitor, context: Sequence[Event]) -> Fold:
     return BufferedFold(monitor, context) if start is None else start(context)
 
 
+def fold_finish_copy(fold: Any) -> Any | None:
+    """A fold's own `finish_copy()` (a copy whose `finish()` gives what the fold's would, the fold left as it is), or
+    None when it has none or declines (the caller then copies the whole tree, `conformance.explore.state`)."""
+    finish_copy = getattr(fold, "finish_copy", None)
+    return finish_copy() if finish_copy is not None else None
+
+
 class GroupFolds:
     """One group (a trace, or an entity of a trace) being judged by several monitors at once.
 
@@ -71,9 +79,15 @@ class GroupFolds:
     the group notes each such kind once, with its count and first event, as one more result of that
     monitor whose verdict is unknown, so it is counted unjudgeable in `unknown.jsonl`, never skipped in
     silence, whatever the monitor's own verdict.
+
+    A `cdef class` in the compiled build (`folds.pxd`; issue 32, session 17): its fields are C struct members. So it
+    is pickled as its class and fields (`__reduce__`, through `core_fold.restored`), which moves saved folds between
+    the compiled and pure paths (a pickle of the plain slotted class it was loads too), and copied by `finish_copy`,
+    never by `object.__new__` and `setattr` of its slots (tests/engine/test_fast_folds.py).
     """
 
-    __slots__ = ("all", "first", "folds", "reads", "routes", "scope", "seen", "strange", "vocab")
+    __fields__ = ("all", "first", "folds", "reads", "routes", "scope", "seen", "strange", "vocab")
+    __slots__ = __fields__
 
     def __init__(self, scope: str, runs: Sequence[tuple[str, Monitor]], first: Event, context: Sequence[Event]) -> None:
         self.scope, self.first = scope, first
@@ -113,6 +127,28 @@ class GroupFolds:
         if vocab is not None and kind not in vocab:
             folds.append(_Strange(self.strange.setdefault((mech, kind), [0, e.event_id])))
         return folds
+
+    def _values(self) -> tuple:
+        return (self.all, self.first, self.folds, self.reads, self.routes, self.scope, self.seen, self.strange,
+                self.vocab)  # fmt: skip
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
+
+    def finish_copy(self) -> GroupFolds | None:
+        """A copy whose `finish()` gives what this group's would, this group left as it is (the explorer's edge
+        verdict, `conformance.explore.edges`): its folds each copied by their own `finish_copy` (None when one has
+        none: the caller copies everything); every other field, which `finish` only reads (scope, first, seen,
+        strange), shared."""
+        folds = []
+        for name, mechanism, fold in self.folds:
+            copied = fold_finish_copy(fold)
+            if copied is None:
+                return None
+            folds.append((name, mechanism, copied))
+        new = restored(type(self), self._values())
+        new.folds = folds
+        return new
 
     def finish(self) -> list[tuple[str, Event, MonitorResult]]:
         out = []

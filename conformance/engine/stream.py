@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # the compiled build: Cython's decorators type the events as 
 else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
     from traces.fastpath import shadow as cython
 
-from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold
+from conformance.engine.core_fold import HeldRulesFold, TraceRulesFold, restored
 from conformance.engine.event_ids import own_id, spells_own
-from conformance.engine.folds import GroupFolds
+from conformance.engine.folds import GroupFolds, fold_finish_copy
 from conformance.engine.tally import RuleCounts
 from traces.event import Event
 from traces.schema import is_context_kind
@@ -61,9 +61,15 @@ class Context(list):
 
 
 class TraceFolds:
-    """Every fold of one streamed trace."""
+    """Every fold of one streamed trace.
 
-    __slots__ = ("context", "core", "entities", "entity_runs", "trace")
+    A `cdef class` in the compiled build (`stream.pxd`; issue 32, session 17): its fields are C struct members. So it
+    is pickled as its class and fields (`__reduce__`, through `core_fold.restored`), which moves saved folds between
+    the compiled and pure paths (a pickle of the plain slotted class it was loads too), and copied by `finish_copy`,
+    never by `object.__new__` and `setattr` (tests/engine/test_fast_folds.py)."""
+
+    __fields__ = ("context", "core", "entities", "entity_runs", "trace")
+    __slots__ = __fields__
 
     def __init__(self, first: Event, trace_runs: Runs, entity_runs, recorded: Sequence[Event] | None = None) -> None:
         """`first`: the first event fed; `recorded`: a held trace's events in recording order (`whole_trace`)."""
@@ -73,7 +79,7 @@ class TraceFolds:
         self.entity_runs: dict[str, list[tuple[str, Monitor]]] = entity_runs
         self.entities: dict[tuple[str, str], GroupFolds] = {}
 
-    @cython.locals(e=Event, runs_of=dict, entities=dict)  # the dicts' `get` a C call (session 16)
+    @cython.locals(e=Event, runs_of=dict, entities=dict, group=GroupFolds)  # `get` a C call (session 16)
     def feed(self, e: Event) -> None:
         kind = e.kind
         context = kind in _CONTEXT_KINDS
@@ -94,6 +100,24 @@ class TraceFolds:
             if group is None:
                 group = entities[key] = GroupFolds("entity", runs, e, self.context)
             group.feed(e)
+
+    def _values(self) -> tuple:
+        return (self.context, self.core, self.entities, self.entity_runs, self.trace)
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
+
+    def finish_copy(self) -> TraceFolds | None:
+        """A copy whose `finish()` gives what this one's would, this one left as it is (issue 33, session 15: the
+        explorer's edge verdict, `conformance.explore.edges`): the core fold and every group copied by their own
+        `finish_copy` (None when one of them has none: the caller copies everything); the context list and the
+        entity runs shared (only `feed` changes them)."""
+        core = fold_finish_copy(self.core)
+        trace = None if self.trace is None else self.trace.finish_copy()
+        entities = {key: group.finish_copy() for key, group in self.entities.items()}
+        if core is None or (trace is None and self.trace is not None) or any(g is None for g in entities.values()):
+            return None
+        return restored(type(self), (self.context, core, entities, self.entity_runs, trace))
 
     def finish(self) -> tuple[list, list[Judged]]:
         judged: list[Judged] = []
@@ -195,7 +219,7 @@ class Router:
         self.hold_dropped = hold_dropped  # a dropped trace's events from the drop on go to `held`
         self.continued: list[str] = []  # the restored traces continued, in the order their first event came
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, folds=TraceFolds)  # `folds.feed` a C call (`cpdef`, session 17)
     def feed(self, e: Event) -> None:
         if self.streamed is not None and e.trace_id not in self.streamed:
             self.held.append(e)
@@ -213,6 +237,7 @@ class Router:
         those with the events it kept, event by event)."""
         return getattr(self.feed, "__func__", None) is Router.feed and not self.hold_dropped
 
+    @cython.locals(e=Event, folds=TraceFolds)
     def feed_run(self, trace: str, run: list[Event]) -> None:
         """`feed` of each event of `run`, a run of one trace's events in recording order, the trace's folds
         looked up once (only where `runs_fed`): the same folds fed the same events in the same order."""
@@ -226,9 +251,13 @@ class Router:
                 for e in run[1:]:
                     self.feed(e)
                 return
-        deque(map(folds.feed, run), maxlen=0)
+        if cython.compiled:  # a C call per event (`TraceFolds.feed` is `cpdef`, session 17)
+            for e in run:
+                folds.feed(e)
+        else:
+            deque(map(folds.feed, run), maxlen=0)
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, folds=TraceFolds)
     def watched(self, e: Event) -> None:
         """`feed` with seq order checked (`watch`; set as `feed` then, so a router that needs no check pays
         nothing per event for it): a trace going back in seq has its folds dropped (see the class)."""

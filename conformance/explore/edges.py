@@ -9,7 +9,9 @@ session 15's profile /work/s15/D-before-*). Here each fold component is copied o
 writes (copy-on-write at finish, decided per class):
 
 - the trace's folds (`conformance.engine.stream.TraceFolds`) and each group's (`conformance.engine.folds.
-  GroupFolds`): new containers over the copied folds; the context list is shared (only `feed` appends to it);
+  GroupFolds`): new containers over the copied folds, made by their own `finish_copy` (session 17: `cdef class`es
+  in the compiled build, which `object.__new__` cannot make); the context list is shared (only `feed` appends to
+  it);
 - the core rules' fold: `TraceRulesFold.finish_copy` (its tally and three counts are what `finish` writes);
 - a monitor's fold that declares `finish_copy()` (sr: `model.sr.monitor.SrFold.finish_copy`, its violations,
   the world's deferred checks and tally copied, the rest of the world shared).
@@ -32,56 +34,12 @@ from conformance.harness.core import Session
 from conformance.harness.failure import judging
 
 
-def _fold_copy(fold: Any) -> Any | None:
-    """The fold's own `finish_copy()`, or None when it has none (or declines: the caller copies everything)."""
-    finish_copy = getattr(fold, "finish_copy", None)
-    return finish_copy() if finish_copy is not None else None
-
-
-def _group_copy(group: Any) -> Any | None:
-    """A `GroupFolds` over copies of its folds (`finish` reads its other slots: scope, first, seen, strange)."""
-    folds = []
-    for name, mechanism, fold in group.folds:
-        copied = _fold_copy(fold)
-        if copied is None:
-            return None
-        folds.append((name, mechanism, copied))
-    new = object.__new__(type(group))
-    for slot in type(group).__slots__:
-        setattr(new, slot, getattr(group, slot))
-    new.folds = folds
-    return new
-
-
-def _trace_copy(folds: TraceFolds) -> TraceFolds | None:
-    """A `TraceFolds` whose `finish()` gives what `folds`'s would, `folds` left as it is; None when a fold of it
-    has no `finish_copy`."""
-    core = _fold_copy(folds.core)
-    trace = _group_copy(folds.trace) if folds.trace is not None else None
-    if core is None or (folds.trace is not None and trace is None):
-        return None
-    entities = {}
-    for key, group in folds.entities.items():
-        entities[key] = _group_copy(group)
-        if entities[key] is None:
-            return None
-    new = object.__new__(TraceFolds)
-    new.context, new.core, new.trace, new.entity_runs, new.entities = (
-        folds.context,
-        core,
-        trace,
-        folds.entity_runs,
-        entities,
-    )
-    return new
-
-
 def finish_copies(traces: dict[str, Any]) -> dict[str, Any] | None:
     """Copies of every trace's folds for `finish`, each as deep as its finish writes; None when one of them cannot
     be copied so (the caller pickles the whole tree, `state.copy_folds`)."""
     out = {}
     for trace, folds in traces.items():
-        copied = _trace_copy(folds) if type(folds) is TraceFolds else None
+        copied = folds.finish_copy() if type(folds) is TraceFolds else None
         if copied is None:
             return None
         out[trace] = copied
