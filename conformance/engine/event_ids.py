@@ -1,4 +1,4 @@
-"""Event IDs that name their own event, for the harness's incremental judge (`conformance.engine.stream.
+"""Event IDs that name their own event, for the harness's incremental judge (`conformance.engine.growing.
 Incremental`; TR-002, `conformance.engine.core_rules.EVENT_ID_UNIQUE`; issue 33, session 17).
 
 The kernel's recorder writes `<trace_id>:<seq>` (`model.kernel.recorder`), the am and process harnesses

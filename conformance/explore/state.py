@@ -113,7 +113,7 @@ def feed_folds(s: Session) -> None:
 def check_fold(inc: Any, where: str) -> None:
     """A fold that judged a state without its fed events must have stayed exact (`forget_fed`): one that did not
     judged a trace without its prefix, an internal error (the model recorded an event out of seq order, or repeated
-    an event ID: `conformance.engine.stream.Incremental`)."""
+    an event ID: `conformance.engine.growing.Incremental`)."""
     if inc is not None and not inc.exact():
         raise RuntimeError(
             f"{where}: the model recorded an event out of seq order or with a repeated event ID: a state keeps only "

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from conformance.check import verdict
-from conformance.engine.stream import Incremental, result_of
+from conformance.engine.growing import Incremental
+from conformance.engine.stream import result_of
 from conformance.harness.choosing import scripted, scripted_end
 from conformance.harness.failure import (
     Call,
@@ -144,7 +145,7 @@ class Session:
     def judge(self, final: bool = False, consume: bool = False) -> tuple[list[Violation], list[str]]:
         """Core rules plus the mechanism's monitor over every event recorded so far.
 
-        Each event is fed once to the run's folds (`conformance.engine.stream.Incremental`); a verdict
+        Each event is fed once to the run's folds (`conformance.engine.growing.Incremental`); a verdict
         finishes a copy of them (the run's folds go on), taken once the record has grown by half since the
         last verdict and at the end, so a verdict costs a copy of the live state, not a replay of the run.
         Where the record is not a growing sequence in seq order (an event out of order, an ID repeated, an

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.check import verdict
-from conformance.engine.stream import Incremental, Router
+from conformance.engine.growing import Incremental
+from conformance.engine.stream import Router
 from model.registry import get, mechanisms
 from traces.verdict import MonitorResult
 

@@ -1,5 +1,5 @@
 """A repeated event ID (TR-002) breaks the harness's incremental fold without a set of every ID fed (issue 33,
-session 17: `conformance.engine.stream.Incremental` kept one, history that grew with an explored state's depth and
+session 17: `conformance.engine.growing.Incremental` kept one, history that grew with an explored state's depth and
 was a tenth of am's copied objects).
 
 - `own_id`: an ID of the form `<trace>:<seq>` or `<trace>-<seq>` names exactly one (trace, seq) (Hypothesis, over
@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.engine import stream
+from conformance.engine import growing
 from conformance.engine.event_ids import own_id, spells_own
-from conformance.engine.stream import Incremental
+from conformance.engine.growing import Incremental
 from conformance.explore.bfs import Explorer
 from conformance.explore.manifest import load
 from conformance.explore.result import Result
@@ -127,7 +127,7 @@ def test_spells_own_bounds_the_seq_by_the_trace_fed() -> None:
 
 
 def test_twin_spells_own_without_the_seq_bound_breaks_folds_that_repeat_nothing(monkeypatch) -> None:
-    monkeypatch.setattr(stream, "spells_own", lambda eid, last: eid.rpartition(":")[0] in last)
+    monkeypatch.setattr(growing, "spells_own", lambda eid, last: eid.rpartition(":")[0] in last)
     inc = Incremental([])
     for e in [_event("t", 0, "t:0"), _event("u", 0, "t:9")]:
         inc.feed(e)
@@ -192,6 +192,6 @@ def test_a_repeat_after_a_step_stops_the_explorer(monkeypatch) -> None:
 @pytest.mark.parametrize("seq", [9, BOOT_EVENTS])
 def test_twin_without_the_id_checks_explores_past_the_repeat(monkeypatch, seq: int) -> None:
     _repeating_emit(monkeypatch, seq)
-    monkeypatch.setattr(stream.Incremental, "feed", NoIdCheck.feed)
+    monkeypatch.setattr(Incremental, "feed", NoIdCheck.feed)
     res = _explore_am()
     assert res.found is None and res.states == 40
