@@ -75,11 +75,19 @@ def with_attempts(master: str, attempts: int) -> str:
     return f"local[{found.group(1) or 1},{attempts}]"
 
 
-def _log4j_file() -> Path:
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / "haconform-log4j2.properties"
-    if not path.exists() or path.read_text() != _LOG4J:
-        path.write_text(_LOG4J)
+def fixed_file(name: str, text: str) -> Path:
+    """A file of the JVM's settings holding `text`, in the temporary directory: written (atomically: two checks
+    starting at once may both write it) only when it is missing or holds something else."""
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / name
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
     return path
+
+
+def _log4j_file() -> Path:
+    return fixed_file("haconform-log4j2.properties", _LOG4J)
 
 
 def _configured_python() -> str | None:
@@ -185,6 +193,7 @@ def build_session(
 # compiler from now on; the client compiler's code stays, and so does what the server compiler already built
 _NO_SERVER_COMPILER = '[{ match: "*.*", c2: { Exclude: true } }]\n'
 _DCMD = "com.sun.management:type=DiagnosticCommand"
+NO_SERVER_COMPILER_FILE = "haconform-no-server-compiler.json"
 
 
 def _diagnostic_command(spark, operation: str, *words: str) -> str:
@@ -228,12 +237,8 @@ def client_compiler_only(spark) -> Iterator[bool]:
     the life of the JVM (HotSpot marks it), which a session that goes on with other jobs should know. In
     local mode the driver JVM is the executor; on a cluster the executors' JVMs are not changed. A JVM
     without the command (not HotSpot) is left as it is."""
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / "haconform-no-server-compiler.json"
     try:
-        if not path.exists() or path.read_text() != _NO_SERVER_COMPILER:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(_NO_SERVER_COMPILER)
-            tmp.replace(path)
+        path = fixed_file(NO_SERVER_COMPILER_FILE, _NO_SERVER_COMPILER)
         added = _diagnostic_command(spark, "compilerDirectivesAdd", str(path)).startswith("1 compiler directive")
     except (Py4JError, OSError):  # JMX or py4j refused it (not HotSpot), or no temporary file: as before
         added = False

@@ -32,7 +32,7 @@ def test_directive_in_place_inside_and_gone_after(spark):
 
 def test_a_directive_left_behind_is_seen(spark):
     before = _excluded(spark)
-    path = session.Path(session.os.environ.get("TMPDIR", "/tmp")) / "haconform-no-server-compiler.json"
+    path = session.fixed_file(session.NO_SERVER_COMPILER_FILE, session._NO_SERVER_COMPILER)
     with session.client_compiler_only(spark):
         pass
     session._diagnostic_command(spark, "compilerDirectivesAdd", str(path))  # the twin: added, never removed
