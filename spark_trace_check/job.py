@@ -40,7 +40,7 @@ from conformance.driver_choice import input_events
 from conformance.engine.outcome import CheckOutcome, attach_events, duplicates_among, finish_outcome, violation_key
 from conformance.report import run_and_report
 from model.registry import monitor_runs
-from spark_trace_check import units
+from spark_trace_check import probed_units, units
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.dataset import check_dataset
 from spark_trace_check.progress import StatusBar, job_group, settle_listeners
@@ -166,11 +166,21 @@ def check(
     "shuffle" (every row shuffled by trace, `spark_trace_check.trace_pass`), or "auto": units unless the
     corpus's traces are spread so that its units would read it more than `units.MAX_AMPLIFICATION` times.
     `announce`: say on stderr which plan was chosen and why. None: `PLAN` (the tests run both plans). The
-    units plan runs with the driver JVM's server compiler off (`session.client_compiler_only`)."""
+    units plan runs with the driver JVM's server compiler off (`session.client_compiler_only`). Where the
+    files' trace_id dictionaries tell the components and each fits one task (`probed_units.probe`), the units
+    plan is one job (`probed_units.check_probed`); auto would take the units plan there (its read
+    amplification is 1), so the probe decides it before any job, the server compiler off from the start."""
     plan = plan or PLAN
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
     with job_group(spark.sparkContext):
+        if plan != "shuffle" and (probed := probed_units.probe(paths)) is not None:  # components told: one job
+            if announce:
+                print(f"haconform check: spark: {probed.describe()}", file=sys.stderr, flush=True)
+            with client_compiler_only(spark):
+                return probed_units.check_probed(
+                    spark, probed, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
+                )
         if plan != "shuffle":
             planned = units.plan(spark, paths, partitions)
             chosen = plan == "units" or planned.fits()

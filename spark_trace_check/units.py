@@ -313,6 +313,19 @@ def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[s
     return run
 
 
+def exact_duplicates(
+    sc, files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int], partitions: int
+) -> tuple[list[dict], dict]:
+    """TR-002 exactly, when the events kept in the one read cannot tell: every file read again in parallel
+    for the events of the `repeated` hashes, in recording order."""
+    ranks = list(range(len(files)))
+    got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
+    with job_group(sc, PLAN_GROUP):
+        found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
+    _raise_errors(found)
+    return duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
+
+
 def check_units(
     spark: SparkSession,
     planned: Plan,
@@ -351,12 +364,7 @@ def check_units(
     duplicates = kept_duplicates(results, repeated, planned.repeated)
     if duplicates is None:  # the kept events cannot tell: the files read again for the repeated hashes
         again = planned.repeated if repeated is None else repeated
-        ranks = list(range(len(files)))
-        got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
-        with job_group(sc, PLAN_GROUP):
-            found = got.mapPartitions(_guarded(_exact_task(files, again, hash_of))).collect()
-        _raise_errors(found)
-        duplicates = duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
+        duplicates = exact_duplicates(sc, files, again, hash_of, partitions)
     names = [name for name, _ in monitor_runs(skew_ms)]
     _say(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     return finish_units(planned.found, planned.index, results, names, duplicates, engine="spark", cap=cap)

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from conformance.engine.driver import Engine, InternalError, duplicates_among
 from conformance.engine.outcome import CheckOutcome, attach_from, finish_outcome
 from conformance.engine.tally import RuleCounts
-from conformance.engine.trace_index import FileIndex, SeqOrder
+from conformance.engine.trace_index import FileIndex, SeqOrder, index_file
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
 from traces.slices import Slice, iter_slice
@@ -67,10 +67,10 @@ class UnitResult:
     candidates: list = field(default_factory=list)  # (file rank, arrival, event) of hashes known to repeat
 
 
-def _components(index: list[Index]) -> list[list[int]]:
-    """Files that share a trace, transitively (union-find), each component in rank order, in the order of
-    its first file."""
-    parent = list(range(len(index)))
+def components(traces: list[Iterable[str]]) -> list[list[int]]:
+    """Files that share a trace, transitively (union-find over each file's trace names, `traces[rank]`), each
+    component in rank order, in the order of its first file."""
+    parent = list(range(len(traces)))
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -79,14 +79,14 @@ def _components(index: list[Index]) -> list[list[int]]:
         return i
 
     home: dict[str, int] = {}
-    for rank, entry in enumerate(index):
-        for trace in entry.counts:
+    for rank, names in enumerate(traces):
+        for trace in names:
             other = home.setdefault(trace, rank)
             a, b = root(other), root(rank)
             if a != b:
                 parent[max(a, b)] = min(a, b)
     out: dict[int, list[int]] = {}
-    for rank in range(len(index)):
+    for rank in range(len(traces)):
         out.setdefault(root(rank), []).append(rank)
     return list(out.values())
 
@@ -104,7 +104,7 @@ def plan_units(index: list[Index], budget: int) -> list[Unit]:
     ordered = _ordered(index)
     units: list[Unit] = []
     packing: Unit | None = None
-    for component in _components(index):
+    for component in components([entry.counts for entry in index]):
         sizes: Counter[str] = Counter()
         for rank in component:
             sizes.update(index[rank][0])
@@ -191,6 +191,32 @@ def judge_unit(
     if not engine.complete:  # more events than the engine keeps at once: the unit's files read again
         attach_from(found, held, [files[r] for r in unit.files], unit.traces)
     return result_of(engine, found, unknown)
+
+
+def judge_component(
+    files: list[TraceFile], ranks: list[int], runs: list, hash_of: Callable[[str], int] = id_hash
+) -> tuple[list[Index], list[UnitResult], array]:
+    """Files known to hold whole traces among them (a component, `conformance.engine.trace_probe`), indexed and
+    judged by one caller: the index of each file (without its hashes), the results of its units (one, unless
+    the files share less than the probe said), and the event-ID hashes for TR-002: the index's when it told
+    every row's ID, else the units' own. No candidate's events are kept: the hashes seen twice are known only
+    once every component has been judged."""
+    index = [index_file(files[r], hash_of=hash_of) for r in ranks]
+    told = all(len(entry.ids) == entry.rows for entry in index)
+    hashes = array("Q")
+    if told:
+        for entry in index:
+            hashes.extend(entry.ids)
+    index = [entry._replace(ids=array("Q")) for entry in index]
+    results: list[UnitResult] = []
+    for unit in plan_units(index, max(1, sum(entry.rows for entry in index))):
+        unit.files = [ranks[i] for i in unit.files]
+        result = judge_unit(files, unit, runs, hash_of, told=told)
+        if not told:
+            hashes.extend(result.hashes)
+        result.hashes = array("Q")
+        results.append(result)
+    return index, results, hashes
 
 
 def result_of(engine: Engine, found: list[dict], unknown: list[dict]) -> UnitResult:

@@ -22,6 +22,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conformance.cli import _one_line, main
@@ -30,6 +32,8 @@ from spark_trace_check.progress import PLAN_GROUP, StatusBar
 from spark_trace_check.session import ATTEMPTS_ENV, TASK_ATTEMPTS, task_attempts, with_attempts
 from tests.unit.test_spark_progress import FakeTracker, Job, Stage
 from traces.corpus import SAMPLES_DIR
+from traces.io import read_events, write_events
+from traces.schema import arrow_schema
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +55,24 @@ def _corpus(tmp: Path) -> Path:
         shutil.copy(SAMPLES_DIR / "clean" / name, where / name)
     lines = (SAMPLES_DIR / "clean" / "net-s2.jsonl").read_bytes().splitlines(keepends=True)
     (where / "net-s2-damaged.jsonl").write_bytes(b"".join(lines[:5]) + b"not json\n{}\n" + b"".join(lines[5:]))
+    return where
+
+
+def _parquet_corpus(tmp: Path) -> Path:
+    """`_corpus`'s traces, every file Parquet (the one-job units plan, `spark_trace_check.probed_units`)."""
+    where = tmp / "in-parquet"
+    where.mkdir()
+    for path in sorted(_corpus(tmp).iterdir()):
+        if path.suffix == ".jsonl" and "damaged" not in path.name:
+            write_events(where / f"{path.stem}.parquet", read_events(path).events)
+        elif path.suffix == ".parquet":
+            shutil.copy(path, where / path.name)
+    rows = [e.to_row() for e in read_events(SAMPLES_DIR / "clean" / "net-s2.jsonl").events]
+    for row in rows:
+        row["attrs"] = json.dumps(row["attrs"], sort_keys=True, separators=(",", ":"))
+    rows[5]["trace_id"] = rows[6]["event_id"] = None  # two rows quarantined
+    schema = pa.schema([f.with_nullable(True) for f in arrow_schema()])
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), where / "net-s2-damaged.parquet")
     return where
 
 
@@ -84,11 +106,13 @@ def test_the_shared_session_tries_a_task_as_a_cluster_does(spark):
 SLOW = pytest.mark.slow  # reason: a Spark check twice more (10-40 s on a busy 2-core machine); units stays in
 
 
-@pytest.mark.parametrize("plan", ["units", pytest.param("shuffle", marks=SLOW)])
+@pytest.mark.parametrize("plan", ["units", "probed", pytest.param("shuffle", marks=SLOW)])
 def test_a_lost_worker_is_retried_and_the_report_is_the_undisturbed_one(spark, tmp_path, capsys, marker, plan):
-    corpus = _corpus(tmp_path)
-    argv = ["check", "--engine", "spark", str(corpus), "--spark-plan", plan, "--out"]
+    corpus = _parquet_corpus(tmp_path) if plan == "probed" else _corpus(tmp_path)
+    one_job = plan == "probed"  # all Parquet: the units plan in one job
+    argv = ["check", "--engine", "spark", str(corpus), "--spark-plan", "units" if one_job else plan, "--out"]
     code, err = _check([*argv, str(tmp_path / "calm")], capsys)
+    assert ("trace_id dictionaries" in err) == one_job, err
     assert code == 1 and RETRIED not in err and not marker.exists()  # no marker: the hook is off
     calm = _report(tmp_path / "calm")
     assert calm[0]["tasks_retried"] == 0 and calm[0]["rows_quarantined"] > 0 and calm[1]
