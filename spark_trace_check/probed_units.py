@@ -10,9 +10,10 @@ files and judges them (`conformance.engine.units.judge_component`): one job over
 tasks balanced by the footers' row counts, and one shuffle of event-ID hashes (TR-002).
 
 What the one job gives up is the index's candidates: the hashes seen twice are known only after every
-component is judged, so the tasks keep no candidate's events. A corpus with a repeated event ID is then
-read again for the events of the repeated hashes (`units.exact_duplicates`, as the units plan does when its
-kept events cannot tell); a clean corpus never is.
+component is judged, so the tasks keep no candidate's events. A corpus with a repeated event ID has the
+files of the components that hold one read again for the events of the repeated hashes
+(`units.exact_duplicates`, as the units plan does when its kept events cannot tell: the shuffle's hashes
+are tagged with their component, so the reduce names the components); a clean corpus is read once.
 
 Any file the probe cannot answer for (JSON Lines, a column stored other than as strings), or a component
 larger than the budget, and `probe` returns None: the caller takes the two-job plan. The index the tasks
@@ -109,7 +110,7 @@ def _task(files: list, skew_ms: int | None, bits: int, hash_of: Callable[[str], 
             for component in work:
                 index, results, hashes = judge_component(files, component.files, runs, hash_of)
                 yield -1, (component.files, index, results)
-                yield from _buckets(hashes, bits)
+                yield from _buckets(hashes, bits, component.files[0])  # tagged: the component's first file
                 if first:  # one component judged and handed on: a retry must not count it twice
                     first = False
                     die_once(marker)
@@ -150,7 +151,8 @@ def check_probed(
     work = [Unit(files=group, events=sum(probed.rows[r] for r in group)) for group in probed.groups]
     bins = _bins(work, max(UNITS_PER_TASK_SLOT * cores, MAX_TASKS))
     judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(_task(files, skew_ms, bits, hash_of)))
-    got, repeated = _shuffled(judged, bits)
+    holders: set[int] = set()  # the first files of the components that hold a repeated hash
+    got, repeated = _shuffled(judged, bits, holders)
     index: list[Index | None] = [None] * len(files)
     results: list[UnitResult] = []
     for ranks, entries, found in got:
@@ -165,8 +167,9 @@ def check_probed(
     quarantined = sum(len(r.quarantine) for r in results)
     _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
     duplicates = kept_duplicates(results, repeated, set())  # no candidate kept: a repeated hash reads again
-    if duplicates is None:
-        duplicates = exact_duplicates(sc, files, repeated, hash_of, partitions)
+    if duplicates is None:  # only the components that hold one
+        again = [r for group in probed.groups if group[0] in holders for r in group]
+        duplicates = exact_duplicates(sc, files, repeated, hash_of, partitions, again)
     names = [name for name, _ in monitor_runs(skew_ms)]
     _say(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
     return finish_units(probed.found, index, results, names, duplicates, engine="spark", cap=cap)  # type: ignore[arg-type]

@@ -129,12 +129,15 @@ def task_slots(sc) -> int:
     return slots if slots > 0 else max(1, sc.defaultParallelism)
 
 
-def _buckets(hashes: array, bits: int) -> Iterator[tuple[int, bytes]]:
-    """(bucket, packed hashes) of a task's event-ID hashes: what the one shuffle of hashes moves."""
+def _buckets(hashes: array, bits: int, tag: int | None = None) -> Iterator[tuple[int, Any]]:
+    """(bucket, packed hashes) of a task's event-ID hashes: what the one shuffle of hashes moves; with `tag`
+    (what the hashes came from: `probed_units`' component), (bucket, (packed hashes, tag)), so the reduce
+    names the tags that hold a repeated hash."""
     view = np.frombuffer(hashes, dtype=np.uint64)
     buckets = view >> np.uint64(64 - bits)
     for b in np.unique(buckets).tolist():
-        yield b, view[buckets == b].tobytes()
+        packed = view[buckets == b].tobytes()
+        yield b, packed if tag is None else (packed, tag)
 
 
 def _index_task(hash_of: Callable[[str], int], bits: int):
@@ -150,8 +153,9 @@ def _index_task(hash_of: Callable[[str], int], bits: int):
     return run
 
 
-def _shuffled(judged, bits: int) -> tuple[list[Any], set[int]]:
-    """A job's results (key -1) and the hashes its buckets hold more than once: the one shuffle of hashes."""
+def _shuffled(judged, bits: int, tags: set[int] | None = None) -> tuple[list[Any], set[int]]:
+    """A job's results (key -1) and the hashes its buckets hold more than once: the one shuffle of hashes;
+    `tags` gets the tags (`_buckets`) that hold one of them (-1: hashes without a tag hold one)."""
     keyed = judged.map(lambda row: (_ERROR, row) if row[0] == _ERROR else row)
     out = keyed.partitionBy((1 << bits) + 1, lambda k: 0 if not isinstance(k, int) or k < 0 else k + 1)
     results: list[Any] = []
@@ -159,6 +163,9 @@ def _shuffled(judged, bits: int) -> tuple[list[Any], set[int]]:
     for kind, value in out.mapPartitions(_reduce_task).collect():
         if kind == "d":
             repeated.update(value)
+        elif kind == "t":
+            if tags is not None:
+                tags.update(value)
         elif isinstance(value, tuple) and value and value[0] == _ERROR:
             _raise_errors([value])
         else:
@@ -293,16 +300,25 @@ def _units_task(
 def _reduce_task(items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
     """The units' results pass through; a bucket's hashes give those it holds more than once."""
     blobs: list[bytes] = []
+    tags: list[int] = []  # each blob's tag (-1: none)
     for key, value in items:
         if key == -1 or (isinstance(key, str) and key == _ERROR):
             yield "r", value
+        elif isinstance(value, tuple):
+            blobs.append(value[0])
+            tags.append(value[1])
         else:
             blobs.append(value)
+            tags.append(-1)
     if blobs:
-        view = np.frombuffer(b"".join(blobs), dtype=np.uint64).copy()
-        view.sort()
+        whole = np.frombuffer(b"".join(blobs), dtype=np.uint64)
+        view = np.sort(whole)
         same = view[1:] == view[:-1]
-        yield "d", np.unique(view[1:][same]).tolist()
+        repeated = np.unique(view[1:][same])
+        yield "d", repeated.tolist()
+        if repeated.size:  # which tags hold them: read again for their events, the others not
+            owner = np.repeat(np.array(tags, dtype=np.int64), [len(b) // 8 for b in blobs])
+            yield "t", np.unique(owner[np.isin(whole, repeated)]).tolist()
 
 
 def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int]):
@@ -314,11 +330,16 @@ def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[s
 
 
 def exact_duplicates(
-    sc, files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int], partitions: int
+    sc,
+    files: list[TraceFile],
+    repeated: set[int],
+    hash_of: Callable[[str], int],
+    partitions: int,
+    ranks: list[int] | None = None,
 ) -> tuple[list[dict], dict]:
-    """TR-002 exactly, when the events kept in the one read cannot tell: every file read again in parallel
-    for the events of the `repeated` hashes, in recording order."""
-    ranks = list(range(len(files)))
+    """TR-002 exactly, when the events kept in the one read cannot tell: the files (`ranks`, default every
+    one) read again in parallel for the events of the `repeated` hashes, in recording order."""
+    ranks = list(range(len(files))) if ranks is None else sorted(ranks)
     got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
     with job_group(sc, PLAN_GROUP):
         found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()

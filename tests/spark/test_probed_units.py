@@ -2,9 +2,10 @@
 (`spark_trace_check.probed_units`), against the single-process engine.
 
 The corpus is all Parquet: the sample traces, one trace split over two files (a component of two files), a
-row without a trace, a trace out of seq order, a violation, and (in one variant) an event ID used in two
-files. Each report must be the single-process engine's, with the plan announced. A clean corpus reads no
-file again for TR-002 (the exact read is replaced by one that fails); a repeated ID is found by that read.
+row without a trace, a trace out of seq order, a violation, and (in two variants) an event ID used in two
+files or twice in one. Each report must be the single-process engine's, with the plan announced. A clean
+corpus reads no file again for TR-002; a repeated ID has exactly the files of the components that hold it
+read again (the exact read is spied on), and is found by that read.
 Twins: a component over the budget, and a JSON Lines file in the corpus, must take the two-job units plan
 (same report); a probe that misses a trace two files share must be an internal error, never a verdict.
 """
@@ -42,10 +43,11 @@ def _write(path: Path, events: list, damage=None) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=50)
 
 
-def parquet_corpus(directory: Path, repeat_id: bool) -> list[str]:
+def parquet_corpus(directory: Path, repeat_id: str | None) -> list[str]:
     """One file per sample trace; the first trace's last rows moved to a file of their own (two files, one
-    trace), its fifth row moved to the end (out of seq order); a row without a trace; with `repeat_id`, an event
-    ID of the second trace used again in the third."""
+    trace), its fifth row moved to the end (out of seq order); a row without a trace; with `repeat_id`
+    "across", an event ID of the second trace used again in the third, "within", one of the third used twice
+    in it."""
     traces = [read_events(SAMPLES_DIR / name).events for name in SOURCES]
     directory.mkdir(parents=True, exist_ok=True)
     first = traces[0]
@@ -60,8 +62,8 @@ def parquet_corpus(directory: Path, repeat_id: bool) -> list[str]:
     _write(directory / "t1.parquet", traces[1], no_trace)
     third = list(traces[2])
     if repeat_id:
-        e = third[3]
-        third[3] = type(e)(**{**{s: getattr(e, s) for s in e.__slots__}, "event_id": traces[1][6].event_id})
+        e, again = third[3], (traces[1][6] if repeat_id == "across" else third[7]).event_id
+        third[3] = type(e)(**{**{s: getattr(e, s) for s in e.__slots__}, "event_id": again})
     _write(directory / "t2.parquet", third)
     _write(directory / "t3.parquet", traces[3])
     return [str(directory)]
@@ -72,7 +74,7 @@ def _same(a, b) -> None:
     assert a.violations == b.violations and a.quarantine == b.quarantine and a.unknown == b.unknown
 
 
-@pytest.mark.parametrize("repeat_id", [False, True])
+@pytest.mark.parametrize("repeat_id", [None, "across", "within"])
 def test_one_job_gives_the_python_report(spark, tmp_path, monkeypatch, capsys, repeat_id):
     paths = parquet_corpus(tmp_path / "in", repeat_id)
     probed = probed_units.probe(paths)
@@ -80,9 +82,9 @@ def test_one_job_gives_the_python_report(spark, tmp_path, monkeypatch, capsys, r
     reads = []
     real = probed_units.exact_duplicates
 
-    def exact(*args):
-        reads.append(args[2])
-        return real(*args)
+    def exact(sc, files, *args):
+        reads.append(sorted(Path(files[r].name).name for r in args[-1]))
+        return real(sc, files, *args)
 
     monkeypatch.setattr(probed_units, "exact_duplicates", exact)
     outcome = job.check(spark, paths, plan="auto", announce=True)
@@ -90,12 +92,13 @@ def test_one_job_gives_the_python_report(spark, tmp_path, monkeypatch, capsys, r
     python = check_paths(paths)
     assert python.violations_total > 0 and python.rows_quarantined >= 1
     _same(outcome, python)
-    assert (len(reads) == 1) == repeat_id  # a clean corpus is read once
-    assert any(v["requirement"] == "TR-002" for v in python.violations) == repeat_id
+    again = {None: [], "across": [["t1.parquet", "t2.parquet"]], "within": [["t2.parquet"]]}[repeat_id]
+    assert reads == again  # a clean corpus is read once; else only the files that hold a repeated ID again
+    assert any(v["requirement"] == "TR-002" for v in python.violations) == bool(repeat_id)
 
 
 def test_a_component_over_the_budget_or_a_json_lines_file_takes_the_two_job_plan(spark, tmp_path, monkeypatch, capsys):
-    paths = parquet_corpus(tmp_path / "in", True)
+    paths = parquet_corpus(tmp_path / "in", "across")
     python = check_paths(paths)
     monkeypatch.setattr(probed_units, "ONCE_BUDGET", 20)
     assert probed_units.probe(paths) is None
@@ -110,7 +113,7 @@ def test_a_component_over_the_budget_or_a_json_lines_file_takes_the_two_job_plan
 
 
 def test_a_probe_that_misses_a_shared_trace_is_an_internal_error(spark, tmp_path, monkeypatch):
-    paths = parquet_corpus(tmp_path / "in", False)
+    paths = parquet_corpus(tmp_path / "in", None)
     real = probed_units.probe_traces
 
     def blind(files):  # the tail file's trace left out: t0 and its tail judged apart
@@ -127,7 +130,7 @@ def test_a_probe_that_misses_a_shared_trace_is_an_internal_error(spark, tmp_path
 def test_the_one_job_runs_with_the_server_compiler_off_and_the_shuffle_plan_never_probes(spark, tmp_path, monkeypatch):
     from tests.spark.test_client_compiler import _excluded
 
-    paths = parquet_corpus(tmp_path / "in", False)
+    paths = parquet_corpus(tmp_path / "in", None)
     seen: list[int] = []
     judge = probed_units.check_probed
 
