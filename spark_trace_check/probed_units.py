@@ -12,7 +12,7 @@ tasks balanced by the footers' row counts, and one shuffle of event-ID hashes (T
 What the one job gives up is the index's candidates: the hashes seen twice are known only after every
 component is judged, so the tasks keep no candidate's events. A corpus with a repeated event ID has the
 files of the components that hold one read again for the events of the repeated hashes
-(`units.exact_duplicates`, as the units plan does when its kept events cannot tell: the shuffle's hashes
+(`hash_shuffle.exact_duplicates`, as the units plan does when its kept events cannot tell: the shuffle's hashes
 are tagged with their component, so the reduce names the components); a clean corpus is read once.
 
 Any file the probe cannot answer for (JSON Lines, a column stored other than as strings), or a component
@@ -34,21 +34,18 @@ from conformance.engine.driver import InternalError
 from conformance.engine.outcome import CheckOutcome
 from conformance.engine.trace_index import GROUP_EVENTS
 from conformance.engine.trace_probe import probe_traces
-from conformance.engine.units import Index, Unit, UnitResult, components, finish_units, judge_component, kept_duplicates
+from conformance.engine.units import Index, Unit, UnitResult, components, judge_component, kept_duplicates
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker
+from spark_trace_check.hash_shuffle import _bucket_bits, _buckets, _guarded, _shuffled, exact_duplicates
 from spark_trace_check.units import (
     MAX_TASKS,
     UNITS_PER_TASK_SLOT,
     _bins,
-    _bucket_bits,
-    _buckets,
-    _guarded,
-    _say,
-    _shuffled,
-    exact_duplicates,
+    finish_job,
     hash_for,
+    say_read,
     task_slots,
 )
 from traces.io import Discovery, discover
@@ -162,14 +159,9 @@ def check_probed(
     if any(entry is None for entry in index):
         raise InternalError("a component's result did not come back from its task")
     _confirm(probed, index)  # type: ignore[arg-type]
-    _say(progress, t0, f"reading {len(files)} trace file(s), {len(probed.found.skipped)} skipped")
-    checked = sum(r.rows_checked for r in results)
-    quarantined = sum(len(r.quarantine) for r in results)
-    _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
+    say_read(progress, t0, probed.found, results)
     duplicates = kept_duplicates(results, repeated, set())  # no candidate kept: a repeated hash reads again
     if duplicates is None:  # only the components that hold one
         again = [r for group in probed.groups if group[0] in holders for r in group]
         duplicates = exact_duplicates(sc, files, repeated, hash_of, partitions, again)
-    names = [name for name, _ in monitor_runs(skew_ms)]
-    _say(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
-    return finish_units(probed.found, index, results, names, duplicates, engine="spark", cap=cap)  # type: ignore[arg-type]
+    return finish_job(probed.found, index, results, duplicates, skew_ms=skew_ms, cap=cap, say=(progress, t0))  # type: ignore[arg-type]

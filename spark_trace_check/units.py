@@ -43,12 +43,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from pyspark.sql import SparkSession
 
 from conformance.driver_choice import input_events
-from conformance.engine.driver import InternalError
-from conformance.engine.outcome import CheckOutcome, duplicates_among, repeated_events
+from conformance.engine.outcome import CheckOutcome
 from conformance.engine.statedir import stable_hash
 from conformance.engine.trace_index import GROUP_EVENTS, index_file
 from conformance.engine.units import (
@@ -64,9 +62,17 @@ from conformance.engine.units import (
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker
+from spark_trace_check.hash_shuffle import (
+    _bucket_bits,
+    _buckets,
+    _guarded,
+    _raise_errors,
+    _shuffled,
+    exact_duplicates,
+)
 from spark_trace_check.progress import PLAN_GROUP, job_group
 from traces.dataset import id_hash
-from traces.io import Discovery, TraceFile, TraceFileError, discover
+from traces.io import Discovery, TraceFile, discover
 
 MAX_AMPLIFICATION = 3.0  # rows scanned over rows held, above which the shuffle by trace costs less
 UNITS_PER_TASK_SLOT = 4  # units per core in the bins (`_bins`): enough for the last tasks to balance the load
@@ -75,7 +81,6 @@ BUDGET_SPLITS = (1, 2, 4, 8, 16)  # budgets tried (`choose_units`): the events o
 FIXED_BUDGET: int | None = None  # a unit budget that overrides the choice (tests: 1, every trace a unit)
 SLICE_COST = 0.05  # a row a unit reads but does not judge (another unit's slice), in events judged
 TASK_COST = 5_000  # a task's fixed cost in events judged: scheduling, the worker's collection after it
-_ERROR = "error"
 
 
 @dataclass
@@ -98,24 +103,6 @@ class Plan:
         )
 
 
-def _guarded(fn):
-    """Run a task's work; its TraceFileError or InternalError comes back as a value (see the module)."""
-
-    def run(items: Iterator[Any]) -> Iterator[Any]:
-        try:
-            yield from fn(items)
-        except (TraceFileError, InternalError) as exc:
-            yield (_ERROR, type(exc).__name__, str(exc))
-
-    return run
-
-
-def _raise_errors(rows: list) -> None:
-    for row in rows:
-        if isinstance(row, tuple) and row and row[0] == _ERROR:
-            raise (TraceFileError if row[1] != "InternalError" else InternalError)(row[2])
-
-
 def task_slots(sc) -> int:
     """How many tasks run at once: the N of `local[N]` (`local[*]`: this machine's cores); on a cluster the
     slots of the executors registered so far (the scheduler's own count), or, before any has registered,
@@ -129,17 +116,6 @@ def task_slots(sc) -> int:
     return slots if slots > 0 else max(1, sc.defaultParallelism)
 
 
-def _buckets(hashes: array, bits: int, tag: int | None = None) -> Iterator[tuple[int, Any]]:
-    """(bucket, packed hashes) of a task's event-ID hashes: what the one shuffle of hashes moves; with `tag`
-    (what the hashes came from: `probed_units`' component), (bucket, (packed hashes, tag)), so the reduce
-    names the tags that hold a repeated hash."""
-    view = np.frombuffer(hashes, dtype=np.uint64)
-    buckets = view >> np.uint64(64 - bits)
-    for b in np.unique(buckets).tolist():
-        packed = view[buckets == b].tobytes()
-        yield b, packed if tag is None else (packed, tag)
-
-
 def _index_task(hash_of: Callable[[str], int], bits: int):
     """Index each file (`index_file`), hashing the event IDs it can tell: (-1, (rank, index, rows whose ID
     it could not tell)), then the hashes by bucket."""
@@ -151,26 +127,6 @@ def _index_task(hash_of: Callable[[str], int], bits: int):
             yield from _buckets(entry.ids, bits)
 
     return run
-
-
-def _shuffled(judged, bits: int, tags: set[int] | None = None) -> tuple[list[Any], set[int]]:
-    """A job's results (key -1) and the hashes its buckets hold more than once: the one shuffle of hashes;
-    `tags` gets the tags (`_buckets`) that hold one of them (-1: hashes without a tag hold one)."""
-    keyed = judged.map(lambda row: (_ERROR, row) if row[0] == _ERROR else row)
-    out = keyed.partitionBy((1 << bits) + 1, lambda k: 0 if not isinstance(k, int) or k < 0 else k + 1)
-    results: list[Any] = []
-    repeated: set[int] = set()
-    for kind, value in out.mapPartitions(_reduce_task).collect():
-        if kind == "d":
-            repeated.update(value)
-        elif kind == "t":
-            if tags is not None:
-                tags.update(value)
-        elif isinstance(value, tuple) and value and value[0] == _ERROR:
-            _raise_errors([value])
-        else:
-            results.append(value)
-    return results, repeated
 
 
 def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
@@ -252,15 +208,6 @@ def _bins(units: list[Unit], slots: int) -> list[list[Unit]]:
     return [held for _, _, held in sorted(bins, key=lambda b: -b[0]) if held]
 
 
-HASHES_PER_BUCKET = 8_000_000  # 64 MB of hashes: what one reduce task sorts at most (in expectation)
-
-
-def _bucket_bits(slots: int, events: int) -> int:
-    """Buckets of ID hashes: at least two per task slot, and enough that none holds much more than
-    `HASHES_PER_BUCKET` (a 10^8-event corpus: 16 buckets of 50 MB)."""
-    return max(1, (2 * slots - 1).bit_length(), math.ceil(math.log2(max(1, events / HASHES_PER_BUCKET))))
-
-
 def hash_for(sc) -> Callable[[str], int]:
     """The event-ID hash of the tasks: Python's own (`id_hash`, a third of the cost) when every worker is
     given the same PYTHONHASHSEED (pyspark gives its workers the driver's, or 0), else `stable_hash`."""
@@ -297,56 +244,6 @@ def _units_task(
     return run
 
 
-def _reduce_task(items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
-    """The units' results pass through; a bucket's hashes give those it holds more than once."""
-    blobs: list[bytes] = []
-    tags: list[int] = []  # each blob's tag (-1: none)
-    for key, value in items:
-        if key == -1 or (isinstance(key, str) and key == _ERROR):
-            yield "r", value
-        elif isinstance(value, tuple):
-            blobs.append(value[0])
-            tags.append(value[1])
-        else:
-            blobs.append(value)
-            tags.append(-1)
-    if blobs:
-        whole = np.frombuffer(b"".join(blobs), dtype=np.uint64)
-        view = np.sort(whole)
-        same = view[1:] == view[:-1]
-        repeated = np.unique(view[1:][same])
-        yield "d", repeated.tolist()
-        if repeated.size:  # which tags hold them: read again for their events, the others not
-            owner = np.repeat(np.array(tags, dtype=np.int64), [len(b) // 8 for b in blobs])
-            yield "t", np.unique(owner[np.isin(whole, repeated)]).tolist()
-
-
-def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int]):
-    def run(items: Iterator[int]) -> Iterator[Any]:
-        for rank in items:
-            yield rank, repeated_events(files[rank], repeated, hash_of)
-
-    return run
-
-
-def exact_duplicates(
-    sc,
-    files: list[TraceFile],
-    repeated: set[int],
-    hash_of: Callable[[str], int],
-    partitions: int,
-    ranks: list[int] | None = None,
-) -> tuple[list[dict], dict]:
-    """TR-002 exactly, when the events kept in the one read cannot tell: the files (`ranks`, default every
-    one) read again in parallel for the events of the `repeated` hashes, in recording order."""
-    ranks = list(range(len(files))) if ranks is None else sorted(ranks)
-    got = sc.parallelize(ranks, max(1, min(len(ranks), 2 * partitions)))
-    with job_group(sc, PLAN_GROUP):
-        found = got.mapPartitions(_guarded(_exact_task(files, repeated, hash_of))).collect()
-    _raise_errors(found)
-    return duplicates_among([e for _, evs in sorted(found, key=lambda r: r[0]) for e in evs])
-
-
 def check_units(
     spark: SparkSession,
     planned: Plan,
@@ -378,14 +275,33 @@ def check_units(
             got = judged.collect()
             _raise_errors(got)
             results = [value for _, value in got]
-    _say(progress, t0, f"reading {len(files)} trace file(s), {len(planned.found.skipped)} skipped")
-    checked = sum(r.rows_checked for r in results)
-    quarantined = sum(len(r.quarantine) for r in results)
-    _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
+    say_read(progress, t0, planned.found, results)
     duplicates = kept_duplicates(results, repeated, planned.repeated)
     if duplicates is None:  # the kept events cannot tell: the files read again for the repeated hashes
         again = planned.repeated if repeated is None else repeated
         duplicates = exact_duplicates(sc, files, again, hash_of, partitions)
+    return finish_job(planned.found, planned.index, results, duplicates, skew_ms=skew_ms, cap=cap, say=(progress, t0))
+
+
+def say_read(progress: bool, t0: float, found: Discovery, results: list[UnitResult]) -> None:
+    """A units job's progress lines once its units are judged (the shuffle plan's words)."""
+    _say(progress, t0, f"reading {len(found.files)} trace file(s), {len(found.skipped)} skipped")
+    checked = sum(r.rows_checked for r in results)
+    quarantined = sum(len(r.quarantine) for r in results)
+    _say(progress, t0, f"validated {checked + quarantined} rows: {checked} checked, {quarantined} quarantined")
+
+
+def finish_job(
+    found: Discovery,
+    index: list[Index],
+    results: list[UnitResult],
+    duplicates: tuple[list[dict], dict],
+    *,
+    skew_ms: int | None,
+    cap: int,
+    say: tuple[bool, float],
+) -> CheckOutcome:
+    """The report of a units job (`finish_units`, the single-process driver's), after its last progress line."""
     names = [name for name, _ in monitor_runs(skew_ms)]
-    _say(progress, t0, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
-    return finish_units(planned.found, planned.index, results, names, duplicates, engine="spark", cap=cap)
+    _say(*say, f"core rules and monitors ({', '.join(names) or 'none registered'}) done")
+    return finish_units(found, index, results, names, duplicates, engine="spark", cap=cap)

@@ -2,8 +2,8 @@
 
 The corpus of `tests/engine/test_read_once.py` (violations of several rules, a duplicate event ID planted
 across a JSON Lines and a Parquet file) is checked with `--spark-plan units`; every task of the plan runs
-inside a wrapper (`units._guarded` replaced on the driver) that counts, in the Python worker, the data
-reads of each file as that test counts them (`traces.io` opens, `pq.ParquetFile`, `pq.read_table`) and
+inside a wrapper (`units._guarded` and `hash_shuffle._guarded` replaced on the driver) that counts, in the
+Python worker, the data reads of each file as that test counts them (`traces.io` opens, `pq.ParquetFile`, `pq.read_table`) and
 appends them to a log. The index hashes the event IDs it reads and one shuffle of those hashes names
 TR-002's candidates before the units are judged, so the units keep their events: two reads per file and
 the single-process report. Twin: an index that tells no event ID (patched in the workers) leaves the
@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
+import spark_trace_check.hash_shuffle as hash_shuffle
 import spark_trace_check.job as job
 import spark_trace_check.units as units
 from conformance.pycheck import check_paths
@@ -71,9 +72,11 @@ def _check(spark, where: Path, monkeypatch, logs: Path, untold: bool) -> tuple[C
     log = logs / "reads.log"  # outside the corpus
     log.touch()
     real = units._guarded
-    monkeypatch.setattr(units, "_guarded", lambda fn: real(_counting(fn, str(log), untold)))
+    for module in (units, hash_shuffle):  # the units' tasks and TR-002's exact task
+        monkeypatch.setattr(module, "_guarded", lambda fn: real(_counting(fn, str(log), untold)))
     outcome = job.check(spark, [str(where)], plan="units")
-    monkeypatch.setattr(units, "_guarded", real)
+    for module in (units, hash_shuffle):
+        monkeypatch.setattr(module, "_guarded", real)
     return Counter(log.read_text().split()), outcome
 
 
