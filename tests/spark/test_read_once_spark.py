@@ -1,17 +1,17 @@
 """The Spark units plan reads every file twice, the index and the unit, and shuffles only hashes (issue 32).
 
-The corpus of `tests/engine/test_read_once.py` (violations of several rules, a duplicate event ID planted
-across a JSON Lines and a Parquet file) is checked with `--spark-plan units`; every task of the plan runs
-inside a wrapper (`units._guarded` and `hash_shuffle._guarded` replaced on the driver) that counts, in the
-Python worker, the data reads of each file as that test counts them (`traces.io` opens, `pq.ParquetFile`,
-`pq.read_table`) and appends them to a log. The index hashes the event IDs it reads and one shuffle of those hashes names
-TR-002's candidates before the units are judged, so the units keep their events: two reads per file and
-the single-process report. Twin: an index that tells no event ID (patched in the workers) leaves the
-candidates unknown, and TR-002's exact task reads every file a third time, with the same findings.
+The corpus of `tests/engine/test_read_once.py` (violations of several rules, a duplicate event ID planted across a
+JSON Lines and a Parquet file) is checked with `--spark-plan units`; every task of the plan runs inside a wrapper
+(`units._guarded` and `hash_shuffle._guarded` replaced on the driver) that counts, in the Python worker, the data
+reads of each file as that test counts them (`traces.io` opens, `pq.ParquetFile`, `pq.read_table`) and appends them
+to a log. The index hashes the event IDs it reads and one shuffle of those hashes names TR-002's candidates before
+the units are judged, so the units keep their events: two reads per file and the single-process report. Twin: an
+index that tells no event ID (patched in the workers) leaves the candidates unknown, and TR-002's exact task reads
+every file a third time, with the same findings.
 
-The shuffle plan (one shuffle of hashes names the candidates, the trace pass keeps their events): the
-driver's scans of the raw rows are counted, none for TR-002; twin: a pass that keeps no candidate makes
-the driver scan the rows again, with the same findings.
+The shuffle plan (one shuffle of hashes names the candidates, the trace pass keeps their events): the driver's scans
+of the raw rows are counted, none for TR-002; twin: a pass that keeps no candidate makes the driver scan the rows
+again, with the same findings.
 """
 
 from __future__ import annotations
