@@ -20,6 +20,10 @@ the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the
    several units) are the files read again for TR-002's exact events.
 The report is assembled by `conformance.engine.units.finish_units`, the single-process driver's own function.
 
+Where the files are Parquet and their trace_id dictionaries tell the components before any job, the driver
+runs this plan as one job instead (`spark_trace_check.probed_units`: each component indexed and judged by one
+task); this module's two jobs are for every other corpus.
+
 `plan` says when this plan does not fit: when reading each unit's slices would read the corpus more than
 `MAX_AMPLIFICATION` times (traces spread over many files), the job shuffles rows by trace instead
 (`spark_trace_check.trace_pass`). An error raised in a task (an unreadable file, an internal error) comes
