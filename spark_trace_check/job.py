@@ -55,7 +55,7 @@ from spark_trace_check.trace_pass import (
     trace_pass,
     violation_row,
 )
-from traces.io import RowError
+from traces.io import RowError, discover
 from traces.schema import FIELD_NAMES, Event
 
 DEFAULT_CAP = 100_000
@@ -174,7 +174,8 @@ def check(
     if (dataset := dataset_of(paths)) is not None:  # an ingested dataset (haconform ingest): no shuffle
         return check_dataset(spark, dataset, skew_ms=skew_ms, cap=cap)
     with job_group(spark.sparkContext):
-        if plan != "shuffle" and (probed := probed_units.probe(paths)) is not None:  # components told: one job
+        found = discover(paths) if plan != "shuffle" else None  # one discovery for whichever units plan runs
+        if found is not None and (probed := probed_units.probe(paths, found)) is not None:  # one job
             if announce:
                 print(f"haconform check: spark: {probed.describe()}", file=sys.stderr, flush=True)
             with client_compiler_only(spark):
@@ -182,7 +183,7 @@ def check(
                     spark, probed, partitions=partitions, cap=cap, skew_ms=skew_ms, progress=progress
                 )
         if plan != "shuffle":
-            planned = units.plan(spark, paths, partitions)
+            planned = units.plan(spark, paths, partitions, found)
             chosen = plan == "units" or planned.fits()
             if announce:
                 why = "" if chosen else f" > {units.MAX_AMPLIFICATION}: one shuffle of the rows by trace instead"

@@ -80,10 +80,11 @@ def _footer_rows(found: Discovery) -> list[int] | None:
         return None
 
 
-def probe(paths: list[str]) -> Probed | None:
+def probe(paths: list[str], found: Discovery | None = None) -> Probed | None:
     """The corpus's components from its files' dictionaries (see the module), or None when this plan does not
-    apply: no file, a file the probe cannot answer for, or a component of more than `ONCE_BUDGET` rows."""
-    found = discover(paths)
+    apply: no file, a file the probe cannot answer for, or a component of more than `ONCE_BUDGET` rows. `found`:
+    the corpus's discovery when the caller has it (`job.check` hands the same one to the two-job plan)."""
+    found = discover(paths) if found is None else found
     if not found.files:
         return None
     traces = probe_traces(found.files)

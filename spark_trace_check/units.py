@@ -133,11 +133,11 @@ def _index_task(hash_of: Callable[[str], int], bits: int):
     return run
 
 
-def plan(spark: SparkSession, paths: list[str], partitions: int) -> Plan:
+def plan(spark: SparkSession, paths: list[str], partitions: int, found: Discovery | None = None) -> Plan:
     """Index the files in parallel, their event IDs' hashes shuffled by bucket for those seen twice (TR-002's
     candidates, kept by the units as they are judged), and plan the units (`choose_units`: the budget whose
-    tasks end first)."""
-    found = discover(paths)
+    tasks end first). `found`: the corpus's discovery when the caller has it."""
+    found = discover(paths) if found is None else found
     sc = spark.sparkContext
     ship_code(spark)  # the Python workers of a real cluster import the engine from it, from the index job on
     cores = task_slots(sc)
