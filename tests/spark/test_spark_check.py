@@ -140,7 +140,7 @@ def test_spark_runs_the_registry_monitor_list(spark):
     assert {"msgtrk", "skew"} <= set(sp.monitors)
 
 
-def test_monitor_groups_get_the_trace_context_as_in_python(spark):
+def test_monitor_groups_get_the_trace_context_as_in_python(spark, tmp_path):
     from conformance.check import run_monitor
     from spark_trace_check.raw import read_raw
     from spark_trace_check.trace_pass import trace_pass
@@ -150,18 +150,14 @@ def test_monitor_groups_get_the_trace_context_as_in_python(spark):
     events = traces()
     results = run_monitor(ContextProbe(), events)
     py = sorted((v.trace_id, v.entity, v.explanation) for r in results for v in r.violations)
-    import tempfile
-
-    raw = read_raw(spark, [str(_write(events))], tempfile.mkdtemp(prefix="haconform-stage-"))
+    (tmp_path / "stage").mkdir()
+    raw = read_raw(spark, [str(_write(events, tmp_path))], str(tmp_path / "stage"))
     found = trace_pass(raw.rows, 2, None, extra=[("probe", ContextProbe)]).collect()
     sp = sorted((r["trace_id"], r["entity"], r["explanation"]) for r in found if r["rule"] == "probe")
     assert sp == py and any("NET_CONFIG" in x[2] for x in sp)
 
 
-def _write(events):
-    import tempfile
-    from pathlib import Path
-
-    path = Path(tempfile.mkdtemp()) / "ctx.jsonl"
+def _write(events, where):
+    path = where / "ctx.jsonl"
     write_events(path, events)
     return path
