@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.explore.result import Found
-from conformance.explore.state import Node, thaw
+from conformance.explore.state import Node, release, thaw
 from conformance.harness.choosing import scripted
 from conformance.harness.core import Session
 from conformance.harness.failure import Call
@@ -47,6 +47,7 @@ def judged_ends(ex: Any, node: Node, s: Session, calls: list[Call]) -> Found | N
                 s.apply(call)
         made = list(chooser.made) if chooser is not None else []
         found = ex.judge(s, node.steps, True, consume=True)
+        release(s)  # judged: no later resolution steps this copy
         if found is not None:
             found.end = tuple(k for _, k, _ in made)
             return found

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from conformance.explore.bfs import Edge, Explorer, Found, Result, symmetric_servers
+from conformance.explore.collector import few_collections
 from conformance.explore.cut import Key, LocalProbe, NewState, Settled, Summary, account, least, summarize
 from conformance.explore.fixed import end_of_search
 from conformance.explore.roots import level_zero
@@ -212,8 +213,9 @@ def expand_all(
     """One task's frontier states expanded in key order (so each fingerprint's end is judged once in the task);
     `before`: the states visited before this level; `pending`: ends judged after the shuffle (`settle`)."""
     known = Known(before)
-    for fp, key, node in sorted(rows, key=lambda r: r[1]):
-        yield from expand(ex, fp, key, node, ends, last, known, pending)
+    with few_collections():  # the copies are freed as they go (`state.release`): the collector has little to find
+        for fp, key, node in sorted(rows, key=lambda r: r[1]):
+            yield from expand(ex, fp, key, node, ends, last, known, pending)
     ex.check_fixed()
 
 
