@@ -309,18 +309,20 @@ class Explorer:
         session whose folds its edge finished in place (`quiet_end`: no fold) is one whose end does nothing."""
         s = node.live if node.live is not None else self.restore(node)
         node.live = None
-        calls = self.driver.finish(s)
-        if not calls and self.space.always_end_checks and node.steps:
-            return None  # nothing happens at the end (am): the state as its edge judged it, the end checks included
-        if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
-            s = self.restore(node)
-        if self.choices and self.bound.end_choices:  # its first resolutions judged (`ends.py`, session 13)
-            return judged_ends(self, node, s, calls)
-        for call in calls:
-            s.apply(call)
-        found = self.judge(s, node.steps, True, consume=True)
-        release(s)
-        return found
+        try:
+            calls = self.driver.finish(s)
+            if not calls and self.space.always_end_checks and node.steps:
+                return None  # nothing happens at the end (am): the state as its edge judged it, the end checks too
+            if s.incremental is None:  # its folds were finished in place: judge a copy (a replay without a blob)
+                release(s)
+                s = self.restore(node)
+            if self.choices and self.bound.end_choices:  # its first resolutions judged (`ends.py`, session 13)
+                return judged_ends(self, node, s, calls)
+            for call in calls:
+                s.apply(call)
+            return self.judge(s, node.steps, True, consume=True)
+        finally:
+            release(s)  # whichever copy was judged last: nothing steps it again (a second release does nothing)
 
     # --- the search --------------------------------------------------------------------------------------
     def symmetric(self, groups: Sequence[Sequence[str]]) -> None:
