@@ -173,7 +173,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="with --defaults: explorations per bound")
     ap.add_argument("--no-choices", action="store_true", help="with --defaults: choice points off (the seed draws)")
     ap.add_argument("--no-fixed", action="store_true", help="with --defaults: the fixed table off (session 14)")
-    ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs zlib-compressed")
+    ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs LZ4-compressed")
     ap.add_argument("--unit-costs", action="store_true", help="ms per freeze, thaw and fingerprint per mechanism")
     args = ap.parse_args()
     for m in args.mechanism or sorted(LADDER):

@@ -151,7 +151,7 @@ def main() -> int:
     )
     ap.add_argument("--port", type=int, default=17177, help="--cluster: the master's port")
     ap.add_argument("--worker-memory", default="4g", help="--cluster: each worker's memory (and its executor's)")
-    ap.add_argument("--compress", action="store_true", help="frontier blobs zlib-compressed")
+    ap.add_argument("--compress", action="store_true", help="frontier blobs LZ4-compressed")
     ap.add_argument("--no-skip-known", action="store_true", help="the plan of sessions 10-12 (Job.skip_known off)")
     ap.add_argument("--conf", action="append", default=[], help="a further Spark setting KEY=VALUE")
     ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")

@@ -54,6 +54,7 @@ from conformance.explore.state import (
     forget_fed,
     forget_globals,
     freeze,
+    plain,
     release,
     thaw,
 )
@@ -94,7 +95,7 @@ class Explorer:
         self.choices: bool = bound.choices  # choice points on (manifest field `choices`)
         self.ranges: str = bound.ranges  # the outcomes of a range explored (`model.kernel.choice`)
         self.root_found: Found | None = None
-        self.compress = False  # frontier blobs zlib-compressed (`state.freeze`)
+        self.compress = False  # frontier blobs LZ4-compressed (`state.freeze`)
         self.trim = goal is None  # a state keeps its fold, not the events fed to it (a goal reads them)
         self.reuse_probe = True  # the tick's successor is the session its probe ran forward (`actions`, session 12)
         # session 14: what every state shares, from the first root frozen (`conformance.explore.fixed`; False: not)
@@ -210,6 +211,8 @@ class Explorer:
         at `bound.depth` is not expanded. `frozen` False: the children hold their live sessions only, no blob
         (session 12: `run` neither expands nor copies a state of the last level, it only judges its end), except
         one frozen before its folds are finished in place (`quiet_end`), whose end, if it acts, judges a copy."""
+        if node.blob is not None:  # session 20: a compressed blob decompressed once, not once per edge's copy
+            node.blob = plain(node.blob)
         here = node.live if node.live is not None else self.restore(node)
         node.live = None
         acts, probed, pristine = self.actions(here, node)  # may run `here` forward (time steps)

@@ -83,7 +83,7 @@ class Job:
     watch: frozenset[str] | None = None
     witness: str | None = None  # a claim of `conformance.explore.witness.WITNESSES`
     ends: bool = True
-    compress: bool = False  # frontier blobs zlib-compressed (`state.freeze`): about half the bytes
+    compress: bool = False  # frontier blobs LZ4-compressed (`state.freeze`): 0.75-0.87 of the bytes
     # session 13: a level's tasks skip the children visited before it (`Known`: the driver's set of every visited
     # fingerprint, broadcast each level, about 100 bytes a state in the driver and each worker); False: the visited
     # sets per partition alone decide, after the shuffle (the plan of sessions 10-12)

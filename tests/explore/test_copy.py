@@ -9,6 +9,7 @@ import itertools
 import json
 import pickle
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,26 @@ def test_a_compressed_blob_is_the_same_state() -> None:
     assert len(packed) < len(plain)
     fp = lambda blob: ex.fingerprint(thaw(blob, ex.driver, ex.setup), at.book)  # noqa: E731
     assert fp(packed) == fp(plain) == ex.fingerprint(ex.replay(at.steps), at.book)
+
+
+@pytest.mark.model
+def test_a_compressed_source_is_decompressed_once_and_gives_the_same_edges(monkeypatch) -> None:
+    """Session 20: `successors` decompresses a compressed source once for all its edges' copies; its edges are those
+    of the same source uncompressed. Twin: the count of decompressions is what would catch one per edge."""
+    from conformance.explore import state
+
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, 1)
+    raw = ex.freeze(ex.restore(at))
+    calls = []
+    real = state.lz4.block.decompress
+    monkeypatch.setattr(state.lz4.block, "decompress", lambda b: calls.append(1) or real(b))
+    packed = replace(at, blob=b"L" + state.lz4.block.compress(raw), live=None)
+    edges = ex.successors(packed)
+    assert len(edges) > 1 and calls == [1] and packed.blob == raw  # once, for every edge
+    again = ex.successors(replace(at, blob=raw, live=None))
+    assert [(fp, step) for fp, step, _, _ in edges] == [(fp, step) for fp, step, _, _ in again]
+    assert state.plain(raw) is raw  # an uncompressed blob is itself
 
 
 # --- states without the events already judged (session 11) ----------------------------------------------------
