@@ -120,13 +120,14 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
     return bad
 
 
-def plan_cpu(names: list[str], entries: dict, depth: int | None) -> int:
-    """The level plan in one process: CPU seconds of this process, per bound (no Spark session)."""
+def plan_cpu(names: list[str], entries: dict, depth: int | None, compress: bool = False, partitions: int = 4) -> int:
+    """The level plan in one process: CPU seconds of this process, per bound (no Spark session); `compress`: the
+    frontier blobs compressed as `--spark-only --compress` runs them (session 20)."""
     for name in names:
         bound = entries[name].bound
         bound = bound.with_(depth=depth) if depth else bound
         t = time.process_time()
-        res = run_levels(Job(bound), partitions=4)
+        res = run_levels(Job(bound, compress=compress), partitions=partitions)
         print(
             json.dumps(
                 {"bound": name, "depth": bound.depth, "states": res.states, "cpu_s": round(time.process_time() - t, 2)}
@@ -163,7 +164,7 @@ def main() -> int:
     entries = {e.bound.name: e for e in bounds}
     names = args.bounds or [e.bound.name for e in bounds if not e.slow]
     if args.plan_cpu:
-        return plan_cpu(names, entries, args.depth or None)
+        return plan_cpu(names, entries, args.depth or None, args.compress, args.partitions or 4)
     if args.depth:  # a pinned bound explored to another depth: its figures are not pinned
         for name in names:
             e = entries[name]

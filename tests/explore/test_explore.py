@@ -18,7 +18,7 @@ from model.kernel.sim import Simulator
 
 ENTRIES, MUTANT_BOUNDS = load()
 FAST = [e for e in ENTRIES if not e.slow]
-SPARK_SCALE = 10**6  # a bound pinned at 10^6 states or more is run on Spark (`test_spark_explore.py`), not here
+SPARK_SCALE = 5 * 10**5  # a bound pinned at this many states or more is run on Spark (`test_spark_explore.LARGE`)
 SLOW = [e for e in ENTRIES if e.slow and e.pinned and e.states < SPARK_SCALE]  # unpinned: `test_manifest_pins.py`
 
 
