@@ -236,7 +236,7 @@ class Explorer:
                 quiet = new and self.quiet_end(s)
                 if quiet:
                     feed_folds(s)
-                blob = self.freeze(s) if quiet else None  # kept: an end that does act is judged on a copy
+                blob = self.freeze(s) if quiet and frozen else None  # kept: an end that does act is judged on a copy
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:

@@ -319,6 +319,29 @@ def test_a_compressed_source_is_decompressed_once_and_gives_the_same_edges(monke
     assert state.plain(raw) is raw  # an uncompressed blob is itself
 
 
+@pytest.mark.model
+def test_a_last_level_am_child_is_never_frozen(monkeypatch) -> None:
+    """Session 21: am's new states are judged in place (`quiet_end`); one of the bound's last level (`frozen`
+    False: never expanded) is not frozen first, as one that will be is. Its edges, verdicts and fairness ends are
+    those of the frozen expansion. Twin: the same source expanded with `frozen` True freezes each new child."""
+    ex = Explorer(find(AM).bound)
+    at = _path(ex, 1)
+    frozen: list[int] = []
+    real = Explorer.freeze
+    monkeypatch.setattr(Explorer, "freeze", lambda self, s: frozen.append(1) or real(self, s))
+    blob = ex.freeze(ex.restore(at))
+    frozen.clear()
+    last = ex.successors(replace(at, blob=blob, live=None), frozen=False)
+    assert frozen == [] and any(child is not None for _, _, child, _ in last)
+    assert all(child.blob is None for _, _, child, _ in last if child is not None)
+    ends_last = [ex.end_of(child) for _, _, child, _ in last if child is not None]
+    kept = ex.successors(replace(at, blob=blob, live=None), frozen=True)
+    new = [child for _, _, child, _ in kept if child is not None]
+    assert len(frozen) == len(new) > 0  # the twin: each child to expand is frozen
+    assert [(fp, step, found) for fp, step, _, found in last] == [(fp, step, found) for fp, step, _, found in kept]
+    assert ends_last == [ex.end_of(child) for child in new]
+
+
 # --- states without the events already judged (session 11) ----------------------------------------------------
 @pytest.mark.unit
 def test_a_recorder_numbers_on_after_forgetting() -> None:
@@ -393,23 +416,34 @@ def test_a_state_whose_folds_were_finished_in_place_is_copied_for_its_fairness_e
     """sr's fairness end runs the model on: with every new state's folds finished in place at its edge (as am's
     are, whose end does nothing), each end judges a copy from the blob, whose folds hold the history, and the
     exploration is the same. Why a copy: the live session keeps at most the events since its source (no TRACE_START),
-    so folds made afresh for it would judge a trace without its history."""
+    so folds made afresh for it would judge a trace without its history. Session 21: a state of the last level is
+    not frozen (never expanded; in am, whose end does nothing, never restored either): its end judges a replay."""
     bound = find(SR).bound.with_(depth=3)
     plain = Explorer(bound).run()
     monkeypatch.setattr(Explorer, "quiet_end", lambda self, s: True)
     forced = Explorer(bound)
     ends: list[bool] = []
-    judge = Session.judge
+    judge, end_of = Session.judge, Explorer.end_of
+    depth = [0]
 
     def spy(self: Session, final: bool = False, consume: bool = False) -> Any:
-        ends.append(self.incremental is not None)
+        if depth[0] < bound.depth:  # a state expanded after its end: it has a blob
+            ends.append(self.incremental is not None)
         return judge(self, final, consume)
+
+    def end_spy(self: Explorer, node: Any) -> Any:
+        depth[0] = node.depth
+        try:
+            return end_of(self, node)
+        finally:
+            depth[0] = 0
 
     at = _path(forced, 2)
     live = forced.restore(at)
     live.judge(final=True, consume=True)
     assert live.incremental is None and all(e.kind != "TRACE_START" for e in live.events())
     monkeypatch.setattr(Session, "judge", spy)
+    monkeypatch.setattr(Explorer, "end_of", end_spy)
     res = forced.run()
     figures = lambda r: (r.states, r.transitions, r.per_level, r.result)  # noqa: E731
     assert figures(res) == figures(plain) and res.copies > plain.copies
