@@ -89,6 +89,7 @@ MODULES: tuple[str, ...] = (
     "model.kernel.recorder",
     "model.sr.idle",
     "model.sr.cluster",
+    "model.sr.cluster_forks",
     "model.sr.cluster_maintenance",
     "model.pf.node",
     "model.pf.idle",
@@ -96,6 +97,7 @@ MODULES: tuple[str, ...] = (
     "model.kernel.choice",
     "model.kernel.records",
     "conformance.explore.bfs",
+    "conformance.explore.single",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

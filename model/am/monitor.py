@@ -42,6 +42,7 @@ from model.am import partial
 from model.am.bcss import Options, default_options
 from model.am.faults import check_attrs
 from model.am.monitor_dag import DagFacts
+from model.am.monitor_describe import describe
 from model.am.replay import Replay
 from model.am.rules import RULES
 from traces.event import Event
@@ -337,34 +338,8 @@ class AmFold:
         facts.put(r.w)
 
     def describe(self, entity: str | None = None) -> dict[str, Any]:
-        """A compact, JSON-able summary of the replay's state now, for the report (`conformance.audit`): the
-        DAG view and the PAM claim (seed 002, "Active Manager"), and for `entity` (a database) its active copy,
-        mounted copies and each copy's status (AM-009, BCSS). Read only."""
-        r, w = self.replay, self.replay.w
-        out: dict[str, Any] = {
-            "DAG": w.dag or "-",
-            "members up": sorted(w.up),
-            "PAM claimed by": sorted(w.claims),
-            "judging": "stopped: " + self.stopped if self.stopped else ("on" if self.live else "off"),
-            "violations so far": len(r.out),
-        }
-        db = w.dbs.get(entity) if entity is not None else None
-        if db is not None:
-            out[f"database {db.name}"] = {
-                "active copy": db.active or "-",
-                "mounted on": sorted(db.on),
-                "mount requested on": db.mounting or "-",
-                "last log generation": db.lgen,
-                "copies": {
-                    c.server: f"{c.status}, last log inspected {c.lli}, replay queue {c.replay_queue}"
-                    + (", blocked" if c.blocked else "")
-                    + (", suspended" if c.suspended else "")
-                    for c in sorted(db.copies.values(), key=lambda c: c.server)
-                },
-            }
-        elif entity is not None:
-            out[entity] = "no database of that name in the replay yet"
-        return out
+        """A compact, JSON-able summary of the replay's state now, for the report (`monitor_describe.describe`)."""
+        return describe(self, entity)
 
     def _stop(self, exc: InputFault) -> None:
         at = self.last

@@ -80,7 +80,7 @@ class Maintenance:
 
     def db(self, name: str) -> str: ...  # provided by Cluster
 
-    def _schedule_fork(self, node: str, key: Key, fork: str) -> None: ...  # provided by Cluster
+    def _schedule_fork(self, node: str, key: Key, fork: str) -> None: ...  # provided by `cluster_forks.Forks`
 
     def _schedule_queue_expiry(self, node: str, key: Key) -> None: ...  # provided by Cluster
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import conformance.cli.replay as replay_cli
 import conformance.cli.suite as suite_cli
 from conformance.cli import main
 from conformance.harness.sr import DRIVER
@@ -55,7 +56,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> None:
     def factory(mechanism: str, sut: str | None, timeout_s: float) -> Any:
         return (lambda setup: NoSnapshotRecords(model(setup))) if sut == FAKE else None
 
-    monkeypatch.setattr(suite_cli, "_factory", factory)
+    monkeypatch.setattr(replay_cli, "sut_factory", factory)
     monkeypatch.setattr(suite_cli, "_preflight", lambda *args: "")
 
 

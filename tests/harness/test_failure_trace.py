@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import conformance.cli.replay as replay_cli
 import conformance.cli.suite as suite_cli
 from conformance.cli import main
 from conformance.harness.search import driver
@@ -39,7 +40,7 @@ def bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _mutant_as_sut(monkeypatch: pytest.MonkeyPatch, mechanism: str) -> None:
     factory = driver(mechanism).model_factory(MUTANTS[mechanism])
-    monkeypatch.setattr(suite_cli, "_factory", lambda m, sut, t: factory if sut == "mutant" else None)
+    monkeypatch.setattr(replay_cli, "sut_factory", lambda m, sut, t: factory if sut == "mutant" else None)
     monkeypatch.setattr(suite_cli, "_preflight", lambda *a: "")
 
 
@@ -158,7 +159,7 @@ def test_a_replay_stopped_by_a_bad_reply_names_the_call_and_writes_the_trace_so_
 
     bad = {"ts_ms": -5, "node": "A", "entity": "1-1", "kind": "CHANGE", "attrs": {}}
     plan = answers.Script("pf", {"create_folder": [("1-2", [])], "post": [(True, [bad])]})
-    monkeypatch.setattr(suite_cli, "_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
+    monkeypatch.setattr(replay_cli, "sut_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
     stores, links = [list(x) for x in SERVERS], [list(x) for x in LINKS]
     setup = {"seed": 1, "faults": False, "stores": stores, "links": links, "latency_max_ms": 120_000}
     setup["deleted_folder_limit"] = 500

@@ -19,6 +19,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
+import conformance.cli.replay as replay_cli
 import conformance.cli.suite as suite_cli
 from conformance.cli import main
 from conformance.harness import answers
@@ -34,7 +35,7 @@ def _conform(mechanism: str, plan: answers.Script, examples: int, steps: int, tm
     factory = answers.scripted_factory(plan)
     with (
         mock.patch.dict(search_module.PROFILES, {"quick": profile}),
-        mock.patch.object(suite_cli, "_factory", lambda m, sut, t: factory if sut else None),
+        mock.patch.object(replay_cli, "sut_factory", lambda m, sut, t: factory if sut else None),
         mock.patch.object(suite_cli, "_preflight", lambda *a: ""),
         mock.patch.object(suite_cli.sys, "stderr", new_callable=io.StringIO) as err,
         mock.patch.object(suite_cli.sys, "stdout", new_callable=io.StringIO) as out,
@@ -101,7 +102,7 @@ def test_twin_a_bug_in_our_code_during_such_a_run_is_still_exit_3(tmp_path, monk
         raise KeyError("planted in the coverage")
 
     monkeypatch.setattr(suite_cli, "coverage", broken)
-    monkeypatch.setattr(suite_cli, "_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
+    monkeypatch.setattr(replay_cli, "sut_factory", lambda m, sut, t: answers.scripted_factory(plan) if sut else None)
     monkeypatch.setattr(suite_cli, "_preflight", lambda *a: "")
     profile = search_module.Profile("quick", max_examples=2, steps=4, budget_s=600.0)
     monkeypatch.setitem(search_module.PROFILES, "quick", profile)
