@@ -22,6 +22,11 @@ session's own folds going on), and the blob's bytes; the same on any tree since 
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
         [--no-fixed]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --unit-costs [--repeat 200]
+    cd /tmp && PYTHONPATH=TREE python3 TREE/benchmarks/bench_explore.py --bound NAME [--depth D] [--set JSON]
+
+`--bound` (session 21): one manifest bound explored once by the single-process explorer, optionally to `--depth` and
+with fields changed (`--set '{"messages": 3, "kinds": [...]}'`: a shape counted before it is listed); printed as one
+JSON row: states, states per level, transitions and the process's CPU seconds for the exploration.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import json
 import time
 from typing import Any
 
-from conformance.explore.bfs import Explorer
+from conformance.explore.bfs import Explorer, explore
 from conformance.explore.spaces import Bound
 
 SR_KINDS = ("crash", "partition", "resubmit", "new-database")
@@ -165,6 +170,28 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
     return row
 
 
+def one_bound(name: str, depth: int, changes: dict) -> dict:
+    """One manifest bound (its `depth` and fields changed) explored once in this process: its figures and CPU s."""
+    from conformance.explore.manifest import load
+
+    entries = {e.bound.name: e for e in load()[0]}
+    bound = entries[name].bound.with_(**({"depth": depth} if depth else {}), **changes)
+    cpu = time.process_time()
+    res = explore(bound)
+    row = {
+        "bound": name,
+        "changes": changes,
+        "depth": bound.depth,
+        "states": res.states,
+        "per_level": res.per_level,
+        "transitions": res.transitions,
+        "result": res.result,
+        "cpu_s": round(time.process_time() - cpu, 2),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--budget", type=float, default=600.0, help="seconds per bound")
@@ -175,7 +202,13 @@ def main() -> None:
     ap.add_argument("--no-fixed", action="store_true", help="with --defaults: the fixed table off (session 14)")
     ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs LZ4-compressed")
     ap.add_argument("--unit-costs", action="store_true", help="ms per freeze, thaw and fingerprint per mechanism")
+    ap.add_argument("--bound", help="one manifest bound, explored once (its CPU seconds and figures)")
+    ap.add_argument("--depth", type=int, default=0, help="with --bound: explore to this depth")
+    ap.add_argument("--set", default="{}", help="with --bound: fields changed, as a JSON object")
     args = ap.parse_args()
+    if args.bound:
+        one_bound(args.bound, args.depth, json.loads(args.set))
+        return
     for m in args.mechanism or sorted(LADDER):
         if args.unit_costs:
             unit_costs(m, args.repeat)

@@ -15,7 +15,7 @@ import gc
 import sys
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Any
 
 from conformance.explore.collector import few_collections
 from conformance.explore.fixed import end_of_search
@@ -23,13 +23,10 @@ from conformance.explore.result import Result
 from conformance.explore.roots import level_zero
 from conformance.explore.state import Node
 
-if TYPE_CHECKING:
-    from conformance.explore.bfs import Explorer
 
-
-def search(ex: Explorer, max_states: int | None = None, ends: bool = True, deadline: float | None = None) -> Result:
-    """Explore `ex`'s bound; stop (incomplete) after `max_states` distinct states or at `deadline`
-    (time.monotonic()).
+def search(ex: Any, max_states: int | None = None, ends: bool = True, deadline: float | None = None) -> Result:
+    """Explore `ex`'s bound (`ex`: the `conformance.explore.bfs.Explorer`, which imports this module); stop
+    (incomplete) after `max_states` distinct states or at `deadline` (time.monotonic()).
 
     Session 13: the objects alive when the search starts (the interpreter's modules, the setup: about 120,000
     objects) are kept out of the cyclic collector's scans while it runs (`gc.freeze`, undone at the end unless
@@ -48,7 +45,7 @@ def search(ex: Explorer, max_states: int | None = None, ends: bool = True, deadl
             gc.unfreeze()
 
 
-def _search(ex: Explorer, max_states: int | None, ends: bool, deadline: float | None) -> Result:
+def _search(ex: Any, max_states: int | None, ends: bool, deadline: float | None) -> Result:
     started = time.monotonic()
     res = ex.result
     roots, res.found = level_zero(ex, ends)  # one root per resolution of the construction's choices

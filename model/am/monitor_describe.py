@@ -6,13 +6,10 @@ status). Read only: it never changes the fold.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from model.am.monitor import AmFold
+from typing import Any
 
 
-def describe(fold: AmFold, entity: str | None = None) -> dict[str, Any]:
+def describe(fold: Any, entity: str | None = None) -> dict[str, Any]:
     """A compact, JSON-able summary of the replay's state now, for the report (`conformance.audit`): the
     DAG view and the PAM claim (seed 002, "Active Manager"), and for `entity` (a database) its active copy,
     mounted copies and each copy's status (AM-009, BCSS). Read only."""
