@@ -205,8 +205,8 @@ class Explorer:
         order), each judged; a child node for each state not in `seen` (nor met earlier in this call) and
         without a violation. Stops after the first edge with a violation. The depth bound is the caller's: a node
         at `bound.depth` is not expanded. `frozen` False: the children hold their live sessions only, no blob
-        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end), except
-        one frozen before its folds are finished in place (`quiet_end`), whose end, if it acts, judges a copy."""
+        (session 12: `run` neither expands nor copies a state of the last level, it only judges its end; session 21:
+        nor a state whose folds its edge finishes in place, `quiet_end`, which is frozen first only to be expanded)."""
         if node.blob is not None:  # session 20: a compressed blob decompressed once, not once per edge's copy
             node.blob = plain(node.blob)
         here = node.live if node.live is not None else self.restore(node)
@@ -232,7 +232,7 @@ class Explorer:
                 quiet = new and self.quiet_end(s)
                 if quiet:
                     feed_folds(s)
-                blob = self.freeze(s) if quiet and frozen else None  # kept: an end that does act is judged on a copy
+                blob = self.freeze(s) if quiet and frozen else None  # folds finished next: frozen first to expand
                 found = self.judge(s, steps, False, consume=quiet or not new)
                 child = None
                 if found is None and new:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from model.sr import events as ev
 from model.sr.choice_points import HOP_LATENCY, HOP_SLOW, HOP_SLOW_LATENCY
-from model.sr.cluster_maintenance import PrimaryRec, Server, ShadowRec
+from model.sr.cluster_maintenance import Key, PrimaryRec, Server, ShadowRec
 from model.sr.state import fork_kind
 from model.sr.world import QUEUED, SAFETYNET, SHADOW
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from model.sr.policy import Policy
     from model.sr.state import SrConfig
     from model.sr.world import World
-
-Key = tuple[str, int]  # (message, instance)
 
 
 class Forks:
