@@ -11,7 +11,7 @@ used, servers down or cut off) is part of the state: it decides which steps rema
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -207,7 +207,7 @@ def am_actions(s: Session, book: Book, bound: Bound) -> list[Action]:
             out.append(Action("switchover", [c("switchover", db=db, lossless=False)], book))
     if "move_pam" in bound.kinds:
         out += [Action("move_pam", [c("move_pam", to=x)], book) for x in names]
-    return out + am_admin(names, dbs, book, bound)
+    return out + am_admin(names, dbs, book, bound, s.setup["copies"])
 
 
 # the lag patterns of `logs` (seed 002, AM-024/AM-039): every copy behind, or copies behind by preference order
@@ -218,9 +218,12 @@ LAGS: dict[str, Callable[[list[str]], dict[str, int]]] = {
 }
 
 
-def am_admin(names: list[str], dbs: list[str], book: Book, bound: Bound) -> list[Action]:
+def am_admin(
+    names: list[str], dbs: list[str], book: Book, bound: Bound, copies: Mapping[str, Sequence[str]]
+) -> list[Action]:
     """Administration and monitoring steps, each one of the bound's faults: logs generated with a lag pattern,
-    a copy suspended, a component Unhealthy, a responder failing over, a Lossless dial, maintenance, a query."""
+    a copy suspended (on a server holding one: `copies`, the configuration's database -> its copies' servers), a
+    component Unhealthy, a responder failing over, a Lossless dial, maintenance, a query (any member's SAM)."""
     out: list[Action] = []
     used = _used(book)
     for db in dbs:
@@ -229,7 +232,7 @@ def am_admin(names: list[str], dbs: list[str], book: Book, bound: Bound) -> list
         if _fault(book, bound, "switchover"):
             out.append(Action("switchover", [c("switchover", db=db, lossless=True)], used))
         for x in names:
-            if _fault(book, bound, "block"):
+            if _fault(book, bound, "block") and x in copies[db]:
                 out.append(Action("block", [c("set_copy", db=db, server=x, suspended=True)], used))
             if _fault(book, bound, "query"):
                 out.append(Action("query", [c("query", db=db, server=x)], used))

@@ -302,9 +302,10 @@ class World:
     cached_quorum: Any = field(default=_UNSET, compare=False, repr=False)
     cached_view: Any = field(default=_UNSET, compare=False, repr=False)
     view_source: Any = field(default=None, compare=False, repr=False)  # the recorded lists the view came from
-    # derived from the view (`set_view` drops them): left out of the explorer's fingerprint (issue 33, session 16;
-    # not `view_source`: which recorded lists the view came from tells explored states apart, by sharing)
-    __not_state__ = ("cached_quorum", "cached_view")
+    # derived from the view (`set_view` drops them): left out of the explorer's fingerprint (issue 33, session 16).
+    # `view_source` too since session 22: a cache compared by value (`step._set_view`), kept in before only because
+    # its sharing with the boot facts told states apart, and the boot facts are no longer walked (`ModelSystem`)
+    __not_state__ = ("cached_quorum", "cached_view", "view_source")
 
     def __post_init__(self) -> None:
         self.dials, self.health, self.dbs = dict(self.dials), dict(self.health), dict(self.dbs)
