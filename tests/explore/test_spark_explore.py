@@ -321,8 +321,8 @@ def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
 # sr-3s-2m-2f-d9 (session 14, 1,892,342 states, about 34 minutes and 11-12 GB on two quiet cores), and from session 20
 # sr-3s-2m-2f-nopart-d9 (1,327,195 states, 22 minutes, 8.4 GB) and am-3s-2db-4f-pam-d4 (947,028, 25 minutes, 2.6 GB;
 # session 21: 18 minutes), and from session 21 am-3s-3db-4f-d4 (1,292,298, 36 minutes, 3.0 GB); session 22 counted
-# each am state once (`ModelSystem.__not_state__`): am-3s-2db-4f-pam-d4 re-pinned (529,573, 10 minutes), am-3s-3db-4f-d4
-# unpinned until run again, and
+# each am state once (`ModelSystem.__not_state__`): am-3s-2db-4f-pam-d4 re-pinned (529,573, 10 minutes) and
+# am-3s-3db-4f-d4 (733,362, 17 minutes), and
 # pinned pf-2s-1f-3f-d8 (1,291,399 states, 32 minutes, 6.6 GB) and am-3s-3db-all-d4 (1,320,032, 34 minutes, 4.6 GB;
 # both measured with 2 partitions)
 LARGE = [e.bound.name for e in load()[0] if e.pinned and e.states is not None and e.states >= 5 * 10**5]
