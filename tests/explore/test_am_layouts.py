@@ -13,12 +13,12 @@ import pytest
 
 from conformance.explore.bfs import Explorer, explore
 from conformance.explore.manifest import find
-from conformance.explore.spaces import EMPTY, am_actions
+from conformance.explore.spaces import EMPTY, Bound, am_actions
 
 COPIES = {"DB1": ["MBX1", "MBX2", "MBX3"], "DB2": ["MBX2"]}
 
 
-def _bound(depth: int):  # type: ignore[no-untyped-def]
+def _bound(depth: int) -> Bound:
     base = find("am-3s-1db-admin").bound
     return base.with_(name="am-3s-partial", messages=2, depth=depth, setup={"copies": COPIES})
 
