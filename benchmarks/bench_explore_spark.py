@@ -87,7 +87,13 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
                     flush=True,
                 )
 
-            job = Job(entry.bound, compress=args.compress, skip_known=not args.no_skip_known)
+            job = Job(
+                entry.bound,
+                compress=args.compress,
+                skip_known=not args.no_skip_known,
+                ends_after_shuffle=args.ends,
+                regroup=args.regroup,
+            )
             res = run_spark(spark, job, entry.max_states, args.partitions, progress=progress)
             wall = time.monotonic() - t
         diffs = compare(entry, res) if entry.pinned else ["not pinned: not judged"]
@@ -120,14 +126,23 @@ def at_scale(spark, names: list[str], entries: dict, args: argparse.Namespace, l
     return bad
 
 
-def plan_cpu(names: list[str], entries: dict, depth: int | None, compress: bool = False, partitions: int = 4) -> int:
+def plan_cpu(
+    names: list[str],
+    entries: dict,
+    depth: int | None,
+    compress: bool = False,
+    partitions: int = 4,
+    ends: bool | None = None,
+    regroup: int | None = None,
+) -> int:
     """The level plan in one process: CPU seconds of this process, per bound (no Spark session); `compress`: the
-    frontier blobs compressed as `--spark-only --compress` runs them (session 20)."""
+    frontier blobs compressed as `--spark-only --compress` runs them (session 20); `ends`: `Job.ends_after_shuffle`
+    (None: the job's own choice)."""
     for name in names:
         bound = entries[name].bound
         bound = bound.with_(depth=depth) if depth else bound
         t = time.process_time()
-        res = run_levels(Job(bound, compress=compress), partitions=partitions)
+        res = run_levels(Job(bound, compress=compress, ends_after_shuffle=ends, regroup=regroup), partitions=partitions)
         print(
             json.dumps(
                 {"bound": name, "depth": bound.depth, "states": res.states, "cpu_s": round(time.process_time() - t, 2)}
@@ -158,13 +173,25 @@ def main() -> int:
     ap.add_argument("--out", help="--spark-only: append each row as JSON to this file")
     ap.add_argument("--plan-cpu", action="store_true", help="the level plan in this process, its CPU seconds")
     ap.add_argument("--depth", type=int, default=0, help="explore to this depth instead (not pinned then)")
+    ap.add_argument(
+        "--regroup", type=int, default=None, help="the frontier regrouped by ancestor K levels up (Job.regroup; 0 off)"
+    )
+    ap.add_argument(
+        "--ends",
+        choices=["before", "after", "auto"],
+        default="auto",
+        help="fairness ends judged before the shuffle, after it (Job.ends_after_shuffle), or as the job chooses",
+    )
     args = ap.parse_args()
     args.partitions = args.partitions or None
+    args.ends = {"before": False, "after": True, "auto": None}[args.ends]
     bounds = load(args.manifest)[0]
     entries = {e.bound.name: e for e in bounds}
     names = args.bounds or [e.bound.name for e in bounds if not e.slow]
     if args.plan_cpu:
-        return plan_cpu(names, entries, args.depth or None, args.compress, args.partitions or 4)
+        return plan_cpu(
+            names, entries, args.depth or None, args.compress, args.partitions or 4, args.ends, args.regroup
+        )
     if args.depth:  # a pinned bound explored to another depth: its figures are not pinned
         for name in names:
             e = entries[name]

@@ -43,7 +43,7 @@ from pyspark import RDD, StorageLevel
 
 from conformance.explore.bfs import Result
 from conformance.explore.cut import Key, Probe, Summary, account, summarize, upto
-from conformance.explore.levels import Buckets, Job, Progress, Settled, expand_all, settle, start
+from conformance.explore.levels import Buckets, Job, Progress, Settled, expand_all, kin_bucket, kin_up, settle, start
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.session import build_session
 
@@ -111,6 +111,10 @@ def _settle_partition(job: Job, last: bool, piece: int = FRONTIER_CHUNK):
             yield pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
 
     return run
+
+
+def _identity(k: int) -> int:
+    return k
 
 
 def _frontier(parts: Iterable[Any]) -> Iterator[tuple[str, Key, bytes]]:
@@ -212,6 +216,9 @@ def run_spark(
             before.unpersist()
             before = sc.broadcast(known)
         frontier = settled.mapPartitions(_frontier, preservesPartitioning=True)
+        up = kin_up(job, res.per_level, n) if size and not last else 0
+        if up:  # kin in one task (`levels.kin_bucket`): one more shuffle, of the frontier's rows
+            frontier = frontier.keyBy(lambda row, up=up: kin_bucket(row, up)).partitionBy(n, _identity).values()
         level += 1
         if progress:
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)

@@ -91,6 +91,11 @@ class Job:
     # session 14: a new state's fairness end judged after the shuffle, once per state (`settle`), not before it once
     # per task that meets the state; None: where the end costs more than the copy this needs (`settles_ends`)
     ends_after_shuffle: bool | None = None
+    # session 23: a level's frontier regrouped by its states' ancestors `regroup` levels up before it is expanded
+    # (one more shuffle a level, of the frontier's rows), so the states one ancestor's paths reach are expanded in
+    # one task: a child two of them make (commuting steps) is copied, frozen and its end judged once, not once per
+    # task that meets it (`Known.met`); counts, verdicts and paths are the same. None: `kin_levels`
+    regroup: int | None = None
 
     def settles_ends(self) -> bool:
         """Ends judged after the shuffle. Auto: where the end's choices branch (`end_choices` > 1: its state frozen
@@ -99,6 +104,17 @@ class Job:
             return self.ends and self.ends_after_shuffle
         b = self.bound
         return self.ends and bool(b.choices) and b.end_choices > 1 and not SPACES[b.mechanism].always_end_checks
+
+    def kin_levels(self) -> int:
+        """How many levels up the frontier is regrouped (0: not regrouped). Auto: 3 where each task judges its new
+        states' ends before the shuffle and the end acts (not am's, not `settles_ends`). Measured on pf-2s-1f-3f-d8
+        to depth 5, 2 partitions: 14,300 ends for 12,536 states; by parent 13,622, grandparent 12,833, 3 up 12,652
+        (benchmarks/README.md, "Session 23")."""
+        if self.regroup is not None:
+            return self.regroup
+        if not self.ends or self.settles_ends() or SPACES[self.bound.mechanism].always_end_checks:
+            return 0
+        return 3
 
     def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
@@ -114,6 +130,36 @@ class Job:
 
 
 _EXPANDERS: dict[bytes, Expanding] = {}
+
+
+def kin_bucket(row: tuple[str, Key, Any], up: int) -> int:
+    """The partition of a frontier row when the frontier is regrouped (`Job.regroup`): its ancestor's path key `up`
+    levels up, so the states one ancestor's paths reach are expanded in one task. A path key is a tuple of ints (and
+    tuples of ints): its hash is the same in every process (PYTHONHASHSEED salts str and bytes only)."""
+    return hash(row[1][:-up]) & 0x7FFFFFFF
+
+
+KIN_GROUPS = 64  # ancestors a partition's share of the frontier is to come from, at least (balance across tasks)
+
+
+def kin_up(job: Job, per_level: list[int], partitions: int) -> int:
+    """How many levels up the frontier of level `len(per_level) - 1` is regrouped: `Job.kin_levels`, or fewer where
+    that level holds too few states to spread the frontier over the partitions (`KIN_GROUPS` each; pf's one root
+    would put its first levels' frontiers in one task); 0: not regrouped."""
+    top = len(per_level) - 1
+    for up in range(job.kin_levels(), 0, -1):
+        if top - up >= 0 and per_level[top - up] >= KIN_GROUPS * partitions:
+            return up
+    return 0
+
+
+def regrouped(tasks: list[list[tuple[str, Key, Any]]], partitions: int, up: int) -> list[list[tuple[str, Key, Any]]]:
+    """A frontier's tasks regrouped by `kin_bucket` (the plan in one process; Spark shuffles the same)."""
+    out: list[list[tuple[str, Key, Any]]] = [[] for _ in range(partitions)]
+    for task in tasks:
+        for row in task:
+            out[kin_bucket(row, up) % partitions].append(row)
+    return out
 
 
 def bucket(key: str) -> int:
@@ -315,6 +361,9 @@ def run_levels(
             summary = summary.merge(summarize(p))
         going = account(res, level, summary, max_states, LocalProbe(settled))
         frontier = [[(n.fingerprint, n.key, n.node) for n in p.new] for p in settled] if going and not last else []
+        up = kin_up(job, res.per_level, partitions) if frontier else 0
+        if up:
+            frontier = regrouped(frontier, partitions, up)
         level += 1
         if progress:
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)
