@@ -133,7 +133,7 @@ def plan_cpu(
     compress: bool = False,
     partitions: int = 4,
     ends: bool | None = None,
-    regroup: int | None = None,
+    regroup: int = 0,
 ) -> int:
     """The level plan in one process: CPU seconds of this process, per bound (no Spark session); `compress`: the
     frontier blobs compressed as `--spark-only --compress` runs them (session 20); `ends`: `Job.ends_after_shuffle`
@@ -174,7 +174,7 @@ def main() -> int:
     ap.add_argument("--plan-cpu", action="store_true", help="the level plan in this process, its CPU seconds")
     ap.add_argument("--depth", type=int, default=0, help="explore to this depth instead (not pinned then)")
     ap.add_argument(
-        "--regroup", type=int, default=None, help="the frontier regrouped by ancestor K levels up (Job.regroup; 0 off)"
+        "--regroup", type=int, default=0, help="the frontier regrouped by ancestor K levels up (Job.regroup; 0: off)"
     )
     ap.add_argument(
         "--ends",

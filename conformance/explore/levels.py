@@ -93,9 +93,11 @@ class Job:
     ends_after_shuffle: bool | None = None
     # session 23: a level's frontier regrouped by its states' ancestors `regroup` levels up before it is expanded
     # (one more shuffle a level, of the frontier's rows), so the states one ancestor's paths reach are expanded in
-    # one task: a child two of them make (commuting steps) is copied, frozen and its end judged once, not once per
-    # task that meets it (`Known.met`); counts, verdicts and paths are the same. None: `kin_levels`
-    regroup: int | None = None
+    # one task: a child two of them make (commuting steps) is made, frozen and its end judged once, not once per
+    # task that meets it (`Known.met`); counts, verdicts and paths are the same. Off by default: on pf at depth 6
+    # and 2 partitions on local[2] it saved 1% of the CPU and cost 11% of the wall time (the groups' uneven sizes
+    # and the extra stage; benchmarks/README.md, "Session 23"); it is for many partitions, where duplicates grow
+    regroup: int = 0
 
     def settles_ends(self) -> bool:
         """Ends judged after the shuffle. Auto: where the end's choices branch (`end_choices` > 1: its state frozen
@@ -104,17 +106,6 @@ class Job:
             return self.ends and self.ends_after_shuffle
         b = self.bound
         return self.ends and bool(b.choices) and b.end_choices > 1 and not SPACES[b.mechanism].always_end_checks
-
-    def kin_levels(self) -> int:
-        """How many levels up the frontier is regrouped (0: not regrouped). Auto: 3 where each task judges its new
-        states' ends before the shuffle and the end acts (not am's, not `settles_ends`). Measured on pf-2s-1f-3f-d8
-        to depth 5, 2 partitions: 14,300 ends for 12,536 states; by parent 13,622, grandparent 12,833, 3 up 12,652
-        (benchmarks/README.md, "Session 23")."""
-        if self.regroup is not None:
-            return self.regroup
-        if not self.ends or self.settles_ends() or SPACES[self.bound.mechanism].always_end_checks:
-            return 0
-        return 3
 
     def expander(self) -> Expanding:
         """This process's expander for the job (built once per process)."""
@@ -143,11 +134,11 @@ KIN_GROUPS = 64  # ancestors a partition's share of the frontier is to come from
 
 
 def kin_up(job: Job, per_level: list[int], partitions: int) -> int:
-    """How many levels up the frontier of level `len(per_level) - 1` is regrouped: `Job.kin_levels`, or fewer where
+    """How many levels up the frontier of level `len(per_level) - 1` is regrouped: `Job.regroup`, or fewer where
     that level holds too few states to spread the frontier over the partitions (`KIN_GROUPS` each; pf's one root
     would put its first levels' frontiers in one task); 0: not regrouped."""
     top = len(per_level) - 1
-    for up in range(job.kin_levels(), 0, -1):
+    for up in range(job.regroup, 0, -1):
         if top - up >= 0 and per_level[top - up] >= KIN_GROUPS * partitions:
             return up
     return 0

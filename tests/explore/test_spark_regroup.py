@@ -1,8 +1,8 @@
 """Session 23 (issue 33, "On Spark"): a level's frontier regrouped by its states' ancestors before it is expanded
-(`Job.regroup`, `levels.kin_bucket`, `levels.kin_up`), so a child that two states of one ancestor's paths make
-(commuting steps) is made, frozen and its fairness end judged in one task, once. The figures (states,
-transitions, per level, depth, verdict, shortest path) are those of the single-process explorer whatever the
-grouping. Twins: a regrouping that loses a frontier row changes the figures (so the comparison tells), and the
+(`Job.regroup`, off by default; `levels.kin_bucket`, `levels.kin_up`), so a child that two states of one
+ancestor's paths make (commuting steps) is made, frozen and its fairness end judged in one task, once. The figures
+(states, transitions, per level, depth, verdict, shortest path) are those of the single-process explorer whatever
+the grouping. Twins: a regrouping that loses a frontier row changes the figures (so the comparison tells), and the
 plan without regrouping judges more ends on the same bound (so the count tells)."""
 
 from __future__ import annotations
@@ -24,15 +24,12 @@ def test_kin_up_goes_as_far_up_as_the_levels_spread_the_frontier() -> None:
     assert kin_up(job, [1, 5, 50, 285], 2) == 0  # no level above holds 128
     assert kin_up(job, [1, 5, 50, 285, 1828, 10367], 2) == 2  # level 2's 50 are too few: level 3's
     assert kin_up(job, [1, 5, 50, 285, 1828, 10367], 8) == 1  # 8 partitions want 512 ancestors: level 4's
-    assert kin_up(Job(find("sr-2s-1m-crash").bound, regroup=0), [1, 500, 5000, 50000], 2) == 0
 
 
 @pytest.mark.unit
-def test_auto_regroups_where_each_task_judges_the_ends_it_makes() -> None:
-    assert Job(find("sr-2s-1m-crash").bound).kin_levels() == 3  # ends before the shuffle, and they act
-    assert Job(find("am-3s-1db-crash-partition").bound).kin_levels() == 0  # am's end does nothing
-    assert Job(find("pf-2s-1f-replicas").bound).kin_levels() == 0  # its ends are judged after the shuffle, once
-    assert Job(find("sr-2s-1m-crash").bound, ends=False).kin_levels() == 0
+def test_the_frontier_is_not_regrouped_unless_asked() -> None:
+    assert Job(find("sr-2s-1m-crash").bound).regroup == 0
+    assert kin_up(Job(find("sr-2s-1m-crash").bound), [1, 500, 5000, 50000], 2) == 0
 
 
 @pytest.mark.unit
