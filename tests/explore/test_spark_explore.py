@@ -324,7 +324,7 @@ def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
 # each am state once (`ModelSystem.__not_state__`): am-3s-2db-4f-pam-d4 re-pinned (529,573, 10 minutes) and
 # am-3s-3db-4f-d4 (733,362, 17 minutes), and
 # pinned pf-2s-1f-3f-d8 (1,291,399 states, 32 minutes, 6.6 GB) and am-3s-3db-all-d4 (1,320,032, 34 minutes, 4.6 GB;
-# both measured with 2 partitions)
+# both measured with 2 partitions); session 23: am-3s-3db-10k-d4 (1,094,664, 25 minutes, 4.3 GB; 2 partitions)
 LARGE = [e.bound.name for e in load()[0] if e.pinned and e.states is not None and e.states >= 5 * 10**5]
 
 
@@ -335,6 +335,7 @@ def test_each_mechanism_lists_a_million_state_bound() -> None:
     listed = {e.bound.mechanism for e in entries if e.slow and (e.bound.name in LARGE or not e.pinned)}  # pf: unpinned
     assert listed == {"sr", "am", "pf"}
     assert {"sr-3s-2m-2f-d9", "sr-3s-2m-2f-nopart-d9"} <= {n for n in LARGE if find(n).states >= 10**6}
+    assert {find(n).bound.mechanism for n in LARGE if find(n).states >= 10**6} == {"sr", "am", "pf"}
 
 
 @pytest.mark.slow
