@@ -324,7 +324,8 @@ def test_spark_at_scale_gives_the_pinned_count(spark) -> None:
 # each am state once (`ModelSystem.__not_state__`): am-3s-2db-4f-pam-d4 re-pinned (529,573, 10 minutes) and
 # am-3s-3db-4f-d4 (733,362, 17 minutes), and
 # pinned pf-2s-1f-3f-d8 (1,291,399 states, 32 minutes, 6.6 GB) and am-3s-3db-all-d4 (1,320,032, 34 minutes, 4.6 GB;
-# both measured with 2 partitions); session 23: am-3s-3db-10k-d4 (1,094,664, 25 minutes, 4.3 GB; 2 partitions)
+# both measured with 2 partitions); session 23: am-3s-3db-10k-d4 (1,094,664, 25 minutes, 4.3 GB) and
+# pf-2s-1f-3f-nr-d8 (1,191,197, 28 minutes, 6.5 GB; both with 2 partitions)
 LARGE = [e.bound.name for e in load()[0] if e.pinned and e.states is not None and e.states >= 5 * 10**5]
 
 
