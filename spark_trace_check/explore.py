@@ -43,7 +43,18 @@ from pyspark import RDD, StorageLevel
 
 from conformance.explore.bfs import Result
 from conformance.explore.cut import Key, Probe, Summary, account, summarize, upto
-from conformance.explore.levels import Buckets, Job, Progress, Settled, expand_all, kin_bucket, kin_up, settle, start
+from conformance.explore.levels import (
+    Buckets,
+    Job,
+    Progress,
+    Settled,
+    expand_all,
+    kin_bucket,
+    kin_up,
+    packing,
+    settle,
+    start,
+)
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.session import build_session
 
@@ -113,8 +124,9 @@ def _settle_partition(job: Job, last: bool, piece: int = FRONTIER_CHUNK):
     return run
 
 
-def _identity(k: int) -> int:
-    return k
+def _kin_of(s: Settled, up: int) -> list[int]:
+    """The ancestor groups of a settled partition's new states (`levels.kin_bucket`), from its keys alone."""
+    return [kin_bucket((n.fingerprint, n.key, None), up) for n in s.new]
 
 
 def _frontier(parts: Iterable[Any]) -> Iterator[tuple[str, Key, bytes]]:
@@ -217,8 +229,10 @@ def run_spark(
             before = sc.broadcast(known)
         frontier = settled.mapPartitions(_frontier, preservesPartitioning=True)
         up = kin_up(job, res.per_level, n) if size and not last else 0
-        if up:  # kin in one task (`levels.kin_bucket`): one more shuffle, of the frontier's rows
-            frontier = frontier.keyBy(lambda row, up=up: kin_bucket(row, up)).partitionBy(n, _identity).values()
+        if up:  # kin in one task (`levels.kin_bucket`), the groups packed: one more shuffle, of the frontier's rows
+            counts = settled.mapPartitions(_heads).flatMap(lambda s, up=up: _kin_of(s, up)).countByValue()
+            where = packing(counts, n)
+            frontier = frontier.keyBy(lambda row, up=up: kin_bucket(row, up)).partitionBy(n, where.__getitem__).values()
         level += 1
         if progress:
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)

@@ -26,9 +26,11 @@ Spark worker builds its own once from the picklable `Job`. Symmetry merges are n
 
 from __future__ import annotations
 
+import heapq
 import pickle
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -144,12 +146,27 @@ def kin_up(job: Job, per_level: list[int], partitions: int) -> int:
     return 0
 
 
+def packing(counts: Mapping[int, int], partitions: int) -> dict[int, int]:
+    """Each ancestor's group of frontier states put in a partition, the largest group first into the least loaded
+    partition (so the tasks of a regrouped level hold about as many states each; hashed, the few and uneven groups
+    left one of two tasks late on `local[2]`)."""
+    loads = [(0, p) for p in range(partitions)]
+    out: dict[int, int] = {}
+    for group, n in sorted(counts.items(), key=lambda gc: (-gc[1], gc[0])):
+        load, p = heapq.heappop(loads)
+        out[group] = p
+        heapq.heappush(loads, (load + n, p))
+    return out
+
+
 def regrouped(tasks: list[list[tuple[str, Key, Any]]], partitions: int, up: int) -> list[list[tuple[str, Key, Any]]]:
-    """A frontier's tasks regrouped by `kin_bucket` (the plan in one process; Spark shuffles the same)."""
+    """A frontier's tasks regrouped by `kin_bucket`, the groups packed (`packing`): the plan in one process; Spark
+    shuffles the same."""
+    where = packing(Counter(kin_bucket(row, up) for task in tasks for row in task), partitions)
     out: list[list[tuple[str, Key, Any]]] = [[] for _ in range(partitions)]
     for task in tasks:
         for row in task:
-            out[kin_bucket(row, up) % partitions].append(row)
+            out[where[kin_bucket(row, up)]].append(row)
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.explore import levels
 from conformance.explore.bfs import explore
-from conformance.explore.levels import Job, kin_bucket, kin_up, regrouped
+from conformance.explore.levels import Job, kin_bucket, kin_up, packing, regrouped
 from conformance.explore.manifest import find
 from tests.explore.test_spark_ends import _counted, figures
 
@@ -33,13 +33,22 @@ def test_the_frontier_is_not_regrouped_unless_asked() -> None:
 
 
 @pytest.mark.unit
+def test_packing_puts_the_largest_group_first_into_the_least_loaded_partition() -> None:
+    where = packing({1: 50, 2: 40, 3: 30, 4: 20, 5: 10}, 2)
+    loads = [sum(n for g, n in {1: 50, 2: 40, 3: 30, 4: 20, 5: 10}.items() if where[g] == p) for p in range(2)]
+    assert sorted(loads) == [70, 80] and where[1] != where[2]
+    assert set(packing({7: 1}, 4).values()) == {0}
+
+
+@pytest.mark.unit
 def test_regrouped_keeps_every_row_and_puts_an_ancestors_states_together() -> None:
     rows = [(f"fp{a}{b}{c}", (0, (a,), (b,), (c,)), b"") for a in range(4) for b in range(3) for c in range(2)]
     tasks = regrouped([rows[:10], rows[10:]], 3, 2)
     assert sorted(r for t in tasks for r in t) == sorted(rows)
-    for t in tasks:  # every state below one level-1 ancestor is in one task
-        for r in t:
-            assert all(kin_bucket(q, 2) % 3 == kin_bucket(r, 2) % 3 for q in rows if q[1][:2] == r[1][:2])
+    home = {r[0]: i for i, t in enumerate(tasks) for r in t}
+    for r in rows:  # every state below one level-1 ancestor is in one task
+        assert all(home[q[0]] == home[r[0]] for q in rows if q[1][:2] == r[1][:2])
+    assert sorted(len(t) for t in tasks) == [6, 6, 12]  # 4 groups of 6 packed into 3 tasks
     assert kin_bucket(rows[0], 2) == kin_bucket(rows[1], 2)  # siblings' and cousins' ancestor is the same key
 
 
@@ -57,9 +66,9 @@ def test_a_regrouped_plan_has_the_single_process_figures(monkeypatch, name: str,
 @pytest.mark.model
 def test_a_regrouped_plan_judges_fewer_ends_and_the_plan_without_judges_more(monkeypatch) -> None:
     monkeypatch.setattr(levels, "KIN_GROUPS", 1)
-    b = find("sr-2s-1m-crash").bound
-    plain, plain_ends = _counted(monkeypatch, Job(b, regroup=0), partitions=4)
-    kin, kin_ends = _counted(monkeypatch, Job(b, regroup=3), partitions=4)
+    b = find("sr-2s-1m-partition").bound  # 534 new states; at 4 partitions 637 ends not regrouped, 583 regrouped
+    plain, plain_ends = _counted(monkeypatch, Job(b, regroup=0, ends_after_shuffle=False), partitions=4)
+    kin, kin_ends = _counted(monkeypatch, Job(b, regroup=3, ends_after_shuffle=False), partitions=4)
     assert figures(plain) == figures(kin) == figures(explore(b))
     new = kin.states - kin.per_level[0]
     assert new <= kin_ends < plain_ends  # the duplicates across tasks: regrouping keeps most of them in one task
