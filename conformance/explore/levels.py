@@ -96,9 +96,9 @@ class Job:
     # session 23: a level's frontier regrouped by its states' ancestors `regroup` levels up before it is expanded
     # (one more shuffle a level, of the frontier's rows), so the states one ancestor's paths reach are expanded in
     # one task: a child two of them make (commuting steps) is made, frozen and its end judged once, not once per
-    # task that meets it (`Known.met`); counts, verdicts and paths are the same. Off by default: on pf at depth 6
-    # and 2 partitions on local[2] it saved 1% of the CPU and cost 11% of the wall time (the groups' uneven sizes
-    # and the extra stage; benchmarks/README.md, "Session 23"); it is for many partitions, where duplicates grow
+    # task that meets it (`Known.met`); counts, verdicts and paths are the same. Off by default: hashed, the groups
+    # were uneven and it cost 11% of the wall time on pf at depth 6 on local[2]; packed (`packing`) 0.975 of the wall
+    # and 0.95 of the CPU at depth 7, one run each (benchmarks/README.md, "Session 23"). For many partitions
     regroup: int = 0
 
     def settles_ends(self) -> bool:
