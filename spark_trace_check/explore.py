@@ -126,7 +126,7 @@ def _settle_partition(job: Job, last: bool, piece: int = FRONTIER_CHUNK):
 
 def _kin_of(s: Settled, up: int) -> list[int]:
     """The ancestor groups of a settled partition's new states (`levels.kin_bucket`), from its keys alone."""
-    return [kin_bucket((n.fingerprint, n.key, None), up) for n in s.new]
+    return [kin_bucket(n.key, up) for n in s.new]
 
 
 def _frontier(parts: Iterable[Any]) -> Iterator[tuple[str, Key, bytes]]:
@@ -232,7 +232,8 @@ def run_spark(
         if up:  # kin in one task (`levels.kin_bucket`), the groups packed: one more shuffle, of the frontier's rows
             counts = settled.mapPartitions(_heads).flatMap(lambda s, up=up: _kin_of(s, up)).countByValue()
             where = packing(counts, n)
-            frontier = frontier.keyBy(lambda row, up=up: kin_bucket(row, up)).partitionBy(n, where.__getitem__).values()
+            keyed = frontier.keyBy(lambda row, up=up: kin_bucket(row[1], up))
+            frontier = keyed.partitionBy(n, where.__getitem__).values()
         level += 1
         if progress:
             progress(level, res, summary.new, time.monotonic() - t, summary.bytes)

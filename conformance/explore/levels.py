@@ -125,11 +125,12 @@ class Job:
 _EXPANDERS: dict[bytes, Expanding] = {}
 
 
-def kin_bucket(row: tuple[str, Key, Any], up: int) -> int:
-    """The partition of a frontier row when the frontier is regrouped (`Job.regroup`): its ancestor's path key `up`
-    levels up, so the states one ancestor's paths reach are expanded in one task. A path key is a tuple of ints (and
-    tuples of ints): its hash is the same in every process (PYTHONHASHSEED salts str and bytes only)."""
-    return hash(row[1][:-up]) & 0x7FFFFFFF
+def kin_bucket(key: Key, up: int) -> int:
+    """The group of a frontier state when the frontier is regrouped (`Job.regroup`): its ancestor's path key `up`
+    levels up, hashed, so the states one ancestor's paths reach are expanded in one task (`packing` places the
+    groups). A path key is a tuple of ints (and tuples of ints): its hash is the same in every process
+    (PYTHONHASHSEED salts str and bytes only)."""
+    return hash(key[:-up])
 
 
 KIN_GROUPS = 64  # ancestors a partition's share of the frontier is to come from, at least (balance across tasks)
@@ -162,11 +163,12 @@ def packing(counts: Mapping[int, int], partitions: int) -> dict[int, int]:
 def regrouped(tasks: list[list[tuple[str, Key, Any]]], partitions: int, up: int) -> list[list[tuple[str, Key, Any]]]:
     """A frontier's tasks regrouped by `kin_bucket`, the groups packed (`packing`): the plan in one process; Spark
     shuffles the same."""
-    where = packing(Counter(kin_bucket(row, up) for task in tasks for row in task), partitions)
+    groups = [[kin_bucket(row[1], up) for row in task] for task in tasks]
+    where = packing(Counter(g for task in groups for g in task), partitions)
     out: list[list[tuple[str, Key, Any]]] = [[] for _ in range(partitions)]
-    for task in tasks:
-        for row in task:
-            out[where[kin_bucket(row, up)]].append(row)
+    for task, kin in zip(tasks, groups, strict=True):
+        for row, g in zip(task, kin, strict=True):
+            out[where[g]].append(row)
     return out
 
 
