@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -135,26 +136,48 @@ def plain_attrs(text: str | bytes) -> dict[str, Any] | None:
 
 
 def fast_mask(batch: pa.RecordBatch) -> pa.Array:
-    """Per row: every check but attrs passes (True), or the row must be judged in full (False)."""
+    """Per row: every check but attrs passes (True), or the row must be judged in full (False). A column read as
+    a dictionary (`DICTIONARY_COLUMNS`) is checked once per value of its dictionary, each row taking its value's
+    outcome (a null index: null, so False)."""
     cols = {name: batch.column(name) for name in batch.schema.names}
+
+    def per_value(name: str, check: Any) -> pa.Array:
+        col = cols[name]
+        if pa.types.is_dictionary(col.type):
+            return pc.take(check(col.dictionary), col.indices)
+        return check(col)
+
     ok = None
     for name in FIELD_NAMES:
-        valid = pc.is_valid(cols[name])
+        valid = per_value(name, pc.is_valid)
         ok = valid if ok is None else pc.and_(ok, valid)
     for name, col in cols.items():
         if name not in FIELD_NAMES:
             ok = pc.and_(ok, pc.is_null(col))
     for name in ("trace_id", "event_id", "node"):
-        ok = pc.and_(ok, pc.greater(pc.binary_length(cols[name]), 0))
+        ok = pc.and_(ok, per_value(name, _not_empty))
     ok = pc.and_(ok, pc.equal(cols["schema_version"], SCHEMA_VERSION))
     ok = pc.and_(ok, pc.greater_equal(cols["seq"], 0))
     ok = pc.and_(ok, pc.greater_equal(cols["ts_ms"], 0))
-    ok = pc.and_(ok, pc.is_in(cols["mechanism"], value_set=_MECHANISMS))
-    ok = pc.and_(ok, pc.match_substring_regex(cols["kind"], KIND_PATTERN))
+    ok = pc.and_(ok, per_value("mechanism", _a_mechanism))
+    ok = pc.and_(ok, per_value("kind", _a_kind))
     return pc.fill_null(ok, False)
 
 
+def _not_empty(col: pa.Array) -> pa.Array:
+    return pc.greater(pc.binary_length(col), 0)
+
+
+def _a_mechanism(col: pa.Array) -> pa.Array:
+    return pc.is_in(col, value_set=_MECHANISMS)
+
+
+def _a_kind(col: pa.Array) -> pa.Array:
+    return pc.match_substring_regex(col, KIND_PATTERN)
+
+
 def _utf8_ok(col: pa.Array) -> bool:
+    """Valid UTF-8 throughout (a dictionary column: its dictionary's values, and its indices in range)."""
     try:
         col.validate(full=True)
     except pa.ArrowInvalid:
@@ -162,37 +185,105 @@ def _utf8_ok(col: pa.Array) -> bool:
     return True
 
 
+# The text columns `traces.io.iter_parquet` reads as dictionaries (session 24): a Parquet file keeps them
+# dictionary-encoded, so each batch arrives with its distinct values and an index per row, instead of one string per
+# row that `_values` and `_distinct` then hashed to find the distinct values again.
+DICTIONARY_COLUMNS = ("trace_id", "node", "mechanism", "entity", "kind", "attrs")
 _REPEATED = frozenset({"trace_id", "node", "mechanism", "entity", "kind"})  # few distinct values per batch
+
+
+def _taken(values: list[Any], indices: pa.Array) -> list[Any]:
+    """`[values[i] for i in indices]` (indices without a null) by one numpy take: no Python per row."""
+    table = np.fromiter(values, dtype=object, count=len(values))  # (each item as it is: no nested list read)
+    return table[indices.to_numpy()].tolist()  # type: ignore[no-any-return]
 
 
 def _values(col: pa.Array, name: str) -> list[Any]:
     """The column as Python values; a column of few distinct strings yields one shared `str` per value
-    (dictionary-encoded first): less memory per event and fewer objects built."""
-    if name not in _REPEATED or col.null_count:
-        return col.to_pylist()
+    (dictionary-encoded first, unless read so): less memory per event and fewer objects built; an integer column
+    through numpy (`tolist` builds Python ints a third faster than `to_pylist`)."""
+    if pa.types.is_dictionary(col.type):
+        if col.null_count:  # (its rows fail `fast_mask`)
+            return col.dictionary_decode().to_pylist()  # type: ignore[no-any-return]
+        return _taken(col.dictionary.to_pylist(), col.indices)
+    if col.null_count:
+        return col.to_pylist()  # type: ignore[no-any-return]
+    if pa.types.is_integer(col.type):
+        return col.to_numpy().tolist()  # type: ignore[no-any-return]
+    if name not in _REPEATED:
+        return col.to_pylist()  # type: ignore[no-any-return]
     encoded = pc.dictionary_encode(col)
-    values = encoded.dictionary.to_pylist()
-    return [values[i] for i in encoded.indices.to_pylist()]
+    return _taken(encoded.dictionary.to_pylist(), encoded.indices)
 
 
 _UNPARSED = object()  # an attrs text of the batch not parsed yet
 Judged = tuple[list[Event], list[tuple[int, Problem]]]  # the valid rows' events; (row from 0, problem) of others
 
 
-def _distinct(col: pa.Array) -> tuple[list[bytes | None], list[int]]:
+class FileTexts:
+    """The attrs texts of one file's batches read as dictionaries, each parsed once for the file (session 24).
+
+    A Parquet reader gives each batch of a row group the dictionary of the values read so far (measured on the
+    10^6 corpus: 20,887, then 47,851, 64,986 and 65,073 texts for its four batches of one row group), so a batch's
+    dictionary extends the one before it: the texts already parsed are kept by position, and only the new ones are
+    parsed (`update`, after checking that the old dictionary is the new one's prefix; any other dictionary starts
+    afresh). `plain` counts the texts parsed to None (not plain), so the usual batch asks nothing more."""
+
+    __slots__ = ("dictionary", "parsed", "rejected", "texts")
+
+    def __init__(self) -> None:
+        self.dictionary: pa.Array | None = None
+        self.texts: list[bytes | None] = []
+        self.parsed: list[Any] = []
+        self.rejected = 0  # texts parsed to None
+
+    def update(self, dictionary: pa.Array) -> None:
+        """Hold `dictionary`'s texts, the new ones not parsed yet."""
+        n = len(self.texts)
+        if self.dictionary is None or len(dictionary) < n or not dictionary.slice(0, n).equals(self.dictionary):
+            n, self.texts, self.parsed, self.rejected = 0, [], [], 0
+        if len(dictionary) > n:
+            binary = pa.large_binary() if pa.types.is_large_string(dictionary.type) else pa.binary()
+            fresh = dictionary.slice(n).cast(binary).to_pylist()
+            self.texts += fresh
+            self.parsed += [_UNPARSED] * len(fresh)
+        self.dictionary = dictionary
+
+    def parse_all(self) -> None:
+        """Every text not parsed yet, parsed (`plain_attrs`)."""
+        parsed, texts = self.parsed, self.texts
+        for j in range(len(parsed)):  # (the new texts are at the end: those of the batches before are parsed)
+            if parsed[j] is _UNPARSED:
+                text = texts[j]
+                value = parsed[j] = None if text is None else plain_attrs(text)
+                self.rejected += value is None
+
+
+def _distinct(col: pa.Array, texts: FileTexts | None) -> tuple[FileTexts, pa.Array]:
     """The column's distinct values as UTF-8 bytes (what msgspec decodes; no `str` built) and, per row, the
-    position of its value among them (a null is a value too: its rows fail `fast_mask`, judged in full)."""
+    position of its value among them (a null is a value too: its rows fail `fast_mask`, judged in full); from the
+    file's texts when the column was read as a dictionary without a null, else from the batch alone."""
+    if texts is not None and pa.types.is_dictionary(col.type) and not col.null_count and not col.dictionary.null_count:
+        texts.update(col.dictionary)
+        return texts, col.indices
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
     encoded = pc.dictionary_encode(col, null_encoding="encode")
-    binary = pa.large_binary() if pa.types.is_large_string(col.type) else pa.binary()
-    return encoded.dictionary.cast(binary).to_pylist(), encoded.indices.to_pylist()
+    own = FileTexts()
+    own.update(encoded.dictionary)
+    return own, encoded.indices
 
 
 def _is_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def judge_columns(batch: pa.RecordBatch) -> Judged:
-    """The events of a batch's valid rows, in row order, and (row index from 0, problem) for each other row.
+def judge_columns(batch: pa.RecordBatch, texts: FileTexts | None = None) -> Judged:
+    """The events of a batch's valid rows, in row order, and (row index from 0, problem) for each other row;
+    `texts`: the attrs texts of the file's batches before (`FileTexts`, when the file is read with its text
+    columns as dictionaries, `DICTIONARY_COLUMNS`).
 
     A batch whose rows all pass `fast_mask` and whose distinct attrs texts are all plain (the usual batch) is
     built column-wise: every distinct text parsed once, its dict shared by the rows that hold it (an Event's
@@ -200,20 +291,28 @@ def judge_columns(batch: pa.RecordBatch) -> Judged:
     the rows repeat a text of their batch), then one `Event` per row from the columns, no Python loop of ours
     per row (benchmarks/README.md, session 12). Any other batch is judged row by row (`_row_by_row`).
 
-    Texts are parsed once per batch, not per file: a file's batches share 12% of their distinct texts in the
-    10^6 corpus, and looking each text up in the batch before's parsed texts cost what it saved (session 14)."""
+    Session 14 parsed texts once per batch: a file's batches share 12% of their distinct texts in the 10^6 corpus,
+    and looking each text up in the batch before's parsed texts cost what it saved. Read as dictionaries (session
+    24), a batch's dictionary extends the batch before's, so the file's texts are kept by position at no cost."""
     raw = {n for n in batch.schema.names if _is_text(batch.schema.field(n).type) and not _utf8_ok(batch.column(n))}
     if raw:  # invalid UTF-8 in a column: every row judged in full, the judgement says where
         return _row_by_row(batch, [False] * batch.num_rows, [], [], [], [], raw)
     mask = fast_mask(batch)
-    texts, which = _distinct(batch.column("attrs"))
+    known, which = _distinct(batch.column("attrs"), texts)
     cols = [_values(batch.column(n), n) for n in FIELD_NAMES[1:-1]]  # trace_id .. kind, Event's order
     if pc.all(mask).as_py() is not False:
-        parsed = list(map(plain_attrs, texts))
-        if all(p is not None for p in parsed):  # schema_version is the current one (`fast_mask`): Event's default
-            return list(map(Event, *cols, map(parsed.__getitem__, which))), []
-        return _row_by_row(batch, [True] * batch.num_rows, cols, texts, parsed, which, raw)
-    return _row_by_row(batch, mask.to_pylist(), cols, texts, [_UNPARSED] * len(texts), which, raw)
+        known.parse_all()
+        if not known.rejected or not _uses_rejected(known, which):
+            attrs = _taken(known.parsed, which)  # schema_version is the current one (`fast_mask`): Event's default
+            return list(map(Event, *cols, attrs)), []
+        return _row_by_row(batch, [True] * batch.num_rows, cols, known.texts, known.parsed, which.to_pylist(), raw)
+    return _row_by_row(batch, mask.to_pylist(), cols, known.texts, list(known.parsed), which.to_pylist(), raw)
+
+
+def _uses_rejected(known: FileTexts, which: pa.Array) -> bool:
+    """Whether a row of the batch holds a text that is not plain (a file's texts: one of an earlier batch may be)."""
+    rejected = pa.array([j for j, p in enumerate(known.parsed) if p is None], which.type)
+    return bool(pc.any(pc.is_in(which, value_set=rejected)).as_py())
 
 
 def _row_by_row(
@@ -227,8 +326,8 @@ def _row_by_row(
 ) -> Judged:
     """Each row: built from the columns when it passed `fast_mask` and its attrs text is plain (`parsed[j]` for
     text `texts[j]`, j = `which[row]`; `_UNPARSED` until parsed), else judged in full by `check_typed_row` (a
-    column of invalid UTF-8, `raw`, read as bytes)."""
-    slow = {n: batch.column(n).cast(pa.binary()) if n in raw else batch.column(n) for n in batch.schema.names}
+    column of invalid UTF-8, `raw`, read as bytes; a dictionary column decoded first)."""
+    slow = {n: _plain_column(batch.column(n), n in raw) for n in batch.schema.names}
     events: list[Event] = []
     problems: list[tuple[int, Problem]] = []
     rows = zip(*cols, which, strict=True) if cols else iter(())
@@ -248,6 +347,13 @@ def _row_by_row(
         else:
             problems.append((i, problem))
     return events, problems
+
+
+def _plain_column(col: pa.Array, raw: bool) -> pa.Array:
+    """A column as `check_typed_row` reads it: a dictionary decoded; one of invalid UTF-8 (`raw`) as bytes."""
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    return col.cast(pa.binary()) if raw else col
 
 
 def judge_batch(batch: pa.RecordBatch) -> Iterator[tuple[Event | None, Problem | None]]:

@@ -189,17 +189,19 @@ def check_parquet_schema(path: Path | str, name: str | None = None) -> pa.Schema
 
 
 def iter_parquet(tf: TraceFile, batch_size: int = 65_536) -> Iterator[ReadResult]:
-    """A Parquet file batch by batch, each judged column-wise (`traces.columnar`); rows numbered from 1."""
+    """A Parquet file batch by batch, each judged column-wise (`traces.columnar`); rows numbered from 1. Its text
+    columns of few distinct values are read as dictionaries (`traces.columnar.DICTIONARY_COLUMNS`, session 24)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from traces.columnar import judge_columns
+    from traces.columnar import DICTIONARY_COLUMNS, FileTexts, judge_columns
 
     check_parquet_schema(tf.path, tf.name)
     rows = 0
+    texts = FileTexts()  # the attrs texts parsed, kept for the file's later batches
     try:
-        for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
-            events, problems = judge_columns(batch)
+        for batch in pq.ParquetFile(tf.path, read_dictionary=DICTIONARY_COLUMNS).iter_batches(batch_size=batch_size):
+            events, problems = judge_columns(batch, texts)
             errors = [RowError(tf.name, rows + i + 1, p.field, p.reason) for i, p in problems]
             rows += batch.num_rows
             yield ReadResult(events, errors, batch.num_rows)

@@ -83,6 +83,8 @@ def _kept(column: pa.Array, part_of: Slice) -> pa.Array:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_dictionary(column.type):  # (read so, `_parquet_slice`): the names judged per row as before
+        column = column.dictionary_decode()
     try:
         values = column.cast(pa.string()) if not pa.types.is_string(column.type) else column
         values.validate(full=True)
@@ -102,15 +104,16 @@ def _parquet_slice(tf: TraceFile, part_of: Slice, batch_size: int) -> Iterator[R
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from traces.columnar import judge_columns
+    from traces.columnar import DICTIONARY_COLUMNS, FileTexts, judge_columns
 
     check_parquet_schema(tf.path, tf.name)
     start = 0
+    texts = FileTexts()  # as `traces.io.iter_parquet` reads a file (session 24): the chosen rows keep the dictionaries
     try:
-        for batch in pq.ParquetFile(tf.path).iter_batches(batch_size=batch_size):
+        for batch in pq.ParquetFile(tf.path, read_dictionary=DICTIONARY_COLUMNS).iter_batches(batch_size=batch_size):
             where = pc.indices_nonzero(_kept(batch.column("trace_id"), part_of))
             chosen = batch.take(where)
-            events, problems = judge_columns(chosen)
+            events, problems = judge_columns(chosen, texts)
             rows = where.to_pylist() if problems else []  # the batch's row of each chosen row
             errors = [RowError(tf.name, start + rows[i] + 1, p.field, p.reason) for i, p in problems]
             start += batch.num_rows
