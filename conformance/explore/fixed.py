@@ -17,7 +17,12 @@ them:
 - every `traces.schema.Event`: immutable by contract (its docstring), already shared by the edge verdict's copy
   of the folds (session 13);
 - every object of a class that declares itself fixed (`__fixed__ = True`: the kernel's `Topology`, sr's
-  `Policy`): trusted, and checked.
+  `Policy`): trusted, and checked;
+- (session 24) the state words of the root's kernel generators that have not drawn (`KernelRandom.words`: the
+  seed's Mersenne Twister state, 2.5 KB, a quarter to a third of every blob, though an exploration whose choices
+  are scripted never draws): a generator in those words is pickled as a reference and thawed as a new generator
+  holding the table's (immutable) `bytes` (`_fixed_random`); one that drew, or holds other words, is pickled
+  whole, as before. The words are part of the tag.
 
 A blob refers to a table object as `(tag, index)`, by a reducer of its class in the pickler's dispatch table (a
 `Pickler.persistent_id` would be one Python call per pickled object, atoms included: only the candidates' classes
@@ -52,8 +57,10 @@ from typing import Any
 
 from conformance.explore.fingerprint import Walker, frozen_record
 from conformance.explore.sharing import apart, check_frozen
+from model.kernel.sim import KernelRandom
 from traces.schema import Event
 
+Words = tuple[int, bytes, "float | None"]  # a kernel generator's state while nothing drew (`KernelRandom.words`)
 _TABLES: dict[str, FixedTable] = {}  # this process's tables by tag (the last few: see `FixedTable.register`)
 _KEEP = 8
 
@@ -61,11 +68,13 @@ _KEEP = 8
 class FixedTable:
     """The objects every state of one exploration shares (see the module docstring), by index."""
 
-    def __init__(self, objects: list[Any], salt: str = "") -> None:
+    def __init__(self, objects: list[Any], salt: str = "", words: list[Words] | None = None) -> None:
         self.objects = objects
         self.ids = {id(o): i for i, o in enumerate(objects)}
         self.digests = [_encoding(o) for o in objects]
-        text = "\x00".join([salt, *self.digests])  # salt: the model (two mutants' lambdas may encode alike)
+        self.words = words or []  # the root's generators' state words while nothing drew (session 24)
+        shown = [f"R{v}:{g!r}:{hashlib.blake2b(raw, digest_size=16).hexdigest()}" for v, raw, g in self.words]
+        text = "\x00".join([salt, *self.digests, *shown])  # salt: the model (two mutants' lambdas may encode alike)
         self.tag = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         self._tokens: dict[tuple[tuple[str, str], ...], dict[int, list[str]]] = {}  # per renaming
         self._dispatch: tuple[int, dict[Any, Any]] | None = None
@@ -79,11 +88,16 @@ class FixedTable:
         names the model, mutant included, in the tag)."""
         found: list[Any] = []
         ids: set[int] = set()
+        words: list[Words] = []
 
         class Collecting(pickle.Pickler):
             def reducer_override(self, obj: Any) -> Any:
                 if type(obj) is types.FunctionType:  # not pickled here (a mutant's lambda in pf's `Decisions`)
                     return tuple, ()
+                if type(obj) is KernelRandom:  # its words as the pickle takes them (`state._reduce_random` keeps them)
+                    base[KernelRandom](obj)
+                    if obj.words is not None and obj.words not in words:
+                        words.append(obj.words)
                 if id(obj) not in ids and fixed_candidate(obj):
                     ids.add(id(obj))
                     found.append(obj)
@@ -95,7 +109,7 @@ class FixedTable:
         for o in found:  # session 15: a class wrongly declared frozen is an internal error naming it
             check_frozen(o)
         kept, left = apart(found, [parts])  # nor one holding what the rest of the state holds too (session 15)
-        made = cls(kept, salt)
+        made = cls(kept, salt, words)
         made.left_out = left
         made.register()
         return made
@@ -120,8 +134,28 @@ class FixedTable:
         table = dict(base)
         for klass in {type(o) for o in self.objects}:
             table[klass] = self._reducer(base.get(klass))
+        if self.words:
+            table[KernelRandom] = self._random_reducer(base[KernelRandom])
         self._dispatch = (scanned, table)
         return table
+
+    def _random_reducer(self, reduce: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """A kernel generator that has not drawn, in a state of the table's words (the same bytes, or equal ones),
+        as a reference to them: a new generator each thaw, holding the table's words (`_fixed_random`). Each state
+        pickled them as 2.5 KB (a quarter to a third of a blob) though a scripted exploration never draws."""
+        tag, words = self.tag, self.words
+
+        def by_reference(rng: KernelRandom) -> Any:
+            made = reduce(rng) if rng.words is None else None  # (which keeps its words: a fresh root's generator)
+            kept = rng.words
+            if kept is not None:
+                version, raw, gauss = kept
+                for i, (v, r, g) in enumerate(words):
+                    if (raw is r or raw == r) and version == v and gauss == g:  # the whole state: equal, the same
+                        return _fixed_random, (tag, i)
+            return made if made is not None else reduce(rng)
+
+        return by_reference
 
     def _reducer(self, reduce: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
         ids, tag = self.ids, self.tag
@@ -185,13 +219,23 @@ class _Sink:
 
 def _fixed(tag: str, i: int) -> Any:
     """The table object a blob refers to (a module-level function: the pickle names it)."""
+    return _table(tag).objects[i]
+
+
+def _table(tag: str) -> FixedTable:
     table = _TABLES.get(tag)
     if table is None:
         raise RuntimeError(
             f"a state refers to the fixed table {tag}, which this process has not built (conformance.explore."
             "fixed: the explorer builds it from its first root before thawing any state)"
         )
-    return table.objects[i]
+    return table
+
+
+def _fixed_random(tag: str, i: int) -> KernelRandom:
+    """A new kernel generator in the state of the table's words `i`, not set until it draws (`KernelRandom.thawed`):
+    each state its own generator, all holding the one (immutable) `bytes` of the table."""
+    return KernelRandom.thawed(*_table(tag).words[i])
 
 
 def fixed_candidate(obj: Any) -> bool:
