@@ -39,7 +39,7 @@ def test_a_blob_refers_to_the_roots_words_and_thaws_a_generator_of_its_own(name:
     ex = Explorer(find(name).bound)
     node = ex.root()
     assert ex.fixed is not None and len(ex.fixed.words) == 1
-    version, raw, gauss = ex.fixed.words[0]
+    raw = ex.fixed.words[0][1]
     assert len(raw) == 2500 and raw not in node.blob
     alone = Explorer(find(name).bound)
     alone.share_fixed = False
