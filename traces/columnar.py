@@ -227,7 +227,7 @@ class FileTexts:
     10^6 corpus: 20,887, then 47,851, 64,986 and 65,073 texts for its four batches of one row group), so a batch's
     dictionary extends the one before it: the texts already parsed are kept by position, and only the new ones are
     parsed (`update`, after checking that the old dictionary is the new one's prefix; any other dictionary starts
-    afresh). `plain` counts the texts parsed to None (not plain), so the usual batch asks nothing more."""
+    afresh). `rejected` counts the texts parsed to None (not plain): while it is 0, no row needs asking about."""
 
     __slots__ = ("dictionary", "parsed", "rejected", "texts")
 

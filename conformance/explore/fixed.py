@@ -94,8 +94,8 @@ class FixedTable:
             def reducer_override(self, obj: Any) -> Any:
                 if type(obj) is types.FunctionType:  # not pickled here (a mutant's lambda in pf's `Decisions`)
                     return tuple, ()
-                if type(obj) is KernelRandom:  # its words as the pickle takes them (`state._reduce_random` keeps them)
-                    base[KernelRandom](obj)
+                if type(obj) is KernelRandom and KernelRandom in base:  # its words as the pickle takes them
+                    base[KernelRandom](obj)  # (`state._reduce_random` keeps them on the generator)
                     if obj.words is not None and obj.words not in words:
                         words.append(obj.words)
                 if id(obj) not in ids and fixed_candidate(obj):
@@ -134,7 +134,7 @@ class FixedTable:
         table = dict(base)
         for klass in {type(o) for o in self.objects}:
             table[klass] = self._reducer(base.get(klass))
-        if self.words:
+        if self.words and KernelRandom in base:
             table[KernelRandom] = self._random_reducer(base[KernelRandom])
         self._dispatch = (scanned, table)
         return table
