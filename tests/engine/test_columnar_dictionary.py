@@ -10,42 +10,18 @@ import pyarrow.parquet as pq
 import pytest
 
 import traces.columnar as columnar
+from tests.engine.test_columnar import GOOD  # a valid row
 from traces.columnar import FileTexts, judge_columns
 from traces.io import TraceFile, iter_parquet
 from traces.rows import check_typed_row
-from traces.schema import Event
+from traces.schema import Event, arrow_schema
 
 pytestmark = pytest.mark.unit
 
-GOOD = {
-    "schema_version": 2,
-    "trace_id": "t",
-    "seq": 0,
-    "event_id": "e",
-    "ts_ms": 5,
-    "node": "n",
-    "mechanism": "sr",
-    "entity": "m",
-    "kind": "K_1",
-    "attrs": '{"a":1,"b":["x"],"c":null,"d":true}',
-}
 BAD_UTF8 = b"\xff\xfe"
 
 # every column nullable, so a file can hold the nulls and invalid bytes another writer might leave
-SCHEMA = pa.schema(
-    [
-        ("schema_version", pa.int32()),
-        ("trace_id", pa.string()),
-        ("seq", pa.int64()),
-        ("event_id", pa.string()),
-        ("ts_ms", pa.int64()),
-        ("node", pa.string()),
-        ("mechanism", pa.string()),
-        ("entity", pa.string()),
-        ("kind", pa.string()),
-        ("attrs", pa.string()),
-    ]
-)
+SCHEMA = pa.schema([f.with_nullable(True) for f in arrow_schema()])
 
 
 def _rows(n: int, odd: dict[int, dict]) -> list[dict]:
