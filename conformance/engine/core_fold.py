@@ -32,7 +32,7 @@ else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
 from conformance.engine import core_rules as C
 from conformance.engine import rulesets
 from traces.event import Event
-from traces.verdict import Rule, Tally, Violation
+from traces.verdict import Rule, Tally, Violation, restored  # (saved folds name it `core_fold.restored`)
 
 CORE_RULES: dict[str, str] = {r.name: r.requirement for r in C.RULES.values() if r is not C.SCHEMA_CONFORMANCE}
 NOT_APPLIED = "not applied to an imported log (TR-008)"
@@ -153,16 +153,6 @@ class TraceRulesFold:
             tally.judge(C.RECV_AFTER_SEND, self.received)
         self.ordered = self.clocked = self.received = 0
         return self.out
-
-
-def restored(cls: type, values: tuple) -> Any:
-    """An object of class `cls` with its fields (`cls.__fields__`) set to `values`, `__init__` not run: how the
-    engine's classes that are `cdef class`es in the compiled build unpickle (`TraceRulesFold.__reduce__`), the same
-    on either path (session 16)."""
-    new = cls.__new__(cls)
-    for name, value in zip(cls.__fields__, values, strict=True):  # type: ignore[attr-defined]
-        setattr(new, name, value)
-    return new
 
 
 class HeldRulesFold(TraceRulesFold):

@@ -47,7 +47,7 @@ from model.am.replay import Replay
 from model.am.rules import RULES
 from traces.event import Event
 from traces.schema import is_context_kind
-from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order, restored
 
 __all__ = ["AmFold", "AmMonitor", "Config", "Replay"]
 
@@ -166,7 +166,16 @@ class AmFold:
     While `fold_dag` is false, the DAG facts of each AM_DAG_CONFIG come from the trace's `DagFacts` (issue 32):
     shared by the folds of a trace when the context list offers a `derived` mapping (the engine's), else
     this fold's own; `facts` is the node this fold's world was last given.
+    A `cdef class` in the compiled build (`monitor.pxd`; issue 32, session 25): its fields are C struct members, read
+    per event without an attribute lookup; pickled as its class and fields (`__reduce__`), so a fold saved by one
+    path loads in the other.
     """
+
+    __fields__ = (
+        "configured", "cursor", "dag_config", "dag_db", "dag_state", "error", "facts", "last", "live", "own",
+        "partial_mounted", "replay", "result", "stopped", "unseen", "watched",
+    )  # fmt: skip
+    __slots__ = __fields__
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.cursor = ContextCursor(context)
@@ -238,6 +247,9 @@ class AmFold:
                         transition(r.w, e.entity, e.attrs)
             except InputFault as exc:  # a foreign or truncated trace (`model.am.faults`): cannot judge on
                 self._stop(exc)
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
 
     def finish(self) -> MonitorResult:
         """The rest of the context, the end-of-trace checks, and the verdict (the same on a second call)."""

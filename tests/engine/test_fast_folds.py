@@ -14,9 +14,10 @@ both the trace's group and its entity groups are copied. Each path runs in a pro
 runs pure).
 
 `unit` (no build): the pure round trip, the old pickle, the copy, and the twins, each caught: `TraceFolds.
-__reduce__` dropping the entity groups, `GroupFolds.__reduce__` dropping the mechanisms seen (the folds finish
-otherwise), a `GroupFolds.finish_copy` dropping the unknown kinds counted (the copy finishes otherwise), a
-`TraceFolds.finish_copy` sharing the entity groups with the original (finishing the copy changes the original).
+__reduce__` dropping the entity groups, `GroupFolds.__reduce__` dropping the mechanisms seen, `AmFold.__reduce__`
+(am's fold, a `cdef class` too since session 25) dropping its replay (the folds finish otherwise), a
+`GroupFolds.finish_copy` dropping the unknown kinds counted (the copy finishes otherwise), a `TraceFolds.finish_copy`
+sharing the entity groups with the original (finishing the copy changes the original).
 `fast` (a build, `python3 scripts/build_fast.py`): the crossings, the copy on the compiled path, and the verdicts of
 both paths equal, for the traces streamed and for the same traces held whole (two events swapped: TR-001), whose
 core fold's Python `feed` overrides the compiled `cpdef` one called from C.
@@ -36,9 +37,13 @@ from traces import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT, WHY = fastpath.read_manifest(fastpath.build_dir())
-MODULES = {"conformance.engine.stream": "stream.py", "conformance.engine.folds": "folds.py"}
+# session 25: am's fold (`model/am/monitor.pxd`) is one too
+MODULES = {
+    m: m.replace(".", "/") + ".py"
+    for m in ("conformance.engine.stream", "conformance.engine.folds", "model.am.monitor")
+}
 FRESH = BUILT is not None and all(
-    fastpath.source_hashes(ROOT / "conformance" / "engine" / name)
+    fastpath.source_hashes(ROOT / name)
     == {k: BUILT["modules"].get(module, {}).get(k, "") for k in ("source_sha256", "pxd_sha256")}
     for module, name in MODULES.items()
 )
@@ -146,14 +151,22 @@ def held():  # each trace recorded out of seq order (two events swapped): judged
 
 
 mode, store = sys.argv[1:3]
-compiled = fastpath.status()["compiled"]
-report = {"compiled": sorted(m for m in ("conformance.engine.stream", "conformance.engine.folds") if m in compiled)}
+report = {}
 if mode == "dump-twin-trace":  # the entity groups not pickled: they start again
     from conformance.engine.core_fold import restored
     TraceFolds.__reduce__ = lambda self: (restored, (type(self), (*self._values()[:2], {}, *self._values()[3:])))
 if mode == "dump-twin-group":  # the mechanisms seen not pickled: a trace-scope monitor's result is dropped
     from conformance.engine.core_fold import restored
     GroupFolds.__reduce__ = lambda self: (restored, (type(self), (*self._values()[:6], set(), *self._values()[7:])))
+if mode == "dump-twin-am":  # am's replay not pickled: its fold goes on from an empty world
+    from model.am.monitor import AmFold
+    from model.am.replay import Replay
+    from traces.verdict import restored
+    def fresh(self):
+        r = self.replay
+        return restored, (type(self), tuple(Replay(r.opts, r.thresholds_recorded, r.fold_dag) if n == "replay"
+                                            else getattr(self, n) for n in self.__fields__))
+    AmFold.__reduce__ = fresh
 if mode == "outcome":  # what the folds judge on this path, streamed and held whole
     streamed, whole = one_pass(), held()
     report["outcome"] = [streamed, whole]
@@ -197,6 +210,9 @@ else:  # the copies `conformance.explore.edges` finishes
     report["left"] = pickle.dumps(sr, pickle.HIGHEST_PROTOCOL) == before
     pf = {t: fed(es, (0, len(es))) for t, es in events.items() if t.startswith("pf")}
     report["pf_declines"] = all(f.finish_copy() is None for f in pf.values())  # pf's fold has no finish_copy
+compiled = fastpath.status()["compiled"]  # (at the end: am's monitor is imported when the folds start)
+report["compiled"] = sorted(m for m in ("conformance.engine.stream", "conformance.engine.folds", "model.am.monitor")
+                            if m in compiled)
 print(json.dumps(report))
 """
 
@@ -215,7 +231,7 @@ def test_folds_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) -> 
     assert _run("load", tmp_path / "p", pure)["same"]
     _run("dump-old", tmp_path / "old", pure)
     assert _run("load", tmp_path / "old", pure)["same"]
-    for twin in ("dump-twin-trace", "dump-twin-group"):
+    for twin in ("dump-twin-trace", "dump-twin-group", "dump-twin-am"):
         _run(twin, tmp_path / twin, pure)
         assert not _run("load", tmp_path / twin, pure)["same"], twin
 
