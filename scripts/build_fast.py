@@ -105,6 +105,7 @@ MODULES: tuple[str, ...] = (
     "model.msgtrk.monitor",
     "model.sr.liveness",
     "model.sr.inputs",
+    "model.am.replay_state",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
 

@@ -9,11 +9,17 @@ rule on the run's behaviour fires first and carries it. Split from `monitor_bcss
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: the replay's fields read as C struct members (`replay_state.pxd`)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.am import events as ev
 from model.am.bcss import DIAL_PARAM, Choice, Options, is_allowed_order, threshold_dial
 from model.am.diagnose import context
+from model.am.replay_state import ReplayState
 from model.am.state import Snapshot, Trigger
 from spec.catalogue import cite
 from traces.schema import Event
@@ -51,12 +57,16 @@ class Run:
     deferred: list[tuple[Rule, Event, str, dict[str, Any]]] = field(default_factory=list)
 
 
-class RunRecords:
+class RunRecords(ReplayState):
     """Reporting within a run (issue 24): record findings kept as evidence, the behaviour rule that leads."""
 
+    __slots__ = ()
+
+    @cython.locals(self=ReplayState)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None: ...
 
     # --- record findings and the behaviour rule that leads (issue 24) --------------------------------
+    @cython.locals(self=ReplayState)
     def record(self, run: Run | None, rule: Rule, e: Event, why: str, **data: Any) -> None:
         """A restated fact of the run is wrong: kept as evidence until the run ends (or reported now, outside
         a run)."""
@@ -65,6 +75,7 @@ class RunRecords:
         else:
             run.deferred.append((rule, e, why, data))
 
+    @cython.locals(self=ReplayState)
     def lead(self, run: Run | None, rule: Rule, e: Event, why: str, *others: Event, **data: Any) -> None:
         """A behaviour rule fires: it is reported, with the run's record findings so far as its evidence."""
         if run is not None and run.deferred:
@@ -75,6 +86,7 @@ class RunRecords:
             run.deferred.clear()
         self.v(rule, e, why, *others, **data)
 
+    @cython.locals(self=ReplayState)
     def flush_record(self, run: Run) -> None:
         for rule, e, why, data in run.deferred:
             self.v(rule, e, why, *((run.start,) if e is not run.start else ()), **data)

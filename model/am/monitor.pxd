@@ -9,3 +9,6 @@ from traces.event cimport Event
 cdef class AmFold:
     cdef public object configured, cursor, dag_config, dag_db, dag_state, error, facts, last, live, own
     cdef public object partial_mounted, replay, result, stopped, unseen, watched
+# Session 25: the replay's state (`replay_state.pxd`): methods typed `@cython.locals(self=ReplayState)` read its fields
+# as C struct members; the build lists model.am.replay_state as a partner of this module.
+from model.am.replay_state cimport ReplayState

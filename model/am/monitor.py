@@ -44,6 +44,7 @@ from model.am.faults import check_attrs
 from model.am.monitor_dag import DagFacts
 from model.am.monitor_describe import describe
 from model.am.replay import Replay
+from model.am.replay_state import ReplayState
 from model.am.rules import RULES
 from traces.event import Event
 from traces.schema import is_context_kind
@@ -205,7 +206,7 @@ class AmFold:
         self.unseen: dict[str, list] = {}  # what no rule can judge -> [count, first event ID, its kind]: notes
         self.partial_mounted: dict[str, set[str]] = {}  # a database without DB_CREATE -> where seen mounted
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, r=ReplayState)
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
         kind = e.kind
@@ -316,7 +317,7 @@ class AmFold:
         r.opts = r.w.opts = cfg.opts
         r.thresholds_recorded = cfg.thresholds_recorded
 
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, r=ReplayState)
     def _step(self, e: Event) -> None:
         r = self.replay
         if r.fold_dag is None and e.kind == _AM_DAG_CONFIG:

@@ -30,6 +30,7 @@ from model.am.bcss_run import DIAL_UNKNOWN, FAILURE, Run, RunRecords, bound, pol
 from model.am.decisions import snapshot
 from model.am.diagnose import context, deviation, sort_reason
 from model.am.faults import copy_of
+from model.am.replay_state import ReplayState
 from model.am.state import DbState, Snapshot, Trigger, World
 from spec.catalogue import cite
 from traces.event import Event
@@ -44,6 +45,8 @@ class BcssChecks(RunRecords):
     an ACLL judged for its source, record and dial, a mount judged inside its run) and the ones the recorded
     configuration does not let it judge (issue 29)."""
 
+    __slots__ = ()
+
     w: World
     opts: Options
     thresholds_recorded: bool
@@ -54,19 +57,22 @@ class BcssChecks(RunRecords):
     out: list[Violation]
     tally: Tally
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None: ...
+    @cython.locals(self=ReplayState)
     def note(self, text: str) -> None: ...
+    @cython.locals(self=ReplayState)
     def db(self, name: str) -> DbState: ...
+    @cython.locals(self=ReplayState)
     def _is_pam(self, server: str | None) -> bool: ...
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def check_minority(self, db: str, e: Event, when: str) -> None: ...
 
     # --- BCSS runs (AM-022..AM-025, AM-032, AM-034, AM-039, AM-051) ---------------------------------
-    def _dials_unrecorded(self, snap: Snapshot) -> list[str]:
+    def _dials_unrecorded(self, snap: Snapshot) -> list[str]:  # (not typed: a generator cannot close over it)
         return sorted(c.server for c in snap.copies if c.server not in self.w.dials)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         tally.judge(R.STANDALONE_NO_FAILOVER)
@@ -171,11 +177,12 @@ class BcssChecks(RunRecords):
         # from here every mount of this database is inside this run until its BCSS_END replaces the record.
         self.last_run.pop(e.entity, None)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def _order_broken(self, run: Run, e: Event, why: str, rule: Rule = R.SELECTION_ORDER, **data: Any) -> None:
         self.lead(run, rule, e, why, run.start, **data)
         run.broken = True  # one report per run
 
+    @cython.locals(self=ReplayState)
     def _judge_attempt(self, run: Run, order_known: bool) -> None:
         """One attempt judged against the statements of the run's order: not tried before (AM-025), a candidate
         (AM-034, AM-032 for a responder), in tier and criteria order (AM-039) and sort order (AM-035..037);
@@ -193,7 +200,7 @@ class BcssChecks(RunRecords):
             tally.skip(R.SELECTION_ORDER, why)
             tally.skip(run.sort, why)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_acll_start(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.get(e.entity)
         if run is None:
@@ -232,7 +239,7 @@ class BcssChecks(RunRecords):
         run.tried.append(s)
         run.lli_before[s] = copy_of(self.db(e.entity), s, e).lli
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_acll_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.get(e.entity)
         if run is None:
@@ -293,7 +300,7 @@ class BcssChecks(RunRecords):
             why = f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}"
             self.record(run, R.ACLL_RECORD, e, why, observed=True, expected=False, missing=missing, **limit)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
         tally = self.tally
         tally.judge(R.NEVER_BLOCKED)
@@ -339,14 +346,14 @@ class BcssChecks(RunRecords):
                     **bound(run.snap, s, self.opts, threshold),
                 )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def mount_failed(self, e: Event, s: str) -> None:
         run = self.runs.get(e.entity)
         if run is not None:
             run.failed.add(s)
             run.refused[s] = "did not mount"
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.pop(e.entity, None)
         if run is None:

@@ -20,6 +20,7 @@ else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
 from model.am import rules as R
 from model.am import step
 from model.am.faults import DAG_FACTS, check_attrs, check_present, strings
+from model.am.replay_state import ReplayState
 from model.am.rules import minority_mounted
 from model.am.state import World, empty_world
 from spec.catalogue import cite
@@ -29,17 +30,19 @@ from traces.verdict import Rule, Tally
 cite("AM-003", "AM-005", "AM-006", "AM-007", "AM-009", "AM-I13")
 
 
-class DagChecks:
+class DagChecks(ReplayState):
     """The checks of DAG_VIEW, PAM_ACQUIRE/RELEASE, MAINTENANCE, SERVER_HEALTH and AM_DAG_CONFIG."""
+
+    __slots__ = ()
 
     w: World
     tally: Tally
     health_changed: list[tuple[str, str]]
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None: ...
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def check_pam(self, e: Event, when: str, at_end: bool = False) -> None:
         """AM-005/AM-006 at a view's end (the next view, or the end of the trace): every PAM claim judged for
         quorum, and a view with a quorum judged for having a PAM in it (the eventually rule, under the
@@ -68,7 +71,7 @@ class DagChecks:
             why = f"the quorum ({', '.join(sorted(q))}) has no PAM {when}"
             self.v(R.PAM_MOVES_WITH_QUORUM, e, why, observed=sorted(self.w.claims), quorum=sorted(q))
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def check_minority(self, db: str, e: Event, when: str) -> None:
         if self.w.dbs[db].dag is not None:
             self.tally.judge(R.MINORITY_MOUNT)  # a DAG database judged for copies left mounted outside the quorum
@@ -83,7 +86,7 @@ class DagChecks:
                 quorum=sorted(self.w.quorum() or ()),
             )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def check_dag_record(self, e: Event) -> None:
         """AM_DAG_CONFIG restates the DAG's state: the view and claims as the DAG events folded so far make them,
         the health entries exactly those SERVER_HEALTH changed since the previous AM_DAG_CONFIG."""
@@ -123,30 +126,30 @@ class DagChecks:
                 expected={k: want[k] for k in wrong},
             )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_am_dag_config(self, e: Event, a: dict[str, Any]) -> None:
         """A database's group: a new view in the DAG facts is 'the next cluster view' for the minority check."""
         if self.w.dag and view_changes(self.w, a):
             self.new_view(e)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def new_view(self, e: Event) -> None:
         """A database's group: the DAG facts record a new view (`on_am_dag_config`, `DagFacts.changes`)."""
         for db in sorted(self.w.dbs):
             self.check_minority(db, e, "when the next cluster view arrives")
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_dag_view(self, e: Event, a: dict[str, Any]) -> None:
         self.check_pam(e, "when the next cluster view arrives")
         if view_changes(self.w, a):
             for db in sorted(self.w.dbs):
                 self.check_minority(db, e, "when the next cluster view arrives")
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_server_health(self, e: Event, a: dict[str, Any]) -> None:
         self.health_changed.append((a["server"], a["component"]))
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_pam_acquire(self, e: Event, a: dict[str, Any]) -> None:
         s, tally = a["server"], self.tally
         q = self.w.quorum() or frozenset()
@@ -173,14 +176,14 @@ class DagChecks:
                     expected=sorted(q),
                 )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_pam_release(self, e: Event, a: dict[str, Any]) -> None:
         self.tally.judge(R.PAM_TRANSITION)
         why = step.pam_fault(self.w, e.kind, a["server"], a.get("reason"))
         if why:
             self.v(R.PAM_TRANSITION, e, why)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_maintenance(self, e: Event, a: dict[str, Any]) -> None:
         self.tally.judge(R.PAM_BEFORE_MAINTENANCE)
         if a["server"] in self.w.claims:

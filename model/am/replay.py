@@ -27,6 +27,7 @@ from model.am.bcss import Options, responder_ok
 from model.am.faults import check_attrs
 from model.am.monitor_bcss import FAILURE, BcssChecks, Run
 from model.am.monitor_dag import DagChecks
+from model.am.replay_state import ReplayState
 from model.am.state import DbState, Trigger, empty_world
 from traces.event import Event
 from traces.verdict import Rule, Tally, Violation, input_fault
@@ -47,8 +48,11 @@ class Replay(DagChecks, BcssChecks):
     the pending trigger and unasked failure report per database, the SERVER_HEALTH changes since the last
     AM_DAG_CONFIG, the violations and notes."""
 
+    __slots__ = ()
+
     TABLE: ClassVar[dict[str, tuple[Handler | None, Callable[..., None] | None]]] = {}  # kind -> (check, step)
 
+    @cython.locals(self=ReplayState)
     def __init__(self, opts: Options, thresholds_recorded: bool = True, fold_dag: bool | None = True) -> None:
         self.opts = opts
         self.thresholds_recorded = thresholds_recorded
@@ -63,16 +67,17 @@ class Replay(DagChecks, BcssChecks):
         self.health_changed: list[tuple[str, str]] = []  # SERVER_HEALTH since the last AM_DAG_CONFIG
         self.tally = Tally()  # what each rule judged (issue 29)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def v(self, rule: Rule, e: Event, why: str, *others: Event, entity: str | None = None, **data: Any) -> None:
         """A violation of `rule` judged at `e` (the events involved: `others`, then `e`), with the values compared."""
         self.out.append(rule.violated((*others, e), why, at=e, entity=entity, **data))
 
+    @cython.locals(self=ReplayState)
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def step(self, e: Event) -> None:
         """Judge one event against the state so far, then fold it in (in place)."""
         kind = e.kind
@@ -87,6 +92,7 @@ class Replay(DagChecks, BcssChecks):
         if transition is not None:
             transition(self.w, e.entity, a)
 
+    @cython.locals(self=ReplayState)
     def feed(self, events: Iterable[Event]) -> list[Violation]:
         """Every `am` event of a list, then the end-of-trace checks (the scripted scenarios' form)."""
         last: Event | None = None
@@ -99,7 +105,7 @@ class Replay(DagChecks, BcssChecks):
             self.end(last)
         return self.out
 
-    @cython.locals(last=Event)
+    @cython.locals(self=ReplayState, last=Event)
     def end(self, last: Event) -> None:
         """The checks at the end of the trace, against its last event; a run still open reports what its
         record restated wrongly (no behaviour rule fired to carry it)."""
@@ -114,10 +120,11 @@ class Replay(DagChecks, BcssChecks):
             self.tally.skip(R.SAM_ASKS_PAM, why, len(self.unasked))
 
     # --- database events ----------------------------------------------------------------------------
+    @cython.locals(self=ReplayState)
     def db(self, name: str) -> DbState:
         return self.w.dbs[name]
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
         d, s, tally = self.w.dbs[e.entity], a["server"], self.tally
         tally.judge(R.COPY_STATUS_TRANSITION)
@@ -141,13 +148,15 @@ class Replay(DagChecks, BcssChecks):
                     )
 
     # --- roles, failures and triggers (AM-003, AM-012, AM-013, AM-021) --------------------------------
+    @cython.locals(self=ReplayState)
     def _role(self, d: DbState, server: str) -> str:
         return "Standalone" if d.dag is None else ("PAM" if server == self.w.pam else "SAM")
 
+    @cython.locals(self=ReplayState)
     def _is_pam(self, server: str | None) -> bool:
         return server is not None and server == self.w.pam and self.w.claims == {server}
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_failure(self, e: Event, a: dict[str, Any]) -> None:
         responder = a["what"] == "responder"
         if responder and not a["component"]:  # fault 2 of `faults`: the trigger is read as a structure
@@ -167,7 +176,7 @@ class Replay(DagChecks, BcssChecks):
         if role == "SAM":
             self.unasked[e.entity] = e
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_failover_request(self, e: Event, a: dict[str, Any]) -> None:
         self.tally.judge(R.ROLE_RECORD)
         if a["pam"] != self.w.pam:
@@ -181,11 +190,11 @@ class Replay(DagChecks, BcssChecks):
         if self._is_pam(a["pam"]) and self.unasked.pop(e.entity, None) is not None:
             self.tally.judge(R.SAM_ASKS_PAM)  # a SAM's failure report that reached the PAM: held
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         if d.dag is not None:
@@ -210,14 +219,14 @@ class Replay(DagChecks, BcssChecks):
             )
 
     # --- mount state (step.MOUNT_TABLE) -------------------------------------------------------------
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def _mount_table(self, e: Event, s: str) -> None:
         self.tally.judge(R.MOUNT_TRANSITION)
         why = step.mount_fault(self.db(e.entity), e.kind, s)
         if why:
             self.v(R.MOUNT_TRANSITION, e, why)
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def _outside_quorum(self, e: Event, s: str, what: str) -> None:
         if self.db(e.entity).dag is None:
             return
@@ -232,7 +241,7 @@ class Replay(DagChecks, BcssChecks):
                 quorum=sorted(self.w.quorum() or ()),
             )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
         s, d, run, tally = a["server"], self.db(e.entity), self.runs.get(e.entity), self.tally
         self._mount_table(e, s)
@@ -276,12 +285,12 @@ class Replay(DagChecks, BcssChecks):
                     "the source's remount after a switchover or responder run that mounted nothing",
                 )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_mount_fail(self, e: Event, a: dict[str, Any]) -> None:
         self._mount_table(e, a["server"])
         self.mount_failed(e, a["server"])
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_mounted(self, e: Event, a: dict[str, Any]) -> None:
         s, d = a["server"], self.db(e.entity)
         self._mount_table(e, s)
@@ -309,7 +318,7 @@ class Replay(DagChecks, BcssChecks):
                     parameter="AM-P11",
                 )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_dismounted(self, e: Event, a: dict[str, Any]) -> None:
         s, reason = a["server"], a.get("reason")
         self._mount_table(e, s)
@@ -328,7 +337,7 @@ class Replay(DagChecks, BcssChecks):
                 quorum=sorted(q),
             )
 
-    @cython.locals(e=Event)
+    @cython.locals(self=ReplayState, e=Event)
     def on_location_query(self, e: Event, a: dict[str, Any]) -> None:
         want = self.db(e.entity).last_mounted
         self.tally.judge(R.LOCATION_ANSWER)
