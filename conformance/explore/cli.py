@@ -179,13 +179,15 @@ class Engine:
             engine = choice.engine
             print(choice.line().replace("haconform check", "haconform explore"), file=sys.stderr)
         if engine == "python":
+            if args.compress or args.regroup:  # auto chose one process: what only Spark uses is said unused
+                print("haconform explore: one process: --compress and --regroup not used (Spark only)", file=sys.stderr)
             goal = WITNESSES[witness] if witness else None
             return explore(bound, mutant, max_states=max_states, ends=ends, goal=goal)
         from spark_trace_check import explore as on_spark  # pyspark: loaded only for the Spark engine
 
         if self.session is None:
             self.session = on_spark.session(args.master or "local[2]")
-        job = Job(bound, mutant, None, witness, ends)
+        job = Job(bound, mutant, None, witness, ends, compress=args.compress, regroup=args.regroup)
         return on_spark.run_spark(self.session, job, max_states, args.partitions or None, progress=say)
 
 
@@ -293,6 +295,11 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             raise BoundError(
                 f"{_flags(choice_options(args))}: not with --mutants or --all (they run the manifest's bounds)"
             )
+        if (args.engine == "python" or args.mutants) and (args.compress or args.regroup):
+            raise BoundError(
+                "--compress and --regroup set how Spark holds and splits a level's frontier: with --engine spark "
+                "(or auto) only, not with --engine python or --mutants (one process)"
+            )
         if args.mutants:
             return _cmd_mutants(args)
         if args.all:
@@ -373,4 +380,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--master", help="Spark master URL (default local[2]); implies --engine spark under auto")
     p.add_argument("--partitions", type=int, default=0, help="Spark: partitions of the visited set (0: 2x the cores)")
+    # session 25: the two settings the 10^6-state bounds were measured with (conformance/explore/README.md, "On
+    # Spark"), which only the benchmark scripts could set before
+    p.add_argument("--compress", action="store_true", help="Spark: each frontier state's blob LZ4-compressed")
+    p.add_argument(
+        "--regroup",
+        type=_count,
+        default=0,
+        metavar="K",
+        help="Spark: each level's frontier regrouped by its states' ancestors K levels up (0: not regrouped)",
+    )
     p.set_defaults(func=_guard(_cmd_explore))
