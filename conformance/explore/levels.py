@@ -99,8 +99,9 @@ class Job:
     # task that meets it (`Known.met`); counts, verdicts and paths are the same. Off by default: hashed, the groups
     # were uneven and it cost 11% of the wall time on pf at depth 6 on local[2]; packed (`packing`) 0.975 of the wall
     # and 0.95 of the CPU at depth 7, one run each (benchmarks/README.md, "Session 23"); the whole of pf-2s-1f-3f-d8
-    # (session 25, one pair on the same tree): 0.957 of the wall, 0.949 of the CPU, 1.06 of the peak memory. Still
-    # off by default (one mechanism measured; am, whose ends do nothing, would pay the stage for nothing to save);
+    # (session 25, one pair on the same tree): 0.957 of the wall, 0.949 of the CPU, 1.06 of the peak memory; sr's
+    # sr-3s-2m-2f-d6: no difference (86.4 s, 86.1 s). Still off by default (it pays on pf only; am, whose ends do
+    # nothing, would pay the stage for nothing to save);
     # `haconform explore --engine spark --regroup K` sets it (session 25). For many partitions
     regroup: int = 0
 
