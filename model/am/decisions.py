@@ -12,12 +12,17 @@ through `step.apply` on the event recorded (`Tx.emit`): these functions decide, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # the compiled build: the world and its databases as C structs (`decisions.pxd`, session 26)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.am import events as ev
 from model.am import step
 from model.am.bcss import Options, acll, dial_allows, dial_threshold, select
-from model.am.state import DISMOUNTED, MOUNTED, CopyState, Snapshot, Trigger, World
+from model.am.state import DISMOUNTED, MOUNTED, CopyState, DbState, Snapshot, Trigger, World
 from spec.catalogue import require
 
 require(
@@ -87,6 +92,7 @@ class Tx:
             changed, self.health_changed = self.health_changed, []
             self.emit(self.w.dag, ev.AM_DAG_CONFIG, **step.dag_attrs(self.w, changed))
 
+    @cython.locals(d=DbState)
     def set_copy(self, db: str, server: str, **changes: Any) -> None:
         """Change a copy: the activation policy as configuration (AM_CONFIG), then the copy's full state."""
         d = self.w.dbs[db]
@@ -120,6 +126,7 @@ def copy_attrs(c: CopyState) -> dict[str, Any]:
     }
 
 
+@cython.locals(w=World, d=DbState)
 def snapshot(w: World, db: str, pam: str | None) -> Snapshot:
     """What the PAM sees of a database: reachability is relative to the PAM's side of any partition."""
     d = w.dbs[db]
@@ -141,6 +148,7 @@ def snapshot(w: World, db: str, pam: str | None) -> Snapshot:
 # ---- the BCSS run: steps 2..5 (AM-022..AM-025, AM-051) -----------------------------------------------
 
 
+@cython.locals(d=DbState)
 def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     """The PAM (`by`) selects, then for each copy in order: ACLL, dial comparison, mount, fall through."""
     d = tx.w.dbs[db]
@@ -176,6 +184,7 @@ def run_bcss(tx: Tx, db: str, trigger: Trigger, env: Env, by: str) -> None:
     tx.emit(db, ev.BCSS_END, outcome="exhausted" if order else "no_candidate", server=None)
 
 
+@cython.locals(d=DbState)
 def _attempt(tx: Tx, db: str, target: str, source: str, snap: Snapshot, env: Env, by: str) -> bool:
     d = tx.w.dbs[db]
     copy = d.copies[target]
@@ -224,6 +233,7 @@ def _mount(tx: Tx, db: str, server: str) -> None:
     tx.set_copy(db, server, status=MOUNTED)
 
 
+@cython.locals(d=DbState)
 def dismount(tx: Tx, db: str, reason: str, status: str) -> None:
     d = tx.w.dbs[db]
     if d.active is None:
@@ -233,6 +243,7 @@ def dismount(tx: Tx, db: str, reason: str, status: str) -> None:
     tx.set_copy(db, d.active, status=status)
 
 
+@cython.locals(w=World, d=DbState)
 def needs_failover(w: World, db: str, pam: str) -> bool:
     """A DAG database with no mounted copy, or whose active copy the PAM cannot reach."""
     d = w.dbs[db]

@@ -6,3 +6,4 @@ from traces.event cimport Event
 # Session 25: the replay's state (`replay_state.pxd`): methods typed `@cython.locals(self=ReplayState)` read its fields
 # as C struct members; the build lists model.am.replay_state as a partner of this module.
 from model.am.replay_state cimport ReplayState
+from model.am.state cimport DbState

@@ -72,7 +72,7 @@ class BcssChecks(RunRecords):
     def _dials_unrecorded(self, snap: Snapshot) -> list[str]:  # (not typed: a generator cannot close over it)
         return sorted(c.server for c in snap.copies if c.server not in self.w.dials)
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_bcss_start(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         tally.judge(R.STANDALONE_NO_FAILOVER)
@@ -239,7 +239,7 @@ class BcssChecks(RunRecords):
         run.tried.append(s)
         run.lli_before[s] = copy_of(self.db(e.entity), s, e).lli
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_acll_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.get(e.entity)
         if run is None:
@@ -300,7 +300,7 @@ class BcssChecks(RunRecords):
             why = f"ACLL_END says {s} passes the dial with {missing} missing logs, over its dial's {threshold}"
             self.record(run, R.ACLL_RECORD, e, why, observed=True, expected=False, missing=missing, **limit)
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def _check_mount_in_run(self, run: Run, e: Event, s: str) -> None:
         tally = self.tally
         tally.judge(R.NEVER_BLOCKED)
@@ -353,7 +353,7 @@ class BcssChecks(RunRecords):
             run.failed.add(s)
             run.refused[s] = "did not mount"
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_bcss_end(self, e: Event, a: dict[str, Any]) -> None:
         run = self.runs.pop(e.entity, None)
         if run is None:

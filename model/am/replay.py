@@ -124,7 +124,7 @@ class Replay(DagChecks, BcssChecks):
     def db(self, name: str) -> DbState:
         return self.w.dbs[name]
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_copy_state(self, e: Event, a: dict[str, Any]) -> None:
         d, s, tally = self.w.dbs[e.entity], a["server"], self.tally
         tally.judge(R.COPY_STATUS_TRANSITION)
@@ -194,7 +194,7 @@ class Replay(DagChecks, BcssChecks):
     def on_switchover(self, e: Event, a: dict[str, Any]) -> None:
         self.pending[e.entity] = Trigger("switchover", lossless=bool(a["lossless"]))
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_active_move(self, e: Event, a: dict[str, Any]) -> None:
         d, tally = self.db(e.entity), self.tally
         if d.dag is not None:
@@ -241,7 +241,7 @@ class Replay(DagChecks, BcssChecks):
                 quorum=sorted(self.w.quorum() or ()),
             )
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_mount_start(self, e: Event, a: dict[str, Any]) -> None:
         s, d, run, tally = a["server"], self.db(e.entity), self.runs.get(e.entity), self.tally
         self._mount_table(e, s)
@@ -290,7 +290,7 @@ class Replay(DagChecks, BcssChecks):
         self._mount_table(e, a["server"])
         self.mount_failed(e, a["server"])
 
-    @cython.locals(self=ReplayState, e=Event)
+    @cython.locals(self=ReplayState, e=Event, d=DbState)
     def on_mounted(self, e: Event, a: dict[str, Any]) -> None:
         s, d = a["server"], self.db(e.entity)
         self._mount_table(e, s)

@@ -16,3 +16,15 @@ cdef class Health(Value):
 @cython.final
 cdef class Snapshot(Value):
     cdef readonly object database, source, last_log_generated, copies, dials, health
+
+# Session 26: the world the am fold and generator change per event, and its databases, as C structs too (`Record`s:
+# mutable, `public`). A transition typed `@cython.locals(w=World, d=DbState)` (its module's `.pxd` cimports these)
+# reads and writes their fields without an attribute lookup.
+@cython.final
+cdef class DbState(Record):
+    cdef public object name, dag, copies, active, on, mounting, lgen, last_mounted, stuck
+
+@cython.final
+cdef class World(Record):
+    cdef public object dag, members, up, groups, claims, dials, health, dbs, opts, cached_quorum, cached_view
+    cdef public object view_source

@@ -16,13 +16,14 @@ AM-016, AM-026, AM-034, AM-038; interpretations AM-I02 (copy queue from LastLogI
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from model.am.events import encode_group
 from model.kernel.records import Record, Value, compiled, fill
 from spec.catalogue import param_default, require
+from traces.verdict import restored
 
 require("AM-005", "AM-009", "AM-016", "AM-026", "AM-034", "AM-038", "AM-P01")
 
@@ -249,26 +250,42 @@ class Trigger:
             raise ValueError("a responder trigger names its component")
 
 
-@dataclass(slots=True)
-class DbState:
+class DbState(Record):
     """One database as the cluster database holds it (AM-016): its copies, the active designation, which
     copies are mounted (`on`; AM-009 allows at most one), a pending mount request and the last log.
 
     Mutable, changed in place by `step.apply` only; `copies` is this state's own dict (copied at
-    construction, so two states never share it) of immutable `CopyState` values, replaced per change."""
+    construction, so two states never share it) of immutable `CopyState` values, replaced per change.
 
-    name: str
-    dag: str | None  # None: a standalone database (AM-002)
-    copies: dict[str, CopyState]
-    active: str | None = None
-    on: frozenset[str] = frozenset()  # servers whose copy is mounted (AM-009: at most one)
-    mounting: str | None = None  # the server a mount request (MOUNT_START) is outstanding for
-    lgen: int = 0
-    last_mounted: str | None = None
-    stuck: bool = False  # the last BCSS run activated nothing (used only to avoid idle re-runs)
+    A plain record, not a dataclass (issue 32, session 26): the compiled build declares it a `cdef class`
+    (`state.pxd`), so the transitions typed with it (`@cython.locals(d=DbState)`) read its fields as C struct
+    members. Equal, `repr` and pickled as the dataclass it was (`model.kernel.records.Record`); a pickle loads it
+    through `traces.verdict.restored`, without `__init__` (the explorer's copies: no second copy of `copies`)."""
 
-    def __post_init__(self) -> None:
-        self.copies = dict(self.copies)
+    __fields__ = ("name", "dag", "copies", "active", "on", "mounting", "lgen", "last_mounted", "stuck")
+    __slots__ = __fields__
+
+    def __init__(
+        self,
+        name: str,
+        dag: str | None,  # None: a standalone database (AM-002)
+        copies: Mapping[str, CopyState],
+        active: str | None = None,
+        on: frozenset[str] = frozenset(),  # servers whose copy is mounted (AM-009: at most one)
+        mounting: str | None = None,  # the server a mount request (MOUNT_START) is outstanding for
+        lgen: int = 0,
+        last_mounted: str | None = None,
+        stuck: bool = False,  # the last BCSS run activated nothing (used only to avoid idle re-runs)
+    ) -> None:
+        self.name, self.dag, self.copies, self.active, self.on = name, dag, dict(copies), active, on
+        self.mounting, self.lgen, self.last_mounted, self.stuck = mounting, lgen, last_mounted, stuck
+
+    def _values(self) -> tuple:
+        return (self.name, self.dag, self.copies, self.active, self.on, self.mounting, self.lgen, self.last_mounted,
+                self.stuck)  # fmt: skip
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
 
     @property
     def mounted(self) -> bool:
@@ -279,38 +296,64 @@ class DbState:
 _UNSET: Any = ...  # the quorum and view key are not computed for the current view (Ellipsis: pickles as itself)
 
 
-@dataclass(slots=True)
-class World:
+class World(Record):
     """One DAG (plus standalone servers outside it) and its databases, as the cluster database holds it.
 
     Every field changes only through `step.apply` (one function per event kind), in place; the generator
     and the monitor both build it by folding events, so they cannot drift. The view (`members`, `up`,
     `groups`) changes only through `set_view`, which drops the cached quorum (AM-I13) and view key: both are
     derived once per view, not at each of the dozen places that ask. `opts` is configuration (the BCSS
-    reading recorded in TRACE_START), not state. The mappings are this world's own (copied at
-    construction: `dataclasses.replace` gives an independent world, though it shares the `DbState`s)."""
+    reading recorded in TRACE_START), not state. The mappings are this world's own (copied at construction).
 
-    dag: str
-    members: tuple[str, ...]
-    up: frozenset[str]
-    groups: tuple[frozenset[str], ...]
-    claims: frozenset[str] = frozenset()  # servers acting as PAM (AM-005: at most one)
-    dials: dict[str, str] = field(default_factory=dict)
-    health: dict[str, Health] = field(default_factory=dict)
-    dbs: dict[str, DbState] = field(default_factory=dict)
-    opts: Any = None  # bcss.Options in force (configuration, not state)
-    cached_quorum: Any = field(default=_UNSET, compare=False, repr=False)
-    cached_view: Any = field(default=_UNSET, compare=False, repr=False)
-    view_source: Any = field(default=None, compare=False, repr=False)  # the recorded lists the view came from
+    A plain record, not a dataclass (issue 32, session 26; as `DbState`): a `cdef class` in the compiled build.
+    Equal and `repr` by its first nine fields (the three caches after them are not compared: a dataclass's
+    `compare=False`); pickled with all twelve, loaded without `__init__` (`traces.verdict.restored`)."""
+
+    __fields__ = ("dag", "members", "up", "groups", "claims", "dials", "health", "dbs", "opts", "cached_quorum",
+                  "cached_view", "view_source")  # fmt: skip
+    __slots__ = __fields__
     # derived from the view (`set_view` drops them): left out of the explorer's fingerprint (issue 33, session 16).
     # `view_source` too since session 22: a cache compared by value (`step._set_view`), kept in before only because
     # its sharing with the boot facts told states apart, and the boot facts are no longer walked (`ModelSystem`)
     __not_state__ = ("cached_quorum", "cached_view", "view_source")
 
-    def __post_init__(self) -> None:
-        self.dials, self.health, self.dbs = dict(self.dials), dict(self.health), dict(self.dbs)
+    def __init__(
+        self,
+        dag: str,
+        members: tuple[str, ...],
+        up: frozenset[str],
+        groups: tuple[frozenset[str], ...],
+        claims: frozenset[str] = frozenset(),  # servers acting as PAM (AM-005: at most one)
+        dials: Mapping[str, str] | None = None,
+        health: Mapping[str, Health] | None = None,
+        dbs: Mapping[str, DbState] | None = None,
+        opts: Any = None,  # bcss.Options in force (configuration, not state)
+    ) -> None:
+        self.dag, self.members, self.up, self.groups, self.claims = dag, members, up, groups, claims
+        self.dials = dict(dials) if dials is not None else {}
+        self.health = dict(health) if health is not None else {}
+        self.dbs = dict(dbs) if dbs is not None else {}
+        self.opts = opts
         self.cached_quorum = self.cached_view = _UNSET
-        self.view_source = None
+        self.view_source = None  # the recorded lists the view came from
+
+    def _values(self) -> tuple:
+        return (self.dag, self.members, self.up, self.groups, self.claims, self.dials, self.health, self.dbs,
+                self.opts, self.cached_quorum, self.cached_view, self.view_source)  # fmt: skip
+
+    def _state(self) -> tuple:
+        return (self.dag, self.members, self.up, self.groups, self.claims, self.dials, self.health, self.dbs,
+                self.opts)  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return self._state() == other._state() if type(other) is type(self) else NotImplemented  # type: ignore[attr-defined]
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__fields__[:9])
+        return f"{type(self).__qualname__}({fields})"
 
     def set_view(
         self,

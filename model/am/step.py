@@ -16,7 +16,12 @@ the seed allows, and the monitor reports the rest.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the compiled build: the world and its databases as C structs (`step.pxd`, session 26)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.am import events as ev
 from model.am.faults import health_entry, strings
@@ -39,12 +44,14 @@ _decode = ev.decode_group
 # ---- one transition per event kind, each changing the world in place ----------------------------------
 
 
+@cython.locals(w=World)
 def view(w: World, entity: str, a: Attrs) -> None:
     """DAG_VIEW: membership, who is up, who reaches whom (quorum is derived from it, AM-I13)."""
     w.dag = entity
     _set_view(w, a)
 
 
+@cython.locals(w=World)
 def _set_view(w: World, a: Attrs) -> None:
     """The view DAG_VIEW and AM_DAG_CONFIG record; recorded again from equal lists (a batch that changed only
     health or PAM claims), it is the same view and keeps its derived quorum (`World.set_view`)."""
@@ -54,14 +61,17 @@ def _set_view(w: World, a: Attrs) -> None:
         w.set_view(tuple(source[0]), frozenset(source[1]), tuple([_decode(g) for g in source[2]]), source)
 
 
+@cython.locals(w=World)
 def pam_acquire(w: World, entity: str, a: Attrs) -> None:
     w.claims = w.claims | {a["server"]}
 
 
+@cython.locals(w=World)
 def pam_release(w: World, entity: str, a: Attrs) -> None:
     w.claims = w.claims - {a["server"]}
 
 
+@cython.locals(w=World)
 def health(w: World, entity: str, a: Attrs) -> None:
     """SERVER_HEALTH: a new (immutable) `Health` for the server: a snapshot holding the old one keeps it."""
     h = w.health.get(a["server"])
@@ -70,6 +80,7 @@ def health(w: World, entity: str, a: Attrs) -> None:
     w.health[a["server"]] = Health(comps)
 
 
+@cython.locals(w=World)
 def config(w: World, entity: str, a: Attrs) -> None:
     """AM_CONFIG: a server's AutoDatabaseMountDial (`server`, `dial`), or a copy's activation policy
     (`database`, `server`, `blocked`, `suspended`): configuration, so it reaches every monitor as context."""
@@ -82,6 +93,7 @@ def config(w: World, entity: str, a: Attrs) -> None:
         copies[s] = c.with_(**{k: bool(a[k]) for k in ("blocked", "suspended") if k in a})
 
 
+@cython.locals(w=World)
 def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
     """The DAG-level facts a database's monitor needs, as the attributes of AM_DAG_CONFIG: the view and the
     PAM claims in full, and the health entries (`server/component/priority/state`) changed since the
@@ -95,6 +107,7 @@ def dag_attrs(w: World, changed: Iterable[tuple[str, str]] = ()) -> dict[str, An
     }
 
 
+@cython.locals(w=World)
 def health_entries(w: World, changed: Iterable[tuple[str, str]]) -> list[str]:
     """AM_DAG_CONFIG's health entries: each (server, component) changed, as `server/component/prio/state`."""
     health = []
@@ -104,6 +117,7 @@ def health_entries(w: World, changed: Iterable[tuple[str, str]]) -> list[str]:
     return health
 
 
+@cython.locals(w=World)
 def dag_config(w: World, entity: str, a: Attrs) -> None:
     """AM_DAG_CONFIG: the recorded view and PAM claims replace the DAG-level facts; the health entries update
     theirs (a database's monitor folds these instead of the DAG events). Servers without an entry keep
@@ -123,14 +137,17 @@ def dag_config(w: World, entity: str, a: Attrs) -> None:
     w.claims = frozenset(a["claims"])
 
 
+@cython.locals(w=World)
 def db_create(w: World, entity: str, a: Attrs) -> None:
     w.dbs[entity] = DbState(entity, a["dag"], {})
 
 
+@cython.locals(w=World, d=DbState, old=CopyState)
 def copy_state(w: World, entity: str, a: Attrs) -> None:
     """COPY_STATE: what the replication service reports of one copy. The activation policy (`blocked`,
     `suspended`) is configuration and comes from AM_CONFIG; the event only restates it."""
-    copies = w.dbs[entity].copies
+    d = w.dbs[entity]
+    copies = d.copies
     s = a["server"]
     old = copies.get(s)
     if old is None:
@@ -141,34 +158,46 @@ def copy_state(w: World, entity: str, a: Attrs) -> None:
         )
 
 
+@cython.locals(w=World, d=DbState)
 def logs(w: World, entity: str, a: Attrs) -> None:
-    w.dbs[entity].lgen = a["lgen"]
+    d = w.dbs[entity]
+    d.lgen = a["lgen"]
 
 
+@cython.locals(w=World, d=DbState)
 def active_move(w: World, entity: str, a: Attrs) -> None:
-    w.dbs[entity].active = a["dst"]
+    d = w.dbs[entity]
+    d.active = a["dst"]
 
 
+@cython.locals(w=World, d=DbState)
 def mount_start(w: World, entity: str, a: Attrs) -> None:
-    w.dbs[entity].mounting = a["server"]
+    d = w.dbs[entity]
+    d.mounting = a["server"]
 
 
+@cython.locals(w=World, d=DbState)
 def mount_fail(w: World, entity: str, a: Attrs) -> None:
-    w.dbs[entity].mounting = None
+    d = w.dbs[entity]
+    d.mounting = None
 
 
+@cython.locals(w=World, d=DbState)
 def mounted(w: World, entity: str, a: Attrs) -> None:
     d, s = w.dbs[entity], a["server"]
     d.active, d.on, d.mounting, d.last_mounted = s, d.on | {s}, None, s
 
 
+@cython.locals(w=World, d=DbState)
 def dismounted(w: World, entity: str, a: Attrs) -> None:
     d = w.dbs[entity]
     d.on = d.on - {a["server"]}
 
 
+@cython.locals(w=World, d=DbState)
 def bcss_end(w: World, entity: str, a: Attrs) -> None:
-    w.dbs[entity].stuck = a["outcome"] != "mounted"
+    d = w.dbs[entity]
+    d.stuck = a["outcome"] != "mounted"
 
 
 STEPS: dict[str, Callable[[World, str, Attrs], None]] = {
@@ -190,6 +219,7 @@ STEPS: dict[str, Callable[[World, str, Attrs], None]] = {
 }
 
 
+@cython.locals(w=World)
 def apply(w: World, entity: str, kind: str, attrs: Attrs) -> World:
     """Apply one recorded event to `w` in place and return `w`; kinds that change no tracked state leave
     it as it is. A malformed event may raise with the world partly changed: the monitor stops there and
@@ -242,12 +272,14 @@ STATUS_TABLE: dict[tuple[str, str], str] = {
 _CLASS = {MOUNTED: MOUNTED, SERVICE_DOWN: SERVICE_DOWN}  # a status's class (every other status: PASSIVE)
 
 
+@cython.locals(d=DbState)
 def mount_state(d: DbState, server: str) -> str:
     if server in d.on:
         return UP
     return MOUNTING if d.mounting == server else IDLE
 
 
+@cython.locals(d=DbState)
 def mount_fault(d: DbState, kind: str, server: str) -> str | None:
     """Why `kind` on `server`'s copy is outside MOUNT_TABLE, or None when it is allowed."""
     state = mount_state(d, server)
@@ -258,6 +290,7 @@ def mount_fault(d: DbState, kind: str, server: str) -> str | None:
     )
 
 
+@cython.locals(w=World)
 def pam_fault(w: World, kind: str, server: str, reason: str | None) -> str | None:
     """Why a PAM_ACQUIRE/PAM_RELEASE is outside PAM_TABLE, or None."""
     role = PAM if server in w.claims else SAM
@@ -272,6 +305,7 @@ def pam_fault(w: World, kind: str, server: str, reason: str | None) -> str | Non
     return None
 
 
+@cython.locals(w=World, d=DbState)
 def status_fault(w: World, d: DbState, server: str, new: str) -> str | None:
     """Why a reported status change of `server`'s copy is outside STATUS_TABLE, or None."""
     old = d.copies[server].status if server in d.copies else DISMOUNTED

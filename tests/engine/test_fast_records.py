@@ -12,6 +12,11 @@ are `fast` (they need a build, `python3 scripts/build_fast.py`). am's records ar
 same way, beside pf's, against their own pin (the dataclasses' fingerprint, main e0f662d); their twin: a
 `CopyState.__reduce__` that drops a field. Also `unit`: every record lists its fields in one order (`__init__`,
 `__fields__`, `__slots__`, `_values`); twin: a `_values` that swaps two fields.
+
+Session 26: am's `World` and `DbState` (dataclasses before) are records too, pickled through `traces.verdict.restored`
+(no `__init__`: the world's caches travel with it, as the dataclass's did). Their fingerprint is pinned to the one the
+dataclasses gave (main 459882f, pure), the same on both paths; a loaded world equals the one dumped and keeps its
+cached quorum; twin: a `World.__reduce__` that drops the databases loads as another world, with another fingerprint.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import pytest
 
 from model.am import state as am_state
 from model.am.bcss import Choice, Selection
-from model.am.state import CopyState, Health, Snapshot
+from model.am.state import CopyState, DbState, Health, Snapshot, World
 from model.pf import state
 from model.pf.cnset import CNSet
 from model.pf.state import Change, Entry, Msg, Replica, Row
@@ -47,6 +52,8 @@ needs_build = pytest.mark.skipif(not FRESH, reason=f"no fresh compiled build of 
 BEFORE = "fcf6b92b191e848e81feaa0d077c924f"
 # The fingerprint of `am_records()` when those classes were dataclasses (main e0f662d, pure): unchanged.
 BEFORE_AM = "8077aa3fad95657fe23136686967bd63"
+# The fingerprint of `world_records()` when `World` and `DbState` were dataclasses (main 459882f, pure): unchanged.
+BEFORE_WORLD = "e87fdc00d7da3d001c4192f69e1ef8ea"
 
 # `dump` pickles `records()` to a file; `load` reads one and says whether it equals `records()`; both print the
 # path run, the fingerprint and the repr. `dump-twin` (pure only) pickles with `Entry.__reduce__` dropping a field.
@@ -59,8 +66,10 @@ from model.pf import state
 from model.pf.state import Change, Entry, Msg, Replica, Row
 from model.am import rules as AR
 from model.am.bcss import Choice, Selection
-from model.am.state import CopyState, Health, Snapshot
+from model.am.state import CopyState, DbState, Health, Snapshot, World
+from model.am.bcss import Options
 from traces import fastpath
+from traces.verdict import restored
 
 def records():
     a = CNSet.decode(["srv01#0:1-5,7", "srv02#1:3"])
@@ -82,27 +91,46 @@ def am_records():
     sel = Selection((ch,), (("MBX01", "source"),), "CopyQueue", AR.SORT_COPY_QUEUE)
     return [c1, c2, ch, sel, h, snap, Health(), [c1, c1, h, h, snap, c2.with_(lli=39)]]
 
+def world_records():
+    c1 = CopyState("MBX01", "Mounted", 40, 2, "Healthy", 1, False, False, True)
+    c2 = CopyState("MBX02", "Healthy", 38, 0, "Crawling", 2, True, False, True)
+    h = Health({"OutlookWeb": ("High", "Healthy"), "Search": ("Low", "Degraded")})
+    d = DbState("DB1", "DAG1", {"MBX01": c1, "MBX02": c2}, "MBX01", frozenset({"MBX01"}), None, 42, "MBX01", False)
+    alone = DbState("DB2", None, {"MBX03": c2.with_(server="MBX03")})
+    w = World("DAG1", ("MBX01", "MBX02", "MBX03"), frozenset({"MBX01", "MBX02"}),
+              (frozenset({"MBX01", "MBX02"}), frozenset({"MBX03"})), frozenset({"MBX01"}), {"MBX01": "Lossless"},
+              {"MBX01": h}, {"DB1": d, "DB2": alone}, Options())
+    w.quorum(), w.view_key()  # the caches set: pickled, not fingerprinted
+    return [w, d, alone, [w, d, w]]
+
 mode, store = sys.argv[1:3]
+if mode == "dump-twin-world":
+    World.__reduce__ = lambda self: (restored, (World, (*self._values()[:7], {}, *self._values()[8:])))
 if mode == "dump-twin":
     Entry.__reduce__ = lambda self: (Entry, self._values()[:-1])  # drops `cause`
 if mode == "dump-twin-am":
     CopyState.__reduce__ = lambda self: (CopyState, self._values()[:-1])  # drops `reachable`
 if mode.startswith("dump"):
-    Path(store).write_bytes(pickle.dumps([records(), am_records()]))
-    got, am, same = records(), am_records(), True
+    Path(store).write_bytes(pickle.dumps([records(), am_records(), world_records()]))
+    got, am, world, same = records(), am_records(), world_records(), True
 else:
-    got, am = pickle.loads(Path(store).read_bytes())
+    got, am, world = pickle.loads(Path(store).read_bytes())
     same = got == records() and not got != records() and [hash(r) for r in got[:6]] == [hash(r) for r in records()[:6]]
     same = same and am == am_records() and not am != am_records()
     same = same and [hash(r) for r in am[:4]] == [hash(r) for r in am_records()[:4]]
+    same_world = world == world_records() and not world != world_records() and world[3][0] is world[3][2] is world[0]
 print(json.dumps({"compiled": fastpath.status()["compiled"], "same": same, "fingerprint": fingerprint([got]),
-                  "repr": repr(got), "fingerprint_am": fingerprint([am]), "repr_am": repr(am)}))
+                  "repr": repr(got), "fingerprint_am": fingerprint([am]), "repr_am": repr(am),
+                  "same_world": mode.startswith("dump") or same_world, "fingerprint_world": fingerprint([world]),
+                  "repr_world": repr(world), "quorum_world": sorted(world[0].cached_quorum),
+                  "world_dbs": sorted(world[0].dbs)}))
 """
 
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (fastpath.PURE_ENV, fastpath.DIR_ENV, fastpath.TESTS_ENV)}
     env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONHASHSEED"] = "0"  # the reprs compared across processes hold sets
     env.update(extra)
     return env
 
@@ -136,6 +164,15 @@ def test_records_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) -
     _run("dump-twin-am", tmp_path / "twin-am", pure)
     twin = _run("load", tmp_path / "twin-am", pure)
     assert not twin["same"] and twin["fingerprint_am"] != BEFORE_AM and twin["fingerprint"] == BEFORE
+    # am's world and databases: equal after the round trip, the cached quorum kept, the dataclasses' fingerprint
+    assert loaded["same_world"] and loaded["fingerprint_world"] == dumped["fingerprint_world"] == BEFORE_WORLD
+    assert loaded["repr_world"] == dumped["repr_world"] and loaded["quorum_world"] == ["MBX01", "MBX02"]
+    assert "World(dag='DAG1', members=(" in dumped["repr_world"] and "cached_quorum" not in dumped["repr_world"]
+    assert "DbState(name='DB2', dag=None, copies={'MBX03': CopyState(" in dumped["repr_world"]
+    # twin: a `World.__reduce__` that drops the databases loads as another world, with another fingerprint
+    _run("dump-twin-world", tmp_path / "twin-world", pure)
+    twin = _run("load", tmp_path / "twin-world", pure)
+    assert not twin["same_world"] and twin["world_dbs"] == [] and twin["fingerprint_world"] != BEFORE_WORLD
 
 
 @pytest.mark.fast
@@ -152,6 +189,8 @@ def test_records_cross_between_compiled_and_pure(tmp_path: Path) -> None:
         assert loaded["repr"] == dumped["repr"], name
         assert loaded["fingerprint_am"] == dumped["fingerprint_am"] == BEFORE_AM, name
         assert loaded["repr_am"] == dumped["repr_am"], name
+        assert loaded["same_world"] and loaded["fingerprint_world"] == dumped["fingerprint_world"] == BEFORE_WORLD, name
+        assert loaded["repr_world"] == dumped["repr_world"] and loaded["quorum_world"] == ["MBX01", "MBX02"], name
 
 
 def _misordered(cls: type) -> list[str]:
@@ -177,6 +216,16 @@ def test_every_record_lists_its_fields_in_one_order() -> None:
     """`__reduce__` and the compiled `__init__` rely on one field order; twin: a `_values` that swaps two fields."""
     for cls in (Change, Msg, Row, Entry, Replica, CopyState, Health, Snapshot, Choice, Selection):
         assert _misordered(cls) == [], cls
+    # `DbState` copies its `copies` (a dict): its order checked with a dict there
+    params = list(inspect.signature(DbState.__init__).parameters)[1:]
+    assert DbState.__fields__ == DbState.__slots__ and params == list(DbState.__fields__)
+    args = ["v0", "v1", {"k": 2}, *[f"v{i}" for i in range(3, 9)]]
+    assert list(DbState(*args)._values()) == args
+    # `World` takes its nine fields of state; its three caches follow them (set by `__init__`, not given)
+    params = list(inspect.signature(World.__init__).parameters)[1:]
+    assert World.__fields__ == World.__slots__ and params == list(World.__fields__[:9])
+    w = World(*[f"v{i}" for i in range(4)], "v4", {"k": 5}, {"k": 6}, {"k": 7}, "v8")
+    assert w._values() == ("v0", "v1", "v2", "v3", "v4", {"k": 5}, {"k": 6}, {"k": 7}, "v8", ..., ..., None)
     assert CNSet.__fields__ == CNSet.__slots__ == ("parts",)
 
     class Swapped(Entry):
