@@ -348,14 +348,22 @@ class ContextCursor:
     already taken from the start list (or fed before), so it is not applied twice. State: the list given at
     start (no copy) and an index, plus the highest context seq taken. The list may grow while the fold
     runs (a streaming engine appends each context event as it reads it): never cache its length or its end.
+
+    A `cdef class` in the compiled build (`verdict.pxd`; issue 32, session 26): a fold whose cursor field is typed
+    with it reads `index` and `events` per event without an attribute lookup. Pickled as its class and fields
+    (`__reduce__`, through `restored`), so a fold saved by one path continues in the other.
     """
 
-    __slots__ = ("events", "index", "last")
+    __fields__ = ("events", "index", "last")
+    __slots__ = __fields__
 
     def __init__(self, context: Sequence[Event] = ()) -> None:
         self.events = context
         self.index = 0
         self.last = -1
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), (self.events, self.index, self.last))
 
     def due(self, seq: int) -> Iterator[Event]:
         events = self.events

@@ -206,7 +206,7 @@ class AmFold:
         self.unseen: dict[str, list] = {}  # what no rule can judge -> [count, first event ID, its kind]: notes
         self.partial_mounted: dict[str, set[str]] = {}  # a database without DB_CREATE -> where seen mounted
 
-    @cython.locals(e=Event, r=ReplayState)
+    @cython.locals(e=Event, r=ReplayState, cursor=ContextCursor)
     def feed(self, e: Event) -> None:
         """Take one event of the group (in sequence order), after the context events due before it."""
         kind = e.kind

@@ -3,8 +3,11 @@
 # final: `PfFold`'s parts (`handlers.Handlers`, `deadlines.Deadlines`, ...) and `PfFold` itself are Python classes
 # deriving from it, with a `__dict__`. A method typed `@cython.locals(self=FoldState)` (its module's `.pxd`
 # cimports this one) reads and writes these fields directly.
+from traces.verdict cimport ContextCursor
+
 cdef class FoldState:
-    cdef public object cursor, stopped, cfg, ctx_of, changes, change_fid, hier_targets, sends, received, reps
+    cdef public ContextCursor cursor  # session 26: its `index` and `events` C reads
+    cdef public object stopped, cfg, ctx_of, changes, change_fid, hier_targets, sends, received, reps
     cdef public object held, views, mounted, local_home, backups, pending_since, restored, removed_after_delete_now
     cdef public object expired_now, expect_file, expect_requests, ends, new_readings, new_alts, created_sole, groups
     cdef public object violations, notes, tally

@@ -3,3 +3,4 @@
 # `@cython.locals(self=FoldState)` read its fields without an attribute lookup. The build lists model.pf.foldstate
 # as this module's partner; it loads compiled only with it (traces/fastpath.py).
 from model.pf.foldstate cimport FoldState
+from traces.verdict cimport ContextCursor

@@ -39,7 +39,7 @@ from model.pf.state import HIERARCHY, Ctx
 from model.pf.step import HeldHierarchy, set_view
 from spec.catalogue import require
 from traces.schema import Event, is_context_kind
-from traces.verdict import InputFault, MonitorResult, Rule, fold_all, in_seq_order
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Rule, fold_all, in_seq_order
 
 require("PF-025", "PF-035", "PF-032")
 
@@ -64,7 +64,7 @@ class PfFold(Handlers, Backfill, Lifecycle, Deadlines, Convergence, Schedule):
         self.init_schedule()
 
     # --- the fold ---------------------------------------------------------------------------------------
-    @cython.locals(self=FoldState)
+    @cython.locals(self=FoldState, cursor=ContextCursor)
     def feed(self, ev: Event) -> None:
         """Judge one event (in sequence order): the context due before it first, then its handler after
         the deadlines it may have passed (`Deadlines.due`). Seed 001 "Replication Process", seed 003."""

@@ -41,7 +41,17 @@ from model.sr.step import step, tally_of
 from model.sr.world import ABORTED, EXPIRED, FAILED, GONE, LOST, REFUSED, Msg, World
 from traces.event import Event
 from traces.schema import CONTEXT_START, CONTEXT_SUFFIX, is_context_kind
-from traces.verdict import ContextCursor, InputFault, MonitorResult, Rule, Tally, Violation, fold_all, in_seq_order
+from traces.verdict import (
+    ContextCursor,
+    InputFault,
+    MonitorResult,
+    Rule,
+    Tally,
+    Violation,
+    fold_all,
+    in_seq_order,
+    restored,
+)
 
 _FAULTS = frozenset({"CRASH", "RESTART"})
 _MECH, _SR_CONFIG, _SNAPSHOT, _RECEIVE = ev.MECH, ev.SR_CONFIG, ev.SNAPSHOT, ev.RECEIVE  # bound once (hot path)
@@ -114,7 +124,15 @@ class SrFold:
     its time), the violations and notes so far, the names of the messages received, snapshotted, judged
     without their RECEIVE, or with an unreadable event (one string each, for the whole run: the notes name
     them at the end), and the retired messages (the retirement notes above `DEAD`).
+
+    A `cdef class` in the compiled build (`monitor.pxd`; issue 32, session 26): its fields are C struct members, read
+    per event without an attribute lookup (its cursor a `ContextCursor`). Pickled and copied as its class and fields
+    (`__reduce__`, through `traces.verdict.restored`), on either path alike; `__slots__`: no field outside the list.
     """
+
+    __fields__ = ("world", "accept_variant", "cursor", "last", "violations", "malformed", "receives", "orphans",
+                  "snapshots", "broken", "retired", "retired_judged", "foreign")  # fmt: skip
+    __slots__ = __fields__
 
     def __init__(self, context: Sequence[Event] = (), accept_variant: bool | None = None) -> None:
         self.world = World()
@@ -135,8 +153,11 @@ class SrFold:
         self.retired_judged: dict[str, list[Rule]] = {}
         self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
+
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
-    @cython.locals(e=Event)
+    @cython.locals(e=Event, cursor=ContextCursor)
     def feed(self, e: Event, _context: bool = False) -> None:
         """One event of the trace, in sequence order; the context events due before it are taken first
         (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the

@@ -15,7 +15,8 @@ runs pure).
 
 `unit` (no build): the pure round trip, the old pickle, the copy, and the twins, each caught: `TraceFolds.
 __reduce__` dropping the entity groups, `GroupFolds.__reduce__` dropping the mechanisms seen, `AmFold.__reduce__`
-(am's fold, a `cdef class` too since session 25) dropping its replay (the folds finish otherwise), a
+(am's fold, a `cdef class` too since session 25) dropping its replay (the folds finish otherwise), `SrFold.__reduce__`
+(sr's, one since session 26) dropping its world, a
 `GroupFolds.finish_copy` dropping the unknown kinds counted (the copy finishes otherwise), a `TraceFolds.finish_copy`
 sharing the entity groups with the original (finishing the copy changes the original).
 `fast` (a build, `python3 scripts/build_fast.py`): the crossings, the copy on the compiled path, and the verdicts of
@@ -37,10 +38,17 @@ from traces import fastpath
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT, WHY = fastpath.read_manifest(fastpath.build_dir())
-# session 25: am's fold (`model/am/monitor.pxd`) is one too
+# session 25: am's fold (`model/am/monitor.pxd`) is one too; session 26: sr's (`model/sr/monitor.pxd`) and the
+# context cursor every fold holds (`traces/verdict.pxd`)
 MODULES = {
     m: m.replace(".", "/") + ".py"
-    for m in ("conformance.engine.stream", "conformance.engine.folds", "model.am.monitor")
+    for m in (
+        "conformance.engine.stream",
+        "conformance.engine.folds",
+        "model.am.monitor",
+        "model.sr.monitor",
+        "traces.verdict",
+    )
 }
 FRESH = BUILT is not None and all(
     fastpath.source_hashes(ROOT / name)
@@ -167,6 +175,13 @@ if mode == "dump-twin-am":  # am's replay not pickled: its fold goes on from an 
         return restored, (type(self), tuple(Replay(r.opts, r.thresholds_recorded, r.fold_dag) if n == "replay"
                                             else getattr(self, n) for n in self.__fields__))
     AmFold.__reduce__ = fresh
+if mode == "dump-twin-sr":  # sr's world not pickled: its fold goes on from a fresh world
+    from model.sr.monitor import SrFold
+    from model.sr.world import World as SrWorld
+    from traces.verdict import restored
+    def fresh_sr(self):
+        return restored, (type(self), tuple(SrWorld() if n == "world" else getattr(self, n) for n in self.__fields__))
+    SrFold.__reduce__ = fresh_sr
 if mode == "outcome":  # what the folds judge on this path, streamed and held whole
     streamed, whole = one_pass(), held()
     report["outcome"] = [streamed, whole]
@@ -211,8 +226,8 @@ else:  # the copies `conformance.explore.edges` finishes
     pf = {t: fed(es, (0, len(es))) for t, es in events.items() if t.startswith("pf")}
     report["pf_declines"] = all(f.finish_copy() is None for f in pf.values())  # pf's fold has no finish_copy
 compiled = fastpath.status()["compiled"]  # (at the end: am's monitor is imported when the folds start)
-report["compiled"] = sorted(m for m in ("conformance.engine.stream", "conformance.engine.folds", "model.am.monitor")
-                            if m in compiled)
+report["compiled"] = sorted(m for m in ("conformance.engine.stream", "conformance.engine.folds", "model.am.monitor",
+                                      "model.sr.monitor", "traces.verdict") if m in compiled)
 print(json.dumps(report))
 """
 
@@ -231,7 +246,7 @@ def test_folds_round_trip_pure_and_a_dropped_field_is_caught(tmp_path: Path) -> 
     assert _run("load", tmp_path / "p", pure)["same"]
     _run("dump-old", tmp_path / "old", pure)
     assert _run("load", tmp_path / "old", pure)["same"]
-    for twin in ("dump-twin-trace", "dump-twin-group", "dump-twin-am"):
+    for twin in ("dump-twin-trace", "dump-twin-group", "dump-twin-am", "dump-twin-sr"):
         _run(twin, tmp_path / twin, pure)
         assert not _run("load", tmp_path / twin, pure)["same"], twin
 
