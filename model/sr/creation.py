@@ -45,7 +45,7 @@ _PARAMETER = {
 }
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def receive(w: World, e: Event) -> Inst:
     """The instance a RECEIVE opens (an existing one is returned, so that the transition table refuses it)."""
     a, m = e.attrs, w.msg(e.entity)
@@ -69,7 +69,7 @@ def receive(w: World, e: Event) -> Inst:
     return inst
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     for attr, read in _RESTATED.items():
@@ -95,7 +95,7 @@ def _receive(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _topology(w: World, e: Event, server: str, boundary: Any, site: Any) -> list[Violation]:
     """A record naming a server, its boundary or its site against the recorded topology (SR-006)."""
     if w.topo is None:
@@ -118,7 +118,7 @@ def _topology(w: World, e: Event, server: str, boundary: Any, site: Any) -> list
                                             server=server, **data)]  # fmt: skip
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, shadow = a["try"], a["shadow"]
@@ -151,6 +151,7 @@ def _haredirect(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _no_plan(w: World) -> str:
     """Why an attempt cannot be judged against the plan (SR-044)."""
     if w.topo is None:
@@ -158,7 +159,7 @@ def _no_plan(w: World) -> str:
     return "a server the recorded topology does not name"
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, s, tally = e.attrs, [], e.node, w.tally
     if iv.attempt_open != s:
@@ -189,7 +190,7 @@ def _hareceive(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
     if iv.shadow != e.attrs["shadow"] or iv.attempt_open != iv.shadow:
@@ -200,7 +201,7 @@ def _shadow_ack(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, tally = e.attrs, [], w.tally
     n, reason = attempt_number(e), a.get("reason", "")
@@ -243,7 +244,7 @@ def _redirect_fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
     """SR-039, SR-I22: a shadow session times out no earlier than the first inactivity time-out after it opened;
     the sender's session at any moment after its data arrived (ConnectionTimeout counts from the connection's
@@ -278,7 +279,7 @@ def _timeout(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
     """An answer in the sender's session later than ConnectionTimeout after its data (SR-039, SR-I22)."""
     if not (e.attrs.get("acked") or e.kind == ev.REJECT) or not iv.inbound_open:
@@ -293,7 +294,7 @@ def _open_too_long(w: World, iv: Inst, e: Event) -> list[Violation]:
                    bound_ms=most, bound="most", parameter="SR-P09")]  # fmt: skip
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = _open_too_long(w, iv, e)
     settled = iv.failed or not iv.inbound_open or not iv.enabled
@@ -314,7 +315,7 @@ def _accept(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _reject(w: World, iv: Inst, e: Event) -> list[Violation]:
     out, text = _open_too_long(w, iv, e), e.attrs["response"]
     variant = w.cfg.accept_variant and isinstance(text, str) and text.startswith(ev.REJECTION_VARIANT)

@@ -3,3 +3,4 @@
 # `Event` (`@cython.locals` in the source) read fields without an attribute lookup. The build lists traces.event
 # as this module's partner; it loads compiled only with it (traces/fastpath.py).
 from traces.event cimport Event
+from model.sr.world cimport World

@@ -26,7 +26,7 @@ from traces.event import Event
 from traces.verdict import Violation
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> list[Violation]:
     """SR-078, SR-I30: a heartbeat is early only when every allowed schedule forbids it: it comes sooner than
     ShadowHeartbeatFrequency after the pair's previous heartbeat in this run of the shadow server (a periodic
@@ -49,7 +49,7 @@ def _heartbeat_not_early(w: World, e: Event, pair: tuple[str, str], hb: int) -> 
                    bound="least", parameter="SR-P13")]  # fmt: skip
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def query(w: World, e: Event) -> list[Violation]:
     """One XQUERYDISCARD of a shadow server to a primary (entity `hb:<shadow>><primary>`; SR-053..SR-056)."""
     a, out, s, tally = e.attrs, [], e.node, w.tally
@@ -117,6 +117,7 @@ def query(w: World, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def hand_over(w: World, p: str, s: str) -> None:
     """A successful XQUERYDISCARD of `s` to `p`: the discard events `p` queued for `s` go with the answer (SR-053,
     SR-011: the primary no longer holds them, so it cannot delete them later, SR-064). The shadow server records a
@@ -128,6 +129,7 @@ def hand_over(w: World, p: str, s: str) -> None:
     w.handed[(p, s)] = keep
 
 
+@cython.locals(w=World)
 def _held(w: World, s: str, key: tuple[str, int, str]) -> bool:
     m = w.msgs.get(key[0])
     iv = m.insts.get(key[1]) if m is not None else None

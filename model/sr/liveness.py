@@ -14,6 +14,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Set
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: the world as a C struct (`liveness.pxd`, session 26)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
 
 from model.sr import events as ev
 from model.sr import rules as R
@@ -25,6 +31,7 @@ from traces.verdict import Rule, Tally, Violation
 NEVER = -(2**62)
 
 
+@cython.locals(w=World)
 def stale(w: World, pair: tuple[str, str], below: int | None = None) -> int:
     """The shadows `pair[0]` holds for `pair[1]` that were made under an earlier transport database of the primary
     than `below` (default: its current one) (SR-059: their primary's queue is gone, they must be promoted). An
@@ -40,6 +47,7 @@ def stale(w: World, pair: tuple[str, str], below: int | None = None) -> int:
     return n
 
 
+@cython.locals(w=World)
 def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
     """SR-059, SR-I07 (issue 30, family 1): a shadow server that read a primary's new database ID in a successful
     session promotes the shadows made under the old one at once; the bound allowed is ShadowHeartbeatFrequency
@@ -68,6 +76,7 @@ def flush_db_due(w: World, now: int, final: bool = False) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
     """Failed queries whose moment is over: the shadows their server held for the primary at the query must all
     have been promoted (SR-058; a shadow made later in that same instant is not owed yet); and the
@@ -85,6 +94,7 @@ def flush_due(w: World, now: int, final: bool = False) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def end_of_run(w: World, e: Event) -> list[Violation]:
     """A message's SNAPSHOT: at a quiesced end of run, the upper bounds of SR-065..SR-067 and the liveness
     rules SR-075 and SR-057 for each of its instances (and SR-055 once for the run)."""
@@ -130,6 +140,7 @@ def end_of_run(w: World, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def at_end(w: World, e: Event) -> list[Violation]:
     """The deadlines the trace's last event `e` shows passed, for what no quiesced SNAPSHOT
     judged (a trace without SNAPSHOT, or cut before it): a bound is missed when the awaited event is missing and
@@ -183,6 +194,7 @@ def skip_liveness(tally: Tally, reason: str, n: int = 1) -> None:
     tally.skip(R.SHADOW_RELEASED, reason, n)
 
 
+@cython.locals(w=World)
 def _liveness(w: World, iv: Inst, delivered: Set[str], licences: Set[str], e: Event) -> list[Violation]:
     """No loss (SR-075) and release of fully processed shadows (SR-057) at a quiesced end of run."""
     judged = liveness_judged(iv)
@@ -230,6 +242,7 @@ _NO_LOSS: tuple[Rule, ...] = (R.NO_LOSS,)
 _BOTH: tuple[Rule, ...] = (R.NO_LOSS, R.SHADOW_RELEASED)
 
 
+@cython.locals(w=World)
 def _heartbeats(w: World, e: Event) -> list[Violation]:
     """Every running shadow server queried each primary it still holds shadows for within the last
     ShadowHeartbeatFrequency (SR-055)."""

@@ -10,6 +10,13 @@ heartbeats (XQUERYDISCARD: SR-053..SR-056, SR-078) are `heartbeats.py`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the compiled build: the world as a C struct (`maintenance.pxd`, session 26)
+    import cython
+else:  # pure Python: the decorators change nothing (`traces.fastpath.shadow`)
+    from traces.fastpath import shadow as cython
+
 from model.sr import events as ev
 from model.sr import rules as R
 from model.sr.decisions import release_ready
@@ -22,6 +29,7 @@ from traces.verdict import Rule, Violation
 NEVER = -(2**62)
 
 
+@cython.locals(w=World)
 def _owe(w: World, iv: Inst, forks: set[str], now: int) -> None:
     """The primary queues discard events for the shadow of a message accepted with redundancy (SR-050, SR-051)."""
     if iv.redundant and iv.shadow:
@@ -30,6 +38,7 @@ def _owe(w: World, iv: Inst, forks: set[str], now: int) -> None:
             owed.setdefault((iv.msg, iv.inst, f), now)
 
 
+@cython.locals(w=World)
 def _process(w: World, iv: Inst, e: Event) -> list[Violation]:
     fork, out, m, tally = e.attrs["fork"], [], w.msgs[iv.msg], w.tally
     copy = iv.copies[e.node]
@@ -85,6 +94,7 @@ def _process(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def late(w: World, node: str, due: int, now: int) -> bool:
     """After its due time, unless done at the moment the server came back from an outage that spanned it."""
     boot = w.boot.get(node)
@@ -100,6 +110,7 @@ def queue_due(iv: Inst, copy: Copy, expiration_ms: int) -> int:
     return max(copy.since_ms, since + expiration_ms)
 
 
+@cython.locals(w=World)
 def _overdue(w: World, iv: Inst, e: Event) -> list[Violation]:
     """Upper bounds seen while the run goes on: a copy used after it should have expired (SR-065..SR-067)."""
     copy, cfg, tally = iv.copies[e.node], w.cfg, w.tally
@@ -129,6 +140,7 @@ def _overdue(w: World, iv: Inst, e: Event) -> list[Violation]:
     return []
 
 
+@cython.locals(w=World)
 def _fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     """Queued forks expired (SR-067): no earlier than MessageExpirationTimeout after RECEIVE."""
     copy, out, tally = iv.copies[e.node], [], w.tally
@@ -163,6 +175,7 @@ def _fail(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
     fork, out, s, p, tally = e.attrs["fork"], _overdue(w, iv, e), e.node, iv.primary, w.tally
     if "primary" in e.attrs:
@@ -193,6 +206,7 @@ def _notify(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _hadiscard(w: World, iv: Inst, e: Event) -> list[Violation]:
     out = []
     if not release_ready(iv.forks, frozenset(iv.notified)):
@@ -204,6 +218,7 @@ def _hadiscard(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _safetynet(w: World, iv: Inst, e: Event) -> list[Violation]:
     copy, out, tally = iv.copies[e.node], [], w.tally
     role = "primary" if copy.state == QUEUED else "shadow"
@@ -222,6 +237,7 @@ def _safetynet(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _safetynet_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     held, hold = e.ts_ms - iv.copies[e.node].since_ms, w.cfg.safety_net_hold_ms
     if held < hold or late(w, e.node, iv.copies[e.node].since_ms + hold, e.ts_ms):
@@ -231,6 +247,7 @@ def _safetynet_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     return []
 
 
+@cython.locals(w=World)
 def _resubmit(w: World, iv: Inst, e: Event) -> list[Violation]:
     fork, out = e.attrs["fork"], _overdue(w, iv, e)
     kind = fork_kind(e, fork)
@@ -255,6 +272,7 @@ def _resubmit(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _promote(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, s, p, tally = e.attrs, _overdue(w, iv, e), e.node, iv.primary, w.tally
     pair, span = (s, p), w.cfg.resubmit_ms
@@ -311,6 +329,7 @@ def _promote(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     a, out, cfg, tally = e.attrs, [], w.cfg, w.tally
     age, life = e.ts_ms - iv.shadow_ms, cfg.safety_net_hold_ms + cfg.expiration_ms
@@ -333,6 +352,7 @@ def _shadow_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _lost(w: World, iv: Inst, e: Event) -> list[Violation]:
     copy, out = iv.copies[e.node], []
     if copy.state == LOST:  # already lost with the recorded RESTART on new storage
@@ -353,6 +373,7 @@ def _lost(w: World, iv: Inst, e: Event) -> list[Violation]:
     return out
 
 
+@cython.locals(w=World)
 def _discard_expire(w: World, iv: Inst, e: Event) -> list[Violation]:
     s, p, out = e.attrs.get("shadow", ""), iv.primary, []
     owed = w.owed.get((p, s), {})

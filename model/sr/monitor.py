@@ -99,6 +99,7 @@ def settled(m: Msg) -> bool:
     return not any(liveness_findings(iv, m.delivered, m.licences) for iv in m.insts.values())
 
 
+@cython.locals(w=World)
 def retire(w: World, name: str) -> bytes:
     """Take message `name` out of the world (and the node index); return its state as compressed bytes."""
     m = w.msgs.pop(name)
@@ -108,6 +109,7 @@ def retire(w: World, name: str) -> bytes:
     return zlib.compress(pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
+@cython.locals(w=World)
 def revive(w: World, name: str, blob: bytes) -> None:
     """Put a retired message back exactly as it was retired (a later event names it)."""
     m: Msg = pickle.loads(zlib.decompress(blob))
@@ -157,7 +159,7 @@ class SrFold:
         return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
-    @cython.locals(e=Event, cursor=ContextCursor)
+    @cython.locals(e=Event, cursor=ContextCursor, w=World)
     def feed(self, e: Event, _context: bool = False) -> None:
         """One event of the trace, in sequence order; the context events due before it are taken first
         (`_context`: one of those, from the cursor). The hot path, so `step.step`'s bookkeeping is inline: the

@@ -92,6 +92,7 @@ EVERY: dict[str, tuple[Rule, ...]] = {
 }
 
 
+@cython.locals(w=World)
 def tally_of(w: World) -> Tally:
     """What each rule judged in `w`: the tally its rule code kept, with the instances `World.tally.moves` counts."""
     out = Tally()
@@ -108,7 +109,7 @@ _MECH, _SR_CONFIG, _XQUERYDISCARD, _SNAPSHOT = ev.MECH, ev.SR_CONFIG, ev.XQUERYD
 _RECEIVE, _DISCARD_EXPIRE = ev.RECEIVE, ev.DISCARD_EXPIRE
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def step(w: World, e: Event) -> Sequence[Violation]:
     """Fold one recorded event (any mechanism) into the world; return the rules it breaks (often `NONE`)."""
     due, db_due = w.due, w.db_due
@@ -153,7 +154,7 @@ def step(w: World, e: Event) -> Sequence[Violation]:
     return [*out, *found]
 
 
-@cython.locals(e=Event)
+@cython.locals(w=World, e=Event)
 def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None, Rule]) -> list[Violation]:
     """The copy on the event's node (the primary's, for DISCARD_EXPIRE) moves as `TRANSITIONS` allows."""
     allowed, target, rule = move
@@ -181,6 +182,7 @@ def _move(w: World, e: Event, inst: Inst, move: tuple[frozenset[str], str | None
     return out
 
 
+@cython.locals(w=World)
 def _lifecycle(w: World, e: Event) -> None:
     """Kernel records: TRACE_START (configuration), CRASH, RESTART (same or new storage), PARTITION, HEAL."""
     if e.kind == "TRACE_START":
@@ -208,6 +210,7 @@ def _lifecycle(w: World, e: Event) -> None:
         w.group = {}
 
 
+@cython.locals(w=World)
 def _apply(w: World, node: str, what: str) -> None:
     """A CRASH or a RESTART on new storage: only the copies on `node` change (the node index `World.at`; the
     changes commute, so the index's order does not matter). A new transport database also leaves in

@@ -18,7 +18,7 @@ from typing import Any
 from model.sr import rules as R
 from model.sr.decisions import attempt_plan
 from model.sr.state import ConfigError, SrConfig
-from traces.verdict import InputFault, Rule, Tally, input_fault
+from traces.verdict import InputFault, Rule, Tally, input_fault, restored
 
 # Where a copy of one delivery attempt sits on one server (the states of `step.TRANSITIONS`).
 ABSENT, RECEIVING, QUEUED, REFUSED, ABORTED, FAILED = "absent", "receiving", "queued", "refused", "aborted", "failed"
@@ -120,7 +120,19 @@ class SrTally(Tally):
 
 
 class World:
-    """The fold's state for one trace; see the module docstring."""
+    """The fold's state for one trace; see the module docstring.
+
+    A `cdef class` in the compiled build (`world.pxd`; issue 32, session 26): its fields are C struct members, so a
+    function whose locals are typed `World` (`@cython.locals(w=World)`, its module's `.pxd` cimporting this one)
+    reads and writes them without an attribute lookup. `__slots__`: no field outside the list. Pickled and copied
+    (`copy.copy`) as its class and fields (`__reduce__`, through `traces.verdict.restored`), on either path alike.
+    """
+
+    __fields__ = ("cfg", "topo", "notes", "up", "boot", "epoch", "group", "db_names", "db_owner", "contact",
+                  "last_query", "last_heartbeat", "last_ok", "observed_epoch", "held", "held_since", "owed",
+                  "handed", "owed_at_boot", "msgs", "at", "due", "db_due", "db_pending", "db_late",
+                  "unread_queries", "destroyed", "held_unseen", "end_checked", "ended", "tally", "_plans")  # fmt: skip
+    __slots__ = __fields__
 
     def __init__(self, cfg: SrConfig | None = None) -> None:
         self.cfg = cfg or _DEFAULTS  # one frozen value for every fold (issue 32: 1% of the check, built per trace)
@@ -172,6 +184,9 @@ class World:
         self.ended: set[str] = set()  # messages judged at a quiesced SNAPSHOT (`liveness.at_end` judges the others)
         self.tally = SrTally()  # what each rule judged (issue 29): rule code counts its instances here
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
+
+    def __reduce__(self) -> tuple:
+        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
 
     # --- recorded context -------------------------------------------------------------------------------
     def configure(self, kind: str, attrs: dict[str, Any]) -> None:
