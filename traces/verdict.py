@@ -319,6 +319,13 @@ def restored(cls: type, values: tuple) -> Any:
     return new
 
 
+def reduced(obj: Any) -> tuple[Any, tuple[type, tuple]]:
+    """`obj`'s pickle reduction as its class and its fields' values (`type(obj).__fields__`, in order), loaded by
+    `restored`: the `__reduce__` of the records and folds that are `cdef class`es in the compiled build and list their
+    fields (am's fold and replay state, sr's fold and world), the same on either path."""
+    return restored, (type(obj), tuple([getattr(obj, n) for n in type(obj).__fields__]))
+
+
 def fold_all(monitor: Monitor, events: Iterable[Event], context: Sequence[Event] = ()) -> MonitorResult:
     """One group judged in one pass: start, feed every event in the order given, finish."""
     fold = monitor.start(context)

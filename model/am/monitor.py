@@ -48,7 +48,7 @@ from model.am.replay_state import ReplayState
 from model.am.rules import RULES
 from traces.event import Event
 from traces.schema import is_context_kind
-from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order, restored
+from traces.verdict import ContextCursor, InputFault, MonitorResult, Tally, fold_all, in_seq_order, reduced
 
 __all__ = ["AmFold", "AmMonitor", "Config", "Replay"]
 
@@ -250,7 +250,7 @@ class AmFold:
                 self._stop(exc)
 
     def __reduce__(self) -> tuple:
-        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
+        return reduced(self)
 
     def finish(self) -> MonitorResult:
         """The rest of the context, the end-of-trace checks, and the verdict (the same on a second call)."""

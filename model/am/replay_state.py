@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traces.verdict import restored
+from traces.verdict import reduced
 
 FIELDS = (
     "opts", "thresholds_recorded", "fold_dag", "w", "runs", "last_run", "pending", "unasked", "out", "notes",
@@ -34,4 +34,4 @@ class ReplayState:
     __slots__ = FIELDS
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return restored, (type(self), tuple([getattr(self, n) for n in FIELDS]))
+        return reduced(self)

@@ -50,7 +50,7 @@ from traces.verdict import (
     Violation,
     fold_all,
     in_seq_order,
-    restored,
+    reduced,
 )
 
 _FAULTS = frozenset({"CRASH", "RESTART"})
@@ -156,7 +156,7 @@ class SrFold:
         self.foreign: dict[tuple[str, str], list] = {}  # (server, version) -> [count, first event]: not judged
 
     def __reduce__(self) -> tuple:
-        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
+        return reduced(self)
 
     # --- traces.verdict.Fold ------------------------------------------------------------------------------
     @cython.locals(e=Event, cursor=ContextCursor, w=World)

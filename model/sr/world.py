@@ -18,7 +18,7 @@ from typing import Any
 from model.sr import rules as R
 from model.sr.decisions import attempt_plan
 from model.sr.state import ConfigError, SrConfig
-from traces.verdict import InputFault, Rule, Tally, input_fault, restored
+from traces.verdict import InputFault, Rule, Tally, input_fault, reduced
 
 # Where a copy of one delivery attempt sits on one server (the states of `step.TRANSITIONS`).
 ABSENT, RECEIVING, QUEUED, REFUSED, ABORTED, FAILED = "absent", "receiving", "queued", "refused", "aborted", "failed"
@@ -186,7 +186,7 @@ class World:
         self._plans: tuple[SrConfig, Any, dict[str, tuple[str, ...] | None]] | None = None  # `plan_for`
 
     def __reduce__(self) -> tuple:
-        return restored, (type(self), tuple([getattr(self, n) for n in self.__fields__]))
+        return reduced(self)
 
     # --- recorded context -------------------------------------------------------------------------------
     def configure(self, kind: str, attrs: dict[str, Any]) -> None:
