@@ -21,11 +21,13 @@ from traces.schema import SCHEMA_VERSION, arrow_schema
 POOL_EVENTS = 200_000
 
 
-def simulated_pool(directory: Path, target: int) -> int:
-    """Simulate traces until `target` events; one Parquet file per trace. Returns the number of events."""
+def simulated_pool(directory: Path, target: int, first_seed: int = 1) -> int:
+    """Simulate traces until `target` events, seeds from `first_seed` on (the compiled path's training,
+    `scripts/pgo.py`, takes seeds no benchmark corpus holds); one Parquet file per trace. Returns the number of
+    events."""
     directory.mkdir(parents=True, exist_ok=True)
     specs = list(mechanisms().values())
-    total, seed = 0, 1
+    total, seed = 0, first_seed
     while total < target:
         spec = specs[seed % len(specs)]
         events = spec.simulate(seed)

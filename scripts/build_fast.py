@@ -1,6 +1,8 @@
 """Build the optional compiled path (issue 32): the hot pure-Python modules compiled by Cython, as they are.
 
     python3 scripts/build_fast.py            build into .fast/ (git-ignored), replacing an earlier build whole
+    python3 scripts/build_fast.py --pgo      the same, profile-guided (GCC: built, trained, built again; what
+                                             scripts/install.sh runs, scripts/pgo.py says how)
     python3 scripts/build_fast.py --check    say whether a C compiler and Cython are here (exit 0 either way)
     python3 scripts/build_fast.py --out DIR  build into DIR (the tests' twins)
     python3 scripts/build_fast.py --module M --source M=FILE   compile FILE as module M (a twin: a compiled
@@ -26,15 +28,20 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from traces import fastpath  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import pgo  # noqa: E402  (scripts/pgo.py, beside this one)
 
 # The modules compiled: the reader, the engine's per-event path and the folds with the modules they call per
 # event.
@@ -161,8 +168,9 @@ def cimports_of(name: str, compiled: Path) -> list[str]:
     return sorted(found)
 
 
-def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str, str]]:
-    """Compile `modules` (name -> the file compiled) into `out`; returns the manifest's module entries."""
+def build(out: Path, modules: dict[str, Path], jobs: int, flags: Sequence[str] = ()) -> dict[str, dict[str, str]]:
+    """Compile `modules` (name -> the file compiled) into `out`, with the compiler's and linker's further `flags`
+    (a profile's: `scripts/pgo.py`); returns the manifest's module entries."""
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
 
@@ -185,6 +193,8 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
             shutil.copyfile(pxd, pxd_of(place))
         hashes[name] = fastpath.source_hashes(source_of(name))
         extensions.append(Extension(name, [str(place)]))
+        # made here, not by Cython: it makes each directory once per process (a cache), and `--pgo` builds twice
+        (work / "c" / place.relative_to(work / "src")).parent.mkdir(parents=True, exist_ok=True)
     cwd = os.getcwd()
     os.chdir(work / "src")
     try:
@@ -195,6 +205,9 @@ def build(out: Path, modules: dict[str, Path], jobs: int) -> dict[str, dict[str,
             nthreads=jobs,
             quiet=True,
         )
+        for ext in compiled:
+            ext.extra_compile_args = [*ext.extra_compile_args, *flags]
+            ext.extra_link_args = [*ext.extra_link_args, *flags]
         dist = Distribution({"name": "haconform-fast", "ext_modules": compiled})
         cmd = dist.get_command_obj("build_ext")
         cmd.build_lib, cmd.build_temp, cmd.parallel = str(out), str(work / "o"), jobs
@@ -223,6 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", action="append", default=None, help="compile only these modules")
     parser.add_argument("--source", action="append", default=[], help="MODULE=FILE: compile FILE for MODULE")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--pgo", action="store_true", help="GCC's profile-guided build: build, train, build again (scripts/pgo.py)"
+    )
+    # one stage of `--pgo`, run as a child process (Cython and distutils remember, per process, the directories
+    # they made, and the stages compile at one path): built in DIR itself, with the compiler's further flags
+    parser.add_argument("--stage", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cflag", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     why = missing()
     if args.check or why:
@@ -240,29 +260,88 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build_fast: --source {pair}: not a listed module and an existing file", file=sys.stderr)
             return 2
         modules[name] = Path(file).resolve()
+    if args.stage is not None:
+        write_manifest(args.stage, build(args.stage, modules, args.jobs, args.cflag), {"used": False})
+        return 0
     out = (args.out or ROOT / ".fast").resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.pgo:
+        if args.module or args.source:
+            print("build_fast: --pgo builds every module (no --module, --source)", file=sys.stderr)
+            return 2
+        return build_pgo(out, args.jobs)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name.lstrip('.')}.tmp-"))
     try:
         entries = build(tmp, modules, args.jobs)
-        import Cython
-
-        manifest = {
-            "format": fastpath.FORMAT,
-            "environment": fastpath.environment(),
-            "cython": Cython.__version__,
-            "directives": DIRECTIVES,
-            "modules": entries,
-        }
-        (tmp / fastpath.MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(tmp, out)
+        write_manifest(tmp, entries, {"used": False, "why": "not asked for (--pgo)"})
+        replace(out, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     print(f"build_fast: {len(entries)} module(s) compiled into {out}", file=sys.stderr)
     return 0
+
+
+def write_manifest(directory: Path, entries: dict[str, dict[str, str]], pgo: dict[str, object]) -> None:
+    import Cython
+
+    manifest = {
+        "format": fastpath.FORMAT,
+        "environment": fastpath.environment(),
+        "cython": Cython.__version__,
+        "directives": DIRECTIVES,
+        "modules": entries,
+        "pgo": pgo,
+    }
+    (directory / fastpath.MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def replace(out: Path, built: Path) -> None:
+    """The finished build in place of `out`'s earlier one, whole."""
+    if out.exists():
+        shutil.rmtree(out)
+    os.rename(built, out)
+
+
+def build_pgo(out: Path, jobs: int) -> int:
+    """`--pgo` (session 27, `scripts/pgo.py`): an instrumented build, the training on it, then the build with its
+    profile, each stage a child process (`--stage`) compiling in one fixed staging directory (GCC names a profile
+    after its object file's path), `.<out>.pgo` beside `out`, removed at the end. Where GCC cannot, or the training
+    fails, the second stage is made without a profile and the manifest says why: never left instrumented."""
+    stage = out.parent / f".{out.name.lstrip('.')}.pgo"
+    built, profile, work = stage / "build", stage / "profile", stage / "work"
+    pgo.clear(stage)
+    why = pgo.missing()
+    trained: list[str] = []
+    try:
+        if not why:
+            _stage(built, jobs, pgo.generate_flags(profile))
+            try:
+                trained = pgo.train(built, work)
+            except RuntimeError as exc:
+                why = f"the training failed: {exc}"
+            shutil.rmtree(built)
+        if why:
+            print(f"build_fast: no profile-guided build ({why}); building without a profile", file=sys.stderr)
+        _stage(built, jobs, [] if why else pgo.use_flags(profile))
+        manifest = json.loads((built / fastpath.MANIFEST).read_text())
+        write_manifest(
+            built,
+            manifest["modules"],
+            {"used": True, "trained_on": trained} if not why else {"used": False, "why": why},
+        )
+        replace(out, built)
+    finally:
+        pgo.clear(stage)
+    what = "with the training's profile" if not why else "without a profile"
+    print(f"build_fast: {len(manifest['modules'])} module(s) compiled into {out} ({what})", file=sys.stderr)
+    return 0
+
+
+def _stage(directory: Path, jobs: int, flags: Sequence[str]) -> None:
+    """One stage of `--pgo`: every module built into `directory` by a child process."""
+    argv = [sys.executable, __file__, "--stage", str(directory), "--jobs", str(jobs), *(f"--cflag={f}" for f in flags)]
+    subprocess.run(argv, check=True)
 
 
 if __name__ == "__main__":

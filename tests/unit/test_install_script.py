@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path: Path, *args: str, compiler: bool = False) -> tuple[int, str]:
+def _run(tmp_path: Path, *args: str, compiler: bool = False, env: dict[str, str] | None = None) -> tuple[int, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / "calls.log"
@@ -38,6 +38,7 @@ def _run(tmp_path: Path, *args: str, compiler: bool = False) -> tuple[int, str]:
         "CC": "cc",
         "HACONFORM_JVM_ARCHIVE": "off",
         "HOME": str(tmp_path),
+        **(env or {}),
     }
     done = subprocess.run(
         ["/bin/bash", str(ROOT / "scripts" / "install.sh"), *args],
@@ -74,3 +75,13 @@ def test_compiled_path_built_only_with_a_compiler(tmp_path):
     assert "install: no C compiler: the optional compiled path is not built" in calls
     status, calls = _run(tmp_path, "--no-run", compiler=True)
     assert status == 0 and "python-stub scripts/build_fast.py" in calls and "-e .[fast]" in calls
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a bash script")
+def test_compiled_path_is_profile_guided_unless_turned_off(tmp_path):
+    """Session 27: the install builds the compiled path with GCC's profile (`build_fast.py --pgo`, scripts/pgo.py);
+    HACONFORM_PGO=off builds it once, without one (twin: the flag must then be absent)."""
+    status, calls = _run(tmp_path, "--no-run", compiler=True)
+    assert status == 0 and "python-stub scripts/build_fast.py --pgo" in calls
+    status, calls = _run(tmp_path, "--no-run", compiler=True, env={"HACONFORM_PGO": "off"})
+    assert status == 0 and "python-stub scripts/build_fast.py" in calls and "--pgo" not in calls
