@@ -26,6 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,8 +110,9 @@ def train(build: Path, work: Path) -> list[str]:
     ran = []
     for what, args, ok in TRAINING:
         argv = [sys.executable, *(a.replace("{work}", str(work)) for a in args)]
-        print(f"build_fast: training on {what}", file=sys.stderr)
+        began = time.monotonic()  # (the build's own progress line; nothing judged depends on it)
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        print(f"build_fast: trained on {what} ({time.monotonic() - began:.1f} s)", file=sys.stderr)
         if done.returncode not in ok:
             tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
             raise RuntimeError(
