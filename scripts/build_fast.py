@@ -310,7 +310,7 @@ def build_pgo(out: Path, jobs: int) -> int:
     fails, the second stage is made without a profile and the manifest says why: never left instrumented."""
     stage = out.parent / f".{out.name.lstrip('.')}.pgo"
     built, profile, work = stage / "build", stage / "profile", stage / "work"
-    pgo.clear(stage)
+    shutil.rmtree(stage, ignore_errors=True)  # left by an earlier build that was stopped
     why = pgo.missing()
     trained: list[str] = []
     try:
@@ -332,7 +332,7 @@ def build_pgo(out: Path, jobs: int) -> int:
         )
         replace(out, built)
     finally:
-        pgo.clear(stage)
+        shutil.rmtree(stage, ignore_errors=True)
     what = "with the training's profile" if not why else "without a profile"
     print(f"build_fast: {len(manifest['modules'])} module(s) compiled into {out} ({what})", file=sys.stderr)
     return 0

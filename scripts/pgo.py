@@ -21,7 +21,6 @@ only the machine code's arrangement differs (benchmarks/README.md, "Session 27")
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -120,8 +119,3 @@ def train(build: Path, work: Path) -> list[str]:
             )
         ran.append(what)
     return ran
-
-
-def clear(path: Path) -> None:
-    """Remove a staging directory left by an earlier build (or this one)."""
-    shutil.rmtree(path, ignore_errors=True)
