@@ -21,11 +21,11 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
-from importlib.abc import MetaPathFinder
 from pathlib import Path
 from typing import Any
 
 from traces import fastpath
+from traces.arrow_start import arrow_without_pandas
 
 ROOT = Path(__file__).resolve().parents[2]  # the directory holding the packages
 
@@ -140,71 +140,6 @@ def command_of(argv: Sequence[str]) -> str | None:
     """The command an argument list runs: its first word that is no option (the top level's options take no
     value), or None (`--help`, `--version`, nothing)."""
     return next((word for word in argv if not word.startswith("-")), None)
-
-
-class _NoPandas(MetaPathFinder):
-    """Answers an import of pandas with ModuleNotFoundError (`arrow_without_pandas`, for one call)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
-            raise ModuleNotFoundError("pandas is not needed by haconform check", name=name)
-
-
-def _first_conversion(pyarrow: Any) -> None:
-    """pyarrow's first conversion, with pandas hidden (`arrow_without_pandas`)."""
-    hide = _NoPandas()
-    sys.meta_path.insert(0, hide)
-    try:
-        pyarrow.array([0])
-    finally:
-        sys.meta_path.remove(hide)
-
-
-class _ArrowLoader:
-    """pyarrow's own loader, then its first conversion (`_first_conversion`); given back its loader after."""
-
-    def __init__(self, loader: Any) -> None:
-        self.loader = loader
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self.loader.exec_module(module)
-        module.__loader__ = module.__spec__.loader = self.loader
-        _first_conversion(module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
-
-
-class _WhenArrowLoads(MetaPathFinder):
-    """Finds pyarrow as the other finders do, with `_ArrowLoader` around its loader; once (it removes itself)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "pyarrow":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _ArrowLoader(spec.loader)
-        return spec
-
-
-def arrow_without_pandas() -> MetaPathFinder | None:
-    """pyarrow imports pandas (0.3 CPU s and 40 MiB) the first time it converts Python values (`pa.array`,
-    reading a Parquet file), to ask whether they are pandas objects; a check converts none. That first question
-    is answered "no pandas" (pandas hidden for one conversion), and pyarrow does not ask again; a conversion to
-    or from pandas (`to_pandas`, `from_pandas`) still imports it then, pyarrow retrying the import there. For
-    `check` only, in its own process (Spark's workers are not touched); tests/unit/test_cli_imports.py.
-
-    Asked when pyarrow loads (session 15), not at the start: a check of JSON Lines loads neither pyarrow nor numpy
-    (about 0.25 s of its start). The finder that asks is returned (`main` removes it if pyarrow never loaded)."""
-    if "pandas" in sys.modules or "pyarrow" in sys.modules:  # too late to ask first: nothing to save
-        return None
-    hook = _WhenArrowLoads()
-    sys.meta_path.insert(0, hook)
-    return hook
 
 
 _ABORTED = re.compile(

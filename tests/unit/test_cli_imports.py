@@ -1,5 +1,5 @@
 """`haconform check` loads what checking needs and nothing else (issue 32, startup): no pandas (pyarrow's first
-question answered, `conformance.cli.arrow_without_pandas`), no Hypothesis, harness, HTML page, networkx or other
+question answered, `traces.arrow_start.arrow_without_pandas`), no Hypothesis, harness, HTML page, networkx or other
 command's modules, no simulator or mutant (session 14); a check of JSON Lines loads neither pyarrow nor numpy, and
 no check looks its version up in `importlib.metadata` (session 15); and the command line, which loads only the
 module of the command it runs, lists every command as the whole one does (`conformance.cli.COMMANDS`). Twins: a
