@@ -22,7 +22,11 @@ session's own folds going on), and the blob's bytes; the same on any tree since 
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --defaults --repeat 5 [--mechanism am] [--no-choices]
         [--no-fixed]
     PYTHONPATH=$PWD python benchmarks/bench_explore.py --unit-costs [--repeat 200]
+    PYTHONPATH=$PWD python benchmarks/bench_explore.py --split [--mechanism pf]
     cd /tmp && PYTHONPATH=TREE python3 TREE/benchmarks/bench_explore.py --bound NAME [--depth D] [--set JSON]
+
+`--split` (session 28): per default bound, the loop's CPU split into the model's steps, the judging and the rest,
+the events fed per state, and the ceilings on states per CPU second that the model and the folds alone put on it.
 
 `--bound` (session 21): one manifest bound explored once by the single-process explorer, optionally to `--depth` and
 with fields changed (`--set '{"messages": 3, "kinds": [...]}'`: a shape counted before it is listed); printed as one
@@ -170,6 +174,74 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
     return row
 
 
+def split(mechanism: str) -> list[dict]:
+    """Where the loop's CPU goes on each default bound (session 28): the model's steps (`Session.apply`: the
+    actions' protocol calls and the fairness ends' calls), the judging (`Explorer._violation`: the folds fed the
+    new events and finished, the invariants and end checks) and the rest (copies, fingerprints, the frontier, the
+    search's bookkeeping), timed by wrapping the first two; the events fed to the folds per state. From them, the
+    ceilings on states per CPU second if the rest cost nothing (`if_only_model_and_judging`) and if judging alone
+    were left (`if_only_judging`): what issue 33's target asks of the model and the folds themselves, whatever the
+    copies cost. The wrappers add about a microsecond a call; each bound runs twice in this process, the second
+    measured (the first pays the process's first-use costs); choice points as in the manifest."""
+    from conformance.engine.growing import Incremental
+    from conformance.explore.manifest import load
+    from conformance.harness.core import Session
+
+    spent = {"model": 0.0, "judging": 0.0, "events": 0}
+
+    def timed(fn: Any, key: str) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cpu = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.process_time() - cpu
+
+        return wrapper
+
+    def counted(fn: Any) -> Any:
+        def wrapper(self: Any, e: Any) -> Any:
+            spent["events"] += 1
+            return fn(self, e)
+
+        return wrapper
+
+    saved = (Session.apply, Explorer._violation, Incremental.feed)
+    rows = []
+    try:
+        Session.apply = timed(Session.apply, "model")  # type: ignore[method-assign]
+        Explorer._violation = timed(Explorer._violation, "judging")  # type: ignore[method-assign]
+        Incremental.feed = counted(Incremental.feed)  # type: ignore[method-assign]
+        for entry in load()[0]:
+            if entry.bound.mechanism != mechanism or entry.slow:
+                continue
+            Explorer(entry.bound).run(max_states=entry.max_states)  # warm: the process's first-use costs left out
+            spent.update(model=0.0, judging=0.0, events=0)
+            ex = Explorer(entry.bound)
+            cpu = time.process_time()
+            res = ex.run(max_states=entry.max_states)
+            loop = time.process_time() - cpu
+            model, judging = spent["model"], spent["judging"]
+            row = {
+                "bound": entry.bound.name,
+                "states": res.states,
+                "transitions": res.transitions,
+                "loop_cpu_s": round(loop, 3),
+                "model_share": round(model / loop, 3),
+                "judging_share": round(judging / loop, 3),
+                "rest_share": round(1 - (model + judging) / loop, 3),
+                "events_per_state": round(spent["events"] / max(1, res.states), 1),
+                "states_per_cpu_s": round(res.states / loop, 1),
+                "if_only_model_and_judging": round(res.states / max(model + judging, 1e-9), 1),
+                "if_only_judging": round(res.states / max(judging, 1e-9), 1),
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        Session.apply, Explorer._violation, Incremental.feed = saved  # type: ignore[method-assign]
+    return rows
+
+
 def one_bound(name: str, depth: int, changes: dict) -> dict:
     """One manifest bound (its `depth` and fields changed) explored once in this process: its figures and CPU s."""
     from conformance.explore.manifest import load
@@ -202,6 +274,7 @@ def main() -> None:
     ap.add_argument("--no-fixed", action="store_true", help="with --defaults: the fixed table off (session 14)")
     ap.add_argument("--compress", action="store_true", help="with --defaults: frontier blobs LZ4-compressed")
     ap.add_argument("--unit-costs", action="store_true", help="ms per freeze, thaw and fingerprint per mechanism")
+    ap.add_argument("--split", action="store_true", help="the loop's CPU: the model, the judging, the rest")
     ap.add_argument("--bound", help="one manifest bound, explored once (its CPU seconds and figures)")
     ap.add_argument("--depth", type=int, default=0, help="with --bound: explore to this depth")
     ap.add_argument("--set", default="{}", help="with --bound: fields changed, as a JSON object")
@@ -212,6 +285,8 @@ def main() -> None:
     for m in args.mechanism or sorted(LADDER):
         if args.unit_costs:
             unit_costs(m, args.repeat)
+        elif args.split:
+            split(m)
         elif args.defaults:
             defaults(m, args.repeat, not args.no_choices, args.compress, not args.no_fixed)
         else:
