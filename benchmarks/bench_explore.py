@@ -83,18 +83,21 @@ def run(mechanism: str, budget_s: float) -> list[dict[str, object]]:
     return rows
 
 
+def _default_entries(mechanism: str) -> list[Any]:
+    """The mechanism's default (non-slow) bounds of the manifest, in its order."""
+    from conformance.explore.manifest import load
+
+    return [e for e in load()[0] if e.bound.mechanism == mechanism and not e.slow]
+
+
 def defaults(
     mechanism: str, repeat: int, choices: bool = True, compress: bool = False, fixed: bool = True
 ) -> list[dict[str, object]]:
     """The explore loop's speed on the mechanism's default (non-slow) manifest bounds (`choices` False: every
     random choice drawn by the seed, the state space explored before issue 33; `fixed` False: every state copies
     its configuration, session 14's fixed table off)."""
-    from conformance.explore.manifest import load
-
     rows = []
-    for entry in load()[0]:
-        if entry.bound.mechanism != mechanism or entry.slow:
-            continue
+    for entry in _default_entries(mechanism):
         rates, cpu_rates, res = [], [], None
         for _ in range(repeat):
             ex = Explorer(entry.bound)
@@ -131,7 +134,6 @@ def defaults(
 def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
     """CPU ms per freeze, thaw and fingerprint on the states of a depth-3 path of the mechanism's first default
     bound (choice points off), each timed over `repeat` rounds."""
-    from conformance.explore.manifest import load
     from conformance.explore.state import freeze, thaw
 
     try:  # session 15: each fold copied as deep as its finish writes (`conformance.explore.edges`)
@@ -144,7 +146,7 @@ def unit_costs(mechanism: str, repeat: int) -> dict[str, object]:
             def edge_verdict(s: Any) -> Any:
                 return s.judge(final=True)
 
-    entry = next(e for e in load()[0] if e.bound.mechanism == mechanism and not e.slow)
+    entry = _default_entries(mechanism)[0]
     ex = Explorer(entry.bound)
     ex.choices = False
     node, nodes = ex.root(), []
@@ -184,7 +186,6 @@ def split(mechanism: str) -> list[dict]:
     copies cost. The wrappers add about a microsecond a call; each bound runs twice in this process, the second
     measured (the first pays the process's first-use costs); choice points as in the manifest."""
     from conformance.engine.growing import Incremental
-    from conformance.explore.manifest import load
     from conformance.harness.core import Session
 
     spent = {"model": 0.0, "judging": 0.0, "events": 0}
@@ -212,9 +213,7 @@ def split(mechanism: str) -> list[dict]:
         Session.apply = timed(Session.apply, "model")  # type: ignore[method-assign]
         Explorer._violation = timed(Explorer._violation, "judging")  # type: ignore[method-assign]
         Incremental.feed = counted(Incremental.feed)  # type: ignore[method-assign]
-        for entry in load()[0]:
-            if entry.bound.mechanism != mechanism or entry.slow:
-                continue
+        for entry in _default_entries(mechanism):
             Explorer(entry.bound).run(max_states=entry.max_states)  # warm: the process's first-use costs left out
             spent.update(model=0.0, judging=0.0, events=0)
             ex = Explorer(entry.bound)
