@@ -181,10 +181,12 @@ def split(mechanism: str) -> list[dict]:
     actions' protocol calls and the fairness ends' calls), the judging (`Explorer._violation`: the folds fed the
     new events and finished, the invariants and end checks) and the rest (copies, fingerprints, the frontier, the
     search's bookkeeping), timed by wrapping the first two; the events fed to the folds per state. From them, the
-    ceilings on states per CPU second if the rest cost nothing (`if_only_model_and_judging`) and if judging alone
-    were left (`if_only_judging`): what issue 33's target asks of the model and the folds themselves, whatever the
-    copies cost. The wrappers add about a microsecond a call; each bound runs twice in this process, the second
-    measured (the first pays the process's first-use costs); choice points as in the manifest."""
+    ceilings on states per CPU second if the rest cost nothing (`if_only_model_and_judging`), if judging alone
+    were left (`if_only_judging`) and (session 29) if the model's steps alone were (`if_only_model`: the
+    simulation that makes the states, nothing judged, nothing copied): what issue 33's target asks of the model
+    and the folds themselves, whatever the copies cost. The wrappers add about a microsecond a call; each bound
+    runs twice in this process, the second measured (the first pays the process's first-use costs); choice
+    points as in the manifest."""
     from conformance.engine.growing import Incremental
     from conformance.harness.core import Session
 
@@ -233,6 +235,7 @@ def split(mechanism: str) -> list[dict]:
                 "states_per_cpu_s": round(res.states / loop, 1),
                 "if_only_model_and_judging": round(res.states / max(model + judging, 1e-9), 1),
                 "if_only_judging": round(res.states / max(judging, 1e-9), 1),
+                "if_only_model": round(res.states / max(model, 1e-9), 1),
             }
             rows.append(row)
             print(json.dumps(row), flush=True)

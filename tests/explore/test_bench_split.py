@@ -2,7 +2,8 @@
 
 On am's default bound the split times the model's steps and the judging (both non-zero: every edge steps the model
 and is judged), counts the events fed to the folds, and its ceilings are consistent (the loop's own rate, then
-the rate without the rest, then with judging alone, in increasing order). The methods it wraps are given back after
+the rate without the rest, then with judging alone, in increasing order; with the model's steps alone above the
+rate without the rest). The methods it wraps are given back after
 it, also when the exploration raises (twin: a bound whose exploration fails leaves no wrapper behind).
 """
 
@@ -30,6 +31,7 @@ def test_split_of_am_default_bound() -> None:
     assert row["model_share"] > 0 and row["judging_share"] > 0 and row["events_per_state"] > 0
     assert abs(row["model_share"] + row["judging_share"] + row["rest_share"] - 1) < 0.01
     assert row["states_per_cpu_s"] <= row["if_only_model_and_judging"] <= row["if_only_judging"]
+    assert row["if_only_model_and_judging"] <= row["if_only_model"]  # session 29: the model's steps alone
 
 
 def test_twin_a_failing_exploration_leaves_no_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
