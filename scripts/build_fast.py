@@ -115,6 +115,11 @@ MODULES: tuple[str, ...] = (
     "model.am.replay_state",
 )
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True, "embedsignature": False}
+# Debug information: line tables only (session 29). The interpreter's CFLAGS say `-g` (full DWARF, four fifths of
+# each extension's bytes); the finder (`traces/fastpath.py`) hashes every extension it loads at every process
+# start, so those bytes cost each `haconform` command about 0.04 s. `-g1` keeps what a native profile (py-spy
+# `--native`) needs to name lines; the code generated is the same (GCC's `-g` levels change no instruction).
+DEBUG_FLAGS = ("-g1",)
 
 
 def missing() -> str:
@@ -206,7 +211,7 @@ def build(out: Path, modules: dict[str, Path], jobs: int, flags: Sequence[str] =
             quiet=True,
         )
         for ext in compiled:
-            ext.extra_compile_args = [*ext.extra_compile_args, *flags]
+            ext.extra_compile_args = [*ext.extra_compile_args, *DEBUG_FLAGS, *flags]
             ext.extra_link_args = [*ext.extra_link_args, *flags]
         dist = Distribution({"name": "haconform-fast", "ext_modules": compiled})
         cmd = dist.get_command_obj("build_ext")
