@@ -30,7 +30,7 @@ from contextlib import suppress
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
-from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file
+from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file, unique_ids
 from conformance.engine.units import UnitResult, finish_units, judge_unit, kept_duplicates, plan_units, result_of
 from conformance.progress import Progress
 from model.registry import monitor_runs
@@ -41,6 +41,10 @@ from traces.schema import Event
 
 __all__ = ["DEFAULT_CAP", "check_held", "check_paths"]
 
+# Session 29: a Parquet file whose every event ID names its own event (`<trace_id>:<seq>`) is not hashed by the
+# index; when every file is so and every trace in seq order, TR-002 has nothing to find (`trace_index.unique_ids`).
+# False: every ID hashed, as before (the reference for tests/engine/test_own_ids.py).
+SKIP_OWN_IDS = True
 ONCE_EVENTS = 100_000  # a corpus of at most this many rows is read once, its events held (about 1 KB each)
 
 
@@ -67,14 +71,18 @@ def check_paths(
             progress.start(once[0].rows_checked)
             progress.advance(once[0].rows_checked)
         return _once_outcome(found, *once, names, cap)
-    index = [index_file(tf, hash_of=id_hash) for tf in found.files]
+    index = [index_file(tf, hash_of=id_hash, skip_own=SKIP_OWN_IDS) for tf in found.files]
+    unique = unique_ids(index)  # session 29: every ID names its own event, every trace in order: none repeats
+    if not unique and any(entry.own for entry in index):  # the other files' IDs may spell these: hashed after all
+        index = [index_file(tf, hash_of=id_hash) if e.own else e for tf, e in zip(found.files, index, strict=True)]
     told = array("Q")
     told_all = True  # the index hashed every row's event ID: the units hash none again (issue 32, session 13)
     for n, entry in enumerate(index):
         told.extend(entry.ids)
         told_all = told_all and len(entry.ids) == entry.rows
         index[n] = entry._replace(ids=array("Q"))
-    predicted = repeated_hashes(told)  # sorts it in place
+    told_all = told_all or unique  # unique: no ID repeats, so none to hash in the units either
+    predicted = set() if unique else repeated_hashes(told)  # sorts it in place
     del told
     units = plan_units(index, group_events)
     if progress is not None:

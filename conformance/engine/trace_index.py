@@ -16,7 +16,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from traces.dataset import id_hash
 from traces.io import TraceFile, TraceFileError, check_parquet_schema, jsonl_lines
@@ -34,12 +34,15 @@ Span = tuple[int, int, bool]  # a trace's rows in one file: first seq, last seq,
 class FileIndex(NamedTuple):
     """Rows per trace in one file, each trace's span, the rows the file holds (non-blank lines), and the
     hashes of the event IDs it holds (`index_file(..., hash_of=)`: TR-002's candidates known before the
-    units are read, `conformance.pycheck`; empty otherwise)."""
+    units are read, `conformance.pycheck`; empty otherwise). `own` (session 29): every row names its own event
+    (`<trace_id>:<seq>` or `<trace_id>-<seq>`, `conformance.engine.event_ids.own_id`, seq at least 0), found
+    column-wise, and its IDs were not hashed (`index_file(..., skip_own=True)`; see `unique_ids`)."""
 
     counts: Counter[str]
     spans: dict[str, Span]
     rows: int
     ids: array = array("Q")
+    own: bool = False
 
 
 class SeqOrder:
@@ -71,13 +74,18 @@ def file_index(tf: TraceFile, start: int = 0, first_line: int = 1) -> tuple[Coun
 
 
 def index_file(
-    tf: TraceFile, start: int = 0, first_line: int = 1, hash_of: Callable[[str], int] | None = None
+    tf: TraceFile,
+    start: int = 0,
+    first_line: int = 1,
+    hash_of: Callable[[str], int] | None = None,
+    skip_own: bool = False,
 ) -> FileIndex:
     """`file_index`, the rows the file holds (every row a reader must account for, TR-005), and with
     `hash_of` the hash of every event ID the index can tell (a row whose ID it cannot tell is not valid,
-    or is found by the exact check's fallback, `conformance.pycheck`)."""
+    or is found by the exact check's fallback, `conformance.pycheck`); `skip_own`: a Parquet file whose every
+    row names its own event is not hashed (`FileIndex.own`: the caller decides with `unique_ids`)."""
     if tf.kind == "parquet":
-        return _parquet_index(tf, hash_of)
+        return _parquet_index(tf, hash_of, skip_own)
     out: Counter[str] = Counter()
     spans: dict[str, Span] = {}
     rows = 0
@@ -122,7 +130,43 @@ def _jsonl_seq(line: bytes) -> int:
     return int(found.group(1)) if found is not None else -1
 
 
-def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None) -> FileIndex:
+def unique_ids(index: list[FileIndex]) -> bool:
+    """Whether no two rows of the corpus share an event ID, known from the index alone (session 29): every file
+    `own` (each row's ID names its own event) and every trace's seqs strictly increasing across its files in
+    reading order (`SeqOrder`). Two equal own IDs name the same trace and seq (`event_ids.own_id`'s proof), which
+    such a corpus never holds twice: TR-002 has nothing to find, and nothing needs hashing."""
+    if not index or not all(entry.own for entry in index):
+        return False
+    order = SeqOrder()
+    for entry in index:
+        order.add(entry.spans)
+    return all(order.ok.values())
+
+
+def _all_own(table: Any) -> bool:
+    """Whether every row of an index table (`trace_id`, `seq`, `event_id`) has a trace, a seq of at least 0 and
+    the event ID `<trace_id>:<seq>` or `<trace_id>-<seq>`, compared column-wise (Arrow's decimal text of a seq is
+    Python's `str`); an Arrow error (a column of another type, invalid UTF-8) is a no: the file is hashed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    trace, seq, eid = table["trace_id"], table["seq"], table["event_id"]
+    if trace.null_count or seq.null_count or eid.null_count:
+        return False
+    try:
+        if pc.min(seq).as_py() < 0:
+            return False
+        text = pc.cast(seq, pa.string())
+        colon = pc.equal(eid, pc.binary_join_element_wise(trace, text, ":"))
+        if pc.all(colon).as_py():
+            return True
+        dash = pc.equal(eid, pc.binary_join_element_wise(trace, text, "-"))
+        return bool(pc.all(pc.or_(colon, dash)).as_py())
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+
+
+def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None, skip_own: bool = False) -> FileIndex:
     """A Parquet file's index from its columns. numpy and pyarrow load here, not at import: a check of JSON Lines
     needs neither (issue 32, session 15: about 0.25 s of its start)."""
     import numpy as np
@@ -137,9 +181,10 @@ def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None) -> FileI
         raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
     rows = table.num_rows
     if rows == 0:
-        return FileIndex(Counter(), {}, 0)
+        return FileIndex(Counter(), {}, 0, own=hash_of is not None and skip_own)
     ids = array("Q")
-    if hash_of is not None:
+    own = hash_of is not None and skip_own and _all_own(table)
+    if hash_of is not None and not own:
         with suppress(pa.ArrowException, UnicodeDecodeError):  # not valid UTF-8: quarantined when read
             told = table["event_id"].to_pylist()
             if table["event_id"].null_count:
@@ -171,4 +216,4 @@ def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None) -> FileI
             continue
         out[name] += hi - lo + 1
         spans[name] = (int(q[lo]), int(q[hi]), not is_bad)
-    return FileIndex(out, spans, rows, ids)
+    return FileIndex(out, spans, rows, ids, own)
