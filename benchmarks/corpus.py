@@ -38,8 +38,17 @@ def simulated_pool(directory: Path, target: int, first_seed: int = 1) -> int:
 
 
 def _renamed(table: pa.Table, suffix: str) -> pa.Table:
+    """The copy's trace IDs `<trace><suffix>`, and its event IDs renamed the same way: an ID that names its own event
+    (`<trace>:<seq>`, what the kernel's recorder writes) becomes the copy's own (`<trace><suffix>:<seq>`, session 29:
+    before, the suffix went after the seq, an ID no recorder writes); any other ID gets the suffix at its end."""
     trace = pc.binary_join_element_wise(table["trace_id"], pa.scalar(suffix), "")
-    event_id = pc.binary_join_element_wise(table["event_id"], pa.scalar(suffix), "")
+    seq = pc.cast(table["seq"], pa.string())
+    own = pc.equal(table["event_id"], pc.binary_join_element_wise(table["trace_id"], seq, ":"))
+    event_id = pc.if_else(
+        own,
+        pc.binary_join_element_wise(trace, seq, ":"),
+        pc.binary_join_element_wise(table["event_id"], pa.scalar(suffix), ""),
+    )
     table = table.set_column(table.schema.get_field_index("trace_id"), "trace_id", trace)
     return table.set_column(table.schema.get_field_index("event_id"), "event_id", event_id)
 

@@ -30,7 +30,7 @@ from contextlib import suppress
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
-from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, index_file, unique_ids
+from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, hash_ids, index_file, unique_ids
 from conformance.engine.units import UnitResult, finish_units, judge_unit, kept_duplicates, plan_units, result_of
 from conformance.progress import Progress
 from model.registry import monitor_runs
@@ -71,10 +71,14 @@ def check_paths(
             progress.start(once[0].rows_checked)
             progress.advance(once[0].rows_checked)
         return _once_outcome(found, *once, names, cap)
-    index = [index_file(tf, hash_of=id_hash, skip_own=SKIP_OWN_IDS) for tf in found.files]
+    index, skip = [], SKIP_OWN_IDS
+    for tf in found.files:
+        index.append(index_file(tf, hash_of=id_hash, skip_own=skip))
+        skip = skip and index[-1].own  # a file of other IDs: the rest hashed at once, not read twice
     unique = unique_ids(index)  # session 29: every ID names its own event, every trace in order: none repeats
-    if not unique and any(entry.own for entry in index):  # the other files' IDs may spell these: hashed after all
-        index = [index_file(tf, hash_of=id_hash) if e.own else e for tf, e in zip(found.files, index, strict=True)]
+    for n, entry in enumerate(index):  # not unique: another file's IDs may spell these, hashed after all
+        if entry.own and not unique:
+            index[n] = entry._replace(ids=hash_ids(found.files[n], id_hash), own=False)
     told = array("Q")
     told_all = True  # the index hashed every row's event ID: the units hash none again (issue 32, session 13)
     for n, entry in enumerate(index):

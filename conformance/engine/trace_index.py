@@ -166,6 +166,33 @@ def _all_own(table: Any) -> bool:
         return False
 
 
+def hash_ids(tf: TraceFile, hash_of: Callable[[str], int]) -> array:
+    """The hashes of a Parquet file's event IDs alone (its `event_id` column): a file the index found `own` whose
+    IDs must meet the others' after all (`conformance.pycheck`: a corpus not `unique_ids`)."""
+    import pyarrow.parquet as pq
+
+    try:
+        column = pq.read_table(tf.path, columns=["event_id"])["event_id"]
+    except Exception as exc:  # any Arrow failure: the file cannot be read
+        raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
+    return _hashed(column, hash_of)
+
+
+def _hashed(column: Any, hash_of: Callable[[str], int]) -> array:
+    """The hashes of every event ID of an Arrow column the index can tell (none when it is not valid UTF-8: such
+    rows are quarantined when read)."""
+    import pyarrow as pa
+
+    ids = array("Q")
+    with suppress(pa.ArrowException, UnicodeDecodeError):
+        told = column.to_pylist()
+        if column.null_count:
+            told = [i for i in told if isinstance(i, str)]
+        # `id_hash` inlined (C loops, no call per ID), as `conformance.engine.driver.Engine.read` does
+        ids.extend([h & _MASK for h in map(hash, told)] if hash_of is id_hash else map(hash_of, told))
+    return ids
+
+
 def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None, skip_own: bool = False) -> FileIndex:
     """A Parquet file's index from its columns. numpy and pyarrow load here, not at import: a check of JSON Lines
     needs neither (issue 32, session 15: about 0.25 s of its start)."""
@@ -182,15 +209,8 @@ def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None, skip_own
     rows = table.num_rows
     if rows == 0:
         return FileIndex(Counter(), {}, 0, own=hash_of is not None and skip_own)
-    ids = array("Q")
     own = hash_of is not None and skip_own and _all_own(table)
-    if hash_of is not None and not own:
-        with suppress(pa.ArrowException, UnicodeDecodeError):  # not valid UTF-8: quarantined when read
-            told = table["event_id"].to_pylist()
-            if table["event_id"].null_count:
-                told = [i for i in told if isinstance(i, str)]
-            # `id_hash` inlined (C loops, no call per ID), as `conformance.engine.driver.Engine.read` does
-            ids.extend([h & _MASK for h in map(hash, told)] if hash_of is id_hash else map(hash_of, told))
+    ids = _hashed(table["event_id"], hash_of) if hash_of is not None and not own else array("Q")
     if table["trace_id"].null_count:  # a row without a trace is not valid: not counted
         table = table.filter(pc.is_valid(table["trace_id"]))
     column = table["trace_id"]
