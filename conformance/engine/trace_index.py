@@ -135,12 +135,16 @@ def unique_ids(index: list[FileIndex]) -> bool:
     `own` (each row's ID names its own event) and every trace's seqs strictly increasing across its files in
     reading order (`SeqOrder`). Two equal own IDs name the same trace and seq (`event_ids.own_id`'s proof), which
     such a corpus never holds twice: TR-002 has nothing to find, and nothing needs hashing."""
-    if not index or not all(entry.own for entry in index):
-        return False
+    return bool(index) and all(entry.own for entry in index) and all(seq_order(index).ok.values())
+
+
+def seq_order(index: list[FileIndex]) -> SeqOrder:
+    """TR-001's order of every trace across the files of an index, read in rank order (the units' streamed traces,
+    `conformance.engine.units`, and `unique_ids`)."""
     order = SeqOrder()
     for entry in index:
         order.add(entry.spans)
-    return all(order.ok.values())
+    return order
 
 
 def _all_own(table: Any) -> bool:
@@ -169,13 +173,17 @@ def _all_own(table: Any) -> bool:
 def hash_ids(tf: TraceFile, hash_of: Callable[[str], int]) -> array:
     """The hashes of a Parquet file's event IDs alone (its `event_id` column): a file the index found `own` whose
     IDs must meet the others' after all (`conformance.pycheck`: a corpus not `unique_ids`)."""
+    return _hashed(_columns(tf, ["event_id"])["event_id"], hash_of)
+
+
+def _columns(tf: TraceFile, names: list[str]) -> Any:
+    """A Parquet file's columns `names` as an Arrow table; any Arrow failure is the file's `TraceFileError`."""
     import pyarrow.parquet as pq
 
     try:
-        column = pq.read_table(tf.path, columns=["event_id"])["event_id"]
+        return pq.read_table(tf.path, columns=names)
     except Exception as exc:  # any Arrow failure: the file cannot be read
         raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
-    return _hashed(column, hash_of)
 
 
 def _hashed(column: Any, hash_of: Callable[[str], int]) -> array:
@@ -199,13 +207,9 @@ def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None, skip_own
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     check_parquet_schema(tf.path, tf.name)
-    try:
-        table = pq.read_table(tf.path, columns=["trace_id", "seq", *(["event_id"] if hash_of else [])])
-    except Exception as exc:  # any Arrow failure: the file cannot be read
-        raise TraceFileError(f"{tf.name}: cannot read Parquet data: {exc}") from exc
+    table = _columns(tf, ["trace_id", "seq", *(["event_id"] if hash_of else [])])
     rows = table.num_rows
     if rows == 0:
         return FileIndex(Counter(), {}, 0, own=hash_of is not None and skip_own)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from conformance.engine.driver import Engine, InternalError, duplicates_among
 from conformance.engine.outcome import CheckOutcome, attach_from, finish_outcome
 from conformance.engine.tally import RuleCounts
-from conformance.engine.trace_index import FileIndex, SeqOrder, index_file
+from conformance.engine.trace_index import FileIndex, index_file, seq_order
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
 from traces.slices import Slice, iter_slice
@@ -93,10 +93,7 @@ def components(traces: list[Iterable[str]]) -> list[list[int]]:
 
 def _ordered(index: list[Index]) -> set[str]:
     """The traces whose rows are in strictly increasing seq order across their files, read in rank order."""
-    order = SeqOrder()
-    for entry in index:
-        order.add(entry.spans)
-    return order.ordered()
+    return seq_order(index).ordered()
 
 
 def plan_units(index: list[Index], budget: int) -> list[Unit]:
