@@ -30,8 +30,17 @@ from contextlib import suppress
 from conformance.dataset_check import check_dataset, dataset_of
 from conformance.engine.driver import Engine, duplicates_among
 from conformance.engine.outcome import DEFAULT_CAP, CheckOutcome, duplicate_ids
-from conformance.engine.trace_index import GROUP_EVENTS, FileIndex, hash_ids, index_file, unique_ids
-from conformance.engine.units import UnitResult, finish_units, judge_unit, kept_duplicates, plan_units, result_of
+from conformance.engine.trace_index import GROUP_EVENTS, FileIndex
+from conformance.engine.units import (
+    SKIP_OWN_IDS,
+    UnitResult,
+    finish_units,
+    index_files,
+    judge_unit,
+    kept_duplicates,
+    plan_units,
+    result_of,
+)
 from conformance.progress import Progress
 from model.registry import monitor_runs
 from traces.dataset import id_hash, repeated_hashes
@@ -41,10 +50,6 @@ from traces.schema import Event
 
 __all__ = ["DEFAULT_CAP", "check_held", "check_paths"]
 
-# Session 29: a Parquet file whose every event ID names its own event (`<trace_id>:<seq>`) is not hashed by the
-# index; when every file is so and every trace in seq order, TR-002 has nothing to find (`trace_index.unique_ids`).
-# False: every ID hashed, as before (the reference for tests/engine/test_own_ids.py).
-SKIP_OWN_IDS = True
 ONCE_EVENTS = 100_000  # a corpus of at most this many rows is read once, its events held (about 1 KB each)
 
 
@@ -71,14 +76,7 @@ def check_paths(
             progress.start(once[0].rows_checked)
             progress.advance(once[0].rows_checked)
         return _once_outcome(found, *once, names, cap)
-    index, skip = [], SKIP_OWN_IDS
-    for tf in found.files:
-        index.append(index_file(tf, hash_of=id_hash, skip_own=skip))
-        skip = skip and index[-1].own  # a file of other IDs: the rest hashed at once, not read twice
-    unique = unique_ids(index)  # session 29: every ID names its own event, every trace in order: none repeats
-    for n, entry in enumerate(index):  # not unique: another file's IDs may spell these, hashed after all
-        if entry.own and not unique:
-            index[n] = entry._replace(ids=hash_ids(found.files[n], id_hash), own=False)
+    index, unique = index_files(found.files, range(len(found.files)), id_hash, SKIP_OWN_IDS)
     told = array("Q")
     told_all = True  # the index hashed every row's event ID: the units hash none again (issue 32, session 13)
     for n, entry in enumerate(index):

@@ -5,7 +5,9 @@ driver with its own type (`_raise_errors`), so exit codes stay right. Each task 
 64-bit hashes by bucket (`_buckets`, 8 bytes an event); one shuffle by bucket (`_shuffled`) puts each
 bucket's hashes in one reduce task, which names those seen more than once (`_reduce_task`), and, for
 hashes tagged with where they came from, the tags that hold one. `exact_duplicates` then reads the files
-again for the events of those hashes when the events kept in the one read cannot tell.
+again for the events of those hashes when the events kept in the one read cannot tell. `hashes_again` is a job of
+hashes alone (each file's `event_id` column), for a one-job plan whose tasks left some files' IDs unhashed
+(`probed_units`: IDs that name their own event) when the corpus turns out to need them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from conformance.engine.driver import InternalError
 from conformance.engine.outcome import duplicates_among, repeated_events
+from conformance.engine.trace_index import hash_ids, index_file
 from spark_trace_check.progress import PLAN_GROUP, job_group
 from traces.io import TraceFile, TraceFileError
 
@@ -105,6 +108,43 @@ def _reduce_task(items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
         if repeated.size:  # which tags hold them: read again for their events, the others not
             owner = np.repeat(np.array(tags, dtype=np.int64), [len(b) // 8 for b in blobs])
             yield "t", np.unique(owner[np.isin(whole, repeated)]).tolist()
+
+
+def _hash_task(files: list[TraceFile], bits: int, hash_of: Callable[[str], int]):
+    def run(items: Iterator[list[int]]) -> Iterator[Any]:
+        for ranks in items:
+            hashes = array("Q")
+            for rank in ranks:  # a Parquet file's `event_id` column alone; any other file's index
+                tf = files[rank]
+                hashes.extend(hash_ids(tf, hash_of) if tf.kind == "parquet" else index_file(tf, hash_of=hash_of).ids)
+            yield from _buckets(hashes, bits, ranks[0])
+
+    return run
+
+
+def own_sampled(files: list[TraceFile], hash_of: Callable[[str], int]) -> bool:
+    """Whether the first, middle and last files (by rank) are Parquet files whose every ID names its own event
+    (`index_file(..., skip_own=True)`, about 25 ms a file of 200k rows): a prediction, not a verdict. A job whose
+    tasks skip own IDs must hash every file again when the corpus mixes them with others (`hashes_again`: about
+    7% of a 10^7 check, session 30), so a corpus that shows other IDs here is hashed in its tasks as before."""
+    for rank in sorted({0, len(files) // 2, len(files) - 1} if files else set()):
+        tf = files[rank]
+        if tf.kind != "parquet" or not index_file(tf, hash_of=hash_of, skip_own=True).own:
+            return False
+    return bool(files)
+
+
+def hashes_again(
+    sc, files: list[TraceFile], groups: list[list[int]], bits: int, hash_of: Callable[[str], int], partitions: int
+) -> tuple[set[int], set[int]]:
+    """TR-002's repeated hashes over every file of `groups` (each group's hashes tagged with its first file), from
+    a Parquet file's `event_id` column alone, in one job and one shuffle: the hashes seen more than once, and the
+    tags of the groups that hold one."""
+    holders: set[int] = set()
+    got = sc.parallelize(groups, max(1, min(len(groups), 2 * partitions)))
+    with job_group(sc, PLAN_GROUP):
+        _, repeated = _shuffled(got.mapPartitions(_guarded(_hash_task(files, bits, hash_of))), bits, holders)
+    return repeated, holders
 
 
 def _exact_task(files: list[TraceFile], repeated: set[int], hash_of: Callable[[str], int]):

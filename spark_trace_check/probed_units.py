@@ -9,6 +9,13 @@ holds at most `ONCE_BUDGET` rows (the footers say), each is handed whole to one 
 files and judges them (`conformance.engine.units.judge_component`): one job over the corpus, its
 tasks balanced by the footers' row counts, and one shuffle of event-ID hashes (TR-002).
 
+A component whose every ID names its own event, each trace in seq order (`conformance.engine.units.index_files`,
+session 30), hands on no hash: none of its IDs repeats within it, and an own ID of another component names
+another trace. A corpus of such components shuffles no hash at all. When some components are so and others not,
+an ID of the others could spell an own one: a job of hashes alone (`hash_shuffle.hashes_again`, each file's
+`event_id` column) then gives TR-002's repeated hashes over every file. So the tasks skip own IDs only when the
+driver's look at three files finds them own (`hash_shuffle.own_sampled`); otherwise they hash every ID as before.
+
 What the one job gives up is the index's candidates: the hashes seen twice are known only after every
 component is judged, so the tasks keep no candidate's events. A corpus with a repeated event ID has the
 files of the components that hold one read again for the events of the repeated hashes
@@ -34,11 +41,27 @@ from conformance.engine.driver import InternalError
 from conformance.engine.outcome import CheckOutcome
 from conformance.engine.trace_index import GROUP_EVENTS
 from conformance.engine.trace_probe import probe_traces
-from conformance.engine.units import Index, Unit, UnitResult, components, judge_component, kept_duplicates
+from conformance.engine.units import (
+    SKIP_OWN_IDS,
+    Index,
+    Unit,
+    UnitResult,
+    components,
+    judge_component,
+    kept_duplicates,
+)
 from model.registry import monitor_runs
 from spark_trace_check.cluster import ship_code
 from spark_trace_check.faults import die_once, kill_marker
-from spark_trace_check.hash_shuffle import _bucket_bits, _buckets, _guarded, _shuffled, exact_duplicates
+from spark_trace_check.hash_shuffle import (
+    _bucket_bits,
+    _buckets,
+    _guarded,
+    _shuffled,
+    exact_duplicates,
+    hashes_again,
+    own_sampled,
+)
 from spark_trace_check.units import (
     MAX_TASKS,
     UNITS_PER_TASK_SLOT,
@@ -97,8 +120,9 @@ def probe(paths: list[str], found: Discovery | None = None) -> Probed | None:
     return Probed(found, traces, rows, groups)
 
 
-def _task(files: list, skew_ms: int | None, bits: int, hash_of: Callable[[str], int]):
-    """Judge each component (`judge_component`): (-1, (ranks, index, results)), then its hashes by bucket."""
+def _task(files: list, skew_ms: int | None, bits: int, hash_of: Callable[[str], int], skip_own: bool):
+    """Judge each component (`judge_component`): (-1, (ranks, index, results)), then its hashes by bucket (none
+    for a component whose IDs are its own and in order)."""
     marker = kill_marker()  # test-only (spark_trace_check.faults): None in any real check
 
     def run(items: Iterator[list[Unit]]) -> Iterator[Any]:
@@ -106,7 +130,7 @@ def _task(files: list, skew_ms: int | None, bits: int, hash_of: Callable[[str], 
         first = marker is not None
         for work in items:
             for component in work:
-                index, results, hashes = judge_component(files, component.files, runs, hash_of)
+                index, results, hashes = judge_component(files, component.files, runs, hash_of, skip_own)
                 yield -1, (component.files, index, results)
                 yield from _buckets(hashes, bits, component.files[0])  # tagged: the component's first file
                 if first:  # one component judged and handed on: a retry must not count it twice
@@ -148,7 +172,8 @@ def check_probed(
     hash_of = hash_for(sc)
     work = [Unit(files=group, events=sum(probed.rows[r] for r in group)) for group in probed.groups]
     bins = _bins(work, max(UNITS_PER_TASK_SLOT * cores, MAX_TASKS))
-    judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(_task(files, skew_ms, bits, hash_of)))
+    task = _task(files, skew_ms, bits, hash_of, SKIP_OWN_IDS and own_sampled(files, hash_of))
+    judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(task))
     holders: set[int] = set()  # the first files of the components that hold a repeated hash
     got, repeated = _shuffled(judged, bits, holders)
     index: list[Index | None] = [None] * len(files)
@@ -160,6 +185,9 @@ def check_probed(
     if any(entry is None for entry in index):
         raise InternalError("a component's result did not come back from its task")
     _confirm(probed, index)  # type: ignore[arg-type]
+    own = [all(index[r].own for r in group) for group in probed.groups]  # type: ignore[union-attr]
+    if any(own) and not all(own):  # the other IDs may spell an own one: every file's IDs meet (`hashes_again`)
+        repeated, holders = hashes_again(sc, files, probed.groups, bits, hash_of, partitions)
     say_read(progress, t0, probed.found, results)
     duplicates = kept_duplicates(results, repeated, set())  # no candidate kept: a repeated hash reads again
     if duplicates is None:  # only the components that hold one

@@ -7,7 +7,11 @@ it), moving every row through a shuffle by trace only to put them back together 
 the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the JIT compiling them). So:
 1. the files are indexed in parallel (`conformance.engine.trace_index.index_file`, one task per few files),
    hashing the event IDs they hold; one shuffle, by hash bucket, of those hashes names the hashes seen twice
-   (TR-002's candidates, as the single-process engine's index does);
+   (TR-002's candidates, as the single-process engine's index does). A Parquet file whose every ID names its
+   own event is not hashed (session 30): a corpus of such files, every trace in seq order, has no ID to find
+   twice (`trace_index.unique_ids`); any other corpus that holds one has every file's IDs hashed again in a job
+   of hashes alone (`hash_shuffle.hashes_again`), so own IDs are skipped only when the driver's look at three
+   files finds them (`hash_shuffle.own_sampled`);
 2. the driver plans units of whole traces (`conformance.engine.units.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
@@ -52,8 +56,9 @@ from pyspark.sql import SparkSession
 from conformance.driver_choice import input_events
 from conformance.engine.outcome import CheckOutcome
 from conformance.engine.statedir import stable_hash
-from conformance.engine.trace_index import GROUP_EVENTS, index_file
+from conformance.engine.trace_index import GROUP_EVENTS, index_file, unique_ids
 from conformance.engine.units import (
+    SKIP_OWN_IDS,
     Index,
     Unit,
     UnitResult,
@@ -73,6 +78,8 @@ from spark_trace_check.hash_shuffle import (
     _raise_errors,
     _shuffled,
     exact_duplicates,
+    hashes_again,
+    own_sampled,
 )
 from spark_trace_check.progress import PLAN_GROUP, job_group
 from traces.dataset import id_hash
@@ -120,14 +127,14 @@ def task_slots(sc) -> int:
     return slots if slots > 0 else max(1, sc.defaultParallelism)
 
 
-def _index_task(hash_of: Callable[[str], int], bits: int):
-    """Index each file (`index_file`), hashing the event IDs it can tell: (-1, (rank, index, rows whose ID
-    it could not tell)), then the hashes by bucket."""
+def _index_task(hash_of: Callable[[str], int], bits: int, skip_own: bool):
+    """Index each file (`index_file`), hashing the event IDs it can tell (none when every row's ID names its own
+    event, `skip_own`): (-1, (rank, index, rows whose ID it could not tell)), then the hashes by bucket."""
 
     def run(items: Iterator[tuple[int, TraceFile]]) -> Iterator[Any]:
         for rank, tf in items:
-            entry = index_file(tf, hash_of=hash_of)
-            yield -1, (rank, entry._replace(ids=array("Q")), entry.rows - len(entry.ids))
+            entry = index_file(tf, hash_of=hash_of, skip_own=skip_own)
+            yield -1, (rank, entry._replace(ids=array("Q")), 0 if entry.own else entry.rows - len(entry.ids))
             yield from _buckets(entry.ids, bits)
 
     return run
@@ -149,9 +156,14 @@ def plan(spark: SparkSession, paths: list[str], partitions: int, found: Discover
         bits = _bucket_bits(cores, input_events(paths) or 0)
         with job_group(sc, PLAN_GROUP):
             files = sc.parallelize(list(enumerate(found.files)), slices)
-            got, repeated = _shuffled(files.mapPartitions(_guarded(_index_task(hash_for(sc), bits))), bits)
+            task = _index_task(hash_for(sc), bits, SKIP_OWN_IDS and own_sampled(found.files, hash_for(sc)))
+            got, repeated = _shuffled(files.mapPartitions(_guarded(task)), bits)
         index = [i for _, i, _ in sorted(got, key=lambda r: r[0])]
         untold = sum(n for _, _, n in got)
+        if any(entry.own for entry in index) and not unique_ids(index):  # the own files' IDs must meet the others'
+            ranks = [[rank] for rank in range(len(index))]
+            repeated, _ = hashes_again(sc, found.files, ranks, bits, hash_for(sc), partitions)
+            index = [entry._replace(own=False) for entry in index]
     events = sum(entry.rows for entry in index)
     units = choose_units(index, events, cores)
     return Plan(found, index, units, read_amplification(index, units), events, repeated, untold)

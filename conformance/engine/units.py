@@ -22,18 +22,24 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from conformance.engine.driver import Engine, InternalError, duplicates_among
 from conformance.engine.outcome import CheckOutcome, attach_from, finish_outcome
 from conformance.engine.tally import RuleCounts
-from conformance.engine.trace_index import FileIndex, index_file, seq_order
+from conformance.engine.trace_index import FileIndex, hash_ids, index_file, seq_order, unique_ids
 from traces.dataset import id_hash
 from traces.io import Discovery, TraceFile, iter_trace_file
 from traces.slices import Slice, iter_slice
 
 Index = FileIndex
+
+# Session 29: a Parquet file whose every event ID names its own event (`<trace_id>:<seq>`) is not hashed by the
+# index; when every file indexed together is so and every trace in seq order, TR-002 has nothing to find among
+# them (`trace_index.unique_ids`). False: every ID hashed, as before (the reference for tests/engine/test_own_ids.py
+# and tests/spark/test_probed_own_ids.py).
+SKIP_OWN_IDS = True
 
 
 @dataclass
@@ -190,16 +196,44 @@ def judge_unit(
     return result_of(engine, found, unknown)
 
 
+def index_files(
+    files: list[TraceFile], ranks: Sequence[int], hash_of: Callable[[str], int], skip_own: bool = SKIP_OWN_IDS
+) -> tuple[list[Index], bool]:
+    """The index of the files `ranks`, in that order, with their event-ID hashes, and whether no ID repeats among
+    them (`trace_index.unique_ids`: every file's IDs its own, every trace in seq order; nothing hashed then).
+    With `skip_own`, the own files are not hashed while every file before was own (a file of other IDs: the
+    rest hashed as they are indexed, not read twice); when the files are not `unique_ids`, another file's IDs
+    may spell the own ones, so those are hashed after all (`trace_index.hash_ids`, their `event_id` column)."""
+    index: list[Index] = []
+    skip = skip_own
+    for rank in ranks:
+        index.append(index_file(files[rank], hash_of=hash_of, skip_own=skip))
+        skip = skip and index[-1].own
+    unique = unique_ids(index)
+    if not unique:
+        for n, entry in enumerate(index):
+            if entry.own:
+                index[n] = entry._replace(ids=hash_ids(files[ranks[n]], hash_of), own=False)
+    return index, unique
+
+
 def judge_component(
-    files: list[TraceFile], ranks: list[int], runs: list, hash_of: Callable[[str], int] = id_hash
+    files: list[TraceFile],
+    ranks: list[int],
+    runs: list,
+    hash_of: Callable[[str], int] = id_hash,
+    skip_own: bool = SKIP_OWN_IDS,
 ) -> tuple[list[Index], list[UnitResult], array]:
     """Files known to hold whole traces among them (a component, `conformance.engine.trace_probe`), indexed and
     judged by one caller: the index of each file (without its hashes), the results of its units (one, unless
     the files share less than the probe said), and the event-ID hashes for TR-002: the index's when it told
     every row's ID, else the units' own. No candidate's events are kept: the hashes seen twice are known only
-    once every component has been judged."""
-    index = [index_file(files[r], hash_of=hash_of) for r in ranks]
-    told = all(len(entry.ids) == entry.rows for entry in index)
+    once every component has been judged. A component whose IDs are all its own and in order (`index_files`;
+    every entry `own`) returns no hash: none of its IDs repeats within it, nor any own ID of another component
+    (that names another trace); whether another component's other IDs spell one is the caller's question
+    (`spark_trace_check.probed_units`)."""
+    index, unique = index_files(files, ranks, hash_of, skip_own)
+    told = unique or all(len(entry.ids) == entry.rows for entry in index)
     hashes = array("Q")
     if told:
         for entry in index:
