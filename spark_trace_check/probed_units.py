@@ -7,10 +7,7 @@ from its `trace_id` dictionaries (`conformance.engine.trace_probe`, 0.39 CPU s a
 4.25 for the index), make the components (`conformance.engine.units.components`). When every component
 holds at most `ONCE_BUDGET` rows (the footers say), each is handed whole to one task, which indexes its
 files and judges them (`conformance.engine.units.judge_component`): one job over the corpus, its
-tasks balanced by the footers' row counts, and one shuffle of event-ID hashes (TR-002). Where there are few
-components for the cores (a 10^6 corpus of five files on two cores: three rounds of one file), each is cut into
-parts (`choose_parts`, session 30): every part's task indexes the whole component, plans the same chunks of whole
-traces, and judges its share of them, reading its slices.
+tasks balanced by the footers' row counts, and one shuffle of event-ID hashes (TR-002).
 
 A component whose every ID names its own event, each trace in seq order (`conformance.engine.units.index_files`,
 session 30), hands on no hash: none of its IDs repeats within it, and an own ID of another component names
@@ -47,6 +44,7 @@ from conformance.engine.trace_probe import probe_traces
 from conformance.engine.units import (
     SKIP_OWN_IDS,
     Index,
+    Unit,
     UnitResult,
     components,
     judge_component,
@@ -66,13 +64,10 @@ from spark_trace_check.hash_shuffle import (
 )
 from spark_trace_check.units import (
     MAX_TASKS,
-    SLICE_COST,
-    TASK_COST,
     UNITS_PER_TASK_SLOT,
     _bins,
     finish_job,
     hash_for,
-    makespan,
     say_read,
     task_slots,
 )
@@ -125,47 +120,20 @@ def probe(paths: list[str], found: Discovery | None = None) -> Probed | None:
     return Probed(found, traces, rows, groups)
 
 
-@dataclass
-class Part:
-    """Part `part` of `parts` of one component's work (`judge_component`): its files (ranks) and about its events."""
-
-    files: list[int]
-    events: int
-    part: int = 0
-    parts: int = 1
-
-
-def choose_parts(rows: list[int], slots: int) -> int:
-    """Into how many parts each component is cut (1, 2 or 4): the cut whose tasks end first on `slots` cores
-    (`makespan` of each part's `unit_cost`: its rows, the rows of its files it reads but leaves to the other parts,
-    and a task's fixed cost; a tie goes to fewer parts). A 10^6 corpus of five files of 200k events, on two cores:
-    five tasks end in three rounds of one file, ten in five rounds of half a file (session 30)."""
-    best: tuple[float, int] | None = None
-    for parts in (1, 2, 4):
-        costs = [
-            share + SLICE_COST * (total - share) + TASK_COST for total in rows for share in [total / parts] * parts
-        ]
-        span = makespan(costs, slots)
-        if best is None or span < best[0]:
-            best = (span, parts)
-    return best[1] if best is not None else 1
-
-
 def _task(files: list, skew_ms: int | None, bits: int, hash_of: Callable[[str], int], skip_own: bool):
-    """Judge each part of a component (`judge_component`): (-1, (ranks, index or None, results)), then its hashes
-    by bucket (none for a component whose IDs are its own and in order)."""
+    """Judge each component (`judge_component`): (-1, (ranks, index, results)), then its hashes by bucket (none
+    for a component whose IDs are its own and in order)."""
     marker = kill_marker()  # test-only (spark_trace_check.faults): None in any real check
 
-    def run(items: Iterator[list[Part]]) -> Iterator[Any]:
+    def run(items: Iterator[list[Unit]]) -> Iterator[Any]:
         runs = monitor_runs(skew_ms)
         first = marker is not None
         for work in items:
-            for piece in work:
-                where = (piece.part, piece.parts)
-                index, results, hashes = judge_component(files, piece.files, runs, hash_of, skip_own, where)
-                yield -1, (piece.files, index, results)
-                yield from _buckets(hashes, bits, piece.files[0])  # tagged: the component's first file
-                if first:  # one part judged and handed on: a retry must not count it twice
+            for component in work:
+                index, results, hashes = judge_component(files, component.files, runs, hash_of, skip_own)
+                yield -1, (component.files, index, results)
+                yield from _buckets(hashes, bits, component.files[0])  # tagged: the component's first file
+                if first:  # one component judged and handed on: a retry must not count it twice
                     first = False
                     die_once(marker)
 
@@ -202,13 +170,7 @@ def check_probed(
     cores = task_slots(sc)
     bits = _bucket_bits(cores, sum(probed.rows))
     hash_of = hash_for(sc)
-    sizes = [sum(probed.rows[r] for r in group) for group in probed.groups]
-    parts = choose_parts(sizes, cores)
-    work = [
-        Part(group, -(-size // parts), p, parts)
-        for group, size in zip(probed.groups, sizes, strict=True)
-        for p in range(parts)
-    ]
+    work = [Unit(files=group, events=sum(probed.rows[r] for r in group)) for group in probed.groups]
     bins = _bins(work, max(UNITS_PER_TASK_SLOT * cores, MAX_TASKS))
     task = _task(files, skew_ms, bits, hash_of, SKIP_OWN_IDS and own_sampled(files, hash_of))
     judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(task))
@@ -217,11 +179,10 @@ def check_probed(
     index: list[Index | None] = [None] * len(files)
     results: list[UnitResult] = []
     for ranks, entries, found in got:
-        if entries is not None:  # part 0 of its component
-            for rank, entry in zip(ranks, entries, strict=True):
-                index[rank] = entry
+        for rank, entry in zip(ranks, entries, strict=True):
+            index[rank] = entry
         results.extend(found)
-    if any(entry is None for entry in index) or len(got) != len(work):
+    if any(entry is None for entry in index):
         raise InternalError("a component's result did not come back from its task")
     _confirm(probed, index)  # type: ignore[arg-type]
     own = [all(index[r].own for r in group) for group in probed.groups]  # type: ignore[union-attr]

@@ -223,8 +223,7 @@ def judge_component(
     runs: list,
     hash_of: Callable[[str], int] = id_hash,
     skip_own: bool = SKIP_OWN_IDS,
-    part: tuple[int, int] = (0, 1),
-) -> tuple[list[Index] | None, list[UnitResult], array]:
+) -> tuple[list[Index], list[UnitResult], array]:
     """Files known to hold whole traces among them (a component, `conformance.engine.trace_probe`), indexed and
     judged by one caller: the index of each file (without its hashes), the results of its units (one, unless
     the files share less than the probe said), and the event-ID hashes for TR-002: the index's when it told
@@ -232,31 +231,23 @@ def judge_component(
     once every component has been judged. A component whose IDs are all its own and in order (`index_files`;
     every entry `own`) returns no hash: none of its IDs repeats within it, nor any own ID of another component
     (that names another trace); whether another component's other IDs spell one is the caller's question
-    (`spark_trace_check.probed_units`).
-
-    `part` (p, n), n > 1 (session 30): the component's rows cut into units of about 1/n of them (chunks of whole
-    traces reading slices, `plan_units`), the same plan in each of n callers, this one judging the units whose
-    position is p modulo n; only part 0 returns the index (None otherwise) and the index's hashes."""
-    p, n = part
+    (`spark_trace_check.probed_units`)."""
     index, unique = index_files(files, ranks, hash_of, skip_own)
     told = unique or all(len(entry.ids) == entry.rows for entry in index)
     hashes = array("Q")
-    if told and p == 0:
+    if told:
         for entry in index:
             hashes.extend(entry.ids)
     index = [entry._replace(ids=array("Q")) for entry in index]
-    rows = max(1, sum(entry.rows for entry in index))
     results: list[UnitResult] = []
-    for unit in plan_units(index, max(1, -(-rows // n)))[p::n]:
+    for unit in plan_units(index, max(1, sum(entry.rows for entry in index))):
         unit.files = [ranks[i] for i in unit.files]
-        if unit.slices is not None:
-            unit.slices = {ranks[i]: cut for i, cut in unit.slices.items()}
         result = judge_unit(files, unit, runs, hash_of, told=told)
         if not told:
             hashes.extend(result.hashes)
         result.hashes = array("Q")
         results.append(result)
-    return (index if p == 0 else None), results, hashes
+    return index, results, hashes
 
 
 def result_of(engine: Engine, found: list[dict], unknown: list[dict]) -> UnitResult:

@@ -144,30 +144,3 @@ def test_the_one_job_runs_with_the_server_compiler_off_and_the_shuffle_plan_neve
     assert seen == [before + 1] and _excluded(spark) == before
     job.check(spark, paths, plan="shuffle")  # twin: the plan asked for is the shuffle, never the one job
     assert seen == [before + 1]
-
-
-@pytest.mark.parametrize("parts", [1, 2, 3])
-def test_components_cut_in_parts_give_the_python_report(spark, tmp_path, monkeypatch, parts):
-    """Session 30: each component judged in `parts` tasks (`choose_parts`), each its share of the same chunks of
-    whole traces; the report is the single-process engine's (a row judged twice or not at all would not reconcile,
-    an internal error). The corpus: four traces over two files, and the sample corpus's files beside them."""
-    from tests.engine.test_component_parts import _component
-
-    (tmp_path / "in").mkdir()
-    _component(tmp_path / "in")
-    parquet_corpus(tmp_path / "in" / "more", "across")
-    paths = [str(tmp_path / "in")]
-    monkeypatch.setattr(probed_units, "choose_parts", lambda rows, slots: parts)
-    cut: list[int] = []
-    finish = probed_units.finish_job
-
-    def spy(found, index, results, *args, **kwargs):
-        cut.append(len(results))
-        return finish(found, index, results, *args, **kwargs)
-
-    monkeypatch.setattr(probed_units, "finish_job", spy)
-    outcome = job.check(spark, paths, plan="auto")
-    _same(outcome, check_paths(paths))
-    groups = probed_units.probe(paths).groups  # type: ignore[union-attr]
-    assert len(cut) == 1 and (cut[0] > len(groups)) == (parts > 1)  # the four traces' component cut into chunks
-    assert any(v["requirement"] == "TR-002" for v in outcome.violations)
