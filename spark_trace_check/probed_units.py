@@ -14,7 +14,8 @@ session 30), hands on no hash: none of its IDs repeats within it, and an own ID 
 another trace. A corpus of such components shuffles no hash at all. When some components are so and others not,
 an ID of the others could spell an own one: a job of hashes alone (`hash_shuffle.hashes_again`, each file's
 `event_id` column) then gives TR-002's repeated hashes over every file. So the tasks skip own IDs only when the
-driver's look at three files finds them own (`hash_shuffle.own_sampled`); otherwise they hash every ID as before.
+driver's look at the first rows of three files finds them own (`hash_shuffle.own_sampled`); otherwise they hash
+every ID as before.
 
 What the one job gives up is the index's candidates: the hashes seen twice are known only after every
 component is judged, so the tasks keep no candidate's events. A corpus with a repeated event ID has the
@@ -172,7 +173,7 @@ def check_probed(
     hash_of = hash_for(sc)
     work = [Unit(files=group, events=sum(probed.rows[r] for r in group)) for group in probed.groups]
     bins = _bins(work, max(UNITS_PER_TASK_SLOT * cores, MAX_TASKS))
-    task = _task(files, skew_ms, bits, hash_of, SKIP_OWN_IDS and own_sampled(files, hash_of))
+    task = _task(files, skew_ms, bits, hash_of, SKIP_OWN_IDS and own_sampled(files))
     judged = sc.parallelize(bins, len(bins)).mapPartitions(_guarded(task))
     holders: set[int] = set()  # the first files of the components that hold a repeated hash
     got, repeated = _shuffled(judged, bits, holders)

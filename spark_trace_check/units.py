@@ -10,8 +10,8 @@ the check (issue 20's profile: scan, shuffle, sort and Arrow conversion, and the
    (TR-002's candidates, as the single-process engine's index does). A Parquet file whose every ID names its
    own event is not hashed (session 30): a corpus of such files, every trace in seq order, has no ID to find
    twice (`trace_index.unique_ids`); any other corpus that holds one has every file's IDs hashed again in a job
-   of hashes alone (`hash_shuffle.hashes_again`), so own IDs are skipped only when the driver's look at three
-   files finds them (`hash_shuffle.own_sampled`);
+   of hashes alone (`hash_shuffle.hashes_again`), so own IDs are skipped only when the driver's look at the first
+   rows of three files finds them (`hash_shuffle.own_sampled`);
 2. the driver plans units of whole traces (`conformance.engine.units.plan_units`: components of files that share a
    trace; a component too large for one task is cut into chunks of traces, each reading its slice of the
    files) and packs them into tasks, largest first;
@@ -156,7 +156,7 @@ def plan(spark: SparkSession, paths: list[str], partitions: int, found: Discover
         bits = _bucket_bits(cores, input_events(paths) or 0)
         with job_group(sc, PLAN_GROUP):
             files = sc.parallelize(list(enumerate(found.files)), slices)
-            task = _index_task(hash_for(sc), bits, SKIP_OWN_IDS and own_sampled(found.files, hash_for(sc)))
+            task = _index_task(hash_for(sc), bits, SKIP_OWN_IDS and own_sampled(found.files))
             got, repeated = _shuffled(files.mapPartitions(_guarded(task)), bits)
         index = [i for _, i, _ in sorted(got, key=lambda r: r[0])]
         untold = sum(n for _, _, n in got)

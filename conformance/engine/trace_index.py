@@ -147,9 +147,9 @@ def seq_order(index: list[FileIndex]) -> SeqOrder:
     return order
 
 
-def _all_own(table: Any) -> bool:
-    """Whether every row of an index table (`trace_id`, `seq`, `event_id`) has a trace, a seq of at least 0 and
-    the event ID `<trace_id>:<seq>` or `<trace_id>-<seq>`, compared column-wise (Arrow's decimal text of a seq is
+def all_own(table: Any) -> bool:
+    """Whether every row of a table with the columns `trace_id`, `seq` and `event_id` has a trace, a seq of at least
+    0 and the event ID `<trace_id>:<seq>` or `<trace_id>-<seq>`, compared column-wise (Arrow's decimal text of a seq is
     Python's `str`); an Arrow error (a column of another type, invalid UTF-8) is a no: the file is hashed."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -213,7 +213,7 @@ def _parquet_index(tf: TraceFile, hash_of: Callable[[str], int] | None, skip_own
     rows = table.num_rows
     if rows == 0:
         return FileIndex(Counter(), {}, 0, own=hash_of is not None and skip_own)
-    own = hash_of is not None and skip_own and _all_own(table)
+    own = hash_of is not None and skip_own and all_own(table)
     ids = _hashed(table["event_id"], hash_of) if hash_of is not None and not own else array("Q")
     if table["trace_id"].null_count:  # a row without a trace is not valid: not counted
         table = table.filter(pc.is_valid(table["trace_id"]))

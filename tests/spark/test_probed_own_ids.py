@@ -6,9 +6,11 @@ Files whose every row's event ID is its own (`<trace_id>:<seq>`), every trace in
 corpus of them shuffles none. Checked in each plan against the single-process engine and against the same plan
 with every ID hashed (`SKIP_OWN_IDS` False): a clean corpus of own IDs (one trace split over two files), an own ID
 written twice, and an ID of another form spelling another file's own ID (then every file's IDs are hashed again,
-`hash_shuffle.hashes_again`). A corpus whose last file holds other IDs is hashed in its tasks as before
-(`hash_shuffle.own_sampled`). Twins: without the job of hashes again, the spelled ID is not found; a component
-that ignores seq order hands on no hash for its repeated own ID (`tests/engine/test_own_ids.py`).
+`hash_shuffle.hashes_again`). A corpus whose last file holds other IDs is hashed in its tasks as before: the driver
+looks at the first rows of three files first (`hash_shuffle.own_sampled`, a prediction that is never an error: a
+file without an `event_id` column, one that is not Parquet or cannot be read, is a no). Twins: without the job of
+hashes again, the spelled ID is not found; a component that ignores seq order hands on no hash for its repeated own
+ID (`tests/engine/test_own_ids.py`).
 """
 
 from __future__ import annotations
@@ -149,3 +151,23 @@ def test_a_corpus_whose_last_file_holds_other_ids_is_hashed_as_before(spark, tmp
     assert own == [False] * 5 and again == 0  # the driver's look found other IDs: every ID hashed in the tasks
     assert _tr002(fast)
     _same(fast, check_paths(paths))
+
+
+def test_the_drivers_look_says_own_only_for_parquet_files_whose_first_rows_name_their_own_events(tmp_path):
+    from spark_trace_check.hash_shuffle import own_sampled
+    from traces.io import discover
+
+    paths = _corpus(tmp_path / "in", "clean")
+    assert own_sampled(discover(paths).files)
+    assert not own_sampled([])
+    assert not own_sampled(discover(_corpus(tmp_path / "last", "last")).files)  # the last file's IDs are others'
+    # a prediction: the spelled file, second by rank, is not looked at (the job finds it and hashes again)
+    assert own_sampled(discover(_corpus(tmp_path / "spelled", "spelled")).files)
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    pq.write_table(pa.table({"trace_id": ["t"], "seq": [0]}), odd / "a-no-id.parquet")  # no event_id column
+    (odd / "b-garbage.parquet").write_bytes(b"PAR1 and then no Parquet at all")  # its first bytes pass discovery
+    (odd / "c.jsonl").write_text((SAMPLES_DIR / "clean" / "sr-s1.jsonl").read_text())
+    for name in ("a-no-id.parquet", "b-garbage.parquet", "c.jsonl"):
+        (tf,) = [f for f in discover([str(odd)]).files if f.name.endswith(name)]
+        assert not own_sampled([tf]), name  # a prediction: never an error (the task says what is wrong)
