@@ -15,7 +15,6 @@ ID (`tests/engine/test_own_ids.py`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,28 +25,13 @@ import spark_trace_check.job as job
 import spark_trace_check.probed_units as probed_units
 import spark_trace_check.units as spark_units
 from conformance.pycheck import check_paths
+from tests.engine.test_own_ids import _rows, _write
 from traces.corpus import SAMPLES_DIR
-from traces.io import read_events
-from traces.schema import arrow_schema
 
 pytestmark = pytest.mark.spark
 
 ANNOUNCED = {"auto": "told by their trace_id dictionaries", "units": "unit(s) of whole traces"}
 PLANS = ("auto", "units")  # the one-job plan (every file Parquet, the components small); the two-job plan (forced)
-
-
-def _rows(name: str) -> list[dict]:
-    rows = []
-    for e in read_events(SAMPLES_DIR / name).events:
-        row = e.to_row()
-        row["attrs"] = json.dumps(row["attrs"], sort_keys=True, separators=(",", ":"))
-        rows.append(row)
-    return rows
-
-
-def _write(path: Path, rows: list[dict]) -> None:
-    schema = pa.schema([f.with_nullable(True) for f in arrow_schema()])
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=50)
 
 
 def _corpus(directory: Path, variant: str) -> list[str]:
