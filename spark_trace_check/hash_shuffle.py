@@ -6,8 +6,8 @@ driver with its own type (`_raise_errors`), so exit codes stay right. Each task 
 bucket's hashes in one reduce task, which names those seen more than once (`_reduce_task`), and, for
 hashes tagged with where they came from, the tags that hold one. `exact_duplicates` then reads the files
 again for the events of those hashes when the events kept in the one read cannot tell. `hashes_again` is a job of
-hashes alone (each file's `event_id` column), for a one-job plan whose tasks left some files' IDs unhashed
-(`probed_units`: IDs that name their own event) when the corpus turns out to need them.
+hashes alone (each Parquet file's `event_id` column), for a plan whose tasks left some files' IDs unhashed (IDs that
+name their own event: `probed_units`, `units`) when the corpus turns out to need them.
 """
 
 from __future__ import annotations

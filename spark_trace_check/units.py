@@ -156,13 +156,14 @@ def plan(spark: SparkSession, paths: list[str], partitions: int, found: Discover
         bits = _bucket_bits(cores, input_events(paths) or 0)
         with job_group(sc, PLAN_GROUP):
             files = sc.parallelize(list(enumerate(found.files)), slices)
-            task = _index_task(hash_for(sc), bits, SKIP_OWN_IDS and own_sampled(found.files))
+            hash_of = hash_for(sc)
+            task = _index_task(hash_of, bits, SKIP_OWN_IDS and own_sampled(found.files))
             got, repeated = _shuffled(files.mapPartitions(_guarded(task)), bits)
         index = [i for _, i, _ in sorted(got, key=lambda r: r[0])]
         untold = sum(n for _, _, n in got)
         if any(entry.own for entry in index) and not unique_ids(index):  # the own files' IDs must meet the others'
             ranks = [[rank] for rank in range(len(index))]
-            repeated, _ = hashes_again(sc, found.files, ranks, bits, hash_for(sc), partitions)
+            repeated, _ = hashes_again(sc, found.files, ranks, bits, hash_of, partitions)
             index = [entry._replace(own=False) for entry in index]
     events = sum(entry.rows for entry in index)
     units = choose_units(index, events, cores)
